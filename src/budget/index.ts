@@ -1,0 +1,2 @@
+/** The budget ledger: trajectories, turns, tokens and tool calls, with hard caps. No I/O. */
+export * from './ledger.ts';

@@ -1,0 +1,113 @@
+/**
+ * The budget ledger: every generation is reserved here before it happens, so a step can never spend
+ * more than its caps (the check is a reservation, not an after-the-fact report). Units: trajectories
+ * (bare and continuation), policy calls (turns), generated tokens, tool calls.
+ */
+
+export type TrajectoryKind = 'bare' | 'continuation';
+
+export interface Spend {
+  bare: number;
+  continuation: number;
+  turns: number;
+  tokens: number;
+  toolCalls: number;
+}
+
+export interface Caps {
+  trajectories?: number;
+  turns?: number;
+  tokens?: number;
+}
+
+/** Thrown only on misuse (settling twice, negative amounts); running out of budget is a `false` return. */
+export class LedgerError extends Error {
+  override name = 'LedgerError';
+}
+
+export function emptySpend(): Spend {
+  return { bare: 0, continuation: 0, turns: 0, tokens: 0, toolCalls: 0 };
+}
+
+export function trajectories(s: Spend): number {
+  return s.bare + s.continuation;
+}
+
+/** A held reservation for one policy call: at most `maxTokens` tokens, settled with the real count. */
+export interface TurnReservation {
+  readonly maxTokens: number;
+  settle(generatedTokens: number): void;
+  release(): void;
+}
+
+export class BudgetLedger {
+  readonly caps: Readonly<Caps>;
+  private spent = emptySpend();
+  private reservedTurns = 0;
+  private reservedTokens = 0;
+
+  constructor(caps: Caps = {}) {
+    for (const [k, v] of Object.entries(caps)) {
+      if (v !== undefined && (!Number.isFinite(v) || v < 0)) throw new LedgerError(`cap "${k}" must be a non-negative number, got ${v}`);
+    }
+    this.caps = { ...caps };
+  }
+
+  /** What has been spent so far (settled amounts only). */
+  spend(): Spend {
+    return { ...this.spent };
+  }
+
+  remainingTrajectories(): number {
+    return (this.caps.trajectories ?? Infinity) - trajectories(this.spent);
+  }
+
+  /** Claims one trajectory; false when the trajectory cap is reached. */
+  tryStartTrajectory(kind: TrajectoryKind): boolean {
+    if (this.remainingTrajectories() < 1) return false;
+    this.spent[kind] += 1;
+    return true;
+  }
+
+  /** Returns a trajectory claim that never generated anything (e.g. cancelled before its first call). */
+  refundTrajectory(kind: TrajectoryKind): void {
+    if (this.spent[kind] < 1) throw new LedgerError(`no ${kind} trajectory to refund`);
+    this.spent[kind] -= 1;
+  }
+
+  /**
+   * Reserves one policy call that may generate up to `maxTokens` tokens. Returns null when the turn or
+   * token cap cannot cover it; the caller must then end the trajectory (reason 'budget').
+   */
+  tryReserveTurn(maxTokens: number): TurnReservation | null {
+    if (!(maxTokens >= 0)) throw new LedgerError(`maxTokens must be non-negative, got ${maxTokens}`);
+    const turnsLeft = (this.caps.turns ?? Infinity) - this.spent.turns - this.reservedTurns;
+    const tokensLeft = (this.caps.tokens ?? Infinity) - this.spent.tokens - this.reservedTokens;
+    if (turnsLeft < 1 || tokensLeft < maxTokens) return null;
+    this.reservedTurns += 1;
+    this.reservedTokens += maxTokens;
+    let open = true;
+    const close = () => {
+      if (!open) throw new LedgerError('turn reservation already settled or released');
+      open = false;
+      this.reservedTurns -= 1;
+      this.reservedTokens -= maxTokens;
+    };
+    return {
+      maxTokens,
+      settle: (generated: number) => {
+        if (!(generated >= 0) || generated > maxTokens) {
+          throw new LedgerError(`generated tokens ${generated} outside the reserved [0, ${maxTokens}]`);
+        }
+        close();
+        this.spent.turns += 1;
+        this.spent.tokens += generated;
+      },
+      release: close,
+    };
+  }
+
+  recordToolCall(): void {
+    this.spent.toolCalls += 1;
+  }
+}

@@ -1,0 +1,46 @@
+import type { Action, Turn } from '../tree/types.ts';
+
+/**
+ * A question (prompt) an agent works on. `answers` holds the gold answer(s); `meta` carries whatever
+ * the environment needs (gold search path, hop count, dataset name, per-question paragraphs…).
+ */
+export interface Prompt {
+  id: string;
+  question: string;
+  answers: string[];
+  meta?: Record<string, unknown>;
+}
+
+/** What one environment step returns. The state is immutable: `step` returns a new one. */
+export interface StepOutcome<S> {
+  state: S;
+  observation: string;
+  done: boolean;
+  /** Success in {0,1}, set when done (0 on turn limit). */
+  reward?: number;
+  /** Raw score behind the reward (e.g. token F1), when done. */
+  score?: number;
+  /** Why the episode ended ('answer', 'turn_limit'), or which rule an invalid action broke. */
+  reason?: string;
+  /** True when the action was invalid (it still counts as a turn). */
+  invalid?: boolean;
+}
+
+/**
+ * The environment contract (DESIGN.md). States are values: `step` never mutates its input, so a
+ * continuation can start from any stored prefix. `restore` rebuilds the exact state after a prefix
+ * of recorded turns without calling tools again (observations are taken from the turns).
+ */
+export interface Environment<S = unknown> {
+  readonly name: string;
+  reset(prompt: Prompt): S;
+  step(state: S, action: Action, options?: { signal?: AbortSignal }): Promise<StepOutcome<S>>;
+  restore(prompt: Prompt, turns: readonly Turn[]): S;
+  /** The text the policy sees before its first turn (instructions + question). */
+  render(prompt: Prompt): string;
+}
+
+/** Environments that know the exact success probability at any prefix (the simulator). */
+export interface KnowsTruth {
+  trueSuccess(prompt: Prompt, turns: readonly Turn[]): number;
+}

@@ -1,0 +1,81 @@
+/**
+ * The rollout-tree data model (TRACE-SPEC §2). A prompt is the root; every ReAct turn is a node; a
+ * leaf ends a trajectory and carries its reward. Node ids are content-independent paths
+ * (`promptId`, `promptId/0`, `promptId/0/2`, …) so trees can be stored, resumed and compared.
+ */
+
+/** What the agent did in one turn. `type` is 'search', 'answer', a tool name, or 'invalid'. */
+export interface Action {
+  type: string;
+  input: string;
+}
+
+/**
+ * Token-level record of one turn, kept exactly as the policy produced it (never re-tokenised).
+ * `ids` covers the model's tokens then the observation's tokens; `mask[i]` is 1 for a token the model
+ * generated (trained on) and 0 for an observation/tool token (masked from the loss); `logprobs[i]` is
+ * the sampling log-probability of a generated token and 0 for observation tokens.
+ */
+export interface TokenSpan {
+  ids: number[];
+  logprobs: number[];
+  mask: number[];
+}
+
+/** Why a turn or trajectory failed; failures are data stored on the node, not exceptions. */
+export interface TurnError {
+  code: 'timeout' | 'server_error' | 'parse_error' | 'tool_error' | 'budget' | 'cancelled';
+  message: string;
+}
+
+/** One ReAct step: thought, action, and the environment's observation. */
+export interface Turn {
+  thought: string;
+  action: Action;
+  observation: string;
+  /** The raw model text of the turn, when the policy writes text. */
+  text?: string;
+  tokens?: TokenSpan;
+  /** Number of tokens the policy generated for this turn (for the budget); defaults to tokens.mask sum or 1. */
+  generatedTokens?: number;
+  /** Policy entropy at this turn's decision (nats), when the policy reports it. */
+  entropy?: number;
+  /** Log-probability of the whole action under the behaviour policy, when the policy reports it. */
+  logprob?: number;
+  error?: TurnError;
+}
+
+/** Which kind of trajectory created a node. */
+export type Origin = 'root' | 'bare' | 'continuation';
+
+/** Why a trajectory stopped. */
+export type EndReason = 'answer' | 'turn_limit' | 'error' | 'cancelled';
+
+export interface TreeNode {
+  id: string;
+  parent: string | null;
+  /** Turns from the root (root = 0). */
+  depth: number;
+  /** Undefined only at the root. */
+  turn?: Turn;
+  /** Child ids in slot order. */
+  children: string[];
+  origin: Origin;
+  /** Set when the node ends a trajectory. */
+  end?: EndReason;
+  /** Success in {0,1} for a finished leaf; absent for inner nodes and failed trajectories. */
+  reward?: number;
+  /** The raw continuous score behind the reward (e.g. token F1), when there is one. */
+  score?: number;
+  /** Ṽ(H(node)) used when this node was considered for allocation. */
+  predicted?: number;
+  /** Continuations allocated from this prefix (K), when it was expanded. */
+  expanded?: number;
+}
+
+export interface RolloutTree {
+  promptId: string;
+  prompt: string;
+  /** All nodes, root first; insertion order is creation order. */
+  nodes: Record<string, TreeNode>;
+}

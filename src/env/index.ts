@@ -1,0 +1,10 @@
+/**
+ * Environments (TRACE-SPEC §8): the contract, exact QA rewards, the Search-R1 text protocol, BM25 and
+ * HTTP retrieval, dataset loaders, the embedded multi-hop world, and a simulator with known success
+ * probabilities.
+ */
+export * from './types.ts';
+export * from './errors.ts';
+export * from './qa-metrics.ts';
+export * from './simulator.ts';
+export * from './simulator-policy.ts';

@@ -1,4 +1,7 @@
 import type { Command } from 'commander';
+import { register as advantages } from './advantages.ts';
 
 /** Every subcommand registers itself on the program; one line per command module. */
-export const commands: Array<(program: Command) => void> = [];
+export const commands: Array<(program: Command) => void> = [
+  advantages,
+];

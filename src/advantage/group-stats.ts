@@ -1,0 +1,63 @@
+import type { Forest } from './types.ts';
+
+/**
+ * Statistics of a group: the rewarded leaves below one node. `n` leaves, their mean reward and
+ * M2 = Σ (r − mean)², merged bottom-up with Chan et al.'s pairwise update so a uniform shift of the
+ * rewards (say +1000) changes neither the deviations nor the spread beyond rounding.
+ */
+export interface GroupStats {
+  n: number;
+  mean: number;
+  m2: number;
+}
+
+const EMPTY: GroupStats = { n: 0, mean: 0, m2: 0 };
+
+function merge(a: GroupStats, b: GroupStats): GroupStats {
+  if (a.n === 0) return b;
+  if (b.n === 0) return a;
+  const n = a.n + b.n;
+  const delta = b.mean - a.mean;
+  return { n, mean: a.mean + (delta * b.n) / n, m2: a.m2 + b.m2 + (delta * delta * a.n * b.n) / n };
+}
+
+/** Group statistics for every node of the forest (a leaf's group is itself, if rewarded). */
+export function subtreeStats(forest: Forest): GroupStats[] {
+  const stats: GroupStats[] = forest.ids.map(() => EMPTY);
+  for (let k = forest.order.length - 1; k >= 0; k--) {
+    const i = forest.order[k];
+    const r = forest.reward[i];
+    let s: GroupStats = r === undefined ? EMPTY : { n: 1, mean: r, m2: 0 };
+    for (const c of forest.children[i]) s = merge(s, stats[c]);
+    stats[i] = s;
+  }
+  return stats;
+}
+
+/** Sample standard deviation √(M2 / (n − 1)) — torch.std's default, which verl's GRPO uses. */
+export function sampleStd(g: GroupStats): number {
+  return g.n > 1 ? Math.sqrt(g.m2 / (g.n - 1)) : 0;
+}
+
+/**
+ * Normalisation parameters of a group with verl's GRPO conventions: mean and sample std, except that a
+ * one-leaf group has mean 0 and std 1 (so its leaf's z equals its reward).
+ */
+export function grpoMoments(g: GroupStats): { mean: number; std: number } {
+  return g.n === 1 ? { mean: 0, std: 1 } : { mean: g.mean, std: sampleStd(g) };
+}
+
+/** z = (x − mean) / (std + ε) for a group under GRPO conventions. */
+export function zScore(x: number, g: GroupStats, epsilon: number): number {
+  const { mean, std } = grpoMoments(g);
+  return (x - mean) / (std + epsilon);
+}
+
+/**
+ * Children of node `i` that have at least one rewarded leaf below: the branches that can be compared.
+ * Failed trajectories (no reward) are excluded from every group, so a child holding only failed
+ * leaves does not make its parent a branch point.
+ */
+export function liveChildren(forest: Forest, stats: readonly GroupStats[], i: number): number[] {
+  return forest.children[i].filter((c) => stats[c].n > 0);
+}

@@ -1,0 +1,19 @@
+/**
+ * Tree-aware advantage estimators (TRACE-SPEC §5): `grpo`, `tree-grpo`, `treepo` and `trace`, chosen
+ * by name through {@link createEstimator}. Each reads one internal {@link Forest} that a batch of
+ * RolloutTrees ({@link forestFromTrees}) or a flat node list ({@link buildForest}) converts into, and
+ * returns one {@link LeafAdvantage} per rewarded leaf with per-turn values along the leaf's path.
+ * Leaves without reward (failed trajectories) get no advantage and belong to no group.
+ * Formulas and conventions: docs/advantages.md. Pure computation; no I/O.
+ */
+export * from './types.ts';
+export { buildForest, ForestError, pathIndices, type ForestIssue } from './forest.ts';
+export { forestFromTrees, turnTokens } from './from-tree.ts';
+export { subtreeStats, sampleStd, grpoMoments, zScore, type GroupStats } from './group-stats.ts';
+export { tokenWhiten } from './whiten.ts';
+export { createGrpo, type GrpoOptions } from './grpo.ts';
+export { createTreeGrpo, type TreeGrpoOptions } from './tree-grpo.ts';
+export { createTreepo, treepoRaw, type TreepoOptions } from './treepo.ts';
+export { createTrace, traceTurnAdvantages, type TraceOptions } from './trace.ts';
+export { createEstimator, isEstimatorName, UnknownEstimatorError, type EstimatorOptions } from './registry.ts';
+export { parseForestInput } from './forest-input.ts';

@@ -1,0 +1,35 @@
+import { createGrpo } from './grpo.ts';
+import { createTrace } from './trace.ts';
+import { createTreeGrpo } from './tree-grpo.ts';
+import { createTreepo } from './treepo.ts';
+import { ESTIMATOR_NAMES, type AdvantageEstimator, type EstimatorName } from './types.ts';
+
+/** Raised when a configuration names an estimator that does not exist. */
+export class UnknownEstimatorError extends Error {
+  override name = 'UnknownEstimatorError';
+  constructor(readonly requested: string) {
+    super(`unknown advantage estimator "${requested}"; choose one of: ${ESTIMATOR_NAMES.join(', ')}`);
+  }
+}
+
+export interface EstimatorOptions {
+  /** Overrides the estimator's ε (grpo, tree-grpo, trace: 1e-6 in the denominator; treepo: 1e-8 in the whitening root). */
+  epsilon?: number;
+}
+
+const FACTORIES: Record<EstimatorName, (options: EstimatorOptions) => AdvantageEstimator> = {
+  grpo: createGrpo,
+  'tree-grpo': createTreeGrpo,
+  treepo: createTreepo,
+  trace: createTrace,
+};
+
+export function isEstimatorName(name: string): name is EstimatorName {
+  return (ESTIMATOR_NAMES as readonly string[]).includes(name);
+}
+
+/** Picks an estimator by name once, at configuration time; unknown names fail here, not mid-step. */
+export function createEstimator(name: string, options: EstimatorOptions = {}): AdvantageEstimator {
+  if (!isEstimatorName(name)) throw new UnknownEstimatorError(name);
+  return FACTORIES[name](options);
+}

@@ -1,0 +1,61 @@
+import { pathIndices } from './forest.ts';
+import { grpoMoments, liveChildren, subtreeStats, type GroupStats } from './group-stats.ts';
+import type { AdvantageEstimator, Forest, LeafAdvantage } from './types.ts';
+
+export interface TraceOptions {
+  /** ε in (V − mean) / (std + ε); 1e-6 like grpo so the two agree on unbranched trees. */
+  epsilon?: number;
+}
+
+/**
+ * Per-turn advantages of the `trace` estimator, one per node with a rewarded leaf below it.
+ *
+ * Anchors are the prompt root and every branch point: a node with at least two children that each hold
+ * a rewarded leaf. For a turn u, a(u) is the deepest anchor that is a strict ancestor of u, and c(u) is
+ * the child of a(u) on the way down to u (u itself when u hangs directly below the anchor). Then
+ *   A(u) = (V(c) − mean(G_a)) / (std(G_a) + ε),
+ * where G_a holds the rewarded leaves below a, std is the sample std (N − 1), and V(c) is the mean reward
+ * of the rewarded leaves below c (the subtree's value, as the predictor's targets define it). Turns after
+ * a branch point are compared with their siblings there; shared turns above it are compared at the
+ * anchor above. A one-leaf prompt group reads as mean 0, std 1, as in grpo.
+ */
+export function traceTurnAdvantages(forest: Forest, epsilon = 1e-6): Map<number, number> {
+  const stats = subtreeStats(forest);
+  const isAnchor = forest.ids.map((_, i) => forest.parent[i] < 0 || liveChildren(forest, stats, i).length >= 2);
+  const anchor = new Array<number>(forest.ids.length).fill(-1);
+  const branch = new Array<number>(forest.ids.length).fill(-1);
+  const value = new Map<number, number>();
+  for (const i of forest.order) {
+    const p = forest.parent[i];
+    if (p < 0 || stats[i].n === 0) continue;
+    anchor[i] = isAnchor[p] ? p : anchor[p];
+    branch[i] = isAnchor[p] ? i : branch[p];
+    value.set(i, compare(stats[branch[i]], stats[anchor[i]], epsilon));
+  }
+  return value;
+}
+
+/** (V(c) − mean(G_a)) / (std(G_a) + ε) with GRPO's one-leaf convention for G_a. */
+function compare(c: GroupStats, a: GroupStats, epsilon: number): number {
+  const { mean, std } = grpoMoments(a);
+  return (c.mean - mean) / (std + epsilon);
+}
+
+/**
+ * `trace` (project default): per-turn credit from the deepest anchor group that contains the turn as a
+ * branch ({@link traceTurnAdvantages}). A leaf's scalar is its own turn's value — its comparison at
+ * the last branch point above it. With no branch points below the prompts it equals `grpo`.
+ */
+export function createTrace(options: TraceOptions = {}): AdvantageEstimator {
+  const epsilon = options.epsilon ?? 1e-6;
+  return {
+    name: 'trace',
+    estimate(forest) {
+      const value = traceTurnAdvantages(forest, epsilon);
+      return forest.rewardedLeaves.map((leaf): LeafAdvantage => {
+        const path = pathIndices(forest, leaf);
+        return { id: forest.ids[leaf], advantage: value.get(leaf)!, path: path.map((i) => forest.ids[i]), turns: path.map((i) => value.get(i)!) };
+      });
+    },
+  };
+}

@@ -14,6 +14,13 @@ export interface PolicyContext {
   /** Upper bound on generated tokens for this call (from the budget reservation). */
   maxTokens: number;
   signal?: AbortSignal;
+  /**
+   * Deterministic id of this call, `<node id>#<attempt>` (set by the rollout engine): the key under
+   * which record/replay stores the response, and a stable seed label for servers that take one.
+   */
+  callId?: string;
+  /** Id of the trajectory's first node; routers use it to keep one trajectory on one server. */
+  trajectoryId?: string;
 }
 
 /** One generated turn, before the environment answers it. */
@@ -34,3 +41,7 @@ export interface Policy {
   readonly name: string;
   act(ctx: PolicyContext): Promise<PolicyOutput>;
 }
+
+/** Why a policy call failed; the engine stores it on the node (tree TurnError codes). */
+export type PolicyFailureCode = 'timeout' | 'server_error' | 'parse_error';
+

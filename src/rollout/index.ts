@@ -1,0 +1,14 @@
+/**
+ * The rollout engine: turns an allocation into rollout trees. Multi-turn episodes (policy turn →
+ * environment step → …) under a semaphore of requests in flight, every call reserved in the budget
+ * ledger, failures stored on nodes, per-prompt prefix expansion as soon as that prompt's bare
+ * rollouts finish, and record / replay of every response. See docs/rollout.md.
+ */
+export { runStep, EngineError, type StepOptions, type StepResult, type Allocator } from './engine.ts';
+export { engineSettings, engineSettingsSchema, type EngineSettings, type EngineSettingsInput } from './settings.ts';
+export { emptyProgress, type EngineEvent, type Progress } from './events.ts';
+export { prefixCandidates, knowsTruth, type Scorer } from './prefixes.ts';
+export { Recording, ReplayMissError, RecordingFormatError, ToolStepError, tapeEntrySchema, type TapeEntry, type StepRecord } from './recorder.ts';
+export { Semaphore } from './semaphore.ts';
+export { backoffDelay } from './backoff.ts';
+export type { ActionParser } from './trajectory.ts';

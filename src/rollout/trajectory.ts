@@ -1,0 +1,244 @@
+import type { BudgetLedger, TrajectoryKind } from '../budget/index.ts';
+import type { Environment, Prompt } from '../env/types.ts';
+import { PolicyCallError } from '../policy/errors.ts';
+import type { Policy, PolicyOutput } from '../policy/types.ts';
+import { addTurn, childId, endTrajectory, turnsTo } from '../tree/index.ts';
+import type { Action, EndReason, RolloutTree, Turn, TurnError } from '../tree/index.ts';
+import type { Rng } from '../util/rng.ts';
+import { backoffDelay, sleep } from './backoff.ts';
+import { CancelledError, callWithTimeout, isCancellation } from './call.ts';
+import type { StepRecord, Tape } from './recorder.ts';
+import type { Semaphore } from './semaphore.ts';
+import type { EngineSettings } from './settings.ts';
+
+/** Reads an action out of a policy's text when the policy did not set one (e.g. the Search-R1 parser). */
+export type ActionParser = (text: string) => { thought: string; action: Action };
+
+/** Everything one trajectory needs; shared by all trajectories of a prompt. */
+export interface TrajectoryContext<S> {
+  tree: RolloutTree;
+  prompt: Prompt;
+  rendered: string;
+  env: Environment<S>;
+  policy: Policy;
+  ledger: BudgetLedger;
+  settings: EngineSettings;
+  semaphore: Semaphore;
+  tape: Tape;
+  /** The step's generator; each trajectory forks its own stream from its first node id. */
+  rng: Rng;
+  signal?: AbortSignal;
+  greedy?: boolean;
+  parseAction?: ActionParser;
+  onRetry(key: string, attempt: number, error: TurnError, delayMs: number): void;
+  onTurn(): void;
+}
+
+/** Where a trajectory starts: below `fromId` (root or prefix node), in child slot `slot`. */
+export interface TrajectoryStart {
+  fromId: string;
+  slot: number;
+  origin: TrajectoryKind;
+}
+
+export interface TrajectoryResult {
+  firstNodeId: string;
+  /** False when the ledger refused the trajectory or it left no node (cancelled/budget before its first turn). */
+  started: boolean;
+  end?: EndReason;
+  leafId?: string;
+  reward?: number;
+}
+
+type Attempted<T> = { ok: true; value: T } | { ok: false; error: TurnError };
+
+/**
+ * Runs one episode from a start node until the environment says done, the turn limit T (counted from
+ * the root) is reached, or a call fails on every attempt. State machine per turn:
+ * reserve budget → policy call (retried) → parse action → environment step (retried) → add node.
+ */
+export async function runTrajectory<S>(ctx: TrajectoryContext<S>, start: TrajectoryStart): Promise<TrajectoryResult> {
+  const { tree, settings, ledger } = ctx;
+  const firstNodeId = childId(start.fromId, start.slot);
+  if (ctx.signal?.aborted || !ledger.tryStartTrajectory(start.origin)) return { firstNodeId, started: false };
+  const rng = ctx.rng.fork(firstNodeId);
+  const prefix = turnsTo(tree, start.fromId);
+  const turns: Turn[] = [...prefix];
+  // Continuations restore the exact state after the prefix's recorded turns (no tool is called again).
+  let state: S = prefix.length > 0 ? ctx.env.restore(ctx.prompt, prefix) : ctx.env.reset(ctx.prompt);
+  let parentId = start.fromId;
+  let slot = start.slot;
+  let lastId: string | undefined;
+
+  const fail = (nodeTurn: Turn, end: EndReason): TrajectoryResult => {
+    const node = addTurn(tree, parentId, nodeTurn, { origin: start.origin, slot });
+    ctx.onTurn();
+    endTrajectory(tree, node.id, end);
+    return { firstNodeId, started: true, end, leafId: node.id };
+  };
+  const noNode = (end: EndReason): TrajectoryResult => {
+    if (lastId === undefined) {
+      // Nothing of this trajectory is in the tree: return the claim (its issued calls stay counted).
+      ledger.refundTrajectory(start.origin);
+      return { firstNodeId, started: false, end };
+    }
+    endTrajectory(tree, lastId, end);
+    return { firstNodeId, started: true, end, leafId: lastId };
+  };
+
+  for (;;) {
+    const nodeId = childId(parentId, slot);
+    const called = await callPolicy(ctx, nodeId, turns, firstNodeId, rng);
+    if (!called.ok) {
+      if (called.error.code === 'cancelled' || (called.error.code === 'budget' && lastId === undefined)) return noNode(called.error.code === 'cancelled' ? 'cancelled' : 'error');
+      return fail(errorTurn(called.error), 'error');
+    }
+    const output = called.value;
+    const { thought, action } = output.action
+      ? { thought: output.thought ?? '', action: output.action }
+      : (ctx.parseAction?.(output.text) ?? { thought: '', action: { type: 'invalid', input: output.text } });
+    const turn: Turn = {
+      thought,
+      action,
+      observation: '',
+      text: output.text,
+      generatedTokens: output.generatedTokens,
+      ...(output.tokens ? { tokens: output.tokens } : {}),
+      ...(output.entropy !== undefined ? { entropy: output.entropy } : {}),
+      ...(output.logprob !== undefined ? { logprob: output.logprob } : {}),
+    };
+    const stepped = await stepEnv(ctx, nodeId, state, action, rng);
+    if (!stepped.ok) {
+      if (stepped.error.code === 'cancelled') {
+        // The policy's turn was generated and paid for; keep it, observation empty, and stop.
+        return fail({ ...turn, error: stepped.error }, 'cancelled');
+      }
+      return fail({ ...turn, error: stepped.error }, 'error');
+    }
+    const { record, state: next } = stepped.value;
+    if (next !== undefined) state = next;
+    turn.observation = record.observation;
+    const node = addTurn(tree, parentId, turn, { origin: start.origin, slot });
+    ctx.onTurn();
+    turns.push(turn);
+    lastId = node.id;
+    if (record.done) {
+      const end: EndReason = record.reason === 'turn_limit' ? 'turn_limit' : 'answer';
+      const reward = record.reward === 1 ? 1 : 0;
+      endTrajectory(tree, node.id, end, reward, record.score);
+      return { firstNodeId, started: true, end, leafId: node.id, reward };
+    }
+    if (node.depth >= settings.maxTurns) {
+      endTrajectory(tree, node.id, 'turn_limit', 0);
+      return { firstNodeId, started: true, end: 'turn_limit', leafId: node.id, reward: 0 };
+    }
+    parentId = node.id;
+    slot = 0;
+  }
+}
+
+function errorTurn(error: TurnError): Turn {
+  return { thought: '', action: { type: 'invalid', input: '' }, observation: '', generatedTokens: 0, error };
+}
+
+/**
+ * One policy call with retries. Per attempt: wait for a semaphore permit, reserve one call of up to
+ * maxTokensPerTurn tokens in the ledger, call, settle. A failed attempt settles 0 tokens but counts
+ * the call: the request was made and the server spent work on it.
+ */
+async function callPolicy<S>(ctx: TrajectoryContext<S>, nodeId: string, turns: readonly Turn[], trajectoryId: string, rng: Rng): Promise<Attempted<PolicyOutput>> {
+  const { settings, ledger, semaphore } = ctx;
+  for (let attempt = 1; ; attempt++) {
+    const key = `${nodeId}#${attempt}`;
+    try {
+      await semaphore.acquire(ctx.signal);
+    } catch {
+      return { ok: false, error: { code: 'cancelled', message: 'cancelled while waiting for a request slot' } };
+    }
+    let error: TurnError;
+    let retryable = true;
+    try {
+      const reservation = ledger.tryReserveTurn(settings.maxTokensPerTurn);
+      if (!reservation) return { ok: false, error: { code: 'budget', message: 'the budget ledger refused another policy call' } };
+      try {
+        const output = await ctx.tape.policy(`policy:${key}`, () =>
+          callWithTimeout(
+            (signal) =>
+              ctx.policy.act({
+                prompt: ctx.prompt,
+                rendered: ctx.rendered,
+                turns,
+                rng: rng.fork(key),
+                greedy: ctx.greedy,
+                maxTokens: settings.maxTokensPerTurn,
+                signal,
+                callId: key,
+                trajectoryId,
+              }),
+            settings.timeoutMs,
+            ctx.signal,
+          ),
+        );
+        reservation.settle(output.generatedTokens);
+        return { ok: true, value: output };
+      } catch (e) {
+        if (isCancellation(e)) {
+          reservation.settle(0);
+          return { ok: false, error: { code: 'cancelled', message: 'cancelled while the call was in flight' } };
+        }
+        if (!(e instanceof PolicyCallError)) {
+          reservation.release();
+          throw e;
+        }
+        reservation.settle(0);
+        error = { code: e.code, message: e.message };
+        retryable = e.retryable;
+      }
+    } finally {
+      semaphore.release();
+    }
+    if (!retryable || attempt >= settings.retry.maxAttempts) return { ok: false, error: { ...error, message: `${error.message} (attempt ${attempt} of ${settings.retry.maxAttempts})` } };
+    const ok = await backoff(ctx, key, attempt, error, rng);
+    if (!ok) return { ok: false, error: { code: 'cancelled', message: 'cancelled during retry backoff' } };
+  }
+}
+
+/** One environment step with retries; any error the environment throws is a tool error. */
+async function stepEnv<S>(ctx: TrajectoryContext<S>, nodeId: string, state: S, action: Action, rng: Rng): Promise<Attempted<{ record: StepRecord; state?: S }>> {
+  const isToolCall = action.type !== 'answer' && action.type !== 'invalid';
+  for (let attempt = 1; ; attempt++) {
+    const key = `${nodeId}#${attempt}`;
+    if (ctx.signal?.aborted) return { ok: false, error: { code: 'cancelled', message: 'cancelled before the tool call' } };
+    let error: TurnError;
+    try {
+      const result = await ctx.tape.step(`tool:${key}`, async () => {
+        try {
+          return await ctx.env.step(state, action, { signal: ctx.signal });
+        } catch (e) {
+          if (ctx.signal?.aborted) throw new CancelledError('cancelled');
+          throw e;
+        }
+      });
+      if (isToolCall && !result.record.invalid) ctx.ledger.recordToolCall();
+      return { ok: true, value: result };
+    } catch (e) {
+      if (isCancellation(e)) return { ok: false, error: { code: 'cancelled', message: 'cancelled during the tool call' } };
+      if (isToolCall) ctx.ledger.recordToolCall();
+      error = { code: 'tool_error', message: e instanceof Error ? e.message : String(e) };
+    }
+    if (attempt >= ctx.settings.retry.maxAttempts) return { ok: false, error: { ...error, message: `${error.message} (attempt ${attempt} of ${ctx.settings.retry.maxAttempts})` } };
+    if (!(await backoff(ctx, key, attempt, error, rng))) return { ok: false, error: { code: 'cancelled', message: 'cancelled during retry backoff' } };
+  }
+}
+
+async function backoff<S>(ctx: TrajectoryContext<S>, key: string, attempt: number, error: TurnError, rng: Rng): Promise<boolean> {
+  // Replays skip the wait: the outcome is already on the tape.
+  const delay = ctx.tape.mode === 'replay' ? 0 : backoffDelay(attempt, ctx.settings.retry, rng.fork(`backoff/${key}`));
+  ctx.onRetry(key, attempt, error, delay);
+  try {
+    await sleep(delay, ctx.signal);
+    return true;
+  } catch {
+    return false;
+  }
+}

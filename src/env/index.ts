@@ -8,3 +8,7 @@ export * from './errors.ts';
 export * from './qa-metrics.ts';
 export * from './simulator.ts';
 export * from './simulator-policy.ts';
+export * from './search-r1.ts';
+export * from './bm25.ts';
+export * from './search-env.ts';
+export * from './world/index.ts';

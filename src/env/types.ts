@@ -38,6 +38,13 @@ export interface Environment<S = unknown> {
   restore(prompt: Prompt, turns: readonly Turn[]): S;
   /** The text the policy sees before its first turn (instructions + question). */
   render(prompt: Prompt): string;
+  /**
+   * Turns a policy's raw text into thought + action (optional; text environments use the Search-R1
+   * parser `parseTurn`). An unusable text gives `{ type: 'invalid', input: '<rule>: <message>' }`.
+   */
+  parse?(text: string): { thought: string; action: Action };
+  /** Turn limit of an episode, when the environment has one. */
+  readonly maxTurns?: number;
 }
 
 /** Environments that know the exact success probability at any prefix (the simulator). */

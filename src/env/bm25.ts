@@ -1,0 +1,49 @@
+/**
+ * BM25 full-text search over titled passages, on MiniSearch (BM25+ scoring, k = 1.2, b = 0.7, δ = 0.5).
+ * Terms are lower-cased, split on non-letters/digits, and a short English stop list is dropped so that
+ * a question used as a query scores on its content words. Ties are broken by insertion order so
+ * results are deterministic.
+ */
+import MiniSearch from 'minisearch';
+import type { Passage } from './search-r1.ts';
+
+const STOP = new Set(
+  'a an and are as at be by did do does for from had has have he her his how in is it its of on or she that the their them they this to was were what when where which who whom whose why with'.split(' '),
+);
+
+export interface Bm25Options {
+  /** Weight of a title match relative to a text match. Default 2. */
+  titleBoost?: number;
+}
+
+export class Bm25Index {
+  private readonly mini: MiniSearch<Passage & { n: number }>;
+  private readonly passages: Passage[];
+  private readonly titleBoost: number;
+
+  constructor(passages: readonly Passage[], options: Bm25Options = {}) {
+    this.titleBoost = options.titleBoost ?? 2;
+    this.passages = passages.slice();
+    this.mini = new MiniSearch<Passage & { n: number }>({
+      idField: 'n',
+      fields: ['title', 'text'],
+      tokenize: (s) => s.split(/[^\p{L}\p{N}]+/u),
+      processTerm: (t) => {
+        const term = t.toLowerCase();
+        return term.length === 0 || STOP.has(term) ? null : term;
+      },
+    });
+    this.mini.addAll(this.passages.map((p, n) => ({ ...p, n })));
+  }
+
+  get size(): number {
+    return this.passages.length;
+  }
+
+  /** The top-k passages for a query, best first, with their BM25 scores. */
+  search(query: string, k: number): Passage[] {
+    const hits = this.mini.search(query, { boost: { title: this.titleBoost }, combineWith: 'OR' });
+    hits.sort((x, y) => y.score - x.score || (x.id as number) - (y.id as number));
+    return hits.slice(0, k).map((h) => ({ ...this.passages[h.id as number]!, score: h.score }));
+  }
+}

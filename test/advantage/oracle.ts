@@ -1,0 +1,136 @@
+/**
+ * Plain-loop oracles: each estimator recomputed from explicit lists of leaf rewards, with no shared
+ * code from src/advantage (no merged statistics, no index arrays). Slow and obvious on purpose.
+ */
+import type { ForestNode } from '../../src/advantage/index.ts';
+
+interface Plain {
+  parentOf: Map<string, string | null>;
+  kids: Map<string, string[]>;
+  reward: Map<string, number>;
+  length: Map<string, number>;
+}
+
+function plain(nodes: readonly ForestNode[]): Plain {
+  const parentOf = new Map<string, string | null>();
+  const kids = new Map<string, string[]>();
+  const reward = new Map<string, number>();
+  const length = new Map<string, number>();
+  for (const n of nodes) {
+    parentOf.set(n.id, n.parent);
+    kids.set(n.id, kids.get(n.id) ?? []);
+    if (n.parent !== null) kids.set(n.parent, [...(kids.get(n.parent) ?? []), n.id]);
+    if (n.reward !== undefined) reward.set(n.id, n.reward);
+  }
+  for (const n of nodes) if ((kids.get(n.id) ?? []).length === 0) length.set(n.id, n.length ?? 1);
+  return { parentOf, kids, reward, length };
+}
+
+/** Rewards of the rewarded leaves below `id` (including itself). */
+function leafRewards(f: Plain, id: string): number[] {
+  const out: number[] = [];
+  const visit = (x: string) => {
+    if (f.reward.has(x)) out.push(f.reward.get(x)!);
+    for (const c of f.kids.get(x)!) visit(c);
+  };
+  visit(id);
+  return out;
+}
+
+/** [root, ..., leaf]. */
+function chainTo(f: Plain, leaf: string): string[] {
+  const out = [leaf];
+  for (let p = f.parentOf.get(leaf)!; p !== null; p = f.parentOf.get(p)!) out.unshift(p);
+  return out;
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+function std(xs: number[]): number {
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
+}
+/** GRPO conventions: sample std, one-leaf group → mean 0, std 1. */
+function z(x: number, group: number[], eps: number): number {
+  if (group.length === 1) return x / (1 + eps);
+  return (x - mean(group)) / (std(group) + eps);
+}
+
+function rewardedLeaves(nodes: readonly ForestNode[]): ForestNode[] {
+  return nodes.filter((n) => n.reward !== undefined);
+}
+
+export function oracleGrpo(nodes: readonly ForestNode[]): Map<string, number> {
+  const f = plain(nodes);
+  return new Map(rewardedLeaves(nodes).map((l) => [l.id, z(l.reward!, leafRewards(f, chainTo(f, l.id)[0]), 1e-6)]));
+}
+
+export function oracleTreeGrpo(nodes: readonly ForestNode[]): Map<string, number> {
+  const f = plain(nodes);
+  return new Map(
+    rewardedLeaves(nodes).map((l) => {
+      const [root, tree] = chainTo(f, l.id);
+      return [l.id, z(l.reward!, leafRewards(f, root), 1e-6) + z(l.reward!, leafRewards(f, tree), 1e-6)];
+    }),
+  );
+}
+
+/** TreePO: distinct ancestor leaf sets (prompt always; deeper ones with > 1 leaf), mean of (r − mean), then token whitening. */
+export function oracleTreepo(nodes: readonly ForestNode[]): Map<string, number> {
+  const f = plain(nodes);
+  const leaves = rewardedLeaves(nodes);
+  const raw = leaves.map((l) => {
+    const chain = chainTo(f, l.id);
+    const seen = new Set<string>();
+    const diffs: number[] = [];
+    chain.slice(0, -1).forEach((a, depth) => {
+      const members: string[] = [];
+      const visit = (x: string) => {
+        if (f.reward.has(x)) members.push(x);
+        for (const c of f.kids.get(x)!) visit(c);
+      };
+      visit(a);
+      const key = members.sort().join(',');
+      if (seen.has(key)) return;
+      seen.add(key);
+      const rs = members.map((m) => f.reward.get(m)!);
+      if (depth === 0) diffs.push(rs.length === 1 ? l.reward! : l.reward! - mean(rs));
+      else if (rs.length > 1) diffs.push(l.reward! - mean(rs));
+    });
+    return mean(diffs);
+  });
+  // Whitening over tokens, literally: one entry per generated token.
+  const tokens: number[] = [];
+  leaves.forEach((l, j) => {
+    for (let t = 0; t < f.length.get(l.id)!; t++) tokens.push(raw[j]);
+  });
+  const out = new Map<string, number>();
+  if (tokens.length < 2) {
+    for (const l of leaves) out.set(l.id, 0);
+    return out;
+  }
+  const m = mean(tokens);
+  const v = tokens.reduce((a, x) => a + (x - m) ** 2, 0) / (tokens.length - 1);
+  leaves.forEach((l, j) => out.set(l.id, (raw[j] - m) / Math.sqrt(v + 1e-8)));
+  return out;
+}
+
+/** TRACE per-turn values: for each leaf, one value per node of its path (root excluded). */
+export function oracleTrace(nodes: readonly ForestNode[]): Map<string, number[]> {
+  const f = plain(nodes);
+  const live = (x: string) => f.kids.get(x)!.filter((c) => leafRewards(f, c).length > 0);
+  const isAnchor = (x: string) => f.parentOf.get(x) === null || live(x).length >= 2;
+  const out = new Map<string, number[]>();
+  for (const l of rewardedLeaves(nodes)) {
+    const chain = chainTo(f, l.id);
+    const turns: number[] = [];
+    for (let k = 1; k < chain.length; k++) {
+      let a = k - 1;
+      while (!isAnchor(chain[a])) a--;
+      const group = leafRewards(f, chain[a]);
+      const v = mean(leafRewards(f, chain[a + 1]));
+      turns.push(z(v, group, 1e-6));
+    }
+    out.set(l.id, turns);
+  }
+  return out;
+}

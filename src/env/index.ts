@@ -12,3 +12,7 @@ export * from './search-r1.ts';
 export * from './bm25.ts';
 export * from './search-env.ts';
 export * from './world/index.ts';
+export * from './datasets.ts';
+export * from './corpus.ts';
+export * from './retriever-client.ts';
+export * from './retriever-server.ts';

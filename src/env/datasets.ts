@@ -1,0 +1,176 @@
+/**
+ * Loaders for the multi-hop QA datasets in ../shared/data (HotpotQA distractor, 2WikiMultiHopQA,
+ * MuSiQue-Ans, Bamboogle; see data/SOURCES.md) and for any JSONL a user brings in the same shapes.
+ * Every example becomes a {@link QaExample}: question, gold answers (MuSiQue's aliases included), its own
+ * titled paragraphs (empty for Bamboogle) and the titles of its supporting paragraphs.
+ * A malformed line is a {@link DatasetError} naming file:line; with `skipBadLines` it is recorded in
+ * `errors` and the rest of the file is kept.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Passage } from './search-r1.ts';
+import type { Prompt } from './types.ts';
+
+export type DatasetFormat = 'hotpotqa' | '2wikimultihopqa' | 'musique' | 'bamboogle';
+
+export const DATASET_FILES: Record<DatasetFormat, string> = {
+  hotpotqa: 'hotpotqa-dev-distractor.sample.jsonl',
+  '2wikimultihopqa': '2wikimultihopqa.sample.jsonl',
+  musique: 'musique-ans.sample.jsonl',
+  bamboogle: 'bamboogle.jsonl',
+};
+
+/** ../shared/data relative to this repository (override with `dataDir`). */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../../shared/data/', import.meta.url));
+
+export interface QaExample {
+  id: string;
+  question: string;
+  answers: string[];
+  dataset: string;
+  /** The question's own paragraphs (HotpotQA/2Wiki: 10, MuSiQue: 20, Bamboogle: none). */
+  paragraphs: Passage[];
+  /** Titles of the gold supporting paragraphs. */
+  supporting: string[];
+  /** The dataset's question type (bridge, comparison, 2hop, …), when it has one. */
+  type?: string;
+}
+
+export class DatasetError extends Error {
+  override name = 'DatasetError';
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    message: string,
+  ) {
+    super(`${file}:${line}: ${message}`);
+  }
+}
+
+const hotpotLike = z.object({
+  id: z.string().optional(),
+  _id: z.string().optional(),
+  question: z.string().min(1),
+  answer: z.string(),
+  type: z.string().optional(),
+  context: z.array(z.tuple([z.string(), z.array(z.string())])),
+  supporting_facts: z.array(z.tuple([z.string(), z.number().int()])).default([]),
+});
+const musique = z.object({
+  id: z.string(),
+  question: z.string().min(1),
+  answer: z.string(),
+  answer_aliases: z.array(z.string()).default([]),
+  paragraphs: z.array(z.object({ idx: z.number().int(), title: z.string(), paragraph_text: z.string(), is_supporting: z.boolean() })),
+});
+const bamboogle = z.object({ id: z.string().optional(), question: z.string().min(1), answer: z.string() });
+
+/** Joins sentences the way the text reads: HotpotQA's carry their own leading spaces, 2Wiki's do not. */
+function joinSentences(sentences: readonly string[]): string {
+  let out = '';
+  for (const s of sentences) out += out.length > 0 && !/\s$/.test(out) && !/^\s/.test(s) ? ` ${s}` : s;
+  return out.trim();
+}
+
+function convert(format: DatasetFormat, raw: unknown, fallbackId: string): QaExample {
+  switch (format) {
+    case 'hotpotqa':
+    case '2wikimultihopqa': {
+      const r = hotpotLike.parse(raw);
+      const id = r.id ?? r._id ?? fallbackId;
+      return {
+        id,
+        question: r.question,
+        answers: [r.answer],
+        dataset: format,
+        paragraphs: r.context.map(([title, sents], i) => ({ id: `${id}#${i}`, title, text: joinSentences(sents) })),
+        supporting: [...new Set(r.supporting_facts.map(([t]) => t))],
+        ...(r.type ? { type: r.type } : {}),
+      };
+    }
+    case 'musique': {
+      const r = musique.parse(raw);
+      return {
+        id: r.id,
+        question: r.question,
+        answers: [r.answer, ...r.answer_aliases],
+        dataset: format,
+        paragraphs: r.paragraphs.map((p) => ({ id: `${r.id}#${p.idx}`, title: p.title, text: p.paragraph_text })),
+        supporting: r.paragraphs.filter((p) => p.is_supporting).map((p) => p.title),
+        type: r.id.split('__')[0],
+      };
+    }
+    case 'bamboogle': {
+      const r = bamboogle.parse(raw);
+      return { id: r.id ?? fallbackId, question: r.question, answers: [r.answer], dataset: format, paragraphs: [], supporting: [] };
+    }
+  }
+}
+
+/** Guesses the format of a row: `paragraphs` → MuSiQue, `context` → HotpotQA-like, else question/answer only. */
+export function detectFormat(raw: unknown): DatasetFormat {
+  if (raw && typeof raw === 'object') {
+    if ('paragraphs' in raw) return 'musique';
+    if ('context' in raw) return 'hotpotqa';
+  }
+  return 'bamboogle';
+}
+
+export interface LoadOptions {
+  /** Row layout; 'auto' detects it per line. Default: from the dataset name, or 'auto' for files. */
+  format?: DatasetFormat | 'auto';
+  /** Keep going past malformed lines, recording them in `errors`. Default false (stop at the first). */
+  skipBadLines?: boolean;
+  /** Keep only the first n examples. */
+  limit?: number;
+}
+
+export interface LoadResult {
+  examples: QaExample[];
+  errors: DatasetError[];
+}
+
+/** Parses JSONL text; `file` is only used in error messages. */
+export function parseDatasetJsonl(text: string, file: string, options: LoadOptions = {}): LoadResult {
+  const examples: QaExample[] = [];
+  const errors: DatasetError[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line.length === 0) continue;
+    if (options.limit !== undefined && examples.length >= options.limit) break;
+    try {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(line);
+      } catch (e) {
+        throw new Error(`not valid JSON (${(e as Error).message}); each line must be one JSON object`);
+      }
+      const format = !options.format || options.format === 'auto' ? detectFormat(raw) : options.format;
+      examples.push(convert(format, raw, `${path.basename(file)}:${i + 1}`));
+    } catch (e) {
+      const message = e instanceof z.ZodError ? e.issues.map((x) => `${x.path.join('.') || 'row'}: ${x.message}`).join('; ') : (e as Error).message;
+      const err = new DatasetError(file, i + 1, message);
+      if (!options.skipBadLines) throw err;
+      errors.push(err);
+    }
+  }
+  return { examples, errors };
+}
+
+export function loadJsonlFile(file: string, options: LoadOptions = {}): LoadResult {
+  return parseDatasetJsonl(readFileSync(file, 'utf8'), file, options);
+}
+
+/** One of the four bundled datasets from `dataDir` (default ../shared/data). */
+export function loadDataset(name: DatasetFormat, options: LoadOptions & { dataDir?: string } = {}): LoadResult {
+  const file = path.join(options.dataDir ?? DEFAULT_DATA_DIR, DATASET_FILES[name]);
+  return loadJsonlFile(file, { format: name, ...options });
+}
+
+/** The prompt for an example; `meta.paragraphs` feeds the per-question corpus. */
+export function exampleToPrompt(e: QaExample): Prompt {
+  return { id: e.id, question: e.question, answers: e.answers, meta: { dataset: e.dataset, paragraphs: e.paragraphs, supporting: e.supporting, ...(e.type ? { type: e.type } : {}) } };
+}

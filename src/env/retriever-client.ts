@@ -1,0 +1,72 @@
+/**
+ * Client for a Search-R1-style retrieval service: POST {url}/retrieve with
+ * `{ queries, topk, return_scores }`; the reply is `{ result: [...] }` with one list per query, each
+ * entry `{ document: { id?, contents }, score }` (or the bare document when scores are off).
+ * `contents` follows Search-R1's corpus convention `"Title"\nText`. Usable directly as a SearchTool.
+ */
+import { z } from 'zod';
+import type { SearchTool } from './search-env.ts';
+import { fromContents, type Passage } from './search-r1.ts';
+
+export class RetrieverError extends Error {
+  override name = 'RetrieverError';
+}
+
+const doc = z.object({ id: z.union([z.string(), z.number()]).optional(), contents: z.string() });
+const hit = z.union([z.object({ document: doc, score: z.number() }), doc]);
+const reply = z.object({ result: z.array(z.array(hit)) });
+
+export interface RetrieverClientOptions {
+  /** Base URL, e.g. http://127.0.0.1:8000 (a trailing /retrieve is accepted too). */
+  url: string;
+  timeoutMs?: number;
+}
+
+export interface RetrievedDocument {
+  id?: string;
+  contents: string;
+  score?: number;
+}
+
+export class RetrieverClient implements SearchTool {
+  readonly name = 'search-r1-retriever';
+  private readonly endpoint: string;
+  private readonly timeoutMs: number;
+
+  constructor(options: RetrieverClientOptions) {
+    const base = options.url.replace(/\/+$/, '');
+    this.endpoint = base.endsWith('/retrieve') ? base : `${base}/retrieve`;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  /** One request for several queries; returns per-query lists, best first. */
+  async retrieve(queries: readonly string[], topk: number, options: { signal?: AbortSignal; returnScores?: boolean } = {}): Promise<RetrievedDocument[][]> {
+    const signals = [AbortSignal.timeout(this.timeoutMs), ...(options.signal ? [options.signal] : [])];
+    let res: Response;
+    try {
+      res = await fetch(this.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ queries, topk, return_scores: options.returnScores ?? true }),
+        signal: AbortSignal.any(signals),
+      });
+    } catch (e) {
+      throw new RetrieverError(`retriever at ${this.endpoint} unreachable: ${(e as Error).message}`);
+    }
+    if (!res.ok) throw new RetrieverError(`retriever at ${this.endpoint} answered HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
+    const parsed = reply.safeParse(await res.json().catch(() => undefined));
+    if (!parsed.success) throw new RetrieverError(`retriever at ${this.endpoint} sent an unexpected reply: ${parsed.error.issues[0]?.message ?? 'bad shape'}; expected {result: [[{document: {contents}, score}]]}`);
+    if (parsed.data.result.length !== queries.length) throw new RetrieverError(`retriever sent ${parsed.data.result.length} result lists for ${queries.length} queries`);
+    return parsed.data.result.map((list) =>
+      list.map((h) => {
+        const d = 'document' in h ? h.document : h;
+        return { ...(d.id !== undefined ? { id: String(d.id) } : {}), contents: d.contents, ...('score' in h ? { score: h.score } : {}) };
+      }),
+    );
+  }
+
+  async search(query: string, options: { k: number; signal?: AbortSignal }): Promise<Passage[]> {
+    const [list] = await this.retrieve([query], options.k, { signal: options.signal });
+    return (list ?? []).map((d, i) => ({ id: d.id ?? String(i), ...fromContents(d.contents), ...(d.score !== undefined ? { score: d.score } : {}) }));
+  }
+}

@@ -1,0 +1,229 @@
+import type { Prompt } from '../../env/types.ts';
+import type { Action, Turn } from '../../tree/types.ts';
+import type { Policy, PolicyContext, PolicyOutput } from '../types.ts';
+import { candidateActions, type CandidateSource } from './candidates.ts';
+import { featureContext, featureIndices } from './features.ts';
+import { LinearScorer } from './linear-scorer.ts';
+
+export interface EmbeddedPolicyOptions {
+  /** Where the choice set at each turn comes from (for the world: `worldCandidateSource(env)`). */
+  candidates: CandidateSource;
+  /** Hashed feature space size. Default 2^16. */
+  dim?: number;
+}
+
+export interface UpdateOptions {
+  /** Adam step size. Default 0.05. */
+  learningRate?: number;
+  /** PPO clip ε: the ratio π/π_old is clipped to [1 − ε, 1 + ε]. Default 0.2. */
+  clip?: number;
+  /** Passes over the samples (each pass is one Adam step). Default 1. */
+  epochs?: number;
+  /** Weight of the entropy bonus. Default 0. */
+  entropyCoef?: number;
+}
+
+/** One trajectory (or tree path) to learn from: its turns and one advantage per turn (0 = no gradient). */
+export interface PolicySample {
+  prompt: Prompt;
+  turns: readonly Turn[];
+  advantages: readonly number[];
+}
+
+export interface UpdateMetrics {
+  /** Turns that contributed a gradient. */
+  turns: number;
+  /** −(mean clipped surrogate + β·H) over contributing turns (first epoch). */
+  loss: number;
+  /** Share of turns whose ratio was clipped (first epoch). */
+  clipFraction: number;
+  /** Mean of (log π_old − log π_new) over turns (first epoch). */
+  approxKl: number;
+  entropy: number;
+}
+
+interface Distribution {
+  actions: Action[];
+  features: Int32Array[];
+  probs: Float64Array;
+}
+
+/** Raised when a snapshot cannot be loaded. */
+export class PolicySnapshotError extends Error {
+  override name = 'PolicySnapshotError';
+}
+
+const MAGIC = 'trace-rl/embedded-policy@1';
+
+/**
+ * The embedded trainable policy: at each turn it lists candidate actions (entities to search, spans
+ * to answer) read from the question and the observations, scores them with a linear model over hashed
+ * features, and samples from π(c) = softmax(logit(c)) at temperature 1 (argmax when greedy). It writes
+ * Search-R1 turns (`<think>…</think>\n<search>X</search>`), so its trees look like an LLM's; the
+ * action's exact log π(a) and the entropy H = −Σ π log π are returned with each turn.
+ * Starting from zero weights it picks uniformly, which solves some easy questions and few hard ones.
+ */
+export class EmbeddedPolicy implements Policy {
+  readonly name = 'embedded-linear';
+  readonly dim: number;
+  private readonly scorer: LinearScorer;
+  private readonly source: CandidateSource;
+
+  constructor(options: EmbeddedPolicyOptions) {
+    this.dim = options.dim ?? 1 << 16;
+    this.scorer = new LinearScorer(this.dim);
+    this.source = options.candidates;
+  }
+
+  /** π over the candidate actions after `turns`. */
+  distribution(prompt: Prompt, turns: readonly Turn[]): Distribution {
+    const actions = candidateActions(this.source(prompt, turns));
+    const ctx = featureContext(prompt, turns);
+    const features = actions.map((a) => featureIndices(ctx, a, this.dim));
+    const logits = features.map((f) => this.scorer.logit(f));
+    const max = Math.max(...logits);
+    const probs = new Float64Array(logits.length);
+    let z = 0;
+    for (let i = 0; i < logits.length; i++) z += probs[i] = Math.exp(logits[i]! - max);
+    for (let i = 0; i < logits.length; i++) probs[i]! /= z;
+    return { actions, features, probs };
+  }
+
+  async act(ctx: PolicyContext): Promise<PolicyOutput> {
+    if (ctx.signal?.aborted) throw ctx.signal.reason;
+    const d = this.distribution(ctx.prompt, ctx.turns);
+    if (d.actions.length === 0) return write({ type: 'answer', input: 'unknown' }, 0, 0);
+    let k = 0;
+    if (ctx.greedy) {
+      for (let i = 1; i < d.probs.length; i++) if (d.probs[i]! > d.probs[k]!) k = i;
+    } else {
+      let u = ctx.rng.next();
+      k = d.probs.length - 1;
+      for (let i = 0; i < d.probs.length; i++) {
+        u -= d.probs[i]!;
+        if (u < 0) {
+          k = i;
+          break;
+        }
+      }
+    }
+    return write(d.actions[k]!, Math.log(d.probs[k]!), entropy(d.probs));
+  }
+
+  /** log π(action | prompt, turns), or undefined when the action is not among the candidates. */
+  logprob(prompt: Prompt, turns: readonly Turn[], action: Action): number | undefined {
+    const d = this.distribution(prompt, turns);
+    const k = d.actions.findIndex((a) => a.type === action.type && a.input === action.input);
+    return k < 0 ? undefined : Math.log(d.probs[k]!);
+  }
+
+  /**
+   * Policy-gradient update with PPO's clipped surrogate, maximising
+   *   L = mean_turns min(ρ·A, clip(ρ, 1 − ε, 1 + ε)·A) + β·H,  ρ = π(a)/π_old(a),
+   * where π_old is the behaviour log-probability stored on the turn (Turn.logprob; the current policy
+   * when absent, i.e. plain REINFORCE). Only the policy's choices carry gradient: observations are
+   * inputs, never targets. ∇ log π(a) = φ(a) − Σ_c π(c) φ(c) for the linear softmax. Turns with an
+   * error, zero advantage, or an action outside the candidate set are skipped.
+   */
+  update(samples: readonly PolicySample[], options: UpdateOptions = {}): UpdateMetrics {
+    const lr = options.learningRate ?? 0.05;
+    let first: UpdateMetrics | undefined;
+    for (let e = 0; e < (options.epochs ?? 1); e++) {
+      const { gradient, metrics } = this.surrogate(samples, options);
+      if (metrics.turns > 0) this.scorer.adamStep(gradient, lr);
+      first ??= metrics;
+    }
+    return first!;
+  }
+
+  /**
+   * The objective L (as `-metrics.loss`) and its exact gradient ∂L/∂w at the current weights.
+   * Per turn, ∂/∂logit_c of min(ρA, clip(ρ)A) is ρ·A·(1[c = a] − π_c) when unclipped, 0 when clipped;
+   * of the entropy bonus β·H it is −β·π_c(log π_c + H). Both are averaged over contributing turns.
+   */
+  surrogate(samples: readonly PolicySample[], options: Pick<UpdateOptions, 'clip' | 'entropyCoef'> = {}): { gradient: Float64Array; metrics: UpdateMetrics } {
+    const eps = options.clip ?? 0.2;
+    const beta = options.entropyCoef ?? 0;
+    const g = new Float64Array(this.dim);
+    let n = 0;
+    let objective = 0;
+    let clipped = 0;
+    let kl = 0;
+    let ent = 0;
+    for (const s of samples) {
+      if (s.advantages.length !== s.turns.length) throw new RangeError(`sample ${s.prompt.id}: ${s.advantages.length} advantages for ${s.turns.length} turns`);
+      for (let i = 0; i < s.turns.length; i++) {
+        const A = s.advantages[i]!;
+        const turn = s.turns[i]!;
+        if (A === 0 || turn.error) continue;
+        const d = this.distribution(s.prompt, s.turns.slice(0, i));
+        const k = d.actions.findIndex((a) => a.type === turn.action.type && a.input === turn.action.input);
+        if (k < 0) continue;
+        const logp = Math.log(d.probs[k]!);
+        const old = turn.logprob ?? logp;
+        const ratio = Math.exp(logp - old);
+        const H = entropy(d.probs);
+        n++;
+        kl += old - logp;
+        ent += H;
+        objective += Math.min(ratio * A, Math.min(Math.max(ratio, 1 - eps), 1 + eps) * A) + beta * H;
+        const isClipped = (A > 0 && ratio > 1 + eps) || (A < 0 && ratio < 1 - eps);
+        if (isClipped) clipped++;
+        const coef = isClipped ? 0 : ratio * A;
+        for (let c = 0; c < d.actions.length; c++) {
+          const pc = d.probs[c]!;
+          let dl = coef * ((c === k ? 1 : 0) - pc);
+          if (beta > 0 && pc > 0) dl -= beta * pc * (Math.log(pc) + H);
+          if (dl === 0) continue;
+          const f = d.features[c]!;
+          for (let j = 0; j < f.length; j++) g[f[j]!]! += dl;
+        }
+      }
+    }
+    if (n > 0) for (let i = 0; i < g.length; i++) g[i]! /= n;
+    const metrics = { turns: n, loss: n ? -objective / n : 0, clipFraction: n ? clipped / n : 0, approxKl: n ? kl / n : 0, entropy: n ? ent / n : 0 };
+    return { gradient: g, metrics };
+  }
+
+  /** Direct access to one weight (tests: finite differences). */
+  weight(i: number, value?: number): number {
+    if (value !== undefined) this.scorer.w[i] = value;
+    return this.scorer.w[i]!;
+  }
+
+  /** Weights and optimiser state; `load` of it acts and trains exactly as before. */
+  save(): Uint8Array {
+    const header = new TextEncoder().encode(JSON.stringify({ format: MAGIC, dim: this.dim }) + '\n');
+    const body = this.scorer.toBytes();
+    const out = new Uint8Array(header.length + body.length);
+    out.set(header);
+    out.set(body, header.length);
+    return out;
+  }
+
+  load(snapshot: Uint8Array): void {
+    const nl = snapshot.indexOf(10);
+    let header: { format?: string; dim?: number };
+    try {
+      header = JSON.parse(new TextDecoder().decode(snapshot.subarray(0, nl))) as typeof header;
+    } catch {
+      throw new PolicySnapshotError('not an embedded-policy snapshot (no JSON header line)');
+    }
+    if (header.format !== MAGIC) throw new PolicySnapshotError(`snapshot format "${header.format}" is not ${MAGIC}`);
+    if (header.dim !== this.dim) throw new PolicySnapshotError(`snapshot has dim ${header.dim}; construct the policy with dim: ${header.dim}`);
+    this.scorer.fromBytes(snapshot.subarray(nl + 1));
+  }
+}
+
+/** H = −Σ π log π (nats). */
+function entropy(p: Float64Array): number {
+  let h = 0;
+  for (const x of p) if (x > 0) h -= x * Math.log(x);
+  return h;
+}
+
+function write(action: Action, logprob: number, H: number): PolicyOutput {
+  const thought = action.type === 'search' ? `I need to look up ${action.input}.` : `The answer is ${action.input}.`;
+  const text = `<think>${thought}</think>\n<${action.type}>${action.input}</${action.type}>`;
+  return { text, action, thought, generatedTokens: Math.ceil(text.length / 4), logprob, entropy: H };
+}

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { register as advantages } from './advantages.ts';
+import { register as report } from './report.ts';
 
 /** Every subcommand registers itself on the program; one line per command module. */
 export const commands: Array<(program: Command) => void> = [
   advantages,
+  report,
 ];

@@ -1,0 +1,94 @@
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { byStrategy } from './aggregate.ts';
+import { buildCharts } from './charts.ts';
+import { ReportError } from './errors.ts';
+import { loadRun, loadTrees, type RunData } from './load-runs.ts';
+import { renderPage, type RenderedChart, type ViewerData } from './page.ts';
+import { renderSvg } from './render-svg.ts';
+import { summarize, type Summary } from './summary.ts';
+import { toViewTree } from './tree-data.ts';
+
+export interface WriteReportOptions {
+  /** Run folders (each holding run.sqlite). Runs sharing config.strategy.name are averaged over seeds. */
+  runs: string[];
+  /** The HTML file to write (its folder is created when missing). */
+  out: string;
+  /** Prompts embedded per step in the tree viewer. */
+  maxPromptsPerStep?: number;
+  /** Characters kept from each turn text, action input and observation in the viewer. */
+  maxTextChars?: number;
+}
+
+/** What the report says in numbers, for the CLI to print. */
+export interface ReportResult {
+  out: string;
+  bytes: number;
+  runs: number;
+  summary: Summary;
+  /** Charts left out for lack of data, and runs whose config lacked fields. */
+  notes: string[];
+}
+
+/**
+ * Builds the HTML report of some runs and writes it atomically (a temporary file in the same folder,
+ * then rename), so a reader never sees half a report.
+ */
+export async function writeReport(options: WriteReportOptions): Promise<ReportResult> {
+  const maxPrompts = options.maxPromptsPerStep ?? 40;
+  const maxChars = options.maxTextChars ?? 600;
+  if (options.runs.length === 0) throw new ReportError('no run folder given: pass at least one RUN_DIR');
+  const dirs = [...new Set(options.runs.map((d) => resolve(d)))];
+  const runs = dirs.map((d) => loadRun(d));
+  const notes = runs.flatMap((r) => r.notes);
+  for (const r of runs) if (r.steps.length === 0) notes.push(`${r.dir}: no completed step yet`);
+
+  const charts: RenderedChart[] = [];
+  for (const c of buildCharts(runs)) {
+    if (c.spec) charts.push({ id: c.id, title: c.title, caption: c.caption, svg: await renderSvg(c.spec) });
+    else {
+      charts.push({ id: c.id, title: c.title, caption: c.caption, note: c.note });
+      notes.push(`chart “${c.title}” not shown: ${c.note}`);
+    }
+  }
+  const summary = summarize(runs);
+  const viewer = viewerData(runs, maxPrompts, maxChars);
+  const html = renderPage({ runs, summary, charts, viewer, notes });
+
+  const out = resolve(options.out);
+  mkdirSync(dirname(out), { recursive: true });
+  const tmp = `${out}.tmp-${process.pid}`;
+  try {
+    writeFileSync(tmp, html);
+    renameSync(tmp, out);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw new ReportError(`cannot write ${out}: ${(e as Error).message}`);
+  }
+  return { out, bytes: Buffer.byteLength(html), runs: runs.length, summary, notes };
+}
+
+/**
+ * Trees are most of a run's bytes, so the viewer embeds a bounded sample: the first run (lowest seed)
+ * of each strategy, its first and last step, and at most `maxPrompts` prompts of each.
+ */
+function viewerData(runs: RunData[], maxPrompts: number, maxChars: number): ViewerData {
+  const out: ViewerData['runs'] = [];
+  for (const [strategy, group] of byStrategy(runs)) {
+    const run = group[0];
+    const stepNumbers = run.steps.map((s) => s.step);
+    if (stepNumbers.length === 0) continue;
+    const chosen = [...new Set([stepNumbers[0], stepNumbers[stepNumbers.length - 1]])];
+    const trees = loadTrees(run.dir, chosen);
+    out.push({
+      label: `${strategy}${run.seed !== null ? ` (seed ${run.seed})` : ''}`,
+      strategy,
+      seed: run.seed,
+      steps: chosen.map((step) => ({ step, trees: (trees.get(step) ?? []).slice(0, maxPrompts).map((t) => toViewTree(t, { maxChars })) })),
+    });
+  }
+  const limits =
+    `To keep this file small the viewer embeds only the first run (lowest seed) of each strategy, its first and last step, ` +
+    `at most ${maxPrompts} prompts per step, and at most ${maxChars} characters of each text; the run folders hold every tree.`;
+  return { runs: out, limits };
+}

@@ -100,6 +100,9 @@ function checkLength(n: ForestNode, isLeaf: boolean): number {
   if (typeof n.length !== 'number' || !Number.isInteger(n.length) || n.length < 0) {
     throw new ForestError('bad_length', n.id, 'length', `node "${n.id}": length must be a non-negative integer token count, got ${JSON.stringify(n.length)}`);
   }
+  if (n.parent === null) {
+    throw new ForestError('length_on_inner_node', n.id, 'length', `node "${n.id}" is a prompt (parent null) and cannot carry a length; length belongs on the leaves below it`);
+  }
   if (!isLeaf) {
     throw new ForestError('length_on_inner_node', n.id, 'length', `node "${n.id}" has children and a length; length is the whole trajectory's generated tokens and belongs on its leaf`);
   }

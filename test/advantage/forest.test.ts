@@ -28,6 +28,7 @@ test('bad forests are rejected with the node and field named', () => {
   assert.equal(issueOf({ nodes: [q, { id: 'a', parent: 'q', reward: 1 }, { id: 'a1', parent: 'a', reward: 0 }] }), 'reward_on_inner_node a reward');
   assert.equal(issueOf({ nodes: [{ id: 'q', parent: null, reward: 1 }] }), 'reward_on_root q reward');
   assert.equal(issueOf({ nodes: [q, { id: 'a', parent: 'q', length: 5 }, { id: 'a1', parent: 'a', reward: 0 }] }), 'length_on_inner_node a length');
+  assert.equal(issueOf({ nodes: [{ id: 'q', parent: null, length: 2 }] }), 'length_on_inner_node q length');
   assert.equal(issueOf({ nodes: 'x' }), 'bad_shape  nodes');
   assert.equal(issueOf({ nodes: [{ parent: null }] }), 'bad_shape  nodes[0].id');
   assert.equal(issueOf({ nodes: [q, { id: 'a', reward: 1 }] }), 'bad_shape a parent');

@@ -1,9 +1,13 @@
 import type { Command } from 'commander';
 import { register as advantages } from './advantages.ts';
 import { register as report } from './report.ts';
+import { register as score } from './score.ts';
+import { register as retriever } from './retriever.ts';
 
 /** Every subcommand registers itself on the program; one line per command module. */
 export const commands: Array<(program: Command) => void> = [
   advantages,
   report,
+  score,
+  retriever,
 ];

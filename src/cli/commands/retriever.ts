@@ -1,0 +1,53 @@
+import type { Command } from 'commander';
+import { Bm25Index } from '../../env/bm25.ts';
+import { pooledPassages } from '../../env/corpus.ts';
+import { DATASET_FILES, DatasetError, loadDataset, type DatasetFormat } from '../../env/datasets.ts';
+import { loadCorpus, serveRetriever } from '../../env/retriever-server.ts';
+import type { Passage } from '../../env/search-r1.ts';
+import { UsageError } from '../io.ts';
+
+/**
+ * `trace-rl retriever serve --corpus FILE --port P`: a Search-R1-compatible POST /retrieve service
+ * (BM25) over a JSONL corpus (`{"id","contents"}` or `{"title","text"}` lines), or over the pooled
+ * paragraphs of a bundled dataset (`--dataset hotpotqa`). Runs until interrupted.
+ */
+export function register(program: Command): void {
+  const retriever = program.command('retriever').description('Search-R1-compatible retrieval service');
+  retriever
+    .command('serve')
+    .description('serve POST /retrieve {queries, topk, return_scores} from a local corpus')
+    .option('--corpus <file>', 'JSONL corpus: {"id","contents":"\\"Title\\"\\nText"} or {"title","text"} per line')
+    .option('--dataset <name>', `serve the pooled paragraphs of a bundled dataset: ${Object.keys(DATASET_FILES).filter((d) => d !== 'bamboogle').join(', ')}`)
+    .option('--data-dir <dir>', 'where the bundled datasets are (default ../shared/data)')
+    .option('--port <n>', 'port (0 = any free port)', '8000')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--topk <k>', 'documents per query when a request gives no topk', '3')
+    .action(async (opts: { corpus?: string; dataset?: string; dataDir?: string; port: string; host: string; topk: string }) => {
+      const port = Number(opts.port);
+      const topk = Number(opts.topk);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: "${opts.port}" is not a port number`);
+      if (!Number.isInteger(topk) || topk < 1) throw new UsageError(`--topk: "${opts.topk}" must be a positive integer`);
+      if (!opts.corpus === !opts.dataset) throw new UsageError('give exactly one of --corpus FILE or --dataset NAME');
+      const passages = readPassages(opts);
+      const server = await serveRetriever(new Bm25Index(passages), { port, host: opts.host, defaultTopk: topk });
+      process.stderr.write(`trace-rl retriever: ${passages.length} passages at ${server.url}/retrieve\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => void server.close().then(resolve);
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+    });
+}
+
+function readPassages(opts: { corpus?: string; dataset?: string; dataDir?: string }): Passage[] {
+  try {
+    if (opts.corpus) return loadCorpus(opts.corpus);
+    const name = opts.dataset!;
+    if (!(name in DATASET_FILES) || name === 'bamboogle') throw new UsageError(`--dataset: "${name}" has no paragraphs to serve; use hotpotqa, 2wikimultihopqa or musique`);
+    return pooledPassages(loadDataset(name as DatasetFormat, { dataDir: opts.dataDir }).examples);
+  } catch (e) {
+    if (e instanceof DatasetError) throw new UsageError(e.message);
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`cannot read ${(e as NodeJS.ErrnoException).path}: no such file`);
+    throw e;
+  }
+}

@@ -1,0 +1,61 @@
+import { AllocationInputError, InfeasibleBudgetError } from './errors.ts';
+import { IndexedHeap } from './indexed-heap.ts';
+
+/**
+ * TRACE prefix expansion for one prompt (TRACE-SPEC §3 step 4). For prefix (j, t) with observed
+ * reward r and q = Ṽ(H(i, j, t)):
+ *   ρ = r·q + (1 − r)(1 − q)     chance a new continuation repeats the observed outcome
+ *   V_pref(K) = 1 − ρ^K          chance at least one of K continuations flips it
+ * Maximise Σ V_pref(K) with Σ K = budget, K ≥ 0. The marginal gain of the K-th continuation,
+ * ρ^(K−1)(1 − ρ), does not increase in K, so taking the largest marginal gain budget times is exact
+ * (each prefix's gains are a non-increasing sequence; the top-`budget` gains of the union are a prefix
+ * of each sequence). Ties go to the earlier prefix in input order.
+ */
+export interface PrefixInput {
+  id: string;
+  q: number;
+  r: number;
+}
+
+export interface PrefixAllocation {
+  /** K per prefix, in input order (0 = not expanded). */
+  k: number[];
+  objective: number;
+}
+
+/** ρ = r·q + (1 − r)(1 − q). */
+export function repeatChance(q: number, r: number): number {
+  return r * q + (1 - r) * (1 - q);
+}
+
+/** V_pref(K) = 1 − ρ^K. */
+export function flipChance(rho: number, K: number): number {
+  return 1 - rho ** K;
+}
+
+/** Marginal gain of the K-th continuation, ρ^(K−1)(1 − ρ) (K ≥ 1). */
+export function flipGain(rho: number, K: number): number {
+  return rho ** (K - 1) * (1 - rho);
+}
+
+export function solvePrefixes(prefixes: readonly PrefixInput[], budget: number): PrefixAllocation {
+  if (!Number.isInteger(budget) || budget < 0) throw new AllocationInputError('budget', `must be a non-negative integer, got ${budget}`);
+  prefixes.forEach(({ q, r }, i) => {
+    if (!(q >= 0 && q <= 1)) throw new AllocationInputError(`prefixes[${i}].q`, `must be a probability in [0, 1], got ${q}`);
+    if (!(r >= 0 && r <= 1)) throw new AllocationInputError(`prefixes[${i}].r`, `must be a reward in [0, 1], got ${r}`);
+  });
+  const n = prefixes.length;
+  if (n === 0 && budget > 0) throw new InfeasibleBudgetError('budget', budget, 0, null, 'there are no prefixes to continue from');
+  const rho = prefixes.map(({ q, r }) => repeatChance(q, r));
+  const k = new Array<number>(n).fill(0);
+  const heap = new IndexedHeap(n, true);
+  for (let i = 0; i < n; i++) heap.set(i, 1 - rho[i]);
+  for (let u = 0; u < budget; u++) {
+    const i = heap.top();
+    k[i]++;
+    heap.set(i, flipGain(rho[i], k[i] + 1));
+  }
+  let objective = 0;
+  for (let i = 0; i < n; i++) objective += flipChance(rho[i], k[i]);
+  return { k, objective };
+}

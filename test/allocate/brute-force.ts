@@ -1,0 +1,34 @@
+/** Exhaustive oracles for the solvers: enumerate every allocation (small cases only). */
+import { mixedChance } from '../../src/allocate/mixed-value.ts';
+import { flipChance, repeatChance } from '../../src/allocate/prefix-solver.ts';
+
+/** Best Σ w_i V_root(v_i, m_i) over m_i ∈ {0} ∪ [min, max] with Σ m_i = M; null when none exists. */
+export function bruteWeighted(items: ReadonlyArray<{ v: number; w: number }>, M: number, min: number, max: number): number | null {
+  const choices = [0];
+  for (let m = min; m <= max; m++) choices.push(m);
+  let best: number | null = null;
+  const walk = (i: number, left: number, value: number) => {
+    if (i === items.length) {
+      if (left === 0 && (best === null || value > best)) best = value;
+      return;
+    }
+    for (const m of choices) if (m <= left) walk(i + 1, left - m, value + items[i].w * mixedChance(items[i].v, m));
+  };
+  walk(0, M, 0);
+  return best;
+}
+
+/** Best Σ 1 − ρ_j^K_j over all K with Σ K = budget. */
+export function brutePrefixes(prefixes: ReadonlyArray<{ q: number; r: number }>, budget: number): number {
+  const rho = prefixes.map(({ q, r }) => repeatChance(q, r));
+  let best = -Infinity;
+  const walk = (i: number, left: number, value: number) => {
+    if (i === rho.length - 1) {
+      best = Math.max(best, value + flipChance(rho[i], left));
+      return;
+    }
+    for (let K = 0; K <= left; K++) walk(i + 1, left - K, value + flipChance(rho[i], K));
+  };
+  walk(0, budget, 0);
+  return best;
+}

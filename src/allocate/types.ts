@@ -55,6 +55,12 @@ export interface PrefixRoundInput {
  */
 export interface Strategy {
   readonly name: string;
+  /**
+   * Most trajectories (bare + continuations) this strategy can spend in one step. Set the step's
+   * ledger cap to it. Every strategy except dapo spends at most its budget B; dapo's cap is larger
+   * and its real cost varies (absent = no promise).
+   */
+  readonly trajectoryCap?: number;
   /** Root counts m_i for this round (prompt id → m ≥ 1); empty = no more roots this step. */
   planRoots(input: RootRoundInput): Map<string, number>;
   /** Continuation budget this prompt gets once its m bare rollouts are done (0 for root-only strategies). */

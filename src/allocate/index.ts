@@ -1,0 +1,17 @@
+/**
+ * Allocation: where a step's rollout budget goes (TRACE-SPEC §3 steps 2 and 4, §6). The exact root
+ * solver (and Knapsack-RL's weighted variant), the prefix solver, and every strategy behind the
+ * `Strategy` interface, built by name with `createStrategy`. Pure: no I/O, randomness passed in.
+ */
+export * from './types.ts';
+export * from './errors.ts';
+export * from './mixed-value.ts';
+export * from './feasibility.ts';
+export { solveWeighted, DP_CELL_LIMIT, type WeightedItem, type Allocation, type SolveOptions } from './weighted-solver.ts';
+export { solveRoots, type RootProblem } from './root-solver.ts';
+export { solveKnapsack, type KnapsackProblem } from './knapsack-solver.ts';
+export { solvePrefixes, repeatChance, flipChance, flipGain, type PrefixInput, type PrefixAllocation } from './prefix-solver.ts';
+export { STRATEGY_NAMES, strategyOptionsSchema, strategyConfigSchema, type StrategyName, type StrategyOptions, type StrategyOptionsInput, type StrategyConfig } from './options.ts';
+export { createStrategy, strategyFromConfig } from './registry.ts';
+export { isMixedGroup } from './strategies/dapo.ts';
+export { historyRate } from './strategies/knapsack.ts';

@@ -1,0 +1,71 @@
+import { spendableBelow, type Bounds } from '../feasibility.ts';
+import { solveWeighted } from '../weighted-solver.ts';
+import type { PrefixCandidate, RootCandidate, RootRoundInput } from '../types.ts';
+import { MissingInputError } from '../errors.ts';
+
+/** Root budget of a tree strategy: M = ⌊min(B, remaining) / (1 + N)⌋, so M + N·M ≤ B. */
+export function treeRootBudget(B: number, N: number, remaining: number): number {
+  return Math.floor(Math.min(B, remaining) / (1 + N));
+}
+
+/** Root budget of a root-only strategy: all of B (or what the ledger has left). */
+export function flatRootBudget(B: number, remaining: number): number {
+  return Math.floor(Math.min(B, remaining));
+}
+
+/**
+ * Uniform group sizes over the first `batchSize` candidates spending `total` bare rollouts: group size
+ * g = max(2, ⌊total / n⌋) on as many prompts as fit, the remainder one extra each to the first prompts.
+ */
+export function uniformRoots(candidates: readonly RootCandidate[], total: number, batchSize?: number): Map<string, number> {
+  const batch = candidates.slice(0, batchSize ?? candidates.length);
+  const plan = new Map<string, number>();
+  if (batch.length === 0 || total < 2) return plan;
+  const g = Math.max(2, Math.floor(total / batch.length));
+  const used = Math.min(batch.length, Math.floor(total / g));
+  let extra = total - used * g;
+  for (let i = 0; i < used; i++) {
+    const add = extra > 0 ? 1 : 0;
+    extra -= add;
+    plan.set(batch[i].promptId, g + add);
+  }
+  return plan;
+}
+
+/**
+ * Exact root allocation of the largest budget ≤ M that the bounds can spend, with value weights w_i:
+ * maximise Σ w_i V_root(v_i, m_i). Prompts with m_i = 0 are left out of the plan.
+ */
+export function solvedRoots(candidates: readonly RootCandidate[], items: ReadonlyArray<{ v: number; w: number }>, M: number, bounds: Bounds): Map<string, number> {
+  const budget = spendableBelow(candidates.length, M, bounds);
+  const { m } = solveWeighted(items, { budget, min: bounds.min, max: bounds.max });
+  const plan = new Map<string, number>();
+  m.forEach((mi, i) => {
+    if (mi > 0) plan.set(candidates[i].promptId, mi);
+  });
+  return plan;
+}
+
+/** Only round 0 plans roots for one-round strategies. */
+export function firstRoundOnly(input: RootRoundInput): boolean {
+  return input.round === 0;
+}
+
+export function trueRoot(c: RootCandidate, strategy: string): number {
+  if (c.p === undefined) throw new MissingInputError(`strategy "${strategy}" needs the true success probability p of prompt "${c.promptId}" (a simulated environment supplies it)`);
+  return c.p;
+}
+
+export function truePrefix(c: PrefixCandidate, strategy: string): number {
+  if (c.p === undefined) throw new MissingInputError(`strategy "${strategy}" needs the true success probability p of prefix "${c.id}" (a simulated environment supplies it)`);
+  return c.p;
+}
+
+/** Drops K = 0 entries: a plan lists expanded prefixes only. */
+export function positive(ids: readonly string[], k: readonly number[]): Map<string, number> {
+  const plan = new Map<string, number>();
+  ids.forEach((id, i) => {
+    if (k[i] > 0) plan.set(id, k[i]);
+  });
+  return plan;
+}

@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ZodError } from 'zod';
+import { STRATEGY_NAMES, createStrategy, strategyFromConfig, type StrategyOptionsInput } from '../../src/allocate/index.ts';
+import type { PrefixCandidate, RootCandidate, Strategy } from '../../src/allocate/types.ts';
+import { createRng, type Rng } from '../../src/util/rng.ts';
+
+/** A pool with everything any strategy may read: v, true p, history. */
+function pool(n: number, rng: Rng): RootCandidate[] {
+  return Array.from({ length: n }, (_, i) => {
+    const p = rng.next();
+    const trials = rng.int(5);
+    let successes = 0;
+    for (let t = 0; t < trials; t++) successes += rng.next() < p ? 1 : 0;
+    return { promptId: `q${i}`, v: Math.min(1, Math.max(0, p + (rng.next() - 0.5) * 0.3)), p, history: { successes, trials } };
+  });
+}
+
+function prefixesFor(promptId: string, m: number, rng: Rng): PrefixCandidate[] {
+  const out: PrefixCandidate[] = [];
+  for (let j = 0; j < m; j++) {
+    const r = rng.next() < 0.5 ? 1 : 0;
+    for (let t = 1; t <= 3; t++) out.push({ id: `${promptId}/${j}/${t}`, q: rng.next(), r, depth: t, entropy: rng.next() * 3, p: rng.next() });
+  }
+  return out;
+}
+
+interface StepTrace {
+  rounds: Array<Array<[string, number]>>;
+  prefixes: Array<Array<[string, number]>>;
+  bare: number;
+  continuations: number;
+}
+
+/** Drives a strategy through one step the way the engine does, with simulated Bernoulli(p) outcomes. */
+function simulateStep(strategy: Strategy, candidates: RootCandidate[], seed: number, ledgerCap = Infinity): StepTrace {
+  const rng = createRng(seed);
+  const results = new Map<string, number[]>();
+  const trace: StepTrace = { rounds: [], prefixes: [], bare: 0, continuations: 0 };
+  const firstM = new Map<string, number>();
+  for (let round = 0; round < 100; round++) {
+    const plan = strategy.planRoots({ candidates, round, remaining: ledgerCap - trace.bare, results, rng: rng.fork(`roots/${round}`) });
+    if (plan.size === 0) break;
+    trace.rounds.push([...plan]);
+    for (const [id, m] of plan) {
+      const c = candidates.find((x) => x.promptId === id);
+      assert.ok(c, `planRoots returned unknown prompt ${id}`);
+      assert.ok(Number.isInteger(m) && m >= 1, `m = ${m} for ${id}`);
+      trace.bare += m;
+      const rewards = results.get(id) ?? [];
+      for (let k = 0; k < m; k++) rewards.push(rng.next() < c.p! ? 1 : 0);
+      results.set(id, rewards);
+      if (!firstM.has(id)) firstM.set(id, m);
+    }
+  }
+  for (const [id, m] of firstM) {
+    const budget = strategy.prefixBudget(m);
+    const prefixes = prefixesFor(id, m, rng.fork(`cands/${id}`));
+    const plan = strategy.planPrefixes({ promptId: id, m, prefixes, budget, rng: rng.fork(`prefix/${id}`) });
+    let total = 0;
+    for (const [pid, K] of plan) {
+      assert.ok(prefixes.some((c) => c.id === pid), `unknown prefix ${pid}`);
+      assert.ok(Number.isInteger(K) && K >= 1, `K = ${K}`);
+      total += K;
+    }
+    assert.ok(total <= budget, `${total} continuations > budget ${budget}`);
+    trace.continuations += total;
+    trace.prefixes.push([...plan]);
+  }
+  return trace;
+}
+
+const base: StrategyOptionsInput = { budget: 150, continuations: 2, min: 2, max: 8, groupSize: 4 };
+
+for (const name of STRATEGY_NAMES) {
+  test(`shared suite: ${name} stays within budget, respects bounds, is deterministic`, () => {
+    for (const [n, budget] of [[40, 150], [5, 150], [100, 31], [1, 7], [0, 20]] as const) {
+      const options = { ...base, budget };
+      const strategy = createStrategy(name, options);
+      const cap = strategy.trajectoryCap ?? budget;
+      const candidates = pool(n, createRng(n * 1000 + budget));
+      const a = simulateStep(strategy, candidates, 99);
+      assert.ok(a.bare + a.continuations <= cap, `${name}: spent ${a.bare}+${a.continuations} > cap ${cap}`);
+      if (name !== 'dapo') assert.ok(cap <= budget, `${name}: cap ${cap} above B`);
+      if (['trace', 'oracle', 'pcl', 'knapsack'].includes(name)) {
+        for (const [, m] of a.rounds.flat()) assert.ok(m >= options.min! && m <= options.max!, `${name}: m = ${m} outside bounds`);
+      }
+      const b = simulateStep(createStrategy(name, options), candidates, 99);
+      assert.deepEqual(b, a, `${name} is not deterministic for a seed`);
+    }
+  });
+}
+
+test('tree strategies spend (1 + N) · M ≤ B; root-only strategies spend all of B when they can', () => {
+  const candidates = pool(40, createRng(1));
+  for (const name of ['trace', 'oracle', 'random-tree', 'entropy'] as const) {
+    const s = createStrategy(name, base);
+    const t = simulateStep(s, candidates, 3);
+    assert.equal(t.bare, Math.floor(150 / 3), `${name} roots`);
+    assert.equal(t.continuations, 2 * t.bare, `${name} continuations (every prompt has prefixes here)`);
+  }
+  for (const name of ['grpo', 'pcl', 'knapsack'] as const) {
+    const t = simulateStep(createStrategy(name, base), candidates, 3);
+    assert.equal(t.bare, 150, name);
+    assert.equal(t.continuations, 0, name);
+  }
+});
+
+test('grpo: uniform group sizes over the batch, the remainder to the first prompts', () => {
+  const candidates = pool(10, createRng(2));
+  const plan = createStrategy('grpo', { budget: 43 }).planRoots({ candidates, round: 0, remaining: Infinity, results: new Map(), rng: createRng(0) });
+  assert.deepEqual([...plan.values()], [5, 5, 5, 4, 4, 4, 4, 4, 4, 4]);
+  const batch = createStrategy('grpo', { budget: 43, batchSize: 4 }).planRoots({ candidates, round: 0, remaining: Infinity, results: new Map(), rng: createRng(0) });
+  assert.deepEqual([...batch.keys()], ['q0', 'q1', 'q2', 'q3']);
+});
+
+test('dapo: rounds continue until enough mixed groups, never past its cap', () => {
+  const candidates = Array.from({ length: 30 }, (_, i) => ({ promptId: `q${i}`, v: 0.5, p: i % 3 === 0 ? 0.5 : 1 }));
+  const s = createStrategy('dapo', { budget: 40, groupSize: 4, batchSize: 5, dapoRoundPrompts: 5, dapoMaxTrajectories: 100 });
+  const t = simulateStep(s, candidates, 7);
+  assert.ok(t.rounds.length > 1, 'needed more than one round');
+  assert.ok(t.bare <= 100);
+  // p = 1 prompts never mix; only every third prompt can, so it needs about 15 prompts (60 rollouts) for 5 mixed.
+  const tight = simulateStep(createStrategy('dapo', { budget: 40, groupSize: 4, batchSize: 5, dapoMaxTrajectories: 22 }), candidates, 7);
+  assert.equal(tight.bare, 20, 'a round that would pass the cap is cut to whole groups that fit');
+});
+
+test('trace follows the predictor; oracle follows the truth', () => {
+  const candidates: RootCandidate[] = [
+    { promptId: 'easy', v: 0.5, p: 0.99 },
+    { promptId: 'hard', v: 0.02, p: 0.5 },
+  ];
+  const opts = { budget: 6, continuations: 2, min: 2, max: 2 };
+  const input = { candidates, round: 0, remaining: Infinity, results: new Map(), rng: createRng(0) };
+  assert.deepEqual([...createStrategy('trace', opts).planRoots(input)], [['easy', 2]]);
+  assert.deepEqual([...createStrategy('oracle', opts).planRoots(input)], [['hard', 2]]);
+  assert.throws(() => createStrategy('oracle', opts).planRoots({ ...input, candidates: [{ promptId: 'x', v: 0.5 }] }), /true success probability/);
+});
+
+test('entropy picks the highest-entropy prefixes; random-tree spreads at random', () => {
+  const prefixes: PrefixCandidate[] = [0.1, 2.5, 0.7, 1.9].map((h, i) => ({ id: `p${i}`, q: 0.5, r: 1, depth: 1, entropy: h }));
+  const e = createStrategy('entropy', { budget: 30 }).planPrefixes({ promptId: 'q', m: 2, prefixes, budget: 3, rng: createRng(0) });
+  assert.deepEqual([...e], [['p1', 1], ['p3', 1], ['p2', 1]]);
+  const r = createStrategy('random-tree', { budget: 30 }).planPrefixes({ promptId: 'q', m: 2, prefixes, budget: 400, rng: createRng(1) });
+  assert.equal([...r.values()].reduce((a, b) => a + b, 0), 400);
+  for (const K of r.values()) assert.ok(K > 60, `uniform draws: ${K} of 400 on one of 4 prefixes`);
+});
+
+test('knapsack uses history, not the predictor', () => {
+  const candidates: RootCandidate[] = [
+    { promptId: 'solved', v: 0.5, history: { successes: 20, trials: 20 } },
+    { promptId: 'open', v: 0.01, history: { successes: 7, trials: 20 } },
+  ];
+  const plan = createStrategy('knapsack', { budget: 2, min: 2, max: 2 }).planRoots({ candidates, round: 0, remaining: Infinity, results: new Map(), rng: createRng(0) });
+  assert.deepEqual([...plan], [['open', 2]]);
+});
+
+test('unknown strategy names and bad options fail when the config is parsed', () => {
+  assert.throws(() => strategyFromConfig({ name: 'tracee', budget: 10 }), ZodError);
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 10, min: 1 }), ZodError);
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 10, min: 5, max: 4 }), ZodError);
+  assert.equal(strategyFromConfig({ name: 'random-tree', budget: 10 }).name, 'random-tree');
+});

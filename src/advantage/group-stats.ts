@@ -52,12 +52,3 @@ export function zScore(x: number, g: GroupStats, epsilon: number): number {
   const { mean, std } = grpoMoments(g);
   return (x - mean) / (std + epsilon);
 }
-
-/**
- * Children of node `i` that have at least one rewarded leaf below: the branches that can be compared.
- * Failed trajectories (no reward) are excluded from every group, so a child holding only failed
- * leaves does not make its parent a branch point.
- */
-export function liveChildren(forest: Forest, stats: readonly GroupStats[], i: number): number[] {
-  return forest.children[i].filter((c) => stats[c].n > 0);
-}

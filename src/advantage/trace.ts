@@ -1,5 +1,5 @@
 import { pathIndices } from './forest.ts';
-import { grpoMoments, liveChildren, subtreeStats, type GroupStats } from './group-stats.ts';
+import { grpoMoments, subtreeStats, type GroupStats } from './group-stats.ts';
 import type { AdvantageEstimator, Forest, LeafAdvantage } from './types.ts';
 
 export interface TraceOptions {
@@ -8,7 +8,8 @@ export interface TraceOptions {
 }
 
 /**
- * Per-turn advantages of the `trace` estimator, one per node with a rewarded leaf below it.
+ * Per-turn advantages of the `trace` estimator, indexed by node; NaN for roots and for nodes with no
+ * rewarded leaf below them.
  *
  * Anchors are the prompt root and every branch point: a node with at least two children that each hold
  * a rewarded leaf. For a turn u, a(u) is the deepest anchor that is a strict ancestor of u, and c(u) is
@@ -19,20 +20,32 @@ export interface TraceOptions {
  * a branch point are compared with their siblings there; shared turns above it are compared at the
  * anchor above. A one-leaf prompt group reads as mean 0, std 1, as in grpo.
  */
-export function traceTurnAdvantages(forest: Forest, epsilon = 1e-6): Map<number, number> {
+export function traceTurnAdvantages(forest: Forest, epsilon = 1e-6): Float64Array {
   const stats = subtreeStats(forest);
-  const isAnchor = forest.ids.map((_, i) => forest.parent[i] < 0 || liveChildren(forest, stats, i).length >= 2);
-  const anchor = new Array<number>(forest.ids.length).fill(-1);
-  const branch = new Array<number>(forest.ids.length).fill(-1);
-  const value = new Map<number, number>();
+  const size = forest.ids.length;
+  const anchor = new Int32Array(size).fill(-1);
+  const branch = new Int32Array(size).fill(-1);
+  const isAnchor = new Uint8Array(size);
+  const value = new Float64Array(size).fill(Number.NaN);
   for (const i of forest.order) {
     const p = forest.parent[i];
-    if (p < 0 || stats[i].n === 0) continue;
+    if (p < 0) {
+      isAnchor[i] = 1;
+      continue;
+    }
+    if (stats[i].n === 0) continue;
+    isAnchor[i] = liveChildCount(forest, stats, i) >= 2 ? 1 : 0;
     anchor[i] = isAnchor[p] ? p : anchor[p];
     branch[i] = isAnchor[p] ? i : branch[p];
-    value.set(i, compare(stats[branch[i]], stats[anchor[i]], epsilon));
+    value[i] = compare(stats[branch[i]], stats[anchor[i]], epsilon);
   }
   return value;
+}
+
+function liveChildCount(forest: Forest, stats: readonly GroupStats[], i: number): number {
+  let live = 0;
+  for (const c of forest.children[i]) if (stats[c].n > 0) live++;
+  return live;
 }
 
 /** (V(c) − mean(G_a)) / (std(G_a) + ε) with GRPO's one-leaf convention for G_a. */
@@ -54,7 +67,7 @@ export function createTrace(options: TraceOptions = {}): AdvantageEstimator {
       const value = traceTurnAdvantages(forest, epsilon);
       return forest.rewardedLeaves.map((leaf): LeafAdvantage => {
         const path = pathIndices(forest, leaf);
-        return { id: forest.ids[leaf], advantage: value.get(leaf)!, path: path.map((i) => forest.ids[i]), turns: path.map((i) => value.get(i)!) };
+        return { id: forest.ids[leaf], advantage: value[leaf], path: path.map((i) => forest.ids[i]), turns: path.map((i) => value[i]) };
       });
     },
   };

@@ -3,6 +3,7 @@ import { register as advantages } from './advantages.ts';
 import { register as report } from './report.ts';
 import { register as score } from './score.ts';
 import { register as retriever } from './retriever.ts';
+import { register as solve } from './solve.ts';
 
 /** Every subcommand registers itself on the program; one line per command module. */
 export const commands: Array<(program: Command) => void> = [
@@ -10,4 +11,5 @@ export const commands: Array<(program: Command) => void> = [
   report,
   score,
   retriever,
+  solve,
 ];

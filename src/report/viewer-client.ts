@@ -119,6 +119,9 @@ export const VIEWER_SCRIPT = String.raw`
   selRun.addEventListener('change', fillSteps);
   selStep.addEventListener('change', fillPrompts);
   selPrompt.addEventListener('change', render);
+  // Start at a run whose prefixes were expanded (a tree strategy), where the viewer has most to show.
+  var firstRun = data.runs.findIndex(function (r) { return r.steps.some(function (s) { return s.trees.some(function (t) { return expandedCount(t) > 0; }); }); });
+  selRun.value = String(Math.max(0, firstRun));
   if (data.runs.length > 0) fillSteps();
   else out.appendChild(el('p', 'note', 'No trees were stored in these runs.'));
   var count = data.runs.reduce(function (a, r) { return a + r.steps.reduce(function (b, s) { return b + s.trees.length; }, 0); }, 0);

@@ -73,12 +73,15 @@ test('the report renders in headless Chromium and its tree viewer script runs wi
   const trees = viewer.runs.reduce((a, r) => a + r.steps.reduce((b, s) => b + s.trees.length, 0), 0);
   assert.ok(dom.includes(`Tree viewer ready: ${trees} trees embedded.`));
   assert.ok((dom.match(/<svg\b/g) ?? []).length >= 10, 'the charts are in the rendered DOM');
-  // The viewer opens on the first run's last step, at the first prompt with an expanded prefix (else mixed, else first).
-  const step = viewer.runs[0].steps.at(-1)!;
+  // The viewer opens on the first run with expanded prefixes (here trace), its last step, at the first
+  // prompt with an expanded prefix (else mixed, else first).
+  assert.equal(viewer.runs[1].strategy, 'trace');
+  const step = viewer.runs[1].steps.at(-1)!;
   const shown = step.trees.find((t) => Object.values(t.nodes).some((n) => n.expanded)) ?? step.trees.find((t) => t.mixed) ?? step.trees[0];
   const rendered = dom.match(/<details class="tree-node/g) ?? [];
   assert.equal(rendered.length, Object.keys(shown.nodes).length, 'every node of the shown tree is rendered');
   assert.ok(dom.includes(`<option value="1">trace (seed 3)</option>`), 'the run select lists the runs');
+  assert.ok((dom.match(/class="badge k"/g) ?? []).length > 0, 'expanded prefixes show their K');
 });
 
 test('a script error shows in the DOM (so the check above can fail)', () => {

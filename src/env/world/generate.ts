@@ -4,7 +4,7 @@
  * lists people born there with their birth years, a film's passage names its director's other film…).
  */
 import { createRng, type Rng } from '../../util/rng.ts';
-import { cityName, companyName, filmName, personName, universityName, unique, word } from './names.ts';
+import { FILM_WORDS, cityName, companyName, filmName, personName, universityName, unique, word } from './names.ts';
 import type { Entity, EntityKind, World, WorldPassage } from './types.ts';
 
 export interface WorldSize {
@@ -69,7 +69,7 @@ export function generateWorld(seed: number, size: WorldSize = DEFAULT_WORLD_SIZE
 
 /** Two names look alike when they share a distinctive token (not "New", "University", "of", …). */
 function markLookalikes(entities: Entity[]): void {
-  const generic = new Set(['new', 'falls', 'university', 'of', 'the', 'institute', 'college', 'academy', 'pictures', 'studios', 'media', 'films', 'ii']);
+  const generic = new Set(['new', 'falls', 'university', 'of', 'the', 'institute', 'college', 'academy', 'pictures', 'studios', 'media', 'films', 'ii', ...FILM_WORDS]);
   const byToken = new Map<string, Entity[]>();
   for (const e of entities) {
     for (const t of new Set(e.name.toLowerCase().split(' ').filter((t) => !generic.has(t)))) {

@@ -9,6 +9,9 @@ const SYL = ['ka', 'lo', 'mer', 'vin', 'dra', 'sel', 'tor', 'an', 'bel', 'rin', 
 const ADJ = ['Silent', 'Crimson', 'Hollow', 'Distant', 'Golden', 'Broken', 'Quiet', 'Burning', 'Last', 'Northern', 'Paper', 'Iron', 'Velvet', 'Winter'];
 const NOUN = ['Harbor', 'Garden', 'Signal', 'Mirror', 'River', 'Tower', 'Orchard', 'Letter', 'Horizon', 'Lantern', 'Bridge', 'Circus', 'Meadow', 'Compass'];
 
+/** Common film-title words; shared ones do not make two titles look alike (a shared rare word does). */
+export const FILM_WORDS = [...ADJ, ...NOUN].map((w) => w.toLowerCase());
+
 function cap(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
@@ -45,7 +48,7 @@ export function cityName(rng: Rng, used: Set<string>, earlier: readonly string[]
 export function personName(rng: Rng, used: Set<string>, surnames: string[]): string {
   return unique(rng, used, () => {
     // Surnames are reused so that several people share one (look-alikes).
-    const last = surnames.length > 0 && rng.next() < 0.45 ? surnames[rng.int(surnames.length)]! : word(rng, 2, 3);
+    const last = surnames.length > 0 && rng.next() < 0.3 ? surnames[rng.int(surnames.length)]! : word(rng, 2, 3);
     if (!surnames.includes(last)) surnames.push(last);
     return `${word(rng, 2, 2)} ${last}`;
   });
@@ -56,7 +59,12 @@ export function filmName(rng: Rng, used: Set<string>, earlier: readonly string[]
     const base = earlier[rng.int(earlier.length)]!;
     if (!/ II$/.test(base) && !used.has(`${base} II`)) return unique(rng, used, () => `${base} II`);
   }
-  return unique(rng, used, () => (rng.next() < 0.3 ? `The ${NOUN[rng.int(NOUN.length)]} of ${word(rng)}` : `${ADJ[rng.int(ADJ.length)]} ${NOUN[rng.int(NOUN.length)]}`));
+  return unique(rng, used, () => {
+    const u = rng.next();
+    if (u < 0.4) return `The ${NOUN[rng.int(NOUN.length)]} of ${word(rng)}`;
+    if (u < 0.7) return `${word(rng)} ${NOUN[rng.int(NOUN.length)]}`;
+    return `${ADJ[rng.int(ADJ.length)]} ${NOUN[rng.int(NOUN.length)]}`;
+  });
 }
 
 export function companyName(rng: Rng, used: Set<string>, earlier: readonly string[]): string {

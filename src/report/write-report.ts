@@ -8,6 +8,7 @@ import { renderPage, type RenderedChart, type ViewerData } from './page.ts';
 import { renderSvg } from './render-svg.ts';
 import { summarize, type Summary } from './summary.ts';
 import { toViewTree } from './tree-data.ts';
+import type { RolloutTree } from '../tree/types.ts';
 
 export interface WriteReportOptions {
   /** Run folders (each holding run.sqlite). Runs sharing config.strategy.name are averaged over seeds. */
@@ -18,6 +19,8 @@ export interface WriteReportOptions {
   maxPromptsPerStep?: number;
   /** Characters kept from each turn text, action input and observation in the viewer. */
   maxTextChars?: number;
+  /** Upper bound on the viewer's embedded JSON; prompts per step are halved until it fits. */
+  maxViewerBytes?: number;
 }
 
 /** What the report says in numbers, for the CLI to print. */
@@ -37,6 +40,7 @@ export interface ReportResult {
 export async function writeReport(options: WriteReportOptions): Promise<ReportResult> {
   const maxPrompts = options.maxPromptsPerStep ?? 40;
   const maxChars = options.maxTextChars ?? 600;
+  const maxViewerBytes = options.maxViewerBytes ?? 6_000_000;
   if (options.runs.length === 0) throw new ReportError('no run folder given: pass at least one RUN_DIR');
   const dirs = [...new Set(options.runs.map((d) => resolve(d)))];
   const runs = dirs.map((d) => loadRun(d));
@@ -52,7 +56,15 @@ export async function writeReport(options: WriteReportOptions): Promise<ReportRe
     }
   }
   const summary = summarize(runs);
-  const viewer = viewerData(runs, maxPrompts, maxChars);
+  const sample = sampleTrees(runs);
+  let prompts = maxPrompts;
+  let viewer = viewerData(sample, prompts, maxChars);
+  // Long texts or big trees could still make the file heavy: show fewer prompts rather than a page that will not open.
+  while (prompts > 1 && Buffer.byteLength(JSON.stringify(viewer)) > maxViewerBytes) {
+    prompts = Math.max(1, Math.floor(prompts / 2));
+    viewer = viewerData(sample, prompts, maxChars);
+  }
+  if (prompts < maxPrompts) notes.push(`the tree viewer shows at most ${prompts} prompt(s) per step instead of ${maxPrompts} to keep its data near ${maxViewerBytes} bytes`);
   const html = renderPage({ runs, summary, charts, viewer, notes });
 
   const out = resolve(options.out);
@@ -68,27 +80,38 @@ export async function writeReport(options: WriteReportOptions): Promise<ReportRe
   return { out, bytes: Buffer.byteLength(html), runs: runs.length, summary, notes };
 }
 
+interface TreeSample {
+  run: RunData;
+  steps: Array<{ step: number; trees: RolloutTree[] }>;
+}
+
 /**
  * Trees are most of a run's bytes, so the viewer embeds a bounded sample: the first run (lowest seed)
- * of each strategy, its first and last step, and at most `maxPrompts` prompts of each.
+ * of each strategy, and its first and last step.
  */
-function viewerData(runs: RunData[], maxPrompts: number, maxChars: number): ViewerData {
-  const out: ViewerData['runs'] = [];
-  for (const [strategy, group] of byStrategy(runs)) {
+function sampleTrees(runs: RunData[]): TreeSample[] {
+  const out: TreeSample[] = [];
+  for (const group of byStrategy(runs).values()) {
     const run = group[0];
     const stepNumbers = run.steps.map((s) => s.step);
     if (stepNumbers.length === 0) continue;
     const chosen = [...new Set([stepNumbers[0], stepNumbers[stepNumbers.length - 1]])];
     const trees = loadTrees(run.dir, chosen);
-    out.push({
-      label: `${strategy}${run.seed !== null ? ` (seed ${run.seed})` : ''}`,
-      strategy,
-      seed: run.seed,
-      steps: chosen.map((step) => ({ step, trees: (trees.get(step) ?? []).slice(0, maxPrompts).map((t) => toViewTree(t, { maxChars })) })),
-    });
+    out.push({ run, steps: chosen.map((step) => ({ step, trees: trees.get(step) ?? [] })) });
   }
+  return out;
+}
+
+/** The viewer's embedded data: at most `maxPrompts` prompts per sampled step, texts cut to `maxChars`. */
+function viewerData(sample: TreeSample[], maxPrompts: number, maxChars: number): ViewerData {
+  const runs: ViewerData['runs'] = sample.map(({ run, steps }) => ({
+    label: `${run.strategy}${run.seed !== null ? ` (seed ${run.seed})` : ''}`,
+    strategy: run.strategy,
+    seed: run.seed,
+    steps: steps.map(({ step, trees }) => ({ step, trees: trees.slice(0, maxPrompts).map((t) => toViewTree(t, { maxChars })) })),
+  }));
   const limits =
     `To keep this file small the viewer embeds only the first run (lowest seed) of each strategy, its first and last step, ` +
     `at most ${maxPrompts} prompts per step, and at most ${maxChars} characters of each text; the run folders hold every tree.`;
-  return { runs: out, limits };
+  return { runs, limits };
 }

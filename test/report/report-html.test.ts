@@ -166,3 +166,21 @@ test('a folder that is not a run gives a ReportError naming it and the fix', asy
   await assert.rejects(writeReport({ runs: [], out: join(empty, 'r.html') }), ReportError);
   assert.deepEqual(readdirSync(empty).sort(), ['garbage'], 'nothing is written when the report fails');
 });
+
+test('the viewer stays within its prompt and byte limits and says so', async () => {
+  const dirs = runs.map((r) => r.dir);
+  const few = await writeReport({ runs: dirs, out: join(root, 'few.html'), maxPromptsPerStep: 2 });
+  const fewData = viewerData(readFileSync(few.out, 'utf8'));
+  assert.ok(fewData.runs.every((r) => r.steps.every((s) => s.trees.length === 2)));
+  assert.match(fewData.limits, /at most 2 prompts per step/);
+
+  const full = Buffer.byteLength(JSON.stringify(viewerData(html)));
+  const cap = Math.floor(full / 3);
+  const small = await writeReport({ runs: dirs, out: join(root, 'small.html'), maxViewerBytes: cap });
+  const smallData = viewerData(readFileSync(small.out, 'utf8'));
+  const shown = smallData.runs[0].steps[0].trees.length;
+  assert.ok(shown < PROMPTS, `fewer prompts shown (${shown})`);
+  assert.ok(Buffer.byteLength(JSON.stringify(smallData)) <= cap || shown === 1);
+  assert.ok(small.notes.some((n) => n.includes(`at most ${shown} prompt(s) per step`)));
+  assert.match(smallData.limits, new RegExp(`at most ${shown} prompts per step`));
+});

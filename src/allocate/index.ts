@@ -15,3 +15,5 @@ export { STRATEGY_NAMES, strategyOptionsSchema, strategyConfigSchema, type Strat
 export { createStrategy, strategyFromConfig } from './registry.ts';
 export { isMixedGroup } from './strategies/dapo.ts';
 export { historyRate } from './strategies/knapsack.ts';
+export { runAllocationDemo, summarise, DEMO_DEFAULTS, DEMO_STRATEGIES, type DemoOptions, type DemoRow, type Summary } from './demo.ts';
+export { beta, gamma, normal, binomial, noisyPrediction } from './sampling.ts';

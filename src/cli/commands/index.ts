@@ -4,6 +4,7 @@ import { register as report } from './report.ts';
 import { register as score } from './score.ts';
 import { register as retriever } from './retriever.ts';
 import { register as solve } from './solve.ts';
+import { register as demoAllocate } from './demo-allocate.ts';
 
 /** Every subcommand registers itself on the program; one line per command module. */
 export const commands: Array<(program: Command) => void> = [
@@ -12,4 +13,5 @@ export const commands: Array<(program: Command) => void> = [
   score,
   retriever,
   solve,
+  demoAllocate,
 ];

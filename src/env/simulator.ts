@@ -15,6 +15,8 @@
  * signal to calibrate; `trueSuccess` is exact for {@link SimulatorPolicy}'s branch probabilities.
  */
 import type { Action, Turn } from '../tree/types.ts';
+import { checkAction } from './search-env.ts';
+import { parseTurn } from './search-r1.ts';
 import { createRng, type Rng } from '../util/rng.ts';
 import { EnvError } from './errors.ts';
 import type { Environment, KnowsTruth, Prompt, StepOutcome } from './types.ts';
@@ -28,8 +30,8 @@ export interface SimBranch {
   reward?: 0 | 1;
   /** For searches: the node reached. */
   child?: SimNode;
-  /** Noisy clue of the value below this branch, shown in the observation (in [0, 1]). */
-  clue: number;
+  /** Noisy clue of the value below this branch, shown in the observation (in [0, 1]); defaults to the exact value. */
+  clue?: number;
 }
 
 export interface SimNode {
@@ -46,6 +48,8 @@ export interface SimulatorOptions {
   stepSpread?: number;
   /** Standard deviation of the noise on clues. Default 0.15. */
   clueNoise?: number;
+  /** Given decision trees by prompt id, used instead of generated ones (branch p's must sum to 1). */
+  trees?: ReadonlyMap<string, SimNode>;
 }
 
 export interface SimState {
@@ -90,7 +94,7 @@ export function nodeValue(node: SimNode, turnsLeft: number): number {
 export class Simulator implements Environment<SimState>, KnowsTruth {
   readonly name = 'simulator';
   readonly maxTurns: number;
-  private readonly opts: Required<SimulatorOptions>;
+  private readonly opts: Required<Omit<SimulatorOptions, 'trees'>>;
   private readonly trees = new Map<string, SimNode>();
 
   constructor(options: SimulatorOptions) {
@@ -99,6 +103,16 @@ export class Simulator implements Environment<SimState>, KnowsTruth {
     if (maxTurns < 1) throw new EnvError(`simulator: maxTurns must be ≥ 1, got ${maxTurns}`);
     this.opts = { maxDepth, maxTurns, stepSpread: options.stepSpread ?? 2.0, clueNoise: options.clueNoise ?? 0.15, seed: options.seed };
     this.maxTurns = maxTurns;
+    for (const [id, tree] of options.trees ?? []) {
+      checkTree(tree, id);
+      this.trees.set(id, tree);
+    }
+  }
+
+  /** Search-R1 text → action (the random policy writes `<search>label</search>` / `<answer>label</answer>`). */
+  parse(text: string): { thought: string; action: Action } {
+    const p = parseTurn(text);
+    return { thought: p.thought, action: p.action };
   }
 
   /** `count` prompts with ids `sim-<seed>-<i>`; each question shows the root's noisy clue. */
@@ -185,9 +199,10 @@ export class Simulator implements Environment<SimState>, KnowsTruth {
     const index = node.branches.findIndex((b) => b.label === action.input.trim() && b.kind === action.type);
     const limit = turn >= this.opts.maxTurns;
     if (index < 0) {
-      const observation = `Invalid action: "${action.type}: ${action.input}" is not an option here. Options: ${describe(node)}.`;
+      const rule = checkAction(action)?.rule ?? 'unknown_option';
+      const observation = `Invalid action (${rule}): "${action.type}: ${action.input}" is not an option here. Options: ${describe(node)}.`;
       const done = limit;
-      const reason = limit ? 'turn_limit' : 'unknown_option';
+      const reason = limit ? 'turn_limit' : rule;
       return { state: freeze({ ...state, turn, done, ...(limit ? { reward: 0, reason } : {}) }), observation, done, invalid: true, reason, ...(limit ? { reward: 0, score: 0 } : {}) };
     }
     const b = node.branches[index]!;
@@ -198,11 +213,26 @@ export class Simulator implements Environment<SimState>, KnowsTruth {
     }
     const path = Object.freeze([...state.path, index]);
     const child = b.child!;
-    const observation = `<information>Result of ${b.label}: clue ${b.clue.toFixed(2)}. Options: ${describe(child)}.</information>`;
+    const clue = b.clue ?? nodeValue(child, Infinity);
+    const observation = `<information>Result of ${b.label}: clue ${clue.toFixed(2)}. Options: ${describe(child)}.</information>`;
     if (limit) {
       return { state: freeze({ ...state, path, turn, done: true, reward: 0, reason: 'turn_limit' }), observation, done: true, reward: 0, score: 0, reason: 'turn_limit' };
     }
     return { state: freeze({ ...state, path, turn, done: false }), observation, done: false };
+  }
+}
+
+/** A given tree must have branch probabilities summing to 1, answers with rewards and searches with children. */
+function checkTree(node: SimNode, where: string): void {
+  const total = node.branches.reduce((a, b) => a + b.p, 0);
+  if (node.branches.length === 0 || Math.abs(total - 1) > 1e-9) throw new EnvError(`simulator tree ${where}: branch probabilities sum to ${total}, expected 1`);
+  for (const b of node.branches) {
+    if (b.p < 0) throw new EnvError(`simulator tree ${where}/${b.label}: negative probability`);
+    if (b.kind === 'answer' && b.reward !== 0 && b.reward !== 1) throw new EnvError(`simulator tree ${where}/${b.label}: an answer needs reward 0 or 1`);
+    if (b.kind === 'search') {
+      if (!b.child) throw new EnvError(`simulator tree ${where}/${b.label}: a search needs a child node`);
+      checkTree(b.child, `${where}/${b.label}`);
+    }
   }
 }
 

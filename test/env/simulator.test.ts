@@ -112,3 +112,27 @@ test('invalid actions become observations, count as turns, and the turn limit en
   const badTurn: Turn = { thought: '', action: { type: 'search', input: 'nope' }, observation: bad.observation };
   assert.equal(sim.trueSuccess(prompt, [badTurn, badTurn, badTurn]), 0);
 });
+
+test('a given tree: trueSuccess equals the hand-computed probability, including the turn limit', async () => {
+  // root: search s (p .6) → { answer win (p .5, r 1), answer lose (p .5, r 0) }; answer direct (p .4, r 1)
+  const tree = {
+    branches: [
+      { label: 's', kind: 'search' as const, p: 0.6, child: { branches: [
+        { label: 'win', kind: 'answer' as const, p: 0.5, reward: 1 as const },
+        { label: 'lose', kind: 'answer' as const, p: 0.5, reward: 0 as const },
+      ] } },
+      { label: 'direct', kind: 'answer' as const, p: 0.4, reward: 1 as const },
+    ],
+  };
+  const sim = new Simulator({ seed: 0, trees: new Map([['given', tree]]) });
+  const prompt = { id: 'given', question: 'q', answers: ['x'] };
+  assert.ok(Math.abs(sim.trueSuccess(prompt, []) - (0.6 * 0.5 + 0.4)) < 1e-15);
+  const s = await sim.step(sim.reset(prompt), sim.parse('<search>s</search>').action);
+  assert.match(s.observation, /clue 0\.50/);
+  assert.equal(sim.trueSuccess(prompt, [{ thought: '', action: { type: 'search', input: 's' }, observation: s.observation }]), 0.5);
+  const short = new Simulator({ seed: 0, maxTurns: 1, trees: new Map([['given', tree]]) });
+  assert.ok(Math.abs(short.trueSuccess(prompt, []) - 0.4) < 1e-15, 'searching on the last turn cannot succeed');
+  const bad = await sim.step(sim.reset(prompt), sim.parse('no tags').action);
+  assert.equal(bad.reason, 'no_action');
+  assert.throws(() => new Simulator({ seed: 0, trees: new Map([['bad', { branches: [{ label: 'a', kind: 'answer' as const, p: 0.7, reward: 1 as const }] }]]) }), /sum to 0.7/);
+});

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { strategyConfigSchema } from '../allocate/index.ts';
+import { ESTIMATOR_NAMES } from '../advantage/index.ts';
+import { engineSettingsSchema } from '../rollout/index.ts';
+
+/**
+ * The run configuration, written once: each field's description is its only documentation (the CLI
+ * prints the resolved config; docs/configuration.md is generated from these descriptions). Unknown
+ * strategy or estimator names fail here, before anything starts.
+ */
+export const trainConfigSchema = z
+  .object({
+    seed: z.number().int().min(0).default(0).describe('Seed of everything random in the run (world, sampling, predictor init); a run is reproducible from config + seed.'),
+    steps: z.number().int().min(1).default(30).describe('Training steps.'),
+    env: z
+      .object({
+        kind: z.enum(['world', 'simulator']).default('world').describe('world: the embedded multi-hop search world (trainable); simulator: prompts with exactly known success probabilities (policy fixed, for allocation/oracle studies).'),
+        seed: z.number().int().min(0).default(7).describe('Seed of the generated world / simulator; fixed across the runs being compared, so every strategy sees the same questions.'),
+        questions: z.number().int().min(10).default(1500).describe('Questions generated in the world (before the train/test split) or simulator prompts.'),
+        testFraction: z.number().gt(0).lt(1).default(0.2).describe('Share of world questions held out for test accuracy.'),
+        topK: z.number().int().min(1).default(3).describe('Documents returned per search.'),
+        successRule: z.enum(['f1', 'em', 'f1-or-em']).default('f1').describe('Success for allocation and reward: token F1 ≥ threshold, or exact match.'),
+        successThreshold: z.number().min(0).max(1).default(0.3).describe('F1 threshold of the f1 success rule (TRACE-SPEC §2).'),
+      })
+      .prefault({}),
+    pool: z.number().int().min(1).default(64).describe('Candidate prompts drawn per step (the pool the root allocation chooses from).'),
+    strategy: strategyConfigSchema.default({ name: 'trace', budget: 192, continuations: 2, min: 2, max: 16, groupSize: 8, knapsackPrior: 1 }).describe('Allocation strategy and its budget (trajectories per step).'),
+    estimator: z.enum(ESTIMATOR_NAMES).default('trace').describe('Advantage estimator (TRACE-SPEC §5).'),
+    predictor: z
+      .object({
+        kind: z.enum(['mlp', 'beta', 'global']).default('mlp').describe('mlp: the shared learned predictor Ṽ(H); beta: per-prompt Beta-Bernoulli (roots only); global: the running success rate.'),
+        hidden: z.array(z.number().int().min(1)).default([64, 32]).describe('Hidden layer widths of the mlp predictor.'),
+        lr: z.number().positive().default(0.003).describe('Adam learning rate of the mlp predictor.'),
+        replaySteps: z.number().int().min(1).default(4).describe('Steps of tree targets kept in the predictor’s replay window.'),
+      })
+      .prefault({}),
+    policy: z
+      .object({
+        learningRate: z.number().positive().default(0.05).describe('Adam step size of the embedded policy update.'),
+        clip: z.number().positive().default(0.2).describe('PPO clip ε of the clipped surrogate.'),
+        epochs: z.number().int().min(1).default(2).describe('Passes (Adam steps) over each step’s samples.'),
+      })
+      .prefault({}),
+    engine: engineSettingsSchema.prefault({}),
+    eval: z
+      .object({
+        every: z.number().int().min(1).default(5).describe('Evaluate greedy test accuracy every this many steps (and after the last step).'),
+        questions: z.number().int().min(1).default(200).describe('Held-out test questions per evaluation (the first ones of the test split).'),
+      })
+      .prefault({}),
+  })
+  .strict();
+
+export type TrainConfig = z.output<typeof trainConfigSchema>;
+export type TrainConfigInput = z.input<typeof trainConfigSchema>;
+
+export function parseTrainConfig(input: unknown): TrainConfig {
+  return trainConfigSchema.parse(input);
+}

@@ -1,0 +1,7 @@
+/** The training loop: configuration, components, one TRACE step, the resumable run, metrics registry. */
+export * from './config.ts';
+export * from './metrics.ts';
+export * from './components.ts';
+export { trainStep, drawPool, evaluate, initialState, type RunState, type StepContext } from './step.ts';
+export { contrastMetrics, costMetrics } from './step-metrics.ts';
+export { train, TrainError, type TrainOptions, type TrainOutcome, type LoopEvent } from './loop.ts';

@@ -1,0 +1,91 @@
+import type { Spend } from '../budget/index.ts';
+import type { QualityMetrics, StepQuality } from '../predict/index.ts';
+import { isMixed, rewardedLeaves, root, walk } from '../tree/index.ts';
+import type { RolloutTree } from '../tree/types.ts';
+
+/** Contrast and reward metrics of one step's trees (keys documented in metrics.ts). */
+export function contrastMetrics(trees: readonly RolloutTree[]): Record<string, number> {
+  let prompts = 0;
+  let mixedPrompts = 0;
+  let anchors = 0;
+  let mixedAnchors = 0;
+  let expanded = 0;
+  let rewardSum = 0;
+  let rewardCount = 0;
+  let bareSum = 0;
+  let bareCount = 0;
+  for (const tree of trees) {
+    const r = root(tree);
+    if (r.children.length === 0) continue;
+    prompts++;
+    if (isMixed(tree)) mixedPrompts++;
+    if (r.children.length >= 2) {
+      anchors++;
+      if (isMixed(tree)) mixedAnchors++;
+    }
+    walk(tree, tree.promptId, (n) => {
+      if (n.parent !== null && (n.expanded ?? 0) > 0) {
+        expanded++;
+        anchors++;
+        if (isMixed(tree, n.id)) mixedAnchors++;
+      }
+    });
+    for (const leaf of rewardedLeaves(tree)) {
+      rewardSum += leaf.reward!;
+      rewardCount++;
+      // A leaf is bare when its whole path was made by one bare rollout (no continuation node on it).
+      if (leaf.origin === 'bare') {
+        bareSum += leaf.reward!;
+        bareCount++;
+      }
+    }
+  }
+  return {
+    effective_ratio: prompts > 0 ? mixedPrompts / prompts : 0,
+    mixed_anchor_yield: anchors > 0 ? mixedAnchors / anchors : 0,
+    prompts,
+    expanded_prefixes: expanded,
+    reward_mean: rewardCount > 0 ? rewardSum / rewardCount : 0,
+    bare_reward_mean: bareCount > 0 ? bareSum / bareCount : 0,
+  };
+}
+
+export function costMetrics(spend: Spend): Record<string, number> {
+  return {
+    cost_trajectories: spend.bare + spend.continuation,
+    cost_bare: spend.bare,
+    cost_continuations: spend.continuation,
+    cost_turns: spend.turns,
+    cost_tokens: spend.tokens,
+    cost_tool_calls: spend.toolCalls,
+  };
+}
+
+/** Predictor quality on the step's nodes, measured before training on them (NaN-free: absent when undefined). */
+export function predictorMetrics(q: StepQuality): Record<string, number> {
+  const out: Record<string, number> = {};
+  const put = (key: string, x: number) => {
+    if (Number.isFinite(x)) out[key] = x;
+  };
+  const one = (prefix: string, m: QualityMetrics) => {
+    if (m.nodes === 0) return;
+    put(`${prefix}_brier`, m.brier);
+    put(`${prefix}_auroc`, m.auroc);
+  };
+  one('pred_root', q.root);
+  one('pred_prefix', q.prefix);
+  return out;
+}
+
+/** Where the budget went: bare rollouts per prompt and continuations by the depth of their prefix. */
+export function allocationDetails(trees: readonly RolloutTree[]): { roots: Record<string, number>; continuationsByDepth: Record<string, number> } {
+  const roots: Record<string, number> = {};
+  const continuationsByDepth: Record<string, number> = {};
+  for (const tree of trees) {
+    roots[tree.promptId] = root(tree).children.filter((c) => tree.nodes[c].origin === 'bare').length;
+    walk(tree, tree.promptId, (n) => {
+      if (n.parent !== null && (n.expanded ?? 0) > 0) continuationsByDepth[n.depth] = (continuationsByDepth[n.depth] ?? 0) + n.expanded!;
+    });
+  }
+  return { roots, continuationsByDepth };
+}

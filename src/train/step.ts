@@ -1,0 +1,210 @@
+import type { AdvantageEstimator } from '../advantage/index.ts';
+import { forestFromTrees } from '../advantage/index.ts';
+import type { RootCandidate, Strategy } from '../allocate/index.ts';
+import { BudgetLedger, emptySpend, type Spend } from '../budget/index.ts';
+import type { Prompt } from '../env/index.ts';
+import type { PolicySample } from '../policy/index.ts';
+import { evaluateThenTrain, samplesFromTrees } from '../predict/index.ts';
+import { runStep, type EngineEvent, type Scorer } from '../rollout/index.ts';
+import type { StepRecord } from '../store/index.ts';
+import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
+import { createRng, shuffled } from '../util/rng.ts';
+import type { Components } from './components.ts';
+import type { TrainConfig } from './config.ts';
+import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics } from './step-metrics.ts';
+
+/** What carries over from one step to the next besides the model checkpoints (stored as JSON). */
+export interface RunState {
+  /** Per-prompt outcomes of earlier bare rollouts: [successes, trials] (Knapsack-RL's estimate). */
+  history: Record<string, [number, number]>;
+  /** Cost since step 0. */
+  cumulative: Spend;
+}
+
+export function initialState(): RunState {
+  return { history: {}, cumulative: emptySpend() };
+}
+
+export interface StepContext {
+  config: TrainConfig;
+  parts: Components;
+  strategy: Strategy;
+  estimator: AdvantageEstimator;
+  state: RunState;
+  /** Milliseconds from an outside clock (library code reads no clock itself). */
+  clock: () => number;
+  signal?: AbortSignal;
+  onEvent?: (e: EngineEvent | { kind: 'phase'; phase: string }) => void;
+}
+
+/**
+ * One TRACE training step (TRACE-SPEC §3), one named call per phase:
+ * score roots → allocate & roll out (bare, then per-prompt prefix expansion, inside the engine) →
+ * predictor targets, calibration, update → advantages → policy update → evaluation → metrics.
+ */
+export async function trainStep(ctx: StepContext, step: number): Promise<StepRecord & { state: RunState; cancelled: boolean }> {
+  const { config, parts, clock } = ctx;
+  const rng = createRng(config.seed).fork(`step/${step}`);
+  const times: Record<string, number> = {};
+  const timed = async <T>(key: string, phase: string, f: () => T | Promise<T>): Promise<T> => {
+    ctx.onEvent?.({ kind: 'phase', phase });
+    const t0 = clock();
+    const out = await f();
+    times[key] = clock() - t0;
+    return out;
+  };
+  const t0 = clock();
+
+  const pool = drawPool(parts.train, config.pool, step, config.seed);
+  const scorer: Scorer = (hs) => parts.predictor.predict(hs);
+  const candidates = await timed('time_allocate_ms', 'score roots', () => scoreRoots(ctx, pool, scorer));
+
+  const ledger = new BudgetLedger({ trajectories: ctx.strategy.trajectoryCap ?? config.strategy.budget });
+  const rollout = await timed('time_rollout_ms', 'rollouts', () =>
+    runStep({ prompts: pool, env: parts.env, policy: parts.policy, ledger, rng: rng.fork('rollout'), strategy: ctx.strategy, scorer, candidates, settings: config.engine, signal: ctx.signal, onEvent: ctx.onEvent }),
+  );
+  if (rollout.cancelled) return { step, metrics: {}, details: {}, trees: [], checkpoints: {}, state: ctx.state, cancelled: true };
+  const trees = rollout.trees;
+
+  const predictor = await timed('time_predictor_ms', 'predictor', () => updatePredictor(ctx, trees, pool));
+  const policy = await timed('time_policy_ms', 'policy update', () => updatePolicy(ctx, trees, pool));
+  const evaluation = shouldEvaluate(step, config) ? await timed('time_eval_ms', 'evaluation', () => evaluate(ctx, step)) : undefined;
+
+  const state = nextState(ctx.state, trees, rollout.spend);
+  const metrics: Record<string, number> = {
+    ...contrastMetrics(trees),
+    ...costMetrics(rollout.spend),
+    cum_trajectories: state.cumulative.bare + state.cumulative.continuation,
+    cum_turns: state.cumulative.turns,
+    cum_tokens: state.cumulative.tokens,
+    ...predictorMetrics(predictor.quality),
+    ...(predictor.loss !== undefined ? { pred_loss: predictor.loss } : {}),
+    ...(policy !== undefined ? { policy_loss: policy.loss } : {}),
+    ...(evaluation !== undefined ? { test_accuracy: evaluation } : {}),
+  };
+  times.time_step_ms = clock() - t0;
+  Object.assign(metrics, times);
+  const details = {
+    spend: rollout.spend,
+    rounds: rollout.rounds.length,
+    failures: rollout.failures,
+    allocation: allocationDetails(trees),
+    reliability: { root: predictor.quality.root.reliability, prefix: predictor.quality.prefix.reliability },
+  };
+  const checkpoints: Record<string, Uint8Array> = {
+    predictor: parts.predictor.save(),
+    state: new TextEncoder().encode(JSON.stringify(state)),
+  };
+  if (parts.trainable) checkpoints.policy = parts.trainable.save();
+  return { step, metrics, details, trees, checkpoints, state, cancelled: false };
+}
+
+/**
+ * The step's candidate pool: the training prompts in a seeded order that is reshuffled every epoch,
+ * `size` at a time, so every prompt is seen once per epoch and step s's pool depends only on (seed, s).
+ */
+export function drawPool(train: readonly Prompt[], size: number, step: number, seed: number): Prompt[] {
+  const n = train.length;
+  const k = Math.min(size, n);
+  const out: Prompt[] = [];
+  const seen = new Set<string>();
+  const orders = new Map<number, Prompt[]>();
+  // Positions [step·k, step·k + k) of the endless sequence of epoch shuffles; a pool that straddles two
+  // epochs skips prompts it already holds and reads on, so a pool never repeats a prompt.
+  for (let flat = step * k; out.length < k; flat++) {
+    const epoch = Math.floor(flat / n);
+    let order = orders.get(epoch);
+    if (!order) orders.set(epoch, (order = shuffled(train, createRng(seed).fork(`epoch/${epoch}`))));
+    const p = order[flat % n];
+    if (seen.has(p.id)) continue;
+    seen.add(p.id);
+    out.push(p);
+  }
+  return out;
+}
+
+/** Step 1 of TRACE: v_i = Ṽ(prompt i) for the pool, plus the truth and history where available. */
+function scoreRoots(ctx: StepContext, pool: readonly Prompt[], scorer: Scorer): RootCandidate[] {
+  const v = scorer(pool.map((prompt) => ({ prompt, turns: [] })));
+  return pool.map((p, i) => {
+    const c: RootCandidate = { promptId: p.id, v: v[i] };
+    if (ctx.parts.truth) c.p = ctx.parts.truth.trueSuccess(p, []);
+    const h = ctx.state.history[p.id];
+    if (h) c.history = { successes: h[0], trials: h[1] };
+    return c;
+  });
+}
+
+/** Steps 5–6: bottom-up targets; calibration measured on them first (held out), then the update. */
+async function updatePredictor(ctx: StepContext, trees: readonly RolloutTree[], pool: readonly Prompt[]) {
+  const samples = samplesFromTrees(trees, pool, { leaves: false });
+  const { quality, training } = await evaluateThenTrain(ctx.parts.predictor, samples);
+  return { quality, loss: training.loss };
+}
+
+/** Step 7: tree-aware advantages per turn, then the clipped-surrogate update of the policy. */
+function updatePolicy(ctx: StepContext, trees: readonly RolloutTree[], pool: readonly Prompt[]) {
+  const trainable = ctx.parts.trainable;
+  if (!trainable) return undefined;
+  const prompts = new Map(pool.map((p) => [p.id, p]));
+  const byPrompt = new Map(trees.map((t) => [t.promptId, t]));
+  const samples: PolicySample[] = [];
+  for (const adv of ctx.estimator.estimate(forestFromTrees(trees))) {
+    const promptId = adv.path[0].split('/')[0];
+    const tree = byPrompt.get(promptId)!;
+    samples.push({ prompt: prompts.get(promptId)!, turns: turnsTo(tree, adv.id), advantages: adv.turns });
+  }
+  const { learningRate, clip, epochs } = ctx.config.policy;
+  return trainable.update(samples, { learningRate, clip, epochs });
+}
+
+function shouldEvaluate(step: number, config: TrainConfig): boolean {
+  return (step + 1) % config.eval.every === 0 || step === config.steps - 1 || step === 0;
+}
+
+/** Greedy success rate on the first `eval.questions` test prompts (one rollout each, no budget cap). */
+export async function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<number> {
+  const prompts = ctx.parts.test.slice(0, ctx.config.eval.questions);
+  const result = await runStep({
+    prompts,
+    env: ctx.parts.env,
+    policy: ctx.parts.policy,
+    ledger: new BudgetLedger(),
+    rng: createRng(ctx.config.seed).fork(`eval/${step}`),
+    rootPlan: new Map(prompts.map((p) => [p.id, 1])),
+    greedy: true,
+    settings: ctx.config.engine,
+    signal: ctx.signal,
+  });
+  let solved = 0;
+  for (const t of result.trees) solved += rewardedLeaves(t).reduce((s, l) => s + l.reward!, 0);
+  return prompts.length > 0 ? solved / prompts.length : 0;
+}
+
+function nextState(prev: RunState, trees: readonly RolloutTree[], spend: Spend): RunState {
+  const history = { ...prev.history };
+  for (const tree of trees) {
+    let s = 0;
+    let n = 0;
+    for (const id of root(tree).children) {
+      if (getNode(tree, id).origin !== 'bare') continue;
+      for (const leaf of rewardedLeaves(tree, id)) {
+        if (leaf.origin !== 'bare') continue;
+        s += leaf.reward!;
+        n++;
+      }
+    }
+    if (n === 0) continue;
+    const [hs, hn] = history[tree.promptId] ?? [0, 0];
+    history[tree.promptId] = [hs + s, hn + n];
+  }
+  const c = prev.cumulative;
+  const cumulative: Spend = {
+    bare: c.bare + spend.bare,
+    continuation: c.continuation + spend.continuation,
+    turns: c.turns + spend.turns,
+    tokens: c.tokens + spend.tokens,
+    toolCalls: c.toolCalls + spend.toolCalls,
+  };
+  return { history, cumulative };
+}

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ZodError } from 'zod';
 import { UsageError, formatZodError } from './io.ts';
 import { commands } from './commands/index.ts';
+import { ConfigError } from '../train/config.ts';
 
 export function buildProgram(): Command {
   const program = new Command('trace-rl')
@@ -22,7 +23,7 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = e.exitCode;
       return;
     }
-    if (e instanceof UsageError) {
+    if (e instanceof UsageError || e instanceof ConfigError) {
       process.stderr.write(`trace-rl: ${e.message}\n`);
       process.exitCode = 2;
       return;

@@ -3,6 +3,9 @@ import { strategyConfigSchema } from '../allocate/index.ts';
 import { ESTIMATOR_NAMES } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/index.ts';
 
+/** The strategy fields a config may leave out (a partial `strategy:` is completed from these). */
+export const DEFAULT_STRATEGY = { name: 'trace', budget: 192, continuations: 2 } as const;
+
 /**
  * The run configuration, written once: each field's description is its only documentation (the CLI
  * prints the resolved config; docs/configuration.md is generated from these descriptions). Unknown
@@ -24,7 +27,9 @@ export const trainConfigSchema = z
       })
       .prefault({}),
     pool: z.number().int().min(1).default(64).describe('Candidate prompts drawn per step (the pool the root allocation chooses from).'),
-    strategy: strategyConfigSchema.default({ name: 'trace', budget: 192, continuations: 2, min: 2, max: 16, groupSize: 8, knapsackPrior: 1 }).describe('Allocation strategy and its budget (trajectories per step).'),
+    strategy: z
+      .preprocess((v) => ({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
+      .describe('Allocation strategy and its budget B in trajectories per step (fields not given take the defaults of trace with B = 192).'),
     estimator: z.enum(ESTIMATOR_NAMES).default('trace').describe('Advantage estimator (TRACE-SPEC §5).'),
     predictor: z
       .object({
@@ -54,6 +59,15 @@ export const trainConfigSchema = z
 export type TrainConfig = z.output<typeof trainConfigSchema>;
 export type TrainConfigInput = z.input<typeof trainConfigSchema>;
 
+/** Thrown for an invalid configuration; the message names each bad field by its path and the allowed values. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
 export function parseTrainConfig(input: unknown): TrainConfig {
-  return trainConfigSchema.parse(input);
+  const parsed = trainConfigSchema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    parsed.error.issues.map((i) => `config${i.path.length ? '.' + i.path.join('.') : ''}: ${i.message}`).join('; '),
+  );
 }

@@ -5,6 +5,8 @@ import { register as score } from './score.ts';
 import { register as retriever } from './retriever.ts';
 import { register as solve } from './solve.ts';
 import { register as demoAllocate } from './demo-allocate.ts';
+import { register as train } from './train.ts';
+import { register as compare } from './compare.ts';
 
 /** Every subcommand registers itself on the program; one line per command module. */
 export const commands: Array<(program: Command) => void> = [
@@ -14,4 +16,6 @@ export const commands: Array<(program: Command) => void> = [
   retriever,
   solve,
   demoAllocate,
+  train,
+  compare,
 ];

@@ -3,8 +3,8 @@
  *
  * The default {@link HashedFeatures} needs nothing external: signed feature hashing (2^bits buckets)
  * of words and adjacent word pairs, in separate namespaces for the question, all actions so far
- * (typed: "search:paris" ≠ "answer:paris"), all observations so far, the last action and the last
- * observation; then a dense block of structure features (structure-features.ts). Within a namespace
+ * (typed: "search:paris" ≠ "answer:paris"), all observations so far, all thoughts so far, and the
+ * last action, observation and thought; then a dense block of structure features (structure-features.ts). Within a namespace
  * each present feature weighs ±1/√n (n = entries in that namespace), so long observations do not drown
  * the question. Everything is a pure function of the history: stable across runs and processes.
  *
@@ -26,6 +26,8 @@ export interface HashedFeatureOptions {
   maxTurns?: number;
   /** Let structure features look at the prompt's gold answers. Default true. */
   useGold?: boolean;
+  /** Hash the words of each turn's thought (all turns, and the last one). Default true. */
+  useThoughts?: boolean;
 }
 
 /** Raised when an extractor is misconfigured or used out of order. */
@@ -47,12 +49,12 @@ export class HashedFeatures implements FeatureExtractor {
     if (!Number.isInteger(hashBits) || hashBits < 4 || hashBits > 20) {
       throw new FeatureError(`hashBits must be an integer in [4, 20], got ${hashBits}`);
     }
-    this.opts = { hashBits, maxTokensPerText: options.maxTokensPerText ?? 256, useGold: options.useGold ?? true, maxTurns: options.maxTurns };
+    this.opts = { hashBits, maxTokensPerText: options.maxTokensPerText ?? 256, useGold: options.useGold ?? true, useThoughts: options.useThoughts ?? true, maxTurns: options.maxTurns };
     this.hashDim = 1 << hashBits;
     this.mask = this.hashDim - 1;
     this.dim = this.hashDim + STRUCTURE_DIM;
     this.turns = new TurnCache(this.opts.maxTokensPerText);
-    this.signature = `hashed-v1(bits=${hashBits},tokens=${this.opts.maxTokensPerText},maxTurns=${this.opts.maxTurns ?? '-'},gold=${this.opts.useGold})`;
+    this.signature = `hashed-v1(bits=${hashBits},tokens=${this.opts.maxTokensPerText},maxTurns=${this.opts.maxTurns ?? '-'},gold=${this.opts.useGold},thoughts=${this.opts.useThoughts})`;
   }
 
   encode(histories: readonly History[]): FeatureMatrix {
@@ -91,7 +93,9 @@ export class HashedFeatures implements FeatureExtractor {
         addNamespace([last.lastAction]);
         addNamespace([last.lastObservation]);
         addNamespace([last.lastObservationPair]);
+        if (this.opts.useThoughts) addNamespace([last.lastThought]);
       }
+      if (this.opts.useThoughts) addNamespace(infos.map((i) => i.thought));
       structureFeatures(h, this.turns, { maxTurns: this.opts.maxTurns, useGold: this.opts.useGold }, structure);
       const idx: number[] = [];
       const val: number[] = [];

@@ -20,6 +20,8 @@ export const NS = {
   lastAction: namespaceSeed('la'),
   lastObservation: namespaceSeed('lo'),
   lastObservationPair: namespaceSeed('lo2'),
+  thought: namespaceSeed('th'),
+  lastThought: namespaceSeed('lth'),
 } as const;
 
 /** What features need from one turn. Hash lists are de-duplicated within the turn. */
@@ -34,6 +36,8 @@ export interface TurnInfo {
   lastAction: Uint32Array;
   lastObservation: Uint32Array;
   lastObservationPair: Uint32Array;
+  thought: Uint32Array;
+  lastThought: Uint32Array;
   /** Normalised observation text (for phrase containment). */
   observationNorm: string;
   observationWords: ReadonlySet<string>;
@@ -89,6 +93,7 @@ export class TurnCache {
     const obsTokens = tokenize(turn.observation, this.maxTokensPerText);
     const obsWords = wordsWithNumbers(obsTokens);
     const obsPairs = pairs(obsTokens);
+    const thoughtWords = wordsWithNumbers(tokenize(turn.thought, this.maxTokensPerText));
     return {
       type,
       key: `${type}: ${actTokens.join(' ')}`,
@@ -99,6 +104,8 @@ export class TurnCache {
       lastAction: hashAll(NS.lastAction, [`type:${type}`, ...typed]),
       lastObservation: hashAll(NS.lastObservation, obsWords),
       lastObservationPair: hashAll(NS.lastObservationPair, obsPairs),
+      thought: hashAll(NS.thought, thoughtWords),
+      lastThought: hashAll(NS.lastThought, thoughtWords),
       observationNorm: normalizedText(turn.observation),
       observationWords: new Set(obsTokens),
       observationTokens: obsTokens.length,

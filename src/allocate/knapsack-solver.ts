@@ -1,5 +1,5 @@
 import { knapsackWeight } from './mixed-value.ts';
-import { solveWeighted, type Allocation } from './weighted-solver.ts';
+import { solveWeighted, type Allocation, type SolveOptions } from './weighted-solver.ts';
 
 /**
  * Knapsack-RL allocation: maximise Σ_i (1 − p_i^k_i − (1 − p_i)^k_i) · p_i(1 − p_i)² subject to
@@ -14,7 +14,7 @@ export interface KnapsackProblem {
   max: number;
 }
 
-export function solveKnapsack(problem: KnapsackProblem, options: { method?: 'auto' | 'sweep' | 'dp' } = {}): Allocation {
+export function solveKnapsack(problem: KnapsackProblem, options: { method?: SolveOptions['method'] } = {}): Allocation {
   const items = problem.p.map((p) => ({ v: p, w: knapsackWeight(p) }));
   return solveWeighted(items, { budget: problem.budget, min: problem.min, max: problem.max, method: options.method, fields: { values: 'p' } });
 }

@@ -1,4 +1,4 @@
-import { solveWeighted, type Allocation } from './weighted-solver.ts';
+import { solveWeighted, type Allocation, type SolveOptions } from './weighted-solver.ts';
 
 /**
  * TRACE root allocation (TRACE-SPEC §3 step 2): maximise Σ_i V_root(v_i, m_i),
@@ -16,7 +16,7 @@ export interface RootProblem {
   max: number;
 }
 
-export function solveRoots(problem: RootProblem, options: { method?: 'auto' | 'sweep' | 'dp' } = {}): Allocation {
+export function solveRoots(problem: RootProblem, options: { method?: SolveOptions['method'] } = {}): Allocation {
   const items = problem.v.map((v) => ({ v, w: 1 }));
   return solveWeighted(items, { budget: problem.budget, min: problem.min, max: problem.max, method: options.method, fields: { values: 'v' } });
 }

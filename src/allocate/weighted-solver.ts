@@ -1,7 +1,10 @@
 import { AllocationInputError, InfeasibleBudgetError } from './errors.ts';
-import { isSpendable, selectableCounts, spendableAbove, spendableBelow, type Bounds } from './feasibility.ts';
-import { MinHeap } from './min-heap.ts';
-import { mixedChance, mixedGain } from './mixed-value.ts';
+import { isSpendable, spendableAbove, spendableBelow, type Bounds } from './feasibility.ts';
+import { mixedChance } from './mixed-value.ts';
+import { solveBySweep } from './prefix-sweep.ts';
+import { buildTable, TIE, type Table, type WeightedItem } from './value-table.ts';
+
+export type { WeightedItem };
 
 /**
  * The one exact solver behind root allocation and Knapsack-RL allocation:
@@ -17,24 +20,22 @@ import { mixedChance, mixedGain } from './mixed-value.ts';
  *     v nears 1/2, for every m), some optimum selects a prefix of that order (swap a selected
  *     dominated prompt for an unselected dominating one, keeping its m: the value cannot drop).
  *     For a prefix of s prompts each gets m_min and the rest R = M − s·m_min goes to the R largest
- *     marginal gains among them (exact: concave). A sweep over s keeps those top-R gains in two
- *     indexed heaps; as s grows R shrinks and gains are added, so the R-th largest gain only rises and
- *     each gain enters and leaves the chosen set at most once: O(n (m_max − m_min) log n).
+ *     marginal gains among them (exact: concave). prefix-sweep.ts finds the best s: Lagrangian upper
+ *     bounds rule out most s, and an exact sweep (a min-heap of taken gains) covers the rest.
  *  2. Otherwise (weighted prompts whose curves cross) an exact dynamic programme over prompts and
  *     budget, O(n · M · (m_max − m_min)).
  *
  * Ties are broken deterministically: among equal prompts the lower index is selected first and gets
- * extra units first. Values equal within 1e-9 (relative) count as ties.
+ * extra units first; between selection sizes of equal value the smaller wins (e.g. 3 · V_root(v, 2) =
+ * 2 · V_root(v, 3)). Values equal within 1e-9 (relative) count as ties.
  */
-export interface WeightedItem {
-  v: number;
-  w: number;
-}
-
 export interface SolveOptions extends Bounds {
   budget: number;
-  /** Force a method (tests); default 'auto' = sweep when a dominance order exists, else dp. */
-  method?: 'auto' | 'sweep' | 'dp';
+  /**
+   * Force a method (tests, benchmarks); default 'auto' = sweep when a dominance order exists, else dp.
+   * 'full-sweep' is the sweep without the Lagrangian pruning of prefix sizes (slower, same answer).
+   */
+  method?: 'auto' | 'sweep' | 'full-sweep' | 'dp';
   /** Field names for error messages (the CLI passes its JSON field names). */
   fields?: { values?: string; budget?: string };
 }
@@ -49,7 +50,7 @@ export interface Allocation {
 
 /** Dynamic programming is refused above this many cells (n · (M + 1)); the sweep has no such limit. */
 export const DP_CELL_LIMIT = 60_000_000;
-const TIE = 1e-9;
+// TIE lives in value-table.ts (shared with the sweep).
 // The DP compares n times along a path, so its tie margin is tighter than the sweep's.
 const DP_TIE = 1e-12;
 
@@ -65,9 +66,9 @@ export function solveWeighted(items: readonly WeightedItem[], options: SolveOpti
   const table = buildTable(items, min, max);
   const method = options.method ?? 'auto';
   const order = method === 'dp' ? null : dominanceOrder(table);
-  if (method === 'sweep' && !order) throw new AllocationInputError('method', 'no dominance order exists for these prompts; use "dp" or "auto"');
+  if ((method === 'sweep' || method === 'full-sweep') && !order) throw new AllocationInputError('method', 'no dominance order exists for these prompts; use "dp" or "auto"');
   let m: Int32Array;
-  if (order) m = sweep(table, order, M);
+  if (order) m = solveBySweep(table, order, M, { prune: method !== 'full-sweep' });
   else {
     if (n * (M + 1) > DP_CELL_LIMIT) throw new AllocationInputError(options.fields?.budget ?? 'budget', `the weighted curves cross, and the exact DP over ${n} prompts × ${M + 1} budgets exceeds ${DP_CELL_LIMIT} cells; lower the budget or the prompt count`);
     m = dynamicProgramme(table, M);
@@ -88,43 +89,6 @@ function validate(items: readonly WeightedItem[], o: SolveOptions): void {
     if (!(v >= 0 && v <= 1)) throw new AllocationInputError(`${vf}[${i}]`, `must be a probability in [0, 1], got ${v}`);
     if (!(w >= 0 && Number.isFinite(w))) throw new AllocationInputError(`${vf}[${i}]`, `weight must be finite and ≥ 0, got ${w}`);
   });
-}
-
-/** Per prompt: base g(m_min) and the L = m_max − m_min marginal gains after it (non-increasing). */
-interface Table {
-  n: number;
-  min: number;
-  L: number;
-  base: Float64Array;
-  /** tails[i·L + k] = g_i(m_min + k + 1) − g_i(m_min + k). */
-  tails: Float64Array;
-  scale: number;
-}
-
-function buildTable(items: readonly WeightedItem[], min: number, max: number): Table {
-  const n = items.length;
-  const L = max - min;
-  const base = new Float64Array(n);
-  const tails = new Float64Array(n * L);
-  let scale = 0;
-  for (let i = 0; i < n; i++) {
-    const { v, w } = items[i];
-    scale = Math.max(scale, w);
-    base[i] = w * mixedChance(v, min);
-    const u = v <= 0.5 ? v : 1 - v;
-    // Marginal gain of unit m: u^(m−1)(1 − u) + (1 − u)^(m−1) u, powers updated by multiplication.
-    let pu = u ** min;
-    let pq = (1 - u) ** min;
-    let prev = w * mixedGain(v, min);
-    for (let k = 0; k < L; k++) {
-      const g = Math.min(prev, w * (pu * (1 - u) + pq * u));
-      tails[i * L + k] = g;
-      prev = g;
-      pu *= u;
-      pq *= 1 - u;
-    }
-  }
-  return { n, min, L, base, tails, scale: Math.max(scale, 1e-300) };
 }
 
 /** Sorted so each prompt dominates the next at every m in [m_min, m_max]; null when impossible. */
@@ -151,92 +115,6 @@ function dominanceOrder(t: Table): Int32Array | null {
     }
   }
   return order;
-}
-
-/**
- * Step 1: best prefix size s by a sweep, then the exact allocation for it. Returns m in input order.
- *
- * State for the current s: e[r] = marginal gains taken by the prompt at position r (always its first
- * e[r] gains, as they are non-increasing), their sum, and a min-heap of each prompt's smallest taken
- * gain. Going from s to s + 1 adds prompt s and lowers R by m_min. Every gain not taken so far is ≤ λ,
- * the smallest taken gain, and λ only rises, so a gain given back is never needed again: adding prompt
- * s means taking all its gains > λ at once (binary search), then giving back the smallest taken gains
- * until exactly R remain. Each gain is taken and given back at most once.
- */
-function sweep(t: Table, order: Int32Array, M: number): Int32Array {
-  const { n, min, L, base, tails } = t;
-  const { lo, hi } = selectableCounts(n, M, { min, max: min + L });
-  const e = new Int32Array(n);
-  const taken = new MinHeap(n);
-  let takenSum = 0;
-  let takenCount = 0;
-  let baseSum = 0;
-  const add = (r: number, lambda: number) => {
-    const off = order[r] * L;
-    baseSum += base[order[r]];
-    let k = 0;
-    let sum = 0;
-    while (k < L && tails[off + k] > lambda) sum += tails[off + k++];
-    if (k === 0) return;
-    e[r] = k;
-    takenSum += sum;
-    takenCount += k;
-    taken.push(r, tails[off + k - 1]);
-  };
-  const trimTo = (R: number) => {
-    while (takenCount > R) {
-      const r = taken.topItem();
-      const off = order[r] * L;
-      takenSum -= tails[off + --e[r]];
-      takenCount--;
-      if (e[r] > 0) taken.raiseTop(tails[off + e[r] - 1]);
-      else taken.pop();
-    }
-  };
-  for (let r = 0; r < lo; r++) add(r, -Infinity);
-  let R = M - lo * min;
-  trimTo(R);
-  const lambdaNow = () => (taken.size > 0 ? taken.topKey() : Infinity);
-  let best = baseSum + takenSum;
-  let bestS = lo;
-  let bestLambda = lambdaNow();
-  for (let s = lo + 1; s <= hi; s++) {
-    add(s - 1, lambdaNow());
-    R -= min;
-    trimTo(R);
-    const value = baseSum + takenSum;
-    if (value > best + TIE * Math.max(1, Math.abs(best))) {
-      best = value;
-      bestS = s;
-      bestLambda = lambdaNow();
-    }
-  }
-  const selected = Array.from(order.subarray(0, bestS)).sort((a, b) => a - b);
-  return fillSelected(t, selected, M - bestS * min, bestLambda);
-}
-
-/**
- * Each selected prompt gets m_min plus its gains > λ (λ = the R-th largest gain among them); the
- * units left go to gains equal to λ, lower index first.
- */
-function fillSelected(t: Table, selected: readonly number[], R: number, lambda: number): Int32Array {
-  const { n, min, L, tails } = t;
-  const m = new Int32Array(n);
-  let left = R;
-  for (const i of selected) {
-    let k = 0;
-    while (k < L && tails[i * L + k] > lambda) k++;
-    m[i] = min + k;
-    left -= k;
-  }
-  for (const i of selected) {
-    while (left > 0 && m[i] - min < L && tails[i * L + m[i] - min] === lambda) {
-      m[i]++;
-      left--;
-    }
-  }
-  if (left !== 0) throw new Error(`internal: ${left} units left after filling at λ = ${lambda}`);
-  return m;
 }
 
 /** Step 2: exact DP. best[x] = max value of the prompts so far using exactly x units. */

@@ -143,3 +143,39 @@ test('sweep and DP agree on medium random instances', () => {
     { numRuns: 60, seed: 11 },
   );
 });
+
+test('pruned sweep = full sweep = DP on instances large enough to prune (n > 64)', () => {
+  fc.assert(
+    fc.property(
+      fc.array(prob, { minLength: 70, maxLength: 160 }),
+      fc.integer({ min: 0, max: 10_000 }),
+      fc.integer({ min: 2, max: 3 }),
+      (v, raw, min) => {
+        const max = min + 5;
+        const budget = Math.floor((raw / 10_000) * v.length * max);
+        let full;
+        try {
+          full = solveRoots({ v, budget, min, max }, { method: 'full-sweep' });
+        } catch (e) {
+          assert.ok(e instanceof InfeasibleBudgetError);
+          return;
+        }
+        const pruned = solveRoots({ v, budget, min, max });
+        close(pruned.objective, full.objective, 'pruned vs full');
+        assert.deepEqual(pruned.m, full.m, 'same tie-breaking');
+        close(solveRoots({ v, budget, min, max }, { method: 'dp' }).objective, full.objective, 'dp');
+      },
+    ),
+    { numRuns: 40, seed: 17 },
+  );
+});
+
+test('pruned sweep = full sweep at scale (2,000 prompts, m_max = 64)', () => {
+  const rng = fc.sample(fc.double({ min: 0, max: 1, noNaN: true }), { numRuns: 2000, seed: 8 });
+  for (const budget of [4_000, 16_000, 32_000, 60_000]) {
+    const a = solveRoots({ v: rng, budget, min: 2, max: 64 });
+    const b = solveRoots({ v: rng, budget, min: 2, max: 64 }, { method: 'full-sweep' });
+    close(a.objective, b.objective, `budget ${budget}`);
+    assert.deepEqual(a.m, b.m);
+  }
+});

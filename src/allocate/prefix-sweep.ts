@@ -15,7 +15,7 @@ import { TIE, type Table } from './value-table.ts';
  *   with equality at λ = the R_s-th largest gain. Every U_λ(s) costs O(log L) per prompt, for all s.
  *
  * 1. A Lagrangian guess s̃ (λ̂ where the prompts' best responses spend M) and its exact V(s̃) (quickselect).
- * 2. U(s) = min over a grid of λ around V(s̃)'s threshold; every s with U(s) < V(s̃) − tol is proven worse.
+ * 2. U(s) = min over a few λ around V(s̃)'s threshold; every s with U(s) < V(s̃) − tol is proven worse.
  * 3. The exact sweep over the window [first, last] of the remaining s (which contains s̃).
  */
 export function solveBySweep(t: Table, order: Int32Array, M: number, options: { prune?: boolean } = {}): Int32Array {
@@ -25,8 +25,9 @@ export function solveBySweep(t: Table, order: Int32Array, M: number, options: { 
   let to = hi;
   let known: { value: number; lambda: number } | undefined;
   if ((options.prune ?? true) && hi - lo > 64 && L > 0) {
-    const guess = Math.min(hi, Math.max(lo, lagrangianCount(t, order, M)));
-    const incumbent = evaluatePrefix(t, order, guess, M - guess * min);
+    const lagrange = lagrangianGuess(t, order, M);
+    const guess = Math.min(hi, Math.max(lo, lagrange.count));
+    const incumbent = evaluatePrefix(t, order, guess, M - guess * min, lagrange.lambda / 2);
     const bound = upperBounds(t, order, M, lo, hi, incumbent.lambda);
     const floor = incumbent.value - TIE * Math.max(1, Math.abs(incumbent.value));
     from = guess;
@@ -57,16 +58,17 @@ function countAbove(tails: Float64Array, off: number, L: number, lambda: number)
 }
 
 /**
- * The Lagrangian's number of selected prompts: bisect λ (geometrically) until the prompts with positive
- * surplus, each taking its best response m_min + e_i(λ), demand about M units.
+ * The Lagrangian's guess: bisect λ (geometrically, to 0.1 %) until the prompts with positive net surplus
+ * max_m g_i(m) − λm, each taking its best response m_min + e_i(λ), demand about M units. Returns the
+ * number of such prompts and λ. Only a guess: exactness comes from the bounds and the sweep.
  */
-function lagrangianCount(t: Table, order: Int32Array, M: number): number {
+function lagrangianGuess(t: Table, order: Int32Array, M: number): { count: number; lambda: number } {
   let hiL = 0;
   for (let i = 0; i < t.n; i++) hiL = Math.max(hiL, t.base[i] / t.min);
-  if (!(hiL > 0)) return 0;
+  if (!(hiL > 0)) return { count: 0, lambda: 0 };
   let loL = hiL * 1e-30;
   let count = 0;
-  for (let it = 0; it < 32; it++) {
+  while (hiL > loL * 1.001) {
     const lambda = Math.sqrt(loL * hiL);
     let demand = 0;
     count = 0;
@@ -82,14 +84,18 @@ function lagrangianCount(t: Table, order: Int32Array, M: number): number {
     if (demand > M) loL = lambda;
     else hiL = lambda;
   }
-  return count;
+  return { count, lambda: hiL };
 }
+
+/** Multiples of the incumbent's threshold at which the upper bounds are taken. */
+const GRID = [0.5, 0.8, 1, 1.25, 2];
 
 /** U(s) = min over a λ grid of λ·R_s + Σ_{i<s} ψ_i(λ), for s in [lo, hi]. */
 function upperBounds(t: Table, order: Int32Array, M: number, lo: number, hi: number, center: number): Float64Array {
   const bound = new Float64Array(hi - lo + 1).fill(Infinity);
-  const lambdas: number[] = [0];
-  if (Number.isFinite(center) && center > 0) for (let j = -8; j <= 8; j += 2) lambdas.push(center * 2 ** (j / 4));
+  const lambdas: number[] = [];
+  if (Number.isFinite(center) && center > 0) for (const f of GRID) lambdas.push(center * f);
+  else lambdas.push(0);
   for (const lambda of lambdas) {
     let sum = 0;
     for (let s = 1; s <= hi; s++) {
@@ -106,13 +112,27 @@ function upperBounds(t: Table, order: Int32Array, M: number, lo: number, hi: num
   return bound;
 }
 
-/** Exact V(s) and its threshold λ (the R-th largest gain; +∞ when R = 0), by quickselect. */
-function evaluatePrefix(t: Table, order: Int32Array, s: number, R: number): { value: number; lambda: number } {
+/**
+ * Exact V(s) and its threshold λ (the R-th largest gain; +∞ when R = 0), by quickselect. With a `floor`
+ * hint, only gains above it are gathered when at least R of them exist (the R largest are among them).
+ */
+function evaluatePrefix(t: Table, order: Int32Array, s: number, R: number, floor = -Infinity): { value: number; lambda: number } {
+  const { L, tails } = t;
   let baseSum = 0;
   for (let r = 0; r < s; r++) baseSum += t.base[order[r]];
   if (R === 0) return { value: baseSum, lambda: Infinity };
-  const pool = new Float64Array(s * t.L);
-  for (let r = 0; r < s; r++) pool.set(t.tails.subarray(order[r] * t.L, (order[r] + 1) * t.L), r * t.L);
+  let size = 0;
+  for (let r = 0; r < s; r++) size += countAbove(tails, order[r] * L, L, floor);
+  if (size < R) {
+    floor = -Infinity;
+    size = s * L;
+  }
+  const pool = new Float64Array(size);
+  let at = 0;
+  for (let r = 0; r < s; r++) {
+    const off = order[r] * L;
+    for (let k = 0; k < L && tails[off + k] > floor; k++) pool[at++] = tails[off + k];
+  }
   const lambda = kthLargest(pool, R);
   let above = 0;
   let count = 0;

@@ -6,3 +6,4 @@
 export * from './types.ts';
 export { PolicyCallError } from './errors.ts';
 export * from './embedded/index.ts';
+export * from './openai/index.ts';

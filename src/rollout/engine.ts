@@ -39,7 +39,7 @@ export interface StepOptions<S> {
   settings?: EngineSettingsInput;
   signal?: AbortSignal;
   onEvent?: (event: EngineEvent) => void;
-  /** Reads actions out of text when the policy returns text only (default: the action is 'invalid'). */
+  /** Reads actions out of text when the policy returns text only (default: the Search-R1 parser). */
   parseAction?: ActionParser;
   /** Greedy decoding (evaluation). */
   greedy?: boolean;

@@ -11,4 +11,4 @@ export { prefixCandidates, knowsTruth, type Scorer } from './prefixes.ts';
 export { Recording, ReplayMissError, RecordingFormatError, ToolStepError, tapeEntrySchema, type TapeEntry, type StepRecord } from './recorder.ts';
 export { Semaphore } from './semaphore.ts';
 export { backoffDelay } from './backoff.ts';
-export type { ActionParser } from './trajectory.ts';
+export { searchR1Action, type ActionParser } from './trajectory.ts';

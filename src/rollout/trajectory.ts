@@ -1,4 +1,5 @@
 import type { BudgetLedger, TrajectoryKind } from '../budget/index.ts';
+import { parseTurn } from '../env/index.ts';
 import type { Environment, Prompt } from '../env/types.ts';
 import { PolicyCallError } from '../policy/errors.ts';
 import type { Policy, PolicyOutput } from '../policy/types.ts';
@@ -11,8 +12,14 @@ import type { StepRecord, Tape } from './recorder.ts';
 import type { Semaphore } from './semaphore.ts';
 import type { EngineSettings } from './settings.ts';
 
-/** Reads an action out of a policy's text when the policy did not set one (e.g. the Search-R1 parser). */
+/** Reads an action out of a policy's text when the policy did not set one. */
 export type ActionParser = (text: string) => { thought: string; action: Action };
+
+/** The default parser: the Search-R1 protocol (an unusable turn becomes an 'invalid' action naming the rule). */
+export const searchR1Action: ActionParser = (text) => {
+  const p = parseTurn(text);
+  return { thought: p.thought, action: p.action };
+};
 
 /** Everything one trajectory needs; shared by all trajectories of a prompt. */
 export interface TrajectoryContext<S> {
@@ -96,7 +103,7 @@ export async function runTrajectory<S>(ctx: TrajectoryContext<S>, start: Traject
     const output = called.value;
     const { thought, action } = output.action
       ? { thought: output.thought ?? '', action: output.action }
-      : (ctx.parseAction?.(output.text) ?? { thought: '', action: { type: 'invalid', input: output.text } });
+      : (ctx.parseAction ?? searchR1Action)(output.text);
     const turn: Turn = {
       thought,
       action,

@@ -1,0 +1,87 @@
+import type { TokenSpan } from '../../tree/types.ts';
+
+/**
+ * Reading an OpenAI-format response, with the extras inference servers add. Field names used:
+ *  - text: `choices[0].message.content` (chat) or `choices[0].text` (completions);
+ *  - per-token log-probabilities: chat `choices[0].logprobs.content[i].logprob` (request
+ *    `logprobs: true`), completions `choices[0].logprobs.token_logprobs[i]` (request `logprobs: 0`);
+ *  - token ids: vLLM (≥ 0.10.2) returns `choices[0].token_ids` when the request sets
+ *    `return_token_ids: true`; with `return_tokens_as_token_ids: true` the logprob tokens are strings
+ *    `"token_id:<id>"`, which we also read;
+ *  - the matched stop string: vLLM's `choices[0].stop_reason` (a string when a stop string matched).
+ */
+export interface ParsedResponse {
+  text: string;
+  finishReason?: string;
+  stopReason?: string;
+  logprobs?: number[];
+  tokenIds?: number[];
+  completionTokens?: number;
+}
+
+/** The response was not a usable completion (no choices, wrong types). */
+export class MalformedResponseError extends Error {
+  override name = 'MalformedResponseError';
+}
+
+type Json = Record<string, unknown>;
+const isObj = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
+const numbers = (x: unknown): number[] | undefined => (Array.isArray(x) && x.every((v) => typeof v === 'number') ? (x as number[]) : undefined);
+
+export function parseResponse(body: unknown, mode: 'chat' | 'completions'): ParsedResponse {
+  if (!isObj(body) || !Array.isArray(body.choices) || body.choices.length === 0 || !isObj(body.choices[0])) {
+    throw new MalformedResponseError('response has no choices[0]');
+  }
+  const choice = body.choices[0] as Json;
+  const text = mode === 'chat' ? (isObj(choice.message) ? choice.message.content : undefined) : choice.text;
+  if (typeof text !== 'string') throw new MalformedResponseError(`response choices[0].${mode === 'chat' ? 'message.content' : 'text'} is not a string`);
+  const out: ParsedResponse = { text };
+  if (typeof choice.finish_reason === 'string') out.finishReason = choice.finish_reason;
+  if (typeof choice.stop_reason === 'string') out.stopReason = choice.stop_reason;
+  let tokenStrings: string[] | undefined;
+  if (isObj(choice.logprobs)) {
+    const lp = choice.logprobs;
+    if (mode === 'chat' && Array.isArray(lp.content)) {
+      const entries = lp.content.filter(isObj);
+      out.logprobs = entries.map((e) => Number(e.logprob));
+      tokenStrings = entries.map((e) => String(e.token));
+    } else if (Array.isArray(lp.token_logprobs)) {
+      out.logprobs = lp.token_logprobs.map((v) => Number(v));
+      if (Array.isArray(lp.tokens)) tokenStrings = lp.tokens.map(String);
+    }
+  }
+  const ids = numbers(choice.token_ids);
+  if (ids) out.tokenIds = ids;
+  else if (tokenStrings && tokenStrings.length > 0 && tokenStrings.every((t) => /^token_id:\d+$/.test(t))) {
+    out.tokenIds = tokenStrings.map((t) => Number(t.slice('token_id:'.length)));
+  }
+  if (isObj(body.usage) && typeof body.usage.completion_tokens === 'number') out.completionTokens = body.usage.completion_tokens;
+  return out;
+}
+
+/** Generated-token span (mask all 1) when ids and logprobs line up; undefined otherwise. */
+export function tokenSpan(r: ParsedResponse): TokenSpan | undefined {
+  if (!r.tokenIds) return undefined;
+  const logprobs = r.logprobs && r.logprobs.length === r.tokenIds.length ? r.logprobs : undefined;
+  if (!logprobs) return undefined;
+  return { ids: r.tokenIds, logprobs, mask: r.tokenIds.map(() => 1) };
+}
+
+/**
+ * Servers strip the stop string from the text; put the closing tag back so the turn reads like the
+ * model wrote it. Only when generation stopped on a stop string and the text has the open tag but not
+ * its close.
+ */
+export function restoreStopTag(r: ParsedResponse, stops: readonly string[]): string {
+  if (r.finishReason !== 'stop') return r.text;
+  if (stops.some((s) => r.text.endsWith(s))) return r.text;
+  if (r.stopReason && stops.includes(r.stopReason)) return r.text + r.stopReason;
+  // No stop_reason (OpenAI, llama.cpp): close the last opened action tag that has no close.
+  let best: { at: number; stop: string } | undefined;
+  for (const stop of stops) {
+    const open = stop.replace('</', '<');
+    const at = r.text.lastIndexOf(open);
+    if (at >= 0 && r.text.indexOf(stop, at) < 0 && (!best || at > best.at)) best = { at, stop };
+  }
+  return best ? r.text + best.stop : r.text;
+}

@@ -50,7 +50,6 @@ export interface Allocation {
 
 /** Dynamic programming is refused above this many cells (n · (M + 1)); the sweep has no such limit. */
 export const DP_CELL_LIMIT = 60_000_000;
-// TIE lives in value-table.ts (shared with the sweep).
 // The DP compares n times along a path, so its tie margin is tighter than the sweep's.
 const DP_TIE = 1e-12;
 
@@ -84,7 +83,7 @@ function validate(items: readonly WeightedItem[], o: SolveOptions): void {
   const bf = o.fields?.budget ?? 'budget';
   if (!Number.isInteger(o.budget) || o.budget < 0) throw new AllocationInputError(bf, `must be a non-negative integer, got ${o.budget}`);
   if (!Number.isInteger(o.min) || o.min < 2) throw new AllocationInputError('min', `m_min must be an integer ≥ 2 (V_root(v, 1) = 0), got ${o.min}`);
-  if (!Number.isInteger(o.max) || o.max < o.min) throw new AllocationInputError('max', `m_max must be an integer ≥ min (${o.min}), got ${o.max}`);
+  if (!Number.isInteger(o.max) || o.max < o.min || o.max > 65_535) throw new AllocationInputError('max', `m_max must be an integer in [min (${o.min}), 65535], got ${o.max}`);
   items.forEach(({ v, w }, i) => {
     if (!(v >= 0 && v <= 1)) throw new AllocationInputError(`${vf}[${i}]`, `must be a probability in [0, 1], got ${v}`);
     if (!(w >= 0 && Number.isFinite(w))) throw new AllocationInputError(`${vf}[${i}]`, `weight must be finite and ≥ 0, got ${w}`);
@@ -123,7 +122,8 @@ function dynamicProgramme(t: Table, M: number): Int32Array {
   const max = min + L;
   let best = new Float64Array(M + 1).fill(-Infinity);
   best[0] = 0;
-  const choice = new Uint16Array(n * (M + 1));
+  // m per (prompt, budget) cell: one byte when m_max ≤ 255 (the usual case), else two.
+  const choice = max <= 255 ? new Uint8Array(n * (M + 1)) : new Uint16Array(n * (M + 1));
   const g = new Float64Array(L + 1);
   let reach = 0;
   for (let i = 0; i < n; i++) {
@@ -137,7 +137,8 @@ function dynamicProgramme(t: Table, M: number): Int32Array {
       const top = Math.min(max, x);
       for (let mm = min; mm <= top; mm++) {
         const cand = best[x - mm] + g[mm - min];
-        // Strictly better only: on ties the earlier choice (fewer units for this prompt) stays.
+        // Strictly better only: on ties fewer units for this prompt (0 first) win, so on equal value
+        // later prompts are left out and lower indices selected, as in the sweep.
         if (cand > bx + DP_TIE * t.scale) {
           bx = cand;
           bm = mm;

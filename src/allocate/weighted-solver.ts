@@ -2,7 +2,7 @@ import { AllocationInputError, InfeasibleBudgetError } from './errors.ts';
 import { isSpendable, spendableAbove, spendableBelow, type Bounds } from './feasibility.ts';
 import { mixedChance } from './mixed-value.ts';
 import { solveBySweep } from './prefix-sweep.ts';
-import { buildTable, TIE, type Table, type WeightedItem } from './value-table.ts';
+import { buildTable, type Table, type WeightedItem } from './value-table.ts';
 
 export type { WeightedItem };
 
@@ -50,7 +50,8 @@ export interface Allocation {
 
 /** Dynamic programming is refused above this many cells (n · (M + 1)); the sweep has no such limit. */
 export const DP_CELL_LIMIT = 60_000_000;
-// The DP compares n times along a path, so its tie margin is tighter than the sweep's.
+// Tie margin of the DP and slack of the dominance check: rounding only (the DP compares n times along
+// a path, so it must be tighter than the sweep's 1e-9).
 const DP_TIE = 1e-12;
 
 export function solveWeighted(items: readonly WeightedItem[], options: SolveOptions): Allocation {
@@ -100,7 +101,8 @@ function dominanceOrder(t: Table): Int32Array | null {
     last[i] = g;
   }
   const order = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => base[b] - base[a] || last[b] - last[a] || a - b);
-  const tol = TIE * t.scale;
+  // Rounding slack only: a pair that crosses by more than this has no dominance order (→ DP).
+  const tol = DP_TIE * t.scale;
   for (let r = 0; r + 1 < n; r++) {
     const i = order[r];
     const j = order[r + 1];

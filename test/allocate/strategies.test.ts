@@ -161,3 +161,8 @@ test('unknown strategy names and bad options fail when the config is parsed', ()
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 10, min: 5, max: 4 }), ZodError);
   assert.equal(strategyFromConfig({ name: 'random-tree', budget: 10 }).name, 'random-tree');
 });
+
+test('misspelt options are errors, not silently ignored', () => {
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 10, continuation: 4 }), ZodError);
+  assert.throws(() => createStrategy('grpo', { budget: 10, groupsize: 4 } as never), ZodError);
+});

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { auroc, brier, logLoss, qualityOf, reliability, samplesFromTrees, splitQuality, UnknownPromptError, type Outcome } from '../../src/predict/index.ts';
+import { auroc, brier, evaluateThenTrain, GlobalRatePredictor, logLoss, qualityOf, reliability, samplesFromTrees, splitQuality, UnknownPromptError, type Outcome } from '../../src/predict/index.ts';
 import { addTurn, createTree, endTrajectory } from '../../src/tree/index.ts';
 import { prompt, turn } from './helpers.ts';
 
@@ -85,4 +85,14 @@ test('quality per kind treats a node of target y and count c as c weighted outco
   ]);
   close(direct.auroc, 1);
   close(direct.brier, 0.01);
+});
+
+test('evaluateThenTrain measures with the model from before the step, then trains', async () => {
+  const g = new GlobalRatePredictor(0.5);
+  const samples = samplesFromTrees([sampleTree()], [prompt('q1', 'Who?')]);
+  const first = await evaluateThenTrain(g, samples);
+  close(first.quality.root.brier, (0.5 ** 2 * 3) / 3, 1e-12); // prior 0.5 on 1 success + 2 failures
+  close(first.training.rate, 1 / 3);
+  const second = await evaluateThenTrain(g, samples);
+  close(second.quality.root.meanPredicted, 1 / 3);
 });

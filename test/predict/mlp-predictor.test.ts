@@ -68,3 +68,17 @@ test('replay window keeps only the last replaySteps steps', async () => {
   assert.equal(mlp.state.replaySamples, 90);
   assert.equal(mlp.state.steps, 3);
 });
+
+test('snapshotReplay: false gives a smaller snapshot that still predicts identically', async () => {
+  const full = await createMlpPredictor({ seed: 1, hidden: [8] });
+  const lean = await createMlpPredictor({ seed: 1, hidden: [8], snapshotReplay: false });
+  for (const p of [full, lean]) p.train(data(1, 1000, 'x'));
+  const a = full.save();
+  const b = lean.save();
+  assert.ok(b.length < a.length / 2, `${b.length} vs ${a.length} bytes`);
+  const restored = await createMlpPredictor({ hidden: [8] });
+  restored.load(b);
+  const probe = histories(data(2, 50, 'y'));
+  assert.deepEqual(restored.predict(probe), lean.predict(probe));
+  assert.equal(restored.state.replaySamples, 0);
+});

@@ -48,3 +48,6 @@ for (const N of [2, 8]) {
 const p = Array.from({ length: 1024 }, () => Math.round(rng.next() * 8) / 8);
 const k = solveKnapsack({ p, budget: 8192, min: 2, max: 16 });
 time(`knapsack solver: 1,024 prompts (p in eighths), M = 8,192, [2, 16] (${k.method})`, () => solveKnapsack({ p, budget: 8192, min: 2, max: 16 }));
+time('knapsack solver, same without the DP pruning (plain DP), reference', () => solveKnapsack({ p, budget: 8192, min: 2, max: 16 }, { method: 'full-dp' }));
+const pBig = Array.from({ length: 10_000 }, () => rng.next());
+time('knapsack solver: 10,000 prompts (p ~ U(0,1)), M = 160,000, [2, 64] (dp)', () => solveKnapsack({ p: pBig, budget: 160_000, min: 2, max: 64 }));

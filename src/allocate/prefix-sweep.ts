@@ -62,7 +62,7 @@ function countAbove(tails: Float64Array, off: number, L: number, lambda: number)
  * max_m g_i(m) − λm, each taking its best response m_min + e_i(λ), demand about M units. Returns the
  * number of such prompts and λ. Only a guess: exactness comes from the bounds and the sweep.
  */
-function lagrangianGuess(t: Table, order: Int32Array, M: number): { count: number; lambda: number } {
+export function lagrangianGuess(t: Table, order: Int32Array, M: number): { count: number; lambda: number } {
   let hiL = 0;
   for (let i = 0; i < t.n; i++) hiL = Math.max(hiL, t.base[i] / t.min);
   if (!(hiL > 0)) return { count: 0, lambda: 0 };

@@ -1,6 +1,7 @@
 import { AllocationInputError, InfeasibleBudgetError } from './errors.ts';
 import { isSpendable, spendableAbove, spendableBelow, type Bounds } from './feasibility.ts';
 import { mixedChance } from './mixed-value.ts';
+import { DpTooLargeError, solveByDp } from './bounded-dp.ts';
 import { solveBySweep } from './prefix-sweep.ts';
 import { buildTable, type Table, type WeightedItem } from './value-table.ts';
 
@@ -23,7 +24,8 @@ export type { WeightedItem };
  *     marginal gains among them (exact: concave). prefix-sweep.ts finds the best s: Lagrangian upper
  *     bounds rule out most s, and an exact sweep (a min-heap of taken gains) covers the rest.
  *  2. Otherwise (weighted prompts whose curves cross) an exact dynamic programme over prompts and
- *     budget, O(n · M · (m_max − m_min)).
+ *     budget (bounded-dp.ts), pruned by a Lagrangian bound to a band of budgets around the optimum;
+ *     O(n · M · (m_max − m_min)) without the pruning.
  *
  * Ties are broken deterministically: among equal prompts the lower index is selected first and gets
  * extra units first; between selection sizes of equal value the smaller wins (e.g. 3 · V_root(v, 2) =
@@ -33,9 +35,9 @@ export interface SolveOptions extends Bounds {
   budget: number;
   /**
    * Force a method (tests, benchmarks); default 'auto' = sweep when a dominance order exists, else dp.
-   * 'full-sweep' is the sweep without the Lagrangian pruning of prefix sizes (slower, same answer).
+   * 'full-sweep' / 'full-dp' are the same methods without their Lagrangian pruning (slower, same answer).
    */
-  method?: 'auto' | 'sweep' | 'full-sweep' | 'dp';
+  method?: 'auto' | 'sweep' | 'full-sweep' | 'dp' | 'full-dp';
   /** Field names for error messages (the CLI passes its JSON field names). */
   fields?: { values?: string; budget?: string };
 }
@@ -48,11 +50,8 @@ export interface Allocation {
   method: 'sweep' | 'dp' | 'trivial';
 }
 
-/** Dynamic programming is refused above this many cells (n · (M + 1)); the sweep has no such limit. */
-export const DP_CELL_LIMIT = 60_000_000;
-// Tie margin of the DP and slack of the dominance check: rounding only (the DP compares n times along
-// a path, so it must be tighter than the sweep's 1e-9).
-const DP_TIE = 1e-12;
+// Slack of the dominance check: rounding only.
+const ORDER_SLACK = 1e-12;
 
 export function solveWeighted(items: readonly WeightedItem[], options: SolveOptions): Allocation {
   validate(items, options);
@@ -65,18 +64,23 @@ export function solveWeighted(items: readonly WeightedItem[], options: SolveOpti
   if (M === 0) return { m: new Array(n).fill(0), objective: 0, method: 'trivial' };
   const table = buildTable(items, min, max);
   const method = options.method ?? 'auto';
-  const order = method === 'dp' ? null : dominanceOrder(table);
-  if ((method === 'sweep' || method === 'full-sweep') && !order) throw new AllocationInputError('method', 'no dominance order exists for these prompts; use "dp" or "auto"');
+  const order = candidateOrder(table);
+  const dominant = method !== 'dp' && method !== 'full-dp' && isDominanceOrder(table, order);
+  if ((method === 'sweep' || method === 'full-sweep') && !dominant) throw new AllocationInputError('method', 'no dominance order exists for these prompts; use "dp" or "auto"');
   let m: Int32Array;
-  if (order) m = solveBySweep(table, order, M, { prune: method !== 'full-sweep' });
+  if (dominant) m = solveBySweep(table, order, M, { prune: method !== 'full-sweep' });
   else {
-    if (n * (M + 1) > DP_CELL_LIMIT) throw new AllocationInputError(options.fields?.budget ?? 'budget', `the weighted curves cross, and the exact DP over ${n} prompts × ${M + 1} budgets exceeds ${DP_CELL_LIMIT} cells; lower the budget or the prompt count`);
-    m = dynamicProgramme(table, M);
+    try {
+      m = solveByDp(table, order, M, { prune: method !== 'full-dp' });
+    } catch (e) {
+      if (e instanceof DpTooLargeError) throw new AllocationInputError(options.fields?.budget ?? 'budget', e.message);
+      throw e;
+    }
   }
   const out = Array.from(m);
   let objective = 0;
   for (let i = 0; i < n; i++) objective += items[i].w * mixedChance(items[i].v, out[i]);
-  return { m: out, objective, method: order ? 'sweep' : 'dp' };
+  return { m: out, objective, method: dominant ? 'sweep' : 'dp' };
 }
 
 function validate(items: readonly WeightedItem[], o: SolveOptions): void {
@@ -91,8 +95,8 @@ function validate(items: readonly WeightedItem[], o: SolveOptions): void {
   });
 }
 
-/** Sorted so each prompt dominates the next at every m in [m_min, m_max]; null when impossible. */
-function dominanceOrder(t: Table): Int32Array | null {
+/** Prompts by (g(m_min), g(m_max)) descending, then index: the dominance order when one exists. */
+function candidateOrder(t: Table): Int32Array {
   const { n, L, base, tails } = t;
   const last = new Float64Array(n);
   for (let i = 0; i < n; i++) {
@@ -100,62 +104,25 @@ function dominanceOrder(t: Table): Int32Array | null {
     for (let k = 0; k < L; k++) g += tails[i * L + k];
     last[i] = g;
   }
-  const order = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => base[b] - base[a] || last[b] - last[a] || a - b);
+  return Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => base[b] - base[a] || last[b] - last[a] || a - b);
+}
+
+/** True when each prompt in `order` dominates the next at every m in [m_min, m_max]. */
+function isDominanceOrder(t: Table, order: Int32Array): boolean {
+  const { n, L, base, tails } = t;
   // Rounding slack only: a pair that crosses by more than this has no dominance order (→ DP).
-  const tol = DP_TIE * t.scale;
+  const tol = ORDER_SLACK * t.scale;
   for (let r = 0; r + 1 < n; r++) {
     const i = order[r];
     const j = order[r + 1];
     let gi = base[i];
     let gj = base[j];
-    if (gi < gj - tol) return null;
+    if (gi < gj - tol) return false;
     for (let k = 0; k < L; k++) {
       gi += tails[i * L + k];
       gj += tails[j * L + k];
-      if (gi < gj - tol) return null;
+      if (gi < gj - tol) return false;
     }
   }
-  return order;
-}
-
-/** Step 2: exact DP. best[x] = max value of the prompts so far using exactly x units. */
-function dynamicProgramme(t: Table, M: number): Int32Array {
-  const { n, min, L, base, tails } = t;
-  const max = min + L;
-  let best = new Float64Array(M + 1).fill(-Infinity);
-  best[0] = 0;
-  // m per (prompt, budget) cell: one byte when m_max ≤ 255 (the usual case), else two.
-  const choice = max <= 255 ? new Uint8Array(n * (M + 1)) : new Uint16Array(n * (M + 1));
-  const g = new Float64Array(L + 1);
-  let reach = 0;
-  for (let i = 0; i < n; i++) {
-    g[0] = base[i];
-    for (let k = 0; k < L; k++) g[k + 1] = g[k] + tails[i * L + k];
-    const next = best.slice();
-    reach = Math.min(M, reach + max);
-    for (let x = min; x <= reach; x++) {
-      let bx = next[x];
-      let bm = 0;
-      const top = Math.min(max, x);
-      for (let mm = min; mm <= top; mm++) {
-        const cand = best[x - mm] + g[mm - min];
-        // Strictly better only: on ties fewer units for this prompt (0 first) win, so on equal value
-        // later prompts are left out and lower indices selected, as in the sweep.
-        if (cand > bx + DP_TIE * t.scale) {
-          bx = cand;
-          bm = mm;
-        }
-      }
-      next[x] = bx;
-      choice[i * (M + 1) + x] = bm;
-    }
-    best = next;
-  }
-  const m = new Int32Array(n);
-  let x = M;
-  for (let i = n - 1; i >= 0; i--) {
-    m[i] = choice[i * (M + 1) + x];
-    x -= m[i];
-  }
-  return m;
+  return true;
 }

@@ -65,6 +65,7 @@ test('knapsack solver matches exhaustive search, through whichever method applie
       checkAllocation(out.m, M, min, max);
       close(out.objective, best, 'objective');
       close(solveKnapsack({ p, budget: M, min, max }, { method: 'dp' }).objective, best, 'dp objective');
+      close(solveKnapsack({ p, budget: M, min, max }, { method: 'full-dp' }).objective, best, 'plain dp objective');
     }),
     { numRuns: 400, seed: 42 },
   );
@@ -178,4 +179,24 @@ test('pruned sweep = full sweep at scale (2,000 prompts, m_max = 64)', () => {
     close(a.objective, b.objective, `budget ${budget}`);
     assert.deepEqual(a.m, b.m);
   }
+});
+
+test('knapsack: pruned DP = plain DP on medium instances whose curves cross', () => {
+  let dpSeen = 0;
+  fc.assert(
+    fc.property(
+      fc.array(fc.oneof(fc.constantFrom(0, 1, 1 / 3, 0.4, 0.5), fc.double({ min: 0, max: 1, noNaN: true })), { minLength: 20, maxLength: 90 }),
+      fc.integer({ min: 0, max: 10_000 }),
+      (p, raw) => {
+        const budget = Math.floor((raw / 10_000) * p.length * 8);
+        const a = solveKnapsack({ p, budget, min: 2, max: 8 });
+        const b = solveKnapsack({ p, budget, min: 2, max: 8 }, { method: 'full-dp' });
+        if (a.method === 'dp') dpSeen++;
+        close(a.objective, b.objective, 'pruned vs plain DP');
+        assert.equal(a.m.reduce((x, y) => x + y, 0), budget);
+      },
+    ),
+    { numRuns: 40, seed: 23 },
+  );
+  assert.ok(dpSeen > 20, `DP path exercised (${dpSeen})`);
 });

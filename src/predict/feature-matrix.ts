@@ -38,6 +38,19 @@ export class FeatureMatrixBuilder {
     this.indptr.push(this.idx.length);
   }
 
+  /** Adds one row whose indices are already strictly increasing (the fast path for extractors). */
+  addSortedRow(indices: ArrayLike<number>, values: ArrayLike<number>): void {
+    let last = -1;
+    for (let k = 0; k < indices.length; k++) {
+      const i = indices[k];
+      if (i <= last || i >= this.dim) throw new RangeError(`feature index ${i} after ${last} is not increasing within [0, ${this.dim})`);
+      this.idx.push(i);
+      this.val.push(values[k]);
+      last = i;
+    }
+    this.indptr.push(this.idx.length);
+  }
+
   build(): FeatureMatrix {
     return {
       rows: this.indptr.length - 1,

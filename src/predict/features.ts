@@ -99,7 +99,7 @@ export class HashedFeatures implements FeatureExtractor {
       structureFeatures(h, this.turns, { maxTurns: this.opts.maxTurns, useGold: this.opts.useGold }, structure);
       const idx: number[] = [];
       const val: number[] = [];
-      for (const i of touched) {
+      for (const i of Int32Array.from(touched).sort()) {
         if (acc[i] !== 0) {
           idx.push(i);
           val.push(acc[i]);
@@ -113,7 +113,7 @@ export class HashedFeatures implements FeatureExtractor {
           val.push(structure[j]);
         }
       }
-      builder.addRow(idx, val);
+      builder.addSortedRow(idx, val);
     }
     return builder.build();
   }
@@ -164,7 +164,7 @@ export class CombinedFeatures implements FeatureExtractor {
           val.push(v[j]);
         }
       }
-      b.addRow(idx, val);
+      b.addSortedRow(idx, val);
     }
     return concatColumns(a, b.build());
   }

@@ -1,0 +1,102 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { RunStore } from '../../src/store/index.ts';
+import { ConfigError, METRIC_KEYS, parseTrainConfig, train } from '../../src/train/index.ts';
+import { leaves } from '../../src/tree/index.ts';
+
+const small = { steps: 4, pool: 16, strategy: { name: 'trace', budget: 48 }, env: { questions: 300 }, eval: { every: 2, questions: 40 } };
+const clock = () => performance.now();
+const tmp = () => mkdtempSync(join(tmpdir(), 'trace-train-'));
+
+/** Everything a run stored except wall-clock timings, which differ between any two runs. */
+function contents(dir: string) {
+  const s = RunStore.open(dir, { readonly: true });
+  const steps = s.steps().map((x) => ({ step: x.step, metrics: Object.fromEntries(Object.entries(x.metrics).filter(([k]) => !k.startsWith('time_'))), details: x.details }));
+  const trees = steps.map((x) => s.trees(x.step));
+  const ck = s.checkpoints(s.lastStep());
+  const out = { steps, trees, ck, status: s.status() };
+  s.close();
+  return out;
+}
+
+test('a short TRACE run on the embedded world stores every step with the registered metrics', async () => {
+  const dir = join(tmp(), 'run');
+  const outcome = await train({ out: dir, config: small, clock });
+  assert.equal(outcome.status, 'finished');
+  assert.equal(outcome.completed, 4);
+  const s = RunStore.open(dir);
+  const steps = s.steps();
+  assert.equal(steps.length, 4);
+  for (const st of steps) {
+    for (const k of Object.keys(st.metrics)) assert.ok(METRIC_KEYS.has(k), `metric ${k} is in the registry`);
+    assert.ok(st.metrics.cost_trajectories <= 48, 'a step never spends more than its budget');
+    const trees = s.trees(st.step);
+    const leafCount = trees.reduce((n, t) => n + leaves(t).length, 0);
+    assert.equal(leafCount, st.metrics.cost_trajectories, 'every trajectory the ledger counted is a leaf in a stored tree');
+    assert.ok(st.metrics.effective_ratio >= 0 && st.metrics.effective_ratio <= 1);
+  }
+  assert.ok(steps.some((st) => st.metrics.expanded_prefixes > 0), 'trace expands some prefixes');
+  assert.ok('test_accuracy' in steps[0].metrics && 'test_accuracy' in steps[3].metrics);
+  assert.equal(s.status(), 'finished');
+  s.close();
+  const again = await train({ out: dir, resume: true, clock });
+  assert.equal(again.status, 'already-finished', 'a finished run says so instead of silently doing nothing');
+});
+
+test('kill -9 in the middle of a run, then resume: identical to an uninterrupted run', async () => {
+  const root = tmp();
+  const whole = join(root, 'whole');
+  await train({ out: whole, config: small, clock });
+
+  const cut = join(root, 'cut');
+  const config = join(root, 'config.json');
+  (await import('node:fs')).writeFileSync(config, JSON.stringify(small));
+  const bin = new URL('../../bin/trace-rl.js', import.meta.url).pathname;
+  const child = spawn(process.execPath, [bin, 'train', '--config', config, '--out', cut, '--quiet'], { stdio: 'ignore' });
+  // Kill the process as soon as two steps are stored (the third is then in progress).
+  await new Promise<void>((resolve, reject) => {
+    const poll = setInterval(() => {
+      try {
+        const s = RunStore.open(cut, { readonly: true });
+        const last = s.lastStep();
+        s.close();
+        if (last >= 1) {
+          clearInterval(poll);
+          child.kill('SIGKILL');
+          resolve();
+        }
+      } catch {
+        // the run folder is not created yet
+      }
+    }, 20);
+    child.on('exit', () => {
+      clearInterval(poll);
+      resolve();
+    });
+    setTimeout(() => reject(new Error('child run made no progress')), 120_000);
+  });
+  const partial = contents(cut);
+  assert.ok(partial.steps.length < 4, 'the run was killed before it finished');
+  const r = spawnSync(process.execPath, [bin, 'train', '--resume', cut, '--quiet'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(contents(cut), contents(whole));
+});
+
+test("a bad configuration names the field and the allowed values, and starts nothing", async () => {
+  assert.throws(() => parseTrainConfig({ strategy: { name: 'tracee' } }), (e: Error) => e instanceof ConfigError && /config\.strategy\.name/.test(e.message) && /"trace"/.test(e.message));
+  assert.throws(() => parseTrainConfig({ steps: 0 }), /config\.steps/);
+  assert.throws(() => parseTrainConfig({ stpes: 3 }), /stpes/);
+  const dir = join(tmp(), 'never');
+  const bin = new URL('../../bin/trace-rl.js', import.meta.url).pathname;
+  const r = spawnSync(process.execPath, [bin, 'train', '--out', dir, '--estimator', 'ppo'], { encoding: 'utf8' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /config\.estimator/);
+  assert.equal(r.stderr.trim().split('\n').length, 1, 'one line');
+  assert.equal((r.stdout), '');
+  assert.equal((await import('node:fs')).existsSync(dir), false, 'nothing was written');
+});

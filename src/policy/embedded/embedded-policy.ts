@@ -13,7 +13,7 @@ export interface EmbeddedPolicyOptions {
 }
 
 export interface UpdateOptions {
-  /** Adam step size. Default 0.05. */
+  /** Adam step size. Default 0.02. */
   learningRate?: number;
   /** PPO clip ε: the ratio π/π_old is clipped to [1 − ε, 1 + ε]. Default 0.2. */
   clip?: number;
@@ -126,7 +126,7 @@ export class EmbeddedPolicy implements Policy {
    * error, zero advantage, or an action outside the candidate set are skipped.
    */
   update(samples: readonly PolicySample[], options: UpdateOptions = {}): UpdateMetrics {
-    const lr = options.learningRate ?? 0.05;
+    const lr = options.learningRate ?? 0.02;
     let first: UpdateMetrics | undefined;
     for (let e = 0; e < (options.epochs ?? 1); e++) {
       const { gradient, metrics } = this.surrogate(samples, options);

@@ -10,6 +10,8 @@ import type { Action, Turn } from '../../tree/types.ts';
  *  - the two words before its latest mention ("directed by", "founded in"), crossed with each content
  *    word of the question — this is what lets a linear model learn which relation to follow next;
  *  - progress: searches so far, crossed with the question's length bucket.
+ * The structural features are crossed with the question's form (first two words), so what is learnt
+ * on one kind of question does not leak into another.
  */
 export interface FeatureContext {
   question: string;
@@ -21,6 +23,8 @@ export interface FeatureContext {
   titles: Set<string>;
   nSearch: number;
   turn: number;
+  /** The question's form: its first two words, lower-cased ("who was", "in which"). */
+  form: string;
 }
 
 const STOP = new Set(['the', 'a', 'an', 'of', 'in', 'is', 'was', 'by', 'at', 'which', 'what', 'who', 'where', 'did', 'does', 'or', 'and', 'to', 'on', 'that', 'it']);
@@ -42,7 +46,8 @@ export function featureContext(prompt: Prompt, turns: readonly Turn[]): FeatureC
     const m = new RegExp(`Title: "${esc}"\\) ([^\\n<]*)`).exec(last.observation);
     if (m) lastQueryDoc = m[1]!;
   }
-  return { question: prompt.question, qWords, observations, searched, lastQueryDoc, titles, nSearch: searched.size, turn: turns.length };
+  const form = words(prompt.question).slice(0, 2).join(' ');
+  return { form, question: prompt.question, qWords, observations, searched, lastQueryDoc, titles, nSearch: searched.size, turn: turns.length };
 }
 
 function shape(s: string): string {
@@ -63,17 +68,20 @@ function before(text: string, s: string): [string, string] | undefined {
 export function featureNames(ctx: FeatureContext, action: Action): string[] {
   const t = action.type;
   const s = action.input;
-  const f: string[] = [`${t}`, `${t}|turn=${ctx.turn}`, `${t}|shape=${shape(s)}`];
+  const base: string[] = [`${t}`, `${t}|turn=${ctx.turn}`, `${t}|shape=${shape(s)}`];
   const inQ = ctx.question.includes(s);
   const searched = ctx.searched.has(s);
   const title = ctx.titles.has(s);
   const inLastDoc = ctx.lastQueryDoc.includes(s);
   const lastObs = ctx.observations.at(-1) ?? '';
   const inLastObs = lastObs.includes(s);
-  f.push(`${t}|inQ=${inQ}`, `${t}|searched=${searched}`, `${t}|title=${title}`, `${t}|inLastDoc=${inLastDoc}`, `${t}|inLastObs=${inLastObs}`);
-  f.push(`${t}|inQ=${inQ}|searched=${searched}|inLastDoc=${inLastDoc}`);
+  base.push(`${t}|inQ=${inQ}`, `${t}|searched=${searched}`, `${t}|title=${title}`, `${t}|inLastDoc=${inLastDoc}`, `${t}|inLastObs=${inLastObs}`);
+  base.push(`${t}|inQ=${inQ}|searched=${searched}|inLastDoc=${inLastDoc}`);
   const qLen = Math.min(6, Math.floor(ctx.qWords.length / 2));
-  f.push(`${t}|nSearch=${ctx.nSearch}|qLen=${qLen}`, `${t}|nSearch=${ctx.nSearch}|qLen=${qLen}|inLastDoc=${inLastDoc}`);
+  base.push(`${t}|nSearch=${ctx.nSearch}|qLen=${qLen}`, `${t}|nSearch=${ctx.nSearch}|qLen=${qLen}|inLastDoc=${inLastDoc}`);
+  // Structural features only exist per question form (its first two words): what works for "who was
+  // born earlier" must not leak into "in which country".
+  const f = base.map((x) => `${ctx.form}|${x}`);
   const ctxText = inLastDoc ? ctx.lastQueryDoc : inLastObs ? lastObs : '';
   const prev = ctxText ? before(ctxText, s) : undefined;
   const sh = shape(s);

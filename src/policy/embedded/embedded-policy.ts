@@ -92,7 +92,7 @@ export class EmbeddedPolicy implements Policy {
   async act(ctx: PolicyContext): Promise<PolicyOutput> {
     if (ctx.signal?.aborted) throw ctx.signal.reason;
     const d = this.distribution(ctx.prompt, ctx.turns);
-    if (d.actions.length === 0) return write({ type: 'answer', input: 'unknown' }, 0, 0);
+    if (d.actions.length === 0) return write({ type: 'answer', input: 'unknown' }, 0, 0, ctx.maxTokens);
     let k = 0;
     if (ctx.greedy) {
       for (let i = 1; i < d.probs.length; i++) if (d.probs[i]! > d.probs[k]!) k = i;
@@ -107,7 +107,7 @@ export class EmbeddedPolicy implements Policy {
         }
       }
     }
-    return write(d.actions[k]!, Math.log(d.probs[k]!), entropy(d.probs));
+    return write(d.actions[k]!, Math.log(d.probs[k]!), entropy(d.probs), ctx.maxTokens);
   }
 
   /** log π(action | prompt, turns), or undefined when the action is not among the candidates. */
@@ -222,8 +222,9 @@ function entropy(p: Float64Array): number {
   return h;
 }
 
-function write(action: Action, logprob: number, H: number): PolicyOutput {
+/** The turn's text; its token count (≈ 4 characters per token) is capped by the call's budget. */
+function write(action: Action, logprob: number, H: number, maxTokens: number): PolicyOutput {
   const thought = action.type === 'search' ? `I need to look up ${action.input}.` : `The answer is ${action.input}.`;
   const text = `<think>${thought}</think>\n<${action.type}>${action.input}</${action.type}>`;
-  return { text, action, thought, generatedTokens: Math.ceil(text.length / 4), logprob, entropy: H };
+  return { text, action, thought, generatedTokens: Math.min(maxTokens, Math.ceil(text.length / 4)), logprob, entropy: H };
 }

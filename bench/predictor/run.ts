@@ -137,6 +137,16 @@ for (const kind of ENVS) {
       }
     }
   }
+  console.log(`\n### Reliability of the MLP on unseen test prompts (10 bins of Ṽ, pooled over ${REPEATS} repeats)`);
+  console.log('| bin | roots: mean Ṽ | roots: observed | roots: outcomes | prefixes: mean Ṽ | prefixes: observed | prefixes: outcomes |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  const pooled = (k: NodeKind, b: number) => {
+    const bins = tests.map((t) => t.mlp[k].reliability[b]);
+    const w = bins.reduce((a, x) => a + x.count, 0);
+    const mean = (f: (x: (typeof bins)[number]) => number) => (w > 0 ? bins.reduce((a, x) => a + (x.count > 0 ? f(x) * x.count : 0), 0) / w : NaN);
+    return w > 0 ? `${mean((x) => x.meanPredicted).toFixed(3)} | ${mean((x) => x.observedRate).toFixed(3)} | ${w.toFixed(0)}` : '– | – | 0';
+  };
+  for (let b = 0; b < 10; b++) console.log(`| [${(b / 10).toFixed(1)}, ${((b + 1) / 10).toFixed(1)}${b === 9 ? ']' : ')'} | ${pooled('root', b)} | ${pooled('prefix', b)} |`);
   const ms = (xs: number[]) => fmt(xs.map((x) => x / 1000), 2);
   console.log(`\n### Time per 10,000 nodes (seconds, min / median / max over ${REPEATS} repeats)`);
   console.log('| features only (cold caches) | predict (features + network) | train one step, fresh model (features + 40 Adam updates of 256) | train one step with a full window (4 × 10,000 nodes: 157 updates) |');

@@ -18,3 +18,4 @@ export { isMixedGroup } from './strategies/dapo.ts';
 export { historyRate } from './strategies/knapsack.ts';
 export { runAllocationDemo, summarise, DEMO_DEFAULTS, DEMO_STRATEGIES, type DemoOptions, type DemoRow, type Summary } from './demo.ts';
 export { beta, gamma, normal, binomial, noisyPrediction } from './sampling.ts';
+export { adaptiveTopUp, uniformTopUp } from './leftover.ts';

@@ -48,6 +48,15 @@ export interface PrefixRoundInput {
   rng: Rng;
 }
 
+export interface LeftoverInput {
+  candidates: readonly RootCandidate[];
+  /** Bare rollouts each prompt has so far (m_i). */
+  roots: ReadonlyMap<string, number>;
+  /** Trajectories left in the step's budget. */
+  remaining: number;
+  rng: Rng;
+}
+
 /**
  * An allocation strategy (TRACE-SPEC §3 and §6). Pure: predictions, true probabilities and entropies
  * come in as numbers. `planRoots` is called with round 0, 1, … until it returns an empty map; the
@@ -67,4 +76,10 @@ export interface Strategy {
   prefixBudget(m: number): number;
   /** Continuations per prefix id (K ≥ 1 only; absent = not expanded). */
   planPrefixes(input: PrefixRoundInput): Map<string, number>;
+  /**
+   * Extra bare rollouts (prompt id → Δ ≥ 1) for budget left once every expansion is planned; called
+   * once, after all continuations finish. Tree strategies use it so unplaceable continuation budget
+   * is not silently saved (see leftover.ts); absent = leave it unspent.
+   */
+  planLeftover?(input: LeftoverInput): Map<string, number>;
 }

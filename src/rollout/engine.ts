@@ -20,7 +20,7 @@ export class EngineError extends Error {
 }
 
 /** The allocation side the engine needs: a Strategy, or any object with the same three methods. */
-export type Allocator = Pick<Strategy, 'planRoots' | 'prefixBudget' | 'planPrefixes'>;
+export type Allocator = Pick<Strategy, 'planRoots' | 'prefixBudget' | 'planPrefixes' | 'planLeftover'>;
 
 export interface StepOptions<S> {
   prompts: readonly Prompt[];
@@ -182,6 +182,36 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
   const expansions: Array<Promise<void>> = [];
   const expanded = new Set<string>();
 
+  /**
+   * After every expansion: budget the strategy could not place as continuations becomes extra bare
+   * rollouts (strategy.planLeftover). They are not expanded; they run after all continuations, so
+   * the leftover is known exactly.
+   */
+  const topUp = async (): Promise<void> => {
+    const remaining = ledger.remainingTrajectories();
+    if (!strategy?.planLeftover || options.rootPlan || signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return;
+    const roots = new Map([...trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
+    const plan = strategy.planLeftover({ candidates, roots, remaining, rng: rng.fork('leftover') });
+    let total = 0;
+    for (const [id, d] of plan) {
+      if (!byId.has(id)) throw new EngineError(`planLeftover names prompt "${id}", which is not among the ${prompts.length} prompts`);
+      if (!Number.isInteger(d) || d < 0) throw new EngineError(`planLeftover gives prompt "${id}" ${d} rollouts; expected a non-negative integer`);
+      total += d;
+    }
+    if (total > remaining) throw new EngineError(`planLeftover spent ${total} trajectories but only ${remaining} remain`);
+    if (total === 0) return;
+    rounds.push(plan);
+    const runs: Array<Promise<void>> = [];
+    for (const [id, d] of plan) {
+      const ctx = contextFor(byId.get(id)!);
+      const first = nextSlot(root(ctx.tree).children);
+      progress.barePlanned += d;
+      for (let k = 0; k < d; k++) runs.push(runTrajectory(ctx, { fromId: id, slot: first + k, origin: 'bare' }).then((res) => finished(ctx, 'bare', res)));
+    }
+    emit({ kind: 'roots', round: rounds.length - 1, prompts: plan.size, trajectories: total, progress: { ...progress } });
+    await Promise.all(runs);
+  };
+
   for (let round = 0; !signal.aborted; round++) {
     const plan = options.rootPlan
       ? round === 0 ? new Map(options.rootPlan) : new Map<string, number>()
@@ -223,6 +253,7 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
     await Promise.all(promptRuns);
   }
   await Promise.all(expansions);
+  await topUp();
 
   const cancelled = signal.aborted;
   emit({ kind: 'done', cancelled, progress: { ...progress } });

@@ -2,6 +2,16 @@ import { spendableBelow, type Bounds } from '../feasibility.ts';
 import { solveWeighted } from '../weighted-solver.ts';
 import type { PrefixCandidate, RootCandidate, RootRoundInput } from '../types.ts';
 import { MissingInputError } from '../errors.ts';
+import { adaptiveTopUp, uniformTopUp } from '../leftover.ts';
+import type { LeftoverInput } from '../types.ts';
+
+/** Leftover budget as extra bare rollouts: by marginal V_root gain on `prob`, or uniformly when absent. */
+export function leftoverRoots(input: LeftoverInput, mMax: number, prob?: (c: RootCandidate) => number): Map<string, number> {
+  const cs = input.candidates;
+  const m = cs.map((c) => input.roots.get(c.promptId) ?? 0);
+  const delta = prob ? adaptiveTopUp(cs.map(prob), m, input.remaining, mMax) : uniformTopUp(m, input.remaining, mMax);
+  return new Map(cs.flatMap((c, i) => (delta[i] > 0 ? [[c.promptId, delta[i]] as [string, number]] : [])));
+}
 
 /** Root budget of a tree strategy: M = ⌊min(B, remaining) / (1 + N)⌋, so M + N·M ≤ B. */
 export function treeRootBudget(B: number, N: number, remaining: number): number {

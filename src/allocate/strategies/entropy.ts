@@ -1,6 +1,6 @@
 import type { StrategyOptions } from '../options.ts';
 import type { Strategy } from '../types.ts';
-import { firstRoundOnly, treeRootBudget, uniformRoots } from './common.ts';
+import { firstRoundOnly, leftoverRoots, treeRootBudget, uniformRoots } from './common.ts';
 
 /**
  * Entropy branching (ARPO-like): uniform roots as random-tree; a prompt's m · N continuations go one
@@ -29,5 +29,6 @@ export function entropyStrategy(o: StrategyOptions): Strategy {
       }
       return plan;
     },
+    planLeftover: (input) => leftoverRoots(input, o.max),
   };
 }

@@ -1,6 +1,6 @@
 import type { StrategyOptions } from '../options.ts';
 import type { Strategy } from '../types.ts';
-import { firstRoundOnly, treeRootBudget, uniformRoots } from './common.ts';
+import { firstRoundOnly, leftoverRoots, treeRootBudget, uniformRoots } from './common.ts';
 
 /**
  * TreePO / Tree-GRPO-like: uniform roots (M = ⌊B / (1 + N)⌋ over the batch) and each of a prompt's
@@ -25,5 +25,6 @@ export function randomTreeStrategy(o: StrategyOptions): Strategy {
       }
       return plan;
     },
+    planLeftover: (input) => leftoverRoots(input, o.max),
   };
 }

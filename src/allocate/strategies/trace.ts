@@ -1,7 +1,7 @@
 import { solvePrefixes } from '../prefix-solver.ts';
 import type { StrategyOptions } from '../options.ts';
 import type { PrefixCandidate, RootCandidate, Strategy } from '../types.ts';
-import { firstRoundOnly, positive, solvedRoots, treeRootBudget } from './common.ts';
+import { firstRoundOnly, leftoverRoots, positive, solvedRoots, treeRootBudget } from './common.ts';
 
 /** Where a tree strategy reads its probabilities: the predictor's (trace) or the truth (oracle). */
 export interface Probabilities {
@@ -29,6 +29,7 @@ export function solverTreeStrategy(name: string, o: StrategyOptions, probs: Prob
       const { k } = solvePrefixes(prefixes.map((c) => ({ id: c.id, q: probs.prefix(c), r: c.r })), budget);
       return positive(prefixes.map((c) => c.id), k);
     },
+    planLeftover: (input) => leftoverRoots(input, o.max, probs.root),
   };
 }
 

@@ -1,0 +1,40 @@
+import { MinHeap } from './min-heap.ts';
+import { mixedGain } from './mixed-value.ts';
+
+/**
+ * What a tree strategy does with continuation budget it could not place: a prompt whose bare rollouts
+ * all ended after one turn has no intermediate prefix, so its m_i · N continuations would go unspent
+ * and the strategy would run cheaper than its rivals. Once every prompt's expansion is planned, the
+ * remaining L trajectories become extra bare rollouts of prompts that already have m_i ≥ 2 (the
+ * TRACE-SPEC leaves this open; docs/allocation.md records the choice).
+ *
+ * `adaptiveTopUp` maximises Σ V_root(v_i, m_i + Δ_i) subject to Σ Δ_i = L, m_i + Δ_i ≤ m_max. For m ≥ 2
+ * the marginal gain v^m(1 − v) + (1 − v)^m v decreases in m, so greedy by marginal gain is exact.
+ * `uniformTopUp` gives each extra rollout to the prompt with the fewest (the uniform baselines' rule).
+ */
+export function adaptiveTopUp(v: readonly number[], m: readonly number[], L: number, mMax: number): number[] {
+  return topUp(m, L, mMax, (i, mi) => -mixedGain(v[i], mi + 1));
+}
+
+export function uniformTopUp(m: readonly number[], L: number, mMax: number): number[] {
+  return topUp(m, L, mMax, (_, mi) => mi);
+}
+
+/** Greedy: repeatedly give one rollout to the prompt with the smallest key (ties: lower index). */
+function topUp(m: readonly number[], L: number, mMax: number, key: (i: number, mi: number) => number): number[] {
+  const delta = m.map(() => 0);
+  const heap = new MinHeap(m.length);
+  // Index as a tiny tie-breaker keeps the choice deterministic and independent of heap internals.
+  const k = (i: number, mi: number) => key(i, mi) + i * 1e-15;
+  m.forEach((mi, i) => {
+    if (mi >= 2 && mi < mMax) heap.push(i, k(i, mi));
+  });
+  for (let left = L; left > 0 && heap.size > 0; left--) {
+    const i = heap.topItem();
+    delta[i]++;
+    const mi = m[i] + delta[i];
+    if (mi >= mMax) heap.pop();
+    else heap.raiseTop(k(i, mi));
+  }
+  return delta;
+}

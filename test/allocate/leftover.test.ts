@@ -28,7 +28,7 @@ test('adaptive top-up is optimal among top-ups of selected prompts (brute force)
       fc.nat(6),
       (items, L) => {
         const v = items.map((x) => x[0]);
-        const m = items.map((x) => x[1]);
+        const m: number[] = items.map((x) => x[1]);
         const d = adaptiveTopUp(v, m, L, 6);
         const spent = d.reduce((a, b) => a + b, 0);
         const room = m.reduce((s, mi) => s + (mi >= 2 ? 6 - mi : 0), 0);

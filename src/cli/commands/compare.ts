@@ -5,7 +5,6 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { STRATEGY_NAMES } from '../../allocate/index.ts';
-import { formatHeadline, writeReport } from '../../report/index.ts';
 import { RUN_DB, RunStore } from '../../store/index.ts';
 import { parseTrainConfig } from '../../train/index.ts';
 import { configToYaml } from '../config-file.ts';
@@ -58,6 +57,7 @@ export function register(program: Command): void {
     };
     await Promise.all(Array.from({ length: Math.min(jobs, runs.length) }, worker));
     if (failures.length > 0) throw new UsageError(`runs failed: ${failures.join(', ')}; rerun the same command to resume them`);
+    const { formatHeadline, writeReport } = await import('../../report/index.ts');
     const result = await writeReport({ runs: runs.map((r) => r.dir), out: join(out, 'report.html') });
     process.stdout.write(formatHeadline(result) + '\n');
   });

@@ -2,7 +2,7 @@ import type { Environment, KnowsTruth, Prompt } from '../env/index.ts';
 import { Simulator, SimulatorPolicy, WorldEnv } from '../env/index.ts';
 import { EmbeddedPolicy, worldCandidateSource, type PolicySample, type UpdateMetrics } from '../policy/index.ts';
 import type { Policy } from '../policy/types.ts';
-import { BetaBernoulliPredictor, GlobalRatePredictor, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
+import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
 import type { TrainConfig } from './config.ts';
 
 /** A policy the loop can improve and checkpoint. The simulator's policy is fixed and has no update. */
@@ -48,7 +48,13 @@ export async function buildComponents(config: TrainConfig): Promise<Components> 
 async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {
   switch (config.predictor.kind) {
     case 'mlp':
-      return createMlpPredictor({ hidden: config.predictor.hidden, lr: config.predictor.lr, replaySteps: config.predictor.replaySteps, seed: config.seed });
+      return createMlpPredictor({
+        features: createFeatures({ hashed: { maxTurns: config.engine.maxTurns, useGold: config.predictor.useGold } }),
+        hidden: config.predictor.hidden,
+        lr: config.predictor.lr,
+        replaySteps: config.predictor.replaySteps,
+        seed: config.seed,
+      });
     case 'beta':
       return new BetaBernoulliPredictor();
     case 'global':

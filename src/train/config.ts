@@ -37,13 +37,14 @@ export const trainConfigSchema = z
         hidden: z.array(z.number().int().min(1)).default([64, 32]).describe('Hidden layer widths of the mlp predictor.'),
         lr: z.number().positive().default(0.003).describe('Adam learning rate of the mlp predictor.'),
         replaySteps: z.number().int().min(1).default(4).describe('Steps of tree targets kept in the predictor’s replay window.'),
+        useGold: z.boolean().default(true).describe('Let the mlp predictor’s structure features compare observations with the gold answer (known at training time in RLVR; it steers allocation only, never the policy). false = history text only.'),
       })
       .prefault({}),
     policy: z
       .object({
-        learningRate: z.number().positive().default(0.05).describe('Adam step size of the embedded policy update.'),
+        learningRate: z.number().positive().default(0.1).describe('Adam step size of the embedded policy update.'),
         clip: z.number().positive().default(0.2).describe('PPO clip ε of the clipped surrogate.'),
-        epochs: z.number().int().min(1).default(2).describe('Passes (Adam steps) over each step’s samples.'),
+        epochs: z.number().int().min(1).default(4).describe('Passes (Adam steps) over each step’s samples.'),
       })
       .prefault({}),
     engine: engineSettingsSchema.prefault({}),

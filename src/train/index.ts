@@ -5,3 +5,4 @@ export * from './components.ts';
 export { trainStep, drawPool, evaluate, initialState, type RunState, type StepContext } from './step.ts';
 export { contrastMetrics, costMetrics } from './step-metrics.ts';
 export { train, TrainError, type TrainOptions, type TrainOutcome, type LoopEvent } from './loop.ts';
+export { configReference } from './config-docs.ts';

@@ -7,6 +7,7 @@ import { register as solve } from './solve.ts';
 import { register as demoAllocate } from './demo-allocate.ts';
 import { register as train } from './train.ts';
 import { register as compare } from './compare.ts';
+import { register as config } from './config.ts';
 
 /** Every subcommand registers itself on the program; one line per command module. */
 export const commands: Array<(program: Command) => void> = [
@@ -18,4 +19,5 @@ export const commands: Array<(program: Command) => void> = [
   demoAllocate,
   train,
   compare,
+  config,
 ];

@@ -1,0 +1,16 @@
+import type { Command } from 'commander';
+import { configReference } from '../../train/config-docs.ts';
+import { parseTrainConfig } from '../../train/index.ts';
+import { configToYaml } from '../config-file.ts';
+import { addConfigOptions, rawConfig } from './train.ts';
+
+/** `trace-rl config`: the resolved configuration (defaults + file + flags) as YAML, or the reference. */
+export function register(program: Command): void {
+  const cmd = program
+    .command('config')
+    .description('print the resolved configuration (defaults, then --config file, then flags) as YAML; --docs prints the reference of every setting')
+    .option('--docs', 'print the Markdown reference of every setting (docs/configuration.md)');
+  addConfigOptions(cmd).action((opts: Record<string, unknown>) => {
+    process.stdout.write(opts.docs ? configReference() : configToYaml(parseTrainConfig(rawConfig(opts))));
+  });
+}

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { trainConfigSchema } from './config.ts';
+
+interface JsonSchema {
+  type?: string | string[];
+  enum?: unknown[];
+  default?: unknown;
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  allOf?: JsonSchema[];
+  items?: JsonSchema;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+}
+
+/**
+ * The configuration reference as a Markdown table, generated from the schema's own descriptions (the
+ * single source): docs/configuration.md is this text, and a test keeps the two equal.
+ */
+export function configReference(): string {
+  const schema = z.toJSONSchema(trainConfigSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  const defaults = trainConfigSchema.parse({}) as Record<string, unknown>;
+  const rows: string[] = [];
+  const visit = (s: JsonSchema, path: string[], parentDescription?: string) => {
+    const props = collectProperties(s);
+    if (props && Object.keys(props).length > 0) {
+      for (const [k, child] of Object.entries(props)) visit(child, [...path, k]);
+      return;
+    }
+    const dotted = path.join('.');
+    const value = path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults);
+    rows.push(`| \`${dotted}\` | ${typeOf(s)} | ${value === undefined ? '—' : `\`${JSON.stringify(value)}\``} | ${(s.description ?? parentDescription ?? '').replace(/\|/g, '\\|')} |`);
+  };
+  visit(schema, []);
+  return [
+    '# Configuration reference',
+    '',
+    'Generated from the schema in `src/train/config.ts` (`npx trace-rl config --docs`); each description is',
+    'the only place a setting is documented. A config file (YAML or JSON) sets any of these by its dotted',
+    'path; flags of `trace-rl train` and `--set path=value` override it. `npx trace-rl config` prints the',
+    'resolved configuration.',
+    '',
+    '| setting | type | default | meaning |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
+function collectProperties(s: JsonSchema): Record<string, JsonSchema> | undefined {
+  if (s.properties) return s.properties;
+  if (s.allOf) return Object.assign({}, ...s.allOf.map((x) => collectProperties(x) ?? {}));
+  return undefined;
+}
+
+function typeOf(s: JsonSchema): string {
+  if (s.enum) return s.enum.map((e) => `\`${String(e)}\``).join(' \\| ');
+  const t = Array.isArray(s.type) ? s.type.join(' or ') : (s.type ?? 'any');
+  const lo = s.minimum ?? s.exclusiveMinimum;
+  const hi = s.maximum !== undefined && s.maximum < 1e15 ? s.maximum : s.exclusiveMaximum;
+  const range = lo !== undefined || hi !== undefined ? ` ${s.exclusiveMinimum !== undefined ? '(' : '['}${lo ?? '−∞'}, ${hi ?? '∞'}${s.exclusiveMaximum !== undefined ? ')' : ']'}` : '';
+  if (t === 'array' && s.items) return `list of ${typeOf(s.items)}`;
+  return t + range;
+}

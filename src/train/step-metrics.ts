@@ -1,5 +1,5 @@
 import type { Spend } from '../budget/index.ts';
-import type { QualityMetrics, StepQuality } from '../predict/index.ts';
+import type { QualityMetrics, ReliabilityBin, StepQuality } from '../predict/index.ts';
 import { isMixed, rewardedLeaves, root, walk } from '../tree/index.ts';
 import type { RolloutTree } from '../tree/types.ts';
 
@@ -88,4 +88,9 @@ export function allocationDetails(trees: readonly RolloutTree[]): { roots: Recor
     });
   }
   return { roots, continuationsByDepth };
+}
+
+/** Reliability bins as stored in `details.reliability` (and read by the report): empty bins dropped. */
+export function storedBins(bins: readonly ReliabilityBin[]): Array<{ lo: number; hi: number; meanPredicted: number; observed: number; count: number }> {
+  return bins.filter((b) => b.count > 0).map((b) => ({ lo: b.lo, hi: b.hi, meanPredicted: b.meanPredicted, observed: b.observedRate, count: b.count }));
 }

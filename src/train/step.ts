@@ -11,7 +11,7 @@ import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tre
 import { createRng, shuffled } from '../util/rng.ts';
 import type { Components } from './components.ts';
 import type { TrainConfig } from './config.ts';
-import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics } from './step-metrics.ts';
+import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, storedBins } from './step-metrics.ts';
 
 /** What carries over from one step to the next besides the model checkpoints (stored as JSON). */
 export interface RunState {
@@ -89,7 +89,7 @@ export async function trainStep(ctx: StepContext, step: number): Promise<StepRec
     rounds: rollout.rounds.length,
     failures: rollout.failures,
     allocation: allocationDetails(trees),
-    reliability: { root: predictor.quality.root.reliability, prefix: predictor.quality.prefix.reliability },
+    reliability: { root: storedBins(predictor.quality.root.reliability), prefix: storedBins(predictor.quality.prefix.reliability) },
   };
   const checkpoints: Record<string, Uint8Array> = {
     predictor: parts.predictor.save(),

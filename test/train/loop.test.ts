@@ -46,6 +46,10 @@ test('a short TRACE run on the embedded world stores every step with the registe
   s.close();
   const again = await train({ out: dir, resume: true, clock });
   assert.equal(again.status, 'already-finished', 'a finished run says so instead of silently doing nothing');
+  // The report reads what the loop stores: a real run must leave no chart without data.
+  const { writeReport } = await import('../../src/report/index.ts');
+  const report = await writeReport({ runs: [dir], out: join(dir, 'report.html') });
+  assert.deepEqual(report.notes.filter((n) => !/seed/.test(n)), []);
 });
 
 test('kill -9 in the middle of a run, then resume: identical to an uninterrupted run', async () => {

@@ -1,0 +1,17 @@
+/**
+ * trace-rl's library surface, one namespace per module (names stay unambiguous across modules):
+ * `import { allocate, rollout } from 'trace-rl'`. Sources are TypeScript run through tsx (Node 20
+ * cannot strip types), as the `trace-rl` command does.
+ */
+export * as tree from './tree/index.ts';
+export * as budget from './budget/index.ts';
+export * as allocate from './allocate/index.ts';
+export * as advantage from './advantage/index.ts';
+export * as predict from './predict/index.ts';
+export * as env from './env/index.ts';
+export * as policy from './policy/index.ts';
+export * as rollout from './rollout/index.ts';
+export * as train from './train/index.ts';
+export * as store from './store/index.ts';
+export * as report from './report/index.ts';
+export { createRng, type Rng } from './util/rng.ts';

@@ -218,9 +218,11 @@ async function stepEnv<S>(ctx: TrajectoryContext<S>, nodeId: string, state: S, a
     if (ctx.signal?.aborted) return { ok: false, error: { code: 'cancelled', message: 'cancelled before the tool call' } };
     let error: TurnError;
     try {
+      // A tool that never answers must not stall the step: the same timeout as a policy call applies
+      // (it fails as a tool_error and is retried); cancellation still wins.
       const result = await ctx.tape.step(`tool:${key}`, async () => {
         try {
-          return await ctx.env.step(state, action, { signal: ctx.signal });
+          return await callWithTimeout((signal) => ctx.env.step(state, action, { signal }), ctx.settings.timeoutMs, ctx.signal);
         } catch (e) {
           if (ctx.signal?.aborted) throw new CancelledError('cancelled');
           throw e;

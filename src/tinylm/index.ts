@@ -1,0 +1,13 @@
+/**
+ * The tiny-LM pipeline: a real language model on a CPU. GGUF v3 read/write (llama, F32), an SPM
+ * vocabulary learned from the embedded world with the Search-R1 tags as single tokens, llama.cpp
+ * inference through node-llama-cpp with exact per-token probabilities, and a trainable jax-js
+ * re-implementation of the same forward pass (docs/tinylm.md).
+ */
+export * from './gguf-format.ts';
+export { writeGguf } from './gguf-write.ts';
+export { readGguf } from './gguf-read.ts';
+export { TAGS, TOKEN_TYPE, BOS_ID, EOS_ID, UNK_ID, buildVocabulary, splitWords, type Vocabulary, type VocabularyOptions } from './vocabulary.ts';
+export { Tokenizer } from './tokenizer.ts';
+export { initWeights, modelFromGguf, modelToGguf, type LayerWeights, type LlamaConfig, type LlamaModel, type LlamaWeights } from './model.ts';
+export { ContextOverflowError, LlamaEngine, loadLlama, type GenerateOptions, type Generated, type LlamaEngineOptions } from './llama-engine.ts';

@@ -1,0 +1,189 @@
+/**
+ * llama.cpp through node-llama-cpp, set up so its probabilities are the policy's: CPU only
+ * (`build: 'never'` uses the prebuilt binaries shipped in npm packages, no network), `threads: 1`,
+ * no flash attention and an F32 KV cache (the defaults differ from an F32 re-implementation by
+ * ~1e-2 nats), and sampling at temperature 1 with no top-k/top-p/min-p and an explicit seed, so the
+ * reported probability of each sampled token is its softmax probability.
+ *
+ * A context holds `sequences` KV caches. A call takes the free sequence whose cached tokens share the
+ * longest prefix with its input, erases the rest and evaluates only the new tokens — a trajectory's
+ * next turn re-uses its previous turns' cache; a branch re-evaluates from where it diverges.
+ */
+import { getLlama, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel as NativeModel, type Token } from 'node-llama-cpp';
+
+export interface LlamaEngineOptions {
+  /** KV caches (parallel sequences) in the context. Default 4. */
+  sequences?: number;
+  /** Tokens per sequence. Default: the model's context length. */
+  contextSize?: number;
+  /** Threads per evaluation. Default 1 (2 threads on a 2-core machine cost ~15 ms/token in synchronisation). */
+  threads?: number;
+}
+
+export interface GenerateOptions {
+  /** Stop after this many tokens. */
+  maxTokens: number;
+  /** Token ids that end the generation (included in the output). */
+  stop: readonly number[];
+  /** Sampling seed; the same seed, weights and prefix give the same tokens. */
+  seed: number;
+  /** Argmax decoding instead of sampling. */
+  greedy?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface Generated {
+  ids: number[];
+  /** log π(token | prefix) at temperature 1, per generated token. */
+  logprobs: number[];
+  /** Why generation ended. */
+  stop: 'stop_token' | 'eos' | 'length';
+}
+
+/** Raised when a sequence does not fit the context. */
+export class ContextOverflowError extends Error {
+  override name = 'ContextOverflowError';
+}
+
+let llamaPromise: Promise<Llama> | undefined;
+/** The process-wide llama.cpp binding (CPU, prebuilt, quiet). */
+export function loadLlama(): Promise<Llama> {
+  llamaPromise ??= getLlama({ gpu: false, build: 'never', logLevel: 'error' as never, progressLogs: false });
+  return llamaPromise;
+}
+
+interface Slot {
+  seq: LlamaContextSequence;
+  busy: boolean;
+}
+
+export class LlamaEngine {
+  private constructor(
+    readonly model: NativeModel,
+    private readonly context: LlamaContext,
+    private readonly slots: Slot[],
+    readonly contextSize: number,
+  ) {}
+
+  private waiters: Array<() => void> = [];
+
+  /** Loads a GGUF file (read into memory, not mapped, so a later file at the same path cannot change it). */
+  static async load(modelPath: string, options: LlamaEngineOptions = {}): Promise<LlamaEngine> {
+    const llama = await loadLlama();
+    const model = await llama.loadModel({ modelPath, useMmap: false, gpuLayers: 0 });
+    const n = options.sequences ?? 4;
+    const context = await model.createContext({
+      sequences: n,
+      contextSize: options.contextSize ?? model.trainContextSize,
+      threads: options.threads ?? 1,
+      flashAttention: false,
+      experimentalKvCacheKeyType: 'F32',
+      experimentalKvCacheValueType: 'F32',
+    } as Parameters<NativeModel['createContext']>[0]);
+    const slots = Array.from({ length: n }, () => ({ seq: context.getSequence(), busy: false }));
+    return new LlamaEngine(model, context, slots, context.contextSize);
+  }
+
+  private async acquire(prefix: readonly number[]): Promise<Slot> {
+    for (;;) {
+      let best: Slot | undefined;
+      let bestLen = -1;
+      for (const s of this.slots) {
+        if (s.busy) continue;
+        const len = commonPrefix(s.seq.contextTokens, prefix);
+        if (len > bestLen) [best, bestLen] = [s, len];
+      }
+      if (best) {
+        best.busy = true;
+        return best;
+      }
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+  }
+
+  private release(slot: Slot): void {
+    slot.busy = false;
+    this.waiters.shift()?.();
+  }
+
+  /**
+   * Puts `tokens` minus its last token in the sequence's cache (re-using the common prefix) and
+   * returns the last token, which the caller evaluates with the options it needs.
+   */
+  private async prepare(seq: LlamaContextSequence, tokens: readonly number[]): Promise<Token[]> {
+    if (tokens.length === 0) throw new RangeError('cannot evaluate an empty token sequence');
+    if (tokens.length > this.contextSize) throw new ContextOverflowError(`${tokens.length} tokens do not fit the context of ${this.contextSize}`);
+    const keep = Math.min(commonPrefix(seq.contextTokens, tokens), tokens.length - 1);
+    if (keep < seq.nextTokenIndex) await seq.eraseContextTokenRanges([{ start: keep, end: seq.nextTokenIndex }]);
+    return tokens.slice(keep) as Token[];
+  }
+
+  /** Samples a continuation of `prefix` (ids, no BOS added) with its per-token log-probabilities. */
+  async generate(prefix: readonly number[], options: GenerateOptions): Promise<Generated> {
+    const slot = await this.acquire(prefix);
+    try {
+      const input = await this.prepare(slot.seq, prefix);
+      const ids: number[] = [];
+      const logprobs: number[] = [];
+      let stop: Generated['stop'] = 'length';
+      const room = this.contextSize - prefix.length;
+      const max = Math.min(options.maxTokens, room);
+      if (max <= 0) return { ids, logprobs, stop };
+      const sampling = options.greedy ? { temperature: 0, seed: options.seed } : { temperature: 1, topK: 0, topP: 1, minP: 0, seed: options.seed };
+      const eos = this.model.tokens.eos;
+      for await (const out of slot.seq.evaluateWithMetadata(input, { confidence: true }, sampling)) {
+        options.signal?.throwIfAborted();
+        ids.push(out.token);
+        logprobs.push(Math.log(out.confidence));
+        if (options.stop.includes(out.token)) stop = 'stop_token';
+        else if (out.token === eos) stop = 'eos';
+        if (stop !== 'length' || ids.length >= max) break;
+      }
+      return { ids, logprobs, stop };
+    } finally {
+      this.release(slot);
+    }
+  }
+
+  /**
+   * log π(tokens[i] | tokens[<i]) for i ≥ 1 under llama.cpp (index 0 gets 0), and optionally the
+   * full next-token distributions — the reference the trainer's forward pass is checked against.
+   */
+  async score(tokens: readonly number[], options: { distributions?: boolean } = {}): Promise<{ logprobs: number[]; distributions?: Float64Array[] }> {
+    const slot = await this.acquire([]);
+    try {
+      await slot.seq.clearHistory();
+      const input = tokens.map((t, i) => (i + 1 < tokens.length ? ([t, { generateNext: { probabilities: true } }] as const) : t)) as Parameters<LlamaContextSequence['controlledEvaluate']>[0];
+      const res = await slot.seq.controlledEvaluate(input);
+      const logprobs = [0];
+      const distributions: Float64Array[] = [];
+      for (let i = 0; i + 1 < tokens.length; i++) {
+        const probs = res[i]?.next.probabilities;
+        if (!probs) throw new Error(`llama.cpp returned no distribution after token ${i}`);
+        logprobs.push(Math.log(probs.get(tokens[i + 1]! as Token) ?? 0));
+        if (options.distributions) {
+          let n = 0;
+          for (const tok of probs.keys()) n = Math.max(n, tok + 1);
+          const d = new Float64Array(n);
+          for (const [tok, p] of probs) d[tok] = p;
+          distributions.push(d);
+        }
+      }
+      return options.distributions ? { logprobs, distributions } : { logprobs };
+    } finally {
+      this.release(slot);
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.context.dispose();
+    await this.model.dispose();
+  }
+}
+
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}

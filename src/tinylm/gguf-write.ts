@@ -55,7 +55,7 @@ function num(v: unknown, where: string): number {
  * data length is not the product of its dims.
  */
 export function writeGguf(metadata: ReadonlyMap<string, GgufValue> | Record<string, GgufValue>, tensors: readonly GgufTensor[]): Uint8Array {
-  const entries = metadata instanceof Map ? [...metadata.entries()] : Object.entries(metadata);
+  const entries: Array<[string, GgufValue]> = isMap(metadata) ? [...metadata.entries()] : Object.entries(metadata);
   const alignEntry = entries.find(([k]) => k === 'general.alignment')?.[1];
   const align = alignEntry && alignEntry.type === 'u32' ? alignEntry.value : DEFAULT_ALIGNMENT;
   const s = new Sink();
@@ -96,4 +96,8 @@ export function writeGguf(metadata: ReadonlyMap<string, GgufValue> | Record<stri
   }
   s.pad(align);
   return s.result();
+}
+
+function isMap(m: ReadonlyMap<string, GgufValue> | Record<string, GgufValue>): m is ReadonlyMap<string, GgufValue> {
+  return m instanceof Map;
 }

@@ -1,0 +1,17 @@
+/**
+ * Hand-off to external trainers (verl, TRL): one stored step's rollout trees → token-exact rows, one
+ * per rewarded leaf (prompt ids, response ids covering model and observation tokens, a response mask,
+ * rollout log-probabilities, per-token advantages from the chosen estimator, tree ids and predicted
+ * success at each anchor), as Parquet or JSONL; a de-duplicated prefix-trie form; and the
+ * rollout-service mode that produces one batch per step and waits for the trainer's new weights.
+ * Columns and how to feed them in: docs/export.md.
+ */
+export { byteTokenizer, codepointTokenizer, tokenizerByName, TokenizerError, BYTE_ID_OFFSET, TOKENIZER_NAMES, type ExportTokenizer, type TokenizerName } from './tokenizer.ts';
+export { modelText, promptSegment, turnSegment, TokenizerMismatchError, type Segment } from './segments.ts';
+export { buildBatch, ExportError, EXPORT_FORMAT_VERSION, type ExportOptions, type LeafRow, type NodeTokens, type BatchMeta, type ExportBatch } from './rows.ts';
+export { toTrlRow, type TrlRow } from './trl.ts';
+export { trieRecords, type TrieRecord } from './trie.ts';
+export { VERL_COLUMNS, TRL_COLUMNS } from './columns.ts';
+export { parquetBytes, type ColumnSpec, type ColumnType } from './parquet.ts';
+export { EXPORT_FORMATS, isExportFormat, containerOf, serializeBatch, writeBatch, type ExportFormat } from './write.ts';
+export { exportRun, promptRenderer, rendererFor, type ExportRunOptions, type ExportRunResult } from './run-export.ts';

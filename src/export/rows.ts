@@ -1,0 +1,176 @@
+import { forestFromTrees, type AdvantageEstimator } from '../advantage/index.ts';
+import type { RolloutTree, TreeNode } from '../tree/index.ts';
+import { promptSegment, turnSegment, type Segment } from './segments.ts';
+import { byteTokenizer, type ExportTokenizer } from './tokenizer.ts';
+
+/** Version of the exported row layout; bumped when a column changes meaning. */
+export const EXPORT_FORMAT_VERSION = 1;
+
+export interface ExportOptions {
+  /** Training step the trees belong to (written into every row). */
+  step: number;
+  /** The advantage estimator whose output the rows carry (`createEstimator(name)`). */
+  estimator: AdvantageEstimator;
+  /** Tokenizer for text that has no server ids. Default {@link byteTokenizer}. */
+  tokenizer?: ExportTokenizer;
+  /** The prompt text the policy saw (Environment.render). Default: the tree's question. */
+  render?: (tree: RolloutTree) => string;
+  /** Check that server ids decode to the turn's text with `tokenizer` (default true). */
+  checkServerIds?: boolean;
+}
+
+/**
+ * One rewarded leaf as one training sequence: the prompt, then every turn on the leaf's path (model
+ * tokens, then observation tokens). Field names follow verl's agent-loop output where one exists
+ * (prompt_ids, response_ids, response_mask, response_logprobs, num_turns); see docs/export.md.
+ */
+export interface LeafRow {
+  step: number;
+  prompt_id: string;
+  /** `<step>:<prompt id>`: one tree per prompt per step. */
+  tree_id: string;
+  /** The leaf's node id (unique in the batch): verl's `uid`-like key. */
+  leaf_id: string;
+  /** Node ids from the first turn down to the leaf. */
+  node_path: string[];
+  /** Depth of the deepest ancestor with two or more children: the longest prefix shared with another leaf. */
+  branch_depth: number;
+  /** 'bare' or 'continuation' (restored from a prefix). */
+  origin: string;
+  num_turns: number;
+  prompt_ids: number[];
+  response_ids: number[];
+  response_mask: number[];
+  response_logprobs: number[];
+  logprobs_known: boolean;
+  /** Per response token: the advantage of the turn the token belongs to on model tokens, 0 on observation tokens. */
+  advantages: number[];
+  /** The estimator's one scalar for the leaf (LeafAdvantage.advantage). */
+  advantage: number;
+  /** One advantage per turn on node_path (LeafAdvantage.turns). */
+  turn_advantages: number[];
+  /** Offset in response_ids where each turn starts. */
+  turn_starts: number[];
+  reward: number;
+  /** Raw continuous score behind the reward (e.g. token F1); null when the environment gave none. */
+  score: number | null;
+  /** Nodes on the path (prompt included) that were scored by the predictor, and Ṽ(H) there. */
+  anchor_ids: string[];
+  anchor_predicted: number[];
+  prompt_text: string;
+  response_text: string;
+}
+
+/** A node's segment plus where it sits, for the prefix-trie form. */
+export interface NodeTokens extends Segment {
+  id: string;
+  parent: string | null;
+  depth: number;
+  predicted?: number;
+}
+
+export interface BatchMeta {
+  format_version: number;
+  step: number;
+  estimator: string;
+  tokenizer: string;
+  /** Leaves without a reward (failed trajectories): not exported, as the estimator gives them no advantage. */
+  skipped_leaves: number;
+}
+
+export interface ExportBatch {
+  meta: BatchMeta;
+  rows: LeafRow[];
+  /** Every node on an exported path, tokenised once (prompt included). */
+  nodes: Map<string, NodeTokens>;
+}
+
+/** Raised when trees and estimator output disagree (a leaf the trees do not hold). */
+export class ExportError extends Error {
+  override name = 'ExportError';
+}
+
+/**
+ * Builds one row per rewarded leaf, in the estimator's order (input order of the trees). Advantages
+ * are the estimator's own output, spread over tokens: model tokens of turn j get `turns[j]`.
+ */
+export function buildBatch(trees: readonly RolloutTree[], options: ExportOptions): ExportBatch {
+  const tokenizer = options.tokenizer ?? byteTokenizer;
+  const check = options.checkServerIds ?? true;
+  const render = options.render ?? ((t: RolloutTree) => t.prompt);
+  const treeOf = new Map<string, RolloutTree>();
+  for (const t of trees) for (const id in t.nodes) treeOf.set(id, t);
+  const nodes = new Map<string, NodeTokens>();
+  const tokensOf = (tree: RolloutTree, n: TreeNode): NodeTokens => {
+    let s = nodes.get(n.id);
+    if (!s) {
+      const seg = n.turn ? turnSegment(n.id, n.turn, tokenizer, check) : promptSegment(render(tree), tokenizer);
+      s = { ...seg, id: n.id, parent: n.parent, depth: n.depth, ...(n.predicted !== undefined ? { predicted: n.predicted } : {}) };
+      nodes.set(n.id, s);
+    }
+    return s;
+  };
+
+  const advantages = options.estimator.estimate(forestFromTrees(trees));
+  const rows: LeafRow[] = [];
+  for (const adv of advantages) {
+    const tree = treeOf.get(adv.id);
+    if (!tree) throw new ExportError(`estimator returned leaf "${adv.id}", which is in none of the ${trees.length} trees`);
+    const rootNode = tree.nodes[tree.promptId];
+    const path = adv.path.map((id) => tree.nodes[id]);
+    const leaf = path[path.length - 1];
+    const prompt = tokensOf(tree, rootNode);
+    const response = { ids: [] as number[], mask: [] as number[], logprobs: [] as number[], advantages: [] as number[], text: '' };
+    const turnStarts: number[] = [];
+    let known = true;
+    path.forEach((n, j) => {
+      const seg = tokensOf(tree, n);
+      turnStarts.push(response.ids.length);
+      const a = adv.turns[j];
+      for (let i = 0; i < seg.ids.length; i++) {
+        response.ids.push(seg.ids[i]);
+        response.mask.push(seg.mask[i]);
+        response.logprobs.push(seg.logprobs[i]);
+        response.advantages.push(seg.mask[i] === 1 ? a : 0);
+      }
+      response.text += seg.text;
+      known &&= seg.logprobsKnown;
+    });
+    const anchors = [rootNode, ...path].filter((n) => n.predicted !== undefined);
+    rows.push({
+      step: options.step,
+      prompt_id: tree.promptId,
+      tree_id: `${options.step}:${tree.promptId}`,
+      leaf_id: adv.id,
+      node_path: [...adv.path],
+      branch_depth: branchDepth([rootNode, ...path]),
+      origin: leaf.origin,
+      num_turns: path.length,
+      prompt_ids: prompt.ids,
+      response_ids: response.ids,
+      response_mask: response.mask,
+      response_logprobs: response.logprobs,
+      logprobs_known: known,
+      advantages: response.advantages,
+      advantage: adv.advantage,
+      turn_advantages: [...adv.turns],
+      turn_starts: turnStarts,
+      reward: leaf.reward!,
+      score: leaf.score ?? null,
+      anchor_ids: anchors.map((n) => n.id),
+      anchor_predicted: anchors.map((n) => n.predicted!),
+      prompt_text: prompt.text,
+      response_text: response.text,
+    });
+  }
+  let leafCount = 0;
+  for (const t of trees) for (const id in t.nodes) if (t.nodes[id].children.length === 0 && t.nodes[id].parent !== null) leafCount++;
+  const meta: BatchMeta = { format_version: EXPORT_FORMAT_VERSION, step: options.step, estimator: options.estimator.name, tokenizer: tokenizer.name, skipped_leaves: leafCount - rows.length };
+  return { meta, rows, nodes };
+}
+
+/** Depth of the deepest node on `path` (root first, leaf last, leaf excluded) with two or more children; 0 when none. */
+function branchDepth(path: readonly TreeNode[]): number {
+  for (let i = path.length - 2; i >= 0; i--) if (path[i].children.length >= 2) return path[i].depth;
+  return 0;
+}

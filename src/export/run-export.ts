@@ -1,0 +1,65 @@
+import { createEstimator, type EstimatorName } from '../advantage/index.ts';
+import type { Environment, Prompt } from '../env/index.ts';
+import { RunStore } from '../store/index.ts';
+import { buildComponents, parseTrainConfig, type TrainConfig } from '../train/index.ts';
+import type { RolloutTree } from '../tree/index.ts';
+import { buildBatch, ExportError, type BatchMeta } from './rows.ts';
+import { byteTokenizer, type ExportTokenizer } from './tokenizer.ts';
+import { writeBatch, type ExportFormat } from './write.ts';
+
+/**
+ * The prompt text each tree's policy saw: the run's environment rebuilt from its stored configuration
+ * (the world is regenerated from its seed), rendering the prompt found by id in its train or test split.
+ */
+export async function promptRenderer(config: TrainConfig): Promise<(tree: RolloutTree) => string> {
+  const parts = await buildComponents(config);
+  return rendererFor(parts.env, [...parts.train, ...parts.test]);
+}
+
+export function rendererFor(env: Environment<unknown>, prompts: readonly Prompt[]): (tree: RolloutTree) => string {
+  const byId = new Map(prompts.map((p) => [p.id, p]));
+  return (tree) => env.render(byId.get(tree.promptId) ?? { id: tree.promptId, question: tree.prompt, answers: [] });
+}
+
+export interface ExportRunOptions {
+  /** A run folder (made by `trace-rl train` or `trace-rl rollout`). */
+  dir: string;
+  /** Step to export; default the last completed step. */
+  step?: number;
+  format: ExportFormat;
+  out: string;
+  /** Default: the run's configured estimator. */
+  estimator?: EstimatorName;
+  tokenizer?: ExportTokenizer;
+  checkServerIds?: boolean;
+}
+
+export interface ExportRunResult extends BatchMeta {
+  file: string;
+  rows: number;
+  container: 'parquet' | 'jsonl';
+}
+
+/** `trace-rl export` as a library call: one stored step's trees → one file. */
+export async function exportRun(options: ExportRunOptions): Promise<ExportRunResult> {
+  const store = RunStore.open(options.dir, { readonly: true });
+  try {
+    const config = parseTrainConfig(store.config());
+    const last = store.lastStep();
+    const step = options.step ?? last;
+    if (last < 0) throw new ExportError(`${options.dir} has no completed step yet; export after the first step is stored`);
+    if (!Number.isInteger(step) || step < 0 || step > last) throw new ExportError(`--step ${step}: ${options.dir} has steps 0–${last}; pick one of them`);
+    const trees = store.trees(step);
+    const batch = buildBatch(trees, {
+      step,
+      estimator: createEstimator(options.estimator ?? config.estimator),
+      tokenizer: options.tokenizer ?? byteTokenizer,
+      render: await promptRenderer(config),
+      checkServerIds: options.checkServerIds,
+    });
+    const container = writeBatch(batch, options.format, options.out);
+    return { ...batch.meta, file: options.out, rows: batch.rows.length, container };
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Tokenizers for export. A trainer needs token ids; the embedded policy writes text only, so export
+ * turns text into ids with a deterministic tokenizer whose ids decode back to exactly the same text.
+ * Ids a policy server returned (`turn.tokens`) are never re-tokenised: they are used unchanged.
+ */
+
+export interface ExportTokenizer {
+  /** Written into every export's metadata so a reader knows how to decode the ids. */
+  readonly name: string;
+  encode(text: string): number[];
+  decode(ids: readonly number[]): string;
+}
+
+/** Raised for ids a tokenizer cannot decode (out of its vocabulary). */
+export class TokenizerError extends Error {
+  override name = 'TokenizerError';
+}
+
+/**
+ * Ids 0–2 are reserved (`<unk>`, `<s>`, `</s>`) as in the SPM byte vocabulary of llama-style GGUF
+ * models, so byte b has id b + 3 — the same ids as that vocabulary's `<0xNN>` byte tokens.
+ */
+export const BYTE_ID_OFFSET = 3;
+
+const utf8 = new TextEncoder();
+const utf8Strict = new TextDecoder('utf-8', { fatal: true });
+
+/** One id per UTF-8 byte: id = byte + 3. Every string round-trips exactly; the vocabulary is 259 ids. */
+export const byteTokenizer: ExportTokenizer = {
+  name: 'bytes+3',
+  encode(text) {
+    const bytes = utf8.encode(text);
+    const ids = new Array<number>(bytes.length);
+    for (let i = 0; i < bytes.length; i++) ids[i] = bytes[i] + BYTE_ID_OFFSET;
+    return ids;
+  },
+  decode(ids) {
+    const bytes = new Uint8Array(ids.length);
+    ids.forEach((id, i) => {
+      const b = id - BYTE_ID_OFFSET;
+      if (!Number.isInteger(b) || b < 0 || b > 255) throw new TokenizerError(`id ${id} at position ${i} is not a byte id (expected ${BYTE_ID_OFFSET}–${255 + BYTE_ID_OFFSET})`);
+      bytes[i] = b;
+    });
+    return utf8Strict.decode(bytes);
+  },
+};
+
+/** One id per Unicode code point (id = code point): character-level servers such as the test stand-in. */
+export const codepointTokenizer: ExportTokenizer = {
+  name: 'codepoints',
+  encode(text) {
+    const ids: number[] = [];
+    for (const ch of text) ids.push(ch.codePointAt(0)!);
+    return ids;
+  },
+  decode(ids) {
+    return ids.map((id, i) => {
+      if (!Number.isInteger(id) || id < 0 || id > 0x10ffff) throw new TokenizerError(`id ${id} at position ${i} is not a Unicode code point`);
+      return String.fromCodePoint(id);
+    }).join('');
+  },
+};
+
+export const TOKENIZER_NAMES = ['bytes', 'codepoints'] as const;
+export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
+
+/** Picks a built-in tokenizer by its CLI name; unknown names fail here. */
+export function tokenizerByName(name: string): ExportTokenizer {
+  if (name === 'bytes') return byteTokenizer;
+  if (name === 'codepoints') return codepointTokenizer;
+  throw new TokenizerError(`unknown tokenizer "${name}"; choose one of: ${TOKENIZER_NAMES.join(', ')}`);
+}

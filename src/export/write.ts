@@ -1,0 +1,48 @@
+import { renameSync, writeFileSync } from 'node:fs';
+import { TRL_COLUMNS, VERL_COLUMNS } from './columns.ts';
+import { parquetBytes } from './parquet.ts';
+import type { ExportBatch } from './rows.ts';
+import { trieRecords } from './trie.ts';
+import { toTrlRow } from './trl.ts';
+
+/**
+ * verl: verl-shaped rows (Parquet, or JSONL when the file ends in .jsonl); trl: TRL-shaped rows (same
+ * rule); jsonl: verl-shaped rows as JSONL; trie: the de-duplicated prefix trie as JSONL.
+ */
+export const EXPORT_FORMATS = ['verl', 'trl', 'jsonl', 'trie'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export function isExportFormat(s: string): s is ExportFormat {
+  return (EXPORT_FORMATS as readonly string[]).includes(s);
+}
+
+/** Parquet or JSONL for a format and a file name. */
+export function containerOf(format: ExportFormat, file: string): 'parquet' | 'jsonl' {
+  if (format === 'jsonl' || format === 'trie') return 'jsonl';
+  return file.endsWith('.jsonl') ? 'jsonl' : 'parquet';
+}
+
+/** The batch as file bytes. */
+export function serializeBatch(batch: ExportBatch, format: ExportFormat, container: 'parquet' | 'jsonl'): Uint8Array {
+  const metadata = Object.fromEntries(Object.entries({ ...batch.meta, producer: 'trace-rl', row_form: format }).map(([k, v]) => [`trace_rl.${k}`, String(v)]));
+  if (format === 'trie') return jsonl(trieRecords(batch));
+  const rows = format === 'trl' ? batch.rows.map(toTrlRow) : batch.rows;
+  if (container === 'jsonl') return jsonl(rows);
+  return format === 'trl' ? parquetBytes(rows as ReturnType<typeof toTrlRow>[], TRL_COLUMNS, metadata) : parquetBytes(batch.rows, VERL_COLUMNS, metadata);
+}
+
+function jsonl(records: readonly unknown[]): Uint8Array {
+  return new TextEncoder().encode(records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
+}
+
+/**
+ * Writes the batch to `file` atomically (a temporary file renamed into place), so a trainer watching
+ * the folder never reads half a file. Returns the container used.
+ */
+export function writeBatch(batch: ExportBatch, format: ExportFormat, file: string): 'parquet' | 'jsonl' {
+  const container = containerOf(format, file);
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, serializeBatch(batch, format, container));
+  renameSync(tmp, file);
+  return container;
+}

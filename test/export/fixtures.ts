@@ -1,0 +1,36 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { RunStore } from '../../src/store/index.ts';
+import { buildComponents, parseTrainConfig, train, type TrainConfig } from '../../src/train/index.ts';
+import type { RolloutTree } from '../../src/tree/index.ts';
+import type { Prompt, Environment } from '../../src/env/index.ts';
+
+/** A real one-step TRACE run on the embedded world (small: 8 prompts, 24 trajectories). */
+export const SMALL_RUN = { steps: 1, pool: 8, strategy: { name: 'trace', budget: 24 }, env: { questions: 300 }, eval: { every: 10, questions: 5 } };
+
+export interface RunFixture {
+  dir: string;
+  config: TrainConfig;
+  trees: RolloutTree[];
+  env: Environment<unknown>;
+  prompts: Map<string, Prompt>;
+}
+
+let cached: Promise<RunFixture> | undefined;
+
+/** Made once per test file process; every test reads the same stored trees. */
+export function smallRun(): Promise<RunFixture> {
+  cached ??= (async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'trace-export-')), 'run');
+    await train({ out: dir, config: SMALL_RUN, clock: () => performance.now() });
+    const store = RunStore.open(dir, { readonly: true });
+    const config = parseTrainConfig(store.config());
+    const trees = store.trees(0);
+    store.close();
+    const parts = await buildComponents(config);
+    return { dir, config, trees, env: parts.env, prompts: new Map([...parts.train, ...parts.test].map((p) => [p.id, p])) };
+  })();
+  return cached;
+}

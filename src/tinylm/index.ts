@@ -10,4 +10,5 @@ export { readGguf } from './gguf-read.ts';
 export { TAGS, TOKEN_TYPE, BOS_ID, EOS_ID, UNK_ID, buildVocabulary, splitWords, type Vocabulary, type VocabularyOptions } from './vocabulary.ts';
 export { Tokenizer } from './tokenizer.ts';
 export { initWeights, modelFromGguf, modelToGguf, type LayerWeights, type LlamaConfig, type LlamaModel, type LlamaWeights } from './model.ts';
+export { disposeConsts, forwardConsts, fromParams, logits, oneHot, ropeTables, toParams, tokenLogprobs, type ForwardConsts, type LayerParams, type Params } from './forward.ts';
 export { ContextOverflowError, LlamaEngine, loadLlama, type GenerateOptions, type Generated, type LlamaEngineOptions } from './llama-engine.ts';

@@ -15,3 +15,5 @@ export { VERL_COLUMNS, TRL_COLUMNS } from './columns.ts';
 export { parquetBytes, type ColumnSpec, type ColumnType } from './parquet.ts';
 export { EXPORT_FORMATS, isExportFormat, containerOf, serializeBatch, writeBatch, type ExportFormat } from './write.ts';
 export { exportRun, promptRenderer, rendererFor, type ExportRunOptions, type ExportRunResult } from './run-export.ts';
+export { WeightsGate, WeightsWaitAborted, weightsReadyFile, type WeightsGateOptions } from './weights-gate.ts';
+export { runRolloutService, batchFile, type RolloutServiceOptions, type RolloutServiceResult, type RolloutServiceEvent } from './rollout-service.ts';

@@ -1,0 +1,87 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parquetReadObjects } from 'hyparquet';
+import { readFileSync } from 'node:fs';
+import { codepointTokenizer, runRolloutService, WeightsGate, weightsReadyFile, type RolloutServiceEvent } from '../../src/export/index.ts';
+import { OpenAIPolicy } from '../../src/policy/index.ts';
+import { RunStore } from '../../src/store/index.ts';
+import { startStandIn } from '../policy/openai-stand-in.ts';
+
+/** Small world configuration: 2 steps of 4 prompts and 8 trajectories. */
+export const SERVICE_CONFIG = { steps: 2, pool: 4, strategy: { name: 'trace', budget: 8 }, env: { questions: 300 }, engine: { concurrency: 4, retry: { baseDelayMs: 1 } } };
+
+test('rollout service: one batch per step from a real OpenAI-compatible server, then it waits for the weights file', async () => {
+  const server = await startStandIn();
+  const out = join(mkdtempSync(join(tmpdir(), 'trace-rollout-')), 'run');
+  const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'stand-in', extras: 'vllm' });
+  const gate = new WeightsGate({ dir: out, pollMs: 20 });
+  const events: RolloutServiceEvent[] = [];
+  try {
+    const running = runRolloutService({ out, config: SERVICE_CONFIG, policy, format: 'verl', tokenizer: codepointTokenizer, gate, clock: () => performance.now(), onEvent: (e) => events.push(e) });
+    while (!events.some((e) => e.kind === 'waiting')) await sleep(20);
+    const first = events.find((e): e is Extract<RolloutServiceEvent, { kind: 'batch' }> => e.kind === 'batch')!;
+    assert.equal(first.step, 0);
+    assert.ok(existsSync(first.file));
+    const requests = server.requests;
+    await sleep(300);
+    assert.equal(server.requests, requests, 'no rollouts while the trainer has not pushed new weights');
+    assert.ok(!events.some((e) => e.kind === 'batch' && e.step === 1));
+
+    const rows = await parquetReadObjects({ file: new Uint8Array(readFileSync(first.file)).buffer });
+    assert.equal(rows.length, first.rows);
+    assert.ok(rows.length > 0);
+    for (const row of rows) {
+      assert.equal(row.logprobs_known, true, 'the server returned ids and log-probabilities for every turn');
+      assert.equal(codepointTokenizer.decode(row.response_ids as number[]), row.response_text);
+      const modelLogprobs = (row.response_logprobs as number[]).filter((_, i) => (row.response_mask as number[])[i] === 1);
+      assert.ok(modelLogprobs.every((v) => v < 0), 'model tokens carry the server’s log-probabilities');
+    }
+
+    writeFileSync(weightsReadyFile(out, 0), '');
+    const result = await running;
+    assert.equal(result.status, 'finished');
+    assert.equal(result.batches.length, 2);
+    assert.ok(existsSync(result.batches[1]));
+    assert.deepEqual(events.filter((e) => e.kind === 'waiting').map((e) => e.step), [0], 'no wait after the last step');
+    const store = RunStore.open(out, { readonly: true });
+    assert.equal(store.lastStep(), 1);
+    assert.equal(store.status(), 'finished');
+    const leaves = store.trees(1).reduce((n, t) => n + Object.values(t.nodes).filter((x) => x.parent !== null && x.children.length === 0).length, 0);
+    assert.equal(leaves, 8, 'the step spent its budget of 8 trajectories');
+    store.close();
+  } finally {
+    await gate.close();
+    await server.close();
+  }
+});
+
+test('weights gate: an HTTP POST releases the wait; bad bodies are refused with the expected shape', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trace-gate-'));
+  const gate = new WeightsGate({ dir, port: 0, pollMs: 20 });
+  await gate.start();
+  try {
+    let released = false;
+    const waiting = gate.wait(3).then(() => (released = true));
+    await sleep(50);
+    assert.deepEqual(await (await fetch(`${gate.url}/status`)).json(), { waiting: 3, ready: [] });
+    const bad = await fetch(`${gate.url}/weights`, { method: 'POST', body: '{"step": "three"}', headers: { 'content-type': 'application/json' } });
+    assert.equal(bad.status, 400);
+    assert.match(((await bad.json()) as { error: string }).error, /non-negative integer/);
+    assert.equal(released, false);
+    const ok = await fetch(`${gate.url}/weights`, { method: 'POST', body: JSON.stringify({ step: 3 }), headers: { 'content-type': 'application/json' } });
+    assert.equal(ok.status, 200);
+    await waiting;
+    assert.equal(released, true);
+    const stop = new AbortController();
+    const aborted = gate.wait(4, stop.signal);
+    stop.abort();
+    await assert.rejects(aborted, { name: 'WeightsWaitAborted' });
+  } finally {
+    await gate.close();
+  }
+});

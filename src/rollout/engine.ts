@@ -89,7 +89,10 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
   const internal = new AbortController();
   setMaxListeners(0, internal.signal);
   if (options.signal?.aborted) internal.abort(options.signal.reason);
-  options.signal?.addEventListener('abort', () => internal.abort(options.signal!.reason), { once: true });
+  // Removed again when the step ends: a long run passes one signal to every step, and listeners left
+  // behind would pile up on it.
+  const onAbort = () => internal.abort(options.signal!.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
   const signal = internal.signal;
   const scorer: Scorer = options.scorer ?? ((hs) => hs.map(() => 0.5));
   const tape: Tape = options.replay ? replayTape(options.replay) : options.record ? recordTape(options.record, isCancellation) : liveTape;
@@ -255,6 +258,7 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
   await Promise.all(expansions);
   await topUp();
 
+  options.signal?.removeEventListener('abort', onAbort);
   const cancelled = signal.aborted;
   emit({ kind: 'done', cancelled, progress: { ...progress } });
   const after = ledger.spend();

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RolloutTree } from '../tree/types.ts';
 
@@ -42,17 +42,22 @@ export class RunStore {
   /** Creates a new run folder; refuses to reuse one that already holds a run. */
   static create(dir: string, config: unknown): RunStore {
     const file = join(dir, RUN_DB);
-    if (existsSync(file)) throw new RunStoreError(`${file} already exists: resume it with --resume ${dir}, or choose another --out`);
+    if (existsSync(file)) {
+      if (isComplete(file)) throw new RunStoreError(`${file} already exists: resume it with --resume ${dir}, or choose another --out`);
+      // A start killed before its first commit leaves a file without a run in it: nothing to keep.
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
+    }
     mkdirSync(dir, { recursive: true });
     const db = openDb(file);
-    db.exec(`
-      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE steps (step INTEGER PRIMARY KEY, metrics TEXT NOT NULL, details TEXT NOT NULL);
-      CREATE TABLE trees (step INTEGER NOT NULL, prompt_id TEXT NOT NULL, tree TEXT NOT NULL, PRIMARY KEY (step, prompt_id));
-      CREATE TABLE checkpoints (step INTEGER NOT NULL, name TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (step, name));
-    `);
-    const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
+    // Schema and meta in one transaction (SQLite DDL is transactional): a kill leaves all or nothing.
     db.transaction(() => {
+      db.exec(`
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE steps (step INTEGER PRIMARY KEY, metrics TEXT NOT NULL, details TEXT NOT NULL);
+        CREATE TABLE trees (step INTEGER NOT NULL, prompt_id TEXT NOT NULL, tree TEXT NOT NULL, PRIMARY KEY (step, prompt_id));
+        CREATE TABLE checkpoints (step INTEGER NOT NULL, name TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (step, name));
+      `);
+      const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
       put.run('schema_version', String(SCHEMA_VERSION));
       put.run('config', JSON.stringify(config));
       put.run('status', 'running');
@@ -64,6 +69,7 @@ export class RunStore {
   static open(dir: string, options: { readonly?: boolean } = {}): RunStore {
     const file = join(dir, RUN_DB);
     if (!existsSync(file)) throw new RunStoreError(`${file} not found: is ${dir} a run folder (made by trace-rl train --out)?`);
+    if (!isComplete(file)) throw new RunStoreError(`${file} never finished being created (the start was interrupted); start the run again with --out ${dir}`);
     const db = openDb(file, options.readonly);
     const version = (db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined)?.value;
     if (version !== String(SCHEMA_VERSION)) throw new RunStoreError(`${file} has schema version ${version}, this trace-rl reads ${SCHEMA_VERSION}`);
@@ -124,6 +130,20 @@ export class RunStore {
 
   private meta(key: string): string | undefined {
     return (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+  }
+}
+
+/** True when the file holds a committed run (meta with a config), false for an interrupted creation. */
+function isComplete(file: string): boolean {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
+    return Boolean(hasMeta && db.prepare("SELECT 1 FROM meta WHERE key = 'config'").get());
+  } catch {
+    return false;
+  } finally {
+    db?.close();
   }
 }
 

@@ -3,6 +3,8 @@ import { ZodError } from 'zod';
 import { UsageError, formatZodError } from './io.ts';
 import { commands } from './commands/index.ts';
 import { ConfigError } from '../train/config.ts';
+import { TrainError } from '../train/loop.ts';
+import { RunStoreError } from '../store/run-store.ts';
 
 export function buildProgram(): Command {
   const program = new Command('trace-rl')
@@ -23,7 +25,7 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = e.exitCode;
       return;
     }
-    if (e instanceof UsageError || e instanceof ConfigError) {
+    if (e instanceof UsageError || e instanceof ConfigError || e instanceof RunStoreError || e instanceof TrainError) {
       process.stderr.write(`trace-rl: ${e.message}\n`);
       process.exitCode = 2;
       return;

@@ -8,6 +8,8 @@ import { register as demoAllocate } from './demo-allocate.ts';
 import { register as train } from './train.ts';
 import { register as compare } from './compare.ts';
 import { register as config } from './config.ts';
+import { register as exportCommand } from './export.ts';
+import { register as rollout } from './rollout.ts';
 
 /** Every subcommand registers itself on the program; one line per command module. */
 export const commands: Array<(program: Command) => void> = [
@@ -20,4 +22,6 @@ export const commands: Array<(program: Command) => void> = [
   train,
   compare,
   config,
+  exportCommand,
+  rollout,
 ];

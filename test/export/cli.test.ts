@@ -1,0 +1,96 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parquetReadObjects } from 'hyparquet';
+import { createEstimator } from '../../src/advantage/index.ts';
+import { buildBatch, rendererFor } from '../../src/export/index.ts';
+import { startStandIn } from '../policy/openai-stand-in.ts';
+import { smallRun } from './fixtures.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/trace-rl.js', import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], onLine?: (line: string) => void): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    createInterface({ input: child.stdout }).on('line', (l) => {
+      stdout += l + '\n';
+      onLine?.(l);
+    });
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+test('trace-rl export writes the step as Parquet equal to the library’s rows; bad input is one stderr line, exit 2', async () => {
+  const run = await smallRun();
+  const out = join(mkdtempSync(join(tmpdir(), 'trace-cli-')), 'step0.parquet');
+  const [ok, badStep, badFormat] = await Promise.all([
+    cli(['export', run.dir, '--step', '0', '--format', 'verl', '--out', out, '--estimator', 'tree-grpo']),
+    cli(['export', run.dir, '--step', '5', '--format', 'verl', '--out', out + '.x']),
+    cli(['export', run.dir, '--format', 'csv', '--out', out + '.y']),
+  ]);
+  assert.equal(ok.code, 0, ok.stderr);
+  const summary = JSON.parse(ok.stdout) as { rows: number; estimator: string; container: string };
+  assert.equal(summary.estimator, 'tree-grpo');
+  assert.equal(summary.container, 'parquet');
+  const rows = await parquetReadObjects({ file: new Uint8Array(readFileSync(out)).buffer });
+  const expected = buildBatch(run.trees, { step: 0, estimator: createEstimator('tree-grpo'), render: rendererFor(run.env, [...run.prompts.values()]) }).rows;
+  assert.equal(rows.length, summary.rows);
+  assert.deepEqual(rows.map((r) => r.leaf_id), expected.map((r) => r.leaf_id));
+  assert.deepEqual(rows.map((r) => r.response_ids), expected.map((r) => r.response_ids));
+  assert.deepEqual(rows.map((r) => r.prompt_ids), expected.map((r) => r.prompt_ids));
+  assert.deepEqual(rows.map((r) => r.advantages), expected.map((r) => r.advantages));
+  for (const [bad, pattern] of [[badStep, /--step 5: .* has steps 0–0/], [badFormat, /--format csv: choose one of verl, trl, jsonl, trie/]] as const) {
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stdout, '');
+    assert.match(bad.stderr, pattern);
+    assert.equal(bad.stderr.trim().split('\n').length, 1);
+  }
+  assert.ok(!existsSync(out + '.x'));
+});
+
+test('trace-rl rollout against a real HTTP server: batch, waiting (file and URL), POST /weights releases it, done', async () => {
+  const server = await startStandIn();
+  const out = join(mkdtempSync(join(tmpdir(), 'trace-cli-')), 'svc');
+  try {
+    const events: Array<Record<string, unknown>> = [];
+    const posted: number[] = [];
+    const run = await cli(
+      ['rollout', '--policy', 'openai', '--base-url', server.url, '--extras', 'vllm', '--tokenizer', 'codepoints', '--out', out, '--listen', '0', '--format', 'trl',
+        '--steps', '2', '--pool', '4', '--budget', '8', '--set', 'env.questions=300'],
+      (line) => {
+        const e = JSON.parse(line) as Record<string, unknown>;
+        events.push(e);
+        if (e.event === 'waiting') {
+          assert.equal(e.file, join(out, `weights-step-${e.step}.ready`));
+          posted.push(e.step as number);
+          void fetch(String(e.url), { method: 'POST', body: JSON.stringify({ step: e.step }), headers: { 'content-type': 'application/json' } });
+        }
+      },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(events.map((e) => e.event), ['batch', 'waiting', 'weights', 'batch', 'done']);
+    assert.deepEqual(posted, [0]);
+    for (const e of events.filter((x) => x.event === 'batch')) {
+      const rows = await parquetReadObjects({ file: new Uint8Array(readFileSync(String(e.file))).buffer });
+      assert.equal(rows.length, e.rows);
+      assert.ok('completion_ids' in rows[0] && 'tool_mask' in rows[0], 'TRL-shaped rows');
+    }
+  } finally {
+    await server.close();
+  }
+});

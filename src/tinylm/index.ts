@@ -11,4 +11,5 @@ export { TAGS, TOKEN_TYPE, BOS_ID, EOS_ID, UNK_ID, buildVocabulary, splitWords, 
 export { Tokenizer } from './tokenizer.ts';
 export { initWeights, modelFromGguf, modelToGguf, type LayerWeights, type LlamaConfig, type LlamaModel, type LlamaWeights } from './model.ts';
 export { disposeConsts, forwardConsts, fromParams, logits, oneHot, ropeTables, toParams, tokenLogprobs, type ForwardConsts, type LayerParams, type Params } from './forward.ts';
+export { createOpenAIApp, serveOpenAI, type OpenAIServerOptions, type RunningServer } from './openai-server.ts';
 export { ContextOverflowError, LlamaEngine, loadLlama, type GenerateOptions, type Generated, type LlamaEngineOptions } from './llama-engine.ts';

@@ -29,6 +29,14 @@ export interface GenerateOptions {
   seed: number;
   /** Argmax decoding instead of sampling. */
   greedy?: boolean;
+  /**
+   * Sampler overrides (OpenAI-style requests). The defaults — temperature 1, no top-k/top-p/min-p —
+   * make each reported probability the model's softmax probability; other settings report the
+   * probability llama.cpp's sampler chain assigns.
+   */
+  sampling?: { temperature?: number; topK?: number; topP?: number; minP?: number };
+  /** Called after each token with all tokens so far; returning true ends the generation ('until'). */
+  until?: (ids: readonly number[]) => boolean;
   signal?: AbortSignal;
 }
 
@@ -37,7 +45,7 @@ export interface Generated {
   /** log π(token | prefix) at temperature 1, per generated token. */
   logprobs: number[];
   /** Why generation ended. */
-  stop: 'stop_token' | 'eos' | 'length';
+  stop: 'stop_token' | 'eos' | 'length' | 'until';
 }
 
 /** Raised when a sequence does not fit the context. */
@@ -129,7 +137,7 @@ export class LlamaEngine {
       const room = this.contextSize - prefix.length;
       const max = Math.min(options.maxTokens, room);
       if (max <= 0) return { ids, logprobs, stop };
-      const sampling = options.greedy ? { temperature: 0, seed: options.seed } : { temperature: 1, topK: 0, topP: 1, minP: 0, seed: options.seed };
+      const sampling = options.greedy ? { temperature: 0, seed: options.seed } : { temperature: 1, topK: 0, topP: 1, minP: 0, ...defined(options.sampling ?? {}), seed: options.seed };
       const eos = this.model.tokens.eos;
       for await (const out of slot.seq.evaluateWithMetadata(input, { confidence: true }, sampling)) {
         options.signal?.throwIfAborted();
@@ -137,6 +145,7 @@ export class LlamaEngine {
         logprobs.push(Math.log(out.confidence));
         if (options.stop.includes(out.token)) stop = 'stop_token';
         else if (out.token === eos) stop = 'eos';
+        else if (options.until?.(ids)) stop = 'until';
         if (stop !== 'length' || ids.length >= max) break;
       }
       return { ids, logprobs, stop };
@@ -179,6 +188,11 @@ export class LlamaEngine {
     await this.context.dispose();
     await this.model.dispose();
   }
+}
+
+/** The object without its undefined fields (so they do not override defaults in a spread). */
+function defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function commonPrefix(a: readonly number[], b: readonly number[]): number {

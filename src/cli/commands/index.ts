@@ -10,6 +10,7 @@ import { register as compare } from './compare.ts';
 import { register as config } from './config.ts';
 import { register as exportCommand } from './export.ts';
 import { register as rollout } from './rollout.ts';
+import { register as serve } from './serve.ts';
 
 /** Every subcommand registers itself on the program; one line per command module. */
 export const commands: Array<(program: Command) => void> = [
@@ -24,4 +25,5 @@ export const commands: Array<(program: Command) => void> = [
   config,
   exportCommand,
   rollout,
+  serve,
 ];

@@ -1,0 +1,208 @@
+/**
+ * An OpenAI-compatible HTTP server (hono) in front of llama.cpp: `POST /v1/completions`,
+ * `POST /v1/chat/completions`, `GET /v1/models`. Non-streaming. Per-token log-probabilities come back
+ * in the OpenAI shapes (completions `logprobs.tokens/token_logprobs/text_offset`, chat
+ * `logprobs.content[i].{token, logprob, bytes}`), plus two vLLM extras the rollout engine's
+ * OpenAI policy uses: `return_token_ids` (generated ids in `choices[0].token_ids`) and
+ * `include_stop_str_in_output`. A completions prompt may be a string or an array of token ids
+ * (token-exact continuations). Stop strings end generation and are cut from the text (OpenAI),
+ * unless `include_stop_str_in_output`. Chat prompts use the GGUF's chat template when it has one
+ * (node-llama-cpp resolves it), else a plain `role: content` transcript.
+ */
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { LlamaText, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper } from 'node-llama-cpp';
+import { z } from 'zod';
+import { ContextOverflowError, type LlamaEngine } from './llama-engine.ts';
+
+const sampling = {
+  model: z.string().optional(),
+  max_tokens: z.number().int().min(1).max(1 << 20).optional(),
+  max_completion_tokens: z.number().int().min(1).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: z.number().gt(0).max(1).optional(),
+  top_k: z.number().int().min(-1).optional(),
+  min_p: z.number().min(0).max(1).optional(),
+  seed: z.number().int().optional(),
+  stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
+  n: z.literal(1).optional(),
+  stream: z.literal(false).optional(),
+  return_token_ids: z.boolean().optional(),
+  include_stop_str_in_output: z.boolean().optional(),
+};
+
+const completionSchema = z.looseObject({
+  ...sampling,
+  prompt: z.union([z.string(), z.array(z.number().int().min(0)).min(1)]),
+  logprobs: z.number().int().min(0).max(20).nullish(),
+  echo: z.literal(false).optional(),
+});
+
+const chatSchema = z.looseObject({
+  ...sampling,
+  messages: z.array(z.looseObject({ role: z.enum(['system', 'developer', 'user', 'assistant']), content: z.union([z.string(), z.null()]) })).min(1),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
+});
+
+export interface OpenAIServerOptions {
+  /** Name reported by /v1/models and echoed in responses. */
+  modelName: string;
+  /** Default max_tokens when a request gives none. Default 256. */
+  defaultMaxTokens?: number;
+  /** Seconds since the epoch for the responses' `created` field (the CLI passes the wall clock). Default 0. */
+  clock?: () => number;
+}
+
+interface Completion {
+  text: string;
+  ids: number[];
+  logprobs: number[];
+  pieces: string[];
+  finish: 'stop' | 'length';
+  promptTokens: number;
+}
+
+class BadRequest extends Error {}
+
+/** The hono app (exposed for in-process tests); `serveOpenAI` puts it on a port. */
+export function createOpenAIApp(engine: LlamaEngine, options: OpenAIServerOptions): Hono {
+  const app = new Hono();
+  const model = engine.model;
+  const maxDefault = options.defaultMaxTokens ?? 256;
+  let wrapper: ChatWrapper | undefined;
+  let created = 0;
+  const now = () => Math.floor(options.clock?.() ?? 0);
+
+  const run = async (prompt: number[], body: z.infer<z.ZodObject<typeof sampling>>, signal: AbortSignal): Promise<Completion> => {
+    const stops = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
+    const pieces: string[] = [];
+    let text = '';
+    let cut: number | undefined;
+    const greedy = body.temperature === 0;
+    const out = await engine.generate(prompt, {
+      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? maxDefault,
+      stop: [],
+      seed: body.seed ?? created++,
+      greedy,
+      sampling: { temperature: body.temperature, topP: body.top_p, topK: body.top_k === -1 ? 0 : body.top_k, minP: body.min_p },
+      signal,
+      until: (ids) => {
+        const piece = model.detokenize([ids.at(-1)!] as never, false, ids.slice(0, -1) as never);
+        pieces.push(piece);
+        text += piece;
+        for (const s of stops) {
+          const at = text.indexOf(s, Math.max(0, text.length - piece.length - s.length));
+          if (at >= 0) cut = at + (body.include_stop_str_in_output ? s.length : 0);
+        }
+        return cut !== undefined;
+      },
+    });
+    // The last token was not passed to `until` when generation ended on EOS or length.
+    if (pieces.length < out.ids.length) {
+      const last = out.ids.at(-1)!;
+      const piece = last === model.tokens.eos ? '' : model.detokenize([last] as never, false, out.ids.slice(0, -1) as never);
+      pieces.push(piece);
+      text += piece;
+    }
+    return {
+      text: cut === undefined ? text : text.slice(0, cut),
+      ids: out.ids,
+      logprobs: out.logprobs,
+      pieces,
+      finish: out.stop === 'length' ? 'length' : 'stop',
+      promptTokens: prompt.length,
+    };
+  };
+
+  const withBos = (ids: number[]) => (model.tokens.bos !== null && model.tokens.shouldPrependBosToken && ids[0] !== model.tokens.bos ? [model.tokens.bos, ...ids] : ids);
+
+  app.get('/v1/models', (c) => c.json({ object: 'list', data: [{ id: options.modelName, object: 'model', created: 0, owned_by: 'trace-rl' }] }));
+
+  app.post('/v1/completions', async (c) => {
+    const body = completionSchema.parse(await c.req.json());
+    const prompt = typeof body.prompt === 'string' ? withBos([...model.tokenize(body.prompt, true)]) : body.prompt;
+    const r = await run(prompt, body, c.req.raw.signal);
+    const offsets: number[] = [];
+    let at = 0;
+    for (const p of r.pieces) {
+      offsets.push(at);
+      at += p.length;
+    }
+    return c.json({
+      id: `cmpl-${created}`,
+      object: 'text_completion',
+      created: now(),
+      model: options.modelName,
+      choices: [
+        {
+          index: 0,
+          text: r.text,
+          finish_reason: r.finish,
+          logprobs: body.logprobs == null ? null : { tokens: r.pieces, token_logprobs: r.logprobs, top_logprobs: null, text_offset: offsets },
+          ...(body.return_token_ids ? { token_ids: r.ids, prompt_token_ids: prompt } : {}),
+        },
+      ],
+      usage: { prompt_tokens: r.promptTokens, completion_tokens: r.ids.length, total_tokens: r.promptTokens + r.ids.length },
+    });
+  });
+
+  app.post('/v1/chat/completions', async (c) => {
+    const body = chatSchema.parse(await c.req.json());
+    wrapper ??= resolveChatWrapper(model);
+    const history: ChatHistoryItem[] = body.messages.map((m) =>
+      m.role === 'assistant' ? { type: 'model', response: [m.content ?? ''] } : m.role === 'user' ? { type: 'user', text: m.content ?? '' } : { type: 'system', text: m.content ?? '' },
+    );
+    if (history.at(-1)?.type !== 'model') history.push({ type: 'model', response: [] });
+    const state = wrapper.generateContextState({ chatHistory: history });
+    const prompt = [...LlamaText(state.contextText).tokenize(model.tokenizer)];
+    const r = await run(prompt, body, c.req.raw.signal);
+    const enc = new TextEncoder();
+    return c.json({
+      id: `chatcmpl-${created}`,
+      object: 'chat.completion',
+      created: now(),
+      model: options.modelName,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: r.text },
+          finish_reason: r.finish,
+          logprobs: body.logprobs ? { content: r.pieces.map((p, i) => ({ token: p, logprob: r.logprobs[i]!, bytes: [...enc.encode(p)], top_logprobs: [] })) } : null,
+          ...(body.return_token_ids ? { token_ids: r.ids } : {}),
+        },
+      ],
+      usage: { prompt_tokens: r.promptTokens, completion_tokens: r.ids.length, total_tokens: r.promptTokens + r.ids.length },
+    });
+  });
+
+  app.onError((e, c) => {
+    const bad = e instanceof z.ZodError || e instanceof SyntaxError || e instanceof ContextOverflowError || e instanceof BadRequest;
+    const message = e instanceof z.ZodError ? e.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') : e.message;
+    return c.json({ error: { message, type: bad ? 'invalid_request_error' : 'server_error', code: null, param: null } }, bad ? 400 : 500);
+  });
+  return app;
+}
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Serves the app on host:port (port 0 = any free port); `url` ends without `/v1`. */
+export function serveOpenAI(engine: LlamaEngine, options: OpenAIServerOptions & { port: number; host?: string }): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  return new Promise((resolve) => {
+    const server = serve({ fetch: createOpenAIApp(engine, options).fetch, port: options.port, hostname: host }, (info: AddressInfo) => {
+      resolve({
+        url: `http://${host}:${info.port}`,
+        close: () =>
+          new Promise<void>((res, rej) => {
+            server.close((e) => (e ? rej(e) : res()));
+            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+          }),
+      });
+    });
+  });
+}

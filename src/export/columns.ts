@@ -47,3 +47,20 @@ export const TRL_COLUMNS: ColumnSpec<TrlRow>[] = [
   { name: 'reward', type: 'double', doc: 'terminal reward' },
   { name: 'num_turns', type: 'int32', doc: 'model turns' },
 ];
+
+const PARQUET_TYPE: Record<string, string> = {
+  string: 'string (UTF8)',
+  int32: 'int32',
+  double: 'double',
+  bool: 'boolean',
+  'list<int32>': 'list<int32>',
+  'list<double>': 'list<double>',
+  'list<string>': 'list<string>',
+};
+
+/** The markdown table docs/export.md shows for a row form (a test keeps the page equal to it). */
+export function columnTable<R>(columns: readonly ColumnSpec<R>[]): string {
+  const lines = ['| column | Parquet type | meaning |', '|---|---|---|'];
+  for (const c of columns) lines.push(`| \`${c.name}\` | ${PARQUET_TYPE[c.type]}${c.nullable ? ', nullable' : ''} | ${c.doc} |`);
+  return lines.join('\n');
+}

@@ -11,7 +11,7 @@ export { modelText, promptSegment, turnSegment, TokenizerMismatchError, type Seg
 export { buildBatch, ExportError, EXPORT_FORMAT_VERSION, type ExportOptions, type LeafRow, type NodeTokens, type BatchMeta, type ExportBatch } from './rows.ts';
 export { toTrlRow, type TrlRow } from './trl.ts';
 export { trieRecords, type TrieRecord } from './trie.ts';
-export { VERL_COLUMNS, TRL_COLUMNS } from './columns.ts';
+export { VERL_COLUMNS, TRL_COLUMNS, columnTable } from './columns.ts';
 export { parquetBytes, type ColumnSpec, type ColumnType } from './parquet.ts';
 export { EXPORT_FORMATS, isExportFormat, containerOf, serializeBatch, writeBatch, type ExportFormat } from './write.ts';
 export { exportRun, promptRenderer, rendererFor, type ExportRunOptions, type ExportRunResult } from './run-export.ts';

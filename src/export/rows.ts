@@ -120,22 +120,29 @@ export function buildBatch(trees: readonly RolloutTree[], options: ExportOptions
     const path = adv.path.map((id) => tree.nodes[id]);
     const leaf = path[path.length - 1];
     const prompt = tokensOf(tree, rootNode);
-    const response = { ids: [] as number[], mask: [] as number[], logprobs: [] as number[], advantages: [] as number[], text: '' };
+    const segments = path.map((n) => tokensOf(tree, n));
+    let total = 0;
+    for (const seg of segments) total += seg.ids.length;
+    // Preallocated and filled by index: a step has millions of tokens, and push() in a loop dominated.
+    const ids = new Array<number>(total);
+    const mask = new Array<number>(total);
+    const logprobs = new Array<number>(total);
+    const tokenAdvantages = new Array<number>(total);
     const turnStarts: number[] = [];
     let known = true;
-    path.forEach((n, j) => {
-      const seg = tokensOf(tree, n);
-      turnStarts.push(response.ids.length);
+    let at = 0;
+    segments.forEach((seg, j) => {
+      turnStarts.push(at);
       const a = adv.turns[j];
-      for (let i = 0; i < seg.ids.length; i++) {
-        response.ids.push(seg.ids[i]);
-        response.mask.push(seg.mask[i]);
-        response.logprobs.push(seg.logprobs[i]);
-        response.advantages.push(seg.mask[i] === 1 ? a : 0);
+      for (let i = 0; i < seg.ids.length; i++, at++) {
+        ids[at] = seg.ids[i];
+        mask[at] = seg.mask[i];
+        logprobs[at] = seg.logprobs[i];
+        tokenAdvantages[at] = seg.mask[i] === 1 ? a : 0;
       }
-      response.text += seg.text;
       known &&= seg.logprobsKnown;
     });
+    const response = { ids, mask, logprobs, advantages: tokenAdvantages, text: segments.map((s) => s.text).join('') };
     const anchors = [rootNode, ...path].filter((n) => n.predicted !== undefined);
     rows.push({
       step: options.step,

@@ -50,6 +50,9 @@ export function solveByDp(t: Table, order: Int32Array, M: number, options: { pru
   const floor = lower - DP_TIE * Math.max(1, Math.abs(lower)) * n;
   let best = new Float64Array(M + 1).fill(-Infinity);
   let next = new Float64Array(M + 1).fill(-Infinity);
+  // Prompts selected on the best path to each state: the second key, so equal values prefer more prompts.
+  let count = new Int32Array(M + 1);
+  let nextCount = new Int32Array(M + 1);
   best[0] = 0;
   let lo = 0;
   let hi = 0;
@@ -68,19 +71,24 @@ export function solveByDp(t: Table, order: Int32Array, M: number, options: { pru
     const pick = max <= 255 ? new Uint8Array(nhi - nlo + 1) : new Uint16Array(nhi - nlo + 1);
     for (let x = nlo; x <= nhi; x++) {
       let bx = x <= hi ? best[x] : -Infinity;
+      let bc = x <= hi ? count[x] : 0;
       let bm = 0;
       const mFrom = Math.max(min, x - hi);
       const mTo = Math.min(max, x - lo);
       for (let mm = mFrom; mm <= mTo; mm++) {
         const cand = best[x - mm] + g[mm - min];
-        // Strictly better only: on ties fewer units for this prompt (0 first) win, so on equal value
-        // later prompts are left out and lower indices selected, as in the sweep.
-        if (cand > bx + DP_TIE * scale) {
+        const cc = count[x - mm] + 1;
+        // (value, prompts selected) lexicographically, values within DP_TIE equal: on equal value the
+        // wider selection wins (as in the sweep); on equal value and width fewer units for this prompt
+        // (0 first) win, so later prompts are left out and lower indices selected, as in the sweep.
+        if (cand > bx + DP_TIE * scale || (cand > -Infinity && cand >= bx - DP_TIE * scale && cc > bc)) {
           bx = cand;
+          bc = cc;
           bm = mm;
         }
       }
       next[x] = bx;
+      nextCount[x] = bc;
       pick[x - nlo] = bm;
     }
     // Keep the band of states that can still be completed and can still reach the known solution.
@@ -93,6 +101,7 @@ export function solveByDp(t: Table, order: Int32Array, M: number, options: { pru
     if (a > b) throw new Error(`internal: no DP state survives prompt ${i}`);
     choices.push({ lo: nlo, m: pick });
     [best, next] = [next, best];
+    [count, nextCount] = [nextCount, count];
     next.fill(-Infinity, lo, hi + 1);
     for (let x = nlo; x < a; x++) best[x] = -Infinity;
     for (let x = b + 1; x <= nhi; x++) best[x] = -Infinity;

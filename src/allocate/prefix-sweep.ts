@@ -6,7 +6,8 @@ import { TIE, type Table } from './value-table.ts';
  * Step 1 of the weighted solver: prompts in dominance order (each dominates the next at every m), so
  * some optimum selects a prefix of s prompts. For a prefix of s prompts,
  *   V(s) = Σ_{i<s} g_i(m_min) + (sum of the R_s largest marginal gains among them),  R_s = M − s·m_min,
- * and the answer is the best feasible s (smallest on ties). Evaluating every s from ⌈M/m_max⌉ to
+ * and the answer is the best feasible s (the largest among those within TIE of the best value: on
+ * ties the wider selection wins, so a cold start with every v = ½ spreads M as m_min per prompt). Evaluating every s from ⌈M/m_max⌉ to
  * ⌊M/m_min⌋ by a sweep is exact but moves each gain in and out of the chosen set once (hundreds of
  * thousands of heap operations at 10,000 prompts), so the sweep is limited to the s that can still win:
  *
@@ -210,9 +211,12 @@ function sweepWindow(t: Table, order: Int32Array, M: number, from: number, to: n
     takenCount += e[r];
     taken.push(r, tails[off + e[r] - 1]);
   }
-  let best = baseSum + takenSum;
-  let bestS = from;
-  let bestLambda = taken.size > 0 ? taken.topKey() : Infinity;
+  // V(s) and its threshold for every s of the window; the pick comes after the sweep because a tie
+  // is judged against the best value over the whole window (the largest s within TIE of it wins).
+  const values = new Float64Array(to - from + 1);
+  const lambdas = new Float64Array(to - from + 1);
+  values[0] = baseSum + takenSum;
+  lambdas[0] = taken.size > 0 ? taken.topKey() : Infinity;
   for (let s = from + 1; s <= to; s++) {
     const r = s - 1;
     const off = order[r] * L;
@@ -235,13 +239,15 @@ function sweepWindow(t: Table, order: Int32Array, M: number, from: number, to: n
       if (left > 0) taken.raiseTop(tails[qo + left - 1]);
       else taken.pop();
     }
-    const value = baseSum + takenSum;
-    if (value > best + TIE * Math.max(1, Math.abs(best))) {
-      best = value;
-      bestS = s;
-      bestLambda = taken.size > 0 ? taken.topKey() : Infinity;
-    }
+    values[s - from] = baseSum + takenSum;
+    lambdas[s - from] = taken.size > 0 ? taken.topKey() : Infinity;
   }
+  let best = -Infinity;
+  for (const v of values) best = Math.max(best, v);
+  const floor = best - TIE * Math.max(1, Math.abs(best));
+  let bestS = to;
+  while (values[bestS - from] < floor) bestS--;
+  const bestLambda = lambdas[bestS - from];
   return { s: bestS, lambda: bestLambda };
 }
 

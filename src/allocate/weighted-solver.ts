@@ -28,8 +28,11 @@ export type { WeightedItem };
  *     O(n · M · (m_max − m_min)) without the pruning.
  *
  * Ties are broken deterministically: among equal prompts the lower index is selected first and gets
- * extra units first; between selection sizes of equal value the smaller wins (e.g. 3 · V_root(v, 2) =
- * 2 · V_root(v, 3)). Values equal within 1e-9 (relative) count as ties.
+ * extra units first; between selection sizes of equal value the LARGER wins (e.g. 3 · V_root(v, 2) =
+ * 2 · V_root(v, 3): M = 6 over equal prompts gives [2, 2, 2], not [3, 3, 0]), so at cold start
+ * (every v = ½) the budget is spread as widely as m_min allows — the uniform GRPO-like allocation
+ * TRACE-SPEC §3 expects, and the wider root coverage the paper's ablation favours. Values equal
+ * within 1e-9 (relative) count as ties.
  */
 export interface SolveOptions extends Bounds {
   budget: number;

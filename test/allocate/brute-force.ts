@@ -18,6 +18,31 @@ export function bruteWeighted(items: ReadonlyArray<{ v: number; w: number }>, M:
   return best;
 }
 
+/**
+ * The best value and, among allocations within 1e-9 (relative) of it, the most prompts selected: the
+ * solvers' tie rule (the wider selection wins) must reach that count.
+ */
+export function bruteWidest(items: ReadonlyArray<{ v: number; w: number }>, M: number, min: number, max: number): { value: number; widest: number; narrowest: number } | null {
+  const best = bruteWeighted(items, M, min, max);
+  if (best === null) return null;
+  const floor = best - 1e-9 * Math.max(1, Math.abs(best));
+  let widest = -1;
+  let narrowest = Infinity;
+  const walk = (i: number, left: number, value: number, selected: number) => {
+    if (i === items.length) {
+      if (left === 0 && value >= floor) {
+        widest = Math.max(widest, selected);
+        narrowest = Math.min(narrowest, selected);
+      }
+      return;
+    }
+    walk(i + 1, left, value, selected);
+    for (let m = min; m <= max && m <= left; m++) walk(i + 1, left - m, value + items[i].w * mixedChance(items[i].v, m), selected + 1);
+  };
+  walk(0, M, 0, 0);
+  return { value: best, widest, narrowest };
+}
+
 /** Best Σ 1 − ρ_j^K_j over all K with Σ K = budget. */
 export function brutePrefixes(prefixes: ReadonlyArray<{ q: number; r: number }>, budget: number): number {
   const rho = prefixes.map(({ q, r }) => repeatChance(q, r));

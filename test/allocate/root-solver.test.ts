@@ -6,7 +6,7 @@ import { knapsackWeight, mixedChance } from '../../src/allocate/mixed-value.ts';
 import { solveKnapsack } from '../../src/allocate/knapsack-solver.ts';
 import { solveRoots } from '../../src/allocate/root-solver.ts';
 import { solveWeighted } from '../../src/allocate/weighted-solver.ts';
-import { bruteWeighted } from './brute-force.ts';
+import { bruteWeighted, bruteWidest } from './brute-force.ts';
 
 const close = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
 
@@ -105,8 +105,63 @@ test('degenerate inputs: M = 0, all v in {0, 1}, all ties broken by lower index'
   // exact mirror images in binary; 0.3 and 0.7 are not, and the solver rightly tells them apart.)
   assert.deepEqual(solveRoots({ v: [0.5, 0.5, 0.5], budget: 5, min: 2, max: 3 }).m, [3, 2, 0]);
   assert.deepEqual(solveRoots({ v: [0.25, 0.75, 0.25], budget: 4, min: 2, max: 2 }).m, [2, 2, 0]);
-  // 3 · V_root(v, 2) = 2 · V_root(v, 3) = 6v(1 − v): on ties between selection sizes the smaller one wins.
-  assert.deepEqual(solveRoots({ v: [0.25, 0.25, 0.75, 0.75], budget: 6, min: 2, max: 4 }).m, [3, 3, 0, 0]);
+  // 3 · V_root(v, 2) = 2 · V_root(v, 3) = 6v(1 − v): on ties between selection sizes the larger one wins.
+  for (const method of ['auto', 'dp', 'full-dp'] as const) {
+    assert.deepEqual(solveRoots({ v: [0.25, 0.25, 0.75, 0.75], budget: 6, min: 2, max: 4 }, { method }).m, [2, 2, 2, 0], method);
+  }
+});
+
+test('cold start (every v = ½) spreads the budget as m_min per prompt: the uniform allocation', () => {
+  // M = 64 over 64 prompts: every s from 22 (× ~3) to 32 (× 2) has the same value 16; 32 × 2 wins.
+  const v = new Array(64).fill(0.5);
+  for (const method of ['auto', 'full-sweep', 'dp', 'full-dp'] as const) {
+    const { m } = solveRoots({ v, budget: 64, min: 2, max: 16 }, { method });
+    assert.deepEqual(m, [...new Array(32).fill(2), ...new Array(32).fill(0)], method);
+  }
+  // 10,000 equal prompts, M = 12,000: pruned sweep (window) must still reach s = 6,000.
+  const big = solveRoots({ v: new Array(10_000).fill(0.5), budget: 12_000, min: 2, max: 64 });
+  assert.equal(big.m.filter((x) => x > 0).length, 6_000);
+});
+
+test('on equal values the widest selection wins (checked against exhaustive search)', () => {
+  let ties = 0;
+  // Exact ties need exactly representable symmetric values: ½, ¼/¾, 0, 1 (plus a few arbitrary ones).
+  const tieCase = fc.record({
+    v: fc.array(fc.oneof({ arbitrary: fc.constantFrom(0.5, 0.25, 0.75, 0, 1), weight: 4 }, { arbitrary: prob, weight: 1 }), { minLength: 2, maxLength: 5 }),
+    min: fc.integer({ min: 2, max: 3 }),
+    extra: fc.integer({ min: 0, max: 3 }),
+    M: fc.integer({ min: 0, max: 24 }),
+  });
+  fc.assert(
+    fc.property(tieCase, ({ v, min, extra, M }) => {
+      const max = min + extra;
+      const items = v.map((x) => ({ v: x, w: 1 }));
+      const truth = bruteWidest(items, M, min, max);
+      if (truth === null) return;
+      if (truth.narrowest < truth.widest) ties++;
+      for (const method of ['auto', 'full-sweep', 'dp', 'full-dp'] as const) {
+        const out = solveRoots({ v, budget: M, min, max }, { method });
+        assert.equal(out.m.filter((x) => x > 0).length, truth.widest, `${method}: ${JSON.stringify(out.m)} for v = ${JSON.stringify(v)}, M = ${M}`);
+      }
+    }),
+    { numRuns: 1500, seed: 20261130 },
+  );
+  assert.ok(ties > 30, `cases with a choice of widths exercised (${ties})`);
+});
+
+test('knapsack weights: the widest optimal selection too, sweep and DP', () => {
+  fc.assert(
+    fc.property(smallCase, ({ v: p, min, extra, M }) => {
+      const max = min + extra;
+      const truth = bruteWidest(p.map((x) => ({ v: x, w: knapsackWeight(x) })), M, min, max);
+      if (truth === null) return;
+      for (const method of ['auto', 'dp', 'full-dp'] as const) {
+        const out = solveKnapsack({ p, budget: M, min, max }, { method });
+        assert.equal(out.m.filter((x) => x > 0).length, truth.widest, `${method}: ${JSON.stringify(out.m)} for p = ${JSON.stringify(p)}, M = ${M}`);
+      }
+    }),
+    { numRuns: 300, seed: 5 },
+  );
 });
 
 test('budgets that cannot be spent say so, with the nearest ones that can', () => {

@@ -20,10 +20,18 @@ const strategyOptionsFields = z.object({
   dapoMaxTrajectories: z.number().int().positive().optional().describe('hard cap on trajectories dapo may spend in one step (it reports its real cost); default 4 · B'),
   dapoRoundPrompts: z.number().int().positive().optional().describe('prompts dapo samples per round; default: its target number of mixed groups'),
   knapsackPrior: z.number().min(0).default(1).describe('α of the smoothed success rate p̂ = (successes + α) / (trials + 2α) knapsack uses (α = 1: an unseen prompt has p̂ = 0.5)'),
+  roots: z.enum(['adaptive', 'uniform']).optional().describe('trace and oracle only (the paper’s ablation): adaptive (default) = the exact root solver on v; uniform = groups of max(2, ⌊M / batch⌋) over the batch, as random-tree, ignoring v, m_min and m_max'),
+  prefixes: z.enum(['adaptive', 'uniform']).optional().describe('trace and oracle only (the paper’s ablation): adaptive (default) = the prefix solver on ρ; uniform = a prompt’s m · N continuations spread evenly over its intermediate prefixes, the remainder one each, shallowest first'),
 });
 
 const maxAtLeastMin = (o: { min: number; max: number }) => o.max >= o.min;
 const maxError = { message: 'max must be ≥ min', path: ['max'] };
+
+/** Strategies whose roots and prefixes can each be made uniform (the ablation grid of TRACE-SPEC §7). */
+export const ABLATABLE_STRATEGIES: readonly StrategyName[] = ['trace', 'oracle'];
+const ablationOnlyWhereMeaningful = (o: { name: StrategyName; roots?: string; prefixes?: string }) =>
+  ABLATABLE_STRATEGIES.includes(o.name) || (o.roots === undefined && o.prefixes === undefined);
+const ablationError = { message: `roots / prefixes apply to ${ABLATABLE_STRATEGIES.join(' and ')} only (the other strategies fix them); remove them or pick one of those`, path: ['roots'] };
 
 /** Strict: a misspelt option (e.g. `continuation`) is an error, not silently ignored. */
 export const strategyOptionsSchema = strategyOptionsFields.strict().refine(maxAtLeastMin, maxError);
@@ -35,5 +43,6 @@ export type StrategyOptionsInput = z.input<typeof strategyOptionsSchema>;
 export const strategyConfigSchema = strategyOptionsFields
   .extend({ name: z.enum(STRATEGY_NAMES).describe(`allocation strategy: ${STRATEGY_NAMES.join(', ')}`) })
   .strict()
-  .refine(maxAtLeastMin, maxError);
+  .refine(maxAtLeastMin, maxError)
+  .refine(ablationOnlyWhereMeaningful, ablationError);
 export type StrategyConfig = z.output<typeof strategyConfigSchema>;

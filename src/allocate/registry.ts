@@ -22,9 +22,12 @@ const factories: Record<StrategyName, (o: StrategyOptions) => Strategy> = {
   oracle: oracleStrategy,
 };
 
-/** Builds a strategy; options are validated (zod) and defaults filled. Throws ZodError on bad options. */
+/**
+ * Builds a strategy; options are validated (zod) and defaults filled. Throws ZodError on bad options,
+ * including options the named strategy does not take (`roots` / `prefixes` outside trace and oracle).
+ */
 export function createStrategy(name: StrategyName, options: StrategyOptionsInput): Strategy {
-  return factories[name](strategyOptionsSchema.parse(options));
+  return strategyFromConfig({ ...options, name });
 }
 
 /** Builds a strategy from a config object `{ name, budget, … }`; unknown names fail while parsing. */

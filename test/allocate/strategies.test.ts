@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ZodError } from 'zod';
-import { STRATEGY_NAMES, createStrategy, strategyFromConfig, type StrategyOptionsInput } from '../../src/allocate/index.ts';
+import { STRATEGY_NAMES, createStrategy, strategyFromConfig, type StrategyName, type StrategyOptionsInput } from '../../src/allocate/index.ts';
+import { evenPrefixes } from '../../src/allocate/strategies/common.ts';
 import type { PrefixCandidate, RootCandidate, Strategy } from '../../src/allocate/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
 
@@ -72,17 +73,26 @@ function simulateStep(strategy: Strategy, candidates: RootCandidate[], seed: num
 
 const base: StrategyOptionsInput = { budget: 150, continuations: 2, min: 2, max: 8, groupSize: 4 };
 
-for (const name of STRATEGY_NAMES) {
-  test(`shared suite: ${name} stays within budget, respects bounds, is deterministic`, () => {
+/** Every strategy, plus the ablation variants of trace (uniform roots and/or uniform prefixes). */
+const VARIANTS: Array<{ name: StrategyName; label: string; extra: StrategyOptionsInput | object }> = [
+  ...STRATEGY_NAMES.map((name) => ({ name, label: name, extra: {} })),
+  { name: 'trace', label: 'trace roots=uniform', extra: { roots: 'uniform' } },
+  { name: 'trace', label: 'trace prefixes=uniform', extra: { prefixes: 'uniform' } },
+  { name: 'trace', label: 'trace roots=uniform prefixes=uniform', extra: { roots: 'uniform', prefixes: 'uniform' } },
+  { name: 'oracle', label: 'oracle roots=uniform', extra: { roots: 'uniform' } },
+];
+
+for (const { name, label, extra } of VARIANTS) {
+  test(`shared suite: ${label} stays within budget, respects bounds, is deterministic`, () => {
     for (const [n, budget] of [[40, 150], [5, 150], [100, 31], [1, 7], [0, 20]] as const) {
-      const options = { ...base, budget };
+      const options = { ...base, ...extra, budget };
       const strategy = createStrategy(name, options);
       const cap = strategy.trajectoryCap ?? budget;
       const candidates = pool(n, createRng(n * 1000 + budget));
       const a = simulateStep(strategy, candidates, 99);
       assert.ok(a.bare + a.continuations <= cap, `${name}: spent ${a.bare}+${a.continuations} > cap ${cap}`);
       if (name !== 'dapo') assert.ok(cap <= budget, `${name}: cap ${cap} above B`);
-      if (['trace', 'oracle', 'pcl', 'knapsack'].includes(name)) {
+      if (['trace', 'oracle', 'pcl', 'knapsack'].includes(name) && !('roots' in extra)) {
         for (const [, m] of a.rounds.flat()) assert.ok(m >= options.min! && m <= options.max!, `${name}: m = ${m} outside bounds`);
       }
       const b = simulateStep(createStrategy(name, options), candidates, 99);
@@ -93,8 +103,8 @@ for (const name of STRATEGY_NAMES) {
 
 test('tree strategies spend (1 + N) · M ≤ B; root-only strategies spend all of B when they can', () => {
   const candidates = pool(40, createRng(1));
-  for (const name of ['trace', 'oracle', 'random-tree', 'entropy'] as const) {
-    const s = createStrategy(name, base);
+  for (const [name, extra] of [['trace', {}], ['oracle', {}], ['random-tree', {}], ['entropy', {}], ['trace', { roots: 'uniform', prefixes: 'uniform' }], ['trace', { prefixes: 'uniform' }]] as const) {
+    const s = createStrategy(name, { ...base, ...extra });
     const t = simulateStep(s, candidates, 3);
     assert.equal(t.bare, Math.floor(150 / 3), `${name} roots`);
     assert.equal(t.continuations, 2 * t.bare, `${name} continuations (every prompt has prefixes here)`);
@@ -165,4 +175,38 @@ test('unknown strategy names and bad options fail when the config is parsed', ()
 test('misspelt options are errors, not silently ignored', () => {
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 10, continuation: 4 }), ZodError);
   assert.throws(() => createStrategy('grpo', { budget: 10, groupsize: 4 } as never), ZodError);
+});
+
+test('ablation: uniform roots = random-tree roots (ignores v); adaptive roots follow v', () => {
+  const candidates = pool(40, createRng(4));
+  const input = { candidates, round: 0, remaining: Infinity, results: new Map(), rng: createRng(0) };
+  const uniform = createStrategy('trace', { ...base, roots: 'uniform' }).planRoots(input);
+  assert.deepEqual([...uniform], [...createStrategy('random-tree', base).planRoots(input)]);
+  // Changing every v leaves the uniform plan alone but moves the adaptive one.
+  const flipped = { ...input, candidates: candidates.map((c, i) => ({ ...c, v: i % 2 === 0 ? 0.5 : 0.01 })) };
+  assert.deepEqual([...createStrategy('trace', { ...base, roots: 'uniform' }).planRoots(flipped)], [...uniform]);
+  const adaptive = createStrategy('trace', base).planRoots(flipped);
+  assert.ok([...adaptive.keys()].every((id) => Number(id.slice(1)) % 2 === 0), 'adaptive roots pick the v = ½ prompts');
+});
+
+test('ablation: uniform prefixes spread the budget evenly, the remainder shallowest first', () => {
+  const prefixes: PrefixCandidate[] = [];
+  for (let j = 0; j < 3; j++) for (let t = 1; t <= 2; t++) prefixes.push({ id: `q/${j}/${t}`, q: j === 0 ? 0.99 : 0.5, r: 1, depth: t });
+  // Input order q/0/1, q/0/2, q/1/1, q/1/2, q/2/1, q/2/2: the three depth-1 prefixes first, then q/0/2.
+  assert.deepEqual(evenPrefixes(prefixes, 4), [1, 1, 1, 0, 1, 0]);
+  assert.deepEqual(evenPrefixes(prefixes, 13), [3, 2, 2, 2, 2, 2]);
+  const even = createStrategy('trace', { ...base, prefixes: 'uniform' }).planPrefixes({ promptId: 'q', m: 3, prefixes, budget: 6, rng: createRng(0) });
+  assert.deepEqual([...even.values()], [1, 1, 1, 1, 1, 1]);
+  // The adaptive solver instead skips the prefixes whose success is near-certain to repeat (rollout 0:
+  // r = 1, q = 0.99, ρ = 0.99) and doubles up on the coin flips (ρ = ½: gains ½, ¼ beat 0.01).
+  const adaptive = createStrategy('trace', base).planPrefixes({ promptId: 'q', m: 3, prefixes, budget: 6, rng: createRng(0) });
+  assert.equal((adaptive.get('q/0/1') ?? 0) + (adaptive.get('q/0/2') ?? 0), 0, JSON.stringify([...adaptive]));
+  assert.equal([...adaptive.values()].reduce((a, b) => a + b, 0), 6);
+});
+
+test('ablation options are for trace and oracle only, and only take adaptive | uniform', () => {
+  assert.throws(() => strategyFromConfig({ name: 'grpo', budget: 10, roots: 'uniform' }), /apply to trace and oracle only/);
+  assert.throws(() => createStrategy('random-tree', { budget: 10, prefixes: 'adaptive' } as never), ZodError);
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 10, roots: 'random' }), ZodError);
+  assert.equal(strategyFromConfig({ name: 'oracle', budget: 10, roots: 'uniform', prefixes: 'uniform' }).name, 'oracle');
 });

@@ -71,6 +71,21 @@ export function truePrefix(c: PrefixCandidate, strategy: string): number {
   return c.p;
 }
 
+/**
+ * The uniform prefix allocation of the ablation (deterministic, no predictor): each of the P prefixes
+ * gets ⌊budget / P⌋ continuations, and the budget mod P left over goes one each to the shallowest
+ * prefixes first (depth t, then input order — one per rollout at t = 1 before any at t = 2), so no
+ * rollout is favoured by its position in the input. Returns K in input order.
+ */
+export function evenPrefixes(prefixes: readonly PrefixCandidate[], budget: number): number[] {
+  const P = prefixes.length;
+  if (P === 0) return [];
+  const k = prefixes.map(() => Math.floor(budget / P));
+  const order = prefixes.map((c, i) => ({ d: c.depth, i })).sort((a, b) => a.d - b.d || a.i - b.i);
+  for (let u = 0; u < budget % P; u++) k[order[u].i]++;
+  return k;
+}
+
 /** Drops K = 0 entries: a plan lists expanded prefixes only. */
 export function positive(ids: readonly string[], k: readonly number[]): Map<string, number> {
   const plan = new Map<string, number>();

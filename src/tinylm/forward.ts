@@ -13,7 +13,7 @@ import type { LayerWeights, LlamaConfig, LlamaWeights } from './model.ts';
 
 type Arr = np.Array;
 
-export interface LayerParams {
+export type LayerParams = {
   attnNorm: Arr;
   wq: Arr;
   wk: Arr;
@@ -23,15 +23,15 @@ export interface LayerParams {
   gate: Arr;
   up: Arr;
   down: Arr;
-}
+};
 
 /** The model's weights as a jax-js tree (matrices (out, in)). */
-export interface Params {
+export type Params = {
   embed: Arr;
   layers: LayerParams[];
   outNorm: Arr;
   output: Arr;
-}
+};
 
 export function toParams(w: LlamaWeights, c: LlamaConfig): Params {
   const m = (data: Float32Array, rows: number, cols: number) => np.array(data).reshape([rows, cols]);
@@ -102,13 +102,13 @@ export function ropeTables(T: number, headDim: number, base: number): { cos: Flo
 }
 
 /** Constant inputs of a [B, T] forward (built outside jit and passed in). */
-export interface ForwardConsts {
+export type ForwardConsts = {
   cos: Arr;
   sin: Arr;
   rot: Arr;
   /** [T, T]: 0 on and below the diagonal, −1e9 above. */
   causal: Arr;
-}
+};
 
 export function forwardConsts(c: LlamaConfig, T: number): ForwardConsts {
   const hd = c.dim / c.heads;

@@ -7,7 +7,7 @@ import type { TrainConfig } from './config.ts';
 
 /** A policy the loop can improve and checkpoint. The simulator's policy is fixed and has no update. */
 export interface TrainablePolicy extends Policy {
-  update(samples: readonly PolicySample[], options: { learningRate: number; clip: number; epochs: number }): UpdateMetrics;
+  update(samples: readonly PolicySample[], options: { learningRate: number; clip: number; epochs: number }): UpdateMetrics | Promise<UpdateMetrics>;
   save(): Uint8Array;
   load(snapshot: Uint8Array): void;
 }
@@ -41,6 +41,10 @@ export async function buildComponents(config: TrainConfig): Promise<Components> 
     maxTurns: config.engine.maxTurns,
     success,
   });
+  if (config.policy.kind === 'tiny-lm') {
+    const policy = await buildTinyLm(config);
+    return { env: env as Environment<unknown>, train: env.train, test: env.test, policy, trainable: policy, predictor };
+  }
   const policy = new EmbeddedPolicy({ candidates: worldCandidateSource(env) });
   return { env: env as Environment<unknown>, train: env.train, test: env.test, policy, trainable: policy, predictor };
 }
@@ -60,4 +64,13 @@ async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {
     case 'global':
       return new GlobalRatePredictor();
   }
+}
+
+/** The tiny LM from its GGUF, updated with policy.lmLearningRate (imported lazily: node-llama-cpp is heavy). */
+async function buildTinyLm(config: TrainConfig): Promise<TrainablePolicy> {
+  const { readFileSync } = await import('node:fs');
+  const { TinyLmPolicy, initTinyLm } = await import('../tinylm/index.ts');
+  await initTinyLm();
+  const file = config.policy.model!;
+  return TinyLmPolicy.fromBytes(new Uint8Array(readFileSync(file)), { learningRate: config.policy.lmLearningRate }, file);
 }

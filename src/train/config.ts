@@ -42,11 +42,15 @@ export const trainConfigSchema = z
       .prefault({}),
     policy: z
       .object({
+        kind: z.enum(['embedded', 'tiny-lm']).default('embedded').describe('embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md).'),
+        model: z.string().optional().describe('tiny-lm only: the GGUF to start from (its vocabulary must be the world’s), e.g. bench/tinylm/warm-start.gguf from `npx tsx bench/tinylm/warm-start.ts`.'),
+        lmLearningRate: z.number().positive().default(0.0003).describe('tiny-lm only: Adam step size of the PPO update (policy.learningRate is the embedded policy’s).'),
         learningRate: z.number().positive().default(0.1).describe('Adam step size of the embedded policy update.'),
         clip: z.number().positive().default(0.2).describe('PPO clip ε of the clipped surrogate.'),
         epochs: z.number().int().min(1).default(4).describe('Passes (Adam steps) over each step’s samples.'),
       })
-      .prefault({}),
+      .prefault({})
+      .refine((p) => p.kind !== 'tiny-lm' || p.model !== undefined, { message: 'policy.kind tiny-lm needs policy.model: a GGUF file (build one with `npx tsx bench/tinylm/warm-start.ts`)', path: ['model'] }),
     engine: engineSettingsSchema.prefault({}),
     eval: z
       .object({

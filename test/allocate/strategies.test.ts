@@ -210,3 +210,13 @@ test('ablation options are for trace and oracle only, and only take adaptive | u
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 10, roots: 'random' }), ZodError);
   assert.equal(strategyFromConfig({ name: 'oracle', budget: 10, roots: 'uniform', prefixes: 'uniform' }).name, 'oracle');
 });
+
+test('oracle: true probabilities a few ulps outside [0, 1] (sums of products) are clamped, gross errors are not', () => {
+  const prefixes: PrefixCandidate[] = [
+    { id: 'a', q: 0.5, r: 1, depth: 1, p: 1.0000000000000002 },
+    { id: 'b', q: 0.5, r: 1, depth: 1, p: 0.5 },
+  ];
+  const plan = createStrategy('oracle', { budget: 30 }).planPrefixes({ promptId: 'q', m: 2, prefixes, budget: 2, rng: createRng(0) });
+  assert.deepEqual([...plan], [['b', 2]]);
+  assert.throws(() => createStrategy('oracle', { budget: 30 }).planPrefixes({ promptId: 'q', m: 2, prefixes: [{ ...prefixes[0], p: 1.2 }], budget: 2, rng: createRng(0) }), /prefixes\[0\]\.q/);
+});

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import { isEstimatorName, ESTIMATOR_NAMES } from '../../advantage/index.ts';
 import { EXPORT_FORMATS, ExportError, exportRun, isExportFormat, TokenizerError, tokenizerByName, TokenizerMismatchError } from '../../export/index.ts';
+import { RunStoreError } from '../../store/index.ts';
 import { UsageError, writeJson } from '../io.ts';
 
 /** Module errors that are the user's to fix: one stderr line, exit 2. */
 export function asUsage(e: unknown): unknown {
-  return e instanceof ExportError || e instanceof TokenizerError || e instanceof TokenizerMismatchError ? new UsageError(e.message) : e;
+  const usage = e instanceof ExportError || e instanceof TokenizerError || e instanceof TokenizerMismatchError || e instanceof RunStoreError;
+  return usage ? new UsageError(e.message) : e;
 }
 
 /** `trace-rl export RUN_DIR --step N --format verl|trl|jsonl|trie --out FILE`: one step's trees → trainer rows. */

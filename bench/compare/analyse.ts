@@ -1,0 +1,272 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { WorldEnv } from '../../src/env/index.ts';
+import { writeReport } from '../../src/report/index.ts';
+import { parseTrainConfig } from '../../src/train/index.ts';
+import type { Arm, ExperimentName, Scale } from './experiments.ts';
+import { accuracyByKind } from './by-kind.ts';
+import { kindUse, loadRun, type RunStats } from './load.ts';
+import { barChart, bandChart, writeSvg, type BandRow, type BarRow } from './plots.ts';
+import { fmt, meanOf, spread, type Spread } from './stats.ts';
+
+export interface AnalyseOptions {
+  out: string;
+  plots: string;
+  experiments: Map<ExperimentName, Arm[]>;
+  seeds: number;
+  runDir: (label: string, seed: number) => string;
+  scale: Scale;
+  machine: string;
+  log: (line: string) => void;
+}
+
+/** Steps from which the predictor has seen enough trees to steer (the cold-start steps are uniform). */
+const WARM = 10;
+
+interface ArmResult {
+  arm: Arm;
+  runs: RunStats[];
+}
+
+/** Reads every run, writes the HTML reports, the SVG plots, summary.md and summary.json. */
+export async function analyse(o: AnalyseOptions): Promise<void> {
+  const md: string[] = [`machine: ${o.machine}; date ${new Date().toISOString()}`, ''];
+  const json: Record<string, unknown> = {};
+  for (const [experiment, arms] of o.experiments) {
+    const results: ArmResult[] = arms.map((arm) => ({
+      arm,
+      runs: Array.from({ length: o.seeds }, (_, s) => loadRun(o.runDir(arm.label, s))).filter((r): r is RunStats => r !== null && r.finished),
+    }));
+    const missing = results.filter((r) => r.runs.length < o.seeds).map((r) => `${r.arm.label} (${r.runs.length}/${o.seeds})`);
+    if (missing.length) md.push(`note: unfinished arms, shown with the seeds that finished: ${missing.join(', ')}`, '');
+    if (results.every((r) => r.runs.length === 0)) continue;
+    md.push(`### ${experiment}`, '');
+    md.push(...armTable(results), '');
+    const target = experiment === 'oracle' ? null : accuracyTarget(results);
+    if (target) md.push(...costTable(results, target), '');
+    if (experiment === 'oracle') md.push(...oracleLines(results), '');
+    if (experiment === 'main' || experiment === 'ablation') {
+      md.push(...(await kindTable(results, o)), '');
+      md.push(...(await finalByKindTable(results, o)), '');
+    }
+    json[experiment] = results.map((r) => ({ label: r.arm.label, meaning: r.arm.meaning, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
+    await writePlots(experiment, results, o.plots);
+    await writeReports(experiment, results, o);
+  }
+  mkdirSync(o.out, { recursive: true });
+  writeFileSync(join(o.out, 'summary.md'), md.join('\n') + '\n');
+  writeFileSync(join(o.out, 'summary.json'), JSON.stringify(json, null, 2));
+  process.stdout.write(md.join('\n') + '\n');
+  o.log(`wrote ${join(o.out, 'summary.md')}, reports in ${o.out}, plots in ${o.plots}`);
+}
+
+function armNumbers(runs: RunStats[]) {
+  const lastAcc = runs.map((r) => r.evals[r.evals.length - 1]?.accuracy ?? NaN);
+  return {
+    ratio: spread(runs.map((r) => meanOf(r.ratio))),
+    ratioWarm: spread(runs.map((r) => meanOf(r.ratio.slice(WARM)))),
+    ratioStep0: spread(runs.map((r) => r.ratio[0])),
+    mixed: spread(runs.map((r) => meanOf(r.mixed))),
+    mixedWarm: spread(runs.map((r) => meanOf(r.mixed.slice(WARM)))),
+    prompts: spread(runs.map((r) => meanOf(r.prompts))),
+    anchorYield: spread(runs.map((r) => meanOf(r.anchorYield))),
+    continuationShare: spread(runs.map((r) => r.continuationShare)),
+    finalAccuracy: spread(lastAcc),
+    meanAccuracy: spread(runs.map((r) => meanOf(r.evals.filter((e) => e.step > 0).map((e) => e.accuracy)))),
+    trajectories: spread(runs.map((r) => r.total.trajectories)),
+    turns: spread(runs.map((r) => r.total.turns)),
+    tokens: spread(runs.map((r) => r.total.tokens)),
+    stepSeconds: spread(runs.map((r) => r.wallSeconds)),
+  };
+}
+
+function armTable(results: ArmResult[]): string[] {
+  const rows = [
+    '| arm | what | seeds | effective ratio, all steps | effective ratio, steps ≥ 10 | mixed trees / step (≥ 10) | prompts / step | mixed-anchor yield | continuation share | final test acc. | mean test acc. (evals after step 0) | trajectories | turns | tokens |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const { arm, runs } of results) {
+    if (runs.length === 0) continue;
+    const n = armNumbers(runs);
+    rows.push(`| ${arm.label} | ${arm.meaning} | ${runs.length} | ${fmt(n.ratio)} | ${fmt(n.ratioWarm)} | ${fmt(n.mixedWarm, 1)} | ${fmt(n.prompts, 1)} | ${fmt(n.anchorYield)} | ${fmt(n.continuationShare, 2)} | ${fmt(n.finalAccuracy)} | ${fmt(n.meanAccuracy)} | ${fmt(n.trajectories, 0)} | ${fmt(n.turns, 0)} | ${fmt(n.tokens, 0)} |`);
+  }
+  return rows;
+}
+
+/** Seed-mean accuracy per eval step of an arm, with the mean cost at that step. */
+function curve(runs: RunStats[]) {
+  const steps = [...new Set(runs.flatMap((r) => r.evals.map((e) => e.step)))].sort((a, b) => a - b);
+  return steps.map((step) => {
+    const at = runs.flatMap((r) => r.evals.filter((e) => e.step === step));
+    return {
+      step,
+      accuracy: spread(at.map((e) => e.accuracy)),
+      trajectories: meanOf(at.map((e) => e.trajectories)),
+      turns: meanOf(at.map((e) => e.turns)),
+      tokens: meanOf(at.map((e) => e.tokens)),
+    };
+  });
+}
+
+/** The fixed accuracy: the best seed-mean accuracy of the arm whose best is lowest (every arm reaches it once). */
+function accuracyTarget(results: ArmResult[]): { accuracy: number; setBy: string } | null {
+  let target: { accuracy: number; setBy: string } | null = null;
+  for (const { arm, runs } of results) {
+    if (runs.length === 0) continue;
+    const best = Math.max(...curve(runs).map((p) => p.accuracy.mean));
+    if (!target || best < target.accuracy) target = { accuracy: best, setBy: arm.label };
+  }
+  return target;
+}
+
+function costTable(results: ArmResult[], target: { accuracy: number; setBy: string }): string[] {
+  const rows = [
+    `Cost to reach seed-mean test accuracy ${target.accuracy.toFixed(3)} (the best seed-mean accuracy of ${target.setBy}, the arm whose best is lowest), and how many seeds reach it on their own:`,
+    '',
+    '| arm | first eval step reaching it | trajectories | turns | tokens | seeds reaching it alone |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const { arm, runs } of results) {
+    if (runs.length === 0) continue;
+    const hit = curve(runs).find((p) => p.accuracy.mean >= target.accuracy - 1e-12);
+    const alone = runs.filter((r) => r.evals.some((e) => e.accuracy >= target.accuracy - 1e-12)).length;
+    rows.push(hit ? `| ${arm.label} | ${hit.step} | ${Math.round(hit.trajectories)} | ${Math.round(hit.turns)} | ${Math.round(hit.tokens)} | ${alone}/${runs.length} |` : `| ${arm.label} | never | – | – | – | ${alone}/${runs.length} |`);
+  }
+  return rows;
+}
+
+function oracleLines(results: ArmResult[]): string[] {
+  const get = (label: string) => results.find((r) => r.arm.label === label)?.runs ?? [];
+  const warm = (label: string) => meanOf(get(label).map((r) => meanOf(r.mixed.slice(WARM))));
+  const [o, t, g] = [warm('sim-oracle'), warm('sim-trace'), warm('sim-grpo')];
+  const ratio = (label: string) => meanOf(get(label).map((r) => meanOf(r.ratio.slice(WARM))));
+  return [
+    `Share of the oracle's gain over grpo that trace captures (steps ≥ ${WARM}): mixed trees per step ${((t - g) / (o - g) * 100).toFixed(0)} % ` +
+      `(grpo ${g.toFixed(1)}, trace ${t.toFixed(1)}, oracle ${o.toFixed(1)}); effective ratio ${(((ratio('sim-trace') - ratio('sim-grpo')) / (ratio('sim-oracle') - ratio('sim-grpo'))) * 100).toFixed(0)} %.`,
+  ];
+}
+
+/** Where each main arm's bare rollouts went by question kind (steps 10, 13, …, 28 of every seed). */
+async function kindTable(results: ArmResult[], o: AnalyseOptions): Promise<string[]> {
+  const config = parseTrainConfig({ seed: 0 });
+  const env = new WorldEnv({ seed: config.env.seed, questions: config.env.questions, testFraction: config.env.testFraction, topK: config.env.topK, maxTurns: config.engine.maxTurns, success: { rule: config.env.successRule, threshold: config.env.successThreshold } });
+  const kinds = new Map<string, string>();
+  for (const p of env.train) kinds.set(p.id, String((p.meta?.world as { kind?: string } | undefined)?.kind ?? '?'));
+  const steps = Array.from({ length: Math.max(0, Math.ceil((o.scale.steps - WARM) / 3)) }, (_, i) => WARM + 3 * i).filter((s) => s < o.scale.steps);
+  const allKinds = [...new Set(kinds.values())].sort();
+  const rows = [
+    `Where the bare rollouts went, by question kind (steps ${steps.join(', ')}; all seeds): share of bare rollouts / share of those prompts whose tree is mixed; last column: selected prompts whose bare rollouts all ended after one turn (nothing to expand).`,
+    '',
+    `| arm | ${allKinds.join(' | ')} | no prefix to expand |`,
+    `|---|${allKinds.map(() => '---').join('|')}|---|`,
+  ];
+  for (const { arm, runs } of results) {
+    if (runs.length === 0) continue;
+    const total = new Map<string, [number, number, number]>();
+    let noPrefix = 0;
+    let selected = 0;
+    for (const r of runs) {
+      const use = kindUse(r.dir, steps, (id) => kinds.get(id) ?? '?');
+      for (const [k, v] of use.byKind) {
+        const t = total.get(k) ?? [0, 0, 0];
+        total.set(k, [t[0] + v[0], t[1] + v[1], t[2] + v[2]]);
+      }
+      noPrefix += use.noPrefix;
+      selected += use.selected;
+    }
+    const bare = [...total.values()].reduce((a, v) => a + v[0], 0);
+    const cell = (k: string) => {
+      const t = total.get(k);
+      return t ? `${((100 * t[0]) / bare).toFixed(0)} % / ${((100 * t[2]) / t[1]).toFixed(0)} %` : '–';
+    };
+    rows.push(`| ${arm.label} | ${allKinds.map(cell).join(' | ')} | ${((100 * noPrefix) / Math.max(1, selected)).toFixed(0)} % |`);
+  }
+  return rows;
+}
+
+/** Final policies (last checkpoint of every seed) re-evaluated greedily, accuracy and turns by question kind. */
+async function finalByKindTable(results: ArmResult[], o: AnalyseOptions): Promise<string[]> {
+  const rows: string[] = [];
+  let kinds: string[] = [];
+  for (const { arm, runs } of results) {
+    if (runs.length === 0) continue;
+    const total = new Map<string, { n: number; solved: number; turns: number }>();
+    const perSeed = new Map<string, number[]>();
+    for (const r of runs) {
+      for (const [k, v] of await accuracyByKind(r.dir)) {
+        const t = total.get(k) ?? { n: 0, solved: 0, turns: 0 };
+        total.set(k, { n: t.n + v.n, solved: t.solved + v.solved, turns: t.turns + v.turns });
+        perSeed.set(k, [...(perSeed.get(k) ?? []), v.solved / v.n]);
+      }
+    }
+    if (kinds.length === 0) {
+      kinds = [...total.keys()].sort();
+      const share = kinds.map((k) => `${k} ${total.get(k)!.n / runs.length}`).join(', ');
+      rows.push(`Final policies (last checkpoint, every seed) on the same held-out questions, by kind (${share} questions): accuracy mean ± sd over seeds / mean turns per answer.`, '', `| arm | ${kinds.join(' | ')} |`, `|---|${kinds.map(() => '---').join('|')}|`);
+    }
+    const cell = (k: string) => {
+      const t = total.get(k);
+      return t ? `${fmt(spread(perSeed.get(k)!), 2).split(' [')[0]} / ${(t.turns / t.n).toFixed(2)}` : '–';
+    };
+    rows.push(`| ${arm.label} | ${kinds.map(cell).join(' | ')} |`);
+    o.log(`by-kind accuracy of ${arm.label} done`);
+  }
+  return rows;
+}
+
+function band(results: ArmResult[], y: (r: RunStats) => Array<{ x: number; y: number }>): BandRow[] {
+  const rows: BandRow[] = [];
+  for (const { arm, runs } of results) {
+    const byX = new Map<number, number[]>();
+    const xs = new Map<number, number[]>();
+    for (const r of runs) {
+      y(r).forEach((p, i) => {
+        byX.set(i, [...(byX.get(i) ?? []), p.y]);
+        xs.set(i, [...(xs.get(i) ?? []), p.x]);
+      });
+    }
+    for (const [i, ys] of byX) {
+      const s: Spread = spread(ys);
+      rows.push({ arm: arm.label, x: meanOf(xs.get(i)!), mean: s.mean, lo: s.min, hi: s.max });
+    }
+  }
+  return rows;
+}
+
+async function writePlots(experiment: ExperimentName, results: ArmResult[], dir: string): Promise<void> {
+  const perStep = (r: RunStats) => r.ratio.map((y, x) => ({ x, y }));
+  if (experiment === 'main' || experiment === 'oracle') {
+    await writeSvg(dir, `${experiment}-effective-ratio`, bandChart(`effective ratio per step (${experiment === 'main' ? 'world' : 'simulator'}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]));
+    await writeSvg(dir, `${experiment}-mixed-trees`, bandChart(`mixed prompt trees per step (${experiment === 'main' ? 'world' : 'simulator'})`, band(results, (r) => r.mixed.map((y, x) => ({ x, y }))), 'step', 'mixed trees'));
+  }
+  if (experiment === 'main') {
+    await writeSvg(dir, 'main-accuracy-vs-trajectories', bandChart('held-out greedy accuracy vs trajectories spent (seed mean, min–max)', band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
+    await writeSvg(dir, 'main-accuracy-vs-tokens', bandChart('held-out greedy accuracy vs generated tokens', band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
+  }
+  if (experiment === 'ablation') {
+    const rows: BarRow[] = [];
+    for (const { arm, runs } of results) {
+      if (runs.length === 0) continue;
+      const n = armNumbers(runs);
+      for (const [metric, s] of [['effective ratio (steps ≥ 10)', n.ratioWarm], ['mixed trees / step (≥ 10)', n.mixedWarm], ['final test accuracy', n.finalAccuracy]] as const) {
+        rows.push({ arm: arm.label, metric, mean: s.mean, lo: s.mean - s.sd, hi: s.mean + s.sd });
+      }
+    }
+    await writeSvg(dir, 'ablation', barChart('ablation (world, B = 192; seed mean ± sd)', rows, results.map((r) => r.arm.label)));
+  }
+}
+
+/**
+ * HTML reports by writeReport. It groups runs by config.strategy.name, so arms that share a name
+ * (the ablation variants are all `trace`) each get their own report.
+ */
+async function writeReports(experiment: ExperimentName, results: ArmResult[], o: AnalyseOptions): Promise<void> {
+  const names = results.map((r) => String(r.arm.strategy.name));
+  const distinct = new Set(names).size === names.length;
+  const groups = distinct ? [{ file: `${experiment}.html`, runs: results.flatMap((r) => r.runs.map((x) => x.dir)) }] : results.map((r) => ({ file: `${experiment}-${r.arm.label}.html`, runs: r.runs.map((x) => x.dir) }));
+  for (const g of groups) {
+    if (g.runs.length === 0) continue;
+    const res = await writeReport({ runs: g.runs, out: join(o.out, g.file), maxPromptsPerStep: 8 });
+    o.log(`report ${res.out} (${Math.round(res.bytes / 1024)} KB)`);
+  }
+}

@@ -1,0 +1,105 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { RUN_DB, RunStore } from '../../src/store/index.ts';
+import { getNode, isMixed, leaves, root, type RolloutTree } from '../../src/tree/index.ts';
+import { meanOf } from './stats.ts';
+
+/** One accuracy evaluation of a run, with the cost spent up to it (the three units). */
+export interface EvalPoint {
+  step: number;
+  accuracy: number;
+  trajectories: number;
+  turns: number;
+  tokens: number;
+}
+
+/** What the benchmark reads from one finished (or partly finished) run folder. */
+export interface RunStats {
+  dir: string;
+  seed: number;
+  steps: number;
+  finished: boolean;
+  /** effective_ratio per step (index = step). */
+  ratio: number[];
+  /** Mixed prompt trees per step: effective_ratio · prompts (comparable at equal cost). */
+  mixed: number[];
+  prompts: number[];
+  anchorYield: number[];
+  expanded: number[];
+  continuationShare: number;
+  evals: EvalPoint[];
+  total: { trajectories: number; turns: number; tokens: number };
+  wallSeconds: number;
+}
+
+export function loadRun(dir: string): RunStats | null {
+  if (!existsSync(join(dir, RUN_DB))) return null;
+  const store = RunStore.open(dir, { readonly: true });
+  try {
+    const config = store.config<{ seed: number }>();
+    const steps = store.steps();
+    if (steps.length === 0) return null;
+    const m = (k: string) => steps.map((s) => s.metrics[k] ?? NaN);
+    const ratio = m('effective_ratio');
+    const prompts = m('prompts');
+    const last = steps[steps.length - 1].metrics;
+    const bare = meanOf(m('cost_bare')) * steps.length;
+    const cont = meanOf(m('cost_continuations')) * steps.length;
+    return {
+      dir,
+      seed: config.seed,
+      steps: steps.length,
+      finished: store.status() === 'finished',
+      ratio,
+      mixed: ratio.map((r, i) => r * prompts[i]),
+      prompts,
+      anchorYield: m('mixed_anchor_yield'),
+      expanded: m('expanded_prefixes'),
+      continuationShare: cont / (bare + cont),
+      evals: steps.flatMap((s) =>
+        Number.isFinite(s.metrics.test_accuracy)
+          ? [{ step: s.step, accuracy: s.metrics.test_accuracy, trajectories: s.metrics.cum_trajectories, turns: s.metrics.cum_turns, tokens: s.metrics.cum_tokens }]
+          : [],
+      ),
+      total: { trajectories: last.cum_trajectories, turns: last.cum_turns, tokens: last.cum_tokens },
+      wallSeconds: meanOf(m('time_step_ms')) * steps.length / 1000,
+    };
+  } finally {
+    store.close();
+  }
+}
+
+/** Where a run's bare rollouts went, by question kind, and how often a selected prompt had no prefix to expand. */
+export interface KindUse {
+  /** kind → [bare rollouts, prompts selected, prompts mixed]. */
+  byKind: Map<string, [number, number, number]>;
+  /** Selected prompts whose bare rollouts all ended after one turn (nothing to expand). */
+  noPrefix: number;
+  selected: number;
+}
+
+export function kindUse(dir: string, stepsToRead: readonly number[], kindOf: (promptId: string) => string): KindUse {
+  const store = RunStore.open(dir, { readonly: true });
+  const use: KindUse = { byKind: new Map(), noPrefix: 0, selected: 0 };
+  try {
+    for (const step of stepsToRead) {
+      for (const tree of store.trees(step)) addTree(use, tree, kindOf(tree.promptId));
+    }
+  } finally {
+    store.close();
+  }
+  return use;
+}
+
+function addTree(use: KindUse, tree: RolloutTree, kind: string): void {
+  const bareChildren = root(tree).children.map((id) => getNode(tree, id)).filter((n) => n.origin === 'bare');
+  if (bareChildren.length === 0) return;
+  const bareLeaves = leaves(tree).filter((l) => l.origin === 'bare');
+  const row = use.byKind.get(kind) ?? [0, 0, 0];
+  row[0] += bareLeaves.length;
+  row[1] += 1;
+  row[2] += isMixed(tree) ? 1 : 0;
+  use.byKind.set(kind, row);
+  use.selected++;
+  if (bareLeaves.every((l) => l.depth <= 1)) use.noPrefix++;
+}

@@ -1,0 +1,59 @@
+/**
+ * The comparison benchmark of issue 6 (TRACE-SPEC §7): TRACE against the baselines at equal budget on
+ * the embedded world with the embedded policy, the oracle on the simulator, and the paper's ablation
+ * grid and budget splits; ≥ 5 seeds each, 2 runs at a time in child processes (`trace-rl train`).
+ *
+ * Run:  npx tsx bench/compare/run.ts [--experiments main,oracle,ablation] [--seeds 5] [--steps 30]
+ *                                    [--jobs 2] [--out bench/compare/out] [--runs-only | --analyse-only]
+ * Rerunning resumes: finished run folders are reused, unfinished ones resumed.
+ * Writes: <out>/runs/<arm>-s<seed>/ (run folders), <out>/<experiment>.html (writeReport), <out>/summary.md
+ * and <out>/summary.json (the tables for BENCHMARKS.md), bench/compare/plots/*.svg (committed charts).
+ */
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseTrainConfig } from '../../src/train/index.ts';
+import { analyse } from './analyse.ts';
+import { runJobs, type Job } from './children.ts';
+import { DEFAULT_SCALE, EXPERIMENTS, arms, runConfig, type Arm, type ExperimentName, type Scale } from './experiments.ts';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+const flag = (name: string) => process.argv.includes(`--${name}`);
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const out = resolve(arg('out') ?? join(here, 'out'));
+const scale: Scale = { ...DEFAULT_SCALE, seeds: Number(arg('seeds') ?? DEFAULT_SCALE.seeds), steps: Number(arg('steps') ?? DEFAULT_SCALE.steps) };
+const jobsAtOnce = Number(arg('jobs') ?? 2);
+const experiments = (arg('experiments') ?? EXPERIMENTS.join(',')).split(',').map((s) => s.trim()) as ExperimentName[];
+for (const e of experiments) if (!EXPERIMENTS.includes(e)) throw new Error(`--experiments: unknown "${e}"; allowed: ${EXPERIMENTS.join(', ')}`);
+
+const byExperiment = new Map<ExperimentName, Arm[]>(experiments.map((e) => [e, arms(e)]));
+const uniqueArms = new Map<string, Arm>();
+for (const list of byExperiment.values()) for (const a of list) uniqueArms.set(a.label, a);
+const runDir = (label: string, seed: number) => join(out, 'runs', `${label}-s${seed}`);
+// Seed-major order: every arm gets seed 0 before any gets seed 1, so a cut-short bench still compares.
+const jobs: Job[] = [];
+for (let seed = 0; seed < scale.seeds; seed++) {
+  for (const arm of uniqueArms.values()) jobs.push({ dir: runDir(arm.label, seed), config: parseTrainConfig(runConfig(arm, seed, scale)) });
+}
+
+const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+const t0 = performance.now();
+const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${os.platform()} ${os.arch()}`;
+if (!flag('analyse-only')) {
+  log(`bench/compare: ${jobs.length} runs (${uniqueArms.size} arms × ${scale.seeds} seeds, ${scale.steps} steps, pool ${scale.pool}, B = ${scale.budget}), ${jobsAtOnce} at a time; ${machine}; load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  const results = await runJobs(jobs, jobsAtOnce, log);
+  const failed = results.filter((r) => r.code !== 0);
+  const walls = results.flatMap((r) => (r.wallSeconds === null ? [] : [r.wallSeconds])).sort((a, b) => a - b);
+  if (walls.length) log(`run wall time: min ${walls[0].toFixed(0)} s, median ${walls[Math.floor(walls.length / 2)].toFixed(0)} s, max ${walls[walls.length - 1].toFixed(0)} s over ${walls.length} runs; total ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  if (failed.length) {
+    log(`${failed.length} run(s) failed: ${failed.map((r) => r.dir).join(', ')}; rerun the same command to resume them`);
+    process.exitCode = 1;
+  }
+}
+if (!flag('runs-only')) {
+  await analyse({ out, plots: join(here, 'plots'), experiments: byExperiment, seeds: scale.seeds, runDir, scale, machine, log });
+}

@@ -1,4 +1,4 @@
-import { forestFromTrees, type AdvantageEstimator } from '../advantage/index.ts';
+import { forestFromTrees, type AdvantageEstimator, type LeafAdvantage } from '../advantage/index.ts';
 import type { RolloutTree, TreeNode } from '../tree/index.ts';
 import { promptSegment, turnSegment, type Segment } from './segments.ts';
 import { byteTokenizer, type ExportTokenizer } from './tokenizer.ts';
@@ -112,68 +112,74 @@ export function buildBatch(trees: readonly RolloutTree[], options: ExportOptions
   };
 
   const advantages = options.estimator.estimate(forestFromTrees(trees));
-  const rows: LeafRow[] = [];
-  for (const adv of advantages) {
+  const rows = advantages.map((adv) => {
     const tree = treeOf.get(adv.id);
     if (!tree) throw new ExportError(`estimator returned leaf "${adv.id}", which is in none of the ${trees.length} trees`);
-    const rootNode = tree.nodes[tree.promptId];
-    const path = adv.path.map((id) => tree.nodes[id]);
-    const leaf = path[path.length - 1];
-    const prompt = tokensOf(tree, rootNode);
-    const segments = path.map((n) => tokensOf(tree, n));
-    let total = 0;
-    for (const seg of segments) total += seg.ids.length;
-    // Preallocated and filled by index: a step has millions of tokens, and push() in a loop dominated.
-    const ids = new Array<number>(total);
-    const mask = new Array<number>(total);
-    const logprobs = new Array<number>(total);
-    const tokenAdvantages = new Array<number>(total);
-    const turnStarts: number[] = [];
-    let known = true;
-    let at = 0;
-    segments.forEach((seg, j) => {
-      turnStarts.push(at);
-      const a = adv.turns[j];
-      for (let i = 0; i < seg.ids.length; i++, at++) {
-        ids[at] = seg.ids[i];
-        mask[at] = seg.mask[i];
-        logprobs[at] = seg.logprobs[i];
-        tokenAdvantages[at] = seg.mask[i] === 1 ? a : 0;
-      }
-      known &&= seg.logprobsKnown;
-    });
-    const response = { ids, mask, logprobs, advantages: tokenAdvantages, text: segments.map((s) => s.text).join('') };
-    const anchors = [rootNode, ...path].filter((n) => n.predicted !== undefined);
-    rows.push({
-      step: options.step,
-      prompt_id: tree.promptId,
-      tree_id: `${options.step}:${tree.promptId}`,
-      leaf_id: adv.id,
-      node_path: [...adv.path],
-      branch_depth: branchDepth([rootNode, ...path]),
-      origin: leaf.origin,
-      num_turns: path.length,
-      prompt_ids: prompt.ids,
-      response_ids: response.ids,
-      response_mask: response.mask,
-      response_logprobs: response.logprobs,
-      logprobs_known: known,
-      advantages: response.advantages,
-      advantage: adv.advantage,
-      turn_advantages: [...adv.turns],
-      turn_starts: turnStarts,
-      reward: leaf.reward!,
-      score: leaf.score ?? null,
-      anchor_ids: anchors.map((n) => n.id),
-      anchor_predicted: anchors.map((n) => n.predicted!),
-      prompt_text: prompt.text,
-      response_text: response.text,
-    });
-  }
+    return leafRow(options.step, tree, adv, (n) => tokensOf(tree, n));
+  });
   let leafCount = 0;
   for (const t of trees) for (const id in t.nodes) if (t.nodes[id].children.length === 0 && t.nodes[id].parent !== null) leafCount++;
   const meta: BatchMeta = { format_version: EXPORT_FORMAT_VERSION, step: options.step, estimator: options.estimator.name, tokenizer: tokenizer.name, skipped_leaves: leafCount - rows.length };
   return { meta, rows, nodes };
+}
+
+/**
+ * One leaf's row: the path's segments concatenated; model tokens of turn j get the leaf's `turns[j]`.
+ * Rows of one tree share the prompt's id array (and the batch's node segments): treat them as read-only.
+ */
+function leafRow(step: number, tree: RolloutTree, adv: LeafAdvantage, tokensOf: (n: TreeNode) => NodeTokens): LeafRow {
+  const rootNode = tree.nodes[tree.promptId];
+  const path = adv.path.map((id) => tree.nodes[id]);
+  const leaf = path[path.length - 1];
+  const prompt = tokensOf(rootNode);
+  const segments = path.map(tokensOf);
+  let total = 0;
+  for (const seg of segments) total += seg.ids.length;
+  // Preallocated and filled by index: a step has millions of tokens, and push() in a loop dominated.
+  const ids = new Array<number>(total);
+  const mask = new Array<number>(total);
+  const logprobs = new Array<number>(total);
+  const advantages = new Array<number>(total);
+  const turnStarts: number[] = [];
+  let known = true;
+  let at = 0;
+  segments.forEach((seg, j) => {
+    turnStarts.push(at);
+    const a = adv.turns[j];
+    for (let i = 0; i < seg.ids.length; i++, at++) {
+      ids[at] = seg.ids[i];
+      mask[at] = seg.mask[i];
+      logprobs[at] = seg.logprobs[i];
+      advantages[at] = seg.mask[i] === 1 ? a : 0;
+    }
+    known &&= seg.logprobsKnown;
+  });
+  const anchors = [rootNode, ...path].filter((n) => n.predicted !== undefined);
+  return {
+    step,
+    prompt_id: tree.promptId,
+    tree_id: `${step}:${tree.promptId}`,
+    leaf_id: adv.id,
+    node_path: [...adv.path],
+    branch_depth: branchDepth([rootNode, ...path]),
+    origin: leaf.origin,
+    num_turns: path.length,
+    prompt_ids: prompt.ids,
+    response_ids: ids,
+    response_mask: mask,
+    response_logprobs: logprobs,
+    logprobs_known: known,
+    advantages,
+    advantage: adv.advantage,
+    turn_advantages: [...adv.turns],
+    turn_starts: turnStarts,
+    reward: leaf.reward!,
+    score: leaf.score ?? null,
+    anchor_ids: anchors.map((n) => n.id),
+    anchor_predicted: anchors.map((n) => n.predicted!),
+    prompt_text: prompt.text,
+    response_text: segments.map((seg) => seg.text).join(''),
+  };
 }
 
 /** Depth of the deepest node on `path` (root first, leaf last, leaf excluded) with two or more children; 0 when none. */

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { parseDocument, stringify as toYaml } from 'yaml';
 import { UsageError } from './io.ts';
 
 /** Reads a YAML or JSON configuration file (JSON is YAML); errors name the file and line. */
@@ -10,13 +10,19 @@ export function readConfigFile(file: string): Record<string, unknown> {
   } catch (e) {
     throw new UsageError(`cannot read config ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+  // Warnings (unknown directives, odd tags) are rejected like errors: the yaml library would otherwise
+  // print them as multi-line process warnings, and a config it is unsure about should not start a run.
+  const doc = parseDocument(text, { prettyErrors: true, logLevel: 'silent' });
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) {
+    const where = problem.linePos?.[0] ? `:${problem.linePos[0].line}:${problem.linePos[0].col}` : '';
+    throw new UsageError(`${file}${where}: not valid YAML/JSON: ${problem.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
+  }
   let value: unknown;
   try {
-    value = parseYaml(text, { prettyErrors: true });
+    value = doc.toJS();
   } catch (e) {
-    const err = e as Error & { linePos?: Array<{ line: number; col: number }> };
-    const where = err.linePos?.[0] ? `:${err.linePos[0].line}:${err.linePos[0].col}` : '';
-    throw new UsageError(`${file}${where}: not valid YAML/JSON: ${err.message.split('\n')[0]}`);
+    throw new UsageError(`${file}: not valid YAML/JSON: ${(e as Error).message.split('\n')[0]}`);
   }
   if (value === null || value === undefined) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`${file}: the configuration must be a mapping of settings, got ${Array.isArray(value) ? 'a list' : typeof value}`);

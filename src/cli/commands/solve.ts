@@ -14,9 +14,12 @@ const maxError = { message: 'must be ≥ min', path: ['max'] };
 
 const rootsInput = z.strictObject({ v: z.array(probability), budget: count, ...bounds }).refine(maxAtLeastMin, maxError);
 const knapsackInput = z.strictObject({ p: z.array(probability), budget: count, ...bounds }).refine(maxAtLeastMin, maxError);
+// The prefix solver picks one continuation at a time (exact greedy), so its time grows with the budget:
+// an absurd budget (e.g. 2^53) would run for days instead of failing.
+const MAX_PREFIX_BUDGET = 10_000_000;
 const prefixesInput = z
   .strictObject({
-    budget: count,
+    budget: count.max(MAX_PREFIX_BUDGET, `must be at most ${MAX_PREFIX_BUDGET.toLocaleString('en')} continuations (the greedy solver places them one by one)`),
     prefixes: z.array(z.strictObject({ id: z.string().min(1), q: probability, r: probability })),
   })
   .superRefine((o, ctx) => {

@@ -143,8 +143,10 @@ export class LmTrainer {
         tokens++;
       }
     });
-    const inputs = rows.map((r) => r.seq.ids.slice(0, -1));
-    const targets = rows.map((r) => r.seq.ids.slice(1));
+    // A short last batch is padded with empty rows: the jit-compiled step has a fixed [B, T] shape.
+    const empty = Array.from({ length: B - rows.length }, () => []);
+    const inputs = [...rows.map((r) => r.seq.ids.slice(0, -1)), ...empty];
+    const targets = [...rows.map((r) => r.seq.ids.slice(1)), ...empty];
     const shape = [B, T];
     const arrays = [oneHot(inputs, T, V), oneHot(targets, T, V), np.array(mask).reshape(shape), np.array(adv).reshape(shape), np.array(old).reshape(shape), np.array(new Float32Array([1 / Math.max(tokens, 1)])).reshape([])];
     return { arrays, tokens };
@@ -189,7 +191,10 @@ export class LmTrainer {
         this.evals.set(key, fn);
       }
       const V = this.config.vocab;
-      const lp = fn(tree.ref(this.params), oneHot(chunk.map((s) => s.ids.slice(0, -1)), T, V), oneHot(chunk.map((s) => s.ids.slice(1)), T, V), forwardConsts(this.config, T));
+      const empty = Array.from({ length: this.opts.batch - chunk.length }, () => []);
+      const x = oneHot([...chunk.map((s) => s.ids.slice(0, -1)), ...empty], T, V);
+      const y = oneHot([...chunk.map((s) => s.ids.slice(1)), ...empty], T, V);
+      const lp = fn(tree.ref(this.params), x, y, forwardConsts(this.config, T));
       const data = lp.dataSync() as Float32Array;
       chunk.forEach((s, b) => out.push([0, ...Array.from(data.subarray(b * T, b * T + s.ids.length - 1))]));
     }

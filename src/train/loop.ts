@@ -71,6 +71,9 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     }
     let completed = 0;
     for (let step = last + 1; step < config.steps; step++) {
+      // With the embedded policy a step never waits on I/O, so without this turn of the event loop
+      // signal handlers (Ctrl-C) and timers would not run until the whole run had finished.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       if (options.signal?.aborted) return { dir: options.out, config, completed, status: 'stopped' };
       const ctx: StepContext = { config, parts, strategy, estimator, state, clock: options.clock, signal: options.signal, onEvent: options.onEvent };
       const result = await trainStep(ctx, step);

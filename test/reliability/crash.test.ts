@@ -4,28 +4,33 @@
  * checkpoints), with every step stored once and the ledger equal to the stored leaves.
  * (test/train/loop.test.ts kills once at a chosen step; this kills anywhere, repeatedly.)
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { RUN_DB } from '../../src/store/index.ts';
 import { createRng } from '../../src/util/rng.ts';
-import { BIN, killResumeCycles, ledgerViolations, runContents } from './crash-harness.ts';
+import { BIN, killResumeCycles, ledgerViolations, runContents, storedSteps } from './crash-harness.ts';
 
 const config = { steps: 5, pool: 8, strategy: { name: 'trace', budget: 16 }, env: { questions: 200 }, eval: { every: 2, questions: 20 } };
 
-test('five kill -9 at random moments, each followed by a resume: identical to an uninterrupted run', async () => {
-  const root = mkdtempSync(join(tmpdir(), 'trace-crash-'));
-  const configFile = join(root, 'config.json');
-  writeFileSync(configFile, JSON.stringify(config));
-  const whole = join(root, 'whole');
+const root = mkdtempSync(join(tmpdir(), 'trace-crash-'));
+const configFile = join(root, 'config.json');
+writeFileSync(configFile, JSON.stringify(config));
+const whole = join(root, 'whole');
+let wallMs = 0;
+
+before(() => {
   const t0 = Date.now();
   const r = spawnSync(process.execPath, [BIN, 'train', '--config', configFile, '--out', whole, '--quiet'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
-  const wallMs = Date.now() - t0;
+  wallMs = Date.now() - t0;
+});
+
+test('five kill -9 at random moments, each followed by a resume: identical to an uninterrupted run', async () => {
 
   const cut = join(root, 'cut');
   // Kills spread over the whole length of an uninterrupted run: startup, steps, writes, the end.
@@ -50,4 +55,29 @@ test('a run folder whose creation was killed half-way can be started again with 
   const fresh = spawnSync(process.execPath, [BIN, 'train', '--out', dir, '--steps', '1', '--pool', '4', '--budget', '8', '--set', 'env.questions=100', '--set', 'eval.questions=5', '--quiet'], { encoding: 'utf8' });
   assert.equal(fresh.status, 0, fresh.stderr);
   assert.equal(runContents(dir).steps.length, 1);
+});
+
+test('Ctrl-C (SIGINT) stops the run between steps (no half step stored), exits 0, and it resumes to the same result', async () => {
+  const dir = join(root, 'interrupted');
+  const child = spawn(process.execPath, [BIN, 'train', '--config', configFile, '--out', dir, '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  // Interrupt as soon as the first step is stored (the second is then in progress).
+  const poll = setInterval(() => {
+    if (storedSteps(dir) >= 1) {
+      clearInterval(poll);
+      child.kill('SIGINT');
+    }
+  }, 20);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  clearInterval(poll);
+  assert.equal(code, 0, 'a graceful stop is not a failure');
+  assert.match(stdout, /stopped after \d+ new step\(s\); resume with: trace-rl train --resume/);
+  const partial = runContents(dir);
+  assert.equal(partial.status, 'running');
+  assert.ok(partial.steps.length >= 1 && partial.steps.length < config.steps, `stopped part-way (${partial.steps.length} steps)`);
+  assert.deepEqual(ledgerViolations(dir), [], 'no half step was stored');
+  const r = spawnSync(process.execPath, [BIN, 'train', '--resume', dir, '--quiet'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(runContents(dir), runContents(whole));
 });

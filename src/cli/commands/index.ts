@@ -11,6 +11,7 @@ import { register as config } from './config.ts';
 import { register as exportCommand } from './export.ts';
 import { register as rollout } from './rollout.ts';
 import { register as serve } from './serve.ts';
+import { register as faults } from './faults.ts';
 
 /** Every subcommand registers itself on the program; one line per command module. */
 export const commands: Array<(program: Command) => void> = [
@@ -26,4 +27,5 @@ export const commands: Array<(program: Command) => void> = [
   exportCommand,
   rollout,
   serve,
+  faults,
 ];

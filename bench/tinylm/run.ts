@@ -1,7 +1,8 @@
 /**
  * Tiny-LM benchmarks (needs the warm start: `npx tsx bench/tinylm/warm-start.ts` first).
  *   npx tsx bench/tinylm/run.ts [--model bench/tinylm/warm-start.gguf] [--part speed|compare|all]
- *                               [--seeds 3] [--steps 5] [--questions 60]
+ *                               [--seeds 3] [--steps 5] [--questions 60] [--strategies trace,grpo]
+ *                               [--skip-warm-eval]
  * speed:   llama.cpp generation tokens/s (Search-R1 turns from the warm start, threads 1) and jax-js
  *          PPO training tokens/s (forward + backward + Adam, batch 4), 5 repeats each: min/median/max.
  * compare: warm-start greedy accuracy on the first `questions` test questions, then TRACE (trace
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     seeds: { type: 'string', default: '3' },
     steps: { type: 'string', default: '5' },
     questions: { type: 'string', default: '60' },
+    strategies: { type: 'string', default: 'trace,grpo' },
+    'skip-warm-eval': { type: 'boolean', default: false },
   },
 });
 const file = values.model!;
@@ -78,12 +81,14 @@ if (values.part === 'speed' || values.part === 'all') {
 
 if (values.part === 'compare' || values.part === 'all') {
   const Q = Number(values.questions);
-  const policy = TinyLmPolicy.fromBytes(bytes);
-  const warm = await greedyAccuracy(env, policy, env.test.slice(0, Q), createRng(0).fork('eval'));
-  await policy.dispose();
-  console.log(JSON.stringify({ measure: 'warm-start greedy test accuracy', questions: Q, accuracy: warm }));
+  if (!values['skip-warm-eval']) {
+    const policy = TinyLmPolicy.fromBytes(bytes);
+    const warm = await greedyAccuracy(env, policy, env.test.slice(0, Q), createRng(0).fork('eval'));
+    await policy.dispose();
+    console.log(JSON.stringify({ measure: 'warm-start greedy test accuracy', questions: Q, accuracy: warm }));
+  }
   const root = mkdtempSync(join(tmpdir(), 'tinylm-compare-'));
-  for (const name of ['trace', 'grpo'] as const) {
+  for (const name of values.strategies!.split(',') as Array<'trace' | 'grpo'>) {
     for (let seed = 0; seed < Number(values.seeds); seed++) {
       const t0 = performance.now();
       const out = join(root, `${name}-s${seed}`);

@@ -3,7 +3,7 @@
  *   npx tsx bench/tinylm/warm-start.ts [--out bench/tinylm/warm-start.gguf] [--epochs 2]
  * World: seed 7, 1500 questions, top-3 search (the `trace-rl train` defaults). Model: llama d64,
  * 2 layers, 4 heads, FFN 128, vocabulary of the world (500 merges), context 768. Demonstrations: the
- * scripted gold-path policy with noise 0.35 on the first 400 training questions. Prints the greedy
+ * scripted gold-path policy with noise 0.35 on the first 800 training questions. Prints the greedy
  * held-out accuracy on the first 100 test questions at the end.
  */
 import { writeFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { TinyLmPolicy } from '../../src/tinylm/tiny-lm-policy.ts';
 import { warmStart } from '../../src/tinylm/warm-start.ts';
 import { createRng } from '../../src/util/rng.ts';
 
-const { values } = parseArgs({ options: { out: { type: 'string', default: 'bench/tinylm/warm-start.gguf' }, epochs: { type: 'string', default: '2' }, questions: { type: 'string', default: '400' } } });
+const { values } = parseArgs({ options: { out: { type: 'string', default: 'bench/tinylm/warm-start.gguf' }, epochs: { type: 'string', default: '2' }, questions: { type: 'string', default: '800' } } });
 await init('wasm');
 const t0 = performance.now();
 const env = new WorldEnv({ seed: 7, questions: 1500, topK: 3, maxTurns: 6 });

@@ -64,8 +64,6 @@ interface Completion {
   promptTokens: number;
 }
 
-class BadRequest extends Error {}
-
 /** The hono app (exposed for in-process tests); `serveOpenAI` puts it on a port. */
 export function createOpenAIApp(engine: LlamaEngine, options: OpenAIServerOptions): Hono {
   const app = new Hono();
@@ -178,7 +176,7 @@ export function createOpenAIApp(engine: LlamaEngine, options: OpenAIServerOption
   });
 
   app.onError((e, c) => {
-    const bad = e instanceof z.ZodError || e instanceof SyntaxError || e instanceof ContextOverflowError || e instanceof BadRequest;
+    const bad = e instanceof z.ZodError || e instanceof SyntaxError || e instanceof ContextOverflowError;
     const message = e instanceof z.ZodError ? e.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') : e.message;
     return c.json({ error: { message, type: bad ? 'invalid_request_error' : 'server_error', code: null, param: null } }, bad ? 400 : 500);
   });

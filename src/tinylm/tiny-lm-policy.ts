@@ -12,6 +12,7 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PolicyCallError } from '../policy/errors.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import type { Policy, PolicyContext, PolicyOutput } from '../policy/types.ts';
 import { LlamaEngine } from './llama-engine.ts';
@@ -94,6 +95,8 @@ export class TinyLmPolicy implements Policy {
   async act(ctx: PolicyContext): Promise<PolicyOutput> {
     await this.syncing;
     const prefix = trajectorySequence(this.tokenizer, ctx.prompt, ctx.turns).ids;
+    // A full context is a failure of this call (recorded on the node), not a crash of the step.
+    if (prefix.length + 1 >= this.engine!.contextSize) throw new PolicyCallError('server_error', `the trajectory's ${prefix.length} tokens fill the model's context of ${this.engine!.contextSize}`, false);
     const out = await this.engine!.generate(prefix, {
       maxTokens: Math.min(ctx.maxTokens, this.options.maxTokensPerTurn ?? 64),
       stop: this.stops,

@@ -90,3 +90,24 @@ test('a tool that hangs forever times out (tool_error) instead of stalling the s
     await server.close();
   }
 });
+
+test('as a proxy: healthy requests are forwarded to the upstream server, faults are injected in front', async () => {
+  const upstream = await startFaultServer({ rate: 0, script: () => '<think>from upstream</think>\n<answer>42</answer>' });
+  const proxy = await startFaultServer({ rate: 0.5, kinds: ['server_error'], seed: 4, upstream: upstream.url });
+  try {
+    const statuses: number[] = [];
+    const texts: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const res = await fetch(`${proxy.url}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt: 'Question: q', stop: ['</answer>'] }) });
+      statuses.push(res.status);
+      if (res.ok) texts.push(((await res.json()) as { choices: Array<{ text: string }> }).choices[0]!.text);
+    }
+    assert.equal(statuses.filter((s) => s === 200).length, proxy.counts.ok);
+    assert.equal(upstream.requests(), proxy.counts.ok, 'only healthy requests reach the upstream');
+    assert.ok(proxy.counts.server_error > 0 && proxy.counts.ok > 0);
+    assert.ok(texts.every((t) => t === '<think>from upstream</think>\n<answer>42'), 'the upstream answered (stop string applied there)');
+  } finally {
+    await proxy.close();
+    await upstream.close();
+  }
+});

@@ -13,6 +13,7 @@ export interface MetricInfo {
 
 export const METRICS: readonly MetricInfo[] = [
   { key: 'effective_ratio', group: 'contrast', meaning: 'share of prompts in the step whose tree holds both a success and a failure', formula: '#{i : m_i > 0, tree_i mixed} / #{i : m_i > 0}' },
+  { key: 'mixed_prompts', group: 'contrast', meaning: 'prompts whose tree holds both a success and a failure (a count: unlike the ratio, it does not reward selecting fewer prompts)', formula: '#{i : m_i > 0, tree_i mixed}' },
   { key: 'mixed_anchor_yield', group: 'contrast', meaning: 'share of allocated anchors (roots with m ≥ 2 and expanded prefixes) whose leaves are mixed', formula: '#{mixed anchors} / #{anchors}' },
   { key: 'prompts', group: 'contrast', meaning: 'prompts that received at least one rollout', formula: '#{i : m_i > 0}' },
   { key: 'expanded_prefixes', group: 'contrast', meaning: 'intermediate prefixes that received continuations', formula: '#{(j,t) : K(j,t) > 0}' },

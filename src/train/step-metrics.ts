@@ -42,6 +42,7 @@ export function contrastMetrics(trees: readonly RolloutTree[]): Record<string, n
   }
   return {
     effective_ratio: prompts > 0 ? mixedPrompts / prompts : 0,
+    mixed_prompts: mixedPrompts,
     mixed_anchor_yield: anchors > 0 ? mixedAnchors / anchors : 0,
     prompts,
     expanded_prefixes: expanded,

@@ -2,12 +2,12 @@
  * Tiny-LM benchmarks (needs the warm start: `npx tsx bench/tinylm/warm-start.ts` first).
  *   npx tsx bench/tinylm/run.ts [--model bench/tinylm/warm-start.gguf] [--part speed|compare|all]
  *                               [--seeds 3] [--steps 5] [--questions 60] [--strategies trace,grpo]
- *                               [--skip-warm-eval]
+ *                               [--skip-warm-eval] [--budget 16]
  * speed:   llama.cpp generation tokens/s (Search-R1 turns from the warm start, threads 1) and jax-js
  *          PPO training tokens/s (forward + backward + Adam, batch 4), 5 repeats each: min/median/max.
  * compare: warm-start greedy accuracy on the first `questions` test questions, then TRACE (trace
  *          strategy + trace estimator) vs GRPO (grpo strategy + grpo estimator) from the same warm start
- *          at equal budget (B = 16 trajectories per step), `seeds` seeds each, through `train()`;
+ *          at equal budget (B trajectories per step; GRPO: B/4 prompts × 4), `seeds` seeds each, through `train()`;
  *          prints held-out accuracy after the last step and the cumulative cost.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -29,6 +29,7 @@ const { values } = parseArgs({
     steps: { type: 'string', default: '5' },
     questions: { type: 'string', default: '60' },
     strategies: { type: 'string', default: 'trace,grpo' },
+    budget: { type: 'string', default: '16' },
     'skip-warm-eval': { type: 'boolean', default: false },
   },
 });
@@ -98,9 +99,9 @@ if (values.part === 'compare' || values.part === 'all') {
         config: {
           seed,
           steps: Number(values.steps),
-          pool: 16,
+          pool: Math.max(16, Number(values.budget)),
           env: { seed: 7, questions: 1500, topK: 3 },
-          strategy: name === 'trace' ? { name, budget: 16, continuations: 2 } : { name, budget: 16, batchSize: 4 },
+          strategy: name === 'trace' ? { name, budget: Number(values.budget), continuations: 2 } : { name, budget: Number(values.budget), batchSize: Number(values.budget) / 4 },
           estimator: name,
           policy: { kind: 'tiny-lm', model: file, lmLearningRate: 3e-4, epochs: 1 },
           engine: { maxTurns: 6, concurrency: 4 },
@@ -111,7 +112,9 @@ if (values.part === 'compare' || values.part === 'all') {
       const steps = store.steps();
       store.close();
       const last = steps.at(-1)!.metrics;
-      console.log(JSON.stringify({ strategy: name, seed, steps: steps.length, testAccuracy: last.test_accuracy, cumTrajectories: last.cum_trajectories, cumTokens: last.cum_tokens, seconds: Math.round((performance.now() - t0) / 1000) }));
+      const first = steps.find((x) => x.metrics.test_accuracy !== undefined)?.metrics.test_accuracy;
+      const updated = steps.filter((x) => (x.metrics.policy_loss ?? 0) !== 0).length;
+      console.log(JSON.stringify({ strategy: name, seed, steps: steps.length, stepsWithGradient: updated, testAccuracyAfterStep0: first, testAccuracy: last.test_accuracy, cumTrajectories: last.cum_trajectories, cumTokens: last.cum_tokens, seconds: Math.round((performance.now() - t0) / 1000) }));
     }
   }
 }

@@ -101,7 +101,7 @@ test('injected failures: 5xx and malformed bodies are retried, 4xx is not, hangs
       ledger: new BudgetLedger(),
       rng: createRng(1),
       rootPlan: new Map([[prompts[0]!.id, 1]]),
-      settings: { ...fast, concurrency: 1, timeoutMs: 300, retry: { maxAttempts: 5, baseDelayMs: 1, maxDelayMs: 2 } },
+      settings: { ...fast, concurrency: 1, timeoutMs: 2_000, retry: { maxAttempts: 5, baseDelayMs: 1, maxDelayMs: 2 } },
       onEvent: (e) => e.kind === 'retry' && events.push(e.error.code),
     });
     assert.deepEqual(events, ['server_error', 'parse_error', 'parse_error', 'timeout']);

@@ -16,7 +16,7 @@ import { createRng } from '../../src/util/rng.ts';
 
 const env = new WorldEnv({ seed: 3, questions: 200 });
 const prompts = env.train.slice(0, 6);
-const fast = { timeoutMs: 300, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } };
+const fast = { timeoutMs: 1_500, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } };
 const leafCount = (trees: RolloutTree[]) => trees.reduce((n, t) => n + leaves(t).length, 0);
 
 test('fault draws depend only on seed and request number, and hit the asked rate', () => {

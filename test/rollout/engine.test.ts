@@ -152,7 +152,7 @@ test('a call that fails on every attempt ends the trajectory with end=error and 
 test('a hanging call times out (even when the policy ignores its signal)', async () => {
   const { env, policy, prompts } = sim();
   const p = new InstrumentedPolicy(policy, { fail: (ctx) => (ctx.callId === `${prompts[0].id}/0#1` ? 'hang' : undefined) });
-  const res = await runStep({ prompts, env, policy: p, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map([[prompts[0].id, 1]]), settings: { ...fast, timeoutMs: 30 } });
+  const res = await runStep({ prompts, env, policy: p, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map([[prompts[0].id, 1]]), settings: { ...fast, timeoutMs: 250 } });
   const retries = res.trees[0].nodes[`${prompts[0].id}/0`];
   assert.equal(retries.turn!.error, undefined, 'the second attempt succeeded');
   assert.equal(p.log[0], `${prompts[0].id}/0#1`);

@@ -18,15 +18,19 @@ export function formatZodError(error: z.ZodError, where = 'input'): string {
     .join('; ');
 }
 
-/** Parses JSON from stdin and validates it; throws UsageError naming the field on any problem. */
-export async function readStdinJson<T>(schema: z.ZodType<T>): Promise<T> {
+/** Parses stdin as one JSON value; throws UsageError when it is not JSON. */
+export async function readStdinRawJson(): Promise<unknown> {
   const text = await readStdin();
-  let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    return JSON.parse(text);
   } catch (e) {
     throw new UsageError(`stdin is not valid JSON: ${(e as Error).message}`);
   }
+}
+
+/** Parses JSON from stdin and validates it; throws UsageError naming the field on any problem. */
+export async function readStdinJson<T>(schema: z.ZodType<T>): Promise<T> {
+  const raw = await readStdinRawJson();
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new UsageError(formatZodError(parsed.error));
   return parsed.data;

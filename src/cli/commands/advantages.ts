@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createEstimator, ESTIMATOR_NAMES, ForestError, parseForestInput, UnknownEstimatorError, type AdvantageEstimator } from '../../advantage/index.ts';
-import { readStdin, UsageError, writeJson } from '../io.ts';
+import { readStdinRawJson, UsageError, writeJson } from '../io.ts';
 
 /**
  * `trace-rl advantages --estimator grpo|tree-grpo|treepo|trace`: a forest on stdin
@@ -14,13 +14,7 @@ export function register(program: Command): void {
     .requiredOption('--estimator <name>', `one of: ${ESTIMATOR_NAMES.join(', ')}`)
     .action(async (opts: { estimator: string }) => {
       const estimator = pickEstimator(opts.estimator);
-      const text = await readStdin();
-      let raw: unknown;
-      try {
-        raw = JSON.parse(text);
-      } catch (e) {
-        throw new UsageError(`stdin is not valid JSON: ${(e as Error).message}`);
-      }
+      const raw = await readStdinRawJson();
       let forest;
       try {
         forest = parseForestInput(raw);

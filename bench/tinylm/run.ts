@@ -2,7 +2,7 @@
  * Tiny-LM benchmarks (needs the warm start: `npx tsx bench/tinylm/warm-start.ts` first).
  *   npx tsx bench/tinylm/run.ts [--model bench/tinylm/warm-start.gguf] [--part speed|compare|all]
  *                               [--seeds 3] [--steps 5] [--questions 60] [--strategies trace,grpo]
- *                               [--skip-warm-eval] [--budget 16]
+ *                               [--skip-warm-eval] [--budget 16] [--first-seed 0]
  * speed:   llama.cpp generation tokens/s (Search-R1 turns from the warm start, threads 1) and jax-js
  *          PPO training tokens/s (forward + backward + Adam, batch 4), 5 repeats each: min/median/max.
  * compare: warm-start greedy accuracy on the first `questions` test questions, then TRACE (trace
@@ -30,6 +30,7 @@ const { values } = parseArgs({
     questions: { type: 'string', default: '60' },
     strategies: { type: 'string', default: 'trace,grpo' },
     budget: { type: 'string', default: '16' },
+    'first-seed': { type: 'string', default: '0' },
     'skip-warm-eval': { type: 'boolean', default: false },
   },
 });
@@ -90,7 +91,9 @@ if (values.part === 'compare' || values.part === 'all') {
   }
   const root = mkdtempSync(join(tmpdir(), 'tinylm-compare-'));
   for (const name of values.strategies!.split(',') as Array<'trace' | 'grpo'>) {
-    for (let seed = 0; seed < Number(values.seeds); seed++) {
+    // Runs are not disposed by train(): about 3 tiny-LM runs fit jax-js's 4 GiB wasm heap per process,
+    // so long comparisons split seeds over processes with --first-seed.
+    for (let seed = Number(values['first-seed']); seed < Number(values['first-seed']) + Number(values.seeds); seed++) {
       const t0 = performance.now();
       const out = join(root, `${name}-s${seed}`);
       await train({

@@ -217,6 +217,7 @@ export class TinyLmPolicy implements Policy {
     await this.syncing.catch(() => undefined);
     await this.engine?.dispose();
     this.engine = undefined;
+    this.trainer.dispose();
     if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -177,6 +177,15 @@ export class LmTrainer {
     return { loss, tokens };
   }
 
+  /** Frees the weights and Adam moments (jax-js's wasm heap is 4 GiB per process). */
+  dispose(): void {
+    tree.dispose(this.params);
+    tree.dispose(this.m);
+    tree.dispose(this.v);
+    this.steps.clear();
+    this.evals.clear();
+  }
+
   /** log π(t_{i+1} | t_{≤i}) of each row under the current weights (index 0 gets 0). */
   logprobs(rows: readonly TokenSequence[]): number[][] {
     const out: number[][] = [];

@@ -42,6 +42,12 @@ type StepFn = (p: Params, m: Params, v: Params, batch: Arr[], k: ForwardConsts, 
 
 const PAD = 128;
 
+/** Tokens of a sequence that matter for its loss: through the last mask-1 token (all, when none is masked in). */
+function needed(seq: TokenSequence): number {
+  const last = seq.mask.lastIndexOf(1);
+  return last < 0 ? seq.ids.length : last + 1;
+}
+
 export class LmTrainer {
   readonly config: LlamaConfig;
   private params: Params;
@@ -133,7 +139,7 @@ export class LmTrainer {
     let tokens = 0;
     rows.forEach((r, b) => {
       // Position t predicts token t+1: the loss on token t+1 sits at t.
-      for (let t = 0; t + 1 < r.seq.ids.length && t < T; t++) {
+      for (let t = 0; t + 1 < needed(r.seq); t++) {
         const w = r.seq.mask[t + 1]!;
         const a = r.advantages ? r.advantages[t + 1]! : 1;
         if (w === 0 || a === 0) continue;
@@ -145,16 +151,18 @@ export class LmTrainer {
     });
     // A short last batch is padded with empty rows: the jit-compiled step has a fixed [B, T] shape.
     const empty = Array.from({ length: B - rows.length }, () => []);
-    const inputs = [...rows.map((r) => r.seq.ids.slice(0, -1)), ...empty];
-    const targets = [...rows.map((r) => r.seq.ids.slice(1)), ...empty];
+    const inputs = [...rows.map((r) => r.seq.ids.slice(0, needed(r.seq) - 1)), ...empty];
+    const targets = [...rows.map((r) => r.seq.ids.slice(1, needed(r.seq))), ...empty];
     const shape = [B, T];
     const arrays = [oneHot(inputs, T, V), oneHot(targets, T, V), np.array(mask).reshape(shape), np.array(adv).reshape(shape), np.array(old).reshape(shape), np.array(new Float32Array([1 / Math.max(tokens, 1)])).reshape([])];
     return { arrays, tokens };
   }
 
+  /** Positions needed: up to the last trainable token (a trailing observation conditions nothing trained). */
   private padLength(rows: readonly TrainRow[]): number {
-    const longest = Math.max(2, ...rows.map((r) => r.seq.ids.length)) - 1;
-    return Math.min(Math.ceil(longest / PAD) * PAD, this.config.context);
+    const longest = Math.max(1, ...rows.map((r) => needed(r.seq))) - 1;
+    if (longest > this.config.context) throw new RangeError(`a sequence needs ${longest + 1} tokens; the model's context is ${this.config.context}`);
+    return Math.min(Math.max(PAD, Math.ceil(longest / PAD) * PAD), this.config.context);
   }
 
   /** One Adam step on ≤ batch rows. Rows without trainable tokens contribute nothing. */
@@ -186,7 +194,11 @@ export class LmTrainer {
     this.evals.clear();
   }
 
-  /** log π(t_{i+1} | t_{≤i}) of each row under the current weights (index 0 gets 0). */
+  /**
+   * log π(t_{i+1} | t_{≤i}) of each row under the current weights (index 0 gets 0). Tokens after a
+   * row's last generated token (mask 1) are not evaluated and get 0; a row with no mask gets all of
+   * its tokens evaluated.
+   */
   logprobs(rows: readonly TokenSequence[]): number[][] {
     const out: number[][] = [];
     for (let i = 0; i < rows.length; i += this.opts.batch) {
@@ -201,11 +213,15 @@ export class LmTrainer {
       }
       const V = this.config.vocab;
       const empty = Array.from({ length: this.opts.batch - chunk.length }, () => []);
-      const x = oneHot([...chunk.map((s) => s.ids.slice(0, -1)), ...empty], T, V);
-      const y = oneHot([...chunk.map((s) => s.ids.slice(1)), ...empty], T, V);
+      const x = oneHot([...chunk.map((s) => s.ids.slice(0, needed(s) - 1)), ...empty], T, V);
+      const y = oneHot([...chunk.map((s) => s.ids.slice(1, needed(s))), ...empty], T, V);
       const lp = fn(tree.ref(this.params), x, y, forwardConsts(this.config, T));
       const data = lp.dataSync() as Float32Array;
-      chunk.forEach((s, b) => out.push([0, ...Array.from(data.subarray(b * T, b * T + s.ids.length - 1))]));
+      chunk.forEach((s, b) => {
+        const row = new Array<number>(s.ids.length).fill(0);
+        for (let t = 1; t < needed(s); t++) row[t] = data[b * T + t - 1]!;
+        out.push(row);
+      });
     }
     return out;
   }

@@ -65,8 +65,13 @@ export function register(program: Command): void {
     .description('run TRACE (or a baseline) on the embedded defaults or a config; every step is stored and resumable')
     .option('--out <dir>', 'run folder to create (default runs/<strategy>-s<seed>)')
     .option('--resume <dir>', 'continue the run in this folder from its last completed step')
-    .option('--quiet', 'no progress display');
+    .option('--quiet', 'no progress display')
+    // train's own: `rollout` has a --policy of its own (the external server), so these are not shared config flags.
+    .option('--policy <kind>', 'policy to train: embedded (default) or tiny-lm (a llama model on llama.cpp, needs --model)')
+    .option('--model <file.gguf>', 'tiny-lm: the GGUF to start from, e.g. bench/tinylm/warm-start.gguf');
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
+    if (opts.policy !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.kind=${String(opts.policy)}`];
+    if (opts.model !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.model=${String(opts.model)}`];
     let config: TrainConfig | undefined;
     let out: string;
     if (opts.resume) {

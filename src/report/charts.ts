@@ -176,23 +176,7 @@ function depthChart(runs: RunData[], strategies: string[]): Chart {
     for (const [depth, total] of totals) rows.push({ strategy, depth, perStep: total / stepsSeen });
   }
   if (rows.length === 0) return { id, title, caption, note: 'no step stored details.allocation.continuationsByDepth' };
-  return {
-    id,
-    title,
-    caption,
-    spec: {
-      width: WIDTH,
-      height: HEIGHT,
-      data: { values: rows },
-      mark: 'bar',
-      encoding: {
-        x: { field: 'depth', type: 'ordinal', title: 'prefix depth t (turns before branching)' },
-        xOffset: { field: 'strategy' },
-        y: { field: 'perStep', type: 'quantitative', title: 'continuations per step' },
-        color: colour(strategies),
-      },
-    },
-  };
+  return { id, title, caption, spec: groupedBars(rows, strategies, { field: 'depth', title: 'prefix depth t (turns before branching)' }, { field: 'perStep', title: 'continuations per step' }) };
 }
 
 function rootAllocationChart(runs: RunData[], strategies: string[]): Chart {
@@ -216,21 +200,21 @@ function rootAllocationChart(runs: RunData[], strategies: string[]): Chart {
     for (const [m, c] of counts) rows.push({ strategy, m, share: c / total });
   }
   if (rows.length === 0) return { id, title, caption, note: 'no step stored details.allocation.roots' };
+  return { id, title, caption, spec: groupedBars(rows, strategies, { field: 'm', title: 'm (bare rollouts of a prompt)' }, { field: 'share', title: 'share of prompts', axis: { format: '%' } }) };
+}
+
+/** Bars of an ordinal x, side by side per strategy. */
+function groupedBars(rows: object[], strategies: string[], x: { field: string; title: string }, y: { field: string; title: string; axis?: object }) {
   return {
-    id,
-    title,
-    caption,
-    spec: {
-      width: WIDTH,
-      height: HEIGHT,
-      data: { values: rows },
-      mark: 'bar',
-      encoding: {
-        x: { field: 'm', type: 'ordinal', title: 'm (bare rollouts of a prompt)' },
-        xOffset: { field: 'strategy' },
-        y: { field: 'share', type: 'quantitative', title: 'share of prompts', axis: { format: '%' } },
-        color: colour(strategies),
-      },
+    width: WIDTH,
+    height: HEIGHT,
+    data: { values: rows },
+    mark: 'bar' as const,
+    encoding: {
+      x: { ...x, type: 'ordinal' as const },
+      xOffset: { field: 'strategy' },
+      y: { ...y, type: 'quantitative' as const },
+      color: colour(strategies),
     },
   };
 }

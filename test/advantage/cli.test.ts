@@ -1,31 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { buildForest, createEstimator } from '../../src/advantage/index.ts';
 import { assertClose, E1 } from './fixtures.ts';
+import { runCli } from '../helpers/run-cli.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/trace-rl.js', import.meta.url));
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real command with `input` on stdin. */
-function cli(args: string[], input: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'advantages', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+/** Runs the real `trace-rl advantages` with `input` on stdin. */
+const cli = (args: string[], input: string) => runCli(['advantages', ...args], input);
 
 // Each spawn costs about a second (node + tsx); the estimators share one output path, so two of them
 // (one outcome-only, one per-turn) cover it. The library tests cover all four numerically.

@@ -1,28 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { mixedChance } from '../../src/allocate/mixed-value.ts';
 import { bruteWeighted } from './brute-force.ts';
-
-const bin = fileURLToPath(new URL('../../bin/trace-rl.js', import.meta.url));
-
-function run(args: string[], stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args]);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+import { runCli } from '../helpers/run-cli.ts';
 
 test('solve roots: the documented contract, optimal against brute force', async () => {
   const v = [0.5, 0.1, 0.9, 0.3, 0];
-  const r = await run(['solve', 'roots'], JSON.stringify({ v, budget: 11, min: 2, max: 4 }));
+  const r = await runCli(['solve', 'roots'], JSON.stringify({ v, budget: 11, min: 2, max: 4 }));
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { m: number[]; objective: number };
   assert.deepEqual(Object.keys(out), ['m', 'objective']);
@@ -33,12 +17,12 @@ test('solve roots: the documented contract, optimal against brute force', async 
 });
 
 test('solve prefixes and solve knapsack: the documented contracts', async () => {
-  const p = await run(['solve', 'prefixes'], JSON.stringify({ budget: 4, prefixes: [{ id: 'a', q: 0.3, r: 1 }, { id: 'b', q: 0.9, r: 1 }] }));
+  const p = await runCli(['solve', 'prefixes'], JSON.stringify({ budget: 4, prefixes: [{ id: 'a', q: 0.3, r: 1 }, { id: 'b', q: 0.9, r: 1 }] }));
   assert.equal(p.code, 0, p.stderr);
   const po = JSON.parse(p.stdout);
   assert.deepEqual(po.k, { a: 2, b: 2 });
   assert.ok(Math.abs(po.objective - (1 - 0.3 ** 2 + 1 - 0.9 ** 2)) < 1e-12);
-  const k = await run(['solve', 'knapsack'], JSON.stringify({ p: [0.5, 0.1, 0.9, 0.3], budget: 9, min: 2, max: 5 }));
+  const k = await runCli(['solve', 'knapsack'], JSON.stringify({ p: [0.5, 0.1, 0.9, 0.3], budget: 9, min: 2, max: 5 }));
   assert.equal(k.code, 0, k.stderr);
   const ko = JSON.parse(k.stdout);
   const best = bruteWeighted([0.5, 0.1, 0.9, 0.3].map((x) => ({ v: x, w: x * (1 - x) ** 2 })), 9, 2, 5)!;
@@ -52,7 +36,7 @@ test('bad input: one stderr line naming the field, non-zero exit, nothing on std
     [['solve', 'prefixes'], '{"budget":2,"prefixes":[{"id":"a","q":0.5}]}', /input\.prefixes\.0\.r/],
     [['solve', 'knapsack'], '{"p":[0.5', /not valid JSON/],
   ];
-  const results = await Promise.all(cases.map(([args, stdin]) => run(args, stdin)));
+  const results = await Promise.all(cases.map(([args, stdin]) => runCli(args, stdin)));
   for (const [k, [, stdin, pattern]] of cases.entries()) {
     const r = results[k];
     assert.notEqual(r.code, 0, `${stdin} should fail`);

@@ -6,6 +6,7 @@
  * A malformed line is a {@link DatasetError} naming file:line; with `skipBadLines` it is recorded in
  * `errors` and the rest of the file is kept.
  */
+import { jsonLines } from '../util/json-lines.ts';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -136,23 +137,15 @@ export interface LoadResult {
 export function parseDatasetJsonl(text: string, file: string, options: LoadOptions = {}): LoadResult {
   const examples: QaExample[] = [];
   const errors: DatasetError[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (line.length === 0) continue;
+  for (const { line, value, error } of jsonLines(text)) {
     if (options.limit !== undefined && examples.length >= options.limit) break;
     try {
-      let raw: unknown;
-      try {
-        raw = JSON.parse(line);
-      } catch (e) {
-        throw new Error(`not valid JSON (${(e as Error).message}); each line must be one JSON object`);
-      }
-      const format = !options.format || options.format === 'auto' ? detectFormat(raw) : options.format;
-      examples.push(convert(format, raw, `${path.basename(file)}:${i + 1}`));
+      if (error !== undefined) throw new Error(`not valid JSON (${error}); each line must be one JSON object`);
+      const format = !options.format || options.format === 'auto' ? detectFormat(value) : options.format;
+      examples.push(convert(format, value, `${path.basename(file)}:${line}`));
     } catch (e) {
       const message = e instanceof z.ZodError ? e.issues.map((x) => `${x.path.join('.') || 'row'}: ${x.message}`).join('; ') : (e as Error).message;
-      const err = new DatasetError(file, i + 1, message);
+      const err = new DatasetError(file, line, message);
       if (!options.skipBadLines) throw err;
       errors.push(err);
     }

@@ -5,6 +5,7 @@
  * The corpus is JSONL, one passage per line: Search-R1's `{ id, contents: "\"Title\"\nText" }` or
  * `{ id?, title, text }`.
  */
+import { jsonLines } from '../util/json-lines.ts';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { Hono } from 'hono';
@@ -22,18 +23,10 @@ const corpusLine = z.union([
 /** Reads a corpus JSONL file; a bad line is a DatasetError with file:line. */
 export function loadCorpus(file: string): Passage[] {
   const out: Passage[] = [];
-  const lines = readFileSync(file, 'utf8').split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (!line) continue;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      throw new DatasetError(file, i + 1, 'not valid JSON; each line must be {"id", "contents"} or {"title", "text"}');
-    }
-    const r = corpusLine.safeParse(raw);
-    if (!r.success) throw new DatasetError(file, i + 1, 'expected {"id", "contents": "\\"Title\\"\\nText"} or {"title", "text"}');
+  for (const { line, value, error } of jsonLines(readFileSync(file, 'utf8'))) {
+    if (error !== undefined) throw new DatasetError(file, line, 'not valid JSON; each line must be {"id", "contents"} or {"title", "text"}');
+    const r = corpusLine.safeParse(value);
+    if (!r.success) throw new DatasetError(file, line, 'expected {"id", "contents": "\\"Title\\"\\nText"} or {"title", "text"}');
     const id = r.data.id !== undefined ? String(r.data.id) : String(out.length);
     out.push('contents' in r.data ? { id, ...fromContents(r.data.contents) } : { id, title: r.data.title, text: r.data.text });
   }

@@ -1,3 +1,4 @@
+import { jsonLines } from '../../util/json-lines.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { isSuccess, scoreAnswer, type SuccessRule } from '../../env/qa-metrics.ts';
@@ -21,21 +22,13 @@ export function register(program: Command): void {
     .option('--threshold <x>', 'F1 threshold for the f1 rules', '0.3')
     .action(async (opts: { success?: boolean; rule: string; threshold: string }) => {
       const rule = parseRule(opts.rule, opts.threshold);
-      const lines = (await readStdin()).split('\n');
       const rows: Array<z.infer<typeof row>> = [];
-      for (let i = 0; i < lines.length; i++) {
-        const line = lines[i]!.trim();
-        if (!line) continue;
-        let raw: unknown;
-        try {
-          raw = JSON.parse(line);
-        } catch (e) {
-          throw new UsageError(`stdin line ${i + 1}: not valid JSON (${(e as Error).message})`);
-        }
-        const parsed = row.safeParse(raw);
+      for (const { line, value, error } of jsonLines(await readStdin())) {
+        if (error !== undefined) throw new UsageError(`stdin line ${line}: not valid JSON (${error})`);
+        const parsed = row.safeParse(value);
         if (!parsed.success) {
           const issue = parsed.error.issues[0]!;
-          throw new UsageError(`stdin line ${i + 1}: ${issue.path.join('.') || 'line'}: ${issue.message}; expected {"prediction": string, "gold": string | string[]}`);
+          throw new UsageError(`stdin line ${line}: ${issue.path.join('.') || 'line'}: ${issue.message}; expected {"prediction": string, "gold": string | string[]}`);
         }
         rows.push(parsed.data);
       }

@@ -1,5 +1,5 @@
 /**
- * Loaders for the multi-hop QA datasets in ../shared/data (HotpotQA distractor, 2WikiMultiHopQA,
+ * Loaders for the multi-hop QA datasets in data/ (HotpotQA distractor, 2WikiMultiHopQA,
  * MuSiQue-Ans, Bamboogle; see data/SOURCES.md) and for any JSONL a user brings in the same shapes.
  * Every example becomes a {@link QaExample}: question, gold answers (MuSiQue's aliases included), its own
  * titled paragraphs (empty for Bamboogle) and the titles of its supporting paragraphs.
@@ -23,8 +23,8 @@ export const DATASET_FILES: Record<DatasetFormat, string> = {
   bamboogle: 'bamboogle.jsonl',
 };
 
-/** ../shared/data relative to this repository (override with `dataDir`). */
-export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../../shared/data/', import.meta.url));
+/** The repository's data/ folder (override with `dataDir`). */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../data/', import.meta.url));
 
 export interface QaExample {
   id: string;
@@ -157,7 +157,7 @@ export function loadJsonlFile(file: string, options: LoadOptions = {}): LoadResu
   return parseDatasetJsonl(readFileSync(file, 'utf8'), file, options);
 }
 
-/** One of the four bundled datasets from `dataDir` (default ../shared/data). */
+/** One of the four bundled datasets from `dataDir` (default: the repository's data/). */
 export function loadDataset(name: DatasetFormat, options: LoadOptions & { dataDir?: string } = {}): LoadResult {
   const file = path.join(options.dataDir ?? DEFAULT_DATA_DIR, DATASET_FILES[name]);
   return loadJsonlFile(file, { format: name, ...options });

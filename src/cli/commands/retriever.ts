@@ -18,7 +18,7 @@ export function register(program: Command): void {
     .description('serve POST /retrieve {queries, topk, return_scores} from a local corpus')
     .option('--corpus <file>', 'JSONL corpus: {"id","contents":"\\"Title\\"\\nText"} or {"title","text"} per line')
     .option('--dataset <name>', `serve the pooled paragraphs of a bundled dataset: ${Object.keys(DATASET_FILES).filter((d) => d !== 'bamboogle').join(', ')}`)
-    .option('--data-dir <dir>', 'where the bundled datasets are (default: the repository's data/)')
+    .option('--data-dir <dir>', 'where the bundled datasets are (default: the repository data/ folder)')
     .option('--port <n>', 'port (0 = any free port)', '8000')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--topk <k>', 'documents per query when a request gives no topk', '3')

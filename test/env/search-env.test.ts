@@ -1,8 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Bm25Index, SearchEnv, parseTurn, type Passage } from '../../src/env/index.ts';
-import type { Prompt } from '../../src/env/types.ts';
-import type { Turn } from '../../src/tree/types.ts';
+import type { Prompt, Turn } from '../../src/tree/types.ts';
 
 const passages: Passage[] = [
   { id: '1', title: 'Heat (1995 film)', text: 'Heat is a 1995 crime film directed by Michael Mann.' },

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Simulator, SimulatorPolicy, nodeValue } from '../../src/env/index.ts';
-import type { Turn } from '../../src/tree/types.ts';
+import { Simulator, nodeValue } from '../../src/env/index.ts';
+import { SimulatorPolicy } from '../../src/policy/index.ts';
+import type { Prompt, Turn } from '../../src/tree/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
-import type { Prompt } from '../../src/env/types.ts';
 
 async function rollout(sim: Simulator, policy: SimulatorPolicy, prompt: Prompt, prefix: readonly Turn[], rng: Rng) {
   const turns = [...prefix];

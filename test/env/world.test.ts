@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ScriptedWorldPolicy, WorldEnv, candidatesFrom, generateQuestions, generateWorld, titlesIn, worldMeta } from '../../src/env/index.ts';
-import type { Prompt } from '../../src/env/types.ts';
+import { ScriptedWorldPolicy } from '../../src/policy/index.ts';
+import { WorldEnv, candidatesFrom, generateQuestions, generateWorld, titlesIn, worldMeta } from '../../src/env/index.ts';
 import type { Policy } from '../../src/policy/types.ts';
-import type { Turn } from '../../src/tree/types.ts';
+import type { Prompt, Turn } from '../../src/tree/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
 
 const env = new WorldEnv({ seed: 5, questions: 600 });

@@ -28,6 +28,7 @@ import type { Policy } from '../../src/policy/types.ts';
 import type { Action, Prompt } from '../../src/tree/types.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { playEpisode, type Episode } from './episode.ts';
+import { withInstances } from './instances.ts';
 
 export interface EnvironmentContractOptions<S> {
   /** A fresh instance, built the same way (same seed) every call. */
@@ -58,14 +59,7 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
     for (const prompt of options.prompts) for (let e = 0; e < n; e++) out.push(await playEpisode(env, options.policy, prompt, createRng(seed).fork(`${prompt.id}/${e}`)));
     return out;
   };
-  const withEnv = async (fn: (env: Environment<S>) => Promise<void>) => {
-    const env = await options.make();
-    try {
-      await fn(env);
-    } finally {
-      await options.dispose?.(env);
-    }
-  };
+  const withEnv = (fn: (env: Environment<S>) => Promise<void>) => withInstances(1, options.make, options.dispose, ([env]) => fn(env!));
 
   describe(`environment contract: ${name}`, () => {
     test('restore equals replay at every prefix, makes no tool call, and a continuation sees the same observations', () =>
@@ -102,18 +96,12 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
         }
       }));
 
-    test('determinism under a seed: two fresh instances give the same renders and episodes', async () => {
-      const a = await options.make();
-      const b = await options.make();
-      try {
-        assert.deepEqual(options.prompts.map((p) => b.render(p)), options.prompts.map((p) => a.render(p)));
-        const [ea, eb] = [await play(a, 3), await play(b, 3)];
+    test('determinism under a seed: two fresh instances give the same renders and episodes', () =>
+      withInstances(2, options.make, options.dispose, async ([a, b]) => {
+        assert.deepEqual(options.prompts.map((p) => b!.render(p)), options.prompts.map((p) => a!.render(p)));
+        const [ea, eb] = [await play(a!, 3), await play(b!, 3)];
         assert.deepEqual(eb.map((e) => [e.turns, e.last]), ea.map((e) => [e.turns, e.last]));
-      } finally {
-        await options.dispose?.(a);
-        await options.dispose?.(b);
-      }
-    });
+      }));
 
     test('every episode ends within the turn limit with a reward in {0, 1}', () =>
       withEnv(async (env) => {

@@ -18,7 +18,8 @@
  *  - determinism under a seed: two fresh instances give identical renders and episodes;
  *  - failure as data: an unusable action (`{type: 'invalid'}`, an unknown tool, an empty input, and the
  *    parser's verdict on garbage text) comes back as an observation with `invalid: true` and a reason,
- *    counts as a turn, and does not throw; a run of them ends at the turn limit with reward 0;
+ *    counts as a turn, and does not throw; a run of them ends at the turn limit with reward 0, and a
+ *    step after the end is misuse (a named error such as EnvError);
  *  - every episode ends within `maxTurns` with a reward in {0, 1}.
  */
 import { describe, test } from 'node:test';
@@ -112,7 +113,7 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
         }
       }));
 
-    test('failure as data: unusable actions are invalid observations that count as turns; the turn limit ends with reward 0', () =>
+    test('failure as data: unusable actions are invalid observations that count as turns; the turn limit ends with reward 0; stepping past the end is misuse', () =>
       withEnv(async (env) => {
         const prompt = options.prompts[0]!;
         const unusable = env.parse ? [...UNUSABLE, env.parse('%% not a turn %%').action] : UNUSABLE;
@@ -132,6 +133,7 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
           if (t < env.maxTurns) assert.equal(o.done, false, `turn ${t} of ${env.maxTurns}`);
           else assert.deepEqual([o.done, o.reward, o.reason], [true, 0, 'turn_limit']);
         }
+        await assert.rejects(env.step(state, UNUSABLE[0]!), (e: unknown) => e instanceof Error && e.name !== 'Error', 'a step after the end is misuse: a named error');
       }));
   });
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { strategyConfigSchema } from '../allocate/index.ts';
 import { ESTIMATOR_NAMES } from '../advantage/index.ts';
-import { engineSettingsSchema } from '../rollout/index.ts';
+import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
 
 /** The strategy fields a config may leave out (a partial `strategy:` is completed from these). */

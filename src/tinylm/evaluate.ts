@@ -1,4 +1,3 @@
-import { BudgetLedger } from '../budget/index.ts';
 import type { Environment, Prompt } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
 import { runStep } from '../rollout/index.ts';
@@ -11,7 +10,7 @@ export async function greedyAccuracy(env: Environment<unknown>, policy: Policy, 
     prompts: [...prompts],
     env,
     policy,
-    ledger: new BudgetLedger(),
+    
     rng,
     rootPlan: new Map(prompts.map((p) => [p.id, 1])),
     greedy: true,

@@ -8,6 +8,9 @@ interface JsonSchema {
   description?: string;
   properties?: Record<string, JsonSchema>;
   allOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  anyOf?: JsonSchema[];
+  const?: unknown;
   items?: JsonSchema;
   minimum?: number;
   maximum?: number;
@@ -24,13 +27,18 @@ export function configReference(): string {
   const defaults = trainConfigSchema.parse({}) as Record<string, unknown>;
   const rows: string[] = [];
   const visit = (s: JsonSchema, path: string[], parentDescription?: string) => {
+    const variants = s.oneOf ?? s.anyOf;
+    if (variants && variants.every((v) => v.properties?.name?.const !== undefined)) {
+      for (const [k, child] of Object.entries(mergeVariants(variants))) visit(child, [...path, k]);
+      return;
+    }
     const props = collectProperties(s);
     if (props && Object.keys(props).length > 0) {
       for (const [k, child] of Object.entries(props)) visit(child, [...path, k]);
       return;
     }
     const dotted = path.join('.');
-    const value = path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults);
+    const value = path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults) ?? s.default;
     rows.push(`| \`${dotted}\` | ${typeOf(s)} | ${value === undefined ? '—' : `\`${JSON.stringify(value)}\``} | ${(s.description ?? parentDescription ?? '').replace(/\|/g, '\\|')} |`);
   };
   visit(schema, []);
@@ -47,6 +55,33 @@ export function configReference(): string {
     ...rows,
     '',
   ].join('\n');
+}
+
+/**
+ * A union discriminated by `name` (the strategy options) as one list of fields: `name` lists every
+ * value, and each field says which names take it (a field described differently by some names gets
+ * one row per description).
+ */
+function mergeVariants(variants: JsonSchema[]): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = { name: { type: 'string', enum: variants.map((v) => v.properties!.name.const), description: 'which one; each takes the fields below marked with its name (any other field is an error)' } };
+  const rows = new Map<string, { key: string; schema: JsonSchema; names: string[] }>();
+  for (const v of variants) {
+    const name = String(v.properties!.name.const);
+    for (const [k, child] of Object.entries(v.properties!)) {
+      if (k === 'name') continue;
+      const id = `${k}\u0000${child.description ?? ''}`;
+      const row = rows.get(id) ?? { key: k, schema: child, names: [] };
+      row.names.push(name);
+      rows.set(id, row);
+    }
+  }
+  const counts = new Map<string, number>();
+  for (const r of rows.values()) counts.set(r.key, (counts.get(r.key) ?? 0) + 1);
+  for (const r of rows.values()) {
+    const key = counts.get(r.key)! > 1 ? `${r.key} (${r.names.join(', ')})` : r.key;
+    out[key] = { ...r.schema, description: `${r.schema.description ?? ''} [${r.names.join(', ')}]` };
+  }
+  return out;
 }
 
 function collectProperties(s: JsonSchema): Record<string, JsonSchema> | undefined {

@@ -16,6 +16,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--gorilla", required=True)
 ap.add_argument("--data", required=True)
 ap.add_argument("--out", required=True)
+ap.add_argument("--probes", default=None, help="probes.json: hand-written call sequences for error paths")
 args = ap.parse_args()
 sys.path.insert(0, args.gorilla)
 
@@ -163,6 +164,16 @@ for category in CATEGORIES:
                                        "exec": [t["results"] for t in run_turns(entry, turns, long_context)]})
         fixture["entries"].append(record)
     print(category, "done", file=sys.stderr)
+
+fixture["probes"] = []
+if args.probes:
+    for probe in json.load(open(args.probes))["probes"]:
+        name = fresh_name()
+        results, _ = utils.execute_multi_turn_func_call(
+            probe["calls"], probe["config"], probe["classes"], name, f"probe_{probe['name']}",
+            long_context=probe["long_context"], is_evaL_run=False)
+        fixture["probes"].append({"name": probe["name"], "results": [short(r) for r in results]})
+        forget(name)
 
 with open(args.out, "w") as f:
     json.dump(fixture, f, ensure_ascii=False, separators=(",", ":"))

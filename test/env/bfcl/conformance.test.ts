@@ -3,7 +3,11 @@
  * ShishirPatil/gorilla's own executor and checker (scripts/bfcl/conformance.py) over every entry of the
  * four multi-turn categories: each ground-truth call's result text, a digest of every instance's public
  * state after each turn, and perturbed attempts (a call dropped, an argument changed, a call repeated,
- * turns swapped, a turn emptied, the last turn cut) with the official verdict and result texts.
+ * turns swapped, a turn emptied, the last turn cut) with the official verdict and result texts, and
+ * the results of hand-written probe sequences (scripts/bfcl/probes.json) that reach error paths and
+ * arguments the ground truth never uses. Regenerate with:
+ *   TZ=UTC python3 scripts/bfcl/conformance.py --gorilla <gorilla>/berkeley-function-call-leaderboard \
+ *     --data data/bfcl --out test/env/bfcl/fixtures/conformance.json --probes scripts/bfcl/probes.json
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -12,7 +16,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadLongContextData } from '../../../src/env/bfcl/apis/shared.ts';
 import { checkAttempt, executeAttempt } from '../../../src/env/bfcl/checker.ts';
-import { loadAll } from '../../../src/env/bfcl/data.ts';
+import { type BfclEntry, loadAll } from '../../../src/env/bfcl/data.ts';
+import { parseJson } from '../../../src/env/bfcl/py/literal.ts';
+import type { PyDict } from '../../../src/env/bfcl/py/value.ts';
 import { Session, stateText } from '../../../src/env/bfcl/executor.ts';
 import { SharedState } from '../../../src/env/bfcl/apis/shared.ts';
 
@@ -24,6 +30,7 @@ const fixture = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures/conf
     verdict: { valid: boolean; error_type: string | null };
     attempts: { kind: string; turns: string[][]; verdict: { valid: boolean; error_type: string | null }; exec: string[][] }[];
   }[];
+  probes: { name: string; results: string[] }[];
 };
 const entries = loadAll(dataDir);
 const longContextData = loadLongContextData(dataDir);
@@ -94,4 +101,25 @@ test('the checker agrees with the official verdict on every ground truth and per
   assert.ok((tally.get('swap:multi_turn:instance_state_mismatch') ?? 0) > 0);
   assert.equal(tally.get('empty:multi_turn:empty_turn_model_response'), 800);
   assert.ok((tally.get('truncated:multi_turn:force_terminated') ?? 0) > 700);
+});
+
+test('hand-written probes (error paths, odd arguments, long-context variants) give the official result texts', () => {
+  const probes = (parseJson(readFileSync(join(import.meta.dirname, '../../../scripts/bfcl/probes.json'), 'utf8')) as PyDict).get('probes') as PyDict[];
+  assert.equal(probes.length, fixture.probes.length);
+  for (const probe of probes) {
+    const name = probe.get('name') as string;
+    const entry: BfclEntry = {
+      id: `probe_${name}`,
+      category: probe.get('long_context') ? 'long_context' : 'base',
+      question: [],
+      initialConfig: probe.get('config') as PyDict,
+      involvedClasses: probe.get('classes') as string[],
+      missedFunction: new Map(),
+      excludedFunction: [],
+      groundTruth: [],
+    };
+    const session = new Session(entry, { shared: new SharedState(longContextData), today });
+    const expected = fixture.probes.find((p) => p.name === name)!.results;
+    assert.deepEqual(session.run(probe.get('calls') as string[]).map(stored), expected, name);
+  }
 });

@@ -189,18 +189,26 @@ export class PyDecimal implements PyObject {
   }
 }
 
+/** floor(sqrt(n)) by Newton's method from above. */
 const isqrt = (n: bigint): bigint => {
   if (n < 2n) return n;
-  let x = BigInt(Math.floor(Math.sqrt(Number(n))));
-  while (x * x > n) x = (x + n / x) >> 1n;
-  while ((x + 1n) * (x + 1n) <= n) x += 1n;
-  return x;
+  let x = 1n << BigInt(Math.ceil(bitLength(n) / 2) + 1);
+  for (;;) {
+    const y = (x + n / x) >> 1n;
+    if (y >= x) return x;
+    x = y;
+  }
 };
 
 /** Decimal(number).sqrt() with `prec` significant digits, rounded half-even; exact roots reduced to the ideal exponent. */
 export function decimalSqrt(value: bigint | number, prec: number): PyDecimal {
   // Decimal(value) exactly: a float m·2^e with e < 0 is m·5^-e · 10^e.
   const b = toBin(value);
+  // Decimal.from_float works from the reduced ratio, so drop trailing zero bits first.
+  while (b.man > 0n && (b.man & 1n) === 0n && b.exp < 0) {
+    b.man >>= 1n;
+    b.exp += 1;
+  }
   let coef = b.man;
   let exp = 0;
   if (b.exp >= 0) coef <<= BigInt(b.exp);

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseJson } from './py/literal.ts';
 import type { PyDict, PyValue } from './py/value.ts';
 
@@ -99,4 +100,12 @@ export function loadClassDocs(dataDir: string, className: string): FunctionDoc[]
   const file = CLASS_DOC_FILES[className];
   if (!file) throw new BfclDataError(`unknown BFCL class ${className}`);
   return lines(join(dataDir, 'func_doc', file)).map((l) => JSON.parse(l) as FunctionDoc);
+}
+
+/** The repository's data/bfcl folder. */
+export const DEFAULT_BFCL_DIR = fileURLToPath(new URL('../../../data/bfcl/', import.meta.url));
+
+/** Today's date from the clock, for the edges (CLI, environment construction) that pass it down. */
+export function todayUtc(now: Date): { year: number; month: number; day: number } {
+  return { year: now.getUTCFullYear(), month: now.getUTCMonth() + 1, day: now.getUTCDate() };
 }

@@ -1,0 +1,9 @@
+/**
+ * BFCL v4 multi-turn function calling with the official semantics: the eight simulated API classes,
+ * the executor, the checker, the data loader, and the environment built on them.
+ */
+export { CATEGORIES, type Category, type BfclEntry, type FunctionDoc, loadAll, loadCategory, loadClassDocs, BfclDataError, DEFAULT_BFCL_DIR, todayUtc } from './data.ts';
+export { Session, stateText } from './executor.ts';
+export { checkAttempt, executeAttempt, type Attempt, type CheckResult, type ErrorType, ERROR_TYPES } from './checker.ts';
+export { loadLongContextData, SharedState } from './apis/shared.ts';
+export { parseCall, parseJson, LiteralSyntaxError } from './py/literal.ts';

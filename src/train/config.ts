@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { strategyConfigSchema } from '../allocate/index.ts';
 import { ESTIMATOR_NAMES } from '../advantage/index.ts';
-import { engineSettingsSchema } from '../rollout/index.ts';
+import { engineSettingsSchema } from '../rollout/settings.ts';
+import { UserError } from '../util/user-error.ts';
 
 /** The strategy fields a config may leave out (a partial `strategy:` is completed from these). */
 export const DEFAULT_STRATEGY = { name: 'trace', budget: 192, continuations: 2 } as const;
@@ -65,7 +66,7 @@ export type TrainConfig = z.output<typeof trainConfigSchema>;
 export type TrainConfigInput = z.input<typeof trainConfigSchema>;
 
 /** Thrown for an invalid configuration; the message names each bad field by its path and the allowed values. */
-export class ConfigError extends Error {
+export class ConfigError extends UserError {
   override name = 'ConfigError';
 }
 

@@ -284,6 +284,12 @@ class Parser {
   }
 
   call(): ParsedCall {
+    const c = this.callBody();
+    this.end();
+    return c;
+  }
+
+  callBody(): ParsedCall {
     const head = this.next();
     if (head.kind !== 'name') throw new LiteralSyntaxError('expected a function name', head.at);
     if (this.isPunct('.')) throw new LiteralSyntaxError('attribute access is not allowed', this.peek().at);
@@ -305,7 +311,6 @@ class Parser {
       this.expect(',');
     }
     this.next();
-    this.end();
     return { name: head.text, args, kwargs };
   }
 }
@@ -329,4 +334,22 @@ export function parseJson(text: string): PyValue {
   const v = p.value();
   p.end();
   return v;
+}
+
+/** Parse a model's text as BFCL's prompt format: `[f(a=1), g(b='x')]` (the brackets may be missing). */
+export function parseCallList(text: string): ParsedCall[] {
+  let t = text.trim().replace(/^[`\n ]+|[`\n ]+$/g, '');
+  if (!t.startsWith('[')) t = `[${t}`;
+  if (!t.endsWith(']')) t = `${t}]`;
+  const p = new Parser(tokenize(t, false), false);
+  p.expect('[');
+  const calls: ParsedCall[] = [];
+  while (!p.isPunct(']')) {
+    calls.push(p.callBody());
+    if (p.isPunct(']')) break;
+    p.expect(',');
+  }
+  p.next();
+  p.end();
+  return calls;
 }

@@ -1,0 +1,267 @@
+/**
+ * BFCL v4 multi-turn as an Environment. One prompt is one entry; its user turns come one after the
+ * other. Within a user turn the model takes steps: a step with calls (action `tool_calls`, input a
+ * JSON array of BFCL call strings) runs them and observes their results; a step without calls (action
+ * `answer`, or an unreadable step) ends the user turn, and the next user message is the observation.
+ * After the last user turn the whole attempt goes through BFCL's checker: reward 1 when it passes.
+ * More than 20 steps in one user turn stops the episode with reward 0 (BFCL's forced quit).
+ *
+ * Each step is a tree node, so prefixes can be expanded. The state is a value (the steps so far);
+ * calls are re-executed from the initial config when needed, which keeps states restorable.
+ * miss_func entries start without their held-back functions and add them at the turn BFCL does, with
+ * the user message "I have updated some more functions you can choose from. What about now?".
+ */
+import type { Environment, Prompt, StepOutcome } from '../types.ts';
+import type { Action, Turn } from '../../tree/types.ts';
+import { createRng } from '../../util/rng.ts';
+import { type Attempt, checkAttempt, type CheckResult } from './checker.ts';
+import { type BfclEntry, type Category, CATEGORIES, DEFAULT_BFCL_DIR, type FunctionDoc, loadCategory, loadClassDocs } from './data.ts';
+import { Session } from './executor.ts';
+import { loadLongContextData, SharedState } from './apis/shared.ts';
+import { pyRepr } from './py/format.ts';
+import { dict, type PyDict } from './py/value.ts';
+import { readStepText, stringToToolCall, toOpenAITools, type OpenAITool } from './tools.ts';
+
+/** BFCL's step limit per user turn (MAXIMUM_STEP_LIMIT). */
+export const MAX_STEPS_PER_TURN = 20;
+export const ADDED_FUNCTIONS_MESSAGE = 'I have updated some more functions you can choose from. What about now?';
+
+export interface BfclEnvOptions {
+  /** Folder with the BFCL data; default the repository's data/bfcl. */
+  dataDir?: string;
+  categories?: readonly Category[];
+  /** Seed of the train/test split. */
+  seed: number;
+  /** Share held out for test (default 0.2). */
+  testFraction?: number;
+  /** Today's date (one API computes an age); pass it from the edge. */
+  today: { year: number; month: number; day: number };
+  /** Episode step limit for the engine; default 60. */
+  maxTurns?: number;
+}
+
+/** One model step as the environment records it. */
+interface Step {
+  userTurn: number;
+  calls: string[];
+}
+
+export interface BfclState {
+  promptId: string;
+  steps: readonly Step[];
+  userTurn: number;
+  done: boolean;
+}
+
+/** Chat messages in OpenAI's format for a BFCL conversation. */
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[] }
+  | { role: 'tool'; content: string; tool_call_id: string };
+
+export class BfclEnv implements Environment<BfclState> {
+  readonly name = 'bfcl';
+  readonly maxTurns: number;
+  readonly entries = new Map<string, BfclEntry>();
+  readonly train: Prompt[];
+  readonly test: Prompt[];
+  private readonly longContextData: PyDict;
+  private readonly docs = new Map<string, FunctionDoc[]>();
+  private readonly today: BfclEnvOptions['today'];
+
+  constructor(options: BfclEnvOptions) {
+    const dataDir = options.dataDir ?? DEFAULT_BFCL_DIR;
+    for (const c of options.categories ?? CATEGORIES) for (const e of loadCategory(dataDir, c)) this.entries.set(e.id, e);
+    this.longContextData = loadLongContextData(dataDir);
+    for (const e of this.entries.values()) for (const cls of e.involvedClasses) if (!this.docs.has(cls)) this.docs.set(cls, loadClassDocs(dataDir, cls));
+    this.today = options.today;
+    this.maxTurns = options.maxTurns ?? 60;
+    const prompts = [...this.entries.values()].map((e) => this.toPrompt(e));
+    // Seeded Fisher–Yates, then the first testFraction of the shuffled prompts is the test split.
+    const rng = createRng(options.seed).fork('bfcl-split');
+    for (let i = prompts.length - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [prompts[i], prompts[j]] = [prompts[j]!, prompts[i]!];
+    }
+    const nTest = Math.round(prompts.length * (options.testFraction ?? 0.2));
+    this.test = prompts.slice(0, nTest);
+    this.train = prompts.slice(nTest);
+  }
+
+  private toPrompt(e: BfclEntry): Prompt {
+    return { id: e.id, question: this.userMessage(e, 0, 'chat'), answers: [], meta: { dataset: 'bfcl', bfcl: { category: e.category } } };
+  }
+
+  entry(prompt: Prompt | string): BfclEntry {
+    const id = typeof prompt === 'string' ? prompt : prompt.id;
+    const e = this.entries.get(id);
+    if (!e) throw new Error(`unknown BFCL entry ${id}`);
+    return e;
+  }
+
+  /** The functions the model may call at a user turn (miss_func holds some back until their turn). */
+  functions(entry: BfclEntry, userTurn: number): FunctionDoc[] {
+    const all = entry.involvedClasses.flatMap((c) => this.docs.get(c) ?? []);
+    const hidden = new Set<string>();
+    for (const [turn, names] of entry.missedFunction) if (turn > userTurn) names.forEach((n) => hidden.add(n));
+    return all.filter((d) => !hidden.has(d.name));
+  }
+
+  tools(prompt: Prompt, state: BfclState): OpenAITool[] {
+    return toOpenAITools(this.functions(this.entry(prompt), state.userTurn));
+  }
+
+  /** The user's message at a turn; a held-back-function turn has none in the data and gets BFCL's fixed text. */
+  userMessage(entry: BfclEntry, turn: number, mode: 'chat' | 'prompt'): string {
+    const revealed = entry.missedFunction.get(turn);
+    if (revealed) {
+      if (mode === 'chat') return ADDED_FUNCTIONS_MESSAGE;
+      const added = this.functions(entry, turn).filter((d) => revealed.includes(d.name));
+      return `${JSON.stringify(added)}\n${ADDED_FUNCTIONS_MESSAGE}`;
+    }
+    return (entry.question[turn] ?? []).map((m) => m.content).join('\n\n');
+  }
+
+  reset(prompt: Prompt): BfclState {
+    this.entry(prompt);
+    return { promptId: prompt.id, steps: [], userTurn: 0, done: false };
+  }
+
+  /** The completion-mode prompt: instructions, the functions as JSON, the first user message. */
+  render(prompt: Prompt): string {
+    const e = this.entry(prompt);
+    return [
+      'You can call functions to carry out the user\'s requests. To call functions, reply with nothing but a Python-style list:',
+      '[func_name1(param_name1=value1, param_name2=value2), func_name2(param=value)]',
+      'You will see each call\'s result. Keep calling functions until the request is done, then reply in plain text;',
+      'a reply without function calls ends your turn. If no function fits, or a required parameter is missing, say so instead.',
+      '',
+      'Functions (JSON):',
+      JSON.stringify(this.functions(e, 0)),
+      '',
+      `User: ${this.userMessage(e, 0, 'prompt')}`,
+      'Assistant: ',
+    ].join('\n');
+  }
+
+  parse(text: string): { thought: string; action: Action } {
+    const step = readStepText(text);
+    if ('calls' in step) return { thought: '', action: { type: 'tool_calls', input: JSON.stringify(step.calls) } };
+    return { thought: step.answer, action: { type: 'answer', input: step.answer } };
+  }
+
+  /** The calls of a `tool_calls` action, or null for anything that ends the user turn. */
+  private callsOf(action: Action): string[] | null {
+    if (action.type !== 'tool_calls') return null;
+    try {
+      const calls = JSON.parse(action.input) as unknown;
+      if (Array.isArray(calls) && calls.every((c) => typeof c === 'string') && calls.length > 0) return calls as string[];
+    } catch {
+      /* an unreadable action ends the turn, like an undecodable step in BFCL */
+    }
+    return null;
+  }
+
+  private session(entry: BfclEntry, steps: readonly Step[], shared = new SharedState(this.longContextData)): Session {
+    const s = new Session(entry, { shared, today: this.today });
+    for (const step of steps) s.run(step.calls);
+    return s;
+  }
+
+  attempt(entry: BfclEntry, steps: readonly Step[], turns: number): Attempt {
+    return Array.from({ length: turns }, (_, t) => steps.filter((s) => s.userTurn === t).map((s) => s.calls));
+  }
+
+  /** BFCL's verdict on the steps taken so far (all user turns must be finished). */
+  check(prompt: Prompt, state: BfclState): CheckResult {
+    const e = this.entry(prompt);
+    return checkAttempt(e, this.attempt(e, state.steps, state.done ? e.groundTruth.length : state.userTurn), {
+      longContextData: this.longContextData,
+      today: this.today,
+    });
+  }
+
+  async step(state: BfclState, action: Action): Promise<StepOutcome<BfclState>> {
+    if (state.done) throw new Error(`BFCL episode ${state.promptId} is already finished`);
+    const e = this.entry(state.promptId);
+    const calls = this.callsOf(action);
+    if (calls) {
+      const results = this.session(e, state.steps).run(calls);
+      const steps = [...state.steps, { userTurn: state.userTurn, calls }];
+      const next = { ...state, steps };
+      const observation = toolObservation(calls, results);
+      if (steps.filter((s) => s.userTurn === state.userTurn).length > MAX_STEPS_PER_TURN) {
+        // BFCL's forced quit: the remaining user turns never happen, so the entry fails.
+        return { state: { ...next, done: true }, observation, done: true, reward: 0, reason: 'step_limit' };
+      }
+      return { state: next, observation, done: false };
+    }
+    const userTurn = state.userTurn + 1;
+    if (userTurn >= e.question.length) {
+      const done: BfclState = { ...state, userTurn, done: true };
+      const verdict = checkAttempt(e, this.attempt(e, state.steps, e.groundTruth.length), { longContextData: this.longContextData, today: this.today });
+      return { state: done, observation: '', done: true, reward: verdict.valid ? 1 : 0, reason: verdict.valid ? 'answer' : (verdict.errorType ?? 'answer') };
+    }
+    const invalid = action.type !== 'answer';
+    return {
+      state: { ...state, userTurn },
+      observation: `\nUser: ${this.userMessage(e, userTurn, 'prompt')}\nAssistant: `,
+      done: false,
+      ...(invalid ? { invalid: true, reason: 'no_calls' } : {}),
+    };
+  }
+
+  restore(prompt: Prompt, turns: readonly Turn[]): BfclState {
+    let state = this.reset(prompt);
+    const e = this.entry(prompt);
+    for (const t of turns) {
+      const calls = this.callsOf(t.action);
+      if (calls) state = { ...state, steps: [...state.steps, { userTurn: state.userTurn, calls }] };
+      else state = { ...state, userTurn: state.userTurn + 1, done: state.userTurn + 1 >= e.question.length };
+    }
+    return state;
+  }
+
+  /**
+   * The conversation so far as OpenAI chat messages (for chat mode with tools): user messages, the
+   * assistant's tool calls with ids, one `tool` message per result (re-executed from the initial
+   * state, so the texts are exactly what the model saw), and assistant text for answer steps.
+   */
+  chatMessages(prompt: Prompt, turns: readonly Turn[]): ChatMessage[] {
+    const e = this.entry(prompt);
+    const messages: ChatMessage[] = [{ role: 'user', content: this.userMessage(e, 0, 'chat') }];
+    const session = this.session(e, []);
+    let userTurn = 0;
+    turns.forEach((t, i) => {
+      const calls = this.callsOf(t.action);
+      if (calls) {
+        const ids = calls.map((_, j) => `call_${i}_${j}`);
+        messages.push({
+          role: 'assistant',
+          content: t.thought === '' ? null : t.thought,
+          tool_calls: calls.map((c, j) => ({ id: ids[j]!, type: 'function', function: safeToolCall(c) })),
+        });
+        session.run(calls).forEach((r, j) => messages.push({ role: 'tool', content: r, tool_call_id: ids[j]! }));
+      } else {
+        messages.push({ role: 'assistant', content: t.action.input || t.thought });
+        userTurn += 1;
+        if (userTurn < e.question.length) messages.push({ role: 'user', content: this.userMessage(e, userTurn, 'chat') });
+      }
+    });
+    return messages;
+  }
+}
+
+function safeToolCall(call: string): { name: string; arguments: string } {
+  try {
+    return stringToToolCall(call);
+  } catch {
+    return { name: call.split('(')[0] ?? 'unknown', arguments: '{}' };
+  }
+}
+
+/** Results as BFCL shows them to a prompt-mode model: a list of {role, name, content} dicts. */
+function toolObservation(calls: readonly string[], results: readonly string[]): string {
+  const items = calls.map((c, i) => dict([['role', 'tool'], ['name', c], ['content', results[i]!]]));
+  return `\nTool: ${pyRepr(items)}\nAssistant: `;
+}

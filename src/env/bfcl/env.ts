@@ -20,7 +20,8 @@ import { Session } from './executor.ts';
 import { loadLongContextData, SharedState } from './apis/shared.ts';
 import { pyRepr } from './py/format.ts';
 import { dict, type PyDict } from './py/value.ts';
-import { readStepText, stringToToolCall, toOpenAITools, type OpenAITool } from './tools.ts';
+import { readStepText, stringToToolCall, toOpenAITools, toolCallToString, type OpenAITool } from './tools.ts';
+import type { PolicyContext } from '../../policy/types.ts';
 
 /** BFCL's step limit per user turn (MAXIMUM_STEP_LIMIT). */
 export const MAX_STEPS_PER_TURN = 20;
@@ -264,4 +265,26 @@ function safeToolCall(call: string): { name: string; arguments: string } {
 function toolObservation(calls: readonly string[], results: readonly string[]): string {
   const items = calls.map((c, i) => dict([['role', 'tool'], ['name', c], ['content', results[i]!]]));
   return `\nTool: ${pyRepr(items)}\nAssistant: `;
+}
+
+/**
+ * The chat-with-tools side of a BFCL episode for an OpenAI-compatible policy: messages and tools come
+ * from the environment, and a reply's tool calls (JSON arguments) become a `tool_calls` action of
+ * BFCL call strings. A reply without tool calls is a text answer; tool calls whose arguments are not
+ * a JSON object make the step unreadable (it ends the user turn, as an undecodable step does in BFCL).
+ */
+export function bfclConversation(env: BfclEnv) {
+  return {
+    messages: (ctx: PolicyContext): ChatMessage[] => env.chatMessages(ctx.prompt, ctx.turns),
+    tools: (ctx: PolicyContext): OpenAITool[] => env.tools(ctx.prompt, env.restore(ctx.prompt, ctx.turns)),
+    action(reply: { content: string; toolCalls: readonly { name: string; arguments: string }[] }): { thought: string; action: Action } {
+      if (reply.toolCalls.length === 0) return { thought: reply.content, action: { type: 'answer', input: reply.content } };
+      try {
+        const calls = reply.toolCalls.map((c) => toolCallToString(c.name, c.arguments));
+        return { thought: reply.content, action: { type: 'tool_calls', input: JSON.stringify(calls) } };
+      } catch (e) {
+        return { thought: reply.content, action: { type: 'invalid', input: `tool_calls: ${(e as Error).message}` } };
+      }
+    },
+  };
 }

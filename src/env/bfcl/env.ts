@@ -4,15 +4,21 @@
  * JSON array of BFCL call strings) runs them and observes their results; a step without calls (action
  * `answer`, or an unreadable step) ends the user turn, and the next user message is the observation.
  * After the last user turn the whole attempt goes through BFCL's checker: reward 1 when it passes.
- * More than 20 steps in one user turn stops the episode with reward 0 (BFCL's forced quit).
+ * More than 20 call steps in one user turn stops the episode with reward 0 (BFCL's forced quit), and
+ * so does the episode's step limit `maxTurns` (reason `turn_limit`).
+ *
+ * One deliberate difference from BFCL's harness: a step that is neither calls nor a non-blank text
+ * reply (an unknown action type, tool calls that cannot be read, a blank reply) does not end the user
+ * turn — the observation says what was wrong and the model tries again — so that failures are data
+ * for the rollout engine (the project's environment contract). BFCL would move to the next user turn.
  *
  * Each step is a tree node, so prefixes can be expanded. The state is a value (the steps so far);
  * calls are re-executed from the initial config when needed, which keeps states restorable.
  * miss_func entries start without their held-back functions and add them at the turn BFCL does, with
  * the user message "I have updated some more functions you can choose from. What about now?".
  */
-import type { Environment, Prompt, StepOutcome } from '../types.ts';
-import type { Action, Turn } from '../../tree/types.ts';
+import type { Environment, StepOutcome } from '../types.ts';
+import type { Action, Prompt, Turn } from '../../tree/types.ts';
 import { createRng } from '../../util/rng.ts';
 import { type Attempt, checkAttempt, type CheckResult } from './checker.ts';
 import { type BfclEntry, type Category, CATEGORIES, DEFAULT_BFCL_DIR, type FunctionDoc, loadCategory, loadClassDocs } from './data.ts';
@@ -51,8 +57,16 @@ export interface BfclState {
   promptId: string;
   steps: readonly Step[];
   userTurn: number;
+  /** Model steps taken, of every kind (the episode's turn count). */
+  taken: number;
   done: boolean;
 }
+
+/** What one action does to the episode, before any call runs. */
+type Move =
+  | { kind: 'calls'; calls: string[] }
+  | { kind: 'answer' }
+  | { kind: 'invalid'; reason: string };
 
 /** Chat messages in OpenAI's format for a BFCL conversation. */
 export type ChatMessage =
@@ -125,7 +139,7 @@ export class BfclEnv implements Environment<BfclState> {
 
   reset(prompt: Prompt): BfclState {
     this.entry(prompt);
-    return { promptId: prompt.id, steps: [], userTurn: 0, done: false };
+    return { promptId: prompt.id, steps: [], userTurn: 0, taken: 0, done: false };
   }
 
   /** The completion-mode prompt: instructions, the functions as JSON, the first user message. */
@@ -145,22 +159,41 @@ export class BfclEnv implements Environment<BfclState> {
     ].join('\n');
   }
 
-  parse(text: string): { thought: string; action: Action } {
-    const step = readStepText(text);
-    if ('calls' in step) return { thought: '', action: { type: 'tool_calls', input: JSON.stringify(step.calls) } };
-    return { thought: step.answer, action: { type: 'answer', input: step.answer } };
-  }
-
-  /** The calls of a `tool_calls` action, or null for anything that ends the user turn. */
+  /** The calls of a `tool_calls` action, or null when the action is not a readable, non-empty list of calls. */
   private callsOf(action: Action): string[] | null {
     if (action.type !== 'tool_calls') return null;
     try {
       const calls = JSON.parse(action.input) as unknown;
       if (Array.isArray(calls) && calls.every((c) => typeof c === 'string') && calls.length > 0) return calls as string[];
     } catch {
-      /* an unreadable action ends the turn, like an undecodable step in BFCL */
+      /* handled as an invalid step */
     }
     return null;
+  }
+
+  private move(action: Action): Move {
+    const calls = this.callsOf(action);
+    if (calls) return { kind: 'calls', calls };
+    if (action.type === 'answer' && action.input.trim() !== '') return { kind: 'answer' };
+    if (action.type === 'answer') return { kind: 'invalid', reason: 'empty_answer' };
+    if (action.type === 'tool_calls') return { kind: 'invalid', reason: 'unreadable_tool_calls' };
+    if (action.type === 'invalid') return { kind: 'invalid', reason: action.input.split(':')[0] || 'invalid' };
+    return { kind: 'invalid', reason: 'unknown_action' };
+  }
+
+  /** The next state after an action (no call is executed here; `step` runs them). */
+  private advance(state: BfclState, move: Move, entry: BfclEntry): BfclState {
+    const taken = state.taken + 1;
+    if (move.kind === 'calls') {
+      const steps = [...state.steps, { userTurn: state.userTurn, calls: move.calls }];
+      const overLimit = steps.filter((s) => s.userTurn === state.userTurn).length > MAX_STEPS_PER_TURN;
+      return { ...state, steps, taken, done: overLimit || taken >= this.maxTurns };
+    }
+    if (move.kind === 'answer') {
+      const userTurn = state.userTurn + 1;
+      return { ...state, userTurn, taken, done: userTurn >= entry.question.length || taken >= this.maxTurns };
+    }
+    return { ...state, taken, done: taken >= this.maxTurns };
   }
 
   private session(entry: BfclEntry, steps: readonly Step[], shared = new SharedState(this.longContextData)): Session {
@@ -185,42 +218,27 @@ export class BfclEnv implements Environment<BfclState> {
   async step(state: BfclState, action: Action): Promise<StepOutcome<BfclState>> {
     if (state.done) throw new Error(`BFCL episode ${state.promptId} is already finished`);
     const e = this.entry(state.promptId);
-    const calls = this.callsOf(action);
-    if (calls) {
-      const results = this.session(e, state.steps).run(calls);
-      const steps = [...state.steps, { userTurn: state.userTurn, calls }];
-      const next = { ...state, steps };
-      const observation = toolObservation(calls, results);
-      if (steps.filter((s) => s.userTurn === state.userTurn).length > MAX_STEPS_PER_TURN) {
-        // BFCL's forced quit: the remaining user turns never happen, so the entry fails.
-        return { state: { ...next, done: true }, observation, done: true, reward: 0, reason: 'step_limit' };
-      }
-      return { state: next, observation, done: false };
+    const move = this.move(action);
+    const next = this.advance(state, move, e);
+    let observation: string;
+    if (move.kind === 'calls') observation = toolObservation(move.calls, this.session(e, state.steps).run(move.calls));
+    else if (move.kind === 'answer') observation = next.userTurn < e.question.length ? `\nUser: ${this.userMessage(e, next.userTurn, 'prompt')}\nAssistant: ` : '';
+    else observation = `\nSystem: that step could not be used (${move.reason}); call functions as [func(param=value)] or reply in text to finish the request.\nAssistant: `;
+    const invalid = move.kind === 'invalid' ? { invalid: true, reason: move.reason } : {};
+    if (!next.done) return { state: next, observation, done: false, ...invalid };
+    const finished = move.kind === 'answer' && next.userTurn >= e.question.length;
+    if (!finished) {
+      // BFCL's forced quit (more than 20 call steps in a user turn) or the episode's step limit.
+      const overLimit = move.kind === 'calls' && next.steps.filter((s) => s.userTurn === state.userTurn).length > MAX_STEPS_PER_TURN;
+      return { state: next, observation, done: true, reward: 0, reason: overLimit ? 'step_limit' : 'turn_limit', ...(move.kind === 'invalid' ? { invalid: true } : {}) };
     }
-    const userTurn = state.userTurn + 1;
-    if (userTurn >= e.question.length) {
-      const done: BfclState = { ...state, userTurn, done: true };
-      const verdict = checkAttempt(e, this.attempt(e, state.steps, e.groundTruth.length), { longContextData: this.longContextData, today: this.today });
-      return { state: done, observation: '', done: true, reward: verdict.valid ? 1 : 0, reason: verdict.valid ? 'answer' : (verdict.errorType ?? 'answer') };
-    }
-    const invalid = action.type !== 'answer';
-    return {
-      state: { ...state, userTurn },
-      observation: `\nUser: ${this.userMessage(e, userTurn, 'prompt')}\nAssistant: `,
-      done: false,
-      ...(invalid ? { invalid: true, reason: 'no_calls' } : {}),
-    };
+    const verdict = checkAttempt(e, this.attempt(e, next.steps, e.groundTruth.length), { longContextData: this.longContextData, today: this.today });
+    return { state: next, observation, done: true, reward: verdict.valid ? 1 : 0, reason: verdict.valid ? 'answer' : (verdict.errorType ?? 'answer') };
   }
 
   restore(prompt: Prompt, turns: readonly Turn[]): BfclState {
-    let state = this.reset(prompt);
     const e = this.entry(prompt);
-    for (const t of turns) {
-      const calls = this.callsOf(t.action);
-      if (calls) state = { ...state, steps: [...state.steps, { userTurn: state.userTurn, calls }] };
-      else state = { ...state, userTurn: state.userTurn + 1, done: state.userTurn + 1 >= e.question.length };
-    }
-    return state;
+    return turns.reduce((state, t) => this.advance(state, this.move(t.action), e), this.reset(prompt));
   }
 
   /**
@@ -243,10 +261,13 @@ export class BfclEnv implements Environment<BfclState> {
           tool_calls: calls.map((c, j) => ({ id: ids[j]!, type: 'function', function: safeToolCall(c) })),
         });
         session.run(calls).forEach((r, j) => messages.push({ role: 'tool', content: r, tool_call_id: ids[j]! }));
-      } else {
-        messages.push({ role: 'assistant', content: t.action.input || t.thought });
+      } else if (this.move(t.action).kind === 'answer') {
+        messages.push({ role: 'assistant', content: t.action.input });
         userTurn += 1;
         if (userTurn < e.question.length) messages.push({ role: 'user', content: this.userMessage(e, userTurn, 'chat') });
+      } else {
+        messages.push({ role: 'assistant', content: t.thought || t.action.input });
+        messages.push({ role: 'user', content: t.observation.replace(/^\nSystem: |\nAssistant: $/g, '') });
       }
     });
     return messages;
@@ -287,4 +308,16 @@ export function bfclConversation(env: BfclEnv) {
       }
     },
   };
+}
+
+/**
+ * Completion mode: read a model's text as BFCL's prompt format. A Python-style list of calls is a
+ * `tool_calls` step; any other non-blank text is a reply that ends the user turn (in BFCL every text
+ * that is not a call list ends the turn, so there is no "garbage" text to reject); a blank reply is
+ * an invalid step. Pass it as the rollout engine's `parseAction`.
+ */
+export function parseBfclText(text: string): { thought: string; action: Action } {
+  const step = readStepText(text);
+  if ('calls' in step) return { thought: '', action: { type: 'tool_calls', input: JSON.stringify(step.calls) } };
+  return { thought: step.answer, action: { type: 'answer', input: step.answer } };
 }

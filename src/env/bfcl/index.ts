@@ -7,6 +7,6 @@ export { Session, stateText } from './executor.ts';
 export { checkAttempt, executeAttempt, type Attempt, type CheckResult, type ErrorType, ERROR_TYPES } from './checker.ts';
 export { loadLongContextData, SharedState } from './apis/shared.ts';
 export { parseCall, parseJson, LiteralSyntaxError } from './py/literal.ts';
-export { BfclEnv, bfclConversation, MAX_STEPS_PER_TURN, type BfclEnvOptions, type BfclState, type ChatMessage } from './env.ts';
+export { BfclEnv, bfclConversation, parseBfclText, MAX_STEPS_PER_TURN, type BfclEnvOptions, type BfclState, type ChatMessage } from './env.ts';
 export { ScriptedBfclPolicy, DEFAULT_BFCL_NOISE, type BfclNoise, perturbCall } from './scripted-policy.ts';
 export { toOpenAITools, toolCallToString, readStepText } from './tools.ts';

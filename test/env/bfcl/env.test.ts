@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { join } from 'node:path';
-import { BfclEnv } from '../../../src/env/bfcl/env.ts';
+import { BfclEnv, parseBfclText } from '../../../src/env/bfcl/env.ts';
 import { ScriptedBfclPolicy } from '../../../src/env/bfcl/scripted-policy.ts';
-import type { Prompt } from '../../../src/env/types.ts';
+import type { Prompt } from '../../../src/tree/types.ts';
 import type { Turn } from '../../../src/tree/types.ts';
 import { createRng } from '../../../src/util/rng.ts';
 
@@ -82,7 +82,7 @@ test('prompt form: functions as JSON, Python-list replies parsed into calls, tex
   const prompt = env.test[0]!;
   const text = env.render(prompt);
   assert.match(text, /Functions \(JSON\):\n\[\{"name":/);
-  assert.deepEqual(env.parse("[cd(folder='a'), ls(a=True)]").action, { type: 'tool_calls', input: JSON.stringify(["cd(folder='a')", 'ls(a=True)']) });
-  assert.deepEqual(env.parse('All done.').action, { type: 'answer', input: 'All done.' });
-  assert.deepEqual(env.parse("__import__('os').system('x')").action.type, 'answer');
+  assert.deepEqual(parseBfclText("[cd(folder='a'), ls(a=True)]").action, { type: 'tool_calls', input: JSON.stringify(["cd(folder='a')", 'ls(a=True)']) });
+  assert.deepEqual(parseBfclText('All done.').action, { type: 'answer', input: 'All done.' });
+  assert.deepEqual(parseBfclText("__import__('os').system('x')").action.type, 'answer');
 });

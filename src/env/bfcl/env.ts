@@ -41,8 +41,12 @@ export interface BfclEnvOptions {
   seed: number;
   /** Share held out for test (default 0.2). */
   testFraction?: number;
-  /** Today's date (one API computes an age); pass it from the edge. */
-  today: { year: number; month: number; day: number };
+  /**
+   * The date verify_traveler_information computes ages from. BFCL uses the real date; the default is a
+   * fixed 2025-01-01 so that training runs are reproducible (every birth date in the data is decades
+   * away from the 18-year limit, so the verdicts are the same).
+   */
+  today?: { year: number; month: number; day: number };
   /** Episode step limit for the engine; default 60. */
   maxTurns?: number;
 }
@@ -82,14 +86,14 @@ export class BfclEnv implements Environment<BfclState> {
   readonly test: Prompt[];
   private readonly longContextData: PyDict;
   private readonly docs = new Map<string, FunctionDoc[]>();
-  private readonly today: BfclEnvOptions['today'];
+  private readonly today: { year: number; month: number; day: number };
 
   constructor(options: BfclEnvOptions) {
     const dataDir = options.dataDir ?? DEFAULT_BFCL_DIR;
     for (const c of options.categories ?? CATEGORIES) for (const e of loadCategory(dataDir, c)) this.entries.set(e.id, e);
     this.longContextData = loadLongContextData(dataDir);
     for (const e of this.entries.values()) for (const cls of e.involvedClasses) if (!this.docs.has(cls)) this.docs.set(cls, loadClassDocs(dataDir, cls));
-    this.today = options.today;
+    this.today = options.today ?? { year: 2025, month: 1, day: 1 };
     this.maxTurns = options.maxTurns ?? 60;
     const prompts = [...this.entries.values()].map((e) => this.toPrompt(e));
     // Seeded Fisher–Yates, then the first testFraction of the shuffled prompts is the test split.

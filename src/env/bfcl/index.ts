@@ -10,3 +10,4 @@ export { parseCall, parseJson, LiteralSyntaxError } from './py/literal.ts';
 export { BfclEnv, bfclConversation, parseBfclText, MAX_STEPS_PER_TURN, type BfclEnvOptions, type BfclState, type ChatMessage } from './env.ts';
 export { ScriptedBfclPolicy, DEFAULT_BFCL_NOISE, type BfclNoise, perturbCall } from './scripted-policy.ts';
 export { toOpenAITools, toolCallToString, readStepText } from './tools.ts';
+export { evaluateBfcl, type BfclAccuracy } from './evaluate.ts';

@@ -86,6 +86,7 @@ test('the checker agrees with the official verdict on every ground truth and per
   for (const record of fixture.entries) {
     const entry = entries.get(record.id)!;
     const truth = checkAttempt(entry, entry.groundTruth.map((calls) => [calls]), options);
+    assert.equal(truth.valid, true, `${record.id}: the ground truth must pass`);
     assert.deepEqual({ valid: truth.valid, error_type: truth.errorType }, record.verdict, record.id);
     for (const attempt of record.attempts) {
       const r = checkAttempt(entry, attempt.turns.map((calls) => [calls]), options);

@@ -86,3 +86,15 @@ test('prompt form: functions as JSON, Python-list replies parsed into calls, tex
   assert.deepEqual(parseBfclText('All done.').action, { type: 'answer', input: 'All done.' });
   assert.deepEqual(parseBfclText("__import__('os').system('x')").action.type, 'answer');
 });
+
+test('evaluateBfcl: accuracy per category; greedy scripted play is perfect, noisy play is not', async () => {
+  const { evaluateBfcl } = await import('../../../src/env/bfcl/evaluate.ts');
+  const sample = env.test.slice(0, 60);
+  const policy = new ScriptedBfclPolicy(env, { wrongArgument: 0.2, skip: 0.05, repeat: 0.05, stop: 0.05 });
+  const greedy = await evaluateBfcl(env, policy, sample, { rng: createRng(1), greedy: true });
+  assert.equal(greedy.overall.accuracy, 1);
+  assert.equal(Object.values(greedy.categories).reduce((s, c) => s + c.n, 0), 60);
+  const noisy = await evaluateBfcl(env, policy, sample, { rng: createRng(1) });
+  assert.ok(noisy.overall.accuracy < 1 && noisy.overall.accuracy > 0);
+  assert.ok(Object.keys(noisy.errors).every((k) => k.startsWith('multi_turn:') || k === 'step_limit' || k === 'turn_limit'), JSON.stringify(noisy.errors));
+});

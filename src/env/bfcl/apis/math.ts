@@ -2,7 +2,7 @@
 import { decimalSqrt, mpLogRatio } from '../py/mp.ts';
 import * as num from '../py/num.ts';
 import { pyStr } from '../py/format.ts';
-import { dict, isNumber, PyError, PyTuple, type PyValue, pyEquals, truthy } from '../py/value.ts';
+import { dict, isNumber, iterate, PyError, type PyValue, pyEquals, truthy } from '../py/value.ts';
 import { type BfclApi, method, type Method } from './api.ts';
 
 const result = (v: PyValue) => dict([['result', v]]);
@@ -16,15 +16,6 @@ function catchTypeError(body: () => PyValue, message: string): PyValue {
     if (e instanceof PyError && e.pyType === 'TypeError') return error(message);
     throw e;
   }
-}
-
-/** The elements of an iterable argument (sum/min/max accept any iterable). */
-function items(v: PyValue): PyValue[] {
-  if (Array.isArray(v)) return v;
-  if (v instanceof PyTuple) return [...v.items];
-  if (typeof v === 'string') return [...v];
-  if (v instanceof Map) return [...v.keys()];
-  throw new PyError('TypeError', `'${v === null ? 'NoneType' : typeof v === 'bigint' ? 'int' : typeof v === 'number' ? 'float' : 'object'}' object is not iterable`);
 }
 
 function extreme(values: PyValue[], op: '<' | '>'): PyValue {
@@ -82,14 +73,14 @@ export class MathAPI implements BfclApi {
       mean: method(['numbers'], ({ numbers }) => {
         if (!truthy(numbers!)) return error('Cannot calculate mean of an empty list');
         return catchTypeError(() => {
-          const xs = items(numbers!);
+          const xs = iterate(numbers!);
           return result(num.truediv(num.sum(xs), BigInt(xs.length)));
         }, 'All elements in the list must be numbers');
       }),
       standard_deviation: method(['numbers'], ({ numbers }) => {
         if (!truthy(numbers!)) return error('Cannot calculate standard deviation of an empty list');
         return catchTypeError(() => {
-          const xs = items(numbers!);
+          const xs = iterate(numbers!);
           const mean = num.truediv(num.sum(xs), BigInt(xs.length));
           const squares = xs.map((x) => {
             const d = num.sub(x, mean);
@@ -160,15 +151,15 @@ export class MathAPI implements BfclApi {
       ),
       min_value: method(['numbers'], ({ numbers }) => {
         if (!truthy(numbers!)) return error('Cannot find minimum of an empty list');
-        return catchTypeError(() => result(extreme(items(numbers!), '<')), 'All elements in the list must be numbers');
+        return catchTypeError(() => result(extreme(iterate(numbers!), '<')), 'All elements in the list must be numbers');
       }),
       max_value: method(['numbers'], ({ numbers }) => {
         if (!truthy(numbers!)) return error('Cannot find maximum of an empty list');
-        return catchTypeError(() => result(extreme(items(numbers!), '>')), 'All elements in the list must be numbers');
+        return catchTypeError(() => result(extreme(iterate(numbers!), '>')), 'All elements in the list must be numbers');
       }),
       sum_values: method(['numbers'], ({ numbers }) => {
         if (!truthy(numbers!)) return error('Cannot calculate sum of an empty list');
-        return catchTypeError(() => result(num.sum(items(numbers!))), 'All elements in the list must be numbers');
+        return catchTypeError(() => result(num.sum(iterate(numbers!))), 'All elements in the list must be numbers');
       }),
     };
   }

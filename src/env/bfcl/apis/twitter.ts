@@ -1,17 +1,10 @@
 /** TwitterAPI: one account's tweets, comments, retweets and follows. */
 import { pyStr } from '../py/format.ts';
 import { add, toPyInt } from '../py/num.ts';
-import { dget, dhas, dict, dset, type PyDict, PyError, PyTuple, type PyValue, pyEquals, truthy, typeName } from '../py/value.ts';
+import { dget, dhas, dict, dset, type PyDict, PyError, iterate, type PyValue, pyEquals, truthy, typeName } from '../py/value.ts';
 import { type ApiContext, type BfclApi, configGet, method, type Method, requireStr, strContains } from './api.ts';
 import type { SharedState } from './shared.ts';
 
-function iterate(v: PyValue): PyValue[] {
-  if (Array.isArray(v)) return v;
-  if (v instanceof PyTuple) return [...v.items];
-  if (typeof v === 'string') return [...v];
-  if (v instanceof Map) return [...v.keys()];
-  throw new PyError('TypeError', `'${typeName(v)}' object is not iterable`);
-}
 
 export class TwitterAPI implements BfclApi {
   readonly className = 'TwitterAPI';

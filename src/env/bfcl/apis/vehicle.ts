@@ -2,7 +2,7 @@
 import { pyRepr, pyStr } from '../py/format.ts';
 import * as num from '../py/num.ts';
 import { PyRandom } from '../py/random.ts';
-import { dict, type PyDict, PyError, PyTuple, type PyValue, pyEquals, truthy, typeName } from '../py/value.ts';
+import { dict, type PyDict, PyError, iterate, type PyValue, pyEquals, truthy, typeName } from '../py/value.ts';
 import { type ApiContext, type BfclApi, configGet, method, type Method } from './api.ts';
 import type { SharedState } from './shared.ts';
 
@@ -40,13 +40,6 @@ const ZIPCODES: Record<string, string> = {
   'San Francisco': '94016',
 };
 
-function iterate(v: PyValue): PyValue[] {
-  if (Array.isArray(v)) return v;
-  if (v instanceof PyTuple) return [...v.items];
-  if (typeof v === 'string') return [...v];
-  if (v instanceof Map) return [...v.keys()];
-  throw new PyError('TypeError', `'${typeName(v)}' object is not iterable`);
-}
 
 /** `lo <= x <= hi` */
 const between = (lo: PyValue, x: PyValue, hi: PyValue): boolean => num.compare(lo, x, '<=') && num.compare(x, hi, '<=');

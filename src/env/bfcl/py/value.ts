@@ -156,3 +156,12 @@ export function fromJs(v: unknown): PyValue {
 
 /** A float literal written in our own code (fromJs would make 1.0 an int). */
 export const float = (x: number): number => x;
+
+/** The items Python's `for x in v` visits (a dict gives its keys, a str its characters). */
+export function iterate(v: PyValue): PyValue[] {
+  if (Array.isArray(v)) return v;
+  if (v instanceof PyTuple) return [...v.items];
+  if (typeof v === 'string') return [...v];
+  if (v instanceof Map) return [...v.keys()];
+  throw new PyError('TypeError', `'${typeName(v)}' object is not iterable`);
+}

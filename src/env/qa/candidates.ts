@@ -47,8 +47,11 @@ export function passagesIn(observation: string): Array<{ title: string; text: st
 /** Capitalised multi-word spans ("University of Oxford"), without sentence-initial function words. */
 export function capitalisedSpans(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(CAP_SPAN)) {
-    let words = m[0].replace(/[.’'\-]+$/u, '').split(/\s+/);
+  // A full stop after a word of three or more small letters ends a sentence ("England. He"); one after
+  // an abbreviation ("St. Louis", "U.S. Army") does not.
+  const parts = [...text.matchAll(CAP_SPAN)].flatMap((m) => m[0].split(/(?<=[\p{Ll}\p{N}]{3})\.\s+/u));
+  for (const part of parts) {
+    let words = part.replace(/[.’'\-]+$/u, '').split(/\s+/);
     while (words.length > 0 && NOT_NAMES.has(words[0]!)) words = words.slice(1);
     while (words.length > 0 && new RegExp(`^${CONNECTORS}$`).test(words.at(-1)!)) words = words.slice(0, -1);
     const span = words.join(' ');

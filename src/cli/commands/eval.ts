@@ -50,7 +50,7 @@ export function register(program: Command): void {
   program
     .command('eval')
     .description('evaluate a policy (openai server, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable')
-    .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp) or embedded (a trained run, or untrained without --run)')
+    .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s)')
     .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
     .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file')
     .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
@@ -183,7 +183,7 @@ function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engine: Reco
 }
 
 /** Held-out (or all) questions per dataset, at most `questions` each. */
-function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): EvalSuite & { candidates?: CandidateSource } {
+function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy } {
   let setup;
   try {
     setup = buildEnvironment(config);
@@ -199,7 +199,7 @@ function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: n
     }
     datasets.set(name, questions !== undefined ? prompts.slice(0, questions) : prompts);
   }
-  return { kind: config.env.kind, env: setup.env, datasets, candidates: setup.candidates };
+  return { kind: config.env.kind, env: setup.env, datasets, candidates: setup.candidates, fixedPolicy: setup.fixedPolicy };
 }
 
 interface PolicyAbout {
@@ -207,7 +207,7 @@ interface PolicyAbout {
   lines: string[];
 }
 
-async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: CandidateSource }, run: ReturnType<typeof openRun> | undefined, temperature: number, config: TrainConfig): Promise<{ policy: Policy; about: PolicyAbout }> {
+async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy }, run: ReturnType<typeof openRun> | undefined, temperature: number, config: TrainConfig): Promise<{ policy: Policy; about: PolicyAbout }> {
   const envLine = `environment: ${suite.env.name} (turn limit ${config.engine.maxTurns}, top-k ${config.env.topK}); datasets: ${[...suite.datasets.keys()].join(', ')}; split: ${opts.split}`;
   const sampling = temperature === 0 ? 'greedy' : `sampled at temperature ${temperature}`;
   switch (opts.policy) {
@@ -241,8 +241,12 @@ async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: Ca
       const what = run ? `embedded policy of ${run.dir} after step ${run.step}` : 'untrained embedded policy (zero weights)';
       return { policy, about: { spec: { kind: 'embedded', run: run?.dir ?? null, step: run?.step ?? null }, lines: [`policy: ${what}, ${sampling}`, envLine] } };
     }
+    case 'scripted': {
+      if (!suite.fixedPolicy) throw new UsageError(`--policy scripted: env ${config.env.kind} has no policy of its own (the simulator has); use openai, tiny-lm or embedded`);
+      return { policy: suite.fixedPolicy, about: { spec: { kind: 'scripted' }, lines: [`policy: the environment's own ${suite.fixedPolicy.name} policy, ${sampling}`, envLine] } };
+    }
     default:
-      throw new UsageError(`--policy ${opts.policy}: choose openai, tiny-lm or embedded`);
+      throw new UsageError(`--policy ${opts.policy}: choose openai, tiny-lm, embedded or scripted`);
   }
 }
 

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { strategyConfigSchema } from '../allocate/index.ts';
 import { ESTIMATOR_NAMES } from '../advantage/index.ts';
-import { engineSettingsSchema } from '../rollout/index.ts';
-import { checkSource, parseSourceShorthand } from '../env/qa/index.ts';
+import { engineSettingsSchema } from '../rollout/settings.ts';
+import { UserError } from '../util/user-error.ts';
+import { checkSource, parseSourceShorthand } from '../env/qa/sources.ts';
 
 /**
  * env.datasets: names or JSONL files, as a list or one comma-separated string; each item a string
@@ -94,7 +95,7 @@ export type TrainConfig = z.output<typeof trainConfigSchema>;
 export type TrainConfigInput = z.input<typeof trainConfigSchema>;
 
 /** Thrown for an invalid configuration; the message names each bad field by its path and the allowed values. */
-export class ConfigError extends Error {
+export class ConfigError extends UserError {
   override name = 'ConfigError';
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { parseTrainConfig, train, type TrainConfig } from '../../train/index.ts';
+import { parseTrainConfig, type TrainConfig } from '../../train/config.ts';
 import { configToYaml, readConfigFile, setPath } from '../config-file.ts';
 import { UsageError } from '../io.ts';
 import { progressReporter } from '../progress.ts';
@@ -93,6 +93,7 @@ export function register(program: Command): void {
     process.on('SIGINT', onSigint);
     const progress = opts.quiet ? undefined : progressReporter({ steps: config?.steps ?? 0, label: out });
     try {
+      const { train } = await import('../../train/loop.ts'); // the loop loads jax-js, SQLite and the policies
       const result = await train({ out, config, resume: Boolean(opts.resume), clock: () => performance.now(), signal: controller.signal, onEvent: progress?.onEvent });
       progress?.stop();
       if (result.status === 'already-finished') process.stdout.write(`${out} has already finished all ${result.config.steps} steps; nothing to do (start a new run with another --out)\n`);

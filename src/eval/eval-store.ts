@@ -44,9 +44,14 @@ export class EvalError extends Error {
 
 export class EvalStore {
   private constructor(
-    readonly dir: string,
+    /** The folder, or undefined for an evaluation kept in memory (training's periodic evaluation). */
+    readonly dir: string | undefined,
     private readonly records: Map<string, EvalRecord>,
   ) {}
+
+  static inMemory(): EvalStore {
+    return new EvalStore(undefined, new Map());
+  }
 
   /** Opens `dir` for `spec`: creates it, or continues it when it holds the same evaluation. */
   static open(dir: string, spec: Record<string, unknown>): EvalStore {
@@ -86,7 +91,7 @@ export class EvalStore {
   }
 
   append(record: EvalRecord): void {
-    appendFileSync(path.join(this.dir, TRAJECTORIES_FILE), JSON.stringify(record) + '\n');
+    if (this.dir !== undefined) appendFileSync(path.join(this.dir, TRAJECTORIES_FILE), JSON.stringify(record) + '\n');
     this.records.set(EvalStore.key(record.dataset, record.id), record);
   }
 }

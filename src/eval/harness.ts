@@ -36,8 +36,8 @@ export interface EvalOptions {
   /** Engine settings (turn limit, tokens per turn, timeout, retries); concurrency is set from above. */
   engine?: EngineSettingsInput;
   seed?: number;
-  /** Where results are kept and resumed from. */
-  store: EvalStore;
+  /** Where results are kept and resumed from (default: kept in memory only). */
+  store?: EvalStore;
   signal?: AbortSignal;
   onQuestion?: (done: number, total: number, record: EvalRecord) => void;
 }
@@ -62,7 +62,8 @@ export interface EvalResult {
 }
 
 export async function runEval(options: EvalOptions): Promise<EvalResult> {
-  const { suite, policy, store } = options;
+  const { suite, policy } = options;
+  const store = options.store ?? EvalStore.inMemory();
   const samples = options.samples ?? 1;
   const greedy = options.greedy ?? true;
   const concurrency = options.concurrency ?? 8;

@@ -7,7 +7,8 @@
  * engine; a question whose trajectory still failed is recorded with its error and run again on resume.
  */
 import { BudgetLedger } from '../budget/index.ts';
-import type { Environment, Prompt } from '../env/types.ts';
+import type { Environment } from '../env/types.ts';
+import type { Prompt } from '../tree/types.ts';
 import type { Policy } from '../policy/types.ts';
 import { runStep, type EngineSettingsInput } from '../rollout/index.ts';
 import { leaves, type RolloutTree } from '../tree/index.ts';

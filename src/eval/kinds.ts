@@ -6,7 +6,7 @@
  * is one entry here (the environment itself comes from src/train/environments.ts).
  */
 import { scoreAnswer } from '../env/qa-metrics.ts';
-import type { Prompt } from '../env/types.ts';
+import type { Prompt } from '../tree/types.ts';
 import type { EndReason } from '../tree/types.ts';
 
 /** How one trajectory ended: its final answer (when it gave one), reward and end reason. */

@@ -5,10 +5,10 @@
  * candidate actions come from. Adding an environment kind is one entry here (plus its metrics entry in
  * src/eval/kinds.ts for evaluation).
  */
-import type { Environment, KnowsTruth, Prompt } from '../env/index.ts';
-import { QaEnv, Simulator, SimulatorPolicy, WorldEnv, qaCandidates } from '../env/index.ts';
-import { worldCandidateSource, type CandidateSource } from '../policy/index.ts';
-import type { Policy } from '../policy/types.ts';
+import type { Environment, KnowsTruth } from '../env/index.ts';
+import { QaEnv, Simulator, WorldEnv, qaCandidates } from '../env/index.ts';
+import { SimulatorPolicy, worldCandidateSource, type CandidateSource, type Policy } from '../policy/index.ts';
+import type { Prompt } from '../tree/types.ts';
 import type { TrainConfig } from './config.ts';
 
 export interface EnvironmentSetup {

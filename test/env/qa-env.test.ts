@@ -23,13 +23,12 @@ import {
   pooledPassages,
   qaCandidates,
   serveRetriever,
-  type Prompt,
   type QaSourceSpec,
 } from '../../src/env/index.ts';
 import { BudgetLedger } from '../../src/budget/index.ts';
 import type { Policy, PolicyContext, PolicyOutput } from '../../src/policy/types.ts';
 import { runStep } from '../../src/rollout/index.ts';
-import type { Action, Turn } from '../../src/tree/index.ts';
+import type { Action, Prompt, Turn } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 const tmp = () => mkdtempSync(path.join(tmpdir(), 'qa-env-'));

@@ -3,7 +3,7 @@ import cliProgress from 'cli-progress';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Prompt } from '../../env/types.ts';
+import type { Prompt } from '../../tree/types.ts';
 import { EvalError, EvalStore, formatTable, resultJson, runEval, type EvalRecord, type EvalResult, type EvalSuite } from '../../eval/index.ts';
 import { EmbeddedPolicy, OpenAIPolicy, type CandidateSource } from '../../policy/index.ts';
 import type { Policy } from '../../policy/types.ts';
@@ -228,8 +228,9 @@ async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: Ca
       } catch {
         throw new UsageError(`--model ${opts.model}: cannot read that file`);
       }
-      const { TinyLmPolicy, initTinyLm } = await import('../../tinylm/index.ts');
-      await initTinyLm();
+      const { TinyLmPolicy } = await import('../../tinylm/index.ts');
+      const { initJax } = await import('../../util/jax.ts');
+      await initJax();
       const policy = TinyLmPolicy.fromBytes(bytes, {}, file);
       return { policy, about: { spec: { kind: 'tiny-lm', model: file }, lines: [`policy: tiny LM ${file} on llama.cpp, ${sampling}`, envLine] } };
     }

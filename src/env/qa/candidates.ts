@@ -10,7 +10,7 @@
  * Both lists are capped (most recent passages first) so a turn's choice set stays small.
  */
 import type { Turn } from '../../tree/types.ts';
-import type { Prompt } from '../types.ts';
+import type { Prompt } from '../../tree/types.ts';
 
 export interface QaCandidates {
   search: string[];

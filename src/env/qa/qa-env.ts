@@ -16,7 +16,7 @@ import { RetrieverClient } from '../retriever-client.ts';
 import { SearchEnv, type SearchState, type SearchTool } from '../search-env.ts';
 import type { SuccessRule } from '../qa-metrics.ts';
 import type { Passage } from '../search-r1.ts';
-import type { Prompt } from '../types.ts';
+import type { Prompt } from '../../tree/types.ts';
 import { qaCandidates, type QaCandidates } from './candidates.ts';
 import { cachedIndex } from './pooled-index.ts';
 import { loadSources, type LoadedSource, type QaSourceSpec } from './sources.ts';

@@ -7,7 +7,7 @@
  *    ones of its shuffled order for weight < 1, and for weight > 1 whole extra passes over them whose
  *    copies get ids `<id>~<pass>` (prompt ids stay unique, which the step's pool relies on).
  */
-import type { Prompt } from '../types.ts';
+import type { Prompt } from '../../tree/types.ts';
 import { createRng, shuffled } from '../../util/rng.ts';
 import { exampleToPrompt } from '../datasets.ts';
 import type { LoadedSource } from './sources.ts';

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { QaEnv, qaCandidates, serveRetriever, type QaEnvOptions, type RunningServer } from '../../src/env/index.ts';
 import { EmbeddedPolicy } from '../../src/policy/index.ts';
 import { environmentContract } from '../contracts/environment.ts';
+import { policyContract } from '../contracts/policy.ts';
 import { RandomSearchR1Policy } from '../contracts/episode.ts';
 
 const cacheDir = mkdtempSync(path.join(tmpdir(), 'qa-contract-'));
@@ -43,4 +44,12 @@ environmentContract('qa url (2wiki through a Search-R1 retriever over HTTP)', {
   },
   prompts: new QaEnv(twoWiki).test.slice(0, 3),
   policy: new RandomSearchR1Policy(),
+});
+
+// The embedded policy on real text passes the Policy contract too (update, save/load round trip).
+policyContract('embedded on qa (HotpotQA candidate spans)', {
+  make: () => new EmbeddedPolicy({ candidates: (prompt, turns) => qaCandidates(prompt, turns) }),
+  env: pq,
+  prompts: pq.heldOut.get('hotpotqa')!.slice(0, 3),
+  update: { learningRate: 0.1, clip: 0.2, epochs: 1 },
 });

@@ -6,7 +6,6 @@
  * samples` at a time (at most `concurrency` policy requests in flight); failed calls are retried by the
  * engine; a question whose trajectory still failed is recorded with its error and run again on resume.
  */
-import { BudgetLedger } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
 import type { Prompt } from '../tree/types.ts';
 import type { Policy } from '../policy/types.ts';
@@ -84,7 +83,6 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
         prompts: [prompt],
         env: suite.env,
         policy,
-        ledger: new BudgetLedger(),
         rng: createRng(seed).fork(`eval/${dataset}/${prompt.id}`),
         rootPlan: new Map([[prompt.id, samples]]),
         greedy,

@@ -25,7 +25,6 @@ import {
   serveRetriever,
   type QaSourceSpec,
 } from '../../src/env/index.ts';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import type { Policy, PolicyContext, PolicyOutput } from '../../src/policy/types.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import type { Action, Prompt, Turn } from '../../src/tree/index.ts';
@@ -215,7 +214,6 @@ test('url retrieval over real HTTP matches pooled BM25, and every retriever fail
         prompts,
         env: flaky,
         policy: scripted,
-        ledger: new BudgetLedger(),
         rng: createRng(1),
         rootPlan: new Map(prompts.map((p) => [p.id, 1])),
         settings: { retry: { maxAttempts: 2, baseDelayMs: 1 }, timeoutMs: 5_000 },
@@ -229,7 +227,7 @@ test('url retrieval over real HTTP matches pooled BM25, and every retriever fail
       }
     }
     mode = 'ok';
-    const r = await runStep({ prompts, env: flaky, policy: scripted, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 1])) });
+    const r = await runStep({ prompts, env: flaky, policy: scripted, rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 1])) });
     assert.equal(Object.keys(r.failures).length, 0, 'healthy again: no failures');
   } finally {
     bad.close();

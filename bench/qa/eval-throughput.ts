@@ -84,22 +84,25 @@ async function measure(urls: string[], concurrency: number, questions: number, m
   const store = EvalStore.open(mkdtempSync(path.join(tmpdir(), 'bench-eval-')), { concurrency, servers: urls.length });
   const policy = new OpenAIPolicy({ baseURLs: urls, model });
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const r = await runEval({ suite, policy, concurrency, store, engine: { maxTurns: 4, maxTokensPerTurn: 32, timeoutMs: 120_000 } });
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuMsPerQuestion = (cpu.user + cpu.system) / 1000 / r.records.length;
   const turns = r.records.reduce((a, x) => a + Object.values(x.tree.nodes).filter((n) => n.turn).length, 0) / r.records.length;
-  return { qps: r.records.length / seconds, turns, n: r.records.length, errors: r.records.filter((x) => x.errors > 0).length };
+  return { qps: r.records.length / seconds, turns, n: r.records.length, errors: r.records.filter((x) => x.errors > 0).length, cpuMsPerQuestion };
 }
 
 console.log(`date ${new Date().toISOString()}, node ${process.version}, nproc ${availableParallelism()}, questions available ${allPrompts.length}`);
 console.log(`\n## scripted servers: latency ${LATENCY_MS} ms, ${SLOTS} slots each`);
-console.log('| servers | concurrency | questions | turns/question | q/s | ideal q/s | ratio |\n| --- | --- | --- | --- | --- | --- | --- |');
+console.log('| servers | concurrency | questions | turns/question | q/s | ideal q/s | ratio | CPU ms / question (this process) |\n| --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const k of [1, 4]) {
   const servers = await startScripted(k);
   for (const c of [1, 8, 32, 256]) {
     const questions = Math.min(allPrompts.length, quick ? Math.max(20, c * 2) : Math.max(60, c * 3));
     const m = await measure(servers.urls, c, questions);
     const ideal = Math.min(c, k * SLOTS) / ((m.turns * LATENCY_MS) / 1000);
-    console.log(`| ${k} | ${c} | ${m.n} | ${m.turns.toFixed(2)} | ${m.qps.toFixed(1)} | ${ideal.toFixed(1)} | ${(m.qps / ideal).toFixed(2)} |`);
+    console.log(`| ${k} | ${c} | ${m.n} | ${m.turns.toFixed(2)} | ${m.qps.toFixed(1)} | ${ideal.toFixed(1)} | ${(m.qps / ideal).toFixed(2)} | ${m.cpuMsPerQuestion.toFixed(1)} |`);
   }
   servers.child.kill('SIGTERM');
 }

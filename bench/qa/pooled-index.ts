@@ -21,12 +21,15 @@ if (process.argv.includes('--child')) {
   (globalThis as { gc?: () => void }).gc?.();
   const m0 = process.memoryUsage();
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const c = cachedIndex(passages, { cacheDir });
   const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
   (globalThis as { gc?: () => void }).gc?.();
   const m1 = process.memoryUsage();
   c.index.search('warm up', 3);
-  console.log(JSON.stringify({ source: c.source, passages: passages.length, ms, rssMb: (m1.rss - m0.rss) / 2 ** 20, heapMb: (m1.heapUsed - m0.heapUsed) / 2 ** 20 }));
+  console.log(JSON.stringify({ source: c.source, passages: passages.length, ms, cpuMs, rssMb: (m1.rss - m0.rss) / 2 ** 20, heapMb: (m1.heapUsed - m0.heapUsed) / 2 ** 20 }));
   process.exit(0);
 }
 
@@ -34,12 +37,12 @@ const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return `${s[0]!.toFixed(0)} / ${s[Math.floor(s.length / 2)]!.toFixed(0)} / ${s.at(-1)!.toFixed(0)}`;
 };
-const runs: Record<string, Array<{ ms: number; rssMb: number; heapMb: number; passages: number }>> = { built: [], hit: [] };
+const runs: Record<string, Array<{ ms: number; cpuMs: number; rssMb: number; heapMb: number; passages: number }>> = { built: [], hit: [] };
 for (let i = 0; i < repeats; i++) {
   const cache = mkdtempSync(path.join(tmpdir(), 'bench-pool-'));
   for (let j = 0; j < 2; j++) {
     const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', SELF, '--child', '--cache', cache], { encoding: 'utf8' });
-    const r = JSON.parse(out.trim().split('\n').at(-1)!) as { source: string; ms: number; rssMb: number; heapMb: number; passages: number };
+    const r = JSON.parse(out.trim().split('\n').at(-1)!) as { source: string; ms: number; cpuMs: number; rssMb: number; heapMb: number; passages: number };
     runs[r.source]!.push(r);
   }
   rmSync(cache, { recursive: true, force: true });
@@ -48,5 +51,5 @@ console.log(`date ${new Date().toISOString()}, node ${process.version}, nproc ${
 console.log(`passages: ${runs.built[0]!.passages}`);
 for (const [k, label] of [['built', 'cold (build + write cache)'], ['hit', 'warm (load from cache)']] as const) {
   const r = runs[k]!;
-  console.log(`${label}: ${stats(r.map((x) => x.ms))} ms; RSS growth ${stats(r.map((x) => x.rssMb))} MB; heap growth ${stats(r.map((x) => x.heapMb))} MB`);
+  console.log(`${label}: wall ${stats(r.map((x) => x.ms))} ms, CPU ${stats(r.map((x) => x.cpuMs))} ms; RSS growth ${stats(r.map((x) => x.rssMb))} MB; heap growth ${stats(r.map((x) => x.heapMb))} MB`);
 }

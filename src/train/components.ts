@@ -1,9 +1,9 @@
 import type { Environment, KnowsTruth } from '../env/index.ts';
-import { Simulator, WorldEnv } from '../env/index.ts';
-import { EmbeddedPolicy, SimulatorPolicy, worldCandidateSource, type Policy, type TrainablePolicy } from '../policy/index.ts';
+import { EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
 import { initJax } from '../util/jax.ts';
-import type { TrainConfig } from './config.ts';
+import { ConfigError, type TrainConfig } from './config.ts';
+import { buildEnvironment } from './environments.ts';
 import type { Prompt } from '../tree/types.ts';
 
 /** Everything a run is made of, built from the configuration once. */
@@ -20,33 +20,16 @@ export interface Components {
 
 export async function buildComponents(config: TrainConfig): Promise<Components> {
   const predictor = await buildPredictor(config);
-  const success = { rule: config.env.successRule, threshold: config.env.successThreshold };
-  if (config.env.kind === 'bfcl') {
-    // BFCL has no trainable policy here (no model in this project can do it): the scripted noisy policy drives it.
-    const { BfclEnv, ScriptedBfclPolicy } = await import('../env/bfcl/index.ts');
-    const env = new BfclEnv({ seed: config.env.seed, testFraction: config.env.testFraction, maxTurns: config.engine.maxTurns });
-    return { env: env as Environment<unknown>, train: env.train, test: env.test, policy: new ScriptedBfclPolicy(env), predictor };
-  }
-  if (config.env.kind === 'simulator') {
-    const sim = new Simulator({ seed: config.env.seed, maxTurns: config.engine.maxTurns });
-    const all = sim.prompts(config.env.questions);
-    const nTest = Math.max(1, Math.round(all.length * config.env.testFraction));
-    return { env: sim as Environment<unknown>, truth: sim, train: all.slice(nTest), test: all.slice(0, nTest), policy: new SimulatorPolicy(sim), predictor };
-  }
-  const env = new WorldEnv({
-    seed: config.env.seed,
-    questions: config.env.questions,
-    testFraction: config.env.testFraction,
-    topK: config.env.topK,
-    maxTurns: config.engine.maxTurns,
-    success,
-  });
+  const setup = buildEnvironment(config);
+  const { env, train, test, truth } = setup;
+  if (setup.fixedPolicy) return { env, truth, train, test, policy: setup.fixedPolicy, predictor };
   if (config.policy.kind === 'tiny-lm') {
     const policy = await buildTinyLm(config);
-    return { env: env as Environment<unknown>, train: env.train, test: env.test, policy, trainable: policy, predictor };
+    return { env, train, test, policy, trainable: policy, predictor };
   }
-  const policy = new EmbeddedPolicy({ candidates: worldCandidateSource(env) });
-  return { env: env as Environment<unknown>, train: env.train, test: env.test, policy, trainable: policy, predictor };
+  if (!setup.candidates) throw new ConfigError(`config.policy.kind: the embedded policy has no candidate actions in env.kind ${config.env.kind}`);
+  const policy = new EmbeddedPolicy({ candidates: setup.candidates });
+  return { env, train, test, policy, trainable: policy, predictor };
 }
 
 async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {

@@ -27,7 +27,8 @@ export function register(program: Command): void {
     .requiredOption('--out <dir>', 'run folder to create: run.sqlite, batches/step-N.*, weights-step-N.ready')
     .option('--format <form>', `batch form: ${EXPORT_FORMATS.join(', ')}`, 'verl')
     .option('--no-check-server-ids', 'keep server token ids even when --tokenizer does not reproduce the text')
-    .option('--listen <port>', 'also accept POST /weights {"step": N} on this port (0 = any free port)');
+    .option('--listen <port>', 'also accept POST /weights {"step": N} on this port (0 = any free port)')
+    .option('--reload-url <url>', 'with --listen: a /weights body\'s "model" (new GGUF) is sent to this trace-rl serve --allow-reload (POST <url>/reload) before the next step');
   addTokenizerOptions(cmd);
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
     if (opts.policy !== 'openai') throw new UsageError(`--policy ${String(opts.policy)}: only "openai" is supported (the embedded policy trains itself with trace-rl train)`);
@@ -46,7 +47,14 @@ export function register(program: Command): void {
     const config = parseTrainConfig(rawConfig(opts));
     const out = String(opts.out);
     const policy = new OpenAIPolicy({ baseURLs: urls, model: String(opts.model), mode: opts.mode, extras: opts.extras, transcript });
-    const gate = new WeightsGate({ dir: out, port });
+    const reloadUrl = opts.reloadUrl === undefined ? undefined : String(opts.reloadUrl).replace(/\/+$/, '').replace(/\/v1$/, '');
+    const reload = reloadUrl
+      ? async (model: string) => {
+          const res = await fetch(`${reloadUrl}/reload`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model }) });
+          if (!res.ok) throw new Error(`${reloadUrl}/reload answered HTTP ${res.status}: ${await res.text()}`);
+        }
+      : undefined;
+    const gate = new WeightsGate({ dir: out, port, ...(reload ? { reload } : {}) });
     const controller = new AbortController();
     const onSigint = () => controller.abort(new Error('interrupted'));
     process.on('SIGINT', onSigint);

@@ -2,24 +2,30 @@
 # The external-trainer loop end to end on CPU:
 #   trace-rl serve (llama.cpp)  <-- token ids --  trace-rl rollout (TRACE)  -- batches -->  trainer.py (PyTorch)
 #          ^------------------------ /reload <-- POST /weights {step, model} ------------------'
-# Usage: bash examples/external-trainer/run.sh [--steps N] [--keep DIR]
+# Usage: bash examples/external-trainer/run.sh [--steps N] [--format jsonl|trl-jsonl] [--keep DIR]
+#   (jsonl: verl rows; trl-jsonl: TRL rows; both as JSON Lines, as Debian has no pyarrow)
 # Prints as its last line: {"steps": N, "rows": R, "max_logprob_gap": G, "weights_reloaded": N}
 set -euo pipefail
 STEPS=3
+FORMAT=jsonl
 WORK=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) STEPS="$2"; shift 2 ;;
     --keep) WORK="$2"; shift 2 ;;
-    *) echo "run.sh: unknown option $1 (use --steps N, --keep DIR)" >&2; exit 2 ;;
+    --format) FORMAT="$2"; shift 2 ;;
+    *) echo "run.sh: unknown option $1 (use --steps N, --format jsonl|trl-jsonl, --keep DIR)" >&2; exit 2 ;;
   esac
 done
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 TRACE=(node "$ROOT/bin/trace-rl.js")
 
-# 1. What it needs: Debian's PyTorch and numpy (apt), the project's npm packages.
-if ! python3 -c 'import torch, numpy' 2>/dev/null; then
+# 1. What it needs: Debian's PyTorch and numpy (apt; Debian's own python, not a pyenv/venv one unless
+#    PYTHON names it), the project's npm packages.
+PY="${PYTHON:-/usr/bin/python3}"
+[ -x "$PY" ] || PY=python3
+if ! "$PY" -c 'import torch, numpy' 2>/dev/null; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "run.sh: installing python3-torch and python3-numpy with apt (a few minutes, once)" >&2
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-torch python3-numpy >/dev/null
@@ -32,8 +38,9 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-# 2. A tiny llama (random weights, the world's vocabulary) and llama.cpp serving it, reloadable.
-(cd "$ROOT" && node --import tsx "$HERE/make-model.ts" "$WORK/model-0.gguf")
+# 2. The tiny llama (the repository's warm-start checkpoint: d64, 2 layers, the world's vocabulary,
+#    trained on demonstrations so some rollouts succeed) and llama.cpp serving it, reloadable.
+cp "$ROOT/bench/tinylm/warm-start.gguf" "$WORK/model-0.gguf"
 "${TRACE[@]}" serve --model "$WORK/model-0.gguf" --port 0 --allow-reload 2>"$WORK/serve.log" &
 PIDS+=($!)
 URL=""
@@ -49,9 +56,9 @@ ROOT_URL="${URL%/v1}"
 #    then it waits for POST /weights and has the server reload the new GGUF. steps + 1 batches:
 #    the last one checks that the server samples from the trainer's final weights.
 "${TRACE[@]}" rollout --policy openai --base-url "$URL" --mode tokens --tokenizer server \
-  --format jsonl --out "$WORK/run" --listen 0 --reload-url "$ROOT_URL" \
-  --steps $((STEPS + 1)) --pool 4 --budget 8 --seed 1 --set engine.maxTokensPerTurn=32 --set engine.maxTurns=4 >"$WORK/rollout.jsonl" 2>"$WORK/rollout.log" &
+  --format "$FORMAT" --out "$WORK/run" --listen 0 --reload-url "$ROOT_URL" \
+  --steps $((STEPS + 1)) --pool 4 --budget 16 --seed 1 --set engine.maxTokensPerTurn=48 --set engine.maxTurns=6 --set env.prompt=question >"$WORK/rollout.jsonl" 2>"$WORK/rollout.log" &
 PIDS+=($!)
 
 # 4. The trainer (PyTorch): rows -> verl tensors -> clipped PG step -> GGUF -> POST /weights.
-python3 "$HERE/trainer.py" --events "$WORK/rollout.jsonl" --model "$WORK/model-0.gguf" --steps "$STEPS" --out "$WORK"
+"$PY" "$HERE/trainer.py" --events "$WORK/rollout.jsonl" --model "$WORK/model-0.gguf" --steps "$STEPS" --out "$WORK"

@@ -55,6 +55,43 @@ def verl_batch(rows, pad_id=0):
     }
 
 
+def trl_batch(rows, pad_id=0):
+    """The batch dict TRL's GRPOTrainer builds before its loss (from `--format trl` rows)."""
+    P = max(len(r["prompt_ids"]) for r in rows)
+    C = max(len(r["completion_ids"]) for r in rows)
+    left = lambda xs, n, v: torch.tensor([[v] * (n - len(x)) + x for x in xs])
+    right = lambda xs, n, v: torch.tensor([x + [v] * (n - len(x)) for x in xs])
+    col = lambda k: [r[k] for r in rows]
+    exact = [r["token_exact"] and r["logprobs_known"] for r in rows]
+    return {
+        "prompt_ids": left(col("prompt_ids"), P, pad_id),
+        "prompt_mask": left([[1] * len(x) for x in col("prompt_ids")], P, 0),
+        "completion_ids": right(col("completion_ids"), C, pad_id),
+        "completion_mask": right(col("completion_mask"), C, 0),
+        # Loss only on sampled tokens (tool_mask) of token-exact rows.
+        "tool_mask": right([m if ok else [0] * len(m) for m, ok in zip(col("tool_mask"), exact)], C, 0).float(),
+        "advantages": right(col("per_token_advantages"), C, 0.0),
+        "old_per_token_logps": right(col("old_per_token_logps"), C, 0.0),
+    }
+
+
+def training_view(batch):
+    """Model inputs and loss terms from either form (verl's names or TRL's)."""
+    if "prompts" in batch:
+        return batch
+    attention_mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], 1)
+    return {
+        "prompts": batch["prompt_ids"],
+        "responses": batch["completion_ids"],
+        "input_ids": torch.cat([batch["prompt_ids"], batch["completion_ids"]], 1),
+        "attention_mask": attention_mask,
+        "position_ids": (attention_mask.cumsum(-1) - 1).clamp(min=0),
+        "response_mask": batch["completion_mask"] * batch["tool_mask"],
+        "advantages": batch["advantages"],
+        "rollout_log_probs": batch["old_per_token_logps"],
+    }
+
+
 # ---- 2. the served model in PyTorch (llama.cpp's conventions) ------------------------------------
 class Llama(torch.nn.Module):
     """llama as llama.cpp runs it: RMSNorm, RoPE on adjacent pairs, causal attention, SwiGLU; y = x·Wᵀ."""
@@ -170,7 +207,7 @@ def main():
         else:
             continue
         rows = [json.loads(l) for l in open(files[step]) if l.strip()]
-        batch = verl_batch(rows)
+        batch = training_view(trl_batch(rows) if "completion_ids" in rows[0] else verl_batch(rows))
         mask = batch["response_mask"]
         with torch.no_grad():
             old = response_log_probs(model, batch)

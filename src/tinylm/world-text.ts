@@ -4,13 +4,13 @@
  * from demonstrations instead), the observation blocks, and the corpus its vocabulary is learned from.
  */
 import type { Prompt } from '../env/types.ts';
-import { formatInformation } from '../env/search-r1.ts';
+import { formatInformation, renderQuestion } from '../env/search-r1.ts';
 import type { WorldEnv } from '../env/world/world-env.ts';
 import { buildVocabulary, type Vocabulary, type VocabularyOptions } from './vocabulary.ts';
 
 /** The prompt text the tiny LM is conditioned on (after BOS). */
 export function tinyPrompt(prompt: Prompt): string {
-  return `Question: ${prompt.question}\n`;
+  return renderQuestion(prompt.question);
 }
 
 /** A turn's text as the demonstrations write it (the same shape as the embedded policy's turns). */

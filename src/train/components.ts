@@ -40,6 +40,7 @@ export async function buildComponents(config: TrainConfig): Promise<Components> 
     topK: config.env.topK,
     maxTurns: config.engine.maxTurns,
     success,
+    prompt: config.env.prompt,
   });
   if (config.policy.kind === 'tiny-lm') {
     const policy = await buildTinyLm(config);

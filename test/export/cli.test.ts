@@ -54,7 +54,7 @@ test('trace-rl export writes the step as Parquet equal to the library’s rows; 
   assert.deepEqual(rows.map((r) => r.response_ids), expected.map((r) => r.response_ids));
   assert.deepEqual(rows.map((r) => r.prompt_ids), expected.map((r) => r.prompt_ids));
   assert.deepEqual(rows.map((r) => r.advantages), expected.map((r) => r.advantages));
-  for (const [bad, pattern] of [[badStep, /--step 5: .* has steps 0–0/], [badFormat, /--format csv: choose one of verl, trl, jsonl, trie/]] as const) {
+  for (const [bad, pattern] of [[badStep, /--step 5: .* has steps 0–0/], [badFormat, /--format csv: choose one of verl, trl, jsonl, trl-jsonl, trie/]] as const) {
     assert.equal(bad.code, 2);
     assert.equal(bad.stdout, '');
     assert.match(bad.stderr, pattern);

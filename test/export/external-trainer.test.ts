@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const RUN = fileURLToPath(new URL('../../examples/external-trainer/run.sh', import.meta.url));
-const hasTorch = spawnSync('python3', ['-c', 'import torch, numpy'], { stdio: 'ignore' }).status === 0;
+// run.sh uses Debian's python (where apt puts python3-torch) unless PYTHON names another.
+const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
+const hasTorch = spawnSync(PYTHON, ['-c', 'import torch, numpy'], { stdio: 'ignore' }).status === 0;
 
 test('external trainer: 3 clipped policy-gradient steps, PyTorch log-probabilities equal llama.cpp’s, weights reloaded each step', { skip: hasTorch ? false : 'python3-torch is not installed (apt-get install python3-torch python3-numpy; .ci/run does)', timeout: 900_000 }, () => {
   const work = mkdtempSync(join(tmpdir(), 'trace-external-'));

@@ -61,4 +61,4 @@ ROOT_URL="${URL%/v1}"
 PIDS+=($!)
 
 # 4. The trainer (PyTorch): rows -> verl tensors -> clipped PG step -> GGUF -> POST /weights.
-"$PY" "$HERE/trainer.py" --events "$WORK/rollout.jsonl" --model "$WORK/model-0.gguf" --steps "$STEPS" --out "$WORK"
+"$PY" "$HERE/trainer.py" --rollout-pid "${PIDS[1]}" --events "$WORK/rollout.jsonl" --model "$WORK/model-0.gguf" --steps "$STEPS" --out "$WORK"

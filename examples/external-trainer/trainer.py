@@ -162,8 +162,8 @@ def policy_loss(log_probs, old_log_probs, advantages, mask, clip=0.2):
 
 
 # ---- 4. the loop with the rollout service --------------------------------------------------------
-def events(path, timeout):
-    """Follows the rollout service's JSON-lines stdout."""
+def events(path, timeout, pid=None):
+    """Follows the rollout service's JSON-lines stdout (and stops if its process `pid` is gone)."""
     deadline, seen = time.time() + timeout, 0
     while time.time() < deadline:
         lines = open(path).read().splitlines() if os.path.exists(path) else []
@@ -171,6 +171,8 @@ def events(path, timeout):
             seen += 1
             if line.startswith("{"):
                 yield json.loads(line)
+        if pid is not None and len(lines) == seen and not os.path.exists(f"/proc/{pid}"):
+            raise RuntimeError(f"the rollout service (pid {pid}) exited; see its stderr next to {path}")
         time.sleep(0.1)
     raise TimeoutError(f"no events from the rollout service in {timeout} s ({path})")
 
@@ -189,6 +191,7 @@ def main():
     a.add_argument("--out", required=True, help="folder for new weights")
     a.add_argument("--lr", type=float, default=3e-3)
     a.add_argument("--timeout", type=float, default=900)
+    a.add_argument("--rollout-pid", type=int, help="stop if this process (the rollout service) exits")
     args = a.parse_args()
     torch.manual_seed(0)
     gguf = GGUF(args.model)
@@ -196,7 +199,7 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     rows_total, max_gap, reloaded, done = 0, 0.0, 0, 0
     files = {}
-    for e in events(args.events, args.timeout):
+    for e in events(args.events, args.timeout, args.rollout_pid):
         if e["event"] == "batch":
             files[e["step"]] = e["file"]
         # Batch k < steps: train once the service waits for its weights; batch `steps`: only check it.

@@ -27,11 +27,16 @@ export class ServerTokenizer implements Tokenizer {
   }
 
   private async post(path: string, body: Json): Promise<Json> {
-    let res: Response;
-    try {
-      res = await fetch(`${this.root}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    } catch (e) {
-      throw new TokenizerError(`${this.root}${path}: cannot reach the server (${(e as Error).message})`);
+    let res: Response | undefined;
+    // A server that has just started (or is busy) may refuse a connection: three tries, 0.2 s then 0.8 s apart.
+    for (let attempt = 0; !res; attempt++) {
+      try {
+        res = await fetch(`${this.root}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      } catch (e) {
+        const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+        if (attempt === 2) throw new TokenizerError(`${this.root}${path}: cannot reach the server (${(e as Error).message}${cause ? `: ${cause.code ?? cause.message}` : ''})`);
+        await new Promise((r) => setTimeout(r, 200 * 4 ** attempt));
+      }
     }
     if (!res.ok) throw new TokenizerError(`${this.root}${path}: HTTP ${res.status}; the server must expose /tokenize and /detokenize (vLLM, SGLang, llama.cpp, trace-rl serve), or use --tokenizer hf:DIR`);
     return (await res.json()) as Json;

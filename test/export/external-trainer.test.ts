@@ -33,6 +33,7 @@ test('external trainer: 3 clipped policy-gradient steps, PyTorch log-probabiliti
     assert.ok(Math.abs(s.loss! - s.loss_at_ratio_1!) < 1e-5, `step ${s.step}: at ratio 1 the clipped loss is minus the mean advantage (${s.loss} vs ${s.loss_at_ratio_1})`);
     if (s.mean_abs_advantage! > 1e-6) assert.ok(s.loss_after! < s.loss!, `step ${s.step}: the update lowered the loss on its batch (${s.loss} → ${s.loss_after})`);
   }
+  assert.ok(steps.slice(0, 3).some((s) => s.mean_abs_advantage! > 1e-6), 'at least one batch had a contrast, so a real gradient step was taken and checked');
   // The last batch was sampled by the trainer's final weights, and PyTorch still agrees with the server.
   assert.ok(steps[3]!.logprob_gap! < 1e-3);
   const rollout = readFileSync(join(work, 'rollout.jsonl'), 'utf8');

@@ -4,11 +4,10 @@
  * constructed case shows text mode drifting, and /reload swaps weights.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { createEstimator } from '../../src/advantage/index.ts';
 import { formatInformation } from '../../src/env/search-r1.ts';
 import { buildBatch, prepareExport } from '../../src/export/index.ts';
@@ -18,9 +17,8 @@ import { tinyPrompt } from '../../src/tinylm/world-text.ts';
 import { loadTranscript, ServerTokenizer, type Transcript } from '../../src/tokens/index.ts';
 import { addTurn, createTree, endTrajectory, type Turn } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
-import { fixture, writeTemp } from './fixtures.ts';
+import { fixture, spawnServe, writeTemp } from './fixtures.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/trace-rl.js', import.meta.url));
 const { env, tokenizer, model } = fixture({}, 4);
 const file = writeTemp(model, 'tiny.gguf');
 let child: ChildProcess;
@@ -33,16 +31,7 @@ let proxyURL: string;
 const exchanges: Array<{ request: Record<string, unknown>; response: Record<string, unknown> }> = [];
 
 before(async () => {
-  child = spawn(process.execPath, [BIN, 'serve', '--model', file, '--port', '0', '--allow-reload'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  baseURL = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /at (http:\/\/\S+\/v1)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
+  ({ child, baseURL } = await spawnServe(file, ['--allow-reload']));
   proxy = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);

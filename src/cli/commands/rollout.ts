@@ -43,6 +43,8 @@ export function register(program: Command): void {
       port = Number(opts.listen);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--listen ${String(opts.listen)}: expected a port number (0 = any free port)`);
     }
+    // Ids go straight to the model in token mode: the byte tokenizer's would be wrong for any real model.
+    if (opts.mode === 'tokens' && opts.tokenizer === 'bytes') throw new UsageError('--mode tokens sends token ids to the model: give its tokenizer with --tokenizer hf:DIR, qwen3 or server');
     const transcript = await transcriptFromOptions(opts, urls[0]);
     const config = parseTrainConfig(rawConfig(opts));
     const out = String(opts.out);

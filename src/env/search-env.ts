@@ -10,7 +10,7 @@
 import type { Action, Prompt, Turn } from '../tree/types.ts';
 import { EnvError } from './errors.ts';
 import { DEFAULT_SUCCESS, isSuccess, scoreAnswer, type SuccessRule } from './qa-metrics.ts';
-import { formatInformation, invalidRule, parseTurn, renderSearchR1, type Passage } from './search-r1.ts';
+import { formatInformation, invalidRule, parseTurn, renderQuestion, renderSearchR1, type Passage } from './search-r1.ts';
 import type { Environment, StepOutcome } from './types.ts';
 
 /** Anything that returns ranked passages for a query; may depend on the prompt (per-question corpora). */
@@ -27,6 +27,8 @@ export interface SearchEnvOptions {
   maxTurns?: number;
   success?: SuccessRule;
   name?: string;
+  /** The prompt text: Search-R1's instructions + question (default), or the question alone (`Question: …`, what the tiny LM was trained on). */
+  prompt?: 'search-r1' | 'question';
 }
 
 export interface SearchStep {
@@ -70,6 +72,7 @@ export class SearchEnv implements Environment<SearchState> {
   readonly name: string;
   readonly topK: number;
   readonly maxTurns: number;
+  private readonly promptForm: 'search-r1' | 'question';
   readonly success: SuccessRule;
   readonly tool: SearchTool;
 
@@ -78,12 +81,13 @@ export class SearchEnv implements Environment<SearchState> {
     this.topK = options.topK ?? 3;
     this.maxTurns = options.maxTurns ?? 6;
     this.success = options.success ?? DEFAULT_SUCCESS;
+    this.promptForm = options.prompt ?? 'search-r1';
     this.name = options.name ?? `search-r1:${options.tool.name}`;
     if (this.topK < 1 || this.maxTurns < 1) throw new EnvError(`${this.name}: topK and maxTurns must be ≥ 1`);
   }
 
   render(prompt: Prompt): string {
-    return renderSearchR1(prompt.question, { maxTurns: this.maxTurns, topK: this.topK });
+    return this.promptForm === 'question' ? renderQuestion(prompt.question) : renderSearchR1(prompt.question, { maxTurns: this.maxTurns, topK: this.topK });
   }
 
   parse(text: string): { thought: string; action: Action } {

@@ -103,6 +103,11 @@ export function titlesIn(observation: string): string[] {
   return [...observation.matchAll(/Doc \d+\(Title: "([^\n]*?)"\) /g)].map((m) => m[1]!);
 }
 
+/** The question alone, for models trained without instructions (the tiny LM). */
+export function renderQuestion(question: string): string {
+  return `Question: ${question}\n`;
+}
+
 /** The instructions + question a Search-R1 agent starts from (our wording of its prompt). */
 export function renderSearchR1(question: string, options: { maxTurns: number; topK: number }): string {
   return (

@@ -6,9 +6,8 @@
  * rollout-service mode that produces one batch per step and waits for the trainer's new weights.
  * Columns and how to feed them in: docs/export.md.
  */
-export { byteTokenizer, codepointTokenizer, tokenizerByName, TokenizerError, BYTE_ID_OFFSET, TOKENIZER_NAMES, type ExportTokenizer, type TokenizerName } from './tokenizer.ts';
 export { modelText, promptSegment, turnSegment, TokenizerMismatchError, type Segment } from './segments.ts';
-export { buildBatch, ExportError, EXPORT_FORMAT_VERSION, type ExportOptions, type LeafRow, type NodeTokens, type BatchMeta, type ExportBatch } from './rows.ts';
+export { buildBatch, prepareExport, ExportError, EXPORT_FORMAT_VERSION, type ExportOptions, type LeafRow, type NodeTokens, type BatchMeta, type ExportBatch } from './rows.ts';
 export { toTrlRow, type TrlRow } from './trl.ts';
 export { trieRecords, type TrieRecord } from './trie.ts';
 export { VERL_COLUMNS, TRL_COLUMNS, columnTable } from './columns.ts';

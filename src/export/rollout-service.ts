@@ -6,8 +6,8 @@ import type { Policy } from '../policy/types.ts';
 import { RunStore } from '../store/index.ts';
 import { buildComponents, initialState, parseTrainConfig, trainStep, type Components, type LoopEvent, type RunState, type TrainConfig } from '../train/index.ts';
 import { rendererFor } from './run-export.ts';
-import { buildBatch } from './rows.ts';
-import { byteTokenizer, type ExportTokenizer } from './tokenizer.ts';
+import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
+import { buildBatch, prepareExport } from './rows.ts';
 import { weightsReadyFile, WeightsWaitAborted, type WeightsGate } from './weights-gate.ts';
 import { containerOf, writeBatch, type ExportFormat } from './write.ts';
 
@@ -26,7 +26,9 @@ export interface RolloutServiceOptions {
   policy: Policy;
   /** Form of each batch file (default verl Parquet). */
   format?: ExportFormat;
-  tokenizer?: ExportTokenizer;
+  tokenizer?: Tokenizer;
+  /** The chat template the policy framed turns with (pass the policy's, so batches hold the ids the server saw). */
+  template?: ChatTemplate;
   /** Checks server ids against `tokenizer` (default true). */
   checkServerIds?: boolean;
   /** Where the trainer's "weights updated" signal arrives. */
@@ -80,7 +82,9 @@ export async function runRolloutService(options: RolloutServiceOptions): Promise
       state = result.state;
       options.onEvent?.({ kind: 'step', step, metrics: result.metrics });
 
-      const batch = buildBatch(result.trees, { step, estimator, tokenizer: options.tokenizer ?? byteTokenizer, render, checkServerIds: options.checkServerIds });
+      const text = { tokenizer: options.tokenizer, template: options.template, render };
+      await prepareExport(result.trees, text);
+      const batch = buildBatch(result.trees, { ...text, step, estimator, checkServerIds: options.checkServerIds });
       const file = batchFile(options.out, step, format);
       writeBatch(batch, format, file);
       batches.push(file);

@@ -1,7 +1,7 @@
 import { forestFromTrees, type AdvantageEstimator, type LeafAdvantage } from '../advantage/index.ts';
 import type { RolloutTree, TreeNode } from '../tree/index.ts';
-import { promptSegment, turnSegment, type Segment } from './segments.ts';
-import { byteTokenizer, type ExportTokenizer } from './tokenizer.ts';
+import { modelText, promptSegment, turnSegment, type Segment } from './segments.ts';
+import { byteTokenizer, Transcript, type ChatTemplate, type Tokenizer } from '../tokens/index.ts';
 
 /** Version of the exported row layout; bumped when a column changes meaning. */
 export const EXPORT_FORMAT_VERSION = 1;
@@ -12,7 +12,9 @@ export interface ExportOptions {
   /** The advantage estimator whose output the rows carry (`createEstimator(name)`). */
   estimator: AdvantageEstimator;
   /** Tokenizer for text that has no server ids. Default {@link byteTokenizer}. */
-  tokenizer?: ExportTokenizer;
+  tokenizer?: Tokenizer;
+  /** The model's chat template when the rollout used one (prompt and observations framed by it). */
+  template?: ChatTemplate;
   /** The prompt text the policy saw (Environment.render). Default: the tree's question. */
   render?: (tree: RolloutTree) => string;
   /** Check that server ids decode to the turn's text with `tokenizer` (default true). */
@@ -43,6 +45,8 @@ export interface LeafRow {
   response_mask: number[];
   response_logprobs: number[];
   logprobs_known: boolean;
+  /** True when every id is what the server was sent or sampled: each turn's ids came from a token-id prompt (no re-tokenised text). */
+  token_exact: boolean;
   /** Per response token: the advantage of the turn the token belongs to on model tokens, 0 on observation tokens. */
   advantages: number[];
   /** The estimator's one scalar for the leaf (LeafAdvantage.advantage). */
@@ -95,7 +99,7 @@ export class ExportError extends Error {
  * are the estimator's own output, spread over tokens: model tokens of turn j get `turns[j]`.
  */
 export function buildBatch(trees: readonly RolloutTree[], options: ExportOptions): ExportBatch {
-  const tokenizer = options.tokenizer ?? byteTokenizer;
+  const transcript = new Transcript(options.tokenizer ?? byteTokenizer, options.template);
   const check = options.checkServerIds ?? true;
   const render = options.render ?? ((t: RolloutTree) => t.prompt);
   const treeOf = new Map<string, RolloutTree>();
@@ -104,7 +108,7 @@ export function buildBatch(trees: readonly RolloutTree[], options: ExportOptions
   const tokensOf = (tree: RolloutTree, n: TreeNode): NodeTokens => {
     let s = nodes.get(n.id);
     if (!s) {
-      const seg = n.turn ? turnSegment(n.id, n.turn, tokenizer, check) : promptSegment(render(tree), tokenizer);
+      const seg = n.turn ? turnSegment(n.id, n.turn, transcript, check) : promptSegment(render(tree), transcript);
       s = { ...seg, id: n.id, parent: n.parent, depth: n.depth, ...(n.predicted !== undefined ? { predicted: n.predicted } : {}) };
       nodes.set(n.id, s);
     }
@@ -119,7 +123,7 @@ export function buildBatch(trees: readonly RolloutTree[], options: ExportOptions
   });
   let leafCount = 0;
   for (const t of trees) for (const id in t.nodes) if (t.nodes[id].children.length === 0 && t.nodes[id].parent !== null) leafCount++;
-  const meta: BatchMeta = { format_version: EXPORT_FORMAT_VERSION, step: options.step, estimator: options.estimator.name, tokenizer: tokenizer.name, skipped_leaves: leafCount - rows.length };
+  const meta: BatchMeta = { format_version: EXPORT_FORMAT_VERSION, step: options.step, estimator: options.estimator.name, tokenizer: transcript.name, skipped_leaves: leafCount - rows.length };
   return { meta, rows, nodes };
 }
 
@@ -142,6 +146,7 @@ function leafRow(step: number, tree: RolloutTree, adv: LeafAdvantage, tokensOf: 
   const advantages = new Array<number>(total);
   const turnStarts: number[] = [];
   let known = true;
+  let exact = true;
   let at = 0;
   segments.forEach((seg, j) => {
     turnStarts.push(at);
@@ -153,6 +158,7 @@ function leafRow(step: number, tree: RolloutTree, adv: LeafAdvantage, tokensOf: 
       advantages[at] = seg.mask[i] === 1 ? a : 0;
     }
     known &&= seg.logprobsKnown;
+    exact &&= seg.exact;
   });
   const anchors = [rootNode, ...path].filter((n) => n.predicted !== undefined);
   return {
@@ -169,6 +175,7 @@ function leafRow(step: number, tree: RolloutTree, adv: LeafAdvantage, tokensOf: 
     response_mask: mask,
     response_logprobs: logprobs,
     logprobs_known: known,
+    token_exact: exact,
     advantages,
     advantage: adv.advantage,
     turn_advantages: [...adv.turns],
@@ -186,4 +193,29 @@ function leafRow(step: number, tree: RolloutTree, adv: LeafAdvantage, tokensOf: 
 function branchDepth(path: readonly TreeNode[]): number {
   for (let i = path.length - 2; i >= 0; i--) if (path[i].children.length >= 2) return path[i].depth;
   return 0;
+}
+
+/**
+ * Fills a server tokenizer's cache with every text and id list `buildBatch` will encode or decode
+ * (a no-op for local tokenizers); call it before `buildBatch` with the same options.
+ */
+export async function prepareExport(trees: readonly RolloutTree[], options: Pick<ExportOptions, 'tokenizer' | 'template' | 'render'>): Promise<void> {
+  const transcript = new Transcript(options.tokenizer ?? byteTokenizer, options.template);
+  if (!transcript.tokenizer.prepare) return;
+  const render = options.render ?? ((t: RolloutTree) => t.prompt);
+  const prompts: string[] = [];
+  const observations: string[] = [];
+  const models: string[] = [];
+  const idLists: number[][] = [];
+  for (const tree of trees) {
+    prompts.push(render(tree));
+    for (const id in tree.nodes) {
+      const turn = tree.nodes[id].turn;
+      if (!turn) continue;
+      if (turn.observation !== '') observations.push(turn.observation);
+      if (turn.tokens) idLists.push(turn.tokens.ids);
+      else models.push(modelText(turn));
+    }
+  }
+  await transcript.prepare(prompts, observations, models, idLists);
 }

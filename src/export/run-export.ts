@@ -3,8 +3,8 @@ import type { Environment } from '../env/index.ts';
 import { RunStore } from '../store/index.ts';
 import { buildComponents, parseTrainConfig, type TrainConfig } from '../train/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
-import { buildBatch, ExportError, type BatchMeta } from './rows.ts';
-import { byteTokenizer, type ExportTokenizer } from './tokenizer.ts';
+import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
+import { buildBatch, ExportError, prepareExport, type BatchMeta } from './rows.ts';
 import { writeBatch, type ExportFormat } from './write.ts';
 import type { Prompt } from '../tree/types.ts';
 
@@ -31,7 +31,8 @@ export interface ExportRunOptions {
   out: string;
   /** Default: the run's configured estimator. */
   estimator?: EstimatorName;
-  tokenizer?: ExportTokenizer;
+  tokenizer?: Tokenizer;
+  template?: ChatTemplate;
   checkServerIds?: boolean;
 }
 
@@ -51,13 +52,10 @@ export async function exportRun(options: ExportRunOptions): Promise<ExportRunRes
     if (last < 0) throw new ExportError(`${options.dir} has no completed step yet; export after the first step is stored`);
     if (!Number.isInteger(step) || step < 0 || step > last) throw new ExportError(`--step ${step}: ${options.dir} has steps 0–${last}; pick one of them`);
     const trees = store.trees(step);
-    const batch = buildBatch(trees, {
-      step,
-      estimator: createEstimator(options.estimator ?? config.estimator),
-      tokenizer: options.tokenizer ?? byteTokenizer,
-      render: await promptRenderer(config),
-      checkServerIds: options.checkServerIds,
-    });
+    const render = await promptRenderer(config);
+    const text = { tokenizer: options.tokenizer, template: options.template, render };
+    await prepareExport(trees, text);
+    const batch = buildBatch(trees, { ...text, step, estimator: createEstimator(options.estimator ?? config.estimator), checkServerIds: options.checkServerIds });
     const container = writeBatch(batch, options.format, options.out);
     return { ...batch.meta, file: options.out, rows: batch.rows.length, container };
   } finally {

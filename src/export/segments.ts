@@ -1,5 +1,5 @@
 import type { Turn } from '../tree/index.ts';
-import type { ExportTokenizer } from './tokenizer.ts';
+import type { Tokenizer, Transcript } from '../tokens/index.ts';
 
 /**
  * The tokens one tree node contributes to every sequence through it: the prompt for the root, and for
@@ -14,6 +14,8 @@ export interface Segment {
   logprobs: number[];
   /** True when every model token of the segment has a reported log-probability. */
   logprobsKnown: boolean;
+  /** True when the ids are the ones the server was sent or sampled (a turn: sampled from a token-id prompt, not re-tokenised text). */
+  exact: boolean;
   /** The text the ids decode to. */
   text: string;
 }
@@ -34,46 +36,42 @@ export function modelText(turn: Turn): string {
   return turn.text ?? `<think>${turn.thought}</think>\n<${turn.action.type}>${turn.action.input}</${turn.action.type}>`;
 }
 
-export function promptSegment(text: string, tokenizer: ExportTokenizer): Segment {
-  const ids = tokenizer.encode(text);
-  return { ids, mask: ids.map(() => 0), logprobs: ids.map(() => 0), logprobsKnown: true, text };
+export function promptSegment(rendered: string, transcript: Transcript): Segment {
+  const ids = transcript.promptIds(rendered);
+  return { ids, mask: ids.map(() => 0), logprobs: ids.map(() => 0), logprobsKnown: true, exact: true, text: transcript.promptText(rendered) };
 }
 
 /**
- * One turn's tokens. With `turn.tokens` (an LLM server's ids), the model's ids and log-probabilities are
- * used unchanged, and observation ids too when the span carries them (mask 0); otherwise the
- * observation is encoded with the export tokenizer. Without `turn.tokens`, the model text is encoded
- * and its log-probabilities are unknown (0, `logprobsKnown` false).
+ * One turn's tokens: the model's part, then the observation's ids from the transcript (mask 0; none
+ * for an empty observation, as after a final answer). With `turn.tokens` (an LLM server's ids) the
+ * model's ids and log-probabilities are used unchanged; ids in the span with mask 0 were appended,
+ * not sampled (a stop tag the server cut), and keep mask 0. Without `turn.tokens`, the model text is
+ * encoded and its log-probabilities are unknown (0, `logprobsKnown` false).
  */
-export function turnSegment(nodeId: string, turn: Turn, tokenizer: ExportTokenizer, checkServerIds: boolean): Segment {
+export function turnSegment(nodeId: string, turn: Turn, transcript: Transcript, checkServerIds: boolean): Segment {
   const model = modelText(turn);
-  const text = model + turn.observation;
+  const observation = transcript.observationIds(turn.observation);
+  const text = model + (turn.observation === '' ? '' : transcript.observationText(turn.observation));
   const span = turn.tokens;
+  const zeros = observation.map(() => 0);
   if (!span) {
-    const m = tokenizer.encode(model);
-    const o = tokenizer.encode(turn.observation);
-    const ids = m.concat(o);
-    const mask = new Array<number>(ids.length).fill(0).fill(1, 0, m.length);
-    return { ids, mask, logprobs: new Array<number>(ids.length).fill(0), logprobsKnown: false, text };
+    const m = transcript.tokenizer.encode(model);
+    const ids = m.concat(observation);
+    return { ids, mask: m.map(() => 1).concat(zeros), logprobs: new Array<number>(ids.length).fill(0), logprobsKnown: false, exact: false, text };
   }
-  const hasObservationIds = span.mask.some((v) => v === 0);
-  const modelIds = hasObservationIds ? span.ids.filter((_, i) => span.mask[i] === 1) : span.ids;
-  if (checkServerIds && decodeOrNull(tokenizer, modelIds) !== model) throw new TokenizerMismatchError(nodeId, tokenizer.name);
-  if (hasObservationIds) {
-    return { ids: [...span.ids], mask: [...span.mask], logprobs: span.mask.map((v, i) => (v === 1 ? span.logprobs[i] : 0)), logprobsKnown: true, text };
-  }
-  const o = tokenizer.encode(turn.observation);
+  if (checkServerIds && decodeOrNull(transcript.tokenizer, span.ids) !== model) throw new TokenizerMismatchError(nodeId, transcript.tokenizer.name);
   return {
-    ids: span.ids.concat(o),
-    mask: span.ids.map(() => 1).concat(o.map(() => 0)),
-    logprobs: span.logprobs.concat(o.map(() => 0)),
+    ids: span.ids.concat(observation),
+    mask: span.mask.concat(zeros),
+    logprobs: span.logprobs.map((v, i) => (span.mask[i] === 1 ? v : 0)).concat(zeros),
     logprobsKnown: true,
+    exact: span.prompt === 'ids',
     text,
   };
 }
 
 /** The decoded text, or null when the ids are outside the tokenizer's vocabulary (also a mismatch). */
-function decodeOrNull(tokenizer: ExportTokenizer, ids: readonly number[]): string | null {
+function decodeOrNull(tokenizer: Tokenizer, ids: readonly number[]): string | null {
   try {
     return tokenizer.decode(ids);
   } catch {

@@ -19,6 +19,7 @@ export interface TrlRow {
   tool_mask: number[];
   old_per_token_logps: number[];
   logprobs_known: boolean;
+  token_exact: boolean;
   /** One scalar per sequence, as stock GRPO uses (the estimator's leaf value). */
   advantages: number;
   /** Per completion token: the turn's advantage on model tokens, 0 on tool tokens. */
@@ -41,6 +42,7 @@ export function toTrlRow(r: LeafRow): TrlRow {
     tool_mask: r.response_mask,
     old_per_token_logps: r.response_logprobs,
     logprobs_known: r.logprobs_known,
+    token_exact: r.token_exact,
     advantages: r.advantage,
     per_token_advantages: r.advantages,
     reward: r.reward,

@@ -19,6 +19,11 @@ export interface WeightsGateOptions {
   host?: string;
   /** How often the folder is checked (default 100 ms). */
   pollMs?: number;
+  /**
+   * Called with a `/weights` body's `model` (a new GGUF path) before the step is released, e.g. to
+   * POST it to `trace-rl serve --allow-reload` at `<url>/reload`; the trainer's POST answers after it.
+   */
+  reload?: (model: string) => Promise<void>;
 }
 
 /** Raised when a wait for the trainer's weights is abandoned (the service was stopped). */
@@ -58,8 +63,19 @@ export class WeightsGate {
       }
       const step = (body as { step?: unknown } | null)?.step;
       if (typeof step !== 'number' || !Number.isInteger(step) || step < 0) return c.json({ error: 'field "step" must be a non-negative integer: the step whose batch the new weights were trained on' }, 400);
+      const model = (body as { model?: unknown }).model;
+      if (model !== undefined && typeof model !== 'string') return c.json({ error: 'field "model" must be a path to the new weights (GGUF)' }, 400);
+      let reloaded = false;
+      if (model !== undefined && this.options.reload) {
+        try {
+          await this.options.reload(model);
+          reloaded = true;
+        } catch (e) {
+          return c.json({ error: `reloading ${model} failed: ${(e as Error).message}` }, 502);
+        }
+      }
       this.ready.add(step);
-      return c.json({ ok: true, step });
+      return c.json({ ok: true, step, reloaded });
     });
     app.get('/status', (c) => c.json({ waiting: this.waiting, ready: [...this.ready].sort((a, b) => a - b) }));
     const host = this.options.host ?? '127.0.0.1';

@@ -7,9 +7,10 @@ import { toTrlRow } from './trl.ts';
 
 /**
  * verl: verl-shaped rows (Parquet, or JSONL when the file ends in .jsonl); trl: TRL-shaped rows (same
- * rule); jsonl: verl-shaped rows as JSONL; trie: the de-duplicated prefix trie as JSONL.
+ * rule); jsonl: verl-shaped rows as JSONL; trl-jsonl: TRL-shaped rows as JSONL (for the rollout
+ * service's batch files, which are Parquet for verl/trl); trie: the de-duplicated prefix trie as JSONL.
  */
-export const EXPORT_FORMATS = ['verl', 'trl', 'jsonl', 'trie'] as const;
+export const EXPORT_FORMATS = ['verl', 'trl', 'jsonl', 'trl-jsonl', 'trie'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export function isExportFormat(s: string): s is ExportFormat {
@@ -18,7 +19,7 @@ export function isExportFormat(s: string): s is ExportFormat {
 
 /** Parquet or JSONL for a format and a file name. */
 export function containerOf(format: ExportFormat, file: string): 'parquet' | 'jsonl' {
-  if (format === 'jsonl' || format === 'trie') return 'jsonl';
+  if (format === 'jsonl' || format === 'trl-jsonl' || format === 'trie') return 'jsonl';
   return file.endsWith('.jsonl') ? 'jsonl' : 'parquet';
 }
 
@@ -26,7 +27,7 @@ export function containerOf(format: ExportFormat, file: string): 'parquet' | 'js
 export function serializeBatch(batch: ExportBatch, format: ExportFormat, container: 'parquet' | 'jsonl'): Uint8Array {
   const metadata = Object.fromEntries(Object.entries({ ...batch.meta, producer: 'trace-rl', row_form: format }).map(([k, v]) => [`trace_rl.${k}`, String(v)]));
   if (format === 'trie') return jsonl(trieRecords(batch));
-  const rows = format === 'trl' ? batch.rows.map(toTrlRow) : batch.rows;
+  const rows = format === 'trl' || format === 'trl-jsonl' ? batch.rows.map(toTrlRow) : batch.rows;
   if (container === 'jsonl') return jsonl(rows);
   return format === 'trl' ? parquetBytes(rows as ReturnType<typeof toTrlRow>[], TRL_COLUMNS, metadata) : parquetBytes(batch.rows, VERL_COLUMNS, metadata);
 }

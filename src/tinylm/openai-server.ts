@@ -53,7 +53,22 @@ export interface OpenAIServerOptions {
   defaultMaxTokens?: number;
   /** Seconds since the epoch for the responses' `created` field (the CLI passes the wall clock). Default 0. */
   clock?: () => number;
+  /**
+   * Enables `POST /reload {"model": FILE}`: loads new weights (an external trainer's GGUF) and swaps
+   * them in; requests already running finish on the old model, which is then disposed.
+   */
+  reload?: (file: string) => Promise<LlamaEngine>;
 }
+
+const tokenizeSchema = z.looseObject({
+  model: z.string().optional(),
+  /** vLLM / SGLang spell the text `prompt`, llama.cpp `content`. */
+  prompt: z.string().optional(),
+  content: z.string().optional(),
+  add_special_tokens: z.boolean().optional(),
+  add_special: z.boolean().optional(),
+});
+const detokenizeSchema = z.looseObject({ model: z.string().optional(), tokens: z.array(z.number().int().min(0)) });
 
 interface Completion {
   text: string;
@@ -65,15 +80,31 @@ interface Completion {
 }
 
 /** The hono app (exposed for in-process tests); `serveOpenAI` puts it on a port. */
-export function createOpenAIApp(engine: LlamaEngine, options: OpenAIServerOptions): Hono {
+export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions): Hono {
   const app = new Hono();
-  const model = engine.model;
+  // The served weights; `/reload` swaps them. Each request keeps the engine it started with.
+  let engine = first;
+  const inFlight = new Map<LlamaEngine, number>();
+  const retired = new Set<LlamaEngine>();
+  const use = async <T>(f: (e: LlamaEngine) => Promise<T>): Promise<T> => {
+    const e = engine;
+    inFlight.set(e, (inFlight.get(e) ?? 0) + 1);
+    try {
+      return await f(e);
+    } finally {
+      const left = inFlight.get(e)! - 1;
+      inFlight.set(e, left);
+      if (left === 0 && retired.delete(e)) await e.dispose();
+    }
+  };
   const maxDefault = options.defaultMaxTokens ?? 256;
   let wrapper: ChatWrapper | undefined;
   let created = 0;
   const now = () => Math.floor(options.clock?.() ?? 0);
 
-  const run = async (prompt: number[], body: z.infer<z.ZodObject<typeof sampling>>, signal: AbortSignal): Promise<Completion> => {
+  const run = (prompt: number[], body: z.infer<z.ZodObject<typeof sampling>>, signal: AbortSignal): Promise<Completion> => use((e) => generate(e, prompt, body, signal));
+  const generate = async (engine: LlamaEngine, prompt: number[], body: z.infer<z.ZodObject<typeof sampling>>, signal: AbortSignal): Promise<Completion> => {
+    const model = engine.model;
     const stops = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
     const pieces: string[] = [];
     let text = '';
@@ -114,13 +145,41 @@ export function createOpenAIApp(engine: LlamaEngine, options: OpenAIServerOption
     };
   };
 
-  const withBos = (ids: number[]) => (model.tokens.bos !== null && model.tokens.shouldPrependBosToken && ids[0] !== model.tokens.bos ? [model.tokens.bos, ...ids] : ids);
+  const withBos = (ids: number[]) => {
+    const t = engine.model.tokens;
+    return t.bos !== null && t.shouldPrependBosToken && ids[0] !== t.bos ? [t.bos, ...ids] : ids;
+  };
+
+  // vLLM / SGLang / llama.cpp tokenizer routes: clients build token-id prompts with the model's own ids.
+  app.post('/tokenize', async (c) => {
+    const body = tokenizeSchema.parse(await c.req.json());
+    const text = body.prompt ?? body.content ?? '';
+    const special = body.add_special_tokens ?? body.add_special ?? true;
+    const ids = [...engine.model.tokenize(text, true)] as number[];
+    const tokens = special ? withBos(ids) : ids;
+    return c.json({ tokens, count: tokens.length, max_model_len: engine.contextSize });
+  });
+  app.post('/detokenize', async (c) => {
+    const body = detokenizeSchema.parse(await c.req.json());
+    const text = engine.model.detokenize(body.tokens as never, false);
+    return c.json({ prompt: text, content: text });
+  });
+  app.post('/reload', async (c) => {
+    if (!options.reload) return c.json({ error: { message: 'this server was started without reloading enabled', type: 'invalid_request_error', code: null, param: null } }, 404);
+    const body = z.looseObject({ model: z.string().min(1) }).parse(await c.req.json());
+    const next = await options.reload(body.model);
+    const old = engine;
+    engine = next;
+    if ((inFlight.get(old) ?? 0) === 0) await old.dispose();
+    else retired.add(old);
+    return c.json({ ok: true, model: body.model });
+  });
 
   app.get('/v1/models', (c) => c.json({ object: 'list', data: [{ id: options.modelName, object: 'model', created: 0, owned_by: 'trace-rl' }] }));
 
   app.post('/v1/completions', async (c) => {
     const body = completionSchema.parse(await c.req.json());
-    const prompt = typeof body.prompt === 'string' ? withBos([...model.tokenize(body.prompt, true)]) : body.prompt;
+    const prompt = typeof body.prompt === 'string' ? withBos([...engine.model.tokenize(body.prompt, true)]) : body.prompt;
     const r = await run(prompt, body, c.req.raw.signal);
     const offsets: number[] = [];
     let at = 0;
@@ -148,6 +207,7 @@ export function createOpenAIApp(engine: LlamaEngine, options: OpenAIServerOption
 
   app.post('/v1/chat/completions', async (c) => {
     const body = chatSchema.parse(await c.req.json());
+    const model = engine.model;
     wrapper ??= resolveChatWrapper(model);
     const history: ChatHistoryItem[] = body.messages.map((m) =>
       m.role === 'assistant' ? { type: 'model', response: [m.content ?? ''] } : m.role === 'user' ? { type: 'user', text: m.content ?? '' } : { type: 'system', text: m.content ?? '' },

@@ -56,6 +56,7 @@ export const trainConfigSchema = z
         topK: z.number().int().min(1).default(3).describe('Documents returned per search.'),
         successRule: z.enum(['f1', 'em', 'f1-or-em']).default('f1').describe('Success for allocation and reward: token F1 ≥ threshold, or exact match.'),
         successThreshold: z.number().min(0).max(1).default(0.3).describe('F1 threshold of the f1 success rule (TRACE-SPEC §2).'),
+        prompt: z.enum(['search-r1', 'question']).default('search-r1').describe('World prompt text: search-r1 (instructions + question) or question (`Question: …` alone, what the tiny LM is trained on; use it when serving that model to an OpenAI policy).'),
       })
       .prefault({})
       .refine((e) => e.kind !== 'qa' || e.retrieval !== 'url' || e.retrieverUrl !== undefined, { message: 'retrieval url needs env.retrieverUrl, e.g. http://127.0.0.1:8000 (start one with `trace-rl retriever serve --dataset hotpotqa`)', path: ['retrieverUrl'] }),

@@ -39,6 +39,7 @@ export const ENVIRONMENTS: Record<TrainConfig['env']['kind'], Builder> = {
       topK: config.env.topK,
       maxTurns: config.engine.maxTurns,
       success: success(config),
+      prompt: config.env.prompt,
     });
     return { env: env as Environment<unknown>, train: env.train, test: env.test, heldOut: new Map([['world', env.test]]), candidates: worldCandidateSource(env) };
   },

@@ -7,7 +7,7 @@ const turnSchema = z.object({
   observation: z.string(),
   text: z.string().optional(),
   tokens: z
-    .object({ ids: z.array(z.number().int()), logprobs: z.array(z.number()), mask: z.array(z.number().int().min(0).max(1)) })
+    .object({ ids: z.array(z.number().int()), logprobs: z.array(z.number()), mask: z.array(z.number().int().min(0).max(1)), prompt: z.enum(['ids', 'text']).optional() })
     .refine((t) => t.ids.length === t.logprobs.length && t.ids.length === t.mask.length, {
       message: 'tokens.ids, tokens.logprobs and tokens.mask must have the same length',
     })

@@ -23,15 +23,18 @@ export interface Action {
 }
 
 /**
- * Token-level record of one turn, kept exactly as the policy produced it (never re-tokenised).
- * `ids` covers the model's tokens then the observation's tokens; `mask[i]` is 1 for a token the model
- * generated (trained on) and 0 for an observation/tool token (masked from the loss); `logprobs[i]` is
- * the sampling log-probability of a generated token and 0 for observation tokens.
+ * Token-level record of one model turn, kept exactly as the policy produced it (never re-tokenised).
+ * `ids` are the model's tokens (observation ids are added at export from the run's tokenizer);
+ * `mask[i]` is 1 for a token the model sampled (trained on) and 0 for an id appended without being
+ * sampled; `logprobs[i]` is the sampling log-probability of a sampled token and 0 elsewhere.
  */
 export interface TokenSpan {
   ids: number[];
   logprobs: number[];
+  /** 1 = sampled by the model; 0 = appended without being sampled (e.g. a stop tag the server cut). */
   mask: number[];
+  /** How the call's prompt reached the server: 'ids' (token-exact, earlier turns never re-tokenised) or 'text'. */
+  prompt?: 'ids' | 'text';
 }
 
 /** Why a turn or trajectory failed; failures are data stored on the node, not exceptions. */

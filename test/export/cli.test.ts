@@ -54,13 +54,36 @@ test('trace-rl export writes the step as Parquet equal to the library’s rows; 
   assert.deepEqual(rows.map((r) => r.response_ids), expected.map((r) => r.response_ids));
   assert.deepEqual(rows.map((r) => r.prompt_ids), expected.map((r) => r.prompt_ids));
   assert.deepEqual(rows.map((r) => r.advantages), expected.map((r) => r.advantages));
-  for (const [bad, pattern] of [[badStep, /--step 5: .* has steps 0–0/], [badFormat, /--format csv: choose one of verl, trl, jsonl, trie/]] as const) {
+  for (const [bad, pattern] of [[badStep, /--step 5: .* has steps 0–0/], [badFormat, /--format csv: choose one of verl, trl, jsonl, trl-jsonl, trie/]] as const) {
     assert.equal(bad.code, 2);
     assert.equal(bad.stdout, '');
     assert.match(bad.stderr, pattern);
     assert.equal(bad.stderr.trim().split('\n').length, 1);
   }
   assert.ok(!existsSync(out + '.x'));
+});
+
+test('trace-rl export --tokenizer qwen3 --chat-template: Qwen3 ids of the chat-framed prompt; bad tokenizer options are one stderr line, exit 2', async () => {
+  const run = await smallRun();
+  const dir = mkdtempSync(join(tmpdir(), 'trace-cli-'));
+  const [ok, unknown, noChat] = await Promise.all([
+    cli(['export', run.dir, '--format', 'jsonl', '--out', join(dir, 'q.jsonl'), '--tokenizer', 'qwen3', '--chat-template', '--thinking', 'off']),
+    cli(['export', run.dir, '--format', 'jsonl', '--out', join(dir, 'x.jsonl'), '--tokenizer', 'gpt2']),
+    cli(['export', run.dir, '--format', 'jsonl', '--out', join(dir, 'y.jsonl'), '--thinking', 'off']),
+  ]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal((JSON.parse(ok.stdout) as { tokenizer: string }).tokenizer, 'qwen3+chat-template');
+  const { loadQwen3Tokenizer } = await import('../../src/tokens/index.ts');
+  const qwen = loadQwen3Tokenizer().tokenizer;
+  const row = JSON.parse(readFileSync(join(dir, 'q.jsonl'), 'utf8').split('\n')[0]!) as { prompt_ids: number[]; prompt_text: string; response_ids: number[]; response_text: string };
+  assert.ok(row.prompt_text.startsWith('<|im_start|>user\n') && row.prompt_text.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n\n'), row.prompt_text);
+  assert.deepEqual(row.prompt_ids, qwen.encode(row.prompt_text));
+  assert.equal(qwen.decode(row.response_ids), row.response_text);
+  for (const [bad, pattern] of [[unknown, /unknown tokenizer "gpt2"; choose one of: bytes, codepoints, hf:DIR, qwen3, server/], [noChat, /add --chat-template/]] as const) {
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, pattern);
+    assert.equal(bad.stderr.trim().split('\n').length, 1);
+  }
 });
 
 test('trace-rl rollout against a real HTTP server: batch, waiting (file and URL), POST /weights releases it, done', async () => {

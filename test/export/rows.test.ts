@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEstimator, ESTIMATOR_NAMES, forestFromTrees } from '../../src/advantage/index.ts';
-import { buildBatch, byteTokenizer, rendererFor, trieRecords, type TrieRecord } from '../../src/export/index.ts';
+import { buildBatch, rendererFor, trieRecords, type TrieRecord } from '../../src/export/index.ts';
+import { byteTokenizer } from '../../src/tokens/index.ts';
 import { getNode, turnsTo } from '../../src/tree/index.ts';
 import { smallRun } from './fixtures.ts';
 

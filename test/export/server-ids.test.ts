@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEstimator } from '../../src/advantage/index.ts';
-import { buildBatch, byteTokenizer, codepointTokenizer, TokenizerError, TokenizerMismatchError, tokenizerByName } from '../../src/export/index.ts';
+import { buildBatch, TokenizerMismatchError } from '../../src/export/index.ts';
+import { byteTokenizer, codepointTokenizer, loadTranscript, TokenizerError } from '../../src/tokens/index.ts';
 import { addTurn, createTree, endTrajectory, type Turn } from '../../src/tree/index.ts';
 
 const ids = (s: string) => [...s].map((c) => c.codePointAt(0)!);
@@ -60,7 +61,7 @@ test('server ids that the export tokenizer cannot reproduce are refused, naming 
   assert.equal(unchecked.rows.length, 2);
 });
 
-test('the byte tokenizer round-trips any text and rejects ids outside its vocabulary', () => {
+test('the byte tokenizer round-trips any text and rejects ids outside its vocabulary', async () => {
   for (const s of ['', 'plain ascii', 'Ödön Horváth — 東京 🌍', '\u0000\n\t']) {
     const encoded = byteTokenizer.encode(s);
     assert.ok(encoded.every((id) => id >= 3 && id <= 258));
@@ -69,5 +70,5 @@ test('the byte tokenizer round-trips any text and rejects ids outside its vocabu
   }
   assert.throws(() => byteTokenizer.decode([2]), TokenizerError);
   assert.throws(() => byteTokenizer.decode([259]), TokenizerError);
-  assert.throws(() => tokenizerByName('gpt2'), /choose one of: bytes, codepoints/);
+  await assert.rejects(loadTranscript('gpt2'), /choose one of: bytes, codepoints/);
 });

@@ -7,7 +7,9 @@
 import { after } from 'node:test';
 import { Simulator, WorldEnv } from '../../src/env/index.ts';
 import { EmbeddedPolicy, OpenAIPolicy, ScriptedWorldPolicy, SimulatorPolicy, worldCandidateSource, type Policy } from '../../src/policy/index.ts';
-import { LlamaEngine, serveOpenAI, TinyLmPolicy } from '../../src/tinylm/index.ts';
+import { LlamaEngine, TinyLmPolicy } from '../../src/tinylm/index.ts';
+import { serveOpenAI } from '../../src/tinylm/openai-server.ts';
+import { loadTranscript } from '../../src/tokens/index.ts';
 import { initJax } from '../../src/util/jax.ts';
 import { policyContract } from '../contracts/policy.ts';
 import { fixture, writeTemp } from '../tinylm/fixtures.ts';
@@ -93,5 +95,18 @@ policyContract('openai (trace-rl serve, tiny GGUF)', {
   failure: async () => {
     const p = tiny.env.test[0]!;
     return { policy: new OpenAIPolicy({ baseURLs: [await servedUrl()], model: 'tiny' }), prompt: { ...p, id: 'too-long', question: `${p.question} ${'and again '.repeat(2000)}` } };
+  },
+});
+
+// Token-in/token-out on the same server: id prompts built with its own /tokenize.
+policyContract('openai tokens mode (trace-rl serve, tiny GGUF)', {
+  make: async () => new OpenAIPolicy({ baseURLs: [await servedUrl()], model: 'tiny', mode: 'tokens', transcript: await loadTranscript('server', { serverURL: await servedUrl() }) }),
+  env: tiny.env,
+  prompts: tiny.env.test.slice(0, 2),
+  maxTokens: 16,
+  failure: async () => {
+    const p = tiny.env.test[0]!;
+    const transcript = await loadTranscript('server', { serverURL: await servedUrl() });
+    return { policy: new OpenAIPolicy({ baseURLs: [await servedUrl()], model: 'tiny', mode: 'tokens', transcript }), prompt: { ...p, id: 'too-long', question: `${p.question} ${'and again '.repeat(2000)}` } };
   },
 });

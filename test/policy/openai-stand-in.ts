@@ -19,6 +19,8 @@ export interface StandInOptions {
   delayMs?: number;
   /** Decide a fault per request (n counts requests from 0 across both endpoints). */
   fault?: (n: number, body: Record<string, unknown>) => Fault;
+  /** Cut the matched stop string even when include_stop_str_in_output asks to keep it (servers that ignore it). */
+  cutsStop?: boolean;
   /** Replace the scripted reply: the text the model "writes" before stop-string handling. */
   script?: (conversation: string) => string;
 }
@@ -72,14 +74,18 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
       if (fault === 'malformed') return c.body('{"choices": [ {"text": "<sear', 200, { 'content-type': 'application/json' });
       if (fault === 'no_choices') return c.json({ id: 'x', object: 'text_completion', choices: [] });
       const conversation =
-        mode === 'chat' ? ((body.messages as Array<{ content: string }>) ?? []).map((m) => m.content).join('\n') : String(body.prompt ?? '');
+        mode === 'chat'
+          ? ((body.messages as Array<{ content: string }>) ?? []).map((m) => m.content).join('\n')
+          : Array.isArray(body.prompt)
+            ? String.fromCodePoint(...(body.prompt as number[])) // a token-id prompt: ids are code points here
+            : String(body.prompt ?? '');
       let text = script(conversation);
       const stops = (body.stop as string[] | undefined) ?? [];
       let stopReason: string | null = null;
       for (const s of stops) {
         const at = text.indexOf(s);
         if (at >= 0) {
-          text = text.slice(0, at) + (body.include_stop_str_in_output ? s : '');
+          text = text.slice(0, at) + (body.include_stop_str_in_output && !options.cutsStop ? s : '');
           stopReason = s;
           break;
         }

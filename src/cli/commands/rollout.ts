@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { EXPORT_FORMATS, isExportFormat, runRolloutService, tokenizerByName, WeightsGate } from '../../export/index.ts';
+import { EXPORT_FORMATS, isExportFormat, runRolloutService, WeightsGate } from '../../export/index.ts';
 import { OpenAIPolicy } from '../../policy/index.ts';
 import { parseTrainConfig } from '../../train/index.ts';
 import { UsageError, writeJson } from '../io.ts';
-import { asUsage } from './export.ts';
+import { addTokenizerOptions, asUsage, transcriptFromOptions } from './export.ts';
 import { addConfigOptions, rawConfig } from './train.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -22,36 +22,41 @@ export function register(program: Command): void {
     .requiredOption('--policy <kind>', 'policy kind: openai (an OpenAI-compatible server: vLLM, SGLang, llama.cpp)')
     .option('--base-url <url>', 'server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
     .option('--model <name>', 'model name sent to the server', 'default')
-    .option('--mode <mode>', 'completions (token-exact growing prompt) or chat', 'completions')
+    .option('--mode <mode>', 'tokens (token ids in, token ids out: exact), completions (growing text prompt) or chat', 'completions')
     .option('--extras <kind>', 'vllm (ask for token ids) or none', 'none')
     .requiredOption('--out <dir>', 'run folder to create: run.sqlite, batches/step-N.*, weights-step-N.ready')
     .option('--format <form>', `batch form: ${EXPORT_FORMATS.join(', ')}`, 'verl')
-    .option('--tokenizer <name>', 'tokenizer for text without server ids (and to check server ids): bytes or codepoints', 'bytes')
     .option('--no-check-server-ids', 'keep server token ids even when --tokenizer does not reproduce the text')
-    .option('--listen <port>', 'also accept POST /weights {"step": N} on this port (0 = any free port)');
+    .option('--listen <port>', 'also accept POST /weights {"step": N} on this port (0 = any free port)')
+    .option('--reload-url <url>', 'with --listen: a /weights body\'s "model" (new GGUF) is sent to this trace-rl serve --allow-reload (POST <url>/reload) before the next step');
+  addTokenizerOptions(cmd);
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
     if (opts.policy !== 'openai') throw new UsageError(`--policy ${String(opts.policy)}: only "openai" is supported (the embedded policy trains itself with trace-rl train)`);
     const urls = (opts.baseUrl as string[] | undefined) ?? [];
     if (urls.length === 0) throw new UsageError('--base-url is required with --policy openai, e.g. --base-url http://localhost:8000/v1');
     const format = String(opts.format);
     if (!isExportFormat(format)) throw new UsageError(`--format ${format}: choose one of ${EXPORT_FORMATS.join(', ')}`);
-    if (opts.mode !== 'completions' && opts.mode !== 'chat') throw new UsageError(`--mode ${String(opts.mode)}: choose completions or chat`);
+    if (opts.mode !== 'completions' && opts.mode !== 'chat' && opts.mode !== 'tokens') throw new UsageError(`--mode ${String(opts.mode)}: choose tokens, completions or chat`);
     if (opts.extras !== 'vllm' && opts.extras !== 'none') throw new UsageError(`--extras ${String(opts.extras)}: choose vllm or none`);
     let port: number | undefined;
     if (opts.listen !== undefined) {
       port = Number(opts.listen);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--listen ${String(opts.listen)}: expected a port number (0 = any free port)`);
     }
-    let tokenizer;
-    try {
-      tokenizer = tokenizerByName(String(opts.tokenizer));
-    } catch (e) {
-      throw asUsage(e);
-    }
+    // Ids go straight to the model in token mode: the byte tokenizer's would be wrong for any real model.
+    if (opts.mode === 'tokens' && opts.tokenizer === 'bytes') throw new UsageError('--mode tokens sends token ids to the model: give its tokenizer with --tokenizer hf:DIR, qwen3 or server');
+    const transcript = await transcriptFromOptions(opts, urls[0]);
     const config = parseTrainConfig(rawConfig(opts));
     const out = String(opts.out);
-    const policy = new OpenAIPolicy({ baseURLs: urls, model: String(opts.model), mode: opts.mode, extras: opts.extras });
-    const gate = new WeightsGate({ dir: out, port });
+    const policy = new OpenAIPolicy({ baseURLs: urls, model: String(opts.model), mode: opts.mode, extras: opts.extras, transcript });
+    const reloadUrl = opts.reloadUrl === undefined ? undefined : String(opts.reloadUrl).replace(/\/+$/, '').replace(/\/v1$/, '');
+    const reload = reloadUrl
+      ? async (model: string) => {
+          const res = await fetch(`${reloadUrl}/reload`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model }) });
+          if (!res.ok) throw new Error(`${reloadUrl}/reload answered HTTP ${res.status}: ${await res.text()}`);
+        }
+      : undefined;
+    const gate = new WeightsGate({ dir: out, port, ...(reload ? { reload } : {}) });
     const controller = new AbortController();
     const onSigint = () => controller.abort(new Error('interrupted'));
     process.on('SIGINT', onSigint);
@@ -62,7 +67,8 @@ export function register(program: Command): void {
         config,
         policy,
         format,
-        tokenizer,
+        tokenizer: transcript.tokenizer,
+        template: transcript.template,
         checkServerIds: opts.checkServerIds !== false,
         gate,
         clock: () => performance.now(),

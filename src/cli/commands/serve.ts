@@ -19,7 +19,8 @@ export function register(program: Command): void {
     .option('--threads <n>', 'CPU threads per evaluation (1 is fastest for tiny models on 2 cores)', '1')
     .option('--context <n>', 'tokens per sequence (default: the model’s context length)')
     .option('--name <id>', 'model id reported by /v1/models (default: the file name)')
-    .action(async (opts: { model: string; port: string; host: string; parallel: string; threads: string; context?: string; name?: string }) => {
+    .option('--allow-reload', 'accept POST /reload {"model": FILE} to swap in new weights (an external trainer’s GGUF)')
+    .action(async (opts: { model: string; port: string; host: string; parallel: string; threads: string; context?: string; name?: string; allowReload?: boolean }) => {
       const int = (flag: string, v: string, min: number, max = Number.MAX_SAFE_INTEGER) => {
         const n = Number(v);
         if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${flag}: "${v}" must be a whole number in [${min}, ${max}]`);
@@ -39,8 +40,9 @@ export function register(program: Command): void {
         throw new UsageError(`--model: ${opts.model}: llama.cpp could not load it (${(e as Error).message})`);
       }
       const name = opts.name ?? basename(file).replace(/\.gguf$/i, '');
-      const server = await serveOpenAI(engine, { modelName: name, port, host: opts.host, clock: () => Date.now() / 1000 });
-      process.stderr.write(`trace-rl serve: ${name} at ${server.url}/v1 (completions, chat/completions, models)\n`);
+      const reload = opts.allowReload ? (f: string) => LlamaEngine.load(resolve(f), { sequences, threads, contextSize }) : undefined;
+      const server = await serveOpenAI(engine, { modelName: name, port, host: opts.host, clock: () => Date.now() / 1000, ...(reload ? { reload } : {}) });
+      process.stderr.write(`trace-rl serve: ${name} at ${server.url}/v1 (completions, chat/completions, models; /tokenize, /detokenize${reload ? ', /reload' : ''})\n`);
       await new Promise<void>((done) => {
         const stop = () => void server.close().then(() => engine.dispose()).then(done);
         process.once('SIGINT', stop);

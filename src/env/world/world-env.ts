@@ -24,6 +24,8 @@ export interface WorldEnvOptions {
   /** Default 6: a 4-hop question needs 5 turns, leaving one spare. */
   maxTurns?: number;
   success?: SuccessRule;
+  /** Prompt text form (SearchEnvOptions.prompt). Default 'search-r1'. */
+  prompt?: 'search-r1' | 'question';
 }
 
 /** What a question's prompt carries in `meta.world`. */
@@ -66,6 +68,7 @@ export class WorldEnv extends SearchEnv {
       topK: options.topK,
       maxTurns: options.maxTurns ?? 6,
       success: options.success,
+      ...(options.prompt ? { prompt: options.prompt } : {}),
       name: `world-${options.seed}`,
     });
     this.world = world;

@@ -1,4 +1,6 @@
 import OpenAI from 'openai';
+import type { Transcript } from '../../tokens/index.ts';
+import type { TokenSpan } from '../../tree/types.ts';
 import { PolicyCallError } from '../errors.ts';
 import type { Action } from '../../tree/types.ts';
 import type { Policy, PolicyContext, PolicyOutput } from '../types.ts';
@@ -11,8 +13,15 @@ export interface OpenAIPolicyOptions {
   model: string;
   /** Default 'EMPTY' (local servers ignore it). */
   apiKey?: string;
-  /** 'completions' keeps the text token-exact (one growing prompt); 'chat' uses the server's chat template. Default 'completions'. */
-  mode?: 'chat' | 'completions';
+  /**
+   * 'tokens': token-in/token-out on /v1/completions — the prompt is a list of token ids (the
+   * transcript's prompt ids, then each earlier turn's sampled ids and its observation's ids), never
+   * re-tokenised; needs `transcript`. 'completions': one growing text prompt. 'chat': messages, the
+   * server applies its chat template. Default 'completions'.
+   */
+  mode?: 'chat' | 'completions' | 'tokens';
+  /** Token mode: the model's tokenizer and (optionally) chat template, the same one export uses. */
+  transcript?: Transcript;
   /** Stop strings; the matched one is put back into the turn's text. Default ['</search>', '</answer>']. */
   stop?: readonly string[];
   /** Sampling. Defaults are the exact-probability settings: temperature 1, top_p 1, no top_k. */
@@ -59,7 +68,9 @@ export class OpenAIPolicy implements Policy {
   readonly name: string;
   readonly router: Router;
   private readonly clients: OpenAI[];
-  private readonly opts: Required<Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation'>> & Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation'>;
+  private readonly opts: Required<Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation' | 'transcript'>> & Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation' | 'transcript'>;
+  /** Servers that refused a token-id prompt (HTTP 400/422) and answered the same request as text. */
+  private readonly textOnly = new Set<number>();
 
   constructor(options: OpenAIPolicyOptions) {
     if (options.baseURLs.length === 0) throw new RangeError('OpenAIPolicy: baseURLs is empty; give at least one server URL such as http://localhost:8000/v1');
@@ -74,12 +85,14 @@ export class OpenAIPolicy implements Policy {
       stickySlack: 1,
       ...options,
     };
+    if (this.opts.mode === 'tokens' && !this.opts.transcript) throw new RangeError('OpenAIPolicy: mode "tokens" needs a transcript (the model’s tokenizer, e.g. loadTranscript("qwen3"))');
     this.name = `openai:${options.model}`;
     this.router = new Router(options.baseURLs, { slack: this.opts.stickySlack });
     this.clients = options.baseURLs.map((baseURL) => new OpenAI({ baseURL, apiKey: options.apiKey ?? 'EMPTY', maxRetries: 0 }));
   }
 
   async act(ctx: PolicyContext): Promise<PolicyOutput> {
+    if (this.opts.mode === 'tokens') return this.actOnTokens(ctx);
     const route = this.router.acquire(ctx.trajectoryId);
     try {
       const body = this.request(ctx);
@@ -94,15 +107,74 @@ export class OpenAIPolicy implements Policy {
       const conversation = this.opts.mode === 'chat' ? this.opts.conversation : undefined;
       const text = conversation ? r.text : restoreStopTag(r, this.opts.stop);
       const tokens = tokenSpan(r);
-      const generated = r.completionTokens ?? r.tokenIds?.length ?? r.logprobs?.length ?? Math.ceil(text.length / 4);
       const structured = conversation ? conversation.action({ content: r.text, toolCalls: r.toolCalls ?? [] }) : undefined;
       return {
-        text,
+        ...output(text, r, ctx, tokens ? { ...tokens, prompt: 'text' } : undefined),
         ...(structured ? { action: structured.action, thought: structured.thought } : {}),
-        generatedTokens: Math.min(generated, ctx.maxTokens),
-        ...(tokens ? { tokens } : {}),
-        ...(r.logprobs ? { logprob: r.logprobs.reduce((a, b) => a + b, 0) } : {}),
       };
+    } catch (e) {
+      throw toPolicyError(e);
+    } finally {
+      route.done();
+    }
+  }
+
+  /**
+   * Token mode: the prompt's ids are built from the trees' own records (sampled ids of earlier turns,
+   * observation ids from the transcript), so a branch restored from a prefix continues the exact
+   * sequence. The stop tag is kept by the server (`include_stop_str_in_output`); when a server cuts it
+   * anyway, its ids are appended with mask 0 (not sampled, never trained on).
+   */
+  private async actOnTokens(ctx: PolicyContext): Promise<PolicyOutput> {
+    const t = this.opts.transcript!;
+    const route = this.router.acquire(ctx.trajectoryId);
+    try {
+      await t.prepare([ctx.rendered], ctx.turns.map((x) => x.observation).filter((o) => o !== ''), ctx.turns.filter((x) => !x.tokens).map(turnText));
+      const ids = t.promptIds(ctx.rendered);
+      let exact = true;
+      for (const turn of ctx.turns) {
+        if (turn.tokens) {
+          ids.push(...turn.tokens.ids);
+          exact &&= turn.tokens.prompt === 'ids';
+        } else {
+          ids.push(...t.tokenizer.encode(turnText(turn)));
+          exact = false;
+        }
+        ids.push(...t.observationIds(turn.observation));
+      }
+      const text = () => t.promptText(ctx.rendered) + ctx.turns.map((x) => turnText(x) + (x.observation === '' ? '' : t.observationText(x.observation))).join('');
+      const client = this.clients[route.index]!;
+      const body = { ...this.request(ctx), prompt: ids, return_token_ids: true, include_stop_str_in_output: true, no_stop_trim: true };
+      const call = (b: Record<string, unknown>) => client.completions.create(b as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming, { signal: ctx.signal });
+      let raw: unknown;
+      let sentIds = !this.textOnly.has(route.index);
+      if (sentIds) {
+        try {
+          raw = await call(body);
+        } catch (e) {
+          if (!(e instanceof OpenAI.APIError && (e.status === 400 || e.status === 422)) || /context|too long|maximum/i.test(e.message)) throw e;
+          // The server may not take ids: try the same request as text once; if that works, remember it.
+          raw = await call({ ...body, prompt: text() });
+          this.textOnly.add(route.index);
+          sentIds = false;
+        }
+      } else raw = await call({ ...body, prompt: text() });
+      const r = parseResponse(raw, 'completions');
+      const span = tokenSpan(r);
+      if (!span) return output(restoreStopTag(r, this.opts.stop), r, ctx, undefined);
+      span.prompt = sentIds && exact ? 'ids' : 'text';
+      if (t.tokenizer.prepare) await t.tokenizer.prepare([], [span.ids]);
+      const sampled = t.tokenizer.decode(span.ids);
+      const full = restoreStopTag({ ...r, text: sampled }, this.opts.stop);
+      if (full.length > sampled.length) {
+        const tag = full.slice(sampled.length);
+        if (t.tokenizer.prepare) await t.tokenizer.prepare([tag]);
+        const extra = t.tokenizer.encode(tag);
+        span.ids.push(...extra);
+        span.mask.push(...extra.map(() => 0));
+        span.logprobs.push(...extra.map(() => 0));
+      }
+      return output(full, r, ctx, span);
     } catch (e) {
       throw toPolicyError(e);
     } finally {
@@ -122,7 +194,10 @@ export class OpenAIPolicy implements Policy {
     };
     if (o.topK !== undefined) body.top_k = o.topK;
     if (o.seed && !ctx.greedy) body.seed = ctx.rng.int(2 ** 31);
-    if (o.mode === 'chat' && o.conversation) {
+    if (o.mode === 'tokens') {
+      // The prompt ids are added by actOnTokens.
+      if (o.logprobs) body.logprobs = 0;
+    } else if (o.mode === 'chat' && o.conversation) {
       delete body.stop;
       body.messages = o.conversation.messages(ctx);
       const tools = o.conversation.tools(ctx);
@@ -148,6 +223,17 @@ export class OpenAIPolicy implements Policy {
     }
     return body;
   }
+}
+
+/** The policy's result for one response; `generatedTokens` counts sampled tokens when the server says. */
+function output(text: string, r: ReturnType<typeof parseResponse>, ctx: PolicyContext, tokens: TokenSpan | undefined): PolicyOutput {
+  const generated = r.completionTokens ?? r.tokenIds?.length ?? r.logprobs?.length ?? Math.ceil(text.length / 4);
+  return {
+    text,
+    generatedTokens: Math.min(generated, ctx.maxTokens),
+    ...(tokens ? { tokens } : {}),
+    ...(r.logprobs ? { logprob: r.logprobs.reduce((a, b) => a + b, 0) } : {}),
+  };
 }
 
 function turnText(t: PolicyContext['turns'][number]): string {

@@ -1,14 +1,24 @@
 /**
- * Tokenizers for export. A trainer needs token ids; the embedded policy writes text only, so export
- * turns text into ids with a deterministic tokenizer whose ids decode back to exactly the same text.
- * Ids a policy server returned (`turn.tokens`) are never re-tokenised: they are used unchanged.
+ * Tokenizers: text ↔ ids. The OpenAI policy's token mode encodes prompts and observations with the
+ * model's own tokenizer and sends ids; export encodes text that has no ids (prompts, observations,
+ * turns of text-only policies). Ids a policy server returned (`turn.tokens`) are never re-tokenised.
+ * Built in: `bytes` and `codepoints` (exact round trip, not a model's ids); the model's tokenizers
+ * live in hf-tokenizer.ts (a local Hugging Face folder, Qwen3's files) and server-tokenizer.ts.
  */
 
-export interface ExportTokenizer {
+export interface Tokenizer {
   /** Written into every export's metadata so a reader knows how to decode the ids. */
   readonly name: string;
+  /** Ids of `text`, no special tokens added (special-token text such as `<|im_start|>` maps to its id). */
   encode(text: string): number[];
   decode(ids: readonly number[]): string;
+  /** Id the model expects before a prompt (llama's `<s>`); undefined when none (Qwen). */
+  readonly bos?: number;
+  /**
+   * Tokenizers that ask a server answer `encode`/`decode` from a cache: `prepare` fills it (one
+   * round trip per new text or id list) before synchronous code such as export reads it.
+   */
+  prepare?(texts: readonly string[], idLists?: readonly (readonly number[])[]): Promise<void>;
 }
 
 /** Raised for ids a tokenizer cannot decode (out of its vocabulary). */
@@ -26,7 +36,7 @@ const utf8 = new TextEncoder();
 const utf8Strict = new TextDecoder('utf-8', { fatal: true });
 
 /** One id per UTF-8 byte: id = byte + 3. Every string round-trips exactly; the vocabulary is 259 ids. */
-export const byteTokenizer: ExportTokenizer = {
+export const byteTokenizer: Tokenizer = {
   name: 'bytes+3',
   encode(text) {
     const bytes = utf8.encode(text);
@@ -46,7 +56,7 @@ export const byteTokenizer: ExportTokenizer = {
 };
 
 /** One id per Unicode code point (id = code point): character-level servers such as the test stand-in. */
-export const codepointTokenizer: ExportTokenizer = {
+export const codepointTokenizer: Tokenizer = {
   name: 'codepoints',
   encode(text) {
     const ids: number[] = [];
@@ -61,12 +71,3 @@ export const codepointTokenizer: ExportTokenizer = {
   },
 };
 
-export const TOKENIZER_NAMES = ['bytes', 'codepoints'] as const;
-export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
-
-/** Picks a built-in tokenizer by its CLI name; unknown names fail here. */
-export function tokenizerByName(name: string): ExportTokenizer {
-  if (name === 'bytes') return byteTokenizer;
-  if (name === 'codepoints') return codepointTokenizer;
-  throw new TokenizerError(`unknown tokenizer "${name}"; choose one of: ${TOKENIZER_NAMES.join(', ')}`);
-}

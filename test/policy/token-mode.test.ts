@@ -1,0 +1,73 @@
+/**
+ * OpenAIPolicy's token mode against the scripted stand-in server (ids = code points): a server that
+ * cuts the stop tag anyway gets the tag appended with mask 0 (never trained on), and a server that
+ * refuses id prompts is asked in text, remembered, and its turns are marked not token-exact.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createEstimator } from '../../src/advantage/index.ts';
+import { WorldEnv } from '../../src/env/index.ts';
+import { buildBatch } from '../../src/export/index.ts';
+import { OpenAIPolicy } from '../../src/policy/index.ts';
+import { codepointTokenizer, Transcript } from '../../src/tokens/index.ts';
+import { addTurn, createTree, endTrajectory } from '../../src/tree/index.ts';
+import { createRng } from '../../src/util/rng.ts';
+import { startStandIn } from './openai-stand-in.ts';
+
+const world = new WorldEnv({ seed: 7, questions: 60 });
+const prompt = world.test[0]!;
+const transcript = new Transcript(codepointTokenizer);
+const ids = (s: string) => codepointTokenizer.encode(s);
+
+test('token mode: a stop tag the server cut is appended with mask 0 and log-probability 0; the prompt went as ids', async () => {
+  const server = await startStandIn({ cutsStop: true });
+  try {
+    const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'stand-in', mode: 'tokens', transcript });
+    const out = await policy.act({ prompt, rendered: world.render(prompt), turns: [], rng: createRng(1), maxTokens: 200 });
+    assert.deepEqual(server.bodies[0]!.prompt, ids(world.render(prompt)), 'the prompt is sent as ids');
+    assert.equal(server.bodies[0]!.include_stop_str_in_output, true);
+    assert.ok(out.text.endsWith('</search>'), out.text);
+    const span = out.tokens!;
+    assert.equal(span.prompt, 'ids');
+    const tag = ids('</search>');
+    assert.deepEqual(span.ids.slice(-tag.length), tag);
+    assert.deepEqual(span.mask.slice(-tag.length), tag.map(() => 0), 'the appended tag was not sampled');
+    assert.deepEqual(span.logprobs.slice(-tag.length), tag.map(() => 0));
+    assert.ok(span.mask.slice(0, -tag.length).every((m) => m === 1));
+    assert.equal(codepointTokenizer.decode(span.ids), out.text);
+
+    // Export keeps the mask: the tag's ids are in the row with mask 0, and the row is token-exact.
+    const tree = createTree(prompt.id, prompt.question);
+    const node = addTurn(tree, prompt.id, { thought: '', action: { type: 'search', input: 'x' }, observation: '', text: out.text, tokens: span }, { origin: 'bare', slot: 0 });
+    endTrajectory(tree, node.id, 'answer', 1, 1);
+    const [row] = buildBatch([tree], { step: 0, estimator: createEstimator('grpo'), tokenizer: codepointTokenizer, render: () => world.render(prompt) }).rows;
+    assert.deepEqual(row!.response_mask.slice(-tag.length), tag.map(() => 0));
+    assert.equal(row!.token_exact, true);
+  } finally {
+    await server.close();
+  }
+});
+
+test('token mode: a server that refuses id prompts is asked in text, once detected; its turns are not token-exact', async () => {
+  const server = await startStandIn({ fault: (_n, body) => (Array.isArray(body.prompt) ? 'error400' : 'ok') });
+  try {
+    const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'stand-in', mode: 'tokens', transcript });
+    const first = await policy.act({ prompt, rendered: world.render(prompt), turns: [], rng: createRng(1), maxTokens: 200 });
+    assert.equal(first.tokens!.prompt, 'text');
+    assert.equal(server.bodies.length, 2, 'ids refused, then the same request as text');
+    assert.ok(Array.isArray(server.bodies[0]!.prompt));
+    assert.equal(server.bodies[1]!.prompt, world.render(prompt));
+    const turn = { thought: '', action: { type: 'search' as const, input: 'x' }, observation: '\n<information>Doc 1</information>\n', text: first.text, tokens: first.tokens! };
+    await policy.act({ prompt, rendered: world.render(prompt), turns: [turn], rng: createRng(2), maxTokens: 200 });
+    assert.equal(server.bodies.length, 3, 'the server is remembered as text-only');
+    assert.equal(server.bodies[2]!.prompt, world.render(prompt) + first.text + turn.observation);
+
+    const tree = createTree(prompt.id, prompt.question);
+    const node = addTurn(tree, prompt.id, turn, { origin: 'bare', slot: 0 });
+    endTrajectory(tree, node.id, 'answer', 0, 0);
+    const [row] = buildBatch([tree], { step: 0, estimator: createEstimator('grpo'), tokenizer: codepointTokenizer, render: () => world.render(prompt) }).rows;
+    assert.equal(row!.token_exact, false, 'the export says the row came from a text prompt');
+  } finally {
+    await server.close();
+  }
+});

@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
+import { createServerApp, HttpError, listen, type RunningServer } from '../http/index.ts';
+
+/** A step announcement is a few bytes; anything larger is refused before it is read. */
+const GATE_BODY_BYTES = 4096;
 
 /** File the trainer creates after pushing the weights trained on batch `step`. */
 export function weightsReadyFile(dir: string, step: number): string {
@@ -37,7 +38,7 @@ export class WeightsGate {
   url?: string;
   private readonly ready = new Set<number>();
   private waiting: number | null = null;
-  private server?: ReturnType<typeof serve>;
+  private server?: RunningServer;
   private readonly options: WeightsGateOptions;
 
   constructor(options: WeightsGateOptions) {
@@ -48,25 +49,23 @@ export class WeightsGate {
   /** Binds the HTTP listener when a port was given. */
   async start(): Promise<void> {
     if (this.options.port === undefined) return;
-    const app = new Hono();
+    const app = createServerApp({ maxBodyBytes: GATE_BODY_BYTES, bodySetting: 'fixed: a step announcement is {"step": N}' });
     app.post('/weights', async (c) => {
       let body: unknown;
       try {
         body = await c.req.json();
-      } catch {
-        return c.json({ error: 'body must be JSON like {"step": 0}' }, 400);
+      } catch (e) {
+        if (e instanceof HttpError) throw e;
+        throw new HttpError(400, 'body must be JSON like {"step": 0}', 'invalid_json');
       }
       const step = (body as { step?: unknown } | null)?.step;
-      if (typeof step !== 'number' || !Number.isInteger(step) || step < 0) return c.json({ error: 'field "step" must be a non-negative integer: the step whose batch the new weights were trained on' }, 400);
+      if (typeof step !== 'number' || !Number.isInteger(step) || step < 0) throw new HttpError(400, 'field "step" must be a non-negative integer: the step whose batch the new weights were trained on', 'invalid_body', 'step');
       this.ready.add(step);
       return c.json({ ok: true, step });
     });
     app.get('/status', (c) => c.json({ waiting: this.waiting, ready: [...this.ready].sort((a, b) => a - b) }));
-    const host = this.options.host ?? '127.0.0.1';
-    this.server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-      const s = serve({ fetch: app.fetch, port: this.options.port, hostname: host }, () => resolve(s));
-    });
-    this.url = `http://${host}:${(this.server.address() as AddressInfo).port}`;
+    this.server = await listen(app, { port: this.options.port, host: this.options.host });
+    this.url = this.server.url;
   }
 
   /** Marks a step as ready (what the HTTP endpoint does). */
@@ -97,9 +96,6 @@ export class WeightsGate {
     const s = this.server;
     if (!s) return;
     this.server = undefined;
-    await new Promise<void>((resolve) => {
-      (s as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-      s.close(() => resolve());
-    });
+    await s.close();
   }
 }

@@ -9,12 +9,13 @@
  * unless `include_stop_str_in_output`. Chat prompts use the GGUF's chat template when it has one
  * (node-llama-cpp resolves it), else a plain `role: content` transcript.
  */
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
+import type { Hono } from 'hono';
 import { LlamaText, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper } from 'node-llama-cpp';
 import { z } from 'zod';
+import { createServerApp, HttpError, listen, readJson, tooLarge, type ListenOptions, type RunningServer } from '../http/index.ts';
 import { ContextOverflowError, type LlamaEngine } from './llama-engine.ts';
+
+export type { RunningServer };
 
 const sampling = {
   model: z.string().optional(),
@@ -53,7 +54,21 @@ export interface OpenAIServerOptions {
   defaultMaxTokens?: number;
   /** Seconds since the epoch for the responses' `created` field (the CLI passes the wall clock). Default 0. */
   clock?: () => number;
+  /** Request limits (docs/reliability.md); unset fields take their defaults. */
+  limits?: Partial<OpenAIServerLimits>;
 }
+
+/** What one request may ask of the server; the CLI flags set them. */
+export interface OpenAIServerLimits {
+  /** Largest request body in bytes (`--max-body-bytes`, default 1 MiB). */
+  maxBodyBytes: number;
+  /** Most prompt characters, checked before tokenising (`--max-prompt-chars`, default 65,536; chat: all messages together). */
+  maxPromptChars: number;
+  /** Most prompt tokens after tokenising (`--max-prompt-tokens`, default: the context length). */
+  maxPromptTokens?: number;
+}
+
+export const DEFAULT_OPENAI_LIMITS: OpenAIServerLimits = { maxBodyBytes: 1 << 20, maxPromptChars: 65_536 };
 
 interface Completion {
   text: string;
@@ -66,8 +81,20 @@ interface Completion {
 
 /** The hono app (exposed for in-process tests); `serveOpenAI` puts it on a port. */
 export function createOpenAIApp(engine: LlamaEngine, options: OpenAIServerOptions): Hono {
-  const app = new Hono();
+  const limits = { ...DEFAULT_OPENAI_LIMITS, ...options.limits };
+  const maxTokens = Math.min(limits.maxPromptTokens ?? engine.contextSize, engine.contextSize);
+  const app = createServerApp({ maxBodyBytes: limits.maxBodyBytes, bodySetting: '--max-body-bytes', badRequest: (e) => e instanceof ContextOverflowError, health: () => ({ model: options.modelName }) });
   const model = engine.model;
+  const vocab = engine.vocabSize;
+  /** Bounds a prompt before it is tokenised (characters) and after (tokens, ids in the vocabulary). */
+  const checkChars = (chars: number) => {
+    if (chars > limits.maxPromptChars) throw tooLarge(`a prompt of ${chars.toLocaleString('en')} characters`, limits.maxPromptChars, 'characters', '--max-prompt-chars', 'prompt_too_long');
+  };
+  const checkTokens = (ids: readonly number[]) => {
+    if (ids.length > maxTokens) throw tooLarge(`a prompt of ${ids.length.toLocaleString('en')} tokens`, maxTokens, 'tokens', limits.maxPromptTokens === undefined ? 'the context length, --context' : '--max-prompt-tokens', 'prompt_too_many_tokens');
+    const bad = ids.findIndex((id) => id >= vocab);
+    if (bad >= 0) throw new HttpError(400, `prompt[${bad}]: token id ${ids[bad]} is outside the vocabulary (0 … ${vocab - 1})`, 'token_out_of_vocabulary', 'prompt');
+  };
   const maxDefault = options.defaultMaxTokens ?? 256;
   let wrapper: ChatWrapper | undefined;
   let created = 0;
@@ -119,8 +146,10 @@ export function createOpenAIApp(engine: LlamaEngine, options: OpenAIServerOption
   app.get('/v1/models', (c) => c.json({ object: 'list', data: [{ id: options.modelName, object: 'model', created: 0, owned_by: 'trace-rl' }] }));
 
   app.post('/v1/completions', async (c) => {
-    const body = completionSchema.parse(await c.req.json());
+    const body = await readJson(c, completionSchema);
+    checkChars(typeof body.prompt === 'string' ? body.prompt.length : 0);
     const prompt = typeof body.prompt === 'string' ? withBos([...model.tokenize(body.prompt, true)]) : body.prompt;
+    checkTokens(prompt);
     const r = await run(prompt, body, c.req.raw.signal);
     const offsets: number[] = [];
     let at = 0;
@@ -147,7 +176,8 @@ export function createOpenAIApp(engine: LlamaEngine, options: OpenAIServerOption
   });
 
   app.post('/v1/chat/completions', async (c) => {
-    const body = chatSchema.parse(await c.req.json());
+    const body = await readJson(c, chatSchema);
+    checkChars(body.messages.reduce((n, m) => n + (m.content?.length ?? 0), 0));
     wrapper ??= resolveChatWrapper(model);
     const history: ChatHistoryItem[] = body.messages.map((m) =>
       m.role === 'assistant' ? { type: 'model', response: [m.content ?? ''] } : m.role === 'user' ? { type: 'user', text: m.content ?? '' } : { type: 'system', text: m.content ?? '' },
@@ -155,6 +185,7 @@ export function createOpenAIApp(engine: LlamaEngine, options: OpenAIServerOption
     if (history.at(-1)?.type !== 'model') history.push({ type: 'model', response: [] });
     const state = wrapper.generateContextState({ chatHistory: history });
     const prompt = [...LlamaText(state.contextText).tokenize(model.tokenizer)];
+    checkTokens(prompt);
     const r = await run(prompt, body, c.req.raw.signal);
     const enc = new TextEncoder();
     return c.json({
@@ -175,32 +206,10 @@ export function createOpenAIApp(engine: LlamaEngine, options: OpenAIServerOption
     });
   });
 
-  app.onError((e, c) => {
-    const bad = e instanceof z.ZodError || e instanceof SyntaxError || e instanceof ContextOverflowError;
-    const message = e instanceof z.ZodError ? e.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') : e.message;
-    return c.json({ error: { message, type: bad ? 'invalid_request_error' : 'server_error', code: null, param: null } }, bad ? 400 : 500);
-  });
   return app;
 }
 
-export interface RunningServer {
-  url: string;
-  close(): Promise<void>;
-}
-
 /** Serves the app on host:port (port 0 = any free port); `url` ends without `/v1`. */
-export function serveOpenAI(engine: LlamaEngine, options: OpenAIServerOptions & { port: number; host?: string }): Promise<RunningServer> {
-  const host = options.host ?? '127.0.0.1';
-  return new Promise((resolve) => {
-    const server = serve({ fetch: createOpenAIApp(engine, options).fetch, port: options.port, hostname: host }, (info: AddressInfo) => {
-      resolve({
-        url: `http://${host}:${info.port}`,
-        close: () =>
-          new Promise<void>((res, rej) => {
-            server.close((e) => (e ? rej(e) : res()));
-            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-          }),
-      });
-    });
-  });
+export function serveOpenAI(engine: LlamaEngine, options: OpenAIServerOptions & ListenOptions): Promise<RunningServer> {
+  return listen(createOpenAIApp(engine, options), options);
 }

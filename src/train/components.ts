@@ -3,7 +3,7 @@ import { Simulator, SimulatorPolicy, WorldEnv } from '../env/index.ts';
 import { EmbeddedPolicy, worldCandidateSource, type PolicySample, type UpdateMetrics } from '../policy/index.ts';
 import type { Policy } from '../policy/types.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
-import type { TrainConfig } from './config.ts';
+import { ConfigError, type TrainConfig } from './config.ts';
 
 /** A policy the loop can improve and checkpoint. The simulator's policy is fixed and has no update. */
 export interface TrainablePolicy extends Policy {
@@ -70,7 +70,14 @@ async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {
 async function buildTinyLm(config: TrainConfig): Promise<TrainablePolicy> {
   const { readFileSync } = await import('node:fs');
   const { TinyLmPolicy, initTinyLm } = await import('../tinylm/index.ts');
-  await initTinyLm();
+  const { checkGgufFile, GgufFileError } = await import('../tinylm/gguf-file.ts');
   const file = config.policy.model!;
+  try {
+    checkGgufFile(file);
+  } catch (e) {
+    if (e instanceof GgufFileError) throw new ConfigError(`policy.model (--model) ${file}: ${e.message}`);
+    throw e;
+  }
+  await initTinyLm();
   return TinyLmPolicy.fromBytes(new Uint8Array(readFileSync(file)), { learningRate: config.policy.lmLearningRate }, file);
 }

@@ -1,40 +1,52 @@
 import { Command, CommanderError } from 'commander';
-import { ZodError } from 'zod';
-import { UsageError, formatZodError } from './io.ts';
+import { userErrorLine } from './errors.ts';
 import { commands } from './commands/index.ts';
-import { ConfigError } from '../train/config.ts';
-import { TrainError } from '../train/loop.ts';
-import { RunStoreError } from '../store/run-store.ts';
 
 export function buildProgram(): Command {
   const program = new Command('trace-rl')
     .description('TRACE: spend a fixed rollout budget where multi-turn agent RL learns the most')
     .version('0.1.0')
-    .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    // Parser errors are printed by main() as one line with a pointer to --help (help and version still print).
+    .configureOutput({ outputError: () => {} });
   for (const register of commands) register(program);
   return program;
 }
 
-/** Runs the CLI; user errors become one stderr line and a non-zero exit, never a stack trace. */
+/** Runs the CLI; user errors become one stderr line and exit code 2, never a stack trace. */
 export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
   try {
-    await buildProgram().parseAsync(argv);
+    await program.parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) {
-      process.exitCode = e.exitCode;
-      return;
-    }
-    if (e instanceof UsageError || e instanceof ConfigError || e instanceof RunStoreError || e instanceof TrainError) {
-      process.stderr.write(`trace-rl: ${e.message}\n`);
+      // Help and --version end with exit code 0; help shown for a missing subcommand is already printed.
+      if (e.exitCode === 0) return;
+      if (e.code === 'commander.help') {
+        process.exitCode = 2;
+        return;
+      }
+      const where = ['trace-rl', ...commandPath(program, argv.slice(2))].join(' ');
+      process.stderr.write(`${where}: ${e.message.replace(/^error: /, '')} (see ${where} --help)\n`);
       process.exitCode = 2;
       return;
     }
-    if (e instanceof ZodError) {
-      process.stderr.write(`trace-rl: ${formatZodError(e)}\n`);
-      process.exitCode = 2;
-      return;
-    }
-    throw e;
+    const line = userErrorLine(e);
+    if (line === undefined) throw e;
+    process.stderr.write(`trace-rl: ${line}\n`);
+    process.exitCode = 2;
   }
+}
+
+/** The subcommand names at the start of the arguments (`retriever serve`), for the --help pointer. */
+function commandPath(program: Command, args: string[]): string[] {
+  const path: string[] = [];
+  let cmd = program;
+  for (const a of args) {
+    const sub = cmd.commands.find((c) => c.name() === a || c.aliases().includes(a));
+    if (!sub) break;
+    path.push(a);
+    cmd = sub;
+  }
+  return path;
 }

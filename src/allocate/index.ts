@@ -19,3 +19,4 @@ export { historyRate } from './strategies/knapsack.ts';
 export { runAllocationDemo, summarise, DEMO_DEFAULTS, DEMO_STRATEGIES, type DemoOptions, type DemoRow, type Summary } from './demo.ts';
 export { beta, gamma, normal, binomial, noisyPrediction } from './sampling.ts';
 export { adaptiveTopUp, uniformTopUp } from './leftover.ts';
+export { budgetProblem } from './budget-check.ts';

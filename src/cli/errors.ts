@@ -1,5 +1,6 @@
 import { ZodError } from 'zod';
 import { ServerStartError } from '../http/index.ts';
+import { AtomicWriteError } from '../store/atomic-write.ts';
 import { RunStoreError } from '../store/run-store.ts';
 import { GgufFileError } from '../tinylm/gguf-file.ts';
 import { ConfigError } from '../train/config.ts';
@@ -40,7 +41,7 @@ const SQLITE_ERRORS: Record<string, string> = {
  * or undefined for a real bug (which then keeps its stack trace).
  */
 export function userErrorLine(e: unknown): string | undefined {
-  if (e instanceof UsageError || e instanceof ConfigError || e instanceof RunStoreError || e instanceof TrainError || e instanceof ServerStartError || e instanceof GgufFileError) return firstLine(e.message);
+  if (e instanceof UsageError || e instanceof ConfigError || e instanceof RunStoreError || e instanceof TrainError || e instanceof ServerStartError || e instanceof GgufFileError || e instanceof AtomicWriteError) return firstLine(e.message);
   if (e instanceof ZodError) return formatZodError(e);
   if (!(e instanceof Error)) return undefined;
   const code = (e as NodeJS.ErrnoException).code;

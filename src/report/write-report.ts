@@ -1,4 +1,5 @@
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { AtomicWriteError, writeFileAtomic } from '../store/atomic-write.ts';
 import { dirname, resolve } from 'node:path';
 import { byStrategy } from './aggregate.ts';
 import { buildCharts } from './charts.ts';
@@ -69,13 +70,10 @@ export async function writeReport(options: WriteReportOptions): Promise<ReportRe
 
   const out = resolve(options.out);
   mkdirSync(dirname(out), { recursive: true });
-  const tmp = `${out}.tmp-${process.pid}`;
   try {
-    writeFileSync(tmp, html);
-    renameSync(tmp, out);
+    writeFileAtomic(out, html);
   } catch (e) {
-    rmSync(tmp, { force: true });
-    throw new ReportError(`cannot write ${out}: ${(e as Error).message}`);
+    throw new ReportError(e instanceof AtomicWriteError ? e.message : `cannot write ${out}: ${(e as Error).message}`);
   }
   return { out, bytes: Buffer.byteLength(html), runs: runs.length, summary, notes };
 }

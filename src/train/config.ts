@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { strategyConfigSchema } from '../allocate/index.ts';
+import { budgetProblem, strategyConfigSchema } from '../allocate/index.ts';
 import { ESTIMATOR_NAMES } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/index.ts';
 
@@ -59,7 +59,12 @@ export const trainConfigSchema = z
       })
       .prefault({}),
   })
-  .strict();
+  .strict()
+  // Every strategy must be able to spend its whole budget B each step (equal budgets, never a silent shortfall).
+  .superRefine((c, ctx) => {
+    const problem = budgetProblem(c.strategy, c.pool);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['strategy', 'budget'], message: problem });
+  });
 
 export type TrainConfig = z.output<typeof trainConfigSchema>;
 export type TrainConfigInput = z.input<typeof trainConfigSchema>;

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { isEstimatorName, ESTIMATOR_NAMES } from '../../advantage/index.ts';
 import { EXPORT_FORMATS, ExportError, exportRun, isExportFormat, TokenizerError, tokenizerByName, TokenizerMismatchError } from '../../export/index.ts';
 import { RunStoreError } from '../../store/index.ts';
-import { UsageError, writeJson } from '../io.ts';
+import { parseInteger, UsageError, writeJson } from '../io.ts';
 
 /** Module errors that are the user's to fix: one stderr line, exit 2. */
 export function asUsage(e: unknown): unknown {
@@ -27,8 +27,7 @@ export function register(program: Command): void {
       if (opts.estimator !== undefined && !isEstimatorName(opts.estimator)) throw new UsageError(`--estimator ${opts.estimator}: choose one of ${ESTIMATOR_NAMES.join(', ')}`);
       let step: number | undefined;
       if (opts.step !== undefined) {
-        step = Number(opts.step);
-        if (!Number.isInteger(step) || step < 0) throw new UsageError(`--step ${opts.step}: expected a step number (0, 1, …)`);
+        step = parseInteger('--step', opts.step, { min: 0 });
       }
       try {
         const tokenizer = tokenizerByName(opts.tokenizer);

@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { EXPORT_FORMATS, isExportFormat, runRolloutService, tokenizerByName, WeightsGate } from '../../export/index.ts';
 import { OpenAIPolicy } from '../../policy/index.ts';
 import { parseTrainConfig } from '../../train/index.ts';
-import { UsageError, writeJson } from '../io.ts';
+import { RunStore } from '../../store/index.ts';
+import { parsePort, UsageError, writeJson } from '../io.ts';
 import { asUsage } from './export.ts';
 import { addConfigOptions, rawConfig } from './train.ts';
 
@@ -33,14 +34,22 @@ export function register(program: Command): void {
     if (opts.policy !== 'openai') throw new UsageError(`--policy ${String(opts.policy)}: only "openai" is supported (the embedded policy trains itself with trace-rl train)`);
     const urls = (opts.baseUrl as string[] | undefined) ?? [];
     if (urls.length === 0) throw new UsageError('--base-url is required with --policy openai, e.g. --base-url http://localhost:8000/v1');
+    for (const u of urls) {
+      let protocol = '';
+      try {
+        protocol = new URL(u).protocol;
+      } catch {
+        // reported below
+      }
+      if (protocol !== 'http:' && protocol !== 'https:') throw new UsageError(`--base-url ${u}: not an http(s) URL; use e.g. http://localhost:8000/v1`);
+    }
     const format = String(opts.format);
     if (!isExportFormat(format)) throw new UsageError(`--format ${format}: choose one of ${EXPORT_FORMATS.join(', ')}`);
     if (opts.mode !== 'completions' && opts.mode !== 'chat') throw new UsageError(`--mode ${String(opts.mode)}: choose completions or chat`);
     if (opts.extras !== 'vllm' && opts.extras !== 'none') throw new UsageError(`--extras ${String(opts.extras)}: choose vllm or none`);
     let port: number | undefined;
     if (opts.listen !== undefined) {
-      port = Number(opts.listen);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--listen ${String(opts.listen)}: expected a port number (0 = any free port)`);
+      port = parsePort('--listen', opts.listen);
     }
     let tokenizer;
     try {
@@ -50,6 +59,7 @@ export function register(program: Command): void {
     }
     const config = parseTrainConfig(rawConfig(opts));
     const out = String(opts.out);
+    RunStore.checkNew(out);
     const policy = new OpenAIPolicy({ baseURLs: urls, model: String(opts.model), mode: opts.mode, extras: opts.extras });
     const gate = new WeightsGate({ dir: out, port });
     const controller = new AbortController();

@@ -1,12 +1,3 @@
-import { ZodError } from 'zod';
-import { ServerStartError } from '../http/index.ts';
-import { AtomicWriteError } from '../store/atomic-write.ts';
-import { RunStoreError } from '../store/run-store.ts';
-import { GgufFileError } from '../tinylm/gguf-file.ts';
-import { ConfigError } from '../train/config.ts';
-import { TrainError } from '../train/loop.ts';
-import { formatZodError, UsageError } from './io.ts';
-
 /** What an operating-system error code means for the user, and what to do. */
 const OS_ERRORS: Record<string, string> = {
   ENOENT: 'no such file or folder',
@@ -37,12 +28,11 @@ const SQLITE_ERRORS: Record<string, string> = {
 };
 
 /**
- * The one stderr line for an error that is the user's to fix (bad input, a busy port, a full disk…),
- * or undefined for a real bug (which then keeps its stack trace).
+ * The one stderr line for an operating-system or SQLite error the user can act on (a full disk, a
+ * read-only file system, a path through a file…), or undefined for anything else (a real bug, which
+ * keeps its stack trace). Errors the program raises on purpose are UserErrors and never get here.
  */
-export function userErrorLine(e: unknown): string | undefined {
-  if (e instanceof UsageError || e instanceof ConfigError || e instanceof RunStoreError || e instanceof TrainError || e instanceof ServerStartError || e instanceof GgufFileError || e instanceof AtomicWriteError) return firstLine(e.message);
-  if (e instanceof ZodError) return formatZodError(e);
+export function systemErrorLine(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
   const code = (e as NodeJS.ErrnoException).code;
   if (typeof code !== 'string') return undefined;
@@ -50,9 +40,5 @@ export function userErrorLine(e: unknown): string | undefined {
   const meaning = OS_ERRORS[code];
   if (meaning === undefined) return undefined;
   const path = (e as NodeJS.ErrnoException).path;
-  return path ? `${path}: ${meaning}` : `${firstLine(e.message)}: ${meaning}`;
-}
-
-function firstLine(s: string): string {
-  return s.split('\n')[0]!;
+  return path ? `${path}: ${meaning}` : `${e.message.split('\n')[0]}: ${meaning}`;
 }

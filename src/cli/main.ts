@@ -1,49 +1,77 @@
 import { Command, CommanderError } from 'commander';
-import { userErrorLine } from './errors.ts';
+import { readFileSync } from 'node:fs';
 import { commands } from './commands/index.ts';
+import { UserError } from '../util/user-error.ts';
+import { systemErrorLine } from './errors.ts';
 
-export function buildProgram(): Command {
+/** The package's version, read from package.json (one place to bump it). */
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/**
+ * The program with the subcommand named in `argv` registered, or all of them when none is named
+ * (help, a typo): each command module and its dependencies load only when needed.
+ */
+export async function buildProgram(argv: string[] = []): Promise<Command> {
   const program = new Command('trace-rl')
     .description('TRACE: spend a fixed rollout budget where multi-turn agent RL learns the most')
-    .version('0.1.0')
+    .version(VERSION)
     .exitOverride()
     // Parser errors are printed by main() as one line with a pointer to --help (help and version still print).
     .configureOutput({ outputError: () => {} });
-  for (const register of commands) register(program);
+  const named = argv.slice(2).find((a) => !a.startsWith('-'));
+  const wanted = argv.slice(2).some((a) => a === '--version' || a === '-V') && named === undefined
+    ? []
+    : named !== undefined && named in commands ? [named] : Object.keys(commands);
+  for (const name of wanted) (await commands[name]!()).register(program);
   return program;
 }
 
 /** Runs the CLI; user errors become one stderr line and exit code 2, never a stack trace. */
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
+  let program: Command | undefined;
   try {
+    program = await buildProgram(argv);
     await program.parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) {
       // Help and --version end with exit code 0; help shown for a missing subcommand is already printed.
       if (e.exitCode === 0) return;
-      if (e.code === 'commander.help') {
-        process.exitCode = 2;
-        return;
-      }
+      process.exitCode = 2;
+      if (e.code === 'commander.help') return;
       const where = ['trace-rl', ...commandPath(program, argv.slice(2))].join(' ');
       process.stderr.write(`${where}: ${e.message.replace(/^error: /, '')} (see ${where} --help)\n`);
+      return;
+    }
+    if (e instanceof UserError) {
+      process.stderr.write(`trace-rl: ${e.message.split('\n')[0]}\n`);
       process.exitCode = 2;
       return;
     }
-    const line = userErrorLine(e);
-    if (line === undefined) throw e;
-    process.stderr.write(`trace-rl: ${line}\n`);
-    process.exitCode = 2;
+    // A full disk, a read-only file system, a path through a file…: one line naming the path.
+    const system = systemErrorLine(e);
+    if (system !== undefined) {
+      process.stderr.write(`trace-rl: ${system}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    // zod is loaded only on this path: a schema error that escaped a command's own checks.
+    const { ZodError } = await import('zod');
+    if (e instanceof ZodError) {
+      const { formatZodError } = await import('./io.ts');
+      process.stderr.write(`trace-rl: ${formatZodError(e)}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    throw e;
   }
 }
 
 /** The subcommand names at the start of the arguments (`retriever serve`), for the --help pointer. */
-function commandPath(program: Command, args: string[]): string[] {
+function commandPath(program: Command | undefined, args: string[]): string[] {
   const path: string[] = [];
   let cmd = program;
   for (const a of args) {
-    const sub = cmd.commands.find((c) => c.name() === a || c.aliases().includes(a));
+    const sub = cmd?.commands.find((c) => c.name() === a || c.aliases().includes(a));
     if (!sub) break;
     path.push(a);
     cmd = sub;

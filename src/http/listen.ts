@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { UserError } from '../util/user-error.ts';
 
 /** A server on a port: how every trace-rl HTTP service is started, addressed and stopped. */
 export interface RunningServer {
@@ -13,7 +14,7 @@ export interface RunningServer {
 }
 
 /** The port or host could not be used; the message is one line naming the flag and the fix. */
-export class ServerStartError extends Error {
+export class ServerStartError extends UserError {
   override name = 'ServerStartError';
 }
 

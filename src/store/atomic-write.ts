@@ -1,8 +1,9 @@
 import { lstatSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { UserError } from '../util/user-error.ts';
 
 /** A path that must not be replaced by a file (a FIFO, a device, a folder…); one line for the user. */
-export class AtomicWriteError extends Error {
+export class AtomicWriteError extends UserError {
   override name = 'AtomicWriteError';
 }
 

@@ -1,8 +1,9 @@
 import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { UserError } from '../util/user-error.ts';
 
 /** A run folder problem, as one line naming the path and the fix. */
-export class RunStoreError extends Error {
+export class RunStoreError extends UserError {
   override name = 'RunStoreError';
 }
 

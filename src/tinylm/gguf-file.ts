@@ -1,7 +1,8 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { UserError } from '../util/user-error.ts';
 
 /** A model path that is not a readable GGUF file; the message (without the path: callers name it) says what it is instead. */
-export class GgufFileError extends Error {
+export class GgufFileError extends UserError {
   override name = 'GgufFileError';
 }
 

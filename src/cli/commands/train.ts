@@ -1,26 +1,43 @@
 import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { RunStore } from '../../store/index.ts';
-import { parseTrainConfig, train, type TrainConfig } from '../../train/index.ts';
+import { parseTrainConfig, type TrainConfig } from '../../train/config.ts';
+import { configSettings, type SettingDoc } from '../../train/config-docs.ts';
 import { configToYaml, readConfigFile, setPath } from '../config-file.ts';
-import { parseInteger, UsageError } from '../io.ts';
+import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { progressReporter } from '../progress.ts';
 
-/** Command-line flags that set one configuration field each (the config file's names, dotted). */
+/**
+ * Command-line flags that set one configuration field each (the config file's names, dotted). Their
+ * help, allowed values and number conversion come from the schema (`configSettings`), so a setting is
+ * described in one place.
+ */
 export const CONFIG_FLAGS = [
-  ['--strategy <name>', 'strategy.name', 'allocation strategy: trace, grpo, dapo, pcl, knapsack, random-tree, entropy, oracle'],
-  ['--budget <n>', 'strategy.budget', 'trajectories per step (bare + continuations), equal for every strategy'],
-  ['--continuations <n>', 'strategy.continuations', 'N: continuations per bare rollout for tree strategies'],
-  ['--estimator <name>', 'estimator', 'advantage estimator: grpo, tree-grpo, treepo, trace'],
-  ['--steps <n>', 'steps', 'training steps'],
-  ['--seed <n>', 'seed', 'seed of the run'],
-  ['--env <kind>', 'env.kind', 'world (embedded multi-hop search world) or simulator (known probabilities)'],
-  ['--predictor <kind>', 'predictor.kind', 'mlp (shared learned predictor), beta (per-prompt), global (running rate)'],
-  ['--pool <n>', 'pool', 'candidate prompts per step'],
-  ['--concurrency <n>', 'engine.concurrency', 'policy requests in flight'],
+  ['--strategy <name>', 'strategy.name'],
+  ['--budget <n>', 'strategy.budget'],
+  ['--continuations <n>', 'strategy.continuations'],
+  ['--estimator <name>', 'estimator'],
+  ['--steps <n>', 'steps'],
+  ['--seed <n>', 'seed'],
+  ['--env <kind>', 'env.kind'],
+  ['--predictor <kind>', 'predictor.kind'],
+  ['--pool <n>', 'pool'],
+  ['--concurrency <n>', 'engine.concurrency'],
 ] as const;
 
-const NUMERIC = new Set(['strategy.budget', 'strategy.continuations', 'steps', 'seed', 'pool', 'engine.concurrency']);
+const SETTINGS = new Map(configSettings().map((s) => [s.path, s]));
+
+function setting(path: string): SettingDoc {
+  const s = SETTINGS.get(path);
+  if (!s) throw new Error(`no configuration setting "${path}" (src/cli/commands/train.ts flag table)`);
+  return s;
+}
+
+/** A flag's help: the setting's description, plus its allowed values when the description omits them. */
+export function settingHelp(path: string): string {
+  const s = setting(path);
+  const missing = s.values?.some((v) => !s.description.includes(v));
+  return missing ? `${s.description} One of: ${s.values!.join(', ')}.` : s.description;
+}
 
 /** Builds the raw configuration: file first, then flags, then `--set path=value` pairs. */
 export function rawConfig(opts: Record<string, unknown>): Record<string, unknown> {
@@ -29,7 +46,9 @@ export function rawConfig(opts: Record<string, unknown>): Record<string, unknown
     const key = flag.slice(2, flag.indexOf(' ')).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     const value = opts[key];
     if (value === undefined) continue;
-    setPath(raw, path, NUMERIC.has(path) ? parseInteger(flag.split(' ')[0]!, value, { min: 0 }) : value);
+    // Decimal digits only (Number() would read 0x10 as 16 and "" as 0); the schema checks the range.
+    const name = flag.split(' ')[0]!;
+    setPath(raw, path, setting(path).numeric ? (setting(path).type.startsWith('integer') ? parseInteger(name, value) : parseDecimal(name, value)) : value);
   }
   for (const pair of (opts.set as string[] | undefined) ?? []) {
     const eq = pair.indexOf('=');
@@ -48,7 +67,7 @@ export function rawConfig(opts: Record<string, unknown>): Record<string, unknown
 
 export function addConfigOptions(cmd: Command): Command {
   cmd.option('--config <file>', 'YAML or JSON configuration file (flags override it)');
-  for (const [flag, , help] of CONFIG_FLAGS) cmd.option(flag, help);
+  for (const [flag, path] of CONFIG_FLAGS) cmd.option(flag, settingHelp(path));
   cmd.option('--set <path=value...>', 'set any configuration field, e.g. --set predictor.replaySteps=8');
   return cmd;
 }
@@ -62,11 +81,12 @@ export function register(program: Command): void {
     .option('--resume <dir>', 'continue the run in this folder from its last completed step')
     .option('--quiet', 'no progress display')
     // train's own: `rollout` has a --policy of its own (the external server), so these are not shared config flags.
-    .option('--policy <kind>', 'policy to train: embedded (default) or tiny-lm (a llama model on llama.cpp, needs --model)')
-    .option('--model <file.gguf>', 'tiny-lm: the GGUF to start from, e.g. bench/tinylm/warm-start.gguf');
+    .option('--policy <kind>', settingHelp('policy.kind'))
+    .option('--model <file.gguf>', settingHelp('policy.model'));
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
     if (opts.policy !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.kind=${String(opts.policy)}`];
     if (opts.model !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.model=${String(opts.model)}`];
+    const { RunStore } = await import('../../store/index.ts'); // SQLite: loaded only when a run starts
     let config: TrainConfig | undefined;
     let out: string;
     let steps: number;
@@ -74,7 +94,7 @@ export function register(program: Command): void {
     if (opts.resume) {
       out = String(opts.resume);
       if (opts.out !== undefined) throw new UsageError(`--out and --resume ${out} together: --resume continues the run in its own folder; drop --out`);
-      ({ steps, resumeSteps } = resumePlan(out, opts));
+      ({ steps, resumeSteps } = resumePlan(RunStore.open(out, { readonly: true }), out, opts));
     } else {
       config = parseTrainConfig(rawConfig(opts));
       out = opts.out ? String(opts.out) : `runs/${config.strategy.name}-s${config.seed}`;
@@ -93,6 +113,7 @@ export function register(program: Command): void {
     process.on('SIGINT', onSigint);
     const progress = opts.quiet ? undefined : progressReporter({ steps, label: out });
     try {
+      const { train } = await import('../../train/loop.ts'); // the loop loads jax-js, SQLite and the policies
       const result = await train({ out, config, resume: Boolean(opts.resume), steps: resumeSteps, clock: () => performance.now(), signal: controller.signal, onEvent: progress?.onEvent });
       progress?.stop();
       if (result.status === 'already-finished') process.stdout.write(`${out} has already finished all ${result.config.steps} steps; nothing to do (continue it with --resume ${out} --steps N, or start a new run with another --out)\n`);
@@ -112,8 +133,7 @@ const RESUMABLE = new Set(['steps']);
  * value is fine, one that changes it is refused (naming both values), except --steps, which sets a
  * new total and says so.
  */
-function resumePlan(out: string, opts: Record<string, unknown>): { steps: number; resumeSteps?: number } {
-  const store = RunStore.open(out, { readonly: true });
+function resumePlan(store: { config(): unknown; close(): void }, out: string, opts: Record<string, unknown>): { steps: number; resumeSteps?: number } {
   let stored: TrainConfig;
   try {
     stored = parseTrainConfig(store.config());

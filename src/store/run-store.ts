@@ -181,7 +181,8 @@ export class RunStore {
     try {
       this.writeStepTransaction(record);
     } catch (e) {
-      throw storeError(e, this.dir, 'writing');
+      // Before the first step is stored a failed start is removed (train's discard), so say "start again".
+      throw storeError(e, this.dir, this.lastStep() >= 0 ? 'writing' : 'creating');
     }
   }
 

@@ -48,7 +48,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     store = RunStore.open(options.out);
     try {
       if (store.kind() !== 'train') throw new TrainError(`${options.out} was made by trace-rl ${store.kind()} (batches for an external trainer), not by train; train cannot resume it: start a train run with another --out`);
-      config = parseTrainConfig(store.config());
+      config = parseTrainConfig(store.config(), { stored: true });
       if (options.steps !== undefined && options.steps !== config.steps) {
         if (options.steps <= store.lastStep()) throw new TrainError(`--steps ${options.steps}: ${options.out} has already completed ${store.lastStep() + 1} steps; give more steps than that`);
         config = { ...config, steps: options.steps };

@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
 import { AtomicWriteError, writeFileAtomic } from '../store/atomic-write.ts';
+import { makeRunDir } from '../store/run-dir.ts';
 import { dirname, resolve } from 'node:path';
 import { byStrategy } from './aggregate.ts';
 import { buildCharts } from './charts.ts';
@@ -69,7 +69,7 @@ export async function writeReport(options: WriteReportOptions): Promise<ReportRe
   const html = renderPage({ runs, summary, charts, viewer, notes });
 
   const out = resolve(options.out);
-  mkdirSync(dirname(out), { recursive: true });
+  makeRunDir(dirname(out)); // checked one level at a time: Node's recursive mkdir spins forever under /proc
   try {
     writeFileAtomic(out, html);
   } catch (e) {

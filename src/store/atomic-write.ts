@@ -21,6 +21,8 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
     renameSync(tmp, target);
   } catch (e) {
     rmSync(tmp, { force: true });
+    // Name the user's path, not the temporary file's, in the one-line error.
+    if ((e as NodeJS.ErrnoException).path === tmp) (e as NodeJS.ErrnoException).path = path;
     throw e;
   }
 }

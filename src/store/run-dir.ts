@@ -66,7 +66,7 @@ export function missingFolders(dir: string): string[] {
       st = statSync(at);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOTDIR') throw new RunStoreError(`${dir}: a part of the path is a file, not a folder; choose a run folder inside a folder`);
+      if (code === 'ENOTDIR') throw new RunStoreError(`${dir}: a part of the path is a file, not a folder; choose a path inside a folder`);
       if (code !== 'ENOENT') throw new RunStoreError(`${dir}: cannot inspect ${at} (${reason(e)})`);
       missing.unshift(at);
       const up = dirname(at);
@@ -74,7 +74,7 @@ export function missingFolders(dir: string): string[] {
       at = up;
       continue;
     }
-    if (!st.isDirectory()) throw new RunStoreError(`${dir}: ${at} is ${st.isFile() ? 'a file' : 'not a folder'}; choose a run folder path inside a folder`);
+    if (!st.isDirectory()) throw new RunStoreError(`${dir}: ${at} is ${st.isFile() ? 'a file' : 'not a folder'}; choose a path inside a folder`);
     try {
       accessSync(at, constants.W_OK | constants.X_OK);
       // access() passes for root on read-only or virtual file systems (/proc): try for real.

@@ -108,10 +108,14 @@ test('a bad --model for train: one line, no configuration printed, no run folder
 
 test('--out through a file, under /proc: one line, at once, nothing made', async () => {
   writeFileSync(join(root, 'file.txt'), 'x');
-  saysNo(await runCli(['train', ...SIM, '--out', join(root, 'file.txt', 'run')]), `trace-rl: ${join(root, 'file.txt', 'run')}: a part of the path is a file, not a folder; choose a run folder inside a folder`);
+  saysNo(await runCli(['train', ...SIM, '--out', join(root, 'file.txt', 'run')]), `trace-rl: ${join(root, 'file.txt', 'run')}: a part of the path is a file, not a folder; choose a path inside a folder`);
   const t = performance.now();
   saysNo(await runCli(['train', ...SIM, '--out', '/proc/x']), 'trace-rl: /proc/x: cannot write in /proc (the file system does not allow creating files here); choose a writable location');
   assert.ok(performance.now() - t < 5000);
+  const r = performance.now();
+  saysNo(await runCli(['report', run, '--out', '/proc/x/report.html']), 'trace-rl: /proc/x: cannot write in /proc (the file system does not allow creating files here); choose a writable location');
+  saysNo(await runCli(['export', run, '--format', 'verl', '--out', '/proc/x/b.parquet']), 'trace-rl: /proc/x/b.parquet: no such file or folder');
+  assert.ok(performance.now() - r < 10_000, 'report under /proc does not spin');
 });
 
 test('rollout --base-url notaurl: one line, nothing left behind', async () => {

@@ -1,7 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createServerApp, HttpError, listen, type RunningServer } from '../http/index.ts';
+import { z } from 'zod';
+import { createServerApp, listen, readJson, type RunningServer } from '../http/index.ts';
+
+const STEP_MESSAGE = 'must be a non-negative integer: the step whose batch the new weights were trained on';
+/** `{"step": N}`: the trainer has pushed the weights trained on batch N. */
+const announcement = z.object({ step: z.number({ error: STEP_MESSAGE }).int({ error: STEP_MESSAGE }).min(0, { error: STEP_MESSAGE }) });
 
 /** A step announcement is a few bytes; anything larger is refused before it is read. */
 const GATE_BODY_BYTES = 4096;
@@ -51,15 +56,7 @@ export class WeightsGate {
     if (this.options.port === undefined) return;
     const app = createServerApp({ maxBodyBytes: GATE_BODY_BYTES, bodySetting: 'fixed: a step announcement is {"step": N}' });
     app.post('/weights', async (c) => {
-      let body: unknown;
-      try {
-        body = await c.req.json();
-      } catch (e) {
-        if (e instanceof HttpError) throw e;
-        throw new HttpError(400, 'body must be JSON like {"step": 0}', 'invalid_json');
-      }
-      const step = (body as { step?: unknown } | null)?.step;
-      if (typeof step !== 'number' || !Number.isInteger(step) || step < 0) throw new HttpError(400, 'field "step" must be a non-negative integer: the step whose batch the new weights were trained on', 'invalid_body', 'step');
+      const { step } = await readJson(c, announcement);
       this.ready.add(step);
       return c.json({ ok: true, step });
     });

@@ -115,7 +115,8 @@ test('--out through a file, under /proc: one line, at once, nothing made', async
   const r = performance.now();
   saysNo(await runCli(['report', run, '--out', '/proc/x/report.html']), 'trace-rl: /proc/x: cannot write in /proc (the file system does not allow creating files here); choose a writable location');
   saysNo(await runCli(['export', run, '--format', 'verl', '--out', '/proc/x/b.parquet']), 'trace-rl: /proc/x/b.parquet: no such file or folder');
-  assert.ok(performance.now() - r < 10_000, 'report under /proc does not spin');
+  // The report renders its charts before it writes (seconds on a loaded machine); the bug was an endless mkdir.
+  assert.ok(performance.now() - r < 60_000, 'report under /proc does not spin');
 });
 
 test('rollout --base-url notaurl: one line, nothing left behind', async () => {

@@ -14,6 +14,8 @@ export function parseForestInput(raw: unknown, options: ForestInputOptions = {})
   if (typeof raw !== 'object' || raw === null || !Array.isArray((raw as { nodes?: unknown }).nodes)) {
     throw new ForestError('bad_shape', '', 'nodes', 'input must be an object with a "nodes" array, e.g. {"nodes":[{"id":"q1","parent":null}, ...]}');
   }
+  const extra = Object.keys(raw).filter((k) => k !== 'nodes');
+  if (extra.length > 0) throw new ForestError('bad_shape', '', extra[0]!, `input.${extra[0]}: unknown key; the input is {"nodes": [...]} only`);
   const items = (raw as { nodes: unknown[] }).nodes;
   const nodes = items.map((item, k) => readNode(item, k));
   const forest = buildForest(nodes);
@@ -27,6 +29,8 @@ export function parseForestInput(raw: unknown, options: ForestInputOptions = {})
   return forest;
 }
 
+const NODE_KEYS = new Set(['id', 'parent', 'reward', 'length']);
+
 function readNode(item: unknown, k: number): ForestNode {
   const where = `nodes[${k}]`;
   if (typeof item !== 'object' || item === null || Array.isArray(item)) {
@@ -37,6 +41,9 @@ function readNode(item: unknown, k: number): ForestNode {
     throw new ForestError('bad_shape', '', `${where}.id`, `${where}.id: expected a non-empty string, got ${JSON.stringify(o.id)}`);
   }
   const named = `${where} (id "${o.id}")`;
+  // A misspelt key (e.g. "lenght") would otherwise be ignored and the node computed without it.
+  const unknown = Object.keys(o).find((key) => !NODE_KEYS.has(key));
+  if (unknown !== undefined) throw new ForestError('bad_shape', o.id, unknown, `${named}.${unknown}: unknown key; a node has ${[...NODE_KEYS].map((x) => `"${x}"`).join(', ')}`);
   if (!('parent' in o) || (o.parent !== null && typeof o.parent !== 'string')) {
     throw new ForestError('bad_shape', o.id, 'parent', `${named}.parent: expected a node id or null (for a prompt), got ${JSON.stringify(o.parent)}`);
   }

@@ -21,3 +21,4 @@ export { beta, gamma, normal, binomial, noisyPrediction } from './sampling.ts';
 export { adaptiveTopUp, uniformTopUp, adaptiveLeftover, uniformLeftover } from './leftover.ts';
 export { allRemaining, treeShare, uniformRootPlanner, uniformRoots, solvedRootPlanner, type RootShare, type RootValue } from './parts/roots.ts';
 export { solvedPrefixPlanner, evenPrefixPlanner, randomPrefixPlanner, entropyPrefixPlanner, evenPrefixes } from './parts/prefixes.ts';
+export { budgetProblem } from './budget-check.ts';

@@ -1,5 +1,5 @@
 import { AllocationInputError, InfeasibleBudgetError } from './errors.ts';
-import { isSpendable, spendableAbove, spendableBelow, type Bounds } from './feasibility.ts';
+import { isSpendable, selectableCounts, spendableAbove, spendableBelow, type Bounds } from './feasibility.ts';
 import { mixedChance } from './mixed-value.ts';
 import { DpTooLargeError, solveByDp } from './bounded-dp.ts';
 import { solveBySweep } from './prefix-sweep.ts';
@@ -53,18 +53,33 @@ export interface Allocation {
   method: 'sweep' | 'dp' | 'trivial';
 }
 
+/**
+ * Most (prompt, unit) entries the solver's tables may hold: two Float64 arrays of this length ≈ 256 MB.
+ * Bounds memory whatever m_max is asked for (docs/reliability.md).
+ */
+export const TABLE_LIMIT = 16_777_216;
+
 // Slack of the dominance check: rounding only.
 const ORDER_SLACK = 1e-12;
 
 export function solveWeighted(items: readonly WeightedItem[], options: SolveOptions): Allocation {
   validate(items, options);
-  const { budget: M, min, max } = options;
+  const { budget: M, min } = options;
   const n = items.length;
   if (!isSpendable(n, M, options)) {
-    const detail = M > n * max ? `${n} prompts × m_max ${max} = ${n * max} < ${M}` : `every selected prompt takes between ${min} and ${max}`;
+    const detail = M > n * options.max ? `${n} prompts × m_max ${options.max} = ${n * options.max} < ${M}` : `every selected prompt takes between ${min} and ${options.max}`;
     throw new InfeasibleBudgetError(options.fields?.budget ?? 'budget', M, spendableBelow(n, M, options), spendableAbove(n, M, options), detail);
   }
   if (M === 0) return { m: new Array(n).fill(0), objective: 0, method: 'trivial' };
+  // Every feasible allocation selects s ≥ lo prompts, so none gives a prompt more than M − (lo − 1)·m_min:
+  // m_max above that changes nothing but the size of the tables (n × (m_max − m_min) numbers).
+  const { lo } = selectableCounts(n, M, options);
+  const max = Math.min(options.max, M - (lo - 1) * min);
+  const entries = n * (max - min);
+  if (entries > TABLE_LIMIT) {
+    const fits = min + Math.floor(TABLE_LIMIT / Math.max(1, n));
+    throw new AllocationInputError('max', `${n.toLocaleString('en')} prompts × (m_max ${max.toLocaleString('en')} − m_min ${min}) = ${entries.toLocaleString('en')} table entries exceed the solver's limit of ${TABLE_LIMIT.toLocaleString('en')} (${(TABLE_LIMIT * 16) / 2 ** 20} MB); lower max to at most ${fits.toLocaleString('en')} (or the budget)`);
+  }
   const table = buildTable(items, min, max);
   const method = options.method ?? 'auto';
   const order = candidateOrder(table);

@@ -40,3 +40,43 @@ export async function readStdinJson<T>(schema: z.ZodType<T>): Promise<T> {
 export function writeJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n');
 }
+
+const DECIMAL_INTEGER = /^[+-]?\d+$/;
+const DECIMAL_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * A flag's whole number, written in decimal digits only: `0x10`, `1e3`, `""` and `" "` are refused
+ * (JavaScript's Number() would read them as 16, 1000 and 0).
+ */
+export function parseInteger(flag: string, text: unknown, range: { min?: number; max?: number } = {}): number {
+  const s = String(text);
+  const min = range.min ?? Number.MIN_SAFE_INTEGER;
+  const max = range.max ?? Number.MAX_SAFE_INTEGER;
+  const n = DECIMAL_INTEGER.test(s) ? Number(s) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`${flag} "${s}": expected a whole number in decimal digits${rangeText(min, max)}`);
+  return n;
+}
+
+/** A flag's number in plain decimal notation (`0.3`, `1e-3`); `""`, `" "`, `0x0`, `Infinity` are refused. */
+export function parseDecimal(flag: string, text: unknown, range: { min?: number; max?: number } = {}): number {
+  const s = String(text);
+  const min = range.min ?? -Number.MAX_VALUE;
+  const max = range.max ?? Number.MAX_VALUE;
+  const n = DECIMAL_NUMBER.test(s) ? Number(s) : NaN;
+  if (!Number.isFinite(n) || n < min || n > max) throw new UsageError(`${flag} "${s}": expected a decimal number${rangeText(min, max)}`);
+  return n;
+}
+
+/** A port flag: 0 … 65535 (0 = any free port). */
+export function parsePort(flag: string, text: unknown): number {
+  return parseInteger(flag, text, { min: 0, max: 65535 });
+}
+
+function rangeText(min: number, max: number): string {
+  const lo = min > -Number.MAX_VALUE && min > Number.MIN_SAFE_INTEGER;
+  const hi = max < Number.MAX_VALUE && max < Number.MAX_SAFE_INTEGER;
+  if (lo && hi) return ` in [${min}, ${max}]`;
+  if (lo) return ` ≥ ${min}`;
+  if (hi) return ` ≤ ${max}`;
+  return '';
+}

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { commands } from './commands/index.ts';
 import { UserError } from '../util/user-error.ts';
+import { systemErrorLine } from './errors.ts';
 
 /** The package's version, read from package.json (one place to bump it). */
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -14,8 +15,9 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
   const program = new Command('trace-rl')
     .description('TRACE: spend a fixed rollout budget where multi-turn agent RL learns the most')
     .version(VERSION)
-    .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    // Parser errors are printed by main() as one line with a pointer to --help (help and version still print).
+    .configureOutput({ outputError: () => {} });
   const named = argv.slice(2).find((a) => !a.startsWith('-'));
   const wanted = argv.slice(2).some((a) => a === '--version' || a === '-V') && named === undefined
     ? []
@@ -24,17 +26,31 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
   return program;
 }
 
-/** Runs the CLI; user errors become one stderr line and a non-zero exit, never a stack trace. */
+/** Runs the CLI; user errors become one stderr line and exit code 2, never a stack trace. */
 export async function main(argv: string[]): Promise<void> {
+  let program: Command | undefined;
   try {
-    await (await buildProgram(argv)).parseAsync(argv);
+    program = await buildProgram(argv);
+    await program.parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) {
-      process.exitCode = e.exitCode;
+      // Help and --version end with exit code 0; help shown for a missing subcommand is already printed.
+      if (e.exitCode === 0) return;
+      process.exitCode = 2;
+      if (e.code === 'commander.help') return;
+      const where = ['trace-rl', ...commandPath(program, argv.slice(2))].join(' ');
+      process.stderr.write(`${where}: ${e.message.replace(/^error: /, '')} (see ${where} --help)\n`);
       return;
     }
     if (e instanceof UserError) {
-      process.stderr.write(`trace-rl: ${e.message}\n`);
+      process.stderr.write(`trace-rl: ${e.message.split('\n')[0]}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    // A full disk, a read-only file system, a path through a file…: one line naming the path.
+    const system = systemErrorLine(e);
+    if (system !== undefined) {
+      process.stderr.write(`trace-rl: ${system}\n`);
       process.exitCode = 2;
       return;
     }
@@ -48,4 +64,17 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw e;
   }
+}
+
+/** The subcommand names at the start of the arguments (`retriever serve`), for the --help pointer. */
+function commandPath(program: Command | undefined, args: string[]): string[] {
+  const path: string[] = [];
+  let cmd = program;
+  for (const a of args) {
+    const sub = cmd?.commands.find((c) => c.name() === a || c.aliases().includes(a));
+    if (!sub) break;
+    path.push(a);
+    cmd = sub;
+  }
+  return path;
 }

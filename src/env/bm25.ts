@@ -11,6 +11,14 @@ const STOP = new Set(
   'a an and are as at be by did do does for from had has have he her his how in is it its of on or she that the their them they this to was were what when where which who whom whose why with'.split(' '),
 );
 
+const SPLIT = /[^\p{L}\p{N}]+/u;
+
+/** A token as an index term: lower-cased; null for empty tokens and stop words. */
+function termOf(token: string): string | null {
+  const term = token.toLowerCase();
+  return term.length === 0 || STOP.has(term) ? null : term;
+}
+
 export interface Bm25Options {
   /** Weight of a title match relative to a text match. Default 2. */
   titleBoost?: number;
@@ -19,11 +27,8 @@ export interface Bm25Options {
 const MINI_OPTIONS = {
   idField: 'n',
   fields: ['title', 'text'],
-  tokenize: (s: string) => s.split(/[^\p{L}\p{N}]+/u),
-  processTerm: (t: string) => {
-    const term = t.toLowerCase();
-    return term.length === 0 || STOP.has(term) ? null : term;
-  },
+  tokenize: (s: string) => s.split(SPLIT),
+  processTerm: termOf,
 };
 
 export class Bm25Index {
@@ -50,6 +55,11 @@ export class Bm25Index {
 
   get size(): number {
     return this.passages.length;
+  }
+
+  /** The search terms of a query as the index sees them (split, lower-cased, stop words dropped). */
+  terms(query: string): string[] {
+    return query.split(SPLIT).flatMap((t) => termOf(t) ?? []);
   }
 
   /** The top-k passages for a query, best first, with their BM25 scores. */

@@ -7,12 +7,11 @@
  */
 import { jsonLines } from '../util/json-lines.ts';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { Hono } from 'hono';
-import { serve } from '@hono/node-server';
+import type { Hono } from 'hono';
 import { z } from 'zod';
 import { Bm25Index } from './bm25.ts';
 import { DatasetError } from './datasets.ts';
+import { createServerApp, listen, nextTurn, readJson, tooLarge, type ListenOptions, type RunningServer } from '../http/index.ts';
 import { fromContents, toContents, type Passage } from './search-r1.ts';
 
 const corpusLine = z.union([
@@ -39,46 +38,56 @@ const request = z.object({
   return_scores: z.boolean().default(false),
 });
 
-export function createRetrieverApp(index: Bm25Index, options: { defaultTopk?: number } = {}): Hono {
-  const app = new Hono();
-  app.get('/health', (c) => c.json({ status: 'ok', passages: index.size }));
+/** What one request may ask of the retriever (docs/reliability.md); the CLI flags set them. */
+export interface RetrieverLimits {
+  /** Largest request body in bytes (`--max-body-bytes`, default 1 MiB). */
+  maxBodyBytes: number;
+  /** Most queries in one request (`--max-queries`, default 1,024). */
+  maxQueries: number;
+  /** Most search terms in one query, after stop words (`--max-query-terms`, default 64). */
+  maxQueryTerms: number;
+}
+
+export const DEFAULT_RETRIEVER_LIMITS: RetrieverLimits = { maxBodyBytes: 1 << 20, maxQueries: 1024, maxQueryTerms: 64 };
+
+export interface RetrieverOptions {
+  defaultTopk?: number;
+  limits?: Partial<RetrieverLimits>;
+}
+
+/**
+ * The hono app. Every request is bounded before any search runs (body size, queries, terms per
+ * query: 413 naming the limit), and queries are searched one per event-loop turn so `/health` and
+ * a stop signal are served while a large batch runs.
+ */
+export function createRetrieverApp(index: Bm25Index, options: RetrieverOptions = {}): Hono {
+  const limits = { ...DEFAULT_RETRIEVER_LIMITS, ...options.limits };
+  const app = createServerApp({ maxBodyBytes: limits.maxBodyBytes, bodySetting: '--max-body-bytes', health: () => ({ passages: index.size }) });
   app.post('/retrieve', async (c) => {
-    const body = request.safeParse(await c.req.json().catch(() => undefined));
-    if (!body.success) return c.json({ error: `bad request: ${body.error.issues.map((x) => `${x.path.join('.') || 'body'}: ${x.message}`).join('; ')}` }, 400);
-    const k = body.data.topk ?? options.defaultTopk ?? 3;
-    const result = body.data.queries.map((q) =>
-      index.search(q, k).map((p) => {
-        const document = { id: p.id, contents: toContents(p) };
-        return body.data.return_scores ? { document, score: p.score ?? 0 } : document;
-      }),
-    );
+    const body = await readJson(c, request);
+    if (body.queries.length > limits.maxQueries) throw tooLarge(`${body.queries.length.toLocaleString('en')} queries`, limits.maxQueries, 'queries per request', '--max-queries', 'too_many_queries');
+    body.queries.forEach((q, i) => {
+      const terms = index.terms(q).length;
+      if (terms > limits.maxQueryTerms) throw tooLarge(`queries[${i}] with ${terms.toLocaleString('en')} terms`, limits.maxQueryTerms, 'terms per query', '--max-query-terms', 'too_many_terms');
+    });
+    const k = body.topk ?? options.defaultTopk ?? 3;
+    const result: unknown[] = [];
+    for (const q of body.queries) {
+      if (c.req.raw.signal.aborted) break;
+      result.push(
+        index.search(q, k).map((p) => {
+          const document = { id: p.id, contents: toContents(p) };
+          return body.return_scores ? { document, score: p.score ?? 0 } : document;
+        }),
+      );
+      await nextTurn();
+    }
     return c.json({ result });
   });
   return app;
 }
 
-export interface RunningServer {
-  port: number;
-  url: string;
-  close(): Promise<void>;
-}
-
 /** Serves the app; port 0 picks a free port. */
-export function serveRetriever(index: Bm25Index, options: { port: number; host?: string; defaultTopk?: number }): Promise<RunningServer> {
-  const host = options.host ?? '127.0.0.1';
-  return new Promise((resolve, reject) => {
-    const server = serve({ fetch: createRetrieverApp(index, options).fetch, port: options.port, hostname: host }, (info: AddressInfo) => {
-      resolve({
-        port: info.port,
-        url: `http://${host}:${info.port}`,
-        close: () =>
-          new Promise<void>((res, rej) => {
-            server.close((e) => (e ? rej(e) : res()));
-            // Keep-alive connections from clients would otherwise hold the server open.
-            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-          }),
-      });
-    });
-    server.on('error', reject);
-  });
+export function serveRetriever(index: Bm25Index, options: RetrieverOptions & ListenOptions): Promise<RunningServer> {
+  return listen(createRetrieverApp(index, options), options);
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createEstimator } from '../advantage/index.ts';
 import { strategyFromConfig } from '../allocate/index.ts';
@@ -60,10 +60,12 @@ export function batchFile(out: string, step: number, format: ExportFormat): stri
 export async function runRolloutService(options: RolloutServiceOptions): Promise<RolloutServiceResult> {
   const config = parseTrainConfig(options.config);
   const format = options.format ?? 'verl';
-  const store = RunStore.create(options.out, config);
-  mkdirSync(join(options.out, 'batches'), { recursive: true });
+  const store = RunStore.create(options.out, config, { kind: 'rollout' });
   const batches: string[] = [];
+  let batchDir = false;
   try {
+    mkdirSync(join(options.out, 'batches'));
+    batchDir = true;
     const built = await buildComponents(config);
     // The external trainer owns the policy and its evaluation: no embedded update, no test split here.
     const parts: Components = { ...built, policy: options.policy, trainable: undefined, test: [] };
@@ -101,6 +103,13 @@ export async function runRolloutService(options: RolloutServiceOptions): Promise
     }
     store.markFinished();
     return { config, batches, status: 'finished' };
+  } catch (e) {
+    // A start that failed before its first step leaves nothing behind.
+    if (store.lastStep() < 0) {
+      if (batchDir) rmSync(join(options.out, 'batches'), { recursive: true, force: true });
+      store.discard();
+    }
+    throw e;
   } finally {
     store.close();
   }

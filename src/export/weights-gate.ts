@@ -1,9 +1,18 @@
 import { existsSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
+import { z } from 'zod';
+import { createServerApp, HttpError, listen, readJson, type RunningServer } from '../http/index.ts';
+
+const STEP_MESSAGE = 'must be a non-negative integer: the step whose batch the new weights were trained on';
+/** `{"step": N, "model"?: FILE}`: the trainer has pushed the weights trained on batch N (as FILE, a GGUF, for a server that reloads). */
+const announcement = z.object({
+  step: z.number({ error: STEP_MESSAGE }).int({ error: STEP_MESSAGE }).min(0, { error: STEP_MESSAGE }),
+  model: z.string({ error: 'must be a path to the new weights (GGUF)' }).optional(),
+});
+
+/** A step announcement is a few bytes; anything larger is refused before it is read. */
+const GATE_BODY_BYTES = 4096;
 
 /** File the trainer creates after pushing the weights trained on batch `step`. */
 export function weightsReadyFile(dir: string, step: number): string {
@@ -42,7 +51,7 @@ export class WeightsGate {
   url?: string;
   private readonly ready = new Set<number>();
   private waiting: number | null = null;
-  private server?: ReturnType<typeof serve>;
+  private server?: RunningServer;
   private readonly options: WeightsGateOptions;
 
   constructor(options: WeightsGateOptions) {
@@ -53,36 +62,24 @@ export class WeightsGate {
   /** Binds the HTTP listener when a port was given. */
   async start(): Promise<void> {
     if (this.options.port === undefined) return;
-    const app = new Hono();
+    const app = createServerApp({ maxBodyBytes: GATE_BODY_BYTES, bodySetting: 'fixed: a step announcement is {"step": N, "model"?: FILE}' });
     app.post('/weights', async (c) => {
-      let body: unknown;
-      try {
-        body = await c.req.json();
-      } catch {
-        return c.json({ error: 'body must be JSON like {"step": 0}' }, 400);
-      }
-      const step = (body as { step?: unknown } | null)?.step;
-      if (typeof step !== 'number' || !Number.isInteger(step) || step < 0) return c.json({ error: 'field "step" must be a non-negative integer: the step whose batch the new weights were trained on' }, 400);
-      const model = (body as { model?: unknown }).model;
-      if (model !== undefined && typeof model !== 'string') return c.json({ error: 'field "model" must be a path to the new weights (GGUF)' }, 400);
+      const { step, model } = await readJson(c, announcement);
       let reloaded = false;
       if (model !== undefined && this.options.reload) {
         try {
           await this.options.reload(model);
           reloaded = true;
         } catch (e) {
-          return c.json({ error: `reloading ${model} failed: ${(e as Error).message}` }, 502);
+          throw new HttpError(502, `reloading ${model} failed: ${(e as Error).message}`, 'reload_failed', 'model');
         }
       }
       this.ready.add(step);
       return c.json({ ok: true, step, reloaded });
     });
     app.get('/status', (c) => c.json({ waiting: this.waiting, ready: [...this.ready].sort((a, b) => a - b) }));
-    const host = this.options.host ?? '127.0.0.1';
-    this.server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-      const s = serve({ fetch: app.fetch, port: this.options.port, hostname: host }, () => resolve(s));
-    });
-    this.url = `http://${host}:${(this.server.address() as AddressInfo).port}`;
+    this.server = await listen(app, { port: this.options.port, host: this.options.host });
+    this.url = this.server.url;
   }
 
   /** Marks a step as ready (what the HTTP endpoint does). */
@@ -113,9 +110,6 @@ export class WeightsGate {
     const s = this.server;
     if (!s) return;
     this.server = undefined;
-    await new Promise<void>((resolve) => {
-      (s as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-      s.close(() => resolve());
-    });
+    await s.close();
   }
 }

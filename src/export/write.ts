@@ -1,4 +1,4 @@
-import { renameSync, writeFileSync } from 'node:fs';
+import { writeFileAtomic } from '../store/atomic-write.ts';
 import { TRL_COLUMNS, VERL_COLUMNS } from './columns.ts';
 import { parquetBytes } from './parquet.ts';
 import type { ExportBatch } from './rows.ts';
@@ -42,8 +42,6 @@ function jsonl(records: readonly unknown[]): Uint8Array {
  */
 export function writeBatch(batch: ExportBatch, format: ExportFormat, file: string): 'parquet' | 'jsonl' {
   const container = containerOf(format, file);
-  const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, serializeBatch(batch, format, container));
-  renameSync(tmp, file);
+  writeFileAtomic(file, serializeBatch(batch, format, container));
   return container;
 }

@@ -1,16 +1,20 @@
-import type { AddressInfo } from 'node:net';
-import { Hono } from 'hono';
-import { serve, type HttpBindings } from '@hono/node-server';
+import type { HttpBindings } from '@hono/node-server';
+import { createServerApp, errorBody, listen } from '../http/index.ts';
 import { BROKEN_TOOL_CALLS, scriptedReply } from './scripted-reply.ts';
 import { emptyCounts, faultFor, faultPlanSchema, SERVER_FAULT_KINDS, type FaultPlan, type FaultPlanInput, type ServerFaultKind } from './fault-plan.ts';
 
 export interface FaultServerOptions extends FaultPlanInput {
   /**
-   * Forward healthy requests to this OpenAI-compatible base URL (e.g. http://localhost:8000/v1) and
-   * inject faults in front of it: a rehearsal proxy for a real inference server. Without it the
-   * server answers with `script`.
+   * Forward healthy requests to this OpenAI-compatible server and inject faults in front of it: a
+   * rehearsal proxy for a real inference server. Either form works: `http://localhost:8000` or
+   * `http://localhost:8000/v1` (a URL without a path gets `/v1`). Without it the server answers with
+   * `script`.
    */
   upstream?: string;
+  /** Called once per failed forward (unreachable upstream); the CLI prints it as one stderr line. */
+  onUpstreamError?: (message: string) => void;
+  /** Largest request body in bytes (default 4 MiB; `--max-body-bytes`). */
+  maxBodyBytes?: number;
   /** The model's text when there is no upstream (default: a small scripted Search-R1 agent). */
   script?: (conversation: string) => string;
   /** How long a hanging request waits before giving up on its own (default 10 minutes). */
@@ -52,7 +56,8 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
   let n = 0;
   let release: () => void = () => {};
   const closing = new Promise<void>((r) => (release = r));
-  const app = new Hono<{ Bindings: HttpBindings }>();
+  const upstream = options.upstream === undefined ? undefined : upstreamBase(options.upstream);
+  const app = createServerApp<{ Bindings: HttpBindings }>({ maxBodyBytes: options.maxBodyBytes ?? DEFAULT_FAULT_BODY_BYTES, bodySetting: '--max-body-bytes', health: () => ({ requests: n }) });
 
   const handle = (path: 'chat/completions' | 'completions') => async (c: Ctx) => {
     const id = n++;
@@ -83,36 +88,50 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
       case 'broken_tool_call':
         return c.json(completion(path, id, body, BROKEN_TOOL_CALLS[id % BROKEN_TOOL_CALLS.length]!));
       case 'ok':
-        if (options.upstream) return forward(options.upstream, path, body);
+        if (upstream) return forward(upstream, path, body, options.onUpstreamError);
         return c.json(completion(path, id, body, applyStop(script(conversationOf(path, body)), body)));
     }
   };
   app.post('/v1/completions', handle('completions') as never);
   app.post('/v1/chat/completions', handle('chat/completions') as never);
 
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: options.host ?? '127.0.0.1' }, () => resolve(s));
-  });
-  const port = (server.address() as AddressInfo).port;
+  const server = await listen(app, { port: options.port ?? 0, host: options.host });
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}/v1`,
+    url: `${server.url}/v1`,
     plan,
     counts,
     requests: () => n,
-    close: () =>
-      new Promise<void>((resolve) => {
-        release();
-        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-        server.close(() => resolve());
-      }),
+    close: () => {
+      release();
+      return server.close();
+    },
   };
 }
 
-async function forward(upstream: string, path: string, body: Record<string, unknown>): Promise<Response> {
-  const res = await fetch(`${upstream.replace(/\/$/, '')}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return new Response(await res.text(), { status: res.status, headers: { 'content-type': res.headers.get('content-type') ?? 'application/json' } });
+export const DEFAULT_FAULT_BODY_BYTES = 4 << 20;
+
+/** The upstream's base URL ending in `/v1`: `http://h:8000` and `http://h:8000/v1` both work. */
+export function upstreamBase(url: string): string {
+  const u = new URL(url);
+  const path = u.pathname.replace(/\/+$/, '');
+  u.pathname = path === '' ? '/v1' : path;
+  return u.toString().replace(/\/+$/, '');
 }
 
+/** Forwards a healthy request; an unreachable upstream is a 502 JSON error (and one `onError` line). */
+async function forward(upstream: string, path: string, body: Record<string, unknown>, onError?: (message: string) => void): Promise<Response> {
+  const url = `${upstream}/${path}`;
+  let res: globalThis.Response;
+  try {
+    res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    const message = `upstream ${url} unreachable (${cause?.code ?? cause?.message ?? (e as Error).message}); check --upstream and that the server is running`;
+    onError?.(message);
+    return Response.json(errorBody(502, message, 'upstream_unreachable'), { status: 502 });
+  }
+  return new Response(await res.text(), { status: res.status, headers: { 'content-type': res.headers.get('content-type') ?? 'application/json' } });
+}
 function conversationOf(path: string, body: Record<string, unknown>): string {
   if (path === 'completions') return String(body.prompt ?? '');
   const messages = Array.isArray(body.messages) ? (body.messages as Array<{ content?: unknown }>) : [];

@@ -1,4 +1,5 @@
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { AtomicWriteError, writeFileAtomic } from '../store/atomic-write.ts';
+import { makeRunDir } from '../store/run-dir.ts';
 import { dirname, resolve } from 'node:path';
 import { byStrategy } from './aggregate.ts';
 import { buildCharts } from './charts.ts';
@@ -68,14 +69,11 @@ export async function writeReport(options: WriteReportOptions): Promise<ReportRe
   const html = renderPage({ runs, summary, charts, viewer, notes });
 
   const out = resolve(options.out);
-  mkdirSync(dirname(out), { recursive: true });
-  const tmp = `${out}.tmp-${process.pid}`;
+  makeRunDir(dirname(out)); // checked one level at a time: Node's recursive mkdir spins forever under /proc
   try {
-    writeFileSync(tmp, html);
-    renameSync(tmp, out);
+    writeFileAtomic(out, html);
   } catch (e) {
-    rmSync(tmp, { force: true });
-    throw new ReportError(`cannot write ${out}: ${(e as Error).message}`);
+    throw new ReportError(e instanceof AtomicWriteError ? e.message : `cannot write ${out}: ${(e as Error).message}`);
   }
   return { out, bytes: Buffer.byteLength(html), runs: runs.length, summary, notes };
 }

@@ -1,2 +1,4 @@
 /** Runs on disk: one SQLite file per run folder, one transaction per step, resumable. */
 export * from './run-store.ts';
+export { writeFileAtomic, AtomicWriteError } from './atomic-write.ts';
+export { CREATING_MARKER, LOCK_FILE } from './run-dir.ts';

@@ -1,8 +1,10 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RolloutTree } from '../tree/types.ts';
-import { UserError } from '../util/user-error.ts';
+import { CREATING_MARKER, makeRunDir, missingFolders, removeFile, removeFolders, RunLock, RunStoreError } from './run-dir.ts';
+
+export { RunStoreError };
 
 /**
  * A run is a folder holding `run.sqlite`: configuration, one row per completed step (metrics and
@@ -13,10 +15,6 @@ import { UserError } from '../util/user-error.ts';
 
 export const RUN_DB = 'run.sqlite';
 const SCHEMA_VERSION = 1;
-
-export class RunStoreError extends UserError {
-  override name = 'RunStoreError';
-}
 
 /** What one completed step leaves in the store. */
 export interface StepRecord {
@@ -31,50 +29,133 @@ export interface StepRecord {
 
 export type RunStatus = 'running' | 'finished';
 
+/** Which command made the run: `train` runs resume with train; `rollout` runs belong to an external trainer. */
+export type RunKind = 'train' | 'rollout';
+
 export class RunStore {
   readonly dir: string;
   private db: Database.Database;
+  private readonly lock?: RunLock;
+  /** Folders this process created for a new run (outermost first), for `discard`. */
+  private readonly createdFolders?: string[];
 
-  private constructor(dir: string, db: Database.Database) {
+  private constructor(dir: string, db: Database.Database, lock?: RunLock, createdFolders?: string[]) {
     this.dir = dir;
     this.db = db;
+    this.lock = lock;
+    this.createdFolders = createdFolders;
   }
 
-  /** Creates a new run folder; refuses to reuse one that already holds a run. */
-  static create(dir: string, config: unknown): RunStore {
+  /**
+   * Checks that `dir` can hold a new run, without changing anything: an existing complete run, a
+   * folder path through a file, or an unwritable parent is a RunStoreError. (`create` does the same
+   * checks; callers use this to fail before printing or building anything.)
+   */
+  static checkNew(dir: string): void {
     const file = join(dir, RUN_DB);
-    if (existsSync(file)) {
-      if (isComplete(file)) throw new RunStoreError(`${file} already exists: resume it with --resume ${dir}, or choose another --out`);
-      // A start killed before its first commit leaves a file without a run in it: nothing to keep.
-      for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
-    }
-    mkdirSync(dir, { recursive: true });
-    const db = openDb(file);
-    // Schema and meta in one transaction (SQLite DDL is transactional): a kill leaves all or nothing.
-    db.transaction(() => {
-      db.exec(`
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE steps (step INTEGER PRIMARY KEY, metrics TEXT NOT NULL, details TEXT NOT NULL);
-        CREATE TABLE trees (step INTEGER NOT NULL, prompt_id TEXT NOT NULL, tree TEXT NOT NULL, PRIMARY KEY (step, prompt_id));
-        CREATE TABLE checkpoints (step INTEGER NOT NULL, name TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (step, name));
-      `);
-      const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
-      put.run('schema_version', String(SCHEMA_VERSION));
-      put.run('config', JSON.stringify(config));
-      put.run('status', 'running');
-    })();
-    return new RunStore(dir, db);
+    if (missingFolders(dir).length > 0) return;
+    if (!existsSync(file)) return;
+    if (isComplete(file)) throw new RunStoreError(`${file} already exists: resume it with --resume ${dir}, or choose another --out`);
+    if (!existsSync(join(dir, CREATING_MARKER))) throw notOurs(dir);
   }
 
-  /** Opens an existing run folder. */
+  /**
+   * Creates a new run folder and takes its lock. A `run.sqlite` left by this program's interrupted
+   * start (the creating marker proves it) is replaced; any other existing file is refused, never
+   * deleted.
+   */
+  static create(dir: string, config: unknown, options: { kind?: RunKind } = {}): RunStore {
+    RunStore.checkNew(dir);
+    const created = makeRunDir(dir);
+    let lock: RunLock | undefined;
+    const file = join(dir, RUN_DB);
+    const marker = join(dir, CREATING_MARKER);
+    try {
+      lock = RunLock.acquire(dir);
+      RunStore.checkNew(dir); // again under the lock: another process may have created it meanwhile
+      if (existsSync(file)) for (const f of [file, `${file}-wal`, `${file}-shm`]) removeFile(f); // ours: the marker is there
+      writeFileSync(marker, `${process.pid}\n`);
+      const db = openDb(file);
+      try {
+        // Schema and meta in one transaction (SQLite DDL is transactional): a kill leaves all or nothing.
+        db.transaction(() => {
+          db.exec(`
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE steps (step INTEGER PRIMARY KEY, metrics TEXT NOT NULL, details TEXT NOT NULL);
+            CREATE TABLE trees (step INTEGER NOT NULL, prompt_id TEXT NOT NULL, tree TEXT NOT NULL, PRIMARY KEY (step, prompt_id));
+            CREATE TABLE checkpoints (step INTEGER NOT NULL, name TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (step, name));
+          `);
+          const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
+          put.run('schema_version', String(SCHEMA_VERSION));
+          put.run('config', JSON.stringify(config));
+          put.run('status', 'running');
+          put.run('kind', options.kind ?? 'train');
+        })();
+      } catch (e) {
+        db.close();
+        throw e;
+      }
+      removeFile(marker);
+      return new RunStore(dir, db, lock, created);
+    } catch (e) {
+      // Nothing half-made stays behind: the files and folders this call created go.
+      if (existsSync(marker)) for (const f of [file, `${file}-wal`, `${file}-shm`, marker]) removeFile(f);
+      lock?.release();
+      removeFolders(created);
+      throw storeError(e, dir, 'creating');
+    }
+  }
+
+  /** Opens an existing run folder; writers (not `readonly`) take its lock. */
   static open(dir: string, options: { readonly?: boolean } = {}): RunStore {
     const file = join(dir, RUN_DB);
     if (!existsSync(file)) throw new RunStoreError(`${file} not found: is ${dir} a run folder (made by trace-rl train --out)?`);
-    if (!isComplete(file)) throw new RunStoreError(`${file} never finished being created (the start was interrupted); start the run again with --out ${dir}`);
-    const db = openDb(file, options.readonly);
-    const version = (db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined)?.value;
-    if (version !== String(SCHEMA_VERSION)) throw new RunStoreError(`${file} has schema version ${version}, this trace-rl reads ${SCHEMA_VERSION}`);
-    return new RunStore(dir, db);
+    if (!isComplete(file)) {
+      if (existsSync(join(dir, CREATING_MARKER))) throw new RunStoreError(`${file} never finished being created (the start was interrupted); start the run again with --out ${dir} (this replaces only that unfinished file)`);
+      throw notOurs(dir);
+    }
+    const lock = options.readonly ? undefined : RunLock.acquire(dir);
+    try {
+      const db = openDb(file, options.readonly);
+      const version = (db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined)?.value;
+      if (version !== String(SCHEMA_VERSION)) {
+        db.close();
+        throw new RunStoreError(`${file} has schema version ${version}, this trace-rl reads ${SCHEMA_VERSION}`);
+      }
+      if (!options.readonly) removeFile(join(dir, CREATING_MARKER)); // a kill between commit and removal leaves it
+      return new RunStore(dir, db, lock);
+    } catch (e) {
+      lock?.release();
+      throw storeError(e, dir, 'opening');
+    }
+  }
+
+  /** Which command made this run (runs from before this field are train runs). */
+  kind(): RunKind {
+    return (this.meta('kind') as RunKind | undefined) ?? 'train';
+  }
+
+  /** Replaces the stored configuration (a resumed run that was given, e.g., more steps). */
+  updateConfig(config: unknown): void {
+    this.db.prepare("UPDATE meta SET value = ? WHERE key = 'config'").run(JSON.stringify(config));
+  }
+
+  /** Marks a finished run as running again (more steps were asked for). */
+  markRunning(): void {
+    this.db.prepare("UPDATE meta SET value = 'running' WHERE key = 'status'").run();
+  }
+
+  /**
+   * Removes a run this process created and that has no completed step (a start that failed): its
+   * database, its lock and the folders `create` made. Anything else in the folder is left alone.
+   */
+  discard(): void {
+    if (!this.createdFolders || this.lastStep() >= 0) return this.close();
+    const file = join(this.dir, RUN_DB);
+    this.db.close();
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) removeFile(f);
+    this.lock?.release();
+    removeFolders(this.createdFolders);
   }
 
   config<T = unknown>(): T {
@@ -95,8 +176,17 @@ export class RunStore {
     return row.s ?? -1;
   }
 
-  /** Writes a whole step atomically. */
+  /** Writes a whole step atomically; a full disk is a RunStoreError (the run resumes once there is space). */
   writeStep(record: StepRecord): void {
+    try {
+      this.writeStepTransaction(record);
+    } catch (e) {
+      // Before the first step is stored a failed start is removed (train's discard), so say "start again".
+      throw storeError(e, this.dir, this.lastStep() >= 0 ? 'writing' : 'creating');
+    }
+  }
+
+  private writeStepTransaction(record: StepRecord): void {
     const insStep = this.db.prepare('INSERT INTO steps (step, metrics, details) VALUES (?, ?, ?)');
     const insTree = this.db.prepare('INSERT INTO trees (step, prompt_id, tree) VALUES (?, ?, ?)');
     const insCkpt = this.db.prepare('INSERT INTO checkpoints (step, name, data) VALUES (?, ?, ?)');
@@ -126,12 +216,32 @@ export class RunStore {
   }
 
   close(): void {
-    this.db.close();
+    if (this.db.open) this.db.close();
+    this.lock?.release();
   }
 
   private meta(key: string): string | undefined {
     return (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
   }
+}
+
+function notOurs(dir: string): RunStoreError {
+  return new RunStoreError(
+    `${join(dir, RUN_DB)} does not read as a trace-rl run (damaged, or another program's database) and trace-rl did not leave it there, so nothing was changed: restore it from a backup, or choose another --out`,
+  );
+}
+
+/** SQLite errors a user can act on (a full disk, a read-only file system) as one RunStoreError line. */
+function storeError(e: unknown, dir: string, doing: 'creating' | 'opening' | 'writing'): unknown {
+  if (e instanceof RunStoreError) return e;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== 'string') return e;
+  const file = join(dir, RUN_DB);
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC') return new RunStoreError(`${file}: the disk is full while ${doing} the run; free some space${doing === 'writing' ? `, then continue with --resume ${dir} (the last completed step is kept)` : ' and start again'}`);
+  if (code === 'SQLITE_READONLY' || code === 'EROFS') return new RunStoreError(`${file}: read-only (file system or permissions) while ${doing} the run; choose a writable --out`);
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') return notOurs(dir);
+  if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN') return new RunStoreError(`${file}: I/O error while ${doing} the run (${(e as Error).message}); check the disk`);
+  return e;
 }
 
 /** True when the file holds a committed run (meta with a config), false for an interrupted creation. */

@@ -75,6 +75,11 @@ export class LlamaEngine {
 
   private waiters: Array<() => void> = [];
 
+  /** Tokens in the model's vocabulary (valid ids are 0 … vocabSize − 1). */
+  get vocabSize(): number {
+    return this.model.fileInfo.metadata.tokenizer.ggml.tokens.length;
+  }
+
   /** Loads a GGUF file (read into memory, not mapped, so a later file at the same path cannot change it). */
   static async load(modelPath: string, options: LlamaEngineOptions = {}): Promise<LlamaEngine> {
     const llama = await loadLlama();

@@ -9,12 +9,13 @@
  * unless `include_stop_str_in_output`. Chat prompts use the GGUF's chat template when it has one
  * (node-llama-cpp resolves it), else a plain `role: content` transcript.
  */
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
+import type { Hono } from 'hono';
 import { LlamaText, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper } from 'node-llama-cpp';
 import { z } from 'zod';
+import { createServerApp, HttpError, listen, readJson, tooLarge, type ListenOptions, type RunningServer } from '../http/index.ts';
 import { ContextOverflowError, type LlamaEngine } from './llama-engine.ts';
+
+export type { RunningServer };
 
 const sampling = {
   model: z.string().optional(),
@@ -58,7 +59,21 @@ export interface OpenAIServerOptions {
    * them in; requests already running finish on the old model, which is then disposed.
    */
   reload?: (file: string) => Promise<LlamaEngine>;
+  /** Request limits (docs/reliability.md); unset fields take their defaults. */
+  limits?: Partial<OpenAIServerLimits>;
 }
+
+/** What one request may ask of the server; the CLI flags set them. */
+export interface OpenAIServerLimits {
+  /** Largest request body in bytes (`--max-body-bytes`, default 1 MiB). */
+  maxBodyBytes: number;
+  /** Most prompt characters, checked before tokenising (`--max-prompt-chars`, default 65,536; chat: all messages together). */
+  maxPromptChars: number;
+  /** Most prompt tokens after tokenising (`--max-prompt-tokens`, default: the context length). */
+  maxPromptTokens?: number;
+}
+
+export const DEFAULT_OPENAI_LIMITS: OpenAIServerLimits = { maxBodyBytes: 1 << 20, maxPromptChars: 65_536 };
 
 const tokenizeSchema = z.looseObject({
   model: z.string().optional(),
@@ -81,7 +96,8 @@ interface Completion {
 
 /** The hono app (exposed for in-process tests); `serveOpenAI` puts it on a port. */
 export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions): Hono {
-  const app = new Hono();
+  const limits = { ...DEFAULT_OPENAI_LIMITS, ...options.limits };
+  const app = createServerApp({ maxBodyBytes: limits.maxBodyBytes, bodySetting: '--max-body-bytes', badRequest: (e) => e instanceof ContextOverflowError, health: () => ({ model: options.modelName }) });
   // The served weights; `/reload` swaps them. Each request keeps the engine it started with.
   let engine = first;
   const inFlight = new Map<LlamaEngine, number>();
@@ -96,6 +112,17 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
       inFlight.set(e, left);
       if (left === 0 && retired.delete(e)) await e.dispose();
     }
+  };
+  /** Bounds a prompt before it is tokenised (characters) and after (tokens, ids in the served model's vocabulary). */
+  const checkChars = (chars: number) => {
+    if (chars > limits.maxPromptChars) throw tooLarge(`a prompt of ${chars.toLocaleString('en')} characters`, limits.maxPromptChars, 'characters', '--max-prompt-chars', 'prompt_too_long');
+  };
+  const checkTokens = (ids: readonly number[]) => {
+    const maxTokens = Math.min(limits.maxPromptTokens ?? engine.contextSize, engine.contextSize);
+    const vocab = engine.vocabSize;
+    if (ids.length > maxTokens) throw tooLarge(`a prompt of ${ids.length.toLocaleString('en')} tokens`, maxTokens, 'tokens', limits.maxPromptTokens === undefined ? 'the context length, --context' : '--max-prompt-tokens', 'prompt_too_many_tokens');
+    const bad = ids.findIndex((id) => id >= vocab);
+    if (bad >= 0) throw new HttpError(400, `prompt[${bad}]: token id ${ids[bad]} is outside the vocabulary (0 … ${vocab - 1})`, 'token_out_of_vocabulary', 'prompt');
   };
   const maxDefault = options.defaultMaxTokens ?? 256;
   let wrapper: ChatWrapper | undefined;
@@ -152,21 +179,24 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
 
   // vLLM / SGLang / llama.cpp tokenizer routes: clients build token-id prompts with the model's own ids.
   app.post('/tokenize', async (c) => {
-    const body = tokenizeSchema.parse(await c.req.json());
+    const body = await readJson(c, tokenizeSchema);
     const text = body.prompt ?? body.content ?? '';
+    checkChars(text.length);
     const special = body.add_special_tokens ?? body.add_special ?? true;
     const ids = [...engine.model.tokenize(text, true)] as number[];
     const tokens = special ? withBos(ids) : ids;
     return c.json({ tokens, count: tokens.length, max_model_len: engine.contextSize });
   });
   app.post('/detokenize', async (c) => {
-    const body = detokenizeSchema.parse(await c.req.json());
+    const body = await readJson(c, detokenizeSchema);
+    const bad = body.tokens.findIndex((id) => id >= engine.vocabSize);
+    if (bad >= 0) throw new HttpError(400, `tokens[${bad}]: token id ${body.tokens[bad]} is outside the vocabulary (0 … ${engine.vocabSize - 1})`, 'token_out_of_vocabulary', 'tokens');
     const text = engine.model.detokenize(body.tokens as never, false);
     return c.json({ prompt: text, content: text });
   });
   app.post('/reload', async (c) => {
-    if (!options.reload) return c.json({ error: { message: 'this server was started without reloading enabled', type: 'invalid_request_error', code: null, param: null } }, 404);
-    const body = z.looseObject({ model: z.string().min(1) }).parse(await c.req.json());
+    if (!options.reload) throw new HttpError(404, 'this server was started without --allow-reload', 'reload_disabled');
+    const body = await readJson(c, z.looseObject({ model: z.string().min(1) }));
     const next = await options.reload(body.model);
     const old = engine;
     engine = next;
@@ -178,8 +208,10 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
   app.get('/v1/models', (c) => c.json({ object: 'list', data: [{ id: options.modelName, object: 'model', created: 0, owned_by: 'trace-rl' }] }));
 
   app.post('/v1/completions', async (c) => {
-    const body = completionSchema.parse(await c.req.json());
+    const body = await readJson(c, completionSchema);
+    checkChars(typeof body.prompt === 'string' ? body.prompt.length : 0);
     const prompt = typeof body.prompt === 'string' ? withBos([...engine.model.tokenize(body.prompt, true)]) : body.prompt;
+    checkTokens(prompt);
     const r = await run(prompt, body, c.req.raw.signal);
     const offsets: number[] = [];
     let at = 0;
@@ -206,7 +238,8 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
   });
 
   app.post('/v1/chat/completions', async (c) => {
-    const body = chatSchema.parse(await c.req.json());
+    const body = await readJson(c, chatSchema);
+    checkChars(body.messages.reduce((n, m) => n + (m.content?.length ?? 0), 0));
     const model = engine.model;
     wrapper ??= resolveChatWrapper(model);
     const history: ChatHistoryItem[] = body.messages.map((m) =>
@@ -215,6 +248,7 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
     if (history.at(-1)?.type !== 'model') history.push({ type: 'model', response: [] });
     const state = wrapper.generateContextState({ chatHistory: history });
     const prompt = [...LlamaText(state.contextText).tokenize(model.tokenizer)];
+    checkTokens(prompt);
     const r = await run(prompt, body, c.req.raw.signal);
     const enc = new TextEncoder();
     return c.json({
@@ -235,32 +269,10 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
     });
   });
 
-  app.onError((e, c) => {
-    const bad = e instanceof z.ZodError || e instanceof SyntaxError || e instanceof ContextOverflowError;
-    const message = e instanceof z.ZodError ? e.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') : e.message;
-    return c.json({ error: { message, type: bad ? 'invalid_request_error' : 'server_error', code: null, param: null } }, bad ? 400 : 500);
-  });
   return app;
 }
 
-export interface RunningServer {
-  url: string;
-  close(): Promise<void>;
-}
-
 /** Serves the app on host:port (port 0 = any free port); `url` ends without `/v1`. */
-export function serveOpenAI(engine: LlamaEngine, options: OpenAIServerOptions & { port: number; host?: string }): Promise<RunningServer> {
-  const host = options.host ?? '127.0.0.1';
-  return new Promise((resolve) => {
-    const server = serve({ fetch: createOpenAIApp(engine, options).fetch, port: options.port, hostname: host }, (info: AddressInfo) => {
-      resolve({
-        url: `http://${host}:${info.port}`,
-        close: () =>
-          new Promise<void>((res, rej) => {
-            server.close((e) => (e ? rej(e) : res()));
-            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-          }),
-      });
-    });
-  });
+export function serveOpenAI(engine: LlamaEngine, options: OpenAIServerOptions & ListenOptions): Promise<RunningServer> {
+  return listen(createOpenAIApp(engine, options), options);
 }

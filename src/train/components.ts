@@ -53,7 +53,14 @@ async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {
 async function buildTinyLm(config: TrainConfig): Promise<TrainablePolicy> {
   const { readFileSync } = await import('node:fs');
   const { TinyLmPolicy } = await import('../tinylm/index.ts');
-  await initJax();
+  const { checkGgufFile, GgufFileError } = await import('../tinylm/gguf-file.ts');
   const file = config.policy.model!;
+  try {
+    checkGgufFile(file);
+  } catch (e) {
+    if (e instanceof GgufFileError) throw new ConfigError(`policy.model (--model) ${file}: ${e.message}`);
+    throw e;
+  }
+  await initJax();
   return TinyLmPolicy.fromBytes(new Uint8Array(readFileSync(file)), {}, file);
 }

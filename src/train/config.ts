@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, type StrategyName } from '../allocate/index.ts';
+import { budgetProblem, STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, type StrategyName } from '../allocate/index.ts';
 import { ESTIMATOR_NAMES } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
@@ -100,7 +100,12 @@ export const trainConfigSchema = z
       })
       .prefault({}),
   })
-  .strict();
+  .strict()
+  // Every strategy must be able to spend its whole budget B each step (equal budgets, never a silent shortfall).
+  .superRefine((c, ctx) => {
+    const problem = budgetProblem(c.strategy, c.pool);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['strategy', 'budget'], message: problem });
+  });
 
 export type TrainConfig = z.output<typeof trainConfigSchema>;
 export type TrainConfigInput = z.input<typeof trainConfigSchema>;

@@ -15,6 +15,8 @@ export interface TrainOptions {
   config?: unknown;
   /** Continue the run in `out` from its last completed step. */
   resume?: boolean;
+  /** Resume only: a new total number of steps (the one setting a resumed run may change; stored in the run). */
+  steps?: number;
   clock: () => number;
   signal?: AbortSignal;
   onEvent?: (e: LoopEvent) => void;
@@ -44,7 +46,19 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
   let config: TrainConfig;
   if (options.resume) {
     store = RunStore.open(options.out);
-    config = parseTrainConfig(store.config(), { stored: true });
+    try {
+      if (store.kind() !== 'train') throw new TrainError(`${options.out} was made by trace-rl ${store.kind()} (batches for an external trainer), not by train; train cannot resume it: start a train run with another --out`);
+      config = parseTrainConfig(store.config(), { stored: true });
+      if (options.steps !== undefined && options.steps !== config.steps) {
+        if (options.steps <= store.lastStep()) throw new TrainError(`--steps ${options.steps}: ${options.out} has already completed ${store.lastStep() + 1} steps; give more steps than that`);
+        config = { ...config, steps: options.steps };
+        store.updateConfig(config);
+        if (store.status() === 'finished') store.markRunning();
+      }
+    } catch (e) {
+      store.close();
+      throw e;
+    }
     if (store.status() === 'finished') {
       store.close();
       return { dir: options.out, config, completed: 0, status: 'already-finished' };
@@ -53,6 +67,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     config = parseTrainConfig(options.config ?? {});
     store = RunStore.create(options.out, config);
   }
+  let completed = 0;
   try {
     const parts = await buildComponents(config);
     const strategy = strategyFromConfig(config.strategy);
@@ -70,7 +85,6 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       state = JSON.parse(new TextDecoder().decode(ck.state)) as RunState;
       options.onEvent?.({ kind: 'resumed', from: last + 1 });
     }
-    let completed = 0;
     for (let step = last + 1; step < config.steps; step++) {
       // With the embedded policy a step never waits on I/O, so without this turn of the event loop
       // signal handlers (Ctrl-C) and timers would not run until the whole run had finished.
@@ -86,6 +100,10 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     }
     store.markFinished();
     return { dir: options.out, config, completed, status: 'finished' };
+  } catch (e) {
+    // A new run that failed before its first step (a bad model, an unreachable server…) leaves nothing behind.
+    if (!options.resume) store.discard();
+    throw e;
   } finally {
     store.close();
   }

@@ -23,5 +23,7 @@ test('every flag sets a schema setting, and its help is the setting’s descript
 test('numeric flags become numbers (the schema says which), and a non-number is a usage error naming the flag', () => {
   const raw = rawConfig({ budget: '64', strategy: 'grpo', concurrency: '3' });
   assert.deepEqual(raw, { strategy: { budget: 64, name: 'grpo' }, engine: { concurrency: 3 } });
-  assert.throws(() => rawConfig({ pool: 'many' }), (e: unknown) => e instanceof UsageError && e.message === '--pool many: expected a number');
+  assert.throws(() => rawConfig({ pool: 'many' }), (e: unknown) => e instanceof UsageError && e.message === '--pool "many": expected a whole number in decimal digits');
+  // Decimal digits only: Number() would read these as 16, 1000 and 0.
+  for (const text of ['0x10', '1e3', '', ' ']) assert.throws(() => rawConfig({ steps: text }), (e: unknown) => e instanceof UsageError && e.message.startsWith(`--steps "${text}"`));
 });

@@ -72,7 +72,7 @@ test('weights gate: an HTTP POST releases the wait; bad bodies are refused with 
     assert.deepEqual(await (await fetch(`${gate.url}/status`)).json(), { waiting: 3, ready: [] });
     const bad = await fetch(`${gate.url}/weights`, { method: 'POST', body: '{"step": "three"}', headers: { 'content-type': 'application/json' } });
     assert.equal(bad.status, 400);
-    assert.match(((await bad.json()) as { error: string }).error, /non-negative integer/);
+    assert.match(((await bad.json()) as { error: { message: string } }).error.message, /non-negative integer/);
     assert.equal(released, false);
     const ok = await fetch(`${gate.url}/weights`, { method: 'POST', body: JSON.stringify({ step: 3 }), headers: { 'content-type': 'application/json' } });
     assert.equal(ok.status, 200);

@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { RUN_DB } from '../../src/store/index.ts';
+import { CREATING_MARKER, RUN_DB } from '../../src/store/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { BIN, killResumeCycles, ledgerViolations, runContents, storedSteps } from './crash-harness.ts';
 
@@ -43,7 +43,9 @@ test('five kill -9 at random moments, each followed by a resume: identical to an
 test('a run folder whose creation was killed half-way can be started again with the same --out', () => {
   const dir = join(mkdtempSync(join(tmpdir(), 'trace-crash-')), 'run');
   mkdirSync(dir);
-  // What a kill between opening the database and committing its first rows leaves behind.
+  // What a kill between opening the database and committing its first rows leaves behind: the
+  // creating marker (written before the database is opened) and a database without a run in it.
+  writeFileSync(join(dir, CREATING_MARKER), '1\n');
   const db = new Database(join(dir, RUN_DB));
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');

@@ -71,8 +71,8 @@ test('kill -9 in the middle of a run, then resume: identical to an uninterrupted
         s.close();
         if (last >= 1) {
           clearInterval(poll);
+          // Resolved by 'exit' below: the killed process must be gone (it holds the run's lock until then).
           child.kill('SIGKILL');
-          resolve();
         }
       } catch {
         // the run folder is not created yet

@@ -8,7 +8,7 @@ import { STRATEGY_NAMES } from '../../allocate/index.ts';
 import { RUN_DB, RunStore } from '../../store/index.ts';
 import { parseTrainConfig } from '../../train/config.ts';
 import { configToYaml } from '../config-file.ts';
-import { UsageError } from '../io.ts';
+import { parseInteger, UsageError } from '../io.ts';
 import { addConfigOptions, rawConfig } from './train.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/trace-rl.js', import.meta.url));
@@ -31,10 +31,8 @@ export function register(program: Command): void {
     for (const s of strategies) {
       if (!(STRATEGY_NAMES as readonly string[]).includes(s)) throw new UsageError(`--strategies: unknown strategy "${s}"; allowed: ${STRATEGY_NAMES.join(', ')}`);
     }
-    const seeds = Number(opts.seeds);
-    const jobs = Number(opts.jobs);
-    if (!Number.isInteger(seeds) || seeds < 1) throw new UsageError(`--seeds ${String(opts.seeds)}: expected a whole number ≥ 1`);
-    if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs ${String(opts.jobs)}: expected a whole number ≥ 1`);
+    const seeds = parseInteger('--seeds', opts.seeds, { min: 1 });
+    const jobs = parseInteger('--jobs', opts.jobs, { min: 1 });
     if (opts.strategy || opts.seed) throw new UsageError('compare sets the strategy and seed of each run: use --strategies and --seeds instead of --strategy / --seed');
     const out = resolve(String(opts.out));
     const base = rawConfig(opts);
@@ -45,6 +43,9 @@ export function register(program: Command): void {
         return { name, seed, dir: join(out, `${name}-s${seed}`), config };
       }),
     );
+    // parseTrainConfig refuses a strategy that cannot spend B on this pool, so every run spends the same B per step.
+    const budgets = new Set(runs.map((r) => r.config.strategy.budget));
+    if (budgets.size > 1) throw new UsageError(`compare: unequal budgets ${[...budgets].join(', ')}; every strategy must get the same --budget`);
     mkdirSync(out, { recursive: true });
     process.stdout.write(`# trace-rl compare: ${strategies.join(', ')} × ${seeds} seed(s), ${jobs} at a time, in ${out}\n${configToYaml(runs[0].config)}\n`);
     const queue = [...runs];

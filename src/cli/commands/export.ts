@@ -3,7 +3,7 @@ import { isEstimatorName, ESTIMATOR_NAMES } from '../../advantage/index.ts';
 import { EXPORT_FORMATS, ExportError, exportRun, isExportFormat, TokenizerMismatchError } from '../../export/index.ts';
 import { loadTranscript, readTools, TOKENIZER_SPECS, TokenizerError, type Transcript } from '../../tokens/index.ts';
 import { RunStoreError } from '../../store/index.ts';
-import { UsageError, writeJson } from '../io.ts';
+import { parseInteger, UsageError, writeJson } from '../io.ts';
 
 /** Module errors that are the user's to fix: one stderr line, exit 2. */
 export function asUsage(e: unknown): unknown {
@@ -57,8 +57,7 @@ export function register(program: Command): void {
       if (opts.estimator !== undefined && !isEstimatorName(opts.estimator)) throw new UsageError(`--estimator ${opts.estimator}: choose one of ${ESTIMATOR_NAMES.join(', ')}`);
       let step: number | undefined;
       if (opts.step !== undefined) {
-        step = Number(opts.step);
-        if (!Number.isInteger(step) || step < 0) throw new UsageError(`--step ${opts.step}: expected a step number (0, 1, …)`);
+        step = parseInteger('--step', opts.step, { min: 0 });
       }
       try {
         const { tokenizer, template } = await transcriptFromOptions(opts, opts.baseUrl);

@@ -2,9 +2,10 @@ import type { Command } from 'commander';
 import { Bm25Index } from '../../env/bm25.ts';
 import { pooledPassages } from '../../env/corpus.ts';
 import { DATASET_FILES, DatasetError, loadDataset, type DatasetFormat } from '../../env/datasets.ts';
-import { loadCorpus, serveRetriever } from '../../env/retriever-server.ts';
+import { DEFAULT_RETRIEVER_LIMITS, loadCorpus, serveRetriever } from '../../env/retriever-server.ts';
 import type { Passage } from '../../env/search-r1.ts';
-import { UsageError } from '../io.ts';
+import { parseInteger, parsePort, UsageError } from '../io.ts';
+import { serveUntilSignal } from '../until-signal.ts';
 
 /**
  * `trace-rl retriever serve --corpus FILE --port P`: a Search-R1-compatible POST /retrieve service
@@ -22,20 +23,22 @@ export function register(program: Command): void {
     .option('--port <n>', 'port (0 = any free port)', '8000')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--topk <k>', 'documents per query when a request gives no topk', '3')
-    .action(async (opts: { corpus?: string; dataset?: string; dataDir?: string; port: string; host: string; topk: string }) => {
-      const port = Number(opts.port);
-      const topk = Number(opts.topk);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: "${opts.port}" is not a port number`);
-      if (!Number.isInteger(topk) || topk < 1) throw new UsageError(`--topk: "${opts.topk}" must be a positive integer`);
+    .option('--max-body-bytes <n>', 'largest request body (413 above it)', String(DEFAULT_RETRIEVER_LIMITS.maxBodyBytes))
+    .option('--max-queries <n>', 'most queries in one request (413 above it)', String(DEFAULT_RETRIEVER_LIMITS.maxQueries))
+    .option('--max-query-terms <n>', 'most search terms in one query, stop words not counted (413 above it)', String(DEFAULT_RETRIEVER_LIMITS.maxQueryTerms))
+    .action(async (opts: { corpus?: string; dataset?: string; dataDir?: string; port: string; host: string; topk: string; maxBodyBytes: string; maxQueries: string; maxQueryTerms: string }) => {
+      const port = parsePort('--port', opts.port);
+      const topk = parseInteger('--topk', opts.topk, { min: 1, max: 1000 });
+      const limits = {
+        maxBodyBytes: parseInteger('--max-body-bytes', opts.maxBodyBytes, { min: 1 }),
+        maxQueries: parseInteger('--max-queries', opts.maxQueries, { min: 1 }),
+        maxQueryTerms: parseInteger('--max-query-terms', opts.maxQueryTerms, { min: 1 }),
+      };
       if (!opts.corpus === !opts.dataset) throw new UsageError('give exactly one of --corpus FILE or --dataset NAME');
       const passages = readPassages(opts);
-      const server = await serveRetriever(new Bm25Index(passages), { port, host: opts.host, defaultTopk: topk });
+      const server = await serveRetriever(new Bm25Index(passages), { port, host: opts.host, defaultTopk: topk, limits });
       process.stderr.write(`trace-rl retriever: ${passages.length} passages at ${server.url}/retrieve\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => void server.close().then(resolve);
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      await serveUntilSignal(server, 'trace-rl retriever');
     });
 }
 

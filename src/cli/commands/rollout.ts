@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { EXPORT_FORMATS, isExportFormat, runRolloutService, WeightsGate } from '../../export/index.ts';
 import { OpenAIPolicy } from '../../policy/index.ts';
 import { parseTrainConfig } from '../../train/index.ts';
-import { UsageError, writeJson } from '../io.ts';
+import { RunStore } from '../../store/index.ts';
+import { parsePort, UsageError, writeJson } from '../io.ts';
 import { addTokenizerOptions, asUsage, transcriptFromOptions } from './export.ts';
 import { addConfigOptions, rawConfig } from './train.ts';
 
@@ -34,20 +35,29 @@ export function register(program: Command): void {
     if (opts.policy !== 'openai') throw new UsageError(`--policy ${String(opts.policy)}: only "openai" is supported (the embedded policy trains itself with trace-rl train)`);
     const urls = (opts.baseUrl as string[] | undefined) ?? [];
     if (urls.length === 0) throw new UsageError('--base-url is required with --policy openai, e.g. --base-url http://localhost:8000/v1');
+    for (const u of urls) {
+      let protocol = '';
+      try {
+        protocol = new URL(u).protocol;
+      } catch {
+        // reported below
+      }
+      if (protocol !== 'http:' && protocol !== 'https:') throw new UsageError(`--base-url ${u}: not an http(s) URL; use e.g. http://localhost:8000/v1`);
+    }
     const format = String(opts.format);
     if (!isExportFormat(format)) throw new UsageError(`--format ${format}: choose one of ${EXPORT_FORMATS.join(', ')}`);
     if (opts.mode !== 'completions' && opts.mode !== 'chat' && opts.mode !== 'tokens') throw new UsageError(`--mode ${String(opts.mode)}: choose tokens, completions or chat`);
     if (opts.extras !== 'vllm' && opts.extras !== 'none') throw new UsageError(`--extras ${String(opts.extras)}: choose vllm or none`);
     let port: number | undefined;
     if (opts.listen !== undefined) {
-      port = Number(opts.listen);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--listen ${String(opts.listen)}: expected a port number (0 = any free port)`);
+      port = parsePort('--listen', opts.listen);
     }
     // Ids go straight to the model in token mode: the byte tokenizer's would be wrong for any real model.
     if (opts.mode === 'tokens' && opts.tokenizer === 'bytes') throw new UsageError('--mode tokens sends token ids to the model: give its tokenizer with --tokenizer hf:DIR, qwen3 or server');
     const transcript = await transcriptFromOptions(opts, urls[0]);
     const config = parseTrainConfig(rawConfig(opts));
     const out = String(opts.out);
+    RunStore.checkNew(out);
     const policy = new OpenAIPolicy({ baseURLs: urls, model: String(opts.model), mode: opts.mode, extras: opts.extras, transcript });
     const reloadUrl = opts.reloadUrl === undefined ? undefined : String(opts.reloadUrl).replace(/\/+$/, '').replace(/\/v1$/, '');
     const reload = reloadUrl

@@ -2,7 +2,7 @@ import { jsonLines } from '../../util/json-lines.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { isSuccess, scoreAnswer, type SuccessRule } from '../../env/qa-metrics.ts';
-import { readStdin, UsageError } from '../io.ts';
+import { parseDecimal, readStdin, UsageError } from '../io.ts';
 
 /**
  * `trace-rl score`: JSON lines `{"prediction": "...", "gold": "..." | ["...", ...]}` on stdin, one line
@@ -43,7 +43,5 @@ export function register(program: Command): void {
 
 function parseRule(rule: string, threshold: string): SuccessRule {
   if (rule !== 'f1' && rule !== 'em' && rule !== 'f1-or-em') throw new UsageError(`--rule: "${rule}" is not one of f1, em, f1-or-em`);
-  const t = Number(threshold);
-  if (!Number.isFinite(t) || t < 0 || t > 1) throw new UsageError(`--threshold: "${threshold}" must be a number in [0, 1]`);
-  return { rule, threshold: t };
+  return { rule, threshold: parseDecimal('--threshold', threshold, { min: 0, max: 1 }) };
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { UsageError } from '../io.ts';
+import { parseInteger, parsePort, UsageError } from '../io.ts';
+import { serveUntilSignal } from '../until-signal.ts';
 
 /**
  * `trace-rl serve --model FILE.gguf --port P`: an OpenAI-compatible server (chat and completions,
@@ -20,33 +20,45 @@ export function register(program: Command): void {
     .option('--context <n>', 'tokens per sequence (default: the model’s context length)')
     .option('--name <id>', 'model id reported by /v1/models (default: the file name)')
     .option('--allow-reload', 'accept POST /reload {"model": FILE} to swap in new weights (an external trainer’s GGUF)')
-    .action(async (opts: { model: string; port: string; host: string; parallel: string; threads: string; context?: string; name?: string; allowReload?: boolean }) => {
-      const int = (flag: string, v: string, min: number, max = Number.MAX_SAFE_INTEGER) => {
-        const n = Number(v);
-        if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${flag}: "${v}" must be a whole number in [${min}, ${max}]`);
-        return n;
+    .option('--max-body-bytes <n>', 'largest request body (413 above it)', String(1 << 20))
+    .option('--max-prompt-chars <n>', 'most prompt characters, checked before tokenising; chat: all messages together (413 above it)', '65536')
+    .option('--max-prompt-tokens <n>', 'most prompt tokens after tokenising (413 above it; default and ceiling: the context length)')
+    .action(async (opts: { model: string; port: string; host: string; parallel: string; threads: string; context?: string; name?: string; maxBodyBytes: string; maxPromptChars: string; maxPromptTokens?: string; allowReload?: boolean }) => {
+      const port = parsePort('--port', opts.port);
+      const sequences = parseInteger('--parallel', opts.parallel, { min: 1, max: 64 });
+      const threads = parseInteger('--threads', opts.threads, { min: 1, max: 256 });
+      const contextSize = opts.context === undefined ? undefined : parseInteger('--context', opts.context, { min: 16 });
+      const limits = {
+        maxBodyBytes: parseInteger('--max-body-bytes', opts.maxBodyBytes, { min: 1 }),
+        maxPromptChars: parseInteger('--max-prompt-chars', opts.maxPromptChars, { min: 1 }),
+        maxPromptTokens: opts.maxPromptTokens === undefined ? undefined : parseInteger('--max-prompt-tokens', opts.maxPromptTokens, { min: 1 }),
       };
-      const port = int('--port', opts.port, 0, 65535);
-      const sequences = int('--parallel', opts.parallel, 1, 64);
-      const threads = int('--threads', opts.threads, 1, 256);
-      const contextSize = opts.context === undefined ? undefined : int('--context', opts.context, 16);
       const file = resolve(opts.model);
-      if (!existsSync(file)) throw new UsageError(`--model: ${opts.model}: no such file`);
+      const { checkGgufFile, GgufFileError } = await import('../../tinylm/gguf-file.ts');
+      try {
+        checkGgufFile(file);
+      } catch (e) {
+        if (e instanceof GgufFileError) throw new UsageError(`--model ${opts.model}: ${e.message}`);
+        throw e;
+      }
       const { LlamaEngine, serveOpenAI } = await import('../../tinylm/index.ts');
       let engine;
       try {
         engine = await LlamaEngine.load(file, { sequences, threads, contextSize });
       } catch (e) {
-        throw new UsageError(`--model: ${opts.model}: llama.cpp could not load it (${(e as Error).message})`);
+        throw new UsageError(`--model ${opts.model}: llama.cpp could not load it (${String((e as Error).message).split('\n')[0]}); give a GGUF model file`);
       }
       const name = opts.name ?? basename(file).replace(/\.gguf$/i, '');
       const reload = opts.allowReload ? (f: string) => LlamaEngine.load(resolve(f), { sequences, threads, contextSize }) : undefined;
-      const server = await serveOpenAI(engine, { modelName: name, port, host: opts.host, clock: () => Date.now() / 1000, ...(reload ? { reload } : {}) });
+      let server;
+      try {
+        server = await serveOpenAI(engine, { modelName: name, port, host: opts.host, clock: () => Date.now() / 1000, limits, ...(reload ? { reload } : {}) });
+      } catch (e) {
+        await engine.dispose();
+        throw e;
+      }
       process.stderr.write(`trace-rl serve: ${name} at ${server.url}/v1 (completions, chat/completions, models; /tokenize, /detokenize${reload ? ', /reload' : ''})\n`);
-      await new Promise<void>((done) => {
-        const stop = () => void server.close().then(() => engine.dispose()).then(done);
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      await serveUntilSignal(server, 'trace-rl serve');
+      await engine.dispose();
     });
 }

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { parseTrainConfig, type TrainConfig } from '../../train/config.ts';
 import { configSettings, type SettingDoc } from '../../train/config-docs.ts';
 import { configToYaml, readConfigFile, setPath } from '../config-file.ts';
-import { UsageError } from '../io.ts';
+import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { progressReporter } from '../progress.ts';
 
 /**
@@ -49,7 +49,9 @@ export function rawConfig(opts: Record<string, unknown>): Record<string, unknown
     const key = flag.slice(2, flag.indexOf(' ')).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     const value = opts[key];
     if (value === undefined) continue;
-    setPath(raw, path, setting(path).numeric ? toNumber(flag, value) : value);
+    // Decimal digits only (Number() would read 0x10 as 16 and "" as 0); the schema checks the range.
+    const name = flag.split(' ')[0]!;
+    setPath(raw, path, setting(path).numeric ? (setting(path).type.startsWith('integer') ? parseInteger(name, value) : parseDecimal(name, value)) : value);
   }
   for (const pair of (opts.set as string[] | undefined) ?? []) {
     const eq = pair.indexOf('=');
@@ -64,12 +66,6 @@ export function rawConfig(opts: Record<string, unknown>): Record<string, unknown
     setPath(raw, pair.slice(0, eq), value);
   }
   return raw;
-}
-
-function toNumber(flag: string, value: unknown): number {
-  const n = Number(value);
-  if (!Number.isFinite(n)) throw new UsageError(`${flag.split(' ')[0]} ${String(value)}: expected a number`);
-  return n;
 }
 
 export function addConfigOptions(cmd: Command): Command {
@@ -93,13 +89,22 @@ export function register(program: Command): void {
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
     if (opts.policy !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.kind=${String(opts.policy)}`];
     if (opts.model !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.model=${String(opts.model)}`];
+    const { RunStore } = await import('../../store/index.ts'); // SQLite: loaded only when a run starts
     let config: TrainConfig | undefined;
     let out: string;
+    let steps: number;
+    let resumeSteps: number | undefined;
     if (opts.resume) {
       out = String(opts.resume);
+      if (opts.out !== undefined) throw new UsageError(`--out and --resume ${out} together: --resume continues the run in its own folder; drop --out`);
+      ({ steps, resumeSteps } = resumePlan(RunStore.open(out, { readonly: true }), out, opts));
     } else {
       config = parseTrainConfig(rawConfig(opts));
       out = opts.out ? String(opts.out) : `runs/${config.strategy.name}-s${config.seed}`;
+      // Fail before printing anything: an existing run, an unusable folder, a model that is not a GGUF.
+      RunStore.checkNew(out);
+      if (config.policy.kind === 'tiny-lm') await checkModel(config.policy.model!);
+      steps = config.steps;
       process.stdout.write(`# trace-rl train: resolved configuration (stored in ${out}/run.sqlite)\n${configToYaml(config)}\n`);
     }
     const controller = new AbortController();
@@ -109,16 +114,62 @@ export function register(program: Command): void {
       controller.abort(new Error('interrupted'));
     };
     process.on('SIGINT', onSigint);
-    const progress = opts.quiet ? undefined : progressReporter({ steps: config?.steps ?? 0, label: out });
+    const progress = opts.quiet ? undefined : progressReporter({ steps, label: out });
     try {
       const { train } = await import('../../train/loop.ts'); // the loop loads jax-js, SQLite and the policies
-      const result = await train({ out, config, resume: Boolean(opts.resume), clock: () => performance.now(), signal: controller.signal, onEvent: progress?.onEvent });
+      const result = await train({ out, config, resume: Boolean(opts.resume), steps: resumeSteps, clock: () => performance.now(), signal: controller.signal, onEvent: progress?.onEvent });
       progress?.stop();
-      if (result.status === 'already-finished') process.stdout.write(`${out} has already finished all ${result.config.steps} steps; nothing to do (start a new run with another --out)\n`);
+      if (result.status === 'already-finished') process.stdout.write(`${out} has already finished all ${result.config.steps} steps; nothing to do (continue it with --resume ${out} --steps N, or start a new run with another --out)\n`);
       else if (result.status === 'stopped') process.stdout.write(`stopped after ${result.completed} new step(s); resume with: trace-rl train --resume ${out}\n`);
       else process.stdout.write(`finished ${result.completed} step(s) in ${out}; report with: trace-rl report ${out}\n`);
     } finally {
       process.off('SIGINT', onSigint);
     }
   });
+}
+
+/** Flags a resumed run may take: --steps (a new total, stored in the run); the rest must match the stored configuration. */
+const RESUMABLE = new Set(['steps']);
+
+/**
+ * What `--resume DIR` with flags means: the stored configuration stays; a flag that repeats a stored
+ * value is fine, one that changes it is refused (naming both values), except --steps, which sets a
+ * new total and says so.
+ */
+function resumePlan(store: { config(): unknown; close(): void }, out: string, opts: Record<string, unknown>): { steps: number; resumeSteps?: number } {
+  let stored: TrainConfig;
+  try {
+    stored = parseTrainConfig(store.config());
+  } finally {
+    store.close();
+  }
+  const given = rawConfig(opts);
+  let resumeSteps: number | undefined;
+  for (const [path, value] of leaves(given)) {
+    if (RESUMABLE.has(path)) {
+      resumeSteps = value as number;
+      continue;
+    }
+    const have = path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], stored);
+    if (JSON.stringify(have) !== JSON.stringify(value)) {
+      throw new UsageError(`--resume ${out}: ${path} ${JSON.stringify(value)} conflicts with the run's stored ${JSON.stringify(have) ?? '(unset)'}; a resumed run keeps its configuration (only --steps may change): drop the flag, or start a new run with --out`);
+    }
+  }
+  if (resumeSteps !== undefined && resumeSteps !== stored.steps) process.stderr.write(`${out}: steps ${stored.steps} → ${resumeSteps} (--steps; stored in the run)\n`);
+  return { steps: resumeSteps ?? stored.steps, resumeSteps };
+}
+
+/** [dotted path, value] for every leaf of a plain object. */
+function leaves(o: Record<string, unknown>, prefix = ''): Array<[string, unknown]> {
+  return Object.entries(o).flatMap(([k, v]) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? leaves(v as Record<string, unknown>, `${prefix}${k}.`) : [[`${prefix}${k}`, v] as [string, unknown]]));
+}
+
+async function checkModel(file: string): Promise<void> {
+  const { checkGgufFile, GgufFileError } = await import('../../tinylm/gguf-file.ts');
+  try {
+    checkGgufFile(file);
+  } catch (e) {
+    if (e instanceof GgufFileError) throw new UsageError(`--model ${file}: ${e.message}`);
+    throw e;
+  }
 }

@@ -1,0 +1,26 @@
+import type { StrategyConfig } from './options.ts';
+
+/**
+ * Why a strategy could not spend its budget B every step on a pool of `pool` prompts, or undefined
+ * when it can. Caught when the configuration is read, because otherwise the run would silently spend
+ * less (0 trajectories below m_min; fewer than B when pool × m_max cannot hold the roots), and a
+ * comparison would compare unequal budgets.
+ *
+ *  - every strategy needs enough roots for one group: M ≥ m_min (solver strategies), M ≥ 2 (uniform
+ *    groups), B ≥ G (dapo); tree strategies have M = ⌊B / (1 + N)⌋ roots, the others M = B;
+ *  - the exact root solver gives a prompt at most m_max roots, so its strategies need M ≤ pool · m_max.
+ */
+export function budgetProblem(s: StrategyConfig, pool: number): string | undefined {
+  if (s.name === 'dapo') return s.budget < s.groupSize ? `budget ${s.budget} is below one dapo group (groupSize ${s.groupSize}): raise the budget or lower groupSize` : undefined;
+  const N = 'continuations' in s ? s.continuations : undefined;
+  const M = N === undefined ? s.budget : Math.floor(s.budget / (1 + N));
+  const roots = N === undefined ? `${M} roots` : `M = ⌊B / (1 + N)⌋ = ⌊${s.budget} / ${1 + N}⌋ = ${M} roots`;
+  const solver = s.name === 'pcl' || s.name === 'knapsack' || ((s.name === 'trace' || s.name === 'oracle') && s.roots !== 'uniform');
+  const least = solver && 'min' in s ? s.min : 2;
+  if (M < least) return `budget ${s.budget} gives ${s.name} ${roots}, below ${solver ? `m_min = ${least}` : 'one group of 2'}: nothing would be rolled out; raise the budget to at least ${least * (1 + (N ?? 0))}`;
+  if (solver && 'max' in s && M > pool * s.max) {
+    const spend = pool * s.max * (1 + (N ?? 0));
+    return `budget ${s.budget} gives ${s.name} ${roots}, more than pool ${pool} × max ${s.max} = ${pool * s.max} can take: it would spend about ${spend} instead of ${s.budget} per step (unequal budgets); raise pool or max, or lower the budget`;
+  }
+  return undefined;
+}

@@ -12,6 +12,7 @@ import { register as exportCommand } from './export.ts';
 import { register as rollout } from './rollout.ts';
 import { register as serve } from './serve.ts';
 import { register as faults } from './faults.ts';
+import { register as grade } from './grade.ts';
 
 /** Every subcommand registers itself on the program; one line per command module. */
 export const commands: Array<(program: Command) => void> = [
@@ -28,4 +29,5 @@ export const commands: Array<(program: Command) => void> = [
   rollout,
   serve,
   faults,
+  grade,
 ];

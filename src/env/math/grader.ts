@@ -64,7 +64,7 @@ export function normalizeAnswer(raw: string): string {
   // Thousands separators: only where every group after a comma has three digits ("1,000,000", "1{,}000").
   s = s.replace(/\{,\}/g, ',');
   if (/^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
-  s = s.replace(/^(-?\d+)\.0+$/, '$1').replace(/^(-?\d+\.\d*?[1-9])0+$/, '$1');
+  s = s.replace(/^(-?)0+(?=\d)/, '$1').replace(/^(-?\d+)\.0+$/, '$1').replace(/^(-?\d+\.\d*?[1-9])0+$/, '$1');
   // A lone choice letter: "(C)" = "C".
   s = s.replace(/^\(([A-Ea-e])\)$/, '$1');
   // Mixed numbers ("137 \frac{1}{2}") mean a sum, not a product.
@@ -91,6 +91,12 @@ export function answersMatch(gold: string, answer: string): boolean {
     return true;
   }
   return expressionsMatch(parse(g), parse(a));
+}
+
+/** A final answer or a whole response (then its last `\boxed{}`) against the gold answers. */
+export function gradeAnswer(answerOrResponse: string, golds: readonly string[]): boolean {
+  const extracted = lastBoxed(answerOrResponse) ?? answerOrResponse;
+  return golds.some((g) => answersMatch(g, extracted));
 }
 
 /** The graded result of a whole response: its last boxed answer against the gold answers. */

@@ -42,7 +42,7 @@ export function lastBoxed(text: string): string | undefined {
 const UNITS = /\s*(?:dollars?|cents?|units?|(?:square|cubic|sq\.?)\s+\w+|(?:centi|milli|kilo)?met(?:er|re)s?|[ckm]?m|inch(?:es)?|in|feet|foot|ft|yards?|miles?|mph|hours?|hrs?|minutes?|mins?|seconds?|secs?|s|days?|weeks?|months?|years?|degrees?|pounds?|lbs?|ounces?|oz|grams?|g|kg|liters?|litres?|gallons?|people|students|apples|eggs|points?|pages?|percent)\.?\s*$/i;
 
 /** Removes the surface forms listed in the file comment; the result is still LaTeX. */
-export function normalizeAnswer(raw: string): string {
+export function normalizeMathAnswer(raw: string): string {
   let s = raw.trim();
   s = s.replace(/^\$+|\$+$/g, '').replace(/^\\\(|\\\)$/g, '').replace(/^\\\[|\\\]$/g, '');
   s = s.replace(/\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}/g, '$1');
@@ -74,8 +74,8 @@ export function normalizeAnswer(raw: string): string {
 
 /** True when `answer` (a final answer, not a whole response) is equivalent to `gold`. */
 export function answersMatch(gold: string, answer: string): boolean {
-  const g = normalizeAnswer(gold);
-  const a = normalizeAnswer(answer);
+  const g = normalizeMathAnswer(gold);
+  const a = normalizeMathAnswer(answer);
   if (g.length === 0 || a.length === 0) return false;
   if (g === a || g.replace(/\s/g, '') === a.replace(/\s/g, '')) return true;
   const gl = splitTopLevel(g);

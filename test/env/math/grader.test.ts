@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { answersMatch, gradeResponse, lastBoxed, normalizeAnswer } from '../../../src/env/math/grader.ts';
+import { answersMatch, gradeResponse, lastBoxed, normalizeMathAnswer } from '../../../src/env/math/grader.ts';
 import { runCli } from '../../helpers/run-cli.ts';
 
 const data = (f: string) =>
@@ -102,7 +102,7 @@ describe('math grader', () => {
     assert.equal(lastBoxed('so \\boxed 5$.'), '5');
     assert.equal(lastBoxed('\\boxed{unclosed'), undefined);
     assert.equal(lastBoxed('no box'), undefined);
-    assert.equal(normalizeAnswer('\\left( \\dfrac{1}{2}, 3 \\right)'), '( \\frac{1}{2}, 3 )');
+    assert.equal(normalizeMathAnswer('\\left( \\dfrac{1}{2}, 3 \\right)'), '( \\frac{1}{2}, 3 )');
   });
 
   test('trace-rl grade math: one {"correct"} per line in order; a malformed line is named, exit 2, no stdout', async () => {

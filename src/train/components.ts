@@ -1,9 +1,9 @@
 import type { Environment, KnowsTruth, Prompt } from '../env/index.ts';
-import { Simulator, SimulatorPolicy, WorldEnv } from '../env/index.ts';
+import { MathEnv, Simulator, SimulatorPolicy, WorldEnv, createCodeTool, loadMathDataset } from '../env/index.ts';
 import { EmbeddedPolicy, worldCandidateSource, type PolicySample, type UpdateMetrics } from '../policy/index.ts';
 import type { Policy } from '../policy/types.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
-import type { TrainConfig } from './config.ts';
+import { ConfigError, type TrainConfig } from './config.ts';
 
 /** A policy the loop can improve and checkpoint. The simulator's policy is fixed and has no update. */
 export interface TrainablePolicy extends Policy {
@@ -33,6 +33,7 @@ export async function buildComponents(config: TrainConfig): Promise<Components> 
     const nTest = Math.max(1, Math.round(all.length * config.env.testFraction));
     return { env: sim as Environment<unknown>, truth: sim, train: all.slice(nTest), test: all.slice(0, nTest), policy: new SimulatorPolicy(sim), predictor };
   }
+  if (config.env.kind === 'math') return buildMath(config, predictor);
   const env = new WorldEnv({
     seed: config.env.seed,
     questions: config.env.questions,
@@ -47,6 +48,19 @@ export async function buildComponents(config: TrainConfig): Promise<Components> 
   }
   const policy = new EmbeddedPolicy({ candidates: worldCandidateSource(env) });
   return { env: env as Environment<unknown>, train: env.train, test: env.test, policy, trainable: policy, predictor };
+}
+
+/** Tool-integrated math: needs a policy that writes text (tiny-lm here; any model through the rollout service). */
+async function buildMath(config: TrainConfig, predictor: SuccessPredictor): Promise<Components> {
+  const m = config.env.math;
+  if (config.policy.kind !== 'tiny-lm') {
+    throw new ConfigError('env.kind math needs a policy that writes text: set policy.kind tiny-lm, or drive it from an external trainer through `trace-rl export` / the rollout service with an openai policy');
+  }
+  const train = loadMathDataset(m.dataset, { limit: m.limit });
+  const test = loadMathDataset(m.testDataset, { limit: m.limit });
+  const env = new MathEnv({ tool: createCodeTool(m), format: m.format, maxTurns: config.engine.maxTurns });
+  const policy = await buildTinyLm(config);
+  return { env: env as Environment<unknown>, train, test, policy, trainable: policy, predictor };
 }
 
 async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {

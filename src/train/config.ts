@@ -3,6 +3,24 @@ import { strategyConfigSchema } from '../allocate/index.ts';
 import { ESTIMATOR_NAMES } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/index.ts';
 
+/** Settings of the math environments (env.kind math / math-world). */
+export const mathEnvSchema = z
+  .object({
+    dataset: z.string().default('gsm8k-train').describe('math: training prompts: gsm8k-train, gsm8k, math500, aime24, aime25, or a JSONL file ({"question"|"problem", "answer"} per line).'),
+    testDataset: z.string().default('gsm8k').describe('math: held-out prompts for evaluation (same choices as dataset).'),
+    limit: z.number().int().min(1).optional().describe('math: use only the first this many prompts of each dataset.'),
+    format: z.enum(['markdown', 'code-tag', 'tool-call']).default('markdown').describe('How the model writes code and sees its output: ```python / ```output fences, <code>/<interpreter>, or <tool_call>/<tool_response>.'),
+    tool: z.enum(['pyodide', 'url']).default('pyodide').describe('Code tool: pyodide (Python in WebAssembly worker threads, offline) or url (a SandboxFusion run_code server).'),
+    url: z.string().optional().describe('tool url only: base URL of the SandboxFusion server, e.g. http://localhost:8080.'),
+    workers: z.number().int().min(1).default(1).describe('tool pyodide only: worker threads (cells run in parallel up to this).'),
+    packagesDir: z.string().optional().describe('tool pyodide only: a directory of pure-Python packages (pip install --target DIR sympy mpmath) made importable in the sandbox.'),
+    timeoutMs: z.number().int().min(100).default(5000).describe('Wall time per code cell (ms).'),
+    memoryMb: z.number().int().min(32).default(256).describe('Python heap per interpreter (MB; pyodide) / memory_limit_MB sent to the url sandbox.'),
+    outputBytes: z.number().int().min(64).default(16384).describe('stdout + stderr kept per cell; more stops the cell with an OutputLimitError.'),
+  })
+  .strict()
+  .refine((m) => m.tool !== 'url' || m.url !== undefined, { message: 'env.math.tool url needs env.math.url (the SandboxFusion base URL)', path: ['url'] });
+
 /** The strategy fields a config may leave out (a partial `strategy:` is completed from these). */
 export const DEFAULT_STRATEGY = { name: 'trace', budget: 192, continuations: 2 } as const;
 
@@ -17,13 +35,14 @@ export const trainConfigSchema = z
     steps: z.number().int().min(1).default(30).describe('Training steps.'),
     env: z
       .object({
-        kind: z.enum(['world', 'simulator']).default('world').describe('world: the embedded multi-hop search world (trainable); simulator: prompts with exactly known success probabilities (policy fixed, for allocation/oracle studies).'),
+        kind: z.enum(['world', 'simulator', 'math', 'math-world']).default('world').describe('world: the embedded multi-hop search world (trainable); simulator: prompts with exactly known success probabilities (policy fixed, for allocation/oracle studies); math: tool-integrated math (GSM8K, MATH 500, AIME, any JSONL) with a Python code tool, for language-model policies (docs/environments.md); math-world: synthetic multi-step word problems for the embedded policy.'),
         seed: z.number().int().min(0).default(7).describe('Seed of the generated world / simulator; fixed across the runs being compared, so every strategy sees the same questions.'),
         questions: z.number().int().min(10).default(1500).describe('Questions generated in the world (before the train/test split) or simulator prompts.'),
         testFraction: z.number().gt(0).lt(1).default(0.2).describe('Share of world questions held out for test accuracy.'),
         topK: z.number().int().min(1).default(3).describe('Documents returned per search.'),
         successRule: z.enum(['f1', 'em', 'f1-or-em']).default('f1').describe('Success for allocation and reward: token F1 ≥ threshold, or exact match.'),
         successThreshold: z.number().min(0).max(1).default(0.3).describe('F1 threshold of the f1 success rule (TRACE-SPEC §2).'),
+        math: mathEnvSchema.prefault({}).describe('math and math-world only: datasets, code format and the code tool.'),
       })
       .prefault({}),
     pool: z.number().int().min(1).default(64).describe('Candidate prompts drawn per step (the pool the root allocation chooses from).'),

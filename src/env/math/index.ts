@@ -10,3 +10,4 @@ export * from './grader.ts';
 export * from './protocol.ts';
 export * from './math-env.ts';
 export * from './datasets.ts';
+export * from './create-tool.ts';

@@ -59,6 +59,9 @@ class Slot {
       this.worker.once('exit', (code) => reject(new Error(`pyodide worker exited during start-up (code ${code})`)));
     });
     this.ready.catch(() => undefined);
+    // An idle worker must not keep the process alive (a CLI run ends when its work does); a running
+    // cell does (see Slot users: ref while a job runs).
+    this.worker.unref();
     this.worker.on('message', (m: WorkerReply) => {
       if (!m.ready) onReply(this, m);
     });
@@ -135,6 +138,7 @@ export class PyodideCodeTool implements CodeTool {
     const id = this.nextId++;
     // The clock starts once Python is loaded: a cold start is not the cell's time.
     slot.job = { id, job };
+    slot.worker.ref();
     slot.ready.then(
       () => {
         if (slot.job?.id !== id) return;
@@ -192,6 +196,7 @@ export class PyodideCodeTool implements CodeTool {
     const current = slot.job;
     if (!current) return;
     clearTimeout(current.timer);
+    slot.worker.unref();
     if (current.onAbort) current.job.signal?.removeEventListener('abort', current.onAbort);
     slot.job = undefined;
   }

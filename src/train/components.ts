@@ -1,5 +1,5 @@
 import type { Environment, KnowsTruth, Prompt } from '../env/index.ts';
-import { MathEnv, Simulator, SimulatorPolicy, WorldEnv, createCodeTool, loadMathDataset } from '../env/index.ts';
+import { InlineArithmeticTool, MathEnv, MathWorldEnv, ScriptedMathWorldPolicy, Simulator, SimulatorPolicy, WorldEnv, createCodeTool, loadMathDataset, worldCandidates } from '../env/index.ts';
 import { EmbeddedPolicy, worldCandidateSource, type PolicySample, type UpdateMetrics } from '../policy/index.ts';
 import type { Policy } from '../policy/types.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
@@ -34,6 +34,8 @@ export async function buildComponents(config: TrainConfig): Promise<Components> 
     return { env: sim as Environment<unknown>, truth: sim, train: all.slice(nTest), test: all.slice(0, nTest), policy: new SimulatorPolicy(sim), predictor };
   }
   if (config.env.kind === 'math') return buildMath(config, predictor);
+  if (config.env.kind === 'math-world') return buildMathWorld(config, predictor);
+  if (config.policy.kind === 'scripted') throw new ConfigError('policy.kind scripted is only for env.kind math-world');
   const env = new WorldEnv({
     seed: config.env.seed,
     questions: config.env.questions,
@@ -58,9 +60,27 @@ async function buildMath(config: TrainConfig, predictor: SuccessPredictor): Prom
   }
   const train = loadMathDataset(m.dataset, { limit: m.limit });
   const test = loadMathDataset(m.testDataset, { limit: m.limit });
-  const env = new MathEnv({ tool: createCodeTool(m), format: m.format, maxTurns: config.engine.maxTurns });
+  if (m.tool === 'inline') throw new ConfigError('env.math.tool inline runs only the math world\'s cells; use pyodide or url for env.kind math');
+  const env = new MathEnv({ tool: createCodeTool({ ...m, tool: m.tool ?? 'pyodide' }), format: m.format, maxTurns: config.engine.maxTurns });
   const policy = await buildTinyLm(config);
   return { env: env as Environment<unknown>, train, test, policy, trainable: policy, predictor };
+}
+
+/** The math world: generated problems, code cells as candidate actions, for the embedded (or scripted) policy. */
+async function buildMathWorld(config: TrainConfig, predictor: SuccessPredictor): Promise<Components> {
+  const m = config.env.math;
+  const tool = m.tool === undefined || m.tool === 'inline' ? new InlineArithmeticTool() : createCodeTool({ ...m, tool: m.tool });
+  const env = new MathWorldEnv({ seed: config.env.seed, problems: m.problems, testFraction: config.env.testFraction, maxTurns: config.engine.maxTurns, tool });
+  const base = { env: env as Environment<unknown>, train: env.train, test: env.test, predictor };
+  if (config.policy.kind === 'scripted') return { ...base, policy: new ScriptedMathWorldPolicy({ noise: m.noise }) };
+  if (config.policy.kind === 'tiny-lm') throw new ConfigError('env.kind math-world is for the embedded or scripted policy; use env.kind math for a language model');
+  const policy = new EmbeddedPolicy({
+    candidates: (prompt, turns) => {
+      const c = worldCandidates(prompt, turns);
+      return { search: [], answer: [c.answer], tool: c.code.map((x) => ({ type: 'python', input: x.input })) };
+    },
+  });
+  return { ...base, policy, trainable: policy };
 }
 
 async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {

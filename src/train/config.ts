@@ -7,10 +7,12 @@ import { engineSettingsSchema } from '../rollout/index.ts';
 export const mathEnvSchema = z
   .object({
     dataset: z.string().default('gsm8k-train').describe('math: training prompts: gsm8k-train, gsm8k, math500, aime24, aime25, or a JSONL file ({"question"|"problem", "answer"} per line).'),
+    problems: z.number().int().min(10).default(1200).describe('math-world: problems generated (before the train/test split by env.testFraction).'),
+    noise: z.number().min(0).max(1).default(0.3).describe('math-world: noise of the scripted policy (policy.kind scripted).'),
     testDataset: z.string().default('gsm8k').describe('math: held-out prompts for evaluation (same choices as dataset).'),
     limit: z.number().int().min(1).optional().describe('math: use only the first this many prompts of each dataset.'),
     format: z.enum(['markdown', 'code-tag', 'tool-call']).default('markdown').describe('How the model writes code and sees its output: ```python / ```output fences, <code>/<interpreter>, or <tool_call>/<tool_response>.'),
-    tool: z.enum(['pyodide', 'url']).default('pyodide').describe('Code tool: pyodide (Python in WebAssembly worker threads, offline) or url (a SandboxFusion run_code server).'),
+    tool: z.enum(['pyodide', 'url', 'inline']).optional().describe('Code tool: pyodide (Python in WebAssembly worker threads, offline; the default for math), url (a SandboxFusion run_code server) or inline (math-world only, its default: the world\'s print(a op b) cells evaluated in-process with Python semantics).'),
     url: z.string().optional().describe('tool url only: base URL of the SandboxFusion server, e.g. http://localhost:8080.'),
     workers: z.number().int().min(1).default(1).describe('tool pyodide only: worker threads (cells run in parallel up to this).'),
     packagesDir: z.string().optional().describe('tool pyodide only: a directory of pure-Python packages (pip install --target DIR sympy mpmath) made importable in the sandbox.'),
@@ -61,7 +63,7 @@ export const trainConfigSchema = z
       .prefault({}),
     policy: z
       .object({
-        kind: z.enum(['embedded', 'tiny-lm']).default('embedded').describe('embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md).'),
+        kind: z.enum(['embedded', 'tiny-lm', 'scripted']).default('embedded').describe('embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md); scripted: math-world only, the fixed noisy solver (allocation studies; no update).'),
         model: z.string().optional().describe('tiny-lm only: the GGUF to start from (its vocabulary must be the world’s), e.g. bench/tinylm/warm-start.gguf from `npx tsx bench/tinylm/warm-start.ts`.'),
         lmLearningRate: z.number().positive().default(0.0003).describe('tiny-lm only: Adam step size of the PPO update (policy.learningRate is the embedded policy’s).'),
         learningRate: z.number().positive().default(0.1).describe('Adam step size of the embedded policy update.'),

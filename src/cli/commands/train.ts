@@ -13,7 +13,7 @@ export const CONFIG_FLAGS = [
   ['--estimator <name>', 'estimator', 'advantage estimator: grpo, tree-grpo, treepo, trace'],
   ['--steps <n>', 'steps', 'training steps'],
   ['--seed <n>', 'seed', 'seed of the run'],
-  ['--env <kind>', 'env.kind', 'world (embedded multi-hop search world) or simulator (known probabilities)'],
+  ['--env <kind>', 'env.kind', 'world (embedded multi-hop search world), simulator (known probabilities), math-world (generated word problems with a code tool) or math (GSM8K/MATH/AIME; needs a text policy)'],
   ['--predictor <kind>', 'predictor.kind', 'mlp (shared learned predictor), beta (per-prompt), global (running rate)'],
   ['--pool <n>', 'pool', 'candidate prompts per step'],
   ['--concurrency <n>', 'engine.concurrency', 'policy requests in flight'],

@@ -11,3 +11,4 @@ export * from './protocol.ts';
 export * from './math-env.ts';
 export * from './datasets.ts';
 export * from './create-tool.ts';
+export * from './world/index.ts';

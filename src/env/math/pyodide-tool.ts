@@ -58,10 +58,14 @@ class Slot {
       this.worker.once('error', reject);
       this.worker.once('exit', (code) => reject(new Error(`pyodide worker exited during start-up (code ${code})`)));
     });
-    this.ready.catch(() => undefined);
-    // An idle worker must not keep the process alive (a CLI run ends when its work does); a running
-    // cell does (see Slot users: ref while a job runs).
-    this.worker.unref();
+    // An idle worker must not keep the process alive (a CLI run ends when its work does); a starting
+    // worker and a running cell do (the pool refs the worker while a cell runs).
+    this.ready.then(
+      () => {
+        if (!this.job) this.worker.unref();
+      },
+      () => undefined,
+    );
     this.worker.on('message', (m: WorkerReply) => {
       if (!m.ready) onReply(this, m);
     });

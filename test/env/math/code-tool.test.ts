@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { formatObservation, limitMessage, MathEnv, PyodideCodeTool, SandboxFusionTool, loadMathDataset, type CodeResult } from '../../../src/env/index.ts';
+import { InlineArithmeticTool, MathWorldEnv, formatObservation, limitMessage, MathEnv, PyodideCodeTool, SandboxFusionTool, loadMathDataset, worldCandidates, type CodeResult } from '../../../src/env/index.ts';
 
 // One pyodide worker for the whole file (loading Python costs seconds).
 const LIMITS = { timeoutMs: 4000, memoryMb: 96, outputBytes: 2000 };
@@ -69,6 +69,19 @@ describe('pyodide code tool: limits give the documented observation and the next
     assert.ok(ms >= LIMITS.timeoutMs - 50 && ms < LIMITS.timeoutMs + 1500, `${ms} ms`);
     assert.equal(formatObservation((await timed('print(sum(range(10)))')).r), '45');
   });
+});
+
+test('the math world\'s in-process tool prints exactly what pyodide prints for every candidate cell of 30 problems', async () => {
+  const world = new MathWorldEnv({ seed: 5, problems: 30, tool: new InlineArithmeticTool() });
+  const inline = new InlineArithmeticTool();
+  let cells = 0;
+  for (const prompt of [...world.train, ...world.test]) {
+    for (const c of worldCandidates(prompt, []).code) {
+      assert.equal((await inline.run(c.input)).stdout, (await tool.run(c.input)).stdout, c.input);
+      cells++;
+    }
+  }
+  assert.ok(cells >= 200, `${cells} cells`);
 });
 
 describe('url code tool (SandboxFusion run_code API)', () => {

@@ -7,6 +7,7 @@
  *  ablation  world: uniform/adaptive roots × uniform/adaptive prefixes, and N = 1 / N = 4 at the same B
  *            (the adaptive × adaptive, N = 2 arm is main's trace; it is run once and shared)
  */
+import { optionsFor, type StrategyName } from '../../src/allocate/index.ts';
 
 export interface Scale {
   seeds: number;
@@ -64,12 +65,14 @@ export function arms(experiment: ExperimentName): Arm[] {
 
 /** The raw `trace-rl train` configuration of one arm and seed (validated by the caller). */
 export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, unknown> {
+  const name = arm.strategy.name as StrategyName;
   return {
+    arm: arm.label,
     seed,
     steps: scale.steps,
     pool: scale.pool,
     env: { kind: arm.env },
-    strategy: { budget: scale.budget, continuations: 2, ...arm.strategy },
+    strategy: { name, ...optionsFor(name, { budget: scale.budget, continuations: 2, ...arm.strategy }) },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
   };
 }

@@ -1,11 +1,12 @@
 import { createEstimator, type EstimatorName } from '../advantage/index.ts';
-import type { Environment, Prompt } from '../env/index.ts';
+import type { Environment } from '../env/index.ts';
 import { RunStore } from '../store/index.ts';
 import { buildComponents, parseTrainConfig, type TrainConfig } from '../train/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import { buildBatch, ExportError, type BatchMeta } from './rows.ts';
 import { byteTokenizer, type ExportTokenizer } from './tokenizer.ts';
 import { writeBatch, type ExportFormat } from './write.ts';
+import type { Prompt } from '../tree/types.ts';
 
 /**
  * The prompt text each tree's policy saw: the run's environment rebuilt from its stored configuration
@@ -44,7 +45,7 @@ export interface ExportRunResult extends BatchMeta {
 export async function exportRun(options: ExportRunOptions): Promise<ExportRunResult> {
   const store = RunStore.open(options.dir, { readonly: true });
   try {
-    const config = parseTrainConfig(store.config());
+    const config = parseTrainConfig(store.config(), { stored: true });
     const last = store.lastStep();
     const step = options.step ?? last;
     if (last < 0) throw new ExportError(`${options.dir} has no completed step yet; export after the first step is stored`);

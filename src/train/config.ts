@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { strategyConfigSchema } from '../allocate/index.ts';
+import { STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, type StrategyName } from '../allocate/index.ts';
 import { ESTIMATOR_NAMES } from '../advantage/index.ts';
-import { engineSettingsSchema } from '../rollout/index.ts';
+import { engineSettingsSchema } from '../rollout/settings.ts';
+import { UserError } from '../util/user-error.ts';
 
 /** Settings of the math environments (env.kind math / math-world). */
 export const mathEnvSchema = z
@@ -23,8 +24,11 @@ export const mathEnvSchema = z
   .strict()
   .refine((m) => m.tool !== 'url' || m.url !== undefined, { message: 'env.math.tool url needs env.math.url (the SandboxFusion base URL)', path: ['url'] });
 
-/** The strategy fields a config may leave out (a partial `strategy:` is completed from these). */
-export const DEFAULT_STRATEGY = { name: 'trace', budget: 192, continuations: 2 } as const;
+/** The strategy fields a config may leave out (a partial `strategy:` is completed from these; the rest are the named strategy's defaults). */
+export const DEFAULT_STRATEGY = { name: 'trace', budget: 192 } as const;
+
+/** The policy's Adam step size when the config gives none (the tiny LM's token-level update needs a far smaller one). */
+export const POLICY_LEARNING_RATE = { embedded: 0.1, 'tiny-lm': 0.0003, scripted: 0 } as const;
 
 /**
  * The run configuration, written once: each field's description is its only documentation (the CLI
@@ -47,10 +51,15 @@ export const trainConfigSchema = z
         math: mathEnvSchema.prefault({}).describe('math and math-world only: datasets, code format and the code tool.'),
       })
       .prefault({}),
+    arm: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Label of this run’s arm in reports: runs with the same label are seeds of one arm (default: strategy.name), so several arms of one strategy (e.g. the ablation) appear side by side in one report.'),
     pool: z.number().int().min(1).default(64).describe('Candidate prompts drawn per step (the pool the root allocation chooses from).'),
     strategy: z
       .preprocess((v) => ({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
-      .describe('Allocation strategy and its budget B in trajectories per step (fields not given take the defaults of trace with B = 192).'),
+      .describe('Allocation strategy and its budget B in trajectories per step (name and budget not given: trace, B = 192; other fields not given take the named strategy’s defaults).'),
     estimator: z.enum(ESTIMATOR_NAMES).default('trace').describe('Advantage estimator (TRACE-SPEC §5).'),
     predictor: z
       .object({
@@ -65,13 +74,15 @@ export const trainConfigSchema = z
       .object({
         kind: z.enum(['embedded', 'tiny-lm', 'scripted']).default('embedded').describe('embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md); scripted: math-world only, the fixed noisy solver (allocation studies; no update).'),
         model: z.string().optional().describe('tiny-lm only: the GGUF to start from (its vocabulary must be the world’s), e.g. bench/tinylm/warm-start.gguf from `npx tsx bench/tinylm/warm-start.ts`.'),
-        lmLearningRate: z.number().positive().default(0.0003).describe('tiny-lm only: Adam step size of the PPO update (policy.learningRate is the embedded policy’s).'),
-        learningRate: z.number().positive().default(0.1).describe('Adam step size of the embedded policy update.'),
+        learningRate: z.number().positive().optional().describe(`Adam step size of the policy update; the step passes it to the policy, which uses it as given. Default by kind: ${Object.entries(POLICY_LEARNING_RATE).map(([k, v]) => `${k} ${v}`).join(', ')}.`),
         clip: z.number().positive().default(0.2).describe('PPO clip ε of the clipped surrogate.'),
         epochs: z.number().int().min(1).default(4).describe('Passes (Adam steps) over each step’s samples.'),
       })
+      // Strict, so a field that was renamed (lmLearningRate became learningRate) fails instead of being ignored.
+      .strict()
       .prefault({})
-      .refine((p) => p.kind !== 'tiny-lm' || p.model !== undefined, { message: 'policy.kind tiny-lm needs policy.model: a GGUF file (build one with `npx tsx bench/tinylm/warm-start.ts`)', path: ['model'] }),
+      .refine((p) => p.kind !== 'tiny-lm' || p.model !== undefined, { message: 'policy.kind tiny-lm needs policy.model: a GGUF file (build one with `npx tsx bench/tinylm/warm-start.ts`)', path: ['model'] })
+      .transform((p) => ({ ...p, learningRate: p.learningRate ?? POLICY_LEARNING_RATE[p.kind] })),
     engine: engineSettingsSchema.prefault({}),
     eval: z
       .object({
@@ -86,14 +97,37 @@ export type TrainConfig = z.output<typeof trainConfigSchema>;
 export type TrainConfigInput = z.input<typeof trainConfigSchema>;
 
 /** Thrown for an invalid configuration; the message names each bad field by its path and the allowed values. */
-export class ConfigError extends Error {
+export class ConfigError extends UserError {
   override name = 'ConfigError';
 }
 
-export function parseTrainConfig(input: unknown): TrainConfig {
-  const parsed = trainConfigSchema.safeParse(input);
+/**
+ * Validates a configuration. `stored`: a config read back from a run folder; runs stored before each
+ * strategy had its own options hold every strategy's defaults, so options the named strategy does not
+ * take are dropped there (in a user's config they are an error).
+ */
+export function parseTrainConfig(input: unknown, options: { stored?: boolean } = {}): TrainConfig {
+  const parsed = trainConfigSchema.safeParse(options.stored ? withoutForeignOptions(input) : input);
   if (parsed.success) return parsed.data;
   throw new ConfigError(
-    parsed.error.issues.map((i) => `config${i.path.length ? '.' + i.path.join('.') : ''}: ${i.message}`).join('; '),
+    parsed.error.issues
+      // An unrecognised key is reported on its own field's path, not on the object holding it.
+      .flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ path: [...i.path, k], message: unknownKeyMessage(input, i.path, k) })) : [i]))
+      .map((i) => `config${i.path.length ? '.' + i.path.join('.') : ''}: ${i.message}`)
+      .join('; '),
   );
+}
+
+/** One message per unknown key: a strategy option names the strategies that take it; others are misspelt. */
+function unknownKeyMessage(input: unknown, path: readonly PropertyKey[], key: string): string {
+  const name = (input as { strategy?: { name?: unknown } } | undefined)?.strategy?.name ?? DEFAULT_STRATEGY.name;
+  if (path.length === 1 && path[0] === 'strategy' && (STRATEGY_NAMES as readonly unknown[]).includes(name)) return foreignOptionMessage(name as StrategyName, key);
+  return `unknown setting "${key}" (misspelt? docs/configuration.md lists every setting)`;
+}
+
+function withoutForeignOptions(input: unknown): unknown {
+  const strategy = (input as { strategy?: Record<string, unknown> } | null)?.strategy;
+  const name = strategy?.name;
+  if (!strategy || !(STRATEGY_NAMES as readonly unknown[]).includes(name)) return input;
+  return { ...(input as object), strategy: { name, ...optionsFor(name as StrategyName, strategy) } };
 }

@@ -2,12 +2,14 @@
  * Test helpers for the engine: wrappers around the real simulator policy and environment that add
  * delays, count calls and inject failures. They wrap real components; they do not replace them.
  */
-import { Simulator, SimulatorPolicy } from '../../src/env/index.ts';
-import type { Environment, Prompt, StepOutcome } from '../../src/env/types.ts';
+import { Simulator } from '../../src/env/index.ts';
+import { SimulatorPolicy } from '../../src/policy/index.ts';
+import type { Environment, StepOutcome } from '../../src/env/types.ts';
 import { PolicyCallError } from '../../src/policy/errors.ts';
 import type { Policy, PolicyContext, PolicyOutput } from '../../src/policy/types.ts';
 import type { Action, RolloutTree, Turn } from '../../src/tree/index.ts';
 import type { Allocator } from '../../src/rollout/index.ts';
+import type { Prompt } from '../../src/tree/types.ts';
 
 export function sim(seed = 7): { env: Simulator; policy: SimulatorPolicy; prompts: Prompt[] } {
   const env = new Simulator({ seed });
@@ -110,18 +112,21 @@ export class SpyTruthEnv<S> extends SpyEnv<S> {
 /** An allocator with fixed roots and "expand the first `perPrompt` prefixes with K each". */
 export function fixedAllocator(m: number, perPrompt: number, K: number, seen?: Array<{ promptId: string; ids: string[]; budget: number }>): Allocator {
   return {
-    planRoots: ({ candidates, round }) => (round === 0 ? new Map(candidates.map((c) => [c.promptId, m])) : new Map()),
-    prefixBudget: (mm) => mm * K,
-    planPrefixes: ({ promptId, prefixes, budget }) => {
-      seen?.push({ promptId, ids: prefixes.map((p) => p.id), budget });
-      const plan = new Map<string, number>();
-      let left = budget;
-      for (const p of prefixes.slice(0, perPrompt)) {
-        const k = Math.min(K, left);
-        if (k > 0) plan.set(p.id, k);
-        left -= k;
-      }
-      return plan;
+    trajectoryCap: 1_000_000,
+    roots: { plan: ({ candidates }) => new Map(candidates.map((c) => [c.promptId, m])) },
+    prefixes: {
+      continuationBudget: (mm) => mm * K,
+      plan: ({ promptId, prefixes, budget }) => {
+        seen?.push({ promptId, ids: prefixes.map((p) => p.id), budget });
+        const plan = new Map<string, number>();
+        let left = budget;
+        for (const p of prefixes.slice(0, perPrompt)) {
+          const k = Math.min(K, left);
+          if (k > 0) plan.set(p.id, k);
+          left -= k;
+        }
+        return plan;
+      },
     },
   };
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { jsonLines } from '../../util/json-lines.ts';
 import { DatasetError, DEFAULT_DATA_DIR } from '../datasets.ts';
-import type { Prompt } from '../types.ts';
+import type { Prompt } from '../../tree/types.ts';
 
 export const MATH_DATASETS = { gsm8k: 'gsm8k-test.jsonl', 'gsm8k-train': 'gsm8k-train.jsonl', math500: 'math500.jsonl', aime24: 'aime24.jsonl', aime25: 'aime25.jsonl' } as const;
 export type MathDatasetName = keyof typeof MATH_DATASETS;

@@ -11,7 +11,8 @@
  */
 import type { Action, Turn } from '../../tree/types.ts';
 import { EnvError } from '../errors.ts';
-import type { Environment, Prompt, StepOutcome } from '../types.ts';
+import type { Environment, StepOutcome } from '../types.ts';
+import type { Prompt } from '../../tree/types.ts';
 import { formatObservation, type CodeTool } from './code-tool.ts';
 import { answersMatch } from './grader.ts';
 import { CODE_ACTION, createProtocol, type CodeFormat, type CodeProtocol } from './protocol.ts';

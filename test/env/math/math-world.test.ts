@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BudgetLedger } from '../../../src/budget/index.ts';
-import { InlineArithmeticTool, MathWorldEnv, ScriptedMathWorldPolicy, evaluateCell, generateMathWorld, worldCandidates, applyOp } from '../../../src/env/index.ts';
+import { ScriptedMathWorldPolicy } from '../../../src/policy/index.ts';
+import { InlineArithmeticTool, MathWorldEnv, evaluateCell, generateMathWorld, worldCandidates, applyOp } from '../../../src/env/index.ts';
 import { runStep } from '../../../src/rollout/index.ts';
 import { buildComponents, parseTrainConfig } from '../../../src/train/index.ts';
 import { createRng } from '../../../src/util/rng.ts';
@@ -36,7 +36,7 @@ describe('math world', () => {
       let state = env.reset(prompt);
       const turns = [];
       for (;;) {
-        const out = await policy.act({ prompt, rendered: env.render(prompt), turns, rng: createRng(1), greedy: true, maxTokens: 100 });
+        const out: import('../../../src/policy/index.ts').PolicyOutput = await policy.act({ prompt, rendered: env.render(prompt), turns, rng: createRng(1), greedy: true, maxTokens: 100 });
         const o = await env.step(state, out.action!);
         turns.push({ thought: out.thought ?? '', action: out.action!, observation: o.observation });
         state = o.state;
@@ -52,7 +52,7 @@ describe('math world', () => {
 
   test('trees with prefix expansion: continuations restart from intermediate prefixes and give mixed outcomes', async () => {
     const prompts = env.train.filter((p) => (p.meta!.steps as number) >= 3).slice(0, 6);
-    const res = await runStep({ prompts, env, policy: new ScriptedMathWorldPolicy({ noise: 0.5 }), ledger: new BudgetLedger(), rng: createRng(11), strategy: fixedAllocator(3, 3, 2), settings: { maxTurns: 6 } });
+    const res = await runStep({ prompts, env, policy: new ScriptedMathWorldPolicy({ noise: 0.5 }), rng: createRng(11), strategy: fixedAllocator(3, 3, 2), settings: { maxTurns: 6 } });
     let continuations = 0;
     let mixed = 0;
     for (const tree of res.trees) {

@@ -1,7 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { BudgetLedger } from '../../../src/budget/index.ts';
 import { MathEnv, PyodideCodeTool, loadMathDataset } from '../../../src/env/index.ts';
 import { OpenAIPolicy } from '../../../src/policy/openai/index.ts';
 import { runStep } from '../../../src/rollout/index.ts';
@@ -39,7 +38,7 @@ for (const mode of ['completions', 'chat'] as const) {
     const env = new MathEnv({ tool, maxTurns: 3 });
     const prompts = loadMathDataset('gsm8k', { limit: 1 });
     const policy = new OpenAIPolicy({ baseURLs: [baseURL], model: 'tiny-math', mode, stop: ['```output', '</code>', '</tool_call>'] });
-    const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(5), rootPlan: new Map([[prompts[0]!.id, 2]]), settings: { maxTokensPerTurn: 24 } });
+    const res = await runStep({ prompts, env, policy, rng: createRng(5), rootPlan: new Map([[prompts[0]!.id, 2]]), settings: { maxTokensPerTurn: 24 } });
     const nodes = Object.values(res.trees[0]!.nodes).filter((n): n is TreeNode & { turn: NonNullable<TreeNode['turn']> } => n.turn !== undefined);
     assert.ok(nodes.length >= 2, `${nodes.length} turns`);
     for (const n of nodes) {

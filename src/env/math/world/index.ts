@@ -2,4 +2,3 @@
 export * from './problems.ts';
 export * from './inline-tool.ts';
 export * from './math-world-env.ts';
-export * from './scripted-policy.ts';

@@ -5,7 +5,7 @@
  * running value (the last printed result, or the starting quantity), plus answering v. A correct
  * solution of an s-step problem takes s code turns and one answer turn.
  */
-import type { Prompt } from '../../types.ts';
+import type { Prompt } from '../../../tree/types.ts';
 import type { Turn } from '../../../tree/types.ts';
 import type { CodeTool } from '../code-tool.ts';
 import { MathEnv } from '../math-env.ts';

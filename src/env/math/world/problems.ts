@@ -5,7 +5,7 @@
  * equally among k and keeping one share (integer ÷, chosen to divide exactly). The answer is the final
  * quantity; difficulty is the number of operations. Seeded and reproducible.
  */
-import type { Prompt } from '../../types.ts';
+import type { Prompt } from '../../../tree/types.ts';
 import { createRng, type Rng } from '../../../util/rng.ts';
 
 export type WorldOp = '+' | '-' | '*' | '//';

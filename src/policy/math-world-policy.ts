@@ -6,10 +6,10 @@
  * with a wrong answer. After s code turns it answers the running value. Decisions depend only on the
  * turns so far and the call's random stream, so it can continue from any prefix.
  */
-import type { Policy, PolicyContext, PolicyOutput } from '../../../policy/types.ts';
-import { CODE_ACTION } from '../protocol.ts';
-import { mathWorldMeta } from './problems.ts';
-import { worldCandidates } from './math-world-env.ts';
+import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
+import { CODE_ACTION } from '../env/math/protocol.ts';
+import { mathWorldMeta } from '../env/math/world/problems.ts';
+import { worldCandidates } from '../env/math/world/math-world-env.ts';
 
 export class ScriptedMathWorldPolicy implements Policy {
   readonly name = 'math-world-scripted';

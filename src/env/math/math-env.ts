@@ -90,11 +90,18 @@ export class MathEnv implements Environment<MathState> {
   private advance(state: MathState, action: Action): StepOutcome<MathState> | undefined {
     if (state.done) throw new EnvError(`${this.name}: step called on a finished episode (${state.prompt.id})`);
     const atLimit = state.turn + 1 >= this.maxTurns;
-    if (action.type === 'answer') {
+    if (action.type === 'answer' && action.input.trim().length > 0) {
       const correct = state.prompt.answers.some((g) => answersMatch(g, action.input));
       return this.next(state, { action, observation: '' }, { reward: correct ? 1 : 0, reason: 'answer' });
     }
-    const bad = action.type === CODE_ACTION ? (action.input.trim() ? undefined : 'empty_code: the code block is empty') : action.type === 'invalid' ? action.input : `unknown_tool: "${action.type}" is not a tool here; the tool is ${CODE_ACTION}`;
+    const bad =
+      action.type === CODE_ACTION
+        ? action.input.trim() ? undefined : 'empty_code: the code block is empty'
+        : action.type === 'answer'
+          ? 'empty_answer: the \\boxed{} answer is empty'
+          : action.type === 'invalid'
+            ? action.input
+            : `unknown_tool: "${action.type}" is not a tool here; the tool is ${CODE_ACTION}`;
     if (atLimit) return this.next(state, { action, observation: TURN_LIMIT_OBSERVATION }, { reward: 0, reason: 'turn_limit' }, bad !== undefined);
     if (bad !== undefined) {
       const [rule, ...rest] = bad.split(':');

@@ -12,3 +12,4 @@ export * from './math-env.ts';
 export * from './datasets.ts';
 export * from './create-tool.ts';
 export * from './world/index.ts';
+export * from './eval-suite.ts';

@@ -77,3 +77,12 @@ describe('math world', () => {
     await assert.rejects(buildComponents(parseTrainConfig({ env: { kind: 'math' } })), /needs a policy that writes text/);
   });
 });
+
+test('eval suites: math-world rows per difficulty, math rows per dataset', async () => {
+  const { mathEvalSuite, mathWorldEvalSuite } = await import('../../../src/env/index.ts');
+  const w = mathWorldEvalSuite({ seed: 3, problems: 200, tool: new InlineArithmeticTool() });
+  assert.deepEqual([...w.datasets.keys()], ['math-world-1step', 'math-world-2step', 'math-world-3step', 'math-world-4step']);
+  assert.equal([...w.datasets.values()].reduce((a, d) => a + d.length, 0), 40);
+  const m = mathEvalSuite({ datasets: ['aime24', 'aime25'], tool: new InlineArithmeticTool() });
+  assert.deepEqual([...m.datasets].map(([k, v]) => [k, v.length]), [['aime24', 30], ['aime25', 30]]);
+});

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { InlineArithmeticTool, MathWorldEnv, formatObservation, limitMessage, MathEnv, PyodideCodeTool, SandboxFusionTool, loadMathDataset, worldCandidates, type CodeResult } from '../../../src/env/index.ts';
 
 // One pyodide worker for the whole file (loading Python costs seconds).
-const LIMITS = { timeoutMs: 4000, memoryMb: 96, outputBytes: 2000 };
+// Time bounds are loose on purpose: CI machines are shared; the checks are "stopped near the limit", not speed.
+const LIMITS = { timeoutMs: 6000, memoryMb: 96, outputBytes: 2000 };
 const tool = new PyodideCodeTool({ ...LIMITS, workers: 1 });
 before(() => tool.warmup());
 after(() => tool.close());
@@ -57,7 +58,7 @@ describe('pyodide code tool: limits give the documented observation and the next
     const { r, ms } = await timed("chunks = []\nwhile True:\n    chunks.append('x' * 10**6)");
     assert.equal(r.status, 'memory', formatObservation(r));
     assert.equal(formatObservation(r), limitMessage('memory', tool.limits));
-    assert.ok(ms < LIMITS.timeoutMs + 1000, `${ms} ms`);
+    assert.ok(ms < LIMITS.timeoutMs + 4000, `${ms} ms`);
     assert.equal(tool.replaced, before + 1);
     assert.equal(formatObservation((await timed('print(2 ** 10)')).r), '1024');
   });
@@ -66,7 +67,7 @@ describe('pyodide code tool: limits give the documented observation and the next
     const { r, ms } = await timed('while True:\n    pass');
     assert.equal(r.status, 'timeout');
     assert.equal(formatObservation(r), limitMessage('timeout', tool.limits));
-    assert.ok(ms >= LIMITS.timeoutMs - 50 && ms < LIMITS.timeoutMs + 1500, `${ms} ms`);
+    assert.ok(ms >= LIMITS.timeoutMs - 50 && ms < LIMITS.timeoutMs + 4000, `${ms} ms`);
     assert.equal(formatObservation((await timed('print(sum(range(10)))')).r), '45');
   });
 });

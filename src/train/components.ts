@@ -21,6 +21,12 @@ export interface Components {
 export async function buildComponents(config: TrainConfig): Promise<Components> {
   const predictor = await buildPredictor(config);
   const success = { rule: config.env.successRule, threshold: config.env.successThreshold };
+  if (config.env.kind === 'bfcl') {
+    // BFCL has no trainable policy here (no model in this project can do it): the scripted noisy policy drives it.
+    const { BfclEnv, ScriptedBfclPolicy } = await import('../env/bfcl/index.ts');
+    const env = new BfclEnv({ seed: config.env.seed, testFraction: config.env.testFraction, maxTurns: config.engine.maxTurns });
+    return { env: env as Environment<unknown>, train: env.train, test: env.test, policy: new ScriptedBfclPolicy(env), predictor };
+  }
   if (config.env.kind === 'simulator') {
     const sim = new Simulator({ seed: config.env.seed, maxTurns: config.engine.maxTurns });
     const all = sim.prompts(config.env.questions);

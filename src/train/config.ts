@@ -41,7 +41,7 @@ export const trainConfigSchema = z
     steps: z.number().int().min(1).default(30).describe('Training steps.'),
     env: z
       .object({
-        kind: z.enum(['world', 'simulator', 'math', 'math-world']).default('world').describe('world: the embedded multi-hop search world (trainable); simulator: prompts with exactly known success probabilities (policy fixed, for allocation/oracle studies); math: tool-integrated math (GSM8K, MATH 500, AIME, any JSONL) with a Python code tool, for language-model policies (docs/environments.md); math-world: synthetic multi-step word problems for the embedded policy.'),
+        kind: z.enum(['world', 'simulator', 'bfcl', 'math', 'math-world']).default('world').describe('world: the embedded multi-hop search world (trainable); simulator: prompts with exactly known success probabilities (policy fixed, for allocation/oracle studies); bfcl: BFCL v4 multi-turn function calling (800 entries, official checker; with the scripted noisy policy, fixed — set engine.maxTurns to about 60; docs/environments.md); math: tool-integrated math (GSM8K, MATH 500, AIME, any JSONL) with a Python code tool, for language-model policies (docs/environments.md); math-world: synthetic multi-step word problems for the embedded policy.'),
         seed: z.number().int().min(0).default(7).describe('Seed of the generated world / simulator; fixed across the runs being compared, so every strategy sees the same questions.'),
         questions: z.number().int().min(10).default(1500).describe('Questions generated in the world (before the train/test split) or simulator prompts.'),
         testFraction: z.number().gt(0).lt(1).default(0.2).describe('Share of world questions held out for test accuracy.'),

@@ -24,4 +24,5 @@ export const commands: Record<string, () => Promise<CommandModule>> = {
   serve: () => import('./serve.ts'),
   faults: () => import('./faults.ts'),
   grade: () => import('./grade.ts'),
+  bfcl: () => import('./bfcl.ts'),
 };

@@ -36,7 +36,7 @@ function setting(path: string): SettingDoc {
 export function settingHelp(path: string): string {
   const s = setting(path);
   const missing = s.values?.some((v) => !s.description.includes(v));
-  return missing ? `${s.description} One of: ${s.values!.join(', ')}.` : s.description;
+  return missing ? `${s.description.replace(/\.?\s*$/, '')}. One of: ${s.values!.join(', ')}.` : s.description;
 }
 
 /** Builds the raw configuration: file first, then flags, then `--set path=value` pairs. */

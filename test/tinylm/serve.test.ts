@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { OpenAIPolicy } from '../../src/policy/openai/index.ts';
 import { BOS_ID, LlamaEngine } from '../../src/tinylm/index.ts';
 import { tinyPrompt } from '../../src/tinylm/world-text.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { fixture, writeTemp } from './fixtures.ts';
+import { startServe } from '../helpers/run-cli.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/trace-rl.js', import.meta.url));
 const { env, tokenizer, model } = fixture({}, 4);
 const file = writeTemp(model, 'tiny.gguf');
 let child: ChildProcess;
@@ -18,16 +17,7 @@ let reference: LlamaEngine;
 let client: OpenAI;
 
 before(async () => {
-  child = spawn(process.execPath, [BIN, 'serve', '--model', file, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  baseURL = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /at (http:\/\/\S+\/v1)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
+  ({ child, baseURL } = await startServe(file));
   client = new OpenAI({ baseURL, apiKey: 'EMPTY', maxRetries: 0 });
   reference = await LlamaEngine.load(file, { sequences: 1 });
 });

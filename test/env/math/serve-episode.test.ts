@@ -1,12 +1,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { MathEnv, PyodideCodeTool, loadMathDataset } from '../../../src/env/index.ts';
 import { OpenAIPolicy } from '../../../src/policy/openai/index.ts';
 import { runStep } from '../../../src/rollout/index.ts';
 import type { TreeNode } from '../../../src/tree/index.ts';
 import { createRng } from '../../../src/util/rng.ts';
-import { BIN } from '../../helpers/run-cli.ts';
+import { startServe } from '../../helpers/run-cli.ts';
 import { fixture, writeTemp } from '../../tinylm/fixtures.ts';
 
 // A random-weight tiny llama written by project code (test/tinylm), served by the real `trace-rl serve`.
@@ -16,16 +16,7 @@ let baseURL = '';
 const tool = new PyodideCodeTool({ timeoutMs: 4000 });
 
 before(async () => {
-  child = spawn(process.execPath, [BIN, 'serve', '--model', file, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  baseURL = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /at (http:\/\/\S+\/v1)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
+  ({ child, baseURL } = await startServe(file));
 });
 
 after(async () => {

@@ -16,3 +16,4 @@ export * from './corpus.ts';
 export * from './retriever-client.ts';
 export * from './retriever-server.ts';
 export * from './qa/index.ts';
+export * from './math/index.ts';

@@ -11,3 +11,4 @@ export * from './embedded/index.ts';
 export * from './openai/index.ts';
 export * from './scripted-policy.ts';
 export * from './simulator-policy.ts';
+export * from './math-world-policy.ts';

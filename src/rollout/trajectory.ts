@@ -104,7 +104,7 @@ export async function runTrajectory<S>(ctx: TrajectoryContext<S>, start: Traject
     const output = called.value;
     const { thought, action } = output.action
       ? { thought: output.thought ?? '', action: output.action }
-      : (ctx.parseAction ?? searchR1Action)(output.text);
+      : (ctx.parseAction ?? (ctx.env.parse ? (t: string) => ctx.env.parse!(t) : searchR1Action))(output.text);
     const turn: Turn = {
       thought,
       action,

@@ -23,11 +23,15 @@ export async function buildComponents(config: TrainConfig): Promise<Components> 
   const setup = buildEnvironment(config);
   const { env, train, test, truth } = setup;
   if (setup.fixedPolicy) return { env, truth, train, test, policy: setup.fixedPolicy, predictor };
+  if (config.policy.kind === 'scripted') {
+    if (!setup.scripted) throw new ConfigError(`config.policy.kind: scripted is a fixed noisy policy that env.kind ${config.env.kind} does not have (math-world has one)`);
+    return { env, train, test, policy: setup.scripted, predictor };
+  }
   if (config.policy.kind === 'tiny-lm') {
     const policy = await buildTinyLm(config);
     return { env, train, test, policy, trainable: policy, predictor };
   }
-  if (!setup.candidates) throw new ConfigError(`config.policy.kind: the embedded policy has no candidate actions in env.kind ${config.env.kind}`);
+  if (!setup.candidates) throw new ConfigError(`config.policy.kind: the embedded policy has no candidate actions in env.kind ${config.env.kind}${setup.needsText ? ' (it needs a policy that writes text: policy.kind tiny-lm, or an OpenAI-compatible server through trace-rl rollout / eval)' : ''}`);
   const policy = new EmbeddedPolicy({ candidates: setup.candidates });
   return { env, train, test, policy, trainable: policy, predictor };
 }

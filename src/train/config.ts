@@ -27,11 +27,31 @@ const qaDatasetsSchema = z
   .prefault(['hotpotqa'])
   .describe('qa only: datasets — bundled names (hotpotqa, 2wiki, musique, bamboogle) or JSONL files (HotpotQA, 2Wiki, MuSiQue or {id, question, answer|answers} rows); `name*0.5` sets a mixing weight (share of its training questions; >1 repeats them), `name:eval` holds a dataset out entirely. A list, or one comma-separated string.');
 
+/** Settings of the math environments (env.kind math / math-world). */
+export const mathEnvSchema = z
+  .object({
+    dataset: z.string().default('gsm8k-train').describe('math: training prompts: gsm8k-train, gsm8k, math500, aime24, aime25, or a JSONL file ({"question"|"problem", "answer"} per line).'),
+    problems: z.number().int().min(10).default(1200).describe('math-world: problems generated (before the train/test split by env.testFraction).'),
+    noise: z.number().min(0).max(1).default(0.3).describe('math-world: noise of the scripted policy (policy.kind scripted).'),
+    testDataset: z.string().default('gsm8k').describe('math: held-out prompts for evaluation (same choices as dataset).'),
+    limit: z.number().int().min(1).optional().describe('math: use only the first this many prompts of each dataset.'),
+    format: z.enum(['markdown', 'code-tag', 'tool-call']).default('markdown').describe('How the model writes code and sees its output: ```python / ```output fences, <code>/<interpreter>, or <tool_call>/<tool_response>.'),
+    tool: z.enum(['pyodide', 'url', 'inline']).optional().describe('Code tool: pyodide (Python in WebAssembly worker threads, offline; the default for math), url (a SandboxFusion run_code server) or inline (math-world only, its default: the world\'s print(a op b) cells evaluated in-process with Python semantics).'),
+    url: z.string().optional().describe('tool url only: base URL of the SandboxFusion server, e.g. http://localhost:8080.'),
+    workers: z.number().int().min(1).default(1).describe('tool pyodide only: worker threads (cells run in parallel up to this).'),
+    packagesDir: z.string().optional().describe('tool pyodide only: a directory of pure-Python packages (pip install --target DIR sympy mpmath) made importable in the sandbox.'),
+    timeoutMs: z.number().int().min(100).default(5000).describe('Wall time per code cell (ms).'),
+    memoryMb: z.number().int().min(32).default(256).describe('Python heap per interpreter (MB; pyodide) / memory_limit_MB sent to the url sandbox.'),
+    outputBytes: z.number().int().min(64).default(16384).describe('stdout + stderr kept per cell; more stops the cell with an OutputLimitError.'),
+  })
+  .strict()
+  .refine((m) => m.tool !== 'url' || m.url !== undefined, { message: 'env.math.tool url needs env.math.url (the SandboxFusion base URL)', path: ['url'] });
+
 /** The strategy fields a config may leave out (a partial `strategy:` is completed from these; the rest are the named strategy's defaults). */
 export const DEFAULT_STRATEGY = { name: 'trace', budget: 192 } as const;
 
 /** The policy's Adam step size when the config gives none (the tiny LM's token-level update needs a far smaller one). */
-export const POLICY_LEARNING_RATE = { embedded: 0.1, 'tiny-lm': 0.0003 } as const;
+export const POLICY_LEARNING_RATE = { embedded: 0.1, 'tiny-lm': 0.0003, scripted: 0 } as const;
 
 /**
  * The run configuration, written once: each field's description is its only documentation (the CLI
@@ -44,7 +64,7 @@ export const trainConfigSchema = z
     steps: z.number().int().min(1).default(30).describe('Training steps.'),
     env: z
       .object({
-        kind: z.enum(['world', 'simulator', 'qa', 'bfcl']).default('world').describe('world: the embedded multi-hop search world (trainable); simulator: prompts with exactly known success probabilities (policy fixed, for allocation/oracle studies); qa: real multi-hop QA (env.datasets) with Search-R1 retrieval (docs/environments.md); bfcl: BFCL v4 multi-turn function calling (800 entries, official checker; with the scripted noisy policy, fixed — set engine.maxTurns to about 60; docs/environments.md).'),
+        kind: z.enum(['world', 'simulator', 'qa', 'bfcl', 'math', 'math-world']).default('world').describe('world: the embedded multi-hop search world (trainable); simulator: prompts with exactly known success probabilities (policy fixed, for allocation/oracle studies); qa: real multi-hop QA (env.datasets) with Search-R1 retrieval (docs/environments.md); bfcl: BFCL v4 multi-turn function calling (800 entries, official checker; with the scripted noisy policy, fixed — set engine.maxTurns to about 60; docs/environments.md); math: tool-integrated math (GSM8K, MATH 500, AIME, any JSONL) with a Python code tool, for language-model policies (docs/environments.md); math-world: synthetic multi-step word problems for the embedded policy.'),
         seed: z.number().int().min(0).default(7).describe('Seed of the generated world / simulator; fixed across the runs being compared, so every strategy sees the same questions.'),
         questions: z.number().int().min(10).default(1500).describe('Questions generated in the world (before the train/test split) or simulator prompts.'),
         testFraction: z.number().gt(0).lt(1).default(0.2).describe('Share of world questions held out for test accuracy (qa: of each dataset, by a seeded shuffle).'),
@@ -57,6 +77,7 @@ export const trainConfigSchema = z
         successRule: z.enum(['f1', 'em', 'f1-or-em']).default('f1').describe('Success for allocation and reward: token F1 ≥ threshold, or exact match.'),
         successThreshold: z.number().min(0).max(1).default(0.3).describe('F1 threshold of the f1 success rule (TRACE-SPEC §2).'),
         prompt: z.enum(['search-r1', 'question']).default('search-r1').describe('World prompt text: search-r1 (instructions + question) or question (`Question: …` alone, what the tiny LM is trained on; use it when serving that model to an OpenAI policy).'),
+        math: mathEnvSchema.prefault({}).describe('math and math-world only: datasets, code format and the code tool.'),
       })
       .prefault({})
       .refine((e) => e.kind !== 'qa' || e.retrieval !== 'url' || e.retrieverUrl !== undefined, { message: 'retrieval url needs env.retrieverUrl, e.g. http://127.0.0.1:8000 (start one with `trace-rl retriever serve --dataset hotpotqa`)', path: ['retrieverUrl'] }),
@@ -81,7 +102,7 @@ export const trainConfigSchema = z
       .prefault({}),
     policy: z
       .object({
-        kind: z.enum(['embedded', 'tiny-lm']).default('embedded').describe('embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md).'),
+        kind: z.enum(['embedded', 'tiny-lm', 'scripted']).default('embedded').describe('embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md); scripted: math-world only, the fixed noisy solver (allocation studies; no update).'),
         model: z.string().optional().describe('tiny-lm only: the GGUF to start from (its vocabulary must be the world’s), e.g. bench/tinylm/warm-start.gguf from `npx tsx bench/tinylm/warm-start.ts`.'),
         learningRate: z.number().positive().optional().describe(`Adam step size of the policy update; the step passes it to the policy, which uses it as given. Default by kind: ${Object.entries(POLICY_LEARNING_RATE).map(([k, v]) => `${k} ${v}`).join(', ')}.`),
         clip: z.number().positive().default(0.2).describe('PPO clip ε of the clipped surrogate.'),

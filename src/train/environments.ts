@@ -6,11 +6,11 @@
  * src/eval/kinds.ts for evaluation).
  */
 import type { Environment, KnowsTruth } from '../env/index.ts';
-import { QaEnv, Simulator, WorldEnv, qaCandidates } from '../env/index.ts';
+import { InlineArithmeticTool, MathEnv, MathWorldEnv, QaEnv, Simulator, WorldEnv, createCodeTool, loadMathDataset, qaCandidates, worldCandidates } from '../env/index.ts';
 import { BfclEnv, ScriptedBfclPolicy } from '../env/bfcl/index.ts';
-import { SimulatorPolicy, worldCandidateSource, type CandidateSource, type Policy } from '../policy/index.ts';
+import { ScriptedMathWorldPolicy, SimulatorPolicy, worldCandidateSource, type CandidateSource, type Policy } from '../policy/index.ts';
 import type { Prompt } from '../tree/types.ts';
-import type { TrainConfig } from './config.ts';
+import { ConfigError, type TrainConfig } from './config.ts';
 
 export interface EnvironmentSetup {
   env: Environment<unknown>;
@@ -24,6 +24,10 @@ export interface EnvironmentSetup {
   candidates?: CandidateSource;
   /** A fixed policy that belongs to the environment (the simulator's), used instead of a trainable one. */
   fixedPolicy?: Policy;
+  /** The environment's scripted noisy policy, for `policy.kind: scripted` (allocation studies). */
+  scripted?: Policy;
+  /** True when only a policy that writes text can act (no candidate actions for the embedded policy). */
+  needsText?: boolean;
 }
 
 type Builder = (config: TrainConfig) => EnvironmentSetup;
@@ -74,6 +78,30 @@ export const ENVIRONMENTS: Record<TrainConfig['env']['kind'], Builder> = {
       heldOut.set(category, [...(heldOut.get(category) ?? []), p]);
     }
     return { env: env as Environment<unknown>, train: env.train, test: env.test, heldOut, fixedPolicy: new ScriptedBfclPolicy(env) };
+  },
+  math(config) {
+    const m = config.env.math;
+    if (m.tool === 'inline') throw new ConfigError("config.env.math.tool: inline runs only the math world's cells; use pyodide or url for env.kind math");
+    const env = new MathEnv({ tool: createCodeTool({ ...m, tool: m.tool ?? 'pyodide' }), format: m.format, maxTurns: config.engine.maxTurns });
+    const test = loadMathDataset(m.testDataset, { limit: m.limit });
+    return { env: env as Environment<unknown>, train: loadMathDataset(m.dataset, { limit: m.limit }), test, heldOut: new Map([[m.testDataset, test]]), needsText: true };
+  },
+  'math-world'(config) {
+    const m = config.env.math;
+    if (config.policy.kind === 'tiny-lm') throw new ConfigError('config.policy.kind: env.kind math-world is for the embedded or scripted policy; use env.kind math for a language model');
+    const tool = m.tool === undefined || m.tool === 'inline' ? new InlineArithmeticTool() : createCodeTool({ ...m, tool: m.tool });
+    const env = new MathWorldEnv({ seed: config.env.seed, problems: m.problems, testFraction: config.env.testFraction, maxTurns: config.engine.maxTurns, tool });
+    // Held-out rows per difficulty (number of solution steps), easiest first.
+    const heldOut = new Map<string, Prompt[]>();
+    for (const p of [...env.test].sort((a, b) => (a.meta!.steps as number) - (b.meta!.steps as number))) {
+      const key = `math-world-${p.meta!.steps as number}step`;
+      heldOut.set(key, [...(heldOut.get(key) ?? []), p]);
+    }
+    const candidates: CandidateSource = (prompt, turns) => {
+      const c = worldCandidates(prompt, turns);
+      return { search: [], answer: [c.answer], tool: c.code.map((x) => ({ type: 'python', input: x.input })) };
+    };
+    return { env: env as Environment<unknown>, train: env.train, test: env.test, heldOut, candidates, scripted: new ScriptedMathWorldPolicy({ noise: m.noise }) };
   },
 };
 

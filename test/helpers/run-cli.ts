@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** The real `trace-rl` executable, as a user runs it. */
@@ -22,4 +22,19 @@ export function runCli(args: readonly string[], stdin = ''): Promise<CliRun> {
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(stdin);
   });
+}
+
+/** Starts `trace-rl serve --model file --port 0` and resolves with the child and its /v1 base URL once it listens. */
+export async function startServe(file: string): Promise<{ child: ChildProcess; baseURL: string }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--model', file, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const baseURL = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /at (http:\/\/\S+\/v1)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+  });
+  return { child, baseURL };
 }

@@ -23,6 +23,7 @@ export const commands: Record<string, () => Promise<CommandModule>> = {
   rollout: () => import('./rollout.ts'),
   serve: () => import('./serve.ts'),
   faults: () => import('./faults.ts'),
+  grade: () => import('./grade.ts'),
   bfcl: () => import('./bfcl.ts'),
   eval: () => import('./eval.ts'),
 };

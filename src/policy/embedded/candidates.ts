@@ -6,6 +6,8 @@ export interface ActionCandidates {
   search: readonly string[];
   /** Spans to answer. */
   answer: readonly string[];
+  /** Other tool calls (e.g. the math world's code cells), listed after search and answer. */
+  tool?: readonly Action[];
 }
 
 /**
@@ -14,9 +16,9 @@ export interface ActionCandidates {
  */
 export type CandidateSource = (prompt: Prompt, turns: readonly Turn[]) => ActionCandidates;
 
-/** Candidates flattened to actions, search first, in the source's order. */
+/** Candidates flattened to actions: search, answer, then other tools, each in the source's order. */
 export function candidateActions(c: ActionCandidates): Action[] {
-  return [...c.search.map((input) => ({ type: 'search', input })), ...c.answer.map((input) => ({ type: 'answer', input }))];
+  return [...c.search.map((input) => ({ type: 'search', input })), ...c.answer.map((input) => ({ type: 'answer', input })), ...(c.tool ?? [])];
 }
 
 /** The world's own candidate extraction (src/env `candidatesFrom`) through its environment. */

@@ -81,6 +81,7 @@ export function featureNames(ctx: FeatureContext, action: Action): string[] {
   // Structural features only exist per question form (its first two words): what works for "who was
   // born earlier" must not leak into "in which country".
   const f = base.map((x) => `${ctx.form}|${x}`);
+  if (t !== 'search' && t !== 'answer') f.push(...cellFeatures(ctx, action));
   const ctxText = inLastDoc ? ctx.lastQueryDoc : inLastObs ? lastObs : '';
   const prev = ctxText ? before(ctxText, s) : undefined;
   const sh = shape(s);
@@ -89,6 +90,27 @@ export function featureNames(ctx: FeatureContext, action: Action): string[] {
     if (prev) f.push(`${t}|q=${q}|p1=${prev[0]}|d=${inLastDoc}`, `${t}|q=${q}|p2=${prev[1]} ${prev[0]}|d=${inLastDoc}`);
   }
   return f;
+}
+
+/**
+ * Features of a code cell `print(v op n)` (the math world's tool actions): the operation, the
+ * operand's position among the question's numbers crossed with the number of cells run so far, and
+ * the operation crossed with each word of the sentence that states the operand ("gives", "times",
+ * "shares") — what a linear model needs to pick the right operation on the right number in order.
+ */
+function cellFeatures(ctx: FeatureContext, action: Action): string[] {
+  const m = /(\/\/|[-+*])\s*(-?\d+)\)\s*$/.exec(action.input);
+  if (!m) return [];
+  const [, op, operand] = m;
+  const t = action.type;
+  const cells = ctx.turn - ctx.nSearch;
+  const sentences = ctx.question.split(/(?<=[.?!])\s+/);
+  const numbers: string[] = ctx.question.match(/\d+/g) ?? [];
+  const at = numbers.indexOf(operand!);
+  const out = [`${t}|op=${op}`, `${t}|cells=${cells}|arg=${at}`, `${t}|cells=${cells}|arg=${at}|op=${op}`];
+  const sentence = sentences.find((s) => new RegExp(`\\b${operand}\\b`).test(s) && !/ has \d/.test(s)) ?? '';
+  for (const w of words(sentence)) if (!STOP.has(w) && !/^[0-9]+$/.test(w)) out.push(`${t}|op=${op}|w=${w}`);
+  return out;
 }
 
 /** FNV-1a hash of a feature name into [0, dim). */

@@ -1,0 +1,36 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { jsonLines } from '../../util/json-lines.ts';
+import { gradeAnswer } from '../../env/math/grader.ts';
+import { readStdin, UsageError } from '../io.ts';
+
+/**
+ * `trace-rl grade math`: JSON lines `{"gold": "...", "answer": "..."}` on stdin, one line
+ * `{"correct": true|false}` per input line on stdout, in order. `answer` is either a final answer or a
+ * whole response (then its last `\boxed{}` is graded); `gold` may be a string, a number, or a list of
+ * accepted answers. All lines are checked before anything is written: a bad line is one stderr message
+ * naming its line number, exit 2, nothing on stdout.
+ */
+const gold = z.union([z.string(), z.number()]).transform(String);
+const row = z.object({ gold: z.union([gold, z.array(gold).min(1)]), answer: z.string() });
+
+export function register(program: Command): void {
+  const grade = program.command('grade').description('grade answers against gold answers, JSON lines in and out');
+  grade
+    .command('math')
+    .description('math answers: last \\boxed{} (or the whole answer), normalised, equivalence by the Compute Engine; prints {"correct": true|false} per line')
+    .action(async () => {
+      const rows: Array<z.infer<typeof row>> = [];
+      for (const { line, value, error } of jsonLines(await readStdin())) {
+        if (error !== undefined) throw new UsageError(`stdin line ${line}: not valid JSON (${error})`);
+        const parsed = row.safeParse(value);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0]!;
+          throw new UsageError(`stdin line ${line}: ${issue.path.join('.') || 'line'}: ${issue.message}; expected {"gold": string | number | string[], "answer": string}`);
+        }
+        rows.push(parsed.data);
+      }
+      const out = rows.map((r) => JSON.stringify({ correct: gradeAnswer(r.answer, typeof r.gold === 'string' ? [r.gold] : r.gold) }));
+      if (out.length > 0) process.stdout.write(out.join('\n') + '\n');
+    });
+}

@@ -1,0 +1,76 @@
+/**
+ * The code tool of the math environment: runs one Python cell and reports what it printed. Two
+ * backends implement it (pyodide in worker threads, and an HTTP sandbox with SandboxFusion's
+ * `run_code` API); the environment only sees this interface and turns a result into an observation
+ * with {@link formatObservation}.
+ */
+
+/**
+ * How a cell ended:
+ *  - `ok`: ran to the end;
+ *  - `error`: Python raised (syntax error, missing module, any exception) — `error` holds the traceback;
+ *  - `timeout`: exceeded the wall-time limit (the interpreter was replaced);
+ *  - `memory`: exceeded the memory limit (Python's MemoryError; the interpreter was replaced);
+ *  - `output_limit`: printed more than the output limit (output kept up to the limit);
+ *  - `sandbox_error`: the sandbox itself failed (HTTP error after retries, worker crash) — not the
+ *    cell's fault; the environment records it as a turn error.
+ */
+export type CodeStatus = 'ok' | 'error' | 'timeout' | 'memory' | 'output_limit' | 'sandbox_error';
+
+export interface CodeResult {
+  status: CodeStatus;
+  stdout: string;
+  stderr: string;
+  /** Traceback or limit message, when status is not ok. */
+  error?: string;
+  /** repr of a trailing expression's value (pyodide backend only), like a notebook cell. */
+  value?: string;
+  /** Wall time of the run as the backend measured it (ms). */
+  ms: number;
+}
+
+export interface CodeTool {
+  readonly name: string;
+  run(code: string, options?: { signal?: AbortSignal }): Promise<CodeResult>;
+  /** Frees workers / connections; the tool cannot run afterwards. */
+  close(): Promise<void>;
+}
+
+/** Limits every backend applies (the url backend passes the time limit to the sandbox). */
+export interface CodeLimits {
+  /** Wall time per cell, ms. Default 5000. */
+  timeoutMs: number;
+  /** Python heap per interpreter, MB (pyodide backend). Default 256. */
+  memoryMb: number;
+  /** stdout + stderr bytes kept per cell. Default 16384. */
+  outputBytes: number;
+}
+
+export const DEFAULT_CODE_LIMITS: CodeLimits = { timeoutMs: 5000, memoryMb: 256, outputBytes: 16384 };
+
+/** The limit messages, fixed so that models (and tests) can rely on them. */
+export function limitMessage(status: 'timeout' | 'memory' | 'output_limit', limits: CodeLimits): string {
+  switch (status) {
+    case 'timeout':
+      return `TimeoutError: the cell ran longer than ${limits.timeoutMs / 1000} s and was stopped`;
+    case 'memory':
+      return `MemoryError: the cell needed more than ${limits.memoryMb} MB and was stopped`;
+    case 'output_limit':
+      return `OutputLimitError: the cell printed more than ${limits.outputBytes} bytes; output truncated and the cell stopped`;
+  }
+}
+
+/**
+ * What the model sees after its cell ran: stdout, then stderr, then the trailing expression's value
+ * (when nothing was printed), then the error or limit message. An empty result says so, because an
+ * empty observation teaches a model nothing.
+ */
+export function formatObservation(r: CodeResult): string {
+  const parts: string[] = [];
+  if (r.stdout.length > 0) parts.push(r.stdout.trimEnd());
+  if (r.stderr.length > 0) parts.push(r.stderr.trimEnd());
+  if (r.value !== undefined && r.stdout.length === 0) parts.push(r.value);
+  if (r.error) parts.push(r.error.trimEnd());
+  if (parts.length === 0) return '(no output; print the values you need)';
+  return parts.join('\n');
+}

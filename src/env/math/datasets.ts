@@ -1,0 +1,63 @@
+/**
+ * Math datasets in data/math (GSM8K test/train, MATH 500, AIME 2024/2025; see data/SOURCES.md) and any
+ * JSONL in the same shape: one object per line with the problem in `question` or `problem`, and the
+ * gold answer in `answer` (a string or a number; a GSM8K-style worked solution ending in
+ * `#### <answer>` gives the text after the last `####`). `id` is optional (default `<dataset>-<line>`);
+ * `level` and `subject` are kept in `meta`. A malformed line is a {@link DatasetError} naming file:line.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { jsonLines } from '../../util/json-lines.ts';
+import { DatasetError, DEFAULT_DATA_DIR } from '../datasets.ts';
+import type { Prompt } from '../../tree/types.ts';
+
+export const MATH_DATASETS = { gsm8k: 'gsm8k-test.jsonl', 'gsm8k-train': 'gsm8k-train.jsonl', math500: 'math500.jsonl', aime24: 'aime24.jsonl', aime25: 'aime25.jsonl' } as const;
+export type MathDatasetName = keyof typeof MATH_DATASETS;
+
+const row = z
+  .object({
+    id: z.union([z.string(), z.number()]).optional(),
+    question: z.string().min(1).optional(),
+    problem: z.string().min(1).optional(),
+    answer: z.union([z.string().min(1), z.number()]),
+    level: z.union([z.string(), z.number()]).optional(),
+    subject: z.string().optional(),
+  })
+  .refine((r) => r.question !== undefined || r.problem !== undefined, { message: 'needs "question" or "problem" (the problem text)' });
+
+/** The gold answer of a row: GSM8K's text after the last "####", otherwise the answer as given. */
+export function goldAnswer(answer: string | number): string {
+  const s = String(answer);
+  const at = s.lastIndexOf('####');
+  return (at >= 0 ? s.slice(at + 4) : s).trim();
+}
+
+/** Loads a bundled dataset by name, or any JSONL file by path (the dataset name is the file's base name). */
+export function loadMathDataset(nameOrFile: string, options: { dataDir?: string; limit?: number } = {}): Prompt[] {
+  const bundled = (MATH_DATASETS as Record<string, string>)[nameOrFile];
+  const file = bundled ? path.join(options.dataDir ?? DEFAULT_DATA_DIR, 'math', bundled) : nameOrFile;
+  const dataset = bundled ? nameOrFile : path.basename(file).replace(/\.jsonl?$/, '');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new DatasetError(file, 0, `cannot read (${(e as Error).message}); name a bundled dataset (${Object.keys(MATH_DATASETS).join(', ')}) or a JSONL file`);
+  }
+  const out: Prompt[] = [];
+  for (const { line, value, error } of jsonLines(text)) {
+    if (options.limit !== undefined && out.length >= options.limit) break;
+    if (error !== undefined) throw new DatasetError(file, line, `not valid JSON (${error})`);
+    const parsed = row.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new DatasetError(file, line, `${issue.path.join('.') || 'line'}: ${issue.message}; expected {"question" | "problem": string, "answer": string | number}`);
+    }
+    const r = parsed.data;
+    const meta: Record<string, unknown> = { dataset };
+    if (r.level !== undefined) meta.level = String(r.level);
+    if (r.subject !== undefined) meta.subject = r.subject;
+    out.push({ id: `${dataset}-${r.id ?? line}`, question: (r.question ?? r.problem)!, answers: [goldAnswer(r.answer)], meta });
+  }
+  return out;
+}

@@ -1,0 +1,167 @@
+/**
+ * Final-answer checking for math: take the last `\boxed{…}` of a response, normalise the surface
+ * forms that carry no mathematical content (dollar signs, `\text{}`, units, `\left`/`\right`,
+ * `\dfrac`, thousands separators, `x =` prefixes, trailing `.0`, percent, degrees), and decide
+ * equivalence. The mathematics is the Compute Engine's (`@cortex-js/compute-engine` parses the LaTeX,
+ * evaluates numbers and compares expressions); this file only decides which forms to compare:
+ *  1. equal normalised strings;
+ *  2. unordered top-level lists ("1, -2" = "-2, 1"), tuples/intervals/matrices element-wise in order;
+ *  3. numbers: |a − b| ≤ 1e-6 · max(1, |a|, |b|) after exact evaluation;
+ *  4. expressions with free variables: equal values at fixed sample points (x = 0.37, 1.91, −2.3…).
+ */
+import { ComputeEngine } from '@cortex-js/compute-engine';
+
+const ce = new ComputeEngine();
+type BoxedExpression = ReturnType<ComputeEngine['parse']>;
+
+/** The content of the last `\boxed{…}` (or `\fbox{…}`, or `\boxed 5`) in `text`, braces balanced; undefined when there is none. */
+export function lastBoxed(text: string): string | undefined {
+  const at = Math.max(text.lastIndexOf('\\boxed'), text.lastIndexOf('\\fbox'));
+  if (at < 0) return undefined;
+  let i = at + (text.startsWith('\\boxed', at) ? 6 : 5);
+  if (text[i] === ' ' && text[i + 1] !== '{') {
+    const m = /^ ([^\s$]+)/.exec(text.slice(i));
+    return m ? m[1] : undefined;
+  }
+  while (text[i] === ' ') i++;
+  if (text[i] !== '{') return undefined;
+  let depth = 0;
+  for (let j = i; j < text.length; j++) {
+    const c = text[j];
+    if (c === '\\') {
+      j++;
+      continue;
+    }
+    if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return text.slice(i + 1, j).trim();
+  }
+  return undefined;
+}
+
+/** Unit words removed after a number ("18 dollars", "5 cm", "3 \text{ inches}"). */
+const UNITS = /\s*(?:dollars?|cents?|units?|(?:square|cubic|sq\.?)\s+\w+|(?:centi|milli|kilo)?met(?:er|re)s?|[ckm]?m|inch(?:es)?|in|feet|foot|ft|yards?|miles?|mph|hours?|hrs?|minutes?|mins?|seconds?|secs?|s|days?|weeks?|months?|years?|degrees?|pounds?|lbs?|ounces?|oz|grams?|g|kg|liters?|litres?|gallons?|people|students|apples|eggs|points?|pages?|percent)\.?\s*$/i;
+
+/** Removes the surface forms listed in the file comment; the result is still LaTeX. */
+export function normalizeMathAnswer(raw: string): string {
+  let s = raw.trim();
+  s = s.replace(/^\$+|\$+$/g, '').replace(/^\\\(|\\\)$/g, '').replace(/^\\\[|\\\]$/g, '');
+  s = s.replace(/\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}/g, '$1');
+  s = s.replace(/\\(?:left|right|big|Big|bigg|Bigg)(?=[()[\]|.]|\\\{|\\\}|\\[lr]?[vV]ert|\\lfloor|\\rfloor|\\lceil|\\rceil|\\langle|\\rangle)/g, '');
+  s = s.replace(/\\left\.|\\right\./g, '');
+  s = s.replace(/\\[dt]frac/g, '\\frac').replace(/\\displaystyle/g, '');
+  // Brace-less fractions ("\frac59", "\frac9{19}", "\frac{9}2") get their braces.
+  s = s.replace(/\\frac\s*([0-9a-zA-Z])\s*([0-9a-zA-Z])/g, '\\frac{$1}{$2}').replace(/\\frac\s*([0-9a-zA-Z])\s*\{/g, '\\frac{$1}{').replace(/\\frac\s*(\{[^{}]*\})\s*([0-9a-zA-Z])/g, '\\frac$1{$2}');
+  s = s.replace(/(?<!\\)\\[,;:! ]|~/g, ' ');
+  s = s.replace(/\^\s*\{?\s*\\circ\s*\}?|°|\\degree/g, '');
+  s = s.replace(/\\?%|\\percent/g, '');
+  s = s.replace(/\\\$|\$/g, '');
+  s = s.replace(/\s+/g, ' ').trim();
+  s = s.replace(/\.$/, '').trim();
+  // "x = 5", "y=2x+1", "x \in [-2,7]": the variable is the question's, the answer is the right side.
+  s = s.replace(/^[a-zA-Z](?:_\{?\w+\}?)?\s*(?:=|\\in)\s*(?=\S)/, '');
+  const unitless = s.replace(UNITS, '');
+  if (unitless !== s && /\d/.test(unitless)) s = unitless.trim();
+  // Thousands separators: only where every group after a comma has three digits ("1,000,000", "1{,}000").
+  s = s.replace(/\{,\}/g, ',');
+  if (/^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
+  s = s.replace(/^(-?)0+(?=\d)/, '$1').replace(/^(-?\d+)\.0+$/, '$1').replace(/^(-?\d+\.\d*?[1-9])0+$/, '$1');
+  // A lone choice letter: "(C)" = "C".
+  s = s.replace(/^\(([A-Ea-e])\)$/, '$1');
+  // Mixed numbers ("137 \frac{1}{2}") mean a sum, not a product.
+  s = s.replace(/^(-?)(\d+)\s*\\frac\s*(\{[^{}]*\}|\d)\s*(\{[^{}]*\}|\d)$/, (_, sign: string, w: string, n: string, d: string) => `${sign}(${w}+\\frac${n}${d})`);
+  return s;
+}
+
+/** True when `answer` (a final answer, not a whole response) is equivalent to `gold`. */
+export function answersMatch(gold: string, answer: string): boolean {
+  const g = normalizeMathAnswer(gold);
+  const a = normalizeMathAnswer(answer);
+  if (g.length === 0 || a.length === 0) return false;
+  if (g === a || g.replace(/\s/g, '') === a.replace(/\s/g, '')) return true;
+  const gl = splitTopLevel(g);
+  const al = splitTopLevel(a);
+  if (gl.length > 1 || al.length > 1) {
+    if (gl.length !== al.length) return false;
+    const rest = [...al];
+    for (const x of gl) {
+      const k = rest.findIndex((y) => answersMatch(x, y));
+      if (k < 0) return false;
+      rest.splice(k, 1);
+    }
+    return true;
+  }
+  return expressionsMatch(parse(g), parse(a));
+}
+
+/** A final answer or a whole response (then its last `\boxed{}`) against the gold answers. */
+export function gradeAnswer(answerOrResponse: string, golds: readonly string[]): boolean {
+  const extracted = lastBoxed(answerOrResponse) ?? answerOrResponse;
+  return golds.some((g) => answersMatch(g, extracted));
+}
+
+/** The graded result of a whole response: its last boxed answer against the gold answers. */
+export function gradeResponse(response: string, golds: readonly string[]): { correct: boolean; extracted?: string } {
+  const extracted = lastBoxed(response);
+  if (extracted === undefined) return { correct: false };
+  return { correct: golds.some((g) => answersMatch(g, extracted)), extracted };
+}
+
+/** Splits "1, -2" at top-level commas (not inside brackets or braces). */
+function splitTopLevel(s: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    else if (c === ',' && depth === 0) {
+      parts.push(s.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  parts.push(s.slice(start).trim());
+  return parts.filter((p) => p.length > 0);
+}
+
+function parse(latex: string): BoxedExpression {
+  return ce.parse(latex);
+}
+
+const SAMPLE_POINTS = [0.37, 1.91, -2.3, 3.7];
+const ORDERED_HEADS = new Set(['Tuple', 'List', 'Pair', 'Triple', 'Matrix', 'Interval', 'Delimiter', 'Range']);
+
+function expressionsMatch(g: BoxedExpression, a: BoxedExpression): boolean {
+  if (!g.isValid || !a.isValid) return false;
+  if (g.isSame(a)) return true;
+  if (ORDERED_HEADS.has(g.operator) || ORDERED_HEADS.has(a.operator)) {
+    if (g.operator !== a.operator || g.nops !== a.nops) return false;
+    return g.ops!.every((x: BoxedExpression, i: number) => expressionsMatch(x, a.ops![i]!));
+  }
+  const vars = [...new Set([...g.unknowns, ...a.unknowns])];
+  if (vars.length === 0) return numbersMatch(g, a);
+  if (vars.length > 3) return false;
+  return SAMPLE_POINTS.every((_, k) => {
+    const at: Record<string, number> = {};
+    vars.forEach((v, j) => (at[v] = SAMPLE_POINTS[(k + j) % SAMPLE_POINTS.length]!));
+    return numbersMatch(g.subs(at), a.subs(at));
+  });
+}
+
+function numbersMatch(g: BoxedExpression, a: BoxedExpression): boolean {
+  const x = complexValue(g);
+  const y = complexValue(a);
+  if (!x || !y) return g.isEqual(a) === true;
+  const scale = Math.max(1, Math.hypot(...x), Math.hypot(...y));
+  return Math.abs(x[0] - y[0]) <= 1e-6 * scale && Math.abs(x[1] - y[1]) <= 1e-6 * scale;
+}
+
+/** [re, im] of a numeric expression, or undefined when it does not evaluate to a finite number. */
+function complexValue(e: BoxedExpression): [number, number] | undefined {
+  const n = e.N();
+  const re = n.re;
+  const im = n.im;
+  if (typeof re !== 'number' || !Number.isFinite(re)) return undefined;
+  const imag = typeof im === 'number' && Number.isFinite(im) ? im : 0;
+  return [re, imag];
+}

@@ -1,0 +1,194 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { InlineArithmeticTool, MathWorldEnv, formatObservation, limitMessage, MathEnv, PyodideCodeTool, SandboxFusionTool, loadMathDataset, worldCandidates, type CodeResult } from '../../../src/env/index.ts';
+
+// One pyodide worker for the whole file (loading Python costs seconds).
+// Time bounds are loose on purpose: CI machines are shared; the checks are "stopped near the limit", not speed.
+const LIMITS = { timeoutMs: 6000, memoryMb: 96, outputBytes: 2000 };
+const tool = new PyodideCodeTool({ ...LIMITS, workers: 1 });
+before(() => tool.warmup());
+after(() => tool.close());
+
+/** Runs a cell once the pool's worker is loaded (a replaced worker's cold start is not the cell's time). */
+async function timed(code: string): Promise<{ r: CodeResult; ms: number }> {
+  await tool.warmup();
+  const t = performance.now();
+  const r = await tool.run(code);
+  return { r, ms: performance.now() - t };
+}
+
+describe('pyodide code tool: limits give the documented observation and the next cell runs', () => {
+  test('a normal cell: printed output, or the value of a trailing expression', async () => {
+    const { r } = await timed('from fractions import Fraction\nprint(Fraction(1, 3) + Fraction(1, 6))');
+    assert.equal(r.status, 'ok');
+    assert.equal(formatObservation(r), '1/2');
+    assert.equal(formatObservation((await timed('x = 21\nx * 2')).r), '42');
+    assert.equal(formatObservation((await timed('y = 1')).r), '(no output; print the values you need)');
+  });
+
+  test('syntax error and missing module: the Python traceback of the cell', async () => {
+    const syntax = (await timed('def f(:\n    pass')).r;
+    assert.equal(syntax.status, 'error');
+    assert.match(formatObservation(syntax), /File "<cell>", line 1[\s\S]*SyntaxError/);
+    const missing = (await timed('import sympy')).r;
+    assert.equal(missing.status, 'error');
+    assert.match(formatObservation(missing), /ModuleNotFoundError: No module named 'sympy'/);
+  });
+
+  test('huge output: kept up to the limit, then the OutputLimitError line; nothing leaks into the next cell', async () => {
+    const { r } = await timed("while True:\n    print('spam')");
+    assert.equal(r.status, 'output_limit');
+    assert.ok(r.stdout.length <= LIMITS.outputBytes, `${r.stdout.length} bytes kept`);
+    assert.ok(r.stdout.startsWith('spam\nspam\n'));
+    assert.ok(formatObservation(r).endsWith(limitMessage('output_limit', tool.limits)));
+    assert.equal(formatObservation((await timed("print('clean')")).r), 'clean');
+  });
+
+  test('no network, no host file system, no way back into JavaScript', async () => {
+    const net = (await timed("import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/').read()")).r;
+    assert.notEqual(net.status, 'ok', 'no connection can be made (an error, or a timeout on a slow machine)');
+    const file = (await timed("open('/etc/hostname').read()")).r;
+    assert.match(formatObservation(file), /FileNotFoundError/);
+    const js = (await timed('import sys\nfrom _pyodide._importhook import jsfinder\nsys.meta_path.append(jsfinder)\nimport js')).r;
+    assert.match(formatObservation(js), /No module named 'js'/);
+  });
+
+  test('memory bomb: MemoryError observation, the worker is replaced, the next cell runs', async () => {
+    const before = tool.replaced;
+    const { r, ms } = await timed("chunks = []\nwhile True:\n    chunks.append('x' * 10**6)");
+    assert.equal(r.status, 'memory', formatObservation(r));
+    assert.equal(formatObservation(r), limitMessage('memory', tool.limits));
+    assert.ok(ms < LIMITS.timeoutMs + 4000, `${ms} ms`);
+    assert.equal(tool.replaced, before + 1);
+    assert.equal(formatObservation((await timed('print(2 ** 10)')).r), '1024');
+  });
+
+  test('infinite loop: TimeoutError observation at the time limit, the worker is replaced, the next cell runs', async () => {
+    const { r, ms } = await timed('while True:\n    pass');
+    assert.equal(r.status, 'timeout');
+    assert.equal(formatObservation(r), limitMessage('timeout', tool.limits));
+    assert.ok(ms >= LIMITS.timeoutMs - 50 && ms < LIMITS.timeoutMs + 4000, `${ms} ms`);
+    assert.equal(formatObservation((await timed('print(sum(range(10)))')).r), '45');
+  });
+});
+
+test('the math world\'s in-process tool prints exactly what pyodide prints for every candidate cell of 30 problems', async () => {
+  const world = new MathWorldEnv({ seed: 5, problems: 30, tool: new InlineArithmeticTool() });
+  const inline = new InlineArithmeticTool();
+  let cells = 0;
+  for (const prompt of [...world.train, ...world.test]) {
+    for (const c of worldCandidates(prompt, []).code) {
+      assert.equal((await inline.run(c.input)).stdout, (await tool.run(c.input)).stdout, c.input);
+      cells++;
+    }
+  }
+  assert.ok(cells >= 200, `${cells} cells`);
+});
+
+describe('url code tool (SandboxFusion run_code API)', () => {
+  // SandboxFusion itself (a Docker service) cannot run here. This server speaks its run_code request
+  // and response format and runs the code for real in the pyodide tool above; `failures` makes its
+  // next replies fail to exercise retries.
+  let server: Server;
+  let url = '';
+  let failures: Array<'http500' | 'sandbox'> = [];
+  const requests: unknown[] = [];
+  before(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const json = JSON.parse(body) as { code: string; language: string; run_timeout: number };
+        requests.push(json);
+        const fail = failures.shift();
+        if (fail === 'http500') return void res.writeHead(500).end('boom');
+        res.setHeader('content-type', 'application/json');
+        if (fail === 'sandbox') return void res.end(JSON.stringify({ status: 'SandboxError', message: 'no executor', run_result: null }));
+        void tool.run(json.code).then((r) => {
+          const run = { status: r.status === 'timeout' ? 'TimeLimitExceeded' : 'Finished', execution_time: r.ms / 1000, return_code: r.status === 'ok' ? 0 : 1, stdout: r.stdout, stderr: r.stderr + (r.error ?? '') };
+          res.end(JSON.stringify({ status: r.status === 'ok' ? 'Success' : 'Failed', message: '', compile_result: null, run_result: run, files: {} }));
+        });
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+
+  const sf = () => new SandboxFusionTool({ url, timeoutMs: 3000, attempts: 3, backoffMs: 1 });
+
+  test('request format; success and a Python error', async () => {
+    const ok = await sf().run('print(6 * 7)');
+    assert.equal(ok.status, 'ok');
+    assert.equal(formatObservation(ok), '42');
+    assert.deepEqual(requests.at(-1), { code: 'print(6 * 7)', language: 'python', run_timeout: 3, memory_limit_MB: 256 });
+    const err = await sf().run('1/0');
+    assert.equal(err.status, 'error');
+    assert.match(formatObservation(err), /ZeroDivisionError/);
+  });
+
+  test('HTTP 500 and SandboxError are retried; after the last attempt the result is a sandbox_error', async () => {
+    failures = ['http500', 'sandbox'];
+    const retried = await sf().run('print(1)');
+    assert.equal(retried.status, 'ok');
+    failures = ['http500', 'http500', 'sandbox'];
+    const failed = await sf().run('print(1)');
+    assert.equal(failed.status, 'sandbox_error');
+    assert.match(failed.error!, /failed after 3 attempts: SandboxError: no executor/);
+  });
+
+  test('an unreachable sandbox is a sandbox_error, and the math env turns it into a thrown step error (a tool_error turn)', async () => {
+    const dead = new SandboxFusionTool({ url: 'http://127.0.0.1:9', attempts: 2, backoffMs: 1 });
+    const env = new MathEnv({ tool: dead });
+    const prompt = loadMathDataset('gsm8k', { limit: 1 })[0]!;
+    await assert.rejects(env.step(env.reset(prompt), { type: 'python', input: 'print(1)' }), /failed after 2 attempts/);
+  });
+});
+
+describe('math environment', () => {
+  const prompt = loadMathDataset('gsm8k', { limit: 1 })[0]!;
+
+  test('GSM8K loads with its #### answer; MATH 500 and AIME rows load', () => {
+    assert.equal(prompt.answers[0], '18');
+    assert.equal(loadMathDataset('math500').length, 500);
+    assert.equal(loadMathDataset('aime25')[0]!.answers[0], '70');
+    assert.equal(loadMathDataset('aime24').length, 30);
+  });
+
+  for (const format of ['markdown', 'code-tag', 'tool-call'] as const) {
+    test(`a ${format} episode: code runs, its output comes back wrapped, a boxed answer ends it; restore rebuilds the state`, async () => {
+      const env = new MathEnv({ tool, format, maxTurns: 3 });
+      const s0 = env.reset(prompt);
+      const t1 = env.parse(`Eggs left: ${env.protocol.write('print((16 - 3 - 4) * 2)')}`);
+      assert.equal(t1.action.type, 'python');
+      const o1 = await env.step(s0, t1.action);
+      assert.equal(o1.done, false);
+      assert.equal(o1.observation, env.protocol.wrap('18'));
+      const t2 = env.parse('So she makes $\\boxed{\\$18}$ a day.');
+      assert.deepEqual(t2.action, { type: 'answer', input: '\\$18' });
+      const o2 = await env.step(o1.state, t2.action);
+      assert.equal(o2.done, true);
+      assert.equal(o2.reward, 1);
+      const turns = [
+        { thought: t1.thought, action: t1.action, observation: o1.observation },
+        { thought: t2.thought, action: t2.action, observation: o2.observation },
+      ];
+      assert.deepEqual(env.restore(prompt, turns), o2.state);
+    });
+  }
+
+  test('a turn with neither code nor an answer is invalid and named; the turn limit ends the episode with reward 0', async () => {
+    const env = new MathEnv({ tool, maxTurns: 2 });
+    const bad = env.parse('I think it is 18.');
+    assert.equal(bad.action.type, 'invalid');
+    const o1 = await env.step(env.reset(prompt), bad.action);
+    assert.equal(o1.invalid, true);
+    assert.match(o1.observation, /Invalid turn \(no_action\)/);
+    const o2 = await env.step(o1.state, env.parse(env.protocol.write('print(1)')).action);
+    assert.deepEqual([o2.done, o2.reward, o2.reason], [true, 0, 'turn_limit']);
+    const wrong = await env.step(env.reset(prompt), { type: 'answer', input: '17' });
+    assert.equal(wrong.reward, 0);
+  });
+});

@@ -1,0 +1,129 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { answersMatch, gradeResponse, lastBoxed, normalizeMathAnswer } from '../../../src/env/math/grader.ts';
+import { runCli } from '../../helpers/run-cli.ts';
+
+const data = (f: string) =>
+  readFileSync(new URL(`../../../data/math/${f}`, import.meta.url), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+/** GSM8K's final answer: the text after "#### ", thousands separators as written. */
+const gsm8k = data('gsm8k-test.jsonl').map((r) => String(r.answer).split('####').pop()!.trim());
+const math500 = data('math500.jsonl').map((r) => String(r.answer));
+
+/**
+ * Hand-checked pairs (gold, answer, equivalent?), most taken from MATH 500 gold answers: surface
+ * rewrites that must match and near misses that must not.
+ */
+const HAND: Array<[string, string, boolean]> = [
+  ['137 \\frac{1}{2}', '137.5', true], ['137 \\frac{1}{2}', '68.5', false],
+  ['\\frac9{19}', '\\frac{9}{19}', true], ['\\frac9{19}', '\\frac{19}{9}', false], ['\\frac 59', '5/9', true],
+  ['16 \\sqrt{3}', '16\\sqrt3', true], ['16 \\sqrt{3}', '\\sqrt{768}', true], ['16 \\sqrt{3}', '16\\sqrt{2}', false],
+  ['1 - 12i', '1-12i', true], ['1 - 12i', '1+12i', false], ['-2 + 7i', '7i-2', true], ['1+2i', '1+2j', false],
+  ['204_5', '204_{5}', true], ['204_5', '204', false],
+  ['x \\in [-2,7]', '[-2, 7]', true], ['x \\in [-2,7]', '[-2, 7)', false], ['x \\in [-2,7]', '[-7, 2]', false],
+  ['\\begin{pmatrix} -7 \\\\ 16 \\\\ 5 \\end{pmatrix}', '\\begin{pmatrix}-7\\\\16\\\\5\\end{pmatrix}', true],
+  ['\\begin{pmatrix} 1/5 \\\\ -18/5 \\end{pmatrix}', '\\begin{pmatrix} 0.2 \\\\ -3.6 \\end{pmatrix}', true],
+  ['\\begin{pmatrix} 1/5 \\\\ -18/5 \\end{pmatrix}', '\\begin{pmatrix} 0.2 \\\\ 3.6 \\end{pmatrix}', false],
+  ['\\begin{pmatrix} -1/3 \\\\ 2/3 \\\\ 5/3 \\end{pmatrix}', '\\begin{pmatrix} 2/3 \\\\ -1/3 \\\\ 5/3 \\end{pmatrix}', false],
+  ['(-2,1)', '(-2, 1)', true], ['(-2,1)', '\\left( -2, 1 \\right)', true], ['(-2,1)', '(1,-2)', false],
+  ['\\pi', '3.14159265358979', true], ['\\pi', '3.14', false], ['2\\pi', '\\pi \\cdot 2', true],
+  ['1 \\pm \\sqrt{19}', '1\\pm\\sqrt{19}', true], ['1 \\pm \\sqrt{19}', '1\\pm\\sqrt{17}', false],
+  ['30^\\circ', '30', true], ['30^\\circ', '30^{\\circ}', true], ['180^\\circ', '\\pi', false],
+  ['\\$36', '36', true], ['\\$36', '36.00', true], ['\\$36', '\\$3.60', false],
+  ['1,000', '1000', true], ['1,000', '1{,}000', true], ['1,000', '100', false],
+  ['18', '\\text{18 dollars}', true], ['18', '18 dollars', true], ['18', '18\\text{ cm}', true], ['18', '\\$18.', true], ['18', '81', false],
+  ['10\\%', '10', true], ['10\\%', '10 percent', true], ['10\\%', '0.1%', false],
+  ['x^2+2x+1', '(x+1)^2', true], ['x^2+2x+1', '(x-1)^2', false], ['y = 2x+3', '2x+3', true], ['y = 2x+3', '3x+2', false],
+  ['\\frac{\\sqrt{3}}{2}', '\\dfrac{\\sqrt3}{2}', true], ['\\frac{\\sqrt{3}}{2}', '\\frac{\\sqrt{2}}{2}', false], ['\\frac{\\sqrt{3}}{2}', '\\frac{\\sqrt{3}}{3}', false],
+  ['\\frac{1}{3}', '0.333', false], ['\\frac{1}{3}', '1/3', true], ['\\frac{1}{3}', '\\tfrac{2}{6}', true],
+  ['1, -2', '-2, 1', true], ['1, -2', '-2, 2', false], ['1, -2', '1', false],
+  ['\\text{(C)}', 'C', true], ['\\text{(C)}', '(C)', true], ['\\text{(C)}', '(D)', false],
+  ['11\\sqrt2', '\\sqrt{242}', true], ['11\\sqrt2', '\\sqrt{121}', false], ['-\\frac{3}{8}', '-0.375', true], ['-\\frac{3}{8}', '0.375', false],
+  ['\\infty', '\\infty', true], ['(-\\infty, 3]', '(-\\infty,3]', true], ['(-\\infty, 3]', '(-\\infty,3)', false],
+  ['\\{1,2\\}', '\\{2,1\\}', true], ['5', '', false], ['3', '4', false], ['070', '70', true], ['70', '700', false],
+  ['\\sqrt{5}', '5^{1/2}', true], ['\\sqrt{5}', '5^{1/3}', false], ['3 \\sqrt{5}', '\\sqrt{45}', true], ['2\\sqrt{113}', '\\sqrt{452}', true],
+  ['\\frac{243}{625}', '0.3888', true], ['\\frac{243}{625}', '0.389', false], ['1.25', '\\frac54', true], ['1.25', '1.2', false],
+  ['x=5', 'x = 5.0', true], ['x=5', '5', true], ['x=5', 'x=-5', false], ['-256', '-2^8', true], ['-256', '256', false],
+];
+
+describe('math grader', () => {
+  test('hand-checked pairs from MATH 500 answers: rewrites match, near misses do not', () => {
+    const wrong = HAND.filter(([g, a, want]) => answersMatch(g, a) !== want);
+    assert.deepEqual(wrong, [], `mis-graded: ${JSON.stringify(wrong)}`);
+    assert.ok(HAND.length >= 80, `${HAND.length} pairs`);
+  });
+
+  test('GSM8K test answers: boxed surface rewrites match; off-by-one, ×10 and sign flips do not', () => {
+    const golds = gsm8k.slice(0, 120);
+    let pairs = 0;
+    for (const g of golds) {
+      const n = Number(g.replace(/,/g, ''));
+      assert.ok(Number.isInteger(n), g);
+      const plain = String(n);
+      const withCommas = n.toLocaleString('en-US');
+      const same = [`So the answer is $\\boxed{${plain}}$.`, `\\boxed{${plain}.0}`, `\\boxed{\\$${withCommas}}`, `\\boxed{${plain} \\text{ dollars}}`, `\\boxed{x = ${withCommas}}`];
+      const misses = [`\\boxed{${n + 1}}`, `\\boxed{${n * 10}}`, `\\boxed{${n === 0 ? 1 : -n}}`, `${plain} without a box is not graded`];
+      for (const s of same) assert.equal(gradeResponse(s, [g]).correct, true, `${g} vs ${s}`);
+      for (const s of misses) assert.equal(gradeResponse(s, [g]).correct, false, `${g} vs ${s}`);
+      pairs += same.length + misses.length;
+    }
+    assert.ok(pairs >= 1000, `${pairs} pairs`);
+  });
+
+  test('MATH 500 fractions a/b: equal as a/b, as a decimal (when exact), not when inverted or off by one', () => {
+    let checked = 0;
+    for (const g of math500) {
+      const m = /^(-?)\\frac\{(\d+)\}\{(\d+)\}$/.exec(g);
+      if (!m) continue;
+      const [sign, a, b] = [m[1]!, Number(m[2]), Number(m[3])];
+      assert.equal(answersMatch(g, `${sign}${a}/${b}`), true, g);
+      const dec = (sign ? -a : a) / b;
+      if (/^-?\d+\.\d{1,6}$/.test(String(dec))) assert.equal(answersMatch(g, String(dec)), true, `${g} vs ${dec}`);
+      if (a !== b) assert.equal(answersMatch(g, `${sign}\\frac{${b}}{${a}}`), false, `${g} inverted`);
+      assert.equal(answersMatch(g, `${sign}\\frac{${a + 1}}{${b}}`), false, `${g} off by one`);
+      checked++;
+    }
+    assert.ok(checked >= 40, `${checked} fractions`);
+  });
+
+  test('every MATH 500 and AIME gold answer matches itself boxed inside a response', () => {
+    const golds = [...math500, ...data('aime24.jsonl').map((r) => String(r.answer)), ...data('aime25.jsonl').map((r) => String(r.answer))];
+    const failed = golds.filter((g) => !gradeResponse(`Reasoning… so the answer is $\\boxed{${g}}$.`, [g]).correct);
+    assert.deepEqual(failed, []);
+  });
+
+  test('lastBoxed: the last one, nested braces, \\fbox, the brace-less form, none', () => {
+    assert.equal(lastBoxed('\\boxed{1} then \\boxed{\\frac{a}{\\sqrt{b}}} end'), '\\frac{a}{\\sqrt{b}}');
+    assert.equal(lastBoxed('\\fbox{7}'), '7');
+    assert.equal(lastBoxed('so \\boxed 5$.'), '5');
+    assert.equal(lastBoxed('\\boxed{unclosed'), undefined);
+    assert.equal(lastBoxed('no box'), undefined);
+    assert.equal(normalizeMathAnswer('\\left( \\dfrac{1}{2}, 3 \\right)'), '( \\frac{1}{2}, 3 )');
+  });
+
+  test('trace-rl grade math: one {"correct"} per line in order; a malformed line is named, exit 2, no stdout', async () => {
+    const rows = [
+      { gold: '18', answer: 'so \\boxed{18.0}' },
+      { gold: '\\frac12', answer: '0.5' },
+      { gold: 3, answer: '4' },
+      { gold: ['2', '-2'], answer: '\\boxed{-2}' },
+    ];
+    const [ok, bad, notJson] = await Promise.all([
+      runCli(['grade', 'math'], rows.map((r) => JSON.stringify(r)).join('\n') + '\n'),
+      runCli(['grade', 'math'], '{"gold":"1","answer":"1"}\n\n{"gold":"1"}\n'),
+      runCli(['grade', 'math'], '{"gold":"1","answer":"1"}\n{oops\n'),
+    ]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.deepEqual(ok.stdout.trim().split('\n').map((l) => JSON.parse(l)), [{ correct: true }, { correct: true }, { correct: false }, { correct: true }]);
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stdout, '');
+    assert.match(bad.stderr, /line 3: answer/);
+    assert.equal(bad.stderr.trim().split('\n').length, 1);
+    assert.equal(notJson.code, 2);
+    assert.match(notJson.stderr, /line 2: not valid JSON/);
+  });
+});

@@ -4,6 +4,7 @@ import { EmbeddedPolicy, worldCandidateSource, type PolicySample, type UpdateMet
 import type { Policy } from '../policy/types.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
 import type { TrainConfig } from './config.ts';
+import { warmStart } from './warm-start.ts';
 
 /** A policy the loop can improve and checkpoint. The simulator's policy is fixed and has no update. */
 export interface TrainablePolicy extends Policy {
@@ -24,7 +25,12 @@ export interface Components {
   predictor: SuccessPredictor;
 }
 
-export async function buildComponents(config: TrainConfig): Promise<Components> {
+export interface BuildOptions {
+  /** Where warm starts are cached (default: $TRACE_RL_CACHE or ~/.cache/trace-rl). */
+  cacheDir?: string;
+}
+
+export async function buildComponents(config: TrainConfig, options: BuildOptions = {}): Promise<Components> {
   const predictor = await buildPredictor(config);
   const success = { rule: config.env.successRule, threshold: config.env.successThreshold };
   if (config.env.kind === 'simulator') {
@@ -46,6 +52,10 @@ export async function buildComponents(config: TrainConfig): Promise<Components> 
     return { env: env as Environment<unknown>, train: env.train, test: env.test, policy, trainable: policy, predictor };
   }
   const policy = new EmbeddedPolicy({ candidates: worldCandidateSource(env) });
+  if (config.policy.warmStart === 'bc') {
+    const { seed, env: envConfig, engine } = config;
+    await warmStart(policy, env, { seed, env: { ...envConfig, maxTurns: engine.maxTurns }, settings: config.policy.bc, dim: policy.dim }, options.cacheDir);
+  }
   return { env: env as Environment<unknown>, train: env.train, test: env.test, policy, trainable: policy, predictor };
 }
 

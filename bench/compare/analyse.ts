@@ -13,7 +13,7 @@ export interface AnalyseOptions {
   out: string;
   plots: string;
   experiments: Map<ExperimentName, Arm[]>;
-  seeds: number;
+  seeds: readonly number[];
   runDir: (label: string, seed: number) => string;
   scale: Scale;
   machine: string;
@@ -37,9 +37,9 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
   for (const [experiment, arms] of o.experiments) {
     const results: ArmResult[] = arms.map((arm) => ({
       arm,
-      runs: Array.from({ length: o.seeds }, (_, s) => loadRun(o.runDir(arm.label, s))).filter((r): r is RunStats => r !== null && r.finished),
+      runs: o.seeds.map((s) => loadRun(o.runDir(arm.label, s))).filter((r): r is RunStats => r !== null && r.finished),
     }));
-    const missing = results.filter((r) => r.runs.length < o.seeds).map((r) => `${r.arm.label} (${r.runs.length}/${o.seeds})`);
+    const missing = results.filter((r) => r.runs.length < o.seeds.length).map((r) => `${r.arm.label} (${r.runs.length}/${o.seeds.length})`);
     if (missing.length) md.push(`note: unfinished arms, shown with the seeds that finished: ${missing.join(', ')}`, '');
     if (results.every((r) => r.runs.length === 0)) continue;
     md.push(`### ${experiment}`, '');
@@ -165,7 +165,7 @@ function mixedAnchors(r: RunStats): number[] {
 
 /** Where each main arm's bare rollouts went by question kind (steps 10, 13, …, 28 of every seed). */
 async function kindTable(results: ArmResult[], o: AnalyseOptions): Promise<string[]> {
-  const config = parseTrainConfig({ seed: 0 });
+  const config = parseTrainConfig({ seed: 0, env: { seed: o.scale.envSeed } });
   const env = new WorldEnv({ seed: config.env.seed, questions: config.env.questions, testFraction: config.env.testFraction, topK: config.env.topK, maxTurns: config.engine.maxTurns, success: { rule: config.env.successRule, threshold: config.env.successThreshold } });
   const kinds = new Map<string, string>();
   for (const p of env.train) kinds.set(p.id, String((p.meta?.world as { kind?: string } | undefined)?.kind ?? '?'));

@@ -9,7 +9,11 @@
  */
 
 export interface Scale {
+  /** Seeds firstSeed, firstSeed + 1, …, firstSeed + seeds − 1 (development: 0–4; the frozen final run: 100–109). */
+  firstSeed: number;
   seeds: number;
+  /** World / simulator seed (fixed across arms). */
+  envSeed: number;
   steps: number;
   pool: number;
   budget: number;
@@ -17,7 +21,7 @@ export interface Scale {
   evalQuestions: number;
 }
 
-export const DEFAULT_SCALE: Scale = { seeds: 5, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
+export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
 export type ExperimentName = 'main' | 'oracle' | 'ablation';
 export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation'];
@@ -68,7 +72,7 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     seed,
     steps: scale.steps,
     pool: scale.pool,
-    env: { kind: arm.env },
+    env: { kind: arm.env, seed: scale.envSeed },
     strategy: { budget: scale.budget, continuations: 2, ...arm.strategy },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
   };

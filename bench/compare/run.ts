@@ -3,7 +3,9 @@
  * the embedded world with the embedded policy, the oracle on the simulator, and the paper's ablation
  * grid and budget splits; ≥ 5 seeds each, 2 runs at a time in child processes (`trace-rl train`).
  *
- * Run:  npx tsx bench/compare/run.ts [--experiments main,oracle,ablation] [--seeds 5] [--steps 30]
+ * Run:  npx tsx bench/compare/run.ts [--experiments main,oracle,ablation] [--first-seed 0] [--seeds 5] [--steps 30]
+ *                                    [--pool 64] [--budget 192] [--eval-every 5] [--eval-questions 200] [--env-seed 7] [--plots dir]
+ *                                    [--arms label,label] (a subset of the experiments' arms)
  *                                    [--jobs 2] [--out bench/compare/out] [--runs-only | --analyse-only]
  * Rerunning resumes: finished run folders are reused, unfinished ones resumed.
  * Writes: <out>/runs/<arm>-s<seed>/ (run folders), <out>/<experiment>.html (writeReport), <out>/summary.md
@@ -25,18 +27,30 @@ const flag = (name: string) => process.argv.includes(`--${name}`);
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const out = resolve(arg('out') ?? join(here, 'out'));
-const scale: Scale = { ...DEFAULT_SCALE, seeds: Number(arg('seeds') ?? DEFAULT_SCALE.seeds), steps: Number(arg('steps') ?? DEFAULT_SCALE.steps) };
+const num = (name: string, fallback: number) => Number(arg(name) ?? fallback);
+const scale: Scale = {
+  firstSeed: num('first-seed', DEFAULT_SCALE.firstSeed),
+  seeds: num('seeds', DEFAULT_SCALE.seeds),
+  envSeed: num('env-seed', DEFAULT_SCALE.envSeed),
+  steps: num('steps', DEFAULT_SCALE.steps),
+  pool: num('pool', DEFAULT_SCALE.pool),
+  budget: num('budget', DEFAULT_SCALE.budget),
+  evalEvery: num('eval-every', DEFAULT_SCALE.evalEvery),
+  evalQuestions: num('eval-questions', DEFAULT_SCALE.evalQuestions),
+};
+const seedList = Array.from({ length: scale.seeds }, (_, i) => scale.firstSeed + i);
 const jobsAtOnce = Number(arg('jobs') ?? 2);
 const experiments = (arg('experiments') ?? EXPERIMENTS.join(',')).split(',').map((s) => s.trim()) as ExperimentName[];
 for (const e of experiments) if (!EXPERIMENTS.includes(e)) throw new Error(`--experiments: unknown "${e}"; allowed: ${EXPERIMENTS.join(', ')}`);
 
-const byExperiment = new Map<ExperimentName, Arm[]>(experiments.map((e) => [e, arms(e)]));
+const only = arg('arms')?.split(',').map((s) => s.trim());
+const byExperiment = new Map<ExperimentName, Arm[]>(experiments.map((e) => [e, arms(e).filter((a) => !only || only.includes(a.label))]));
 const uniqueArms = new Map<string, Arm>();
 for (const list of byExperiment.values()) for (const a of list) uniqueArms.set(a.label, a);
 const runDir = (label: string, seed: number) => join(out, 'runs', `${label}-s${seed}`);
 // Seed-major order: every arm gets seed 0 before any gets seed 1, so a cut-short bench still compares.
 const jobs: Job[] = [];
-for (let seed = 0; seed < scale.seeds; seed++) {
+for (const seed of seedList) {
   for (const arm of uniqueArms.values()) jobs.push({ dir: runDir(arm.label, seed), config: parseTrainConfig(runConfig(arm, seed, scale)) });
 }
 
@@ -55,5 +69,5 @@ if (!flag('analyse-only')) {
   }
 }
 if (!flag('runs-only')) {
-  await analyse({ out, plots: join(here, 'plots'), experiments: byExperiment, seeds: scale.seeds, runDir, scale, machine, log });
+  await analyse({ out, plots: resolve(arg('plots') ?? join(here, 'plots')), experiments: byExperiment, seeds: seedList, runDir, scale, machine, log });
 }

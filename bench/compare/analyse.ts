@@ -7,7 +7,7 @@ import type { Arm, ExperimentName, Scale } from './experiments.ts';
 import { accuracyByKind } from './by-kind.ts';
 import { kindUse, loadRun, type RunStats } from './load.ts';
 import { barChart, bandChart, writeSvg, type BandRow, type BarRow } from './plots.ts';
-import { fmt, meanOf, spread, type Spread } from './stats.ts';
+import { fmt, meanOf, pairedBootstrap, spread, type Spread } from './stats.ts';
 
 export interface AnalyseOptions {
   out: string;
@@ -20,8 +20,11 @@ export interface AnalyseOptions {
   log: (line: string) => void;
 }
 
-/** Steps from which the predictor has seen enough trees to steer (the cold-start steps are uniform). */
-const WARM = 10;
+/**
+ * Steps from which the predictor has seen enough trees to steer (the cold-start steps are uniform):
+ * 10, or a third of the run for short runs (set by `analyse`).
+ */
+let WARM = 10;
 /** The fixed held-out accuracy of the second cost-to-reach table. */
 const FIXED_TARGET = 0.3;
 
@@ -32,6 +35,7 @@ interface ArmResult {
 
 /** Reads every run, writes the HTML reports, the SVG plots, summary.md and summary.json. */
 export async function analyse(o: AnalyseOptions): Promise<void> {
+  WARM = Math.min(10, Math.floor(o.scale.steps / 3));
   const md: string[] = [`machine: ${o.machine}; date ${new Date().toISOString()}`, ''];
   const json: Record<string, unknown> = {};
   for (const [experiment, arms] of o.experiments) {
@@ -49,9 +53,12 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     // A fixed absolute level too (the rule above depends on the weakest arm): 0.30 held-out accuracy.
     if (experiment !== 'oracle') md.push(...costTable(results, { accuracy: FIXED_TARGET, setBy: '' }), '');
     if (experiment === 'oracle') md.push(...oracleLines(results), '');
-    if (experiment === 'main' || experiment === 'ablation') {
+    if (experiment.startsWith('final') || experiment === 'options') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
+    if (experiment === 'main' || experiment === 'ablation' || experiment === 'final' || experiment === 'options') {
       md.push(...(await kindTable(results, o)), '');
-      md.push(...(await finalByKindTable(results, o)), '');
+      // Re-evaluating every final policy costs one evaluation per run: in the final, only the arms the claim is about.
+      const byKindArms = experiment === 'final' ? results.filter((r) => ['trace-best', 'trace', 'grpo'].includes(r.arm.label)) : results;
+      md.push(...(await finalByKindTable(byKindArms, o)), '');
     }
     json[experiment] = results.map((r) => ({ label: r.arm.label, meaning: r.arm.meaning, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
     await writePlots(experiment, results, o.plots);
@@ -87,7 +94,7 @@ function armNumbers(runs: RunStats[]) {
 
 function armTable(results: ArmResult[]): string[] {
   const rows = [
-    '| arm | what | seeds | effective ratio, all steps | effective ratio, steps ≥ 10 | mixed trees / step (≥ 10) | mixed anchors / step (≥ 10) | prompts / step | mixed-anchor yield | continuation share | final test acc. | mean test acc. (evals after step 0) | trajectories | turns | tokens |',
+    `| arm | what | seeds | effective ratio, all steps | effective ratio, steps ≥ ${WARM} | mixed trees / step (≥ ${WARM}) | mixed anchors / step (≥ ${WARM}) | prompts / step | mixed-anchor yield | continuation share | final test acc. | mean test acc. (evals after step 0) | trajectories | turns | tokens |`,
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const { arm, runs } of results) {
@@ -156,6 +163,72 @@ function oracleLines(results: ArmResult[]): string[] {
     line('mixed anchors per step (roots and expanded prefixes with mixed leaves)', mixedAnchors, 1),
     line('mixed prompt trees per step', (r) => r.mixed, 1),
   ];
+}
+
+/** Contrast per unit of budget: mixed prompt trees and mixed anchors per 100 trajectories spent (all steps). */
+function perBudgetTable(results: ArmResult[]): string[] {
+  const rows = [
+    'Contrast per unit of budget (all steps; the fair measure at equal cost, beside the effective ratio): mixed prompt trees and mixed anchors (roots + expanded prefixes whose leaves disagree) per 100 trajectories spent, mean ± sd over seeds.',
+    '',
+    '| arm | mixed trees / 100 traj. | mixed anchors / 100 traj. | effective ratio | trajectories | tokens | ratio of mixed trees / 100 to grpo’s |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  const per100 = (r: RunStats, xs: number[]) => (100 * xs.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0)) / Math.max(1, r.spent.reduce((a, b) => a + b, 0));
+  const grpo = results.find((x) => x.arm.label.endsWith('grpo'));
+  const grpoTrees = grpo ? meanOf(grpo.runs.map((r) => per100(r, r.mixed))) : NaN;
+  for (const { arm, runs } of results) {
+    if (runs.length === 0) continue;
+    const trees = spread(runs.map((r) => per100(r, r.mixed)));
+    const anchors = spread(runs.map((r) => per100(r, mixedAnchors(r))));
+    rows.push(`| ${arm.label} | ${fmt(trees, 2)} | ${fmt(anchors, 2)} | ${fmt(spread(runs.map((r) => meanOf(r.ratio))))} | ${fmt(spread(runs.map((r) => r.total.trajectories)), 0)} | ${fmt(spread(runs.map((r) => r.total.tokens)), 0)} | ${Number.isFinite(grpoTrees) ? (trees.mean / grpoTrees).toFixed(2) + '×' : '–'} |`);
+  }
+  return rows;
+}
+
+/** Final held-out accuracy: each arm minus the first arm (same seed), mean and 95 % bootstrap interval. */
+function pairedTable(results: ArmResult[]): string[] {
+  const ref = results[0];
+  if (!ref || ref.runs.length === 0) return [];
+  const finalBySeed = (runs: RunStats[]) => new Map(runs.map((r) => [r.seed, r.evals[r.evals.length - 1]?.accuracy ?? NaN]));
+  const meanBySeed = (runs: RunStats[]) => new Map(runs.map((r) => [r.seed, meanOf(r.evals.filter((e) => e.step > 0).map((e) => e.accuracy))]));
+  const rows = [
+    `Paired differences, ${ref.arm.label} minus each arm (same seeds), final held-out accuracy and mean accuracy over the evaluations after step 0: mean [95 % bootstrap interval over seeds, 10,000 resamples] (pairs).`,
+    '',
+    '| arm | final acc. (mean ± sd) | Δ final acc. | Δ mean acc. (evals after step 0) |',
+    '|---|---|---|---|',
+  ];
+  const show = (d: ReturnType<typeof pairedBootstrap>) => (d.n ? `${(100 * d.mean).toFixed(1)} pts [${(100 * d.lo).toFixed(1)}, ${(100 * d.hi).toFixed(1)}] (${d.n})` : '–');
+  for (const { arm, runs } of results) {
+    if (runs.length === 0) continue;
+    const acc = spread(runs.map((r) => r.evals[r.evals.length - 1]?.accuracy ?? NaN));
+    if (arm === ref.arm) {
+      rows.push(`| ${arm.label} | ${fmt(acc)} | (reference) | (reference) |`);
+      continue;
+    }
+    rows.push(`| ${arm.label} | ${fmt(acc)} | ${show(pairedBootstrap(finalBySeed(ref.runs), finalBySeed(runs)))} | ${show(pairedBootstrap(meanBySeed(ref.runs), meanBySeed(runs)))} |`);
+  }
+  return rows;
+}
+
+/** Trajectories each arm needs to reach grpo's seed-mean final accuracy, and as a share of grpo's. */
+function reachGrpoTable(results: ArmResult[]): string[] {
+  const grpo = results.find((x) => x.arm.label.endsWith('grpo'));
+  if (!grpo || grpo.runs.length === 0) return [];
+  const gc = curve(grpo.runs);
+  const target = gc[gc.length - 1].accuracy.mean;
+  const grpoHit = gc.find((p) => p.accuracy.mean >= target - 1e-12)!;
+  const rows = [
+    `Trajectories to reach grpo's seed-mean final accuracy ${target.toFixed(3)} (first evaluation whose seed-mean accuracy reaches it; grpo itself: ${Math.round(grpoHit.trajectories)}):`,
+    '',
+    '| arm | first eval reaching it (step) | trajectories | share of grpo’s | tokens |',
+    '|---|---|---|---|---|',
+  ];
+  for (const { arm, runs } of results) {
+    if (runs.length === 0) continue;
+    const hit = curve(runs).find((p) => p.accuracy.mean >= target - 1e-12);
+    rows.push(hit ? `| ${arm.label} | ${hit.step} | ${Math.round(hit.trajectories)} | ${(hit.trajectories / grpoHit.trajectories).toFixed(2)} | ${Math.round(hit.tokens)} |` : `| ${arm.label} | never | – | – | – |`);
+  }
+  return rows;
 }
 
 /** Mixed anchors per step: yield × (selected roots + expanded prefixes). */
@@ -256,9 +329,9 @@ async function writePlots(experiment: ExperimentName, results: ArmResult[], dir:
     await writeSvg(dir, `${experiment}-effective-ratio`, bandChart(`effective ratio per step (${experiment === 'main' ? 'world' : 'simulator'}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]));
     await writeSvg(dir, `${experiment}-mixed-trees`, bandChart(`mixed prompt trees per step (${experiment === 'main' ? 'world' : 'simulator'})`, band(results, (r) => r.mixed.map((y, x) => ({ x, y }))), 'step', 'mixed trees'));
   }
-  if (experiment === 'main') {
-    await writeSvg(dir, 'main-accuracy-vs-trajectories', bandChart('held-out greedy accuracy vs trajectories spent (seed mean, min–max)', band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
-    await writeSvg(dir, 'main-accuracy-vs-tokens', bandChart('held-out greedy accuracy vs generated tokens', band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
+  if (experiment === 'main' || experiment === 'final' || experiment === 'options') {
+    await writeSvg(dir, `${experiment}-accuracy-vs-trajectories`, bandChart('held-out greedy accuracy vs trajectories spent (seed mean, min–max)', band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
+    await writeSvg(dir, `${experiment}-accuracy-vs-tokens`, bandChart('held-out greedy accuracy vs generated tokens', band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
   }
   if (experiment === 'ablation') {
     const rows: BarRow[] = [];

@@ -23,8 +23,19 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'final' | 'final-gold' | 'final-env' | 'final-oracle';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'final', 'final-gold', 'final-env', 'final-oracle'];
+
+/**
+ * The trace configuration chosen on development seeds 0–4 (issue 13) and frozen before the final run
+ * on seeds 100–109; its commit hash is in BENCHMARKS.md.
+ */
+export const BEST_TRACE: Record<string, unknown> = { name: 'trace' };
+
+/** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
+export interface ArmExtra {
+  predictor?: Record<string, unknown>;
+}
 
 /** One arm: a strategy configuration run over every seed. */
 export interface Arm {
@@ -34,10 +45,13 @@ export interface Arm {
   strategy: Record<string, unknown>;
   /** What the arm is in the paper's terms (for tables). */
   meaning: string;
+  extra?: ArmExtra;
+  /** Env seed override (the final's check on another world). */
+  envSeed?: number;
 }
 
 export function arms(experiment: ExperimentName): Arm[] {
-  const world = (label: string, strategy: Record<string, unknown>, meaning: string): Arm => ({ label, env: 'world', strategy, meaning });
+  const world = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({ label, env: 'world', strategy, meaning, ...(extra ? { extra } : {}) });
   const sim = (label: string, strategy: Record<string, unknown>, meaning: string): Arm => ({ label, env: 'simulator', strategy, meaning });
   switch (experiment) {
     case 'main':
@@ -63,6 +77,42 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-n1', { name: 'trace', continuations: 1 }, 'more roots: M = B/2, N = 1'),
         world('trace-n4', { name: 'trace', continuations: 4 }, 'deeper expansion: M = ⌊B/5⌋, N = 4'),
       ];
+    case 'options':
+      // Development (seeds 0–4): each option beyond the paper alone, then together, against the paper and grpo.
+      return [
+        world('trace', { name: 'trace' }, 'the paper (faithful)'),
+        world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts'),
+        world('trace-expansion', { name: 'trace', rootValue: 'expansion-aware' }, 'expansion-aware root value'),
+        world('trace-posterior', { name: 'trace', rootPrior: 'posterior' }, 'Ṽ as prior of a per-prompt Beta posterior'),
+        world('trace-pool', { name: 'trace', leftover: 'pool' }, 'leftover solved over the whole pool'),
+        world('trace-entropy-w', { name: 'trace', prefixes: 'entropy-weighted' }, 'prefix value × (1 + H) (AT²PO-style)'),
+        world('trace-uniform-root', { name: 'trace', roots: 'uniform' }, 'uniform root × adaptive prefix'),
+      ];
+    case 'final':
+      return [
+        world('trace-best', BEST_TRACE, 'the frozen best trace configuration'),
+        world('trace', { name: 'trace' }, 'the paper (faithful)'),
+        world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts'),
+        world('dapo', { name: 'dapo' }, 'dynamic sampling (real cost shown)'),
+        world('pcl', { name: 'pcl' }, 'adaptive roots only, all B as bare rollouts'),
+        world('knapsack', { name: 'knapsack' }, 'Knapsack-RL on history, all B as bare rollouts'),
+        world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
+        world('entropy', { name: 'entropy' }, 'uniform roots, continuations by policy entropy'),
+      ];
+    case 'final-gold':
+      return [world('trace-best-nogold', BEST_TRACE, 'the best trace configuration, predictor.useGold false', { predictor: { useGold: false } })];
+    case 'final-env':
+      return [
+        { ...world('env11-trace-best', BEST_TRACE, 'best trace on world env seed 11'), envSeed: 11 },
+        { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11 },
+      ];
+    case 'final-oracle':
+      return [
+        sim('sim-oracle', { name: 'oracle' }, 'solvers on the true probabilities'),
+        sim('sim-trace-best', BEST_TRACE, 'best trace configuration on the learned predictor'),
+        sim('sim-trace', { name: 'trace' }, 'the paper on the learned predictor'),
+        sim('sim-grpo', { name: 'grpo' }, 'uniform groups'),
+      ];
   }
 }
 
@@ -72,8 +122,9 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     seed,
     steps: scale.steps,
     pool: scale.pool,
-    env: { kind: arm.env, seed: scale.envSeed },
+    env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed },
     strategy: { budget: scale.budget, continuations: 2, ...arm.strategy },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
+    ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
   };
 }

@@ -57,6 +57,22 @@ for (const seed of seedList) {
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 const t0 = performance.now();
 const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${os.platform()} ${os.arch()}`;
+// Warm starts are per seed and shared by every arm: fit each once here (in parallel children they would
+// all miss the cache together and fit the same weights side by side).
+if (!flag('analyse-only')) {
+  const { buildComponents } = await import('../../src/train/index.ts');
+  const worldJobs = new Map<string, (typeof jobs)[number]['config']>();
+  for (const j of jobs) {
+    const c = j.config as ReturnType<typeof parseTrainConfig>;
+    if (c.env.kind === 'world' && c.policy.warmStart === 'bc') worldJobs.set(`${c.seed}/${c.env.seed}`, c);
+  }
+  for (const [key, c] of worldJobs) {
+    const t = performance.now();
+    await buildComponents(c as ReturnType<typeof parseTrainConfig>);
+    log(`warm start seed/env ${key} ready in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+  }
+}
+if (flag('prewarm-only')) process.exit(0);
 if (!flag('analyse-only')) {
   log(`bench/compare: ${jobs.length} runs (${uniqueArms.size} arms × ${scale.seeds} seeds, ${scale.steps} steps, pool ${scale.pool}, B = ${scale.budget}), ${jobsAtOnce} at a time; ${machine}; load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   const results = await runJobs(jobs, jobsAtOnce, log);

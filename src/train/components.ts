@@ -53,8 +53,8 @@ export async function buildComponents(config: TrainConfig, options: BuildOptions
   }
   const policy = new EmbeddedPolicy({ candidates: worldCandidateSource(env) });
   if (config.policy.warmStart === 'bc') {
-    const { seed, env: envConfig, engine } = config;
-    await warmStart(policy, env, { seed, env: { ...envConfig, maxTurns: engine.maxTurns }, settings: config.policy.bc, dim: policy.dim }, options.cacheDir);
+    const { seed, ...settings } = config.policy.bc;
+    await warmStart(policy, env, { seed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: policy.dim }, options.cacheDir);
   }
   return { env: env as Environment<unknown>, train: env.train, test: env.test, policy, trainable: policy, predictor };
 }

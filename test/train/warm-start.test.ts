@@ -11,7 +11,7 @@ import { createRng } from '../../src/util/rng.ts';
 import type { TrainablePolicy } from '../../src/train/components.ts';
 
 // A small world (200 questions) keeps the behaviour-cloning fit to a few seconds.
-const config = (seed: number, policy: Record<string, unknown> = {}) => parseTrainConfig({ seed, env: { questions: 200 }, policy: { bc: { epochs: 40 }, ...policy } });
+const config = (bcSeed: number, policy: Record<string, unknown> = {}) => parseTrainConfig({ seed: 9, env: { questions: 200 }, policy: { bc: { epochs: 40, seed: bcSeed }, ...policy } });
 const dirs: string[] = [];
 const cacheDir = () => {
   const d = mkdtempSync(join(tmpdir(), 'warm-start-test-'));
@@ -22,7 +22,7 @@ test.after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })
 
 const weights = (parts: Components) => (parts.trainable as TrainablePolicy).save();
 
-test('the warm start is deterministic per seed, differs across seeds, and is cached on disk by its content hash', async () => {
+test('the warm start is deterministic per bc seed, differs across bc seeds, and is cached on disk by its content hash', async () => {
   const [a, b] = [cacheDir(), cacheDir()];
   const first = weights(await buildComponents(config(3), { cacheDir: a }));
   const again = weights(await buildComponents(config(3), { cacheDir: b }));
@@ -34,8 +34,11 @@ test('the warm start is deterministic per seed, differs across seeds, and is cac
   const other = weights(await buildComponents(config(4), { cacheDir: a }));
   assert.notDeepEqual(other, first);
   assert.equal(readdirSync(a).length, 2, 'another seed is another cache entry');
-  await buildComponents(config(3, { bc: { epochs: 41 } }), { cacheDir: a });
+  await buildComponents(config(3, { bc: { epochs: 41, seed: 3 } }), { cacheDir: a });
   assert.equal(readdirSync(a).length, 3, 'another fit setting is another cache entry');
+  const otherRun = weights(await buildComponents(parseTrainConfig({ seed: 5, env: { questions: 200 }, policy: { bc: { epochs: 40, seed: 3 } } }), { cacheDir: a }));
+  assert.deepEqual(otherRun, first, 'the run seed does not change the warm start (one start shared by every seed)');
+  assert.equal(readdirSync(a).length, 3);
 });
 
 test('warm-started, the policy searches before it answers and solves some held-out questions; none keeps the cold start', async () => {

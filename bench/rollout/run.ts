@@ -9,7 +9,8 @@
  */
 import { cpus } from 'node:os';
 import { BudgetLedger } from '../../src/budget/index.ts';
-import { Simulator, SimulatorPolicy, WorldEnv } from '../../src/env/index.ts';
+import { Simulator, WorldEnv } from '../../src/env/index.ts';
+import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { EmbeddedPolicy, OpenAIPolicy, worldCandidateSource } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import type { Turn } from '../../src/tree/index.ts';

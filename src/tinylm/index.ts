@@ -13,10 +13,8 @@ export { initWeights, modelFromGguf, modelToGguf, type LayerWeights, type LlamaC
 export { disposeConsts, forwardConsts, fromParams, logits, oneHot, ropeTables, toParams, tokenLogprobs, type ForwardConsts, type LayerParams, type Params } from './forward.ts';
 export { createOpenAIApp, serveOpenAI, type OpenAIServerOptions, type RunningServer } from './openai-server.ts';
 export { ContextOverflowError, LlamaEngine, loadLlama, type GenerateOptions, type Generated, type LlamaEngineOptions } from './llama-engine.ts';
-export { TinyLmPolicy, TinyLmSnapshotError, type LmUpdateOptions, type TinyLmPolicyOptions } from './tiny-lm-policy.ts';
+export { TinyLmPolicy, TinyLmSnapshotError, type TinyLmPolicyOptions } from './tiny-lm-policy.ts';
 export { LmTrainer, type BatchStats, type TrainerOptions, type TrainRow } from './trainer.ts';
 export { promptIds, trajectorySequence, turnIds, type TokenSequence } from './sequence.ts';
 export { demonstrations, warmStart, type Demonstration, type WarmStartOptions } from './warm-start.ts';
-export { greedyAccuracy } from './evaluate.ts';
 export { tinyPrompt, turnText, worldCorpus, worldVocabulary } from './world-text.ts';
-export { initTinyLm } from './init.ts';

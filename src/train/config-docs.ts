@@ -8,6 +8,8 @@ interface JsonSchema {
   description?: string;
   properties?: Record<string, JsonSchema>;
   allOf?: JsonSchema[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
   items?: JsonSchema;
   minimum?: number;
   maximum?: number;
@@ -15,25 +17,53 @@ interface JsonSchema {
   exclusiveMaximum?: number;
 }
 
-/**
- * The configuration reference as a Markdown table, generated from the schema's own descriptions (the
- * single source): docs/configuration.md is this text, and a test keeps the two equal.
- */
-export function configReference(): string {
+/** One leaf setting of the configuration, as the schema describes it. */
+export interface SettingDoc {
+  /** Dotted path, e.g. `strategy.budget`. */
+  path: string;
+  /** Human-readable type, e.g. `integer [1, ∞]` or `` `mlp` \| `beta` ``. */
+  type: string;
+  /** Allowed values of an enum setting (from the schema, hence from the registries). */
+  values?: readonly string[];
+  /** True for number and integer settings (the CLI converts flag text to a number). */
+  numeric: boolean;
+  default: unknown;
+  description: string;
+}
+
+/** Every leaf setting with its type, default and description, read from the schema (the single source). */
+export function configSettings(): SettingDoc[] {
   const schema = z.toJSONSchema(trainConfigSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
   const defaults = trainConfigSchema.parse({}) as Record<string, unknown>;
-  const rows: string[] = [];
+  const out: SettingDoc[] = [];
   const visit = (s: JsonSchema, path: string[], parentDescription?: string) => {
     const props = collectProperties(s);
     if (props && Object.keys(props).length > 0) {
       for (const [k, child] of Object.entries(props)) visit(child, [...path, k]);
       return;
     }
-    const dotted = path.join('.');
-    const value = path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults);
-    rows.push(`| \`${dotted}\` | ${typeOf(s)} | ${value === undefined ? '—' : `\`${JSON.stringify(value)}\``} | ${(s.description ?? parentDescription ?? '').replace(/\|/g, '\\|')} |`);
+    const types = Array.isArray(s.type) ? s.type : [s.type];
+    out.push({
+      path: path.join('.'),
+      type: typeOf(s),
+      ...(s.enum ? { values: s.enum.map(String) } : {}),
+      numeric: types.includes('number') || types.includes('integer'),
+      default: path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults),
+      description: s.description ?? parentDescription ?? '',
+    });
   };
   visit(schema, []);
+  return out;
+}
+
+/**
+ * The configuration reference as a Markdown table, generated from the schema's own descriptions (the
+ * single source): docs/configuration.md is this text, and a test keeps the two equal.
+ */
+export function configReference(): string {
+  const rows = configSettings().map(
+    (s) => `| \`${s.path}\` | ${s.type} | ${s.default === undefined ? '—' : `\`${JSON.stringify(s.default)}\``} | ${s.description.replace(/\|/g, '\\|')} |`,
+  );
   return [
     '# Configuration reference',
     '',
@@ -52,6 +82,10 @@ export function configReference(): string {
 function collectProperties(s: JsonSchema): Record<string, JsonSchema> | undefined {
   if (s.properties) return s.properties;
   if (s.allOf) return Object.assign({}, ...s.allOf.map((x) => collectProperties(x) ?? {}));
+  // A union of objects (e.g. options per strategy name): every variant's fields, the first one's
+  // description of a shared field kept.
+  const variants = s.anyOf ?? s.oneOf;
+  if (variants?.some((x) => collectProperties(x))) return Object.assign({}, ...variants.map((x) => collectProperties(x) ?? {}).reverse());
   return undefined;
 }
 

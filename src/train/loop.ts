@@ -4,6 +4,7 @@ import { RunStore } from '../store/index.ts';
 import { buildComponents } from './components.ts';
 import { parseTrainConfig, type TrainConfig } from './config.ts';
 import { initialState, trainStep, type RunState, type StepContext } from './step.ts';
+import { UserError } from '../util/user-error.ts';
 
 export type LoopEvent = Parameters<NonNullable<StepContext['onEvent']>>[0] | { kind: 'step'; step: number; metrics: Record<string, number> } | { kind: 'resumed'; from: number };
 
@@ -28,7 +29,7 @@ export interface TrainOutcome {
 }
 
 /** Raised when a run cannot be started or resumed as asked. */
-export class TrainError extends Error {
+export class TrainError extends UserError {
   override name = 'TrainError';
 }
 

@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { BudgetLedger } from '../budget/index.ts';
-import { ScriptedWorldPolicy, type Prompt, type WorldEnv } from '../env/index.ts';
+import type { WorldEnv } from '../env/index.ts';
+import { ScriptedWorldPolicy } from '../policy/index.ts';
+import type { Prompt } from '../tree/types.ts';
 import type { Choice, EmbeddedPolicy } from '../policy/index.ts';
 import { runStep } from '../rollout/index.ts';
 import { leaves, turnsTo, type Turn } from '../tree/index.ts';

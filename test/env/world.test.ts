@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ScriptedWorldPolicy, WorldEnv, candidatesFrom, generateQuestions, generateWorld, titlesIn, worldMeta } from '../../src/env/index.ts';
-import type { Prompt } from '../../src/env/types.ts';
+import { ScriptedWorldPolicy } from '../../src/policy/index.ts';
+import { WorldEnv, candidatesFrom, generateQuestions, generateWorld, titlesIn, worldMeta } from '../../src/env/index.ts';
 import type { Policy } from '../../src/policy/types.ts';
-import type { Turn } from '../../src/tree/types.ts';
+import type { Prompt, Turn } from '../../src/tree/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
 
 const env = new WorldEnv({ seed: 5, questions: 600 });
@@ -69,16 +69,6 @@ test('following the gold path with no noise solves every question; candidates co
   }
 });
 
-test('restore at every prefix equals the original state, and a continuation sees the same observations', async () => {
-  const policy = new ScriptedWorldPolicy(env, { noise: 0.5 });
-  const p = env.test.find((x) => worldMeta(x).hops >= 3)!;
-  const { turns, states } = await run(policy, p, createRng(3));
-  for (let t = 0; t <= turns.length; t++) assert.deepEqual(env.restore(p, turns.slice(0, t)), states[t]);
-  const cont = await run(policy, p, createRng(99), turns.slice(0, 1));
-  assert.deepEqual(cont.turns.slice(0, 1), turns.slice(0, 1));
-  assert.deepEqual(cont.states[0], states[1]);
-});
-
 test('difficulty spreads under the noisy scripted policy: easy and hard questions both exist', async () => {
   const policy = new ScriptedWorldPolicy(env, { noise: 0.35 });
   const rates: number[] = [];
@@ -92,6 +82,7 @@ test('difficulty spreads under the noisy scripted policy: easy and hard question
   assert.ok(rates.filter((r) => r > 0 && r < 1).length >= 10, `mixed: ${rates.join(',')}`);
 });
 
+// Restore equals replay (and the continuation's observations) is part of the environment contract (test/env/contract.test.ts).
 test('observations list Search-R1 documents with titles', async () => {
   const p = env.test[0]!;
   const step = await env.step(env.reset(p), { type: 'search', input: worldMeta(p).goldPath[0]! });

@@ -8,7 +8,7 @@ import { runStep } from '../../src/rollout/index.ts';
 import { buildComponents, parseTrainConfig, type Components } from '../../src/train/index.ts';
 import { leaves } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
-import type { TrainablePolicy } from '../../src/train/components.ts';
+import type { TrainablePolicy } from '../../src/policy/index.ts';
 
 // A small world (200 questions) keeps the behaviour-cloning fit to a few seconds.
 const config = (bcSeed: number, policy: Record<string, unknown> = {}) => parseTrainConfig({ seed: 9, env: { questions: 200 }, policy: { bc: { epochs: 40, seed: bcSeed }, ...policy } });

@@ -19,6 +19,8 @@ export interface Scale {
   budget: number;
   evalEvery: number;
   evalQuestions: number;
+  /** Run the arms that never read Ṽ with the running-rate predictor (see PREDICTOR_FREE). */
+  cheapPredictorForBaselines?: boolean;
 }
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
@@ -48,6 +50,8 @@ export interface Arm {
   extra?: ArmExtra;
   /** Env seed override (the final's check on another world). */
   envSeed?: number;
+  /** Run order: lower tiers run first (seed-major within a tier), so a run cut short by the clock still pairs its core arms. */
+  tier?: number;
 }
 
 export function arms(experiment: ExperimentName): Arm[] {
@@ -87,24 +91,27 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-pool', { name: 'trace', leftover: 'pool' }, 'leftover solved over the whole pool'),
         world('trace-entropy-w', { name: 'trace', prefixes: 'entropy-weighted' }, 'prefix value × (1 + H) (AT²PO-style)'),
         world('trace-uniform-root', { name: 'trace', roots: 'uniform' }, 'uniform root × adaptive prefix'),
+        world('trace-pool-entropy-w', { name: 'trace', leftover: 'pool', prefixes: 'entropy-weighted' }, 'leftover over the pool + entropy-weighted prefixes'),
       ];
     case 'final':
       return [
         world('trace-best', BEST_TRACE, 'the frozen best trace configuration'),
         world('trace', { name: 'trace' }, 'the paper (faithful)'),
         world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts'),
-        world('dapo', { name: 'dapo' }, 'dynamic sampling (real cost shown)'),
-        world('pcl', { name: 'pcl' }, 'adaptive roots only, all B as bare rollouts'),
-        world('knapsack', { name: 'knapsack' }, 'Knapsack-RL on history, all B as bare rollouts'),
-        world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
-        world('entropy', { name: 'entropy' }, 'uniform roots, continuations by policy entropy'),
+        ...[
+          world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
+          world('pcl', { name: 'pcl' }, 'adaptive roots only, all B as bare rollouts'),
+          world('dapo', { name: 'dapo' }, 'dynamic sampling (real cost shown)'),
+          world('knapsack', { name: 'knapsack' }, 'Knapsack-RL on history, all B as bare rollouts'),
+          world('entropy', { name: 'entropy' }, 'uniform roots, continuations by policy entropy'),
+        ].map((a) => ({ ...a, tier: 1 })),
       ];
     case 'final-gold':
-      return [world('trace-best-nogold', BEST_TRACE, 'the best trace configuration, predictor.useGold false', { predictor: { useGold: false } })];
+      return [{ ...world('trace-best-nogold', BEST_TRACE, 'the best trace configuration, predictor.useGold false', { predictor: { useGold: false } }), tier: 2 }];
     case 'final-env':
       return [
-        { ...world('env11-trace-best', BEST_TRACE, 'best trace on world env seed 11'), envSeed: 11 },
-        { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11 },
+        { ...world('env11-trace-best', BEST_TRACE, 'best trace on world env seed 11'), envSeed: 11, tier: 2 },
+        { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11, tier: 2 },
       ];
     case 'final-oracle':
       return [
@@ -112,9 +119,17 @@ export function arms(experiment: ExperimentName): Arm[] {
         sim('sim-trace-best', BEST_TRACE, 'best trace configuration on the learned predictor'),
         sim('sim-trace', { name: 'trace' }, 'the paper on the learned predictor'),
         sim('sim-grpo', { name: 'grpo' }, 'uniform groups'),
-      ];
+      ].map((a) => ({ ...a, tier: 3 }));
   }
 }
+
+/**
+ * Strategies whose allocation never reads the predictor's Ṽ. In the final experiments they run with the
+ * cheap running-rate predictor instead of the MLP: their rollouts, updates and accuracy are exactly the
+ * same (Ṽ only steers trace, oracle and pcl), and the MLP's training is most of a step's CPU time on
+ * this shared 2-core machine. Their predictor-quality metrics are then the running rate's.
+ */
+const PREDICTOR_FREE = new Set(['grpo', 'dapo', 'random-tree', 'entropy', 'knapsack']);
 
 /** The raw `trace-rl train` configuration of one arm and seed (validated by the caller). */
 export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, unknown> {
@@ -126,5 +141,6 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     strategy: { budget: scale.budget, continuations: 2, ...arm.strategy },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
+    ...(scale.cheapPredictorForBaselines && PREDICTOR_FREE.has(String(arm.strategy.name)) ? { predictor: { kind: 'global' } } : {}),
   };
 }

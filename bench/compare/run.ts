@@ -6,6 +6,7 @@
  * Run:  npx tsx bench/compare/run.ts [--experiments main,oracle,ablation] [--first-seed 0] [--seeds 5] [--steps 30]
  *                                    [--pool 64] [--budget 192] [--eval-every 5] [--eval-questions 200] [--env-seed 7] [--plots dir]
  *                                    [--arms label,label] (a subset of the experiments' arms)
+ *                                    [--cheap-baseline-predictor] (arms that never read Ṽ train the running rate, not the MLP)
  *                                    [--jobs 2] [--out bench/compare/out] [--runs-only | --analyse-only]
  * Rerunning resumes: finished run folders are reused, unfinished ones resumed.
  * Writes: <out>/runs/<arm>-s<seed>/ (run folders), <out>/<experiment>.html (writeReport), <out>/summary.md
@@ -37,6 +38,7 @@ const scale: Scale = {
   budget: num('budget', DEFAULT_SCALE.budget),
   evalEvery: num('eval-every', DEFAULT_SCALE.evalEvery),
   evalQuestions: num('eval-questions', DEFAULT_SCALE.evalQuestions),
+  cheapPredictorForBaselines: flag('cheap-baseline-predictor'),
 };
 const seedList = Array.from({ length: scale.seeds }, (_, i) => scale.firstSeed + i);
 const jobsAtOnce = Number(arg('jobs') ?? 2);
@@ -48,10 +50,14 @@ const byExperiment = new Map<ExperimentName, Arm[]>(experiments.map((e) => [e, a
 const uniqueArms = new Map<string, Arm>();
 for (const list of byExperiment.values()) for (const a of list) uniqueArms.set(a.label, a);
 const runDir = (label: string, seed: number) => join(out, 'runs', `${label}-s${seed}`);
-// Seed-major order: every arm gets seed 0 before any gets seed 1, so a cut-short bench still compares.
+// Tier by tier, seed-major within a tier: every core arm gets a seed before any gets the next, so a
+// bench cut short by the clock still compares paired seeds.
 const jobs: Job[] = [];
-for (const seed of seedList) {
-  for (const arm of uniqueArms.values()) jobs.push({ dir: runDir(arm.label, seed), config: parseTrainConfig(runConfig(arm, seed, scale)) });
+const tiers = [...new Set([...uniqueArms.values()].map((a) => a.tier ?? 0))].sort((a, b) => a - b);
+for (const tier of tiers) {
+  for (const seed of seedList) {
+    for (const arm of uniqueArms.values()) if ((arm.tier ?? 0) === tier) jobs.push({ dir: runDir(arm.label, seed), config: parseTrainConfig(runConfig(arm, seed, scale)) });
+  }
 }
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);

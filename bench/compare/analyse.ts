@@ -57,7 +57,7 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     if (experiment === 'main' || experiment === 'ablation' || experiment === 'final' || experiment === 'options') {
       md.push(...(await kindTable(results, o)), '');
       // Re-evaluating every final policy costs one evaluation per run: in the final, only the arms the claim is about.
-      const byKindArms = experiment === 'final' ? results.filter((r) => ['trace-best', 'trace', 'grpo'].includes(r.arm.label)) : results;
+      const byKindArms = experiment === 'final' ? results.filter((r) => ['trace', 'grpo', 'random-tree'].includes(r.arm.label)) : results;
       md.push(...(await finalByKindTable(byKindArms, o)), '');
     }
     json[experiment] = results.map((r) => ({ label: r.arm.label, meaning: r.arm.meaning, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));

@@ -18,6 +18,8 @@ export interface AnalyseOptions {
   scale: Scale;
   machine: string;
   log: (line: string) => void;
+  /** Re-evaluate by question kind only the first this many seeds of each arm (each costs one evaluation). */
+  byKindSeeds?: number;
 }
 
 /**
@@ -48,16 +50,17 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     if (results.every((r) => r.runs.length === 0)) continue;
     md.push(`### ${experiment}`, '');
     md.push(...armTable(results), '');
-    const target = experiment === 'oracle' ? null : accuracyTarget(results);
+    const simulated = experiment === 'oracle' || experiment === 'final-oracle';
+    const target = simulated ? null : accuracyTarget(results);
     if (target) md.push(...costTable(results, target), '');
     // A fixed absolute level too (the rule above depends on the weakest arm): 0.30 held-out accuracy.
-    if (experiment !== 'oracle') md.push(...costTable(results, { accuracy: FIXED_TARGET, setBy: '' }), '');
-    if (experiment === 'oracle') md.push(...oracleLines(results), '');
-    if (experiment.startsWith('final') || experiment === 'options') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
+    if (!simulated) md.push(...costTable(results, { accuracy: FIXED_TARGET, setBy: '' }), '');
+    if (simulated) md.push(...oracleLines(results), '');
+    if ((experiment.startsWith('final') && !simulated) || experiment === 'options') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
     if (experiment === 'main' || experiment === 'ablation' || experiment === 'final' || experiment === 'options') {
       md.push(...(await kindTable(results, o)), '');
       // Re-evaluating every final policy costs one evaluation per run: in the final, only the arms the claim is about.
-      const byKindArms = experiment === 'final' ? results.filter((r) => ['trace', 'grpo', 'random-tree'].includes(r.arm.label)) : results;
+      const byKindArms = (experiment === 'final' ? results.filter((r) => ['trace', 'grpo'].includes(r.arm.label)) : results).map((r) => ({ ...r, runs: r.runs.slice(0, o.byKindSeeds ?? r.runs.length) }));
       md.push(...(await finalByKindTable(byKindArms, o)), '');
     }
     json[experiment] = results.map((r) => ({ label: r.arm.label, meaning: r.arm.meaning, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
@@ -325,7 +328,7 @@ function band(results: ArmResult[], y: (r: RunStats) => Array<{ x: number; y: nu
 
 async function writePlots(experiment: ExperimentName, results: ArmResult[], dir: string): Promise<void> {
   const perStep = (r: RunStats) => r.ratio.map((y, x) => ({ x, y }));
-  if (experiment === 'main' || experiment === 'oracle') {
+  if (experiment === 'main' || experiment === 'oracle' || experiment === 'final') {
     await writeSvg(dir, `${experiment}-effective-ratio`, bandChart(`effective ratio per step (${experiment === 'main' ? 'world' : 'simulator'}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]));
     await writeSvg(dir, `${experiment}-mixed-trees`, bandChart(`mixed prompt trees per step (${experiment === 'main' ? 'world' : 'simulator'})`, band(results, (r) => r.mixed.map((y, x) => ({ x, y }))), 'step', 'mixed trees'));
   }

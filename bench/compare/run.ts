@@ -91,5 +91,5 @@ if (!flag('analyse-only')) {
   }
 }
 if (!flag('runs-only')) {
-  await analyse({ out, plots: resolve(arg('plots') ?? join(here, 'plots')), experiments: byExperiment, seeds: seedList, runDir, scale, machine, log });
+  await analyse({ byKindSeeds: arg('by-kind-seeds') ? Number(arg('by-kind-seeds')) : undefined, out, plots: resolve(arg('plots') ?? join(here, 'plots')), experiments: byExperiment, seeds: seedList, runDir, scale, machine, log });
 }

@@ -349,17 +349,10 @@ async function writePlots(experiment: ExperimentName, results: ArmResult[], dir:
   }
 }
 
-/**
- * HTML reports by writeReport. It groups runs by config.strategy.name, so arms that share a name
- * (the ablation variants are all `trace`) each get their own report.
- */
+/** One HTML report per experiment (writeReport groups runs by their arm label, config.arm). */
 async function writeReports(experiment: ExperimentName, results: ArmResult[], o: AnalyseOptions): Promise<void> {
-  const names = results.map((r) => String(r.arm.strategy.name));
-  const distinct = new Set(names).size === names.length;
-  const groups = distinct ? [{ file: `${experiment}.html`, runs: results.flatMap((r) => r.runs.map((x) => x.dir)) }] : results.map((r) => ({ file: `${experiment}-${r.arm.label}.html`, runs: r.runs.map((x) => x.dir) }));
-  for (const g of groups) {
-    if (g.runs.length === 0) continue;
-    const res = await writeReport({ runs: g.runs, out: join(o.out, g.file), maxPromptsPerStep: 8 });
-    o.log(`report ${res.out} (${Math.round(res.bytes / 1024)} KB)`);
-  }
+  const runs = results.flatMap((r) => r.runs.map((x) => x.dir));
+  if (runs.length === 0) return;
+  const res = await writeReport({ runs, out: join(o.out, `${experiment}.html`), maxPromptsPerStep: 8 });
+  o.log(`report ${res.out} (${Math.round(res.bytes / 1024)} KB)`);
 }

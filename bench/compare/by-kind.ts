@@ -1,4 +1,3 @@
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { buildComponents, parseTrainConfig } from '../../src/train/index.ts';
@@ -15,7 +14,7 @@ export async function accuracyByKind(dir: string): Promise<Map<string, { n: numb
   let config;
   let policy: Uint8Array | undefined;
   try {
-    config = parseTrainConfig(store.config());
+    config = parseTrainConfig(store.config(), { stored: true });
     policy = store.checkpoints(store.lastStep()).policy;
   } finally {
     store.close();
@@ -28,7 +27,7 @@ export async function accuracyByKind(dir: string): Promise<Map<string, { n: numb
     prompts,
     env: parts.env,
     policy: parts.policy,
-    ledger: new BudgetLedger(),
+    
     rng: createRng(config.seed).fork('by-kind'),
     rootPlan: new Map(prompts.map((p) => [p.id, 1])),
     greedy: true,

@@ -7,6 +7,7 @@
  *  ablation  world: uniform/adaptive roots × uniform/adaptive prefixes, and N = 1 / N = 4 at the same B
  *            (the adaptive × adaptive, N = 2 arm is main's trace; it is run once and shared)
  */
+import { optionsFor, type StrategyName } from '../../src/allocate/index.ts';
 
 export interface Scale {
   /** Seeds firstSeed, firstSeed + 1, …, firstSeed + seeds − 1 (development: 0–4; the frozen final run: 100–109). */
@@ -138,12 +139,14 @@ const PREDICTOR_FREE = new Set(['grpo', 'dapo', 'random-tree', 'entropy', 'knaps
 
 /** The raw `trace-rl train` configuration of one arm and seed (validated by the caller). */
 export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, unknown> {
+  const name = arm.strategy.name as StrategyName;
   return {
+    arm: arm.label,
     seed,
     steps: scale.steps,
     pool: scale.pool,
     env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed },
-    strategy: { budget: scale.budget, continuations: 2, ...arm.strategy },
+    strategy: { name, ...optionsFor(name, { budget: scale.budget, continuations: 2, ...arm.strategy }) },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
     ...(scale.cheapPredictorForBaselines && PREDICTOR_FREE.has(String(arm.strategy.name)) ? { predictor: { kind: 'global' } } : {}),

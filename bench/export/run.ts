@@ -28,7 +28,7 @@ const t0 = performance.now();
 await train({ out: dir, config: { steps: 1, pool: 256, strategy: { name: 'trace', budget: 1000 }, eval: { every: 100, questions: 10 } }, clock: () => performance.now() });
 const setupMs = performance.now() - t0;
 const store = RunStore.open(dir, { readonly: true });
-const config = parseTrainConfig(store.config());
+const config = parseTrainConfig(store.config(), { stored: true });
 const trees = store.trees(0);
 store.close();
 const render = await promptRenderer(config);

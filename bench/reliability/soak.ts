@@ -15,7 +15,6 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createStrategy } from '../../src/allocate/index.ts';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { WorldEnv } from '../../src/env/index.ts';
 import { startFaultServer, withToolFaults } from '../../src/faults/index.ts';
 import { OpenAIPolicy } from '../../src/policy/index.ts';
@@ -88,9 +87,8 @@ const write = (finished: boolean) => {
 for (let step = 0; performance.now() < deadline; step++) {
   const prompts = drawPool(env.train, pool, step, seed);
   const scorer: Scorer = (hs) => predictor.predict(hs);
-  const ledger = new BudgetLedger({ trajectories: budget });
   let retries = 0;
-  const res = await runStep({ prompts, env: faulty, policy, ledger, rng: createRng(seed).fork(`step/${step}`), strategy, scorer, settings, onEvent: (e) => void (e.kind === 'retry' && retries++) });
+  const res = await runStep({ prompts, env: faulty, policy, rng: createRng(seed).fork(`step/${step}`), strategy, scorer, settings, onEvent: (e) => void (e.kind === 'retry' && retries++) });
   const spent = res.spend.bare + res.spend.continuation;
   const leafCount = res.trees.reduce((n, t) => n + leaves(t).length, 0);
   const { training } = await evaluateThenTrain(predictor, samplesFromTrees(res.trees, prompts, { leaves: false }));

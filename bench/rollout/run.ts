@@ -8,7 +8,6 @@
  * Run: npx tsx bench/rollout/run.ts [--reps 5]
  */
 import { cpus } from 'node:os';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { Simulator, WorldEnv } from '../../src/env/index.ts';
 import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { EmbeddedPolicy, OpenAIPolicy, worldCandidateSource } from '../../src/policy/index.ts';
@@ -52,7 +51,7 @@ async function overhead() {
     }
     const loopMs = performance.now() - t0;
     t0 = performance.now();
-    const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng, rootPlan: new Map(prompts.map((p) => [p.id, m])), settings: { concurrency: 64 } });
+    const res = await runStep({ prompts, env, policy, rng, rootPlan: new Map(prompts.map((p) => [p.id, m])), settings: { concurrency: 64 } });
     const engineMs = performance.now() - t0;
     turns = res.progress.turns;
     per.push(((engineMs - loopMs) * 1000) / turns);
@@ -69,7 +68,7 @@ async function embedded() {
   let turns = 0;
   for (let r = 0; r < reps; r++) {
     const t0 = performance.now();
-    const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(r), rootPlan: new Map(prompts.map((p) => [p.id, 4])), settings: { concurrency: 64 } });
+    const res = await runStep({ prompts, env, policy, rng: createRng(r), rootPlan: new Map(prompts.map((p) => [p.id, 4])), settings: { concurrency: 64 } });
     turns = res.progress.turns;
     tps.push(turns / ((performance.now() - t0) / 1000));
   }
@@ -90,7 +89,7 @@ async function server() {
       for (let r = 0; r < Math.min(reps, 3); r++) {
         const before = srv.requests;
         const t0 = performance.now();
-        await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(r), rootPlan: new Map(prompts.map((p) => [p.id, 4])), settings: { concurrency: c } });
+        await runStep({ prompts, env, policy, rng: createRng(r), rootPlan: new Map(prompts.map((p) => [p.id, 4])), settings: { concurrency: c } });
         walls.push(performance.now() - t0);
         calls = srv.requests - before;
       }

@@ -11,7 +11,6 @@
 import os from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { WorldEnv, worldMeta } from '../../src/env/index.ts';
 import { ScriptedWorldPolicy } from '../../src/policy/index.ts';
 import type { Prompt } from '../../src/tree/types.ts';
@@ -53,14 +52,14 @@ for (const mode of modes) {
     const rows = new Map<string, Row>();
     const row = (k: string) => rows.get(k) ?? (rows.set(k, { n: 0, turns: [], withPrefix: 0, greedyN: 0, greedySolved: 0 }), rows.get(k)!);
     const sampledPrompts = parts.train.slice(0, nSampled);
-    const sampled = await runStep({ prompts: sampledPrompts, env: parts.env, policy: parts.policy, ledger: new BudgetLedger(), rng: createRng(seed).fork('bench/sampled'), rootPlan: new Map(sampledPrompts.map((p) => [p.id, 4])), settings: config.engine });
+    const sampled = await runStep({ prompts: sampledPrompts, env: parts.env, policy: parts.policy, rng: createRng(seed).fork('bench/sampled'), rootPlan: new Map(sampledPrompts.map((p) => [p.id, 4])), settings: config.engine });
     const byId = new Map(parts.train.map((p) => [p.id, p]));
     for (const tree of sampled.trees) {
       const r = row(kindOf(byId.get(tree.promptId)!));
       for (const leaf of leaves(tree)) { r.n++; r.turns.push(leaf.depth); if (leaf.depth >= 2) r.withPrefix++; }
     }
     const test = parts.test.slice(0, nTest);
-    const greedy = await runStep({ prompts: test, env: parts.env, policy: parts.policy, ledger: new BudgetLedger(), rng: createRng(seed).fork('bench/greedy'), rootPlan: new Map(test.map((p) => [p.id, 1])), greedy: true, settings: config.engine });
+    const greedy = await runStep({ prompts: test, env: parts.env, policy: parts.policy, rng: createRng(seed).fork('bench/greedy'), rootPlan: new Map(test.map((p) => [p.id, 1])), greedy: true, settings: config.engine });
     const testById = new Map(test.map((p) => [p.id, p]));
     for (const tree of greedy.trees) {
       const r = row(kindOf(testById.get(tree.promptId)!));

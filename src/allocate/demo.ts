@@ -46,7 +46,9 @@ export const DEMO_STRATEGIES = ['grpo', 'trace', 'oracle'] as const;
 
 export function runAllocationDemo(options: Partial<DemoOptions> = {}): { options: DemoOptions; rows: DemoRow[] } {
   const o = { ...DEMO_DEFAULTS, ...options };
-  const strategies: Strategy[] = DEMO_STRATEGIES.map((name) => createStrategy(name, { budget: o.budget, continuations: 0, min: o.min, max: o.max }));
+  const strategies: Strategy[] = DEMO_STRATEGIES.map((name) =>
+    name === 'grpo' ? createStrategy(name, { budget: o.budget }) : createStrategy(name, { budget: o.budget, continuations: 0, min: o.min, max: o.max }),
+  );
   const samples = strategies.map(() => ({ eff: [] as number[], sel: [] as number[], mixed: [] as number[], selected: [] as number[], spent: [] as number[] }));
   const root = createRng(o.seed);
   for (let t = 0; t < o.trials; t++) {
@@ -58,7 +60,7 @@ export function runAllocationDemo(options: Partial<DemoOptions> = {}): { options
     });
     const pOf = new Map(candidates.map((c) => [c.promptId, c.p!]));
     strategies.forEach((s, k) => {
-      const plan = s.planRoots({ candidates, round: 0, remaining: o.budget, results: new Map(), rng: rng.fork(`plan/${s.name}`) });
+      const plan = s.roots.plan({ candidates, round: 0, budget: o.budget, remaining: o.budget, results: new Map(), rng: rng.fork(`plan/${s.name}`) });
       // The same outcome stream per prompt for every strategy (common random numbers).
       let mixed = 0;
       let spent = 0;

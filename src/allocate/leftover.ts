@@ -1,5 +1,7 @@
 import { MinHeap } from './min-heap.ts';
+import type { LeftoverInput, LeftoverPlanner, RootCandidate } from './types.ts';
 import { mixedGain } from './mixed-value.ts';
+import { poolLeftover } from './trace-options.ts';
 
 /**
  * What a tree strategy does with continuation budget it could not place: a prompt whose bare rollouts
@@ -37,4 +39,25 @@ function topUp(m: readonly number[], L: number, mMax: number, key: (i: number, m
     else heap.raiseTop(k(i, mi));
   }
   return delta;
+}
+
+/** Leftover budget as extra bare rollouts by marginal V_root gain on `value` (greedy, exact; m ≤ m_max). */
+export function adaptiveLeftover(value: (c: RootCandidate) => number, mMax: number): LeftoverPlanner {
+  return { plan: (input) => leftoverPlan(input, (m) => adaptiveTopUp(input.candidates.map(value), m, input.remaining, mMax)) };
+}
+
+/** trace's `leftover: pool`: the leftover as a root problem over the whole pool (`poolLeftover`, exact). */
+export function poolLeftoverPlanner(value: (c: RootCandidate) => number, mMin: number, mMax: number): LeftoverPlanner {
+  return { plan: (input) => leftoverPlan(input, (m) => poolLeftover(input.candidates.map(value), m, input.remaining, mMin, mMax)) };
+}
+
+/** Leftover budget as extra bare rollouts, each to the prompt with the fewest (the uniform baselines' rule). */
+export function uniformLeftover(mMax: number): LeftoverPlanner {
+  return { plan: (input) => leftoverPlan(input, (m) => uniformTopUp(m, input.remaining, mMax)) };
+}
+
+function leftoverPlan(input: LeftoverInput, topUpOf: (m: number[]) => number[]): Map<string, number> {
+  const cs = input.candidates;
+  const delta = topUpOf(cs.map((c) => input.roots.get(c.promptId) ?? 0));
+  return new Map(cs.flatMap((c, i) => (delta[i] > 0 ? [[c.promptId, delta[i]] as [string, number]] : [])));
 }

@@ -5,60 +5,122 @@ export const STRATEGY_NAMES = ['trace', 'grpo', 'dapo', 'pcl', 'knapsack', 'rand
 export type StrategyName = (typeof STRATEGY_NAMES)[number];
 
 /**
- * Options shared by the strategies; each field's description is its single documentation. Budget
+ * The option fields, each described once; every strategy's schema below picks the ones it takes. Budget
  * accounting (docs/allocation.md): B trajectories per step. Tree strategies (trace, oracle, random-tree,
  * entropy) spend M = ⌊B / (1 + N)⌋ roots and give prompt i m_i · N continuations; root-only strategies
  * (grpo, pcl, knapsack) spend all B on bare rollouts; dapo samples until its cap.
  */
-const strategyOptionsFields = z.object({
-  budget: z.number().int().positive().describe('B: trajectories per step (bare rollouts + continuations), the equal-cost unit'),
-  continuations: z.number().int().min(0).default(2).describe('N: continuations per bare rollout; tree strategies give prompt i a continuation budget of m_i · N'),
-  min: z.number().int().min(2).default(2).describe('m_min ≥ 2: fewest bare rollouts a selected prompt gets (one outcome is never mixed)'),
-  max: z.number().int().min(2).default(16).describe('m_max: most bare rollouts one prompt gets'),
-  batchSize: z.number().int().positive().optional().describe('prompts per batch for uniform strategies (grpo, random-tree, entropy; the first ones of the pool) and the number of mixed groups dapo collects; default: the whole pool for uniform strategies, ⌊B / groupSize⌋ for dapo'),
-  groupSize: z.number().int().min(2).default(8).describe('G: rollouts per prompt in each dapo round'),
-  dapoMaxTrajectories: z.number().int().positive().optional().describe('hard cap on trajectories dapo may spend in one step (it reports its real cost); default 4 · B'),
-  dapoRoundPrompts: z.number().int().positive().optional().describe('prompts dapo samples per round; default: its target number of mixed groups'),
-  knapsackPrior: z.number().min(0).default(1).describe('α of the smoothed success rate p̂ = (successes + α) / (trials + 2α) knapsack uses (α = 1: an unseen prompt has p̂ = 0.5)'),
-  roots: z.enum(['adaptive', 'uniform']).optional().describe('trace and oracle only (the paper’s ablation): adaptive (default) = the exact root solver on v; uniform = groups of max(2, ⌊M / batch⌋) over the batch, as random-tree, ignoring v, m_min and m_max'),
-  prefixes: z.enum(['adaptive', 'uniform', 'entropy-weighted']).optional().describe('trace and oracle only (the paper’s ablation): adaptive (default) = the prefix solver on ρ; uniform = a prompt’s m · N continuations spread evenly over its intermediate prefixes, the remainder one each, shallowest first; entropy-weighted (beyond the paper, after AT²PO) = the prefix solver with prefix j’s value weighted by 1 + entropyWeight · H_j, H_j the policy entropy at the turn after the prefix'),
-  entropyWeight: z.number().min(0).optional().describe('trace, prefixes: entropy-weighted only: β of the weight 1 + β·H (H in nats); default 1'),
-  rootValue: z.enum(['mixed', 'expansion-aware']).optional().describe('trace only: mixed (default, the paper) = V_root(v, m); expansion-aware = V_root(v, m) + m · d · (1 − (v² + (1 − v)²)^N), the mixed anchors its continuations can add, d = the chance a rollout of the prompt has an intermediate prefix (from earlier steps)'),
-  rootPrior: z.enum(['shared', 'posterior']).optional().describe('trace only: shared (default, the paper) = v = Ṽ(prompt) from the shared predictor; posterior = (κ·Ṽ + successes) / (κ + trials), Ṽ as the prior of a per-prompt Beta updated with the prompt’s observed bare outcomes'),
-  priorStrength: z.number().positive().optional().describe('trace, rootPrior: posterior only: κ, the prior’s weight in pseudo-outcomes; default 4'),
-  leftover: z.enum(['top-up', 'pool']).optional().describe('trace only: top-up (default) = unplaceable budget becomes extra bare rollouts of already selected prompts; pool = solved as a root problem over the whole pool (new prompts get ≥ m_min)'),
-});
+const budget = z.number().int().positive().describe('B: trajectories per step (bare rollouts + continuations), the equal-cost unit');
+const continuations = z.number().int().min(0).default(2).describe('N: continuations per bare rollout; tree strategies give prompt i a continuation budget of m_i · N');
+const min = z.number().int().min(2).default(2).describe('m_min ≥ 2: fewest bare rollouts a selected prompt gets (one outcome is never mixed)');
+const max = z.number().int().min(2).default(16).describe('m_max: most bare rollouts one prompt gets (tree strategies: also the cap of the leftover top-up)');
+const batchSize = z.number().int().positive().optional().describe('uniform roots: prompts per batch (the first ones of the pool); default the whole pool');
+const ablation = (phase: string, adaptive: string, uniform: string) =>
+  z.enum(['adaptive', 'uniform']).optional().describe(`the paper’s ablation of the ${phase}: adaptive (default) = ${adaptive}; uniform = ${uniform}`);
+const roots = ablation('roots', 'the exact root solver on v', 'groups of max(2, ⌊M / batch⌋) over the batch, as random-tree, ignoring v, m_min and m_max (leftover budget also uniform)');
+const prefixes = ablation('prefixes', 'the prefix solver on ρ', 'a prompt’s m · N continuations spread evenly over its intermediate prefixes, the remainder one each, shallowest first');
 
 const maxAtLeastMin = (o: { min: number; max: number }) => o.max >= o.min;
 const maxError = { message: 'max must be ≥ min', path: ['max'] };
 
-/** Strategies whose roots and prefixes can each be made uniform (the ablation grid of TRACE-SPEC §7). */
-export const ABLATABLE_STRATEGIES: readonly StrategyName[] = ['trace', 'oracle'];
-const ablationOnlyWhereMeaningful = (o: { name: StrategyName; roots?: string; prefixes?: string }) =>
-  ABLATABLE_STRATEGIES.includes(o.name) || (o.roots === undefined && o.prefixes === undefined);
-const ablationError = { message: `roots / prefixes apply to ${ABLATABLE_STRATEGIES.join(' and ')} only (the other strategies fix them); remove them or pick one of those`, path: ['roots'] };
+/** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
+function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N, shape: S) {
+  return z.strictObject({ name: z.literal(name), ...shape }, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? issue.keys.map((k) => foreignOptionMessage(name, k)).join('; ') : undefined),
+  });
+}
 
-/** Options beyond the paper that only trace takes (each one an ablation arm; docs/allocation.md). */
-export const TRACE_ONLY_OPTIONS = ['rootValue', 'rootPrior', 'priorStrength', 'leftover', 'entropyWeight'] as const;
-const traceOnlyWhereMeaningful = (o: Record<string, unknown> & { name: StrategyName }) =>
-  o.name === 'trace' || (TRACE_ONLY_OPTIONS.every((k) => o[k] === undefined) && o.prefixes !== 'entropy-weighted');
-const traceOnlyError = { message: `${TRACE_ONLY_OPTIONS.join(', ')} and prefixes: entropy-weighted apply to trace only; remove them or use name: trace`, path: ['name'] };
+/** The solver tree strategies (trace, oracle): each phase adaptive or uniform (the ablation grid, TRACE-SPEC §7). */
+const solverTreeFields = { budget, continuations, min, max, batchSize, roots, prefixes };
+
+/**
+ * trace's options beyond the paper (issue 13; each one an ablation arm, docs/allocation.md §4 "Beyond
+ * the paper"). Absent = the paper's method.
+ */
+const traceFields = {
+  ...solverTreeFields,
+  prefixes: z.enum(['adaptive', 'uniform', 'entropy-weighted']).optional().describe('the paper’s ablation of the prefixes: adaptive (default) = the prefix solver on ρ; uniform = a prompt’s m · N continuations spread evenly over its intermediate prefixes, the remainder one each, shallowest first; entropy-weighted (trace only, beyond the paper, after AT²PO) = the prefix solver with prefix j’s value weighted by 1 + entropyWeight · H_j, H_j the policy entropy at the turn after the prefix'),
+  entropyWeight: z.number().min(0).optional().describe('prefixes: entropy-weighted only: β of the weight 1 + β·H (H in nats); default 1'),
+  rootValue: z.enum(['mixed', 'expansion-aware']).optional().describe('mixed (default, the paper) = V_root(v, m); expansion-aware = V_root(v, m) + m · d · (1 − (v² + (1 − v)²)^N), the mixed anchors its continuations can add, d = the chance a rollout of the prompt has an intermediate prefix (from earlier steps)'),
+  rootPrior: z.enum(['shared', 'posterior']).optional().describe('shared (default, the paper) = v = Ṽ(prompt) from the shared predictor; posterior = (κ·Ṽ + successes) / (κ + trials), Ṽ as the prior of a per-prompt Beta updated with the prompt’s observed bare outcomes'),
+  priorStrength: z.number().positive().optional().describe('rootPrior: posterior only: κ, the prior’s weight in pseudo-outcomes; default 4'),
+  leftover: z.enum(['top-up', 'pool']).optional().describe('top-up (default) = unplaceable budget becomes extra bare rollouts of already selected prompts; pool = solved as a root problem over the whole pool (new prompts get ≥ m_min)'),
+};
 const dependentOptions = (o: { rootPrior?: string; priorStrength?: number; prefixes?: string; entropyWeight?: number }) =>
   (o.priorStrength === undefined || o.rootPrior === 'posterior') && (o.entropyWeight === undefined || o.prefixes === 'entropy-weighted');
 const dependentError = { message: 'priorStrength needs rootPrior: posterior, and entropyWeight needs prefixes: entropy-weighted', path: ['priorStrength'] };
+/** Tree strategies with uniform roots (random-tree, entropy). */
+const uniformTreeFields = { budget, continuations, max, batchSize };
 
-/** Strict: a misspelt option (e.g. `continuation`) is an error, not silently ignored. */
-export const strategyOptionsSchema = strategyOptionsFields.strict().refine(maxAtLeastMin, maxError).refine(dependentOptions, dependentError);
+export const strategyOptionSchemas = {
+  trace: strategyObject('trace', { ...traceFields }).refine(maxAtLeastMin, maxError).refine(dependentOptions, dependentError),
+  oracle: strategyObject('oracle', { ...solverTreeFields }).refine(maxAtLeastMin, maxError),
+  grpo: strategyObject('grpo', { budget, batchSize }),
+  dapo: strategyObject('dapo', {
+    budget,
+    batchSize: z.number().int().positive().optional().describe('dapo: mixed groups to collect per step; default ⌊B / groupSize⌋'),
+    groupSize: z.number().int().min(2).default(8).describe('G: rollouts per prompt in each dapo round'),
+    dapoMaxTrajectories: z.number().int().positive().optional().describe('hard cap on trajectories dapo may spend in one step (it reports its real cost); default 4 · B'),
+    dapoRoundPrompts: z.number().int().positive().optional().describe('prompts dapo samples per round; default: its target number of mixed groups'),
+  }),
+  pcl: strategyObject('pcl', { budget, min, max }).refine(maxAtLeastMin, maxError),
+  knapsack: strategyObject('knapsack', {
+      budget,
+      min,
+      max,
+      knapsackPrior: z.number().min(0).default(1).describe('α of the smoothed success rate p̂ = (successes + α) / (trials + 2α) knapsack uses (α = 1: an unseen prompt has p̂ = 0.5)'),
+    })
+    .refine(maxAtLeastMin, maxError),
+  'random-tree': strategyObject('random-tree', { ...uniformTreeFields }),
+  entropy: strategyObject('entropy', { ...uniformTreeFields }),
+} satisfies Record<StrategyName, z.ZodType>;
 
-export type StrategyOptions = z.output<typeof strategyOptionsSchema>;
-export type StrategyOptionsInput = z.input<typeof strategyOptionsSchema>;
+type Schemas = typeof strategyOptionSchemas;
+/** The options of strategy `N`, defaults filled (what its factory receives). */
+export type OptionsOf<N extends StrategyName> = z.output<Schemas[N]>;
+/** A strategy as a config names it: `{ name: 'trace', budget: 512, … }`. */
+export type StrategyConfig = { [N in StrategyName]: OptionsOf<N> }[StrategyName];
+export type StrategyConfigInput = { [N in StrategyName]: z.input<Schemas[N]> }[StrategyName];
+/** The options of a named strategy without the name (createStrategy's second argument). */
+export type StrategyOptionsInput<N extends StrategyName = StrategyName> = Omit<z.input<Schemas[N]>, 'name'>;
 
-/** A strategy as a config names it: `{ name: 'trace', budget: 512, … }`; unknown names fail here. */
-export const strategyConfigSchema = strategyOptionsFields
-  .extend({ name: z.enum(STRATEGY_NAMES).describe(`allocation strategy: ${STRATEGY_NAMES.join(', ')}`) })
-  .strict()
-  .refine(maxAtLeastMin, maxError)
-  .refine(ablationOnlyWhereMeaningful, ablationError)
-  .refine(traceOnlyWhereMeaningful, traceOnlyError)
-  .refine(dependentOptions, dependentError);
-export type StrategyConfig = z.output<typeof strategyConfigSchema>;
+/**
+ * Why an option is not accepted: it belongs to other strategies (named) or to none (misspelt). One
+ * message per unrecognised key; parseTrainConfig puts each under its own field path.
+ */
+export function foreignOptionMessage(name: StrategyName, key: string): string {
+  const owners = STRATEGY_NAMES.filter((n) => optionKeys(n).includes(key));
+  const where = owners.length ? `; options named "${key}" apply to ${owners.length > 1 ? `${owners.slice(0, -1).join(', ')} and ${owners[owners.length - 1]}` : owners[0]} only` : ' (misspelt?)';
+  return `"${key}" is not an option of strategy ${name} (it takes ${optionKeys(name).join(', ')})${where}`;
+}
+
+/** The option names strategy `name` takes (besides `name`). */
+export function optionKeys(name: StrategyName): string[] {
+  return Object.keys(strategyOptionSchemas[name].shape).filter((k) => k !== 'name');
+}
+
+/** The entries of `options` that strategy `name` takes: one set of options for several strategies (benches, tests). */
+export function optionsFor<N extends StrategyName>(name: N, options: Record<string, unknown>): StrategyOptionsInput<N> {
+  const keys = optionKeys(name);
+  return Object.fromEntries(Object.entries(options).filter(([k]) => keys.includes(k))) as StrategyOptionsInput<N>;
+}
+
+/**
+ * Every strategy config, discriminated by `name` (zod): unknown names fail on `name`, options that do
+ * not belong to the chosen strategy fail as unrecognised keys (see foreignOptionMessage).
+ */
+export const strategyConfigSchema = z.discriminatedUnion('name', [
+  strategyOptionSchemas.trace,
+  strategyOptionSchemas.grpo,
+  strategyOptionSchemas.dapo,
+  strategyOptionSchemas.pcl,
+  strategyOptionSchemas.knapsack,
+  strategyOptionSchemas['random-tree'],
+  strategyOptionSchemas.entropy,
+  strategyOptionSchemas.oracle,
+], { error: (issue) => (issue.code === 'invalid_union' ? `Invalid option: expected one of ${STRATEGY_NAMES.map((n) => JSON.stringify(n)).join('|')}` : undefined) });
+
+/** Parses a strategy config (defaults filled); throws ZodError naming each bad field. */
+export function parseStrategyConfig(config: unknown): StrategyConfig {
+  return strategyConfigSchema.parse(config) as StrategyConfig;
+}

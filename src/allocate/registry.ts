@@ -1,6 +1,5 @@
-import { strategyConfigSchema, strategyOptionsSchema, type StrategyName, type StrategyOptionsInput } from './options.ts';
+import { parseStrategyConfig, type OptionsOf, type StrategyName, type StrategyOptionsInput } from './options.ts';
 import type { Strategy } from './types.ts';
-import type { StrategyOptions } from './options.ts';
 import { dapoStrategy } from './strategies/dapo.ts';
 import { entropyStrategy } from './strategies/entropy.ts';
 import { grpoStrategy } from './strategies/grpo.ts';
@@ -11,7 +10,7 @@ import { randomTreeStrategy } from './strategies/random-tree.ts';
 import { traceStrategy } from './strategies/trace.ts';
 
 /** One constructor per strategy name; the name → implementation choice happens here, once. */
-const factories: Record<StrategyName, (o: StrategyOptions) => Strategy> = {
+const factories: { [N in StrategyName]: (o: OptionsOf<N>) => Strategy } = {
   trace: traceStrategy,
   grpo: grpoStrategy,
   dapo: dapoStrategy,
@@ -24,14 +23,14 @@ const factories: Record<StrategyName, (o: StrategyOptions) => Strategy> = {
 
 /**
  * Builds a strategy; options are validated (zod) and defaults filled. Throws ZodError on bad options,
- * including options the named strategy does not take (`roots` / `prefixes` outside trace and oracle).
+ * including options the named strategy does not take (e.g. `knapsackPrior` for trace).
  */
-export function createStrategy(name: StrategyName, options: StrategyOptionsInput): Strategy {
+export function createStrategy<N extends StrategyName>(name: N, options: StrategyOptionsInput<N>): Strategy {
   return strategyFromConfig({ ...options, name });
 }
 
 /** Builds a strategy from a config object `{ name, budget, … }`; unknown names fail while parsing. */
 export function strategyFromConfig(config: unknown): Strategy {
-  const { name, ...options } = strategyConfigSchema.parse(config);
-  return factories[name](strategyOptionsSchema.parse(options));
+  const parsed = parseStrategyConfig(config);
+  return (factories[parsed.name] as (o: typeof parsed) => Strategy)(parsed);
 }

@@ -16,12 +16,14 @@ export interface RootCandidate {
   expandable?: number;
 }
 
-/** Input of one root-allocation round. DAPO uses several rounds; the others answer in round 0 only. */
+/** Input of one root-allocation round. DAPO uses several rounds; the others plan in round 0 only. */
 export interface RootRoundInput {
   candidates: readonly RootCandidate[];
   /** Round number, 0 first. */
   round: number;
-  /** Trajectories left in the step's budget when this round starts. */
+  /** The step's trajectory cap (the strategy's `trajectoryCap`: B for every strategy but dapo). */
+  budget: number;
+  /** Trajectories left under that cap when this round starts (= budget in round 0). */
   remaining: number;
   /** Rewards of the bare rollouts of earlier rounds, per prompt id. */
   results: ReadonlyMap<string, readonly number[]>;
@@ -48,7 +50,7 @@ export interface PrefixRoundInput {
   /** m_i: bare rollouts this prompt received. */
   m: number;
   prefixes: readonly PrefixCandidate[];
-  /** Continuations this prompt may spend (m_i · N for trace-like strategies). */
+  /** Continuations this prompt may spend (the planner's `continuationBudget(m)`: m_i · N for trace). */
   budget: number;
   rng: Rng;
 }
@@ -57,34 +59,55 @@ export interface LeftoverInput {
   candidates: readonly RootCandidate[];
   /** Bare rollouts each prompt has so far (m_i). */
   roots: ReadonlyMap<string, number>;
-  /** Trajectories left in the step's budget. */
+  /** Trajectories left under the step's cap once every continuation has run. */
   remaining: number;
   rng: Rng;
 }
 
+/** Root counts m_i (prompt id → m ≥ 1); an empty map = no roots. */
+export interface RootPlanner {
+  plan(input: RootRoundInput): Map<string, number>;
+  /**
+   * 'until-empty': the engine calls `plan` again with round 1, 2, … until it answers an empty map, each
+   * round seeing the rewards of the earlier ones (DAPO's dynamic sampling). Absent: round 0 only.
+   */
+  readonly rounds?: 'until-empty';
+}
+
+/** Where a prompt's continuations go, once its bare rollouts are done (TRACE-SPEC §3 step 4). */
+export interface PrefixPlanner {
+  /** Continuations a prompt with m bare rollouts may spend (m · N for the tree strategies). */
+  continuationBudget(m: number): number;
+  /**
+   * Continuations per prefix id (K ≥ 1 only; absent = not expanded); Σ K ≤ input.budget. The engine
+   * calls it only for a prompt with at least one prefix candidate and a budget ≥ 1.
+   */
+  plan(input: PrefixRoundInput): Map<string, number>;
+}
+
 /**
- * An allocation strategy (TRACE-SPEC §3 and §6). Pure: predictions, true probabilities and entropies
- * come in as numbers. `planRoots` is called with round 0, 1, … until it returns an empty map; the
- * engine then gives each prompt's finished bare rollouts to `planPrefixes`.
+ * Extra bare rollouts (prompt id → Δ ≥ 1) for budget left once every continuation has run. Tree
+ * strategies use it so unplaceable continuation budget is not silently saved (see leftover.ts).
+ */
+export interface LeftoverPlanner {
+  plan(input: LeftoverInput): Map<string, number>;
+}
+
+/**
+ * An allocation strategy (TRACE-SPEC §3 and §6), built from parts: roots, and for tree strategies
+ * prefixes and a leftover top-up. Pure: predictions, true probabilities and entropies come in as
+ * numbers; budget and remaining come in with each input, from the ledger the engine keeps.
  */
 export interface Strategy {
   readonly name: string;
   /**
-   * Most trajectories (bare + continuations) this strategy can spend in one step. Set the step's
-   * ledger cap to it. Every strategy except dapo spends at most its budget B; dapo's cap is larger
-   * and its real cost varies (absent = no promise).
+   * Most trajectories (bare + continuations) the strategy may spend in one step: the cap of the
+   * engine's ledger. B for every strategy except dapo, whose cap is larger and whose real cost varies.
    */
-  readonly trajectoryCap?: number;
-  /** Root counts m_i for this round (prompt id → m ≥ 1); empty = no more roots this step. */
-  planRoots(input: RootRoundInput): Map<string, number>;
-  /** Continuation budget this prompt gets once its m bare rollouts are done (0 for root-only strategies). */
-  prefixBudget(m: number): number;
-  /** Continuations per prefix id (K ≥ 1 only; absent = not expanded). */
-  planPrefixes(input: PrefixRoundInput): Map<string, number>;
-  /**
-   * Extra bare rollouts (prompt id → Δ ≥ 1) for budget left once every expansion is planned; called
-   * once, after all continuations finish. Tree strategies use it so unplaceable continuation budget
-   * is not silently saved (see leftover.ts); absent = leave it unspent.
-   */
-  planLeftover?(input: LeftoverInput): Map<string, number>;
+  readonly trajectoryCap: number;
+  readonly roots: RootPlanner;
+  /** Absent: root-only (no prefix expansion). */
+  readonly prefixes?: PrefixPlanner;
+  /** Absent: budget left after the continuations stays unspent. */
+  readonly leftover?: LeftoverPlanner;
 }

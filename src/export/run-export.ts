@@ -45,7 +45,7 @@ export interface ExportRunResult extends BatchMeta {
 export async function exportRun(options: ExportRunOptions): Promise<ExportRunResult> {
   const store = RunStore.open(options.dir, { readonly: true });
   try {
-    const config = parseTrainConfig(store.config());
+    const config = parseTrainConfig(store.config(), { stored: true });
     const last = store.lastStep();
     const step = options.step ?? last;
     if (last < 0) throw new ExportError(`${options.dir} has no completed step yet; export after the first step is stored`);

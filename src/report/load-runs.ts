@@ -13,7 +13,10 @@ export interface ReportStep {
 /** Everything the report needs from one run folder, read once and then closed. */
 export interface RunData {
   dir: string;
-  /** `config.strategy.name`, or the folder name when the config does not say (then `notes` says so). */
+  /**
+   * The run's arm: `config.arm`, else `config.strategy.name`, else the folder name (then `notes` says
+   * so). Runs with the same arm are seeds of one curve.
+   */
   strategy: string;
   seed: number | null;
   status: string;
@@ -33,7 +36,7 @@ export function loadRun(dir: string): RunData {
   try {
     const notes: string[] = [];
     const config = store.config();
-    const strategy = stringAt(config, ['strategy', 'name']);
+    const strategy = stringAt(config, ['arm']) ?? stringAt(config, ['strategy', 'name']);
     if (strategy === undefined) notes.push(`${dir}: config has no strategy.name; the run is labelled by its folder name`);
     const seedValue = numberAt(config, ['seed']);
     const steps = fillCumulative(store.steps());

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { PrefixRoundInput, RootCandidate, RootRoundInput, Strategy } from '../allocate/types.ts';
-import type { BudgetLedger, Spend } from '../budget/index.ts';
+import { BudgetLedger, type Caps, type Spend } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
 import { createTree, getNode, root } from '../tree/index.ts';
@@ -19,17 +19,21 @@ export class EngineError extends Error {
   override name = 'EngineError';
 }
 
-/** The allocation side the engine needs: a Strategy, or any object with the same three methods. */
-export type Allocator = Pick<Strategy, 'planRoots' | 'prefixBudget' | 'planPrefixes' | 'planLeftover'>;
+/** The allocation side the engine needs: a Strategy's cap and parts (its name is not needed here). */
+export type Allocator = Omit<Strategy, 'name'>;
 
 export interface StepOptions<S> {
   prompts: readonly Prompt[];
   env: Environment<S>;
   policy: Policy;
-  ledger: BudgetLedger;
   rng: Rng;
-  /** Root counts and prefix plans. Without it, `rootPlan` must be given and nothing is expanded. */
+  /**
+   * Root counts and prefix plans; the step's ledger is capped at its `trajectoryCap`. Without it,
+   * `rootPlan` must be given, nothing is expanded and the trajectories are not capped.
+   */
   strategy?: Allocator;
+  /** Caps on policy calls and generated tokens for this step (the trajectory cap is the strategy's). */
+  caps?: Omit<Caps, 'trajectories'>;
   /** A fixed one-round root plan (prompt id → m); overrides strategy.planRoots. */
   rootPlan?: ReadonlyMap<string, number>;
   /** Ṽ(H) for roots and prefixes; default 0.5 everywhere (the cold-start predictor). */
@@ -52,7 +56,7 @@ export interface StepOptions<S> {
 export interface StepResult {
   /** One tree per prompt that received roots, in the order of `prompts`. */
   trees: RolloutTree[];
-  /** What this step spent (the ledger's difference over the step). */
+  /** What this step spent. */
   spend: Spend;
   /** The root plan of each round (DAPO-like strategies use several). */
   rounds: Array<Map<string, number>>;
@@ -61,6 +65,8 @@ export interface StepResult {
   failures: Partial<Record<TurnError['code'], number>>;
   cancelled: boolean;
   settings: EngineSettings;
+  /** The step's ledger (created here from the caps), for checks after the step. */
+  ledger: BudgetLedger;
 }
 
 /**
@@ -76,7 +82,7 @@ export interface StepResult {
  */
 export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
   const settings = engineSettings(options.settings);
-  const { prompts, env, ledger, rng, strategy } = options;
+  const { prompts, env, rng, strategy } = options;
   if (!strategy && !options.rootPlan) throw new EngineError('runStep needs a strategy or a rootPlan');
   if (options.record && options.replay) throw new EngineError('record and replay cannot be used in the same run');
   const byId = new Map<string, Prompt>();
@@ -96,7 +102,7 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
   const signal = internal.signal;
   const scorer: Scorer = options.scorer ?? ((hs) => hs.map(() => 0.5));
   const tape: Tape = options.replay ? replayTape(options.replay) : options.record ? recordTape(options.record, isCancellation) : liveTape;
-  const before = ledger.spend();
+  const ledger = new BudgetLedger({ ...options.caps, ...(strategy ? { trajectories: strategy.trajectoryCap } : {}) });
   const progress = emptyProgress();
   const failures: StepResult['failures'] = {};
   const emit = (e: EngineEvent) => options.onEvent?.(e);
@@ -143,14 +149,15 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
   };
 
   const expand = async (ctx: TrajectoryContext<S>): Promise<void> => {
-    if (!strategy || signal.aborted) return;
+    const planner = strategy?.prefixes;
+    if (!planner || signal.aborted) return;
     const m = root(ctx.tree).children.length;
-    const budget = strategy.prefixBudget(m);
+    const budget = planner.continuationBudget(m);
     if (!(budget > 0)) return;
     const prefixes = prefixCandidates(ctx.tree, ctx.prompt, env as Environment<unknown>, scorer);
     if (prefixes.length === 0) return;
     const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, rng: rng.fork(`prefix/${ctx.prompt.id}`) };
-    const plan = strategy.planPrefixes(input);
+    const plan = planner.plan(input);
     let total = 0;
     const known = new Set(prefixes.map((c) => c.id));
     for (const [id, K] of plan) {
@@ -192,9 +199,9 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
    */
   const topUp = async (): Promise<void> => {
     const remaining = ledger.remainingTrajectories();
-    if (!strategy?.planLeftover || options.rootPlan || signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return;
+    if (!strategy?.leftover || options.rootPlan || signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return;
     const roots = new Map([...trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
-    const plan = strategy.planLeftover({ candidates, roots, remaining, rng: rng.fork('leftover') });
+    const plan = strategy.leftover.plan({ candidates, roots, remaining, rng: rng.fork('leftover') });
     let total = 0;
     for (const [id, d] of plan) {
       if (!byId.has(id)) throw new EngineError(`planLeftover names prompt "${id}", which is not among the ${prompts.length} prompts`);
@@ -215,10 +222,11 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
     await Promise.all(runs);
   };
 
-  for (let round = 0; !signal.aborted; round++) {
+  const moreRounds = strategy?.roots.rounds === 'until-empty' && !options.rootPlan;
+  for (let round = 0; !signal.aborted && (round === 0 || moreRounds); round++) {
     const plan = options.rootPlan
-      ? round === 0 ? new Map(options.rootPlan) : new Map<string, number>()
-      : strategy!.planRoots({ candidates, round, remaining: ledger.remainingTrajectories(), results, rng: rng.fork(`roots/${round}`) } satisfies RootRoundInput);
+      ? new Map(options.rootPlan)
+      : strategy!.roots.plan({ candidates, round, budget: strategy!.trajectoryCap, remaining: ledger.remainingTrajectories(), results, rng: rng.fork(`roots/${round}`) } satisfies RootRoundInput);
     if (plan.size === 0) break;
     rounds.push(plan);
     let count = 0;
@@ -261,16 +269,15 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
   options.signal?.removeEventListener('abort', onAbort);
   const cancelled = signal.aborted;
   emit({ kind: 'done', cancelled, progress: { ...progress } });
-  const after = ledger.spend();
-  const spend = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k as keyof Spend]])) as unknown as Spend;
   return {
     trees: prompts.flatMap((p) => (trees.has(p.id) ? [trees.get(p.id)!] : [])),
-    spend,
+    spend: ledger.spend(),
     rounds,
     progress,
     failures,
     cancelled,
     settings,
+    ledger,
   };
 }
 

@@ -1,4 +1,3 @@
-import { BudgetLedger } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
 import { rewardedLeaves, type Prompt } from '../tree/index.ts';
@@ -28,7 +27,6 @@ export async function greedyAccuracy(options: GreedyAccuracyOptions): Promise<nu
     prompts: [...prompts],
     env: options.env,
     policy: options.policy,
-    ledger: new BudgetLedger(),
     rng: options.rng,
     rootPlan: new Map(prompts.map((p) => [p.id, 1])),
     greedy: true,

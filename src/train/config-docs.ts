@@ -10,6 +10,7 @@ interface JsonSchema {
   allOf?: JsonSchema[];
   anyOf?: JsonSchema[];
   oneOf?: JsonSchema[];
+  const?: unknown;
   items?: JsonSchema;
   minimum?: number;
   maximum?: number;
@@ -37,6 +38,11 @@ export function configSettings(): SettingDoc[] {
   const defaults = trainConfigSchema.parse({}) as Record<string, unknown>;
   const out: SettingDoc[] = [];
   const visit = (s: JsonSchema, path: string[], parentDescription?: string) => {
+    const variants = s.oneOf ?? s.anyOf;
+    if (variants && variants.every((v) => v.properties?.name?.const !== undefined)) {
+      for (const [k, child] of Object.entries(mergeVariants(variants))) visit(child, [...path, k]);
+      return;
+    }
     const props = collectProperties(s);
     if (props && Object.keys(props).length > 0) {
       for (const [k, child] of Object.entries(props)) visit(child, [...path, k]);
@@ -48,7 +54,7 @@ export function configSettings(): SettingDoc[] {
       type: typeOf(s),
       ...(s.enum ? { values: s.enum.map(String) } : {}),
       numeric: types.includes('number') || types.includes('integer'),
-      default: path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults),
+      default: path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults) ?? s.default,
       description: s.description ?? parentDescription ?? '',
     });
   };
@@ -97,4 +103,31 @@ function typeOf(s: JsonSchema): string {
   const range = lo !== undefined || hi !== undefined ? ` ${s.exclusiveMinimum !== undefined ? '(' : '['}${lo ?? '−∞'}, ${hi ?? '∞'}${s.exclusiveMaximum !== undefined ? ')' : ']'}` : '';
   if (t === 'array' && s.items) return `list of ${typeOf(s.items)}`;
   return t + range;
+}
+
+/**
+ * A union discriminated by `name` (the strategy options) as one list of fields: `name` lists every
+ * value, and each field says which names take it (a field described differently by some names gets
+ * one row per description).
+ */
+function mergeVariants(variants: JsonSchema[]): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = { name: { type: 'string', enum: variants.map((v) => v.properties!.name.const), description: 'which one; each takes the fields below marked with its name (any other field is an error)' } };
+  const rows = new Map<string, { key: string; schema: JsonSchema; names: string[] }>();
+  for (const v of variants) {
+    const name = String(v.properties!.name.const);
+    for (const [k, child] of Object.entries(v.properties!)) {
+      if (k === 'name') continue;
+      const id = `${k}\u0000${child.description ?? ''}`;
+      const row = rows.get(id) ?? { key: k, schema: child, names: [] };
+      row.names.push(name);
+      rows.set(id, row);
+    }
+  }
+  const counts = new Map<string, number>();
+  for (const r of rows.values()) counts.set(r.key, (counts.get(r.key) ?? 0) + 1);
+  for (const r of rows.values()) {
+    const key = counts.get(r.key)! > 1 ? `${r.key} (${r.names.join(', ')})` : r.key;
+    out[key] = { ...r.schema, description: `${r.schema.description ?? ''} [${r.names.join(', ')}]` };
+  }
+  return out;
 }

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { strategyConfigSchema } from '../allocate/index.ts';
+import { STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, type StrategyName } from '../allocate/index.ts';
 import { ESTIMATOR_NAMES } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
 
-/** The strategy fields a config may leave out (a partial `strategy:` is completed from these). */
-export const DEFAULT_STRATEGY = { name: 'trace', budget: 192, continuations: 2 } as const;
+/** The strategy fields a config may leave out (a partial `strategy:` is completed from these; the rest are the named strategy's defaults). */
+export const DEFAULT_STRATEGY = { name: 'trace', budget: 192 } as const;
 
 /** The policy's Adam step size when the config gives none (the tiny LM's token-level update needs a far smaller one). */
 export const POLICY_LEARNING_RATE = { embedded: 0.1, 'tiny-lm': 0.0003 } as const;
@@ -30,10 +30,15 @@ export const trainConfigSchema = z
         successThreshold: z.number().min(0).max(1).default(0.3).describe('F1 threshold of the f1 success rule (TRACE-SPEC §2).'),
       })
       .prefault({}),
+    arm: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Label of this run’s arm in reports: runs with the same label are seeds of one arm (default: strategy.name), so several arms of one strategy (e.g. the ablation) appear side by side in one report.'),
     pool: z.number().int().min(1).default(64).describe('Candidate prompts drawn per step (the pool the root allocation chooses from).'),
     strategy: z
       .preprocess((v) => ({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
-      .describe('Allocation strategy and its budget B in trajectories per step (fields not given take the defaults of trace with B = 192).'),
+      .describe('Allocation strategy and its budget B in trajectories per step (name and budget not given: trace, B = 192; other fields not given take the named strategy’s defaults).'),
     estimator: z.enum(ESTIMATOR_NAMES).default('trace').describe('Advantage estimator (TRACE-SPEC §5).'),
     predictor: z
       .object({
@@ -87,10 +92,33 @@ export class ConfigError extends UserError {
   override name = 'ConfigError';
 }
 
-export function parseTrainConfig(input: unknown): TrainConfig {
-  const parsed = trainConfigSchema.safeParse(input);
+/**
+ * Validates a configuration. `stored`: a config read back from a run folder; runs stored before each
+ * strategy had its own options hold every strategy's defaults, so options the named strategy does not
+ * take are dropped there (in a user's config they are an error).
+ */
+export function parseTrainConfig(input: unknown, options: { stored?: boolean } = {}): TrainConfig {
+  const parsed = trainConfigSchema.safeParse(options.stored ? withoutForeignOptions(input) : input);
   if (parsed.success) return parsed.data;
   throw new ConfigError(
-    parsed.error.issues.map((i) => `config${i.path.length ? '.' + i.path.join('.') : ''}: ${i.message}`).join('; '),
+    parsed.error.issues
+      // An unrecognised key is reported on its own field's path, not on the object holding it.
+      .flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ path: [...i.path, k], message: unknownKeyMessage(input, i.path, k) })) : [i]))
+      .map((i) => `config${i.path.length ? '.' + i.path.join('.') : ''}: ${i.message}`)
+      .join('; '),
   );
+}
+
+/** One message per unknown key: a strategy option names the strategies that take it; others are misspelt. */
+function unknownKeyMessage(input: unknown, path: readonly PropertyKey[], key: string): string {
+  const name = (input as { strategy?: { name?: unknown } } | undefined)?.strategy?.name ?? DEFAULT_STRATEGY.name;
+  if (path.length === 1 && path[0] === 'strategy' && (STRATEGY_NAMES as readonly unknown[]).includes(name)) return foreignOptionMessage(name as StrategyName, key);
+  return `unknown setting "${key}" (misspelt? docs/configuration.md lists every setting)`;
+}
+
+function withoutForeignOptions(input: unknown): unknown {
+  const strategy = (input as { strategy?: Record<string, unknown> } | null)?.strategy;
+  const name = strategy?.name;
+  if (!strategy || !(STRATEGY_NAMES as readonly unknown[]).includes(name)) return input;
+  return { ...(input as object), strategy: { name, ...optionsFor(name as StrategyName, strategy) } };
 }

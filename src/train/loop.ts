@@ -44,7 +44,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
   let config: TrainConfig;
   if (options.resume) {
     store = RunStore.open(options.out);
-    config = parseTrainConfig(store.config());
+    config = parseTrainConfig(store.config(), { stored: true });
     if (store.status() === 'finished') {
       store.close();
       return { dir: options.out, config, completed: 0, status: 'already-finished' };

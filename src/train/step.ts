@@ -1,7 +1,7 @@
 import type { AdvantageEstimator } from '../advantage/index.ts';
 import { forestFromTrees } from '../advantage/index.ts';
 import type { RootCandidate, Strategy } from '../allocate/index.ts';
-import { BudgetLedger, emptySpend, type Spend } from '../budget/index.ts';
+import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees } from '../predict/index.ts';
 import { greedyAccuracy, runStep, type EngineEvent, type Scorer } from '../rollout/index.ts';
@@ -62,9 +62,8 @@ export async function trainStep(ctx: StepContext, step: number): Promise<StepRec
   const scorer: Scorer = (hs) => parts.predictor.predict(hs);
   const candidates = await timed('time_allocate_ms', 'score roots', () => scoreRoots(ctx, pool, scorer));
 
-  const ledger = new BudgetLedger({ trajectories: ctx.strategy.trajectoryCap ?? config.strategy.budget });
   const rollout = await timed('time_rollout_ms', 'rollouts', () =>
-    runStep({ prompts: pool, env: parts.env, policy: parts.policy, ledger, rng: rng.fork('rollout'), strategy: ctx.strategy, scorer, candidates, settings: config.engine, signal: ctx.signal, onEvent: ctx.onEvent }),
+    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: ctx.strategy, scorer, candidates, settings: config.engine, signal: ctx.signal, onEvent: ctx.onEvent }),
   );
   if (rollout.cancelled) return { step, metrics: {}, details: {}, trees: [], checkpoints: {}, state: ctx.state, cancelled: true };
   const trees = rollout.trees;

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { BudgetLedger } from '../budget/index.ts';
 import type { WorldEnv } from '../env/index.ts';
 import { ScriptedWorldPolicy } from '../policy/index.ts';
 import type { Prompt } from '../tree/types.ts';
@@ -59,7 +58,6 @@ export async function demonstrations(env: WorldEnv, prompts: readonly Prompt[], 
     prompts,
     env,
     policy: scripted,
-    ledger: new BudgetLedger(),
     rng: createRng(seed).fork('warm-start/demos'),
     rootPlan: new Map(prompts.map((p) => [p.id, settings.demosPerPrompt])),
     settings: { maxTurns: env.maxTurns },

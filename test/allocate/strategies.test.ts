@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ZodError } from 'zod';
-import { STRATEGY_NAMES, createStrategy, strategyFromConfig, type StrategyName, type StrategyOptionsInput } from '../../src/allocate/index.ts';
-import { evenPrefixes } from '../../src/allocate/strategies/common.ts';
+import { STRATEGY_NAMES, createStrategy, evenPrefixes, optionsFor, strategyFromConfig, type StrategyName } from '../../src/allocate/index.ts';
 import type { PrefixCandidate, RootCandidate, Strategy } from '../../src/allocate/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
 
@@ -34,13 +33,15 @@ interface StepTrace {
 }
 
 /** Drives a strategy through one step the way the engine does, with simulated Bernoulli(p) outcomes. */
-function simulateStep(strategy: Strategy, candidates: RootCandidate[], seed: number, ledgerCap = Infinity): StepTrace {
+function simulateStep(strategy: Strategy, candidates: RootCandidate[], seed: number): StepTrace {
   const rng = createRng(seed);
   const results = new Map<string, number[]>();
   const trace: StepTrace = { rounds: [], prefixes: [], bare: 0, continuations: 0 };
   const firstM = new Map<string, number>();
-  for (let round = 0; round < 100; round++) {
-    const plan = strategy.planRoots({ candidates, round, remaining: ledgerCap - trace.bare, results, rng: rng.fork(`roots/${round}`) });
+  const cap = strategy.trajectoryCap;
+  const rounds = strategy.roots.rounds === 'until-empty' ? 100 : 1;
+  for (let round = 0; round < rounds; round++) {
+    const plan = strategy.roots.plan({ candidates, round, budget: cap, remaining: cap - trace.bare, results, rng: rng.fork(`roots/${round}`) });
     if (plan.size === 0) break;
     trace.rounds.push([...plan]);
     for (const [id, m] of plan) {
@@ -55,9 +56,10 @@ function simulateStep(strategy: Strategy, candidates: RootCandidate[], seed: num
     }
   }
   for (const [id, m] of firstM) {
-    const budget = strategy.prefixBudget(m);
+    const budget = strategy.prefixes?.continuationBudget(m) ?? 0;
     const prefixes = prefixesFor(id, m, rng.fork(`cands/${id}`));
-    const plan = strategy.planPrefixes({ promptId: id, m, prefixes, budget, rng: rng.fork(`prefix/${id}`) });
+    // As the engine: a prefix planner is asked only when there is something to place.
+    const plan = strategy.prefixes && budget > 0 ? strategy.prefixes.plan({ promptId: id, m, prefixes, budget, rng: rng.fork(`prefix/${id}`) }) : new Map<string, number>();
     let total = 0;
     for (const [pid, K] of plan) {
       assert.ok(prefixes.some((c) => c.id === pid), `unknown prefix ${pid}`);
@@ -71,10 +73,18 @@ function simulateStep(strategy: Strategy, candidates: RootCandidate[], seed: num
   return trace;
 }
 
-const base: StrategyOptionsInput = { budget: 150, continuations: 2, min: 2, max: 8, groupSize: 4 };
+const base = { budget: 150, continuations: 2, min: 2, max: 8, groupSize: 4 };
+
+/** The options of `base` (and `extra`) that strategy `name` takes. */
+const make = (name: StrategyName, options: Record<string, unknown> = base) => createStrategy(name, optionsFor(name, options));
+
+/** Round 0 of a strategy's roots with its whole budget left. */
+function rootsOf(strategy: Strategy, candidates: readonly RootCandidate[]): Map<string, number> {
+  return strategy.roots.plan({ candidates, round: 0, budget: strategy.trajectoryCap, remaining: strategy.trajectoryCap, results: new Map(), rng: createRng(0) });
+}
 
 /** Every strategy, plus the ablation variants of trace (uniform roots and/or uniform prefixes). */
-const VARIANTS: Array<{ name: StrategyName; label: string; extra: StrategyOptionsInput | object }> = [
+const VARIANTS: Array<{ name: StrategyName; label: string; extra: object }> = [
   ...STRATEGY_NAMES.map((name) => ({ name, label: name, extra: {} })),
   { name: 'trace', label: 'trace roots=uniform', extra: { roots: 'uniform' } },
   { name: 'trace', label: 'trace prefixes=uniform', extra: { prefixes: 'uniform' } },
@@ -86,16 +96,16 @@ for (const { name, label, extra } of VARIANTS) {
   test(`shared suite: ${label} stays within budget, respects bounds, is deterministic`, () => {
     for (const [n, budget] of [[40, 150], [5, 150], [100, 31], [1, 7], [0, 20]] as const) {
       const options = { ...base, ...extra, budget };
-      const strategy = createStrategy(name, options);
-      const cap = strategy.trajectoryCap ?? budget;
+      const strategy = make(name, options);
+      const cap = strategy.trajectoryCap;
       const candidates = pool(n, createRng(n * 1000 + budget));
       const a = simulateStep(strategy, candidates, 99);
       assert.ok(a.bare + a.continuations <= cap, `${name}: spent ${a.bare}+${a.continuations} > cap ${cap}`);
       if (name !== 'dapo') assert.ok(cap <= budget, `${name}: cap ${cap} above B`);
       if (['trace', 'oracle', 'pcl', 'knapsack'].includes(name) && !('roots' in extra)) {
-        for (const [, m] of a.rounds.flat()) assert.ok(m >= options.min! && m <= options.max!, `${name}: m = ${m} outside bounds`);
+        for (const [, m] of a.rounds.flat()) assert.ok(m >= options.min && m <= options.max, `${name}: m = ${m} outside bounds`);
       }
-      const b = simulateStep(createStrategy(name, options), candidates, 99);
+      const b = simulateStep(make(name, options), candidates, 99);
       assert.deepEqual(b, a, `${name} is not deterministic for a seed`);
     }
   });
@@ -104,13 +114,13 @@ for (const { name, label, extra } of VARIANTS) {
 test('tree strategies spend (1 + N) · M ≤ B; root-only strategies spend all of B when they can', () => {
   const candidates = pool(40, createRng(1));
   for (const [name, extra] of [['trace', {}], ['oracle', {}], ['random-tree', {}], ['entropy', {}], ['trace', { roots: 'uniform', prefixes: 'uniform' }], ['trace', { prefixes: 'uniform' }]] as const) {
-    const s = createStrategy(name, { ...base, ...extra });
+    const s = make(name, { ...base, ...extra });
     const t = simulateStep(s, candidates, 3);
     assert.equal(t.bare, Math.floor(150 / 3), `${name} roots`);
     assert.equal(t.continuations, 2 * t.bare, `${name} continuations (every prompt has prefixes here)`);
   }
   for (const name of ['grpo', 'pcl', 'knapsack'] as const) {
-    const t = simulateStep(createStrategy(name, base), candidates, 3);
+    const t = simulateStep(make(name), candidates, 3);
     assert.equal(t.bare, 150, name);
     assert.equal(t.continuations, 0, name);
   }
@@ -118,9 +128,9 @@ test('tree strategies spend (1 + N) · M ≤ B; root-only strategies spend all o
 
 test('grpo: uniform group sizes over the batch, the remainder to the first prompts', () => {
   const candidates = pool(10, createRng(2));
-  const plan = createStrategy('grpo', { budget: 43 }).planRoots({ candidates, round: 0, remaining: Infinity, results: new Map(), rng: createRng(0) });
+  const plan = rootsOf(createStrategy('grpo', { budget: 43 }), candidates);
   assert.deepEqual([...plan.values()], [5, 5, 5, 4, 4, 4, 4, 4, 4, 4]);
-  const batch = createStrategy('grpo', { budget: 43, batchSize: 4 }).planRoots({ candidates, round: 0, remaining: Infinity, results: new Map(), rng: createRng(0) });
+  const batch = rootsOf(createStrategy('grpo', { budget: 43, batchSize: 4 }), candidates);
   assert.deepEqual([...batch.keys()], ['q0', 'q1', 'q2', 'q3']);
 });
 
@@ -141,17 +151,16 @@ test('trace follows the predictor; oracle follows the truth', () => {
     { promptId: 'hard', v: 0.02, p: 0.5 },
   ];
   const opts = { budget: 6, continuations: 2, min: 2, max: 2 };
-  const input = { candidates, round: 0, remaining: Infinity, results: new Map(), rng: createRng(0) };
-  assert.deepEqual([...createStrategy('trace', opts).planRoots(input)], [['easy', 2]]);
-  assert.deepEqual([...createStrategy('oracle', opts).planRoots(input)], [['hard', 2]]);
-  assert.throws(() => createStrategy('oracle', opts).planRoots({ ...input, candidates: [{ promptId: 'x', v: 0.5 }] }), /true success probability/);
+  assert.deepEqual([...rootsOf(createStrategy('trace', opts), candidates)], [['easy', 2]]);
+  assert.deepEqual([...rootsOf(createStrategy('oracle', opts), candidates)], [['hard', 2]]);
+  assert.throws(() => rootsOf(createStrategy('oracle', opts), [{ promptId: 'x', v: 0.5 }]), /true success probability/);
 });
 
 test('entropy picks the highest-entropy prefixes; random-tree spreads at random', () => {
   const prefixes: PrefixCandidate[] = [0.1, 2.5, 0.7, 1.9].map((h, i) => ({ id: `p${i}`, q: 0.5, r: 1, depth: 1, entropy: h }));
-  const e = createStrategy('entropy', { budget: 30 }).planPrefixes({ promptId: 'q', m: 2, prefixes, budget: 3, rng: createRng(0) });
+  const e = createStrategy('entropy', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes, budget: 3, rng: createRng(0) });
   assert.deepEqual([...e], [['p1', 1], ['p3', 1], ['p2', 1]]);
-  const r = createStrategy('random-tree', { budget: 30 }).planPrefixes({ promptId: 'q', m: 2, prefixes, budget: 400, rng: createRng(1) });
+  const r = createStrategy('random-tree', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes, budget: 400, rng: createRng(1) });
   assert.equal([...r.values()].reduce((a, b) => a + b, 0), 400);
   for (const K of r.values()) assert.ok(K > 60, `uniform draws: ${K} of 400 on one of 4 prefixes`);
 });
@@ -161,7 +170,7 @@ test('knapsack uses history, not the predictor', () => {
     { promptId: 'solved', v: 0.5, history: { successes: 20, trials: 20 } },
     { promptId: 'open', v: 0.01, history: { successes: 7, trials: 20 } },
   ];
-  const plan = createStrategy('knapsack', { budget: 2, min: 2, max: 2 }).planRoots({ candidates, round: 0, remaining: Infinity, results: new Map(), rng: createRng(0) });
+  const plan = rootsOf(createStrategy('knapsack', { budget: 2, min: 2, max: 2 }), candidates);
   assert.deepEqual([...plan], [['open', 2]]);
 });
 
@@ -179,13 +188,12 @@ test('misspelt options are errors, not silently ignored', () => {
 
 test('ablation: uniform roots = random-tree roots (ignores v); adaptive roots follow v', () => {
   const candidates = pool(40, createRng(4));
-  const input = { candidates, round: 0, remaining: Infinity, results: new Map(), rng: createRng(0) };
-  const uniform = createStrategy('trace', { ...base, roots: 'uniform' }).planRoots(input);
-  assert.deepEqual([...uniform], [...createStrategy('random-tree', base).planRoots(input)]);
+  const uniform = rootsOf(make('trace', { ...base, roots: 'uniform' }), candidates);
+  assert.deepEqual([...uniform], [...rootsOf(make('random-tree'), candidates)]);
   // Changing every v leaves the uniform plan alone but moves the adaptive one.
-  const flipped = { ...input, candidates: candidates.map((c, i) => ({ ...c, v: i % 2 === 0 ? 0.5 : 0.01 })) };
-  assert.deepEqual([...createStrategy('trace', { ...base, roots: 'uniform' }).planRoots(flipped)], [...uniform]);
-  const adaptive = createStrategy('trace', base).planRoots(flipped);
+  const flipped = candidates.map((c, i) => ({ ...c, v: i % 2 === 0 ? 0.5 : 0.01 }));
+  assert.deepEqual([...rootsOf(make('trace', { ...base, roots: 'uniform' }), flipped)], [...uniform]);
+  const adaptive = rootsOf(make('trace'), flipped);
   assert.ok([...adaptive.keys()].every((id) => Number(id.slice(1)) % 2 === 0), 'adaptive roots pick the v = ½ prompts');
 });
 
@@ -195,11 +203,11 @@ test('ablation: uniform prefixes spread the budget evenly, the remainder shallow
   // Input order q/0/1, q/0/2, q/1/1, q/1/2, q/2/1, q/2/2: the three depth-1 prefixes first, then q/0/2.
   assert.deepEqual(evenPrefixes(prefixes, 4), [1, 1, 1, 0, 1, 0]);
   assert.deepEqual(evenPrefixes(prefixes, 13), [3, 2, 2, 2, 2, 2]);
-  const even = createStrategy('trace', { ...base, prefixes: 'uniform' }).planPrefixes({ promptId: 'q', m: 3, prefixes, budget: 6, rng: createRng(0) });
+  const even = make('trace', { ...base, prefixes: 'uniform' }).prefixes!.plan({ promptId: 'q', m: 3, prefixes, budget: 6, rng: createRng(0) });
   assert.deepEqual([...even.values()], [1, 1, 1, 1, 1, 1]);
   // The adaptive solver instead skips the prefixes whose success is near-certain to repeat (rollout 0:
   // r = 1, q = 0.99, ρ = 0.99) and doubles up on the coin flips (ρ = ½: gains ½, ¼ beat 0.01).
-  const adaptive = createStrategy('trace', base).planPrefixes({ promptId: 'q', m: 3, prefixes, budget: 6, rng: createRng(0) });
+  const adaptive = make('trace').prefixes!.plan({ promptId: 'q', m: 3, prefixes, budget: 6, rng: createRng(0) });
   assert.equal((adaptive.get('q/0/1') ?? 0) + (adaptive.get('q/0/2') ?? 0), 0, JSON.stringify([...adaptive]));
   assert.equal([...adaptive.values()].reduce((a, b) => a + b, 0), 6);
 });
@@ -216,7 +224,7 @@ test('oracle: true probabilities a few ulps outside [0, 1] (sums of products) ar
     { id: 'a', q: 0.5, r: 1, depth: 1, p: 1.0000000000000002 },
     { id: 'b', q: 0.5, r: 1, depth: 1, p: 0.5 },
   ];
-  const plan = createStrategy('oracle', { budget: 30 }).planPrefixes({ promptId: 'q', m: 2, prefixes, budget: 2, rng: createRng(0) });
+  const plan = createStrategy('oracle', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes, budget: 2, rng: createRng(0) });
   assert.deepEqual([...plan], [['b', 2]]);
-  assert.throws(() => createStrategy('oracle', { budget: 30 }).planPrefixes({ promptId: 'q', m: 2, prefixes: [{ ...prefixes[0], p: 1.2 }], budget: 2, rng: createRng(0) }), /prefixes\[0\]\.q/);
+  assert.throws(() => createStrategy('oracle', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes: [{ ...prefixes[0], p: 1.2 }], budget: 2, rng: createRng(0) }), /prefixes\[0\]\.q/);
 });

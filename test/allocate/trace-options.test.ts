@@ -9,7 +9,7 @@ import type { PrefixCandidate, RootCandidate } from '../../src/allocate/types.ts
 import { createRng } from '../../src/util/rng.ts';
 
 const rng = createRng(0);
-const rootInput = (candidates: RootCandidate[], remaining: number) => ({ candidates, round: 0, remaining, results: new Map(), rng });
+const rootInput = (candidates: RootCandidate[], remaining: number) => ({ candidates, round: 0, budget: remaining, remaining, results: new Map(), rng });
 const plan = (m: Map<string, number>) => Object.fromEntries([...m].sort());
 
 test('rootPrior: posterior = (κ·Ṽ + successes) / (κ + trials); it moves the root allocation to what was observed', () => {
@@ -20,8 +20,8 @@ test('rootPrior: posterior = (κ·Ṽ + successes) / (κ + trials); it moves the
     { promptId: 'a', v: 0.5, history: { successes: 12, trials: 12 } },
     { promptId: 'b', v: 0.45 },
   ];
-  assert.deepEqual(plan(createStrategy('trace', { budget: 6 }).planRoots(rootInput(cs, 6))), { a: 2 });
-  assert.deepEqual(plan(createStrategy('trace', { budget: 6, rootPrior: 'posterior' }).planRoots(rootInput(cs, 6))), { b: 2 });
+  assert.deepEqual(plan(createStrategy('trace', { budget: 6 }).roots.plan(rootInput(cs, 6))), { a: 2 });
+  assert.deepEqual(plan(createStrategy('trace', { budget: 6, rootPrior: 'posterior' }).roots.plan(rootInput(cs, 6))), { b: 2 });
 });
 
 test('rootValue: expansion-aware adds m · d · (1 − (v² + (1 − v)²)^N); a one-turn coin flip loses to a searchable prompt', () => {
@@ -34,8 +34,8 @@ test('rootValue: expansion-aware adds m · d · (1 − (v² + (1 − v)²)^N); a
     { promptId: 'a', v: 0.5, expandable: 0 },
     { promptId: 'b', v: 0.3, expandable: 1 },
   ];
-  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).planRoots(rootInput(cs, 9))), { a: 3 });
-  assert.deepEqual(plan(createStrategy('trace', { budget: 9, rootValue: 'expansion-aware' }).planRoots(rootInput(cs, 9))), { b: 3 });
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).roots.plan(rootInput(cs, 9))), { a: 3 });
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, rootValue: 'expansion-aware' }).roots.plan(rootInput(cs, 9))), { b: 3 });
   // The solver's objective with the per-unit term, exactly: V_root(0.3, 3) + 3 · (1 − 0.58²).
   const b = expansionValue(0.3, 1, 2);
   const s = solveWeighted([{ v: 0.5, w: 1, perUnit: 0 }, { v: 0.3, w: 1, perUnit: b }], { budget: 3, min: 2, max: 16 });
@@ -73,8 +73,8 @@ test('leftover: pool solves the leftover as a root problem over the whole pool (
   assert.deepEqual(poolLeftover([0.5, 0.5, 0.1], [2, 0, 0], 3, 2, 16), [1, 2, 0]);
   const cs: RootCandidate[] = [{ promptId: 'a', v: 0.5 }, { promptId: 'b', v: 0.5 }, { promptId: 'c', v: 0.1 }];
   const input = { candidates: cs, roots: new Map([['a', 2]]), remaining: 2, rng };
-  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).planLeftover!(input)), { a: 2 }, 'the paper: top-ups only');
-  assert.deepEqual(plan(createStrategy('trace', { budget: 9, leftover: 'pool' }).planLeftover!(input)), { b: 2 });
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).leftover!.plan(input)), { a: 2 }, 'the paper: top-ups only');
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, leftover: 'pool' }).leftover!.plan(input)), { b: 2 });
   const r = createRng(5);
   for (let c = 0; c < 300; c++) {
     const n = 1 + r.int(4);
@@ -100,17 +100,17 @@ test('prefixes: entropy-weighted weights prefix j by 1 + β·H_j (AT²PO-style):
     { id: 'x/1/1', q: 0.5, r: 1, depth: 1, entropy: 1.2 },
   ];
   const input = { promptId: 'x', m: 2, prefixes, budget: 1, rng };
-  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).planPrefixes(input)), { 'x/0/1': 1 }, 'the paper: tie → first prefix');
-  assert.deepEqual(plan(createStrategy('trace', { budget: 9, prefixes: 'entropy-weighted' }).planPrefixes(input)), { 'x/1/1': 1 });
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).prefixes!.plan(input)), { 'x/0/1': 1 }, 'the paper: tie → first prefix');
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, prefixes: 'entropy-weighted' }).prefixes!.plan(input)), { 'x/1/1': 1 });
   // β = 0 is the paper's solver again.
-  assert.deepEqual(plan(createStrategy('trace', { budget: 9, prefixes: 'entropy-weighted', entropyWeight: 0 }).planPrefixes(input)), { 'x/0/1': 1 });
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, prefixes: 'entropy-weighted', entropyWeight: 0 }).prefixes!.plan(input)), { 'x/0/1': 1 });
 });
 
 test('unknown or misplaced trace options are rejected', () => {
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, rootvalue: 'expansion-aware' }), ZodError);
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, rootValue: 'deep' }), ZodError);
   assert.throws(() => strategyFromConfig({ name: 'grpo', budget: 9, rootValue: 'expansion-aware' }), /trace only/);
-  assert.throws(() => strategyFromConfig({ name: 'oracle', budget: 9, prefixes: 'entropy-weighted' }), /trace only/);
+  assert.throws(() => strategyFromConfig({ name: 'oracle', budget: 9, prefixes: 'entropy-weighted' }), /"path": \[\s*"prefixes"\s*\]/);
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, priorStrength: 2 }), /rootPrior: posterior/);
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, entropyWeight: 2 }), /entropy-weighted/);
 });

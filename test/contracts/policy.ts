@@ -24,7 +24,6 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import type { Environment } from '../../src/env/types.ts';
 import { PolicyCallError } from '../../src/policy/errors.ts';
 import type { Policy, PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy } from '../../src/policy/types.ts';
@@ -135,8 +134,7 @@ export function policyContract(name: string, options: PolicyContractOptions): vo
           prompts: [prompt],
           env: options.env,
           policy,
-          ledger: new BudgetLedger(),
-          rng: createRng(1),
+                rng: createRng(1),
           rootPlan: new Map([[prompt.id, 1]]),
           settings: { maxTokensPerTurn: maxTokens, retry: { maxAttempts: 1 } },
         });

@@ -27,7 +27,7 @@ export function smallRun(): Promise<RunFixture> {
     const dir = join(mkdtempSync(join(tmpdir(), 'trace-export-')), 'run');
     await train({ out: dir, config: SMALL_RUN, clock: () => performance.now() });
     const store = RunStore.open(dir, { readonly: true });
-    const config = parseTrainConfig(store.config());
+    const config = parseTrainConfig(store.config(), { stored: true });
     const trees = store.trees(0);
     store.close();
     const parts = await buildComponents(config);

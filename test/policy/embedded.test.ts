@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { WorldEnv, parseTurn } from '../../src/env/index.ts';
 import { EmbeddedPolicy, PolicySnapshotError, worldCandidateSource } from '../../src/policy/embedded/index.ts';
 import type { PolicySample } from '../../src/policy/types.ts';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { leaves, turnsTo, type RolloutTree } from '../../src/tree/index.ts';
 import { createRng, shuffled } from '../../src/util/rng.ts';
@@ -15,7 +14,7 @@ const ctxFor = (prompt: Prompt, seed: number, greedy = false) => ({ prompt, rend
 
 /** Rollouts through the real engine; returns trees and one GRPO-style sample per leaf. */
 async function rollouts(policy: EmbeddedPolicy, prompts: Prompt[], m: number, seed: number, greedy = false) {
-  const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(seed), rootPlan: new Map(prompts.map((p) => [p.id, m])), greedy, settings: { concurrency: 32 } });
+  const res = await runStep({ prompts, env, policy, rng: createRng(seed), rootPlan: new Map(prompts.map((p) => [p.id, m])), greedy, settings: { concurrency: 32 } });
   return res.trees;
 }
 

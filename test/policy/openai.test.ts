@@ -5,7 +5,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorldEnv } from '../../src/env/index.ts';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { OpenAIPolicy, Router, restoreStopTag } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { leaves, pathTo, type RolloutTree } from '../../src/tree/index.ts';
@@ -30,7 +29,7 @@ const turnsOf = (trees: RolloutTree[]) => trees.flatMap((t) => Object.values(t.n
 test('completions mode: Search-R1 turns with stop tags restored, logprobs summed, request carries the settings', async () => {
   await withServers(1, {}, async ([url], [server]) => {
     const policy = new OpenAIPolicy({ baseURLs: [url!], model: 'stand-in', topK: 20 });
-    const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 2])), settings: fast });
+    const res = await runStep({ prompts, env, policy, rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 2])), settings: fast });
     const turns = turnsOf(res.trees);
     assert.ok(turns.some((t) => t.action.type === 'search') && turns.some((t) => t.action.type === 'answer'));
     for (const t of turns) {
@@ -60,7 +59,7 @@ test('completions mode: Search-R1 turns with stop tags restored, logprobs summed
 test('vLLM extras: token ids and logprobs kept per token, stop string included by the server', async () => {
   await withServers(1, {}, async ([url], [server]) => {
     const policy = new OpenAIPolicy({ baseURLs: [url!], model: 'stand-in', extras: 'vllm' });
-    const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map([[prompts[0]!.id, 2]]), settings: fast });
+    const res = await runStep({ prompts, env, policy, rng: createRng(1), rootPlan: new Map([[prompts[0]!.id, 2]]), settings: fast });
     for (const t of turnsOf(res.trees)) {
       assert.ok(t.tokens);
       assert.deepEqual(t.tokens.ids, [...t.text!].map((c) => c.codePointAt(0)));
@@ -76,7 +75,7 @@ test('vLLM extras: token ids and logprobs kept per token, stop string included b
 test('chat mode: alternating messages, chat logprobs, greedy sends temperature 0', async () => {
   await withServers(1, {}, async ([url], [server]) => {
     const policy = new OpenAIPolicy({ baseURLs: [url!], model: 'stand-in', mode: 'chat', system: 'You are a search agent.' });
-    const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map([[prompts[0]!.id, 1]]), greedy: true, settings: fast });
+    const res = await runStep({ prompts, env, policy, rng: createRng(1), rootPlan: new Map([[prompts[0]!.id, 1]]), greedy: true, settings: fast });
     const leaf = leaves(res.trees[0]!)[0]!;
     assert.equal(leaf.end, 'answer');
     const last = server!.bodies.at(-1)!;
@@ -98,7 +97,7 @@ test('injected failures: 5xx and malformed bodies are retried, 4xx is not, hangs
       prompts,
       env,
       policy,
-      ledger: new BudgetLedger(),
+      
       rng: createRng(1),
       rootPlan: new Map([[prompts[0]!.id, 1]]),
       settings: { ...fast, concurrency: 1, timeoutMs: 2_000, retry: { maxAttempts: 5, baseDelayMs: 1, maxDelayMs: 2 } },
@@ -110,7 +109,7 @@ test('injected failures: 5xx and malformed bodies are retried, 4xx is not, hangs
   });
   await withServers(1, { fault: () => 'error400' }, async ([url], [server]) => {
     const policy = new OpenAIPolicy({ baseURLs: [url!], model: 'stand-in' });
-    const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map([[prompts[0]!.id, 1]]), settings: fast });
+    const res = await runStep({ prompts, env, policy, rng: createRng(1), rootPlan: new Map([[prompts[0]!.id, 1]]), settings: fast });
     const leaf = leaves(res.trees[0]!)[0]!;
     assert.equal(leaf.end, 'error');
     assert.equal(leaf.turn!.error!.code, 'server_error');
@@ -122,7 +121,7 @@ test('injected failures: 5xx and malformed bodies are retried, 4xx is not, hangs
 test('requests in flight at the server stay within the engine concurrency', async () => {
   await withServers(1, { delayMs: 15 }, async ([url], [server]) => {
     const policy = new OpenAIPolicy({ baseURLs: [url!], model: 'stand-in' });
-    await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 3])), settings: { ...fast, concurrency: 4 } });
+    await runStep({ prompts, env, policy, rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 3])), settings: { ...fast, concurrency: 4 } });
     assert.equal(server!.peakInFlight, 4);
   });
 });
@@ -133,7 +132,7 @@ test('several base URLs: least-loaded routing spreads requests; a trajectory sti
     const servers = await Promise.all([startStandIn({ delayMs: 40 }), startStandIn({ delayMs: 1 }), startStandIn({ delayMs: 1 })]);
     try {
       const policy = new OpenAIPolicy({ baseURLs: servers.map((s) => s.url), model: 'stand-in', stickySlack });
-      const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 6])), settings: { ...fast, concurrency: 6 } });
+      const res = await runStep({ prompts, env, policy, rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 6])), settings: { ...fast, concurrency: 6 } });
       const counts = servers.map((s) => s.requests);
       assert.equal(counts.reduce((a, b) => a + b, 0), turnsOf(res.trees).length);
       let moved = 0;

@@ -2,7 +2,6 @@
  * Every success predictor passes the shared contract (test/contracts/predictor.ts) on targets of real
  * rollout trees: the embedded world played by the scripted policy, two steps.
  */
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { WorldEnv } from '../../src/env/index.ts';
 import { ScriptedWorldPolicy } from '../../src/policy/index.ts';
 import { BetaBernoulliPredictor, createFeatures, createMlpPredictor, GlobalRatePredictor, samplesFromTrees, type TargetSample } from '../../src/predict/index.ts';
@@ -15,7 +14,7 @@ const policy = new ScriptedWorldPolicy(env, { noise: 0.35 });
 const batches: TargetSample[][] = [];
 for (const step of [0, 1]) {
   const prompts = env.train.slice(step * 6, step * 6 + 6);
-  const { trees } = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(step), rootPlan: new Map(prompts.map((p) => [p.id, 4])) });
+  const { trees } = await runStep({ prompts, env, policy, rng: createRng(step), rootPlan: new Map(prompts.map((p) => [p.id, 4])) });
   batches.push(samplesFromTrees(trees, prompts));
 }
 

@@ -5,7 +5,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { WorldEnv } from '../../src/env/index.ts';
 import { SERVER_FAULT_KINDS, faultFor, startFaultServer, withToolFaults } from '../../src/faults/index.ts';
 import { OpenAIPolicy } from '../../src/policy/index.ts';
@@ -35,8 +34,7 @@ test('each server fault kind reaches the engine as the right failure, and the le
     const server = await startFaultServer({ rate: 1, kinds: [kind], seed: 1 });
     try {
       const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'faulty' });
-      const ledger = new BudgetLedger();
-      const res = await runStep({ prompts: prompts.slice(0, 2), env, policy, ledger, rng: createRng(1), rootPlan: new Map(prompts.slice(0, 2).map((p) => [p.id, 2])), settings: { ...fast, maxTurns: 3 } });
+      const res = await runStep({ prompts: prompts.slice(0, 2), env, policy, rng: createRng(1), rootPlan: new Map(prompts.slice(0, 2).map((p) => [p.id, 2])), settings: { ...fast, maxTurns: 3 } });
       const code = expected[kind];
       if (code) {
         assert.deepEqual(Object.keys(res.failures), [code], `${kind} → ${code}`);
@@ -60,9 +58,8 @@ test('a 30% faulty server + 20% faulty tools: a TRACE step finishes, spends ≤ 
   const faulty = withToolFaults(env, { rate: 0.2, seed: 9 });
   try {
     const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'faulty' });
-    const ledger = new BudgetLedger({ trajectories: 24 });
     const retries: EngineEvent[] = [];
-    const res = await runStep({ prompts, env: faulty, policy, ledger, rng: createRng(2), strategy: createStrategy('trace', { budget: 24, continuations: 2 }), settings: { ...fast, concurrency: 8 }, onEvent: (e) => e.kind === 'retry' && retries.push(e) });
+    const res = await runStep({ prompts, env: faulty, policy, rng: createRng(2), strategy: createStrategy('trace', { budget: 24, continuations: 2 }), settings: { ...fast, concurrency: 8 }, onEvent: (e) => e.kind === 'retry' && retries.push(e) });
     assert.equal(res.cancelled, false);
     const spent = res.spend.bare + res.spend.continuation;
     assert.ok(spent <= 24);
@@ -81,8 +78,7 @@ test('a tool that hangs forever times out (tool_error) instead of stalling the s
   const server = await startFaultServer({ rate: 0 });
   try {
     const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'ok' });
-    const ledger = new BudgetLedger();
-    const res = await runStep({ prompts: prompts.slice(0, 2), env: hanging, policy, ledger, rng: createRng(1), rootPlan: new Map(prompts.slice(0, 2).map((p) => [p.id, 1])), settings: { ...fast, maxTurns: 3 } });
+    const res = await runStep({ prompts: prompts.slice(0, 2), env: hanging, policy, rng: createRng(1), rootPlan: new Map(prompts.slice(0, 2).map((p) => [p.id, 1])), settings: { ...fast, maxTurns: 3 } });
     assert.equal(res.failures.tool_error, 2);
     assert.equal(hanging.toolFaults.hang, 2 * 3, 'each trajectory tried its tool call 3 times');
     assert.equal(res.spend.bare, leafCount(res.trees));

@@ -184,3 +184,10 @@ test('the viewer stays within its prompt and byte limits and says so', async () 
   assert.ok(small.notes.some((n) => n.includes(`at most ${shown} prompt(s) per step`)));
   assert.match(smallData.limits, new RegExp(`at most ${shown} prompts per step`));
 });
+
+test('runs are grouped by their arm label: two arms of one strategy side by side in one report', async () => {
+  const dirs = ['adaptive', 'uniform-roots'].flatMap((arm) => [0, 1].map((seed) => join(root, `arm-${arm}-s${seed}`)));
+  dirs.forEach((dir, i) => writeSyntheticRun({ dir, strategy: 'trace', seed: i % 2, steps: 2, prompts: 3, arm: i < 2 ? 'trace' : 'trace-uniform-roots' }));
+  const r = await writeReport({ runs: dirs, out: join(root, 'arms.html') });
+  assert.deepEqual(r.summary.strategies.map((s) => s.strategy).sort(), ['trace', 'trace-uniform-roots']);
+});

@@ -21,6 +21,8 @@ export interface SyntheticRunOptions {
   bareDetails?: boolean;
   /** Config without strategy.name. */
   noStrategyName?: boolean;
+  /** config.arm: the label the report groups by (several arms of one strategy). */
+  arm?: string;
 }
 
 const TURN_TOKENS = 30;
@@ -59,7 +61,7 @@ export interface SyntheticRun {
 export function writeSyntheticRun(o: SyntheticRunOptions): SyntheticRun {
   const rng = createRng(o.seed).fork(o.strategy);
   const isTrace = o.strategy !== 'grpo';
-  const config = o.noStrategyName ? { seed: o.seed } : { strategy: { name: o.strategy }, seed: o.seed, budget: { unit: 'trajectories' } };
+  const config = o.noStrategyName ? { seed: o.seed } : { strategy: { name: o.strategy }, seed: o.seed, budget: { unit: 'trajectories' }, ...(o.arm ? { arm: o.arm } : {}) };
   const store = RunStore.create(o.dir, config);
   const written: SyntheticRun['steps'] = [];
   const cum = { trajectories: 0, turns: 0, tokens: 0 };

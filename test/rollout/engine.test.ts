@@ -4,7 +4,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { runStep, type EngineEvent } from '../../src/rollout/index.ts';
 import { getNode, leaves, pathTo, turnsTo } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
@@ -14,10 +13,9 @@ const fast = { retry: { baseDelayMs: 1, maxDelayMs: 2 } };
 
 test('bare rollouts: m slots per prompt, deterministic ids, ledger matches the trees', async () => {
   const { env, policy, prompts } = sim();
-  const ledger = new BudgetLedger();
   const counted = new InstrumentedPolicy(policy);
   const plan = new Map([[prompts[0].id, 3], [prompts[1].id, 2]]);
-  const res = await runStep({ prompts, env, policy: counted, ledger, rng: createRng(1), rootPlan: plan, settings: fast });
+  const res = await runStep({ prompts, env, policy: counted, rng: createRng(1), rootPlan: plan, settings: fast });
   assert.equal(res.trees.length, 2);
   assert.deepEqual(res.trees[0].nodes[prompts[0].id].children, [0, 1, 2].map((s) => `${prompts[0].id}/${s}`));
   for (const t of res.trees) for (const l of leaves(t)) assert.ok(l.end === 'answer' || l.end === 'turn_limit');
@@ -30,7 +28,7 @@ test('trees do not depend on scheduling: concurrency 1 vs 6 with scrambled compl
   const run = async (concurrency: number, salt: number) => {
     const { env, policy, prompts } = sim(3);
     const p = new InstrumentedPolicy(policy, { delayMs: scrambledDelay(4, salt) });
-    const res = await runStep({ prompts, env, policy: p, ledger: new BudgetLedger(), rng: createRng(9), strategy: fixedAllocator(3, 2, 2), settings: { ...fast, concurrency } });
+    const res = await runStep({ prompts, env, policy: p, rng: createRng(9), strategy: fixedAllocator(3, 2, 2), settings: { ...fast, concurrency } });
     return { trees: res.trees, order: p.log.join(',') };
   };
   const a = await run(1, 1);
@@ -42,7 +40,7 @@ test('trees do not depend on scheduling: concurrency 1 vs 6 with scrambled compl
 test('requests in flight never exceed the concurrency setting, and reach it', async () => {
   const { env, policy, prompts } = sim();
   const p = new InstrumentedPolicy(policy, { delayMs: () => 3 });
-  await runStep({ prompts, env, policy: p, ledger: new BudgetLedger(), rng: createRng(2), rootPlan: new Map(prompts.map((q) => [q.id, 4])), settings: { concurrency: 3 } });
+  await runStep({ prompts, env, policy: p, rng: createRng(2), rootPlan: new Map(prompts.map((q) => [q.id, 4])), settings: { concurrency: 3 } });
   assert.equal(p.peak, 3);
 });
 
@@ -51,7 +49,7 @@ test('prefix expansion: candidates, predicted/expanded marks, continuations rest
   const env = new SpyTruthEnv(inner);
   const seen: Array<{ promptId: string; ids: string[]; budget: number }> = [];
   const scorer = (hs: readonly { turns: readonly unknown[] }[]) => hs.map((h) => 0.1 * h.turns.length);
-  const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(4), strategy: fixedAllocator(3, 2, 2), scorer, settings: fast });
+  const res = await runStep({ prompts, env, policy, rng: createRng(4), strategy: fixedAllocator(3, 2, 2), scorer, settings: fast });
   assert.equal(seen.length, 0, 'the allocator here does not record');
   let continuations = 0;
   for (const tree of res.trees) {
@@ -80,12 +78,12 @@ test('prefix candidates carry q, r, entropy and the true p; budget is prefixBudg
   const seen: Array<{ promptId: string; ids: string[]; budget: number }> = [];
   let captured: Array<{ id: string; q: number; r: number; depth: number; entropy?: number; p?: number }> = [];
   const alloc = fixedAllocator(3, 1, 2, seen);
-  const planPrefixes = alloc.planPrefixes;
-  alloc.planPrefixes = (input) => {
+  const planPrefixes = alloc.prefixes!.plan;
+  alloc.prefixes!.plan = (input) => {
     captured = captured.concat(input.prefixes.map((x) => ({ ...x })));
     return planPrefixes(input);
   };
-  const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(4), strategy: alloc, settings: fast });
+  const res = await runStep({ prompts, env, policy, rng: createRng(4), strategy: alloc, settings: fast });
   assert.ok(seen.length > 0);
   for (const s of seen) assert.equal(s.budget, 6);
   for (const c of captured) {
@@ -105,7 +103,7 @@ test('a prompt expands as soon as its own bare rollouts finish (no global wait)'
   const slow = prompts[1].id;
   const p = new InstrumentedPolicy(policy, { delayMs: (ctx) => (ctx.prompt.id === slow ? 40 : 0) });
   const events: EngineEvent[] = [];
-  await runStep({ prompts: prompts.slice(0, 2), env, policy: p, ledger: new BudgetLedger(), rng: createRng(4), strategy: fixedAllocator(3, 3, 1), settings: fast, onEvent: (e) => events.push(e) });
+  await runStep({ prompts: prompts.slice(0, 2), env, policy: p, rng: createRng(4), strategy: fixedAllocator(3, 3, 1), settings: fast, onEvent: (e) => events.push(e) });
   const firstExpand = events.findIndex((e) => e.kind === 'expand' && e.promptId === prompts[0].id);
   const slowBareDone = events.map((e) => e.kind === 'trajectory' && e.origin === 'bare' && e.promptId === slow).lastIndexOf(true);
   assert.ok(firstExpand >= 0, 'the fast prompt was expanded');
@@ -126,7 +124,7 @@ test('transient server errors are retried with backoff; the ledger counts every 
     },
   });
   const events: EngineEvent[] = [];
-  const res = await runStep({ prompts, env, policy: p, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map([[prompts[0].id, 3]]), settings: fast, onEvent: (e) => events.push(e) });
+  const res = await runStep({ prompts, env, policy: p, rng: createRng(1), rootPlan: new Map([[prompts[0].id, 3]]), settings: fast, onEvent: (e) => events.push(e) });
   const c = treeCounts(res.trees);
   assert.equal(res.progress.failed, 0);
   assert.equal(p.calls, 2 * c.turns, 'each turn failed once and succeeded on the second attempt');
@@ -138,7 +136,7 @@ test('transient server errors are retried with backoff; the ledger counts every 
 test('a call that fails on every attempt ends the trajectory with end=error and the reason on the node', async () => {
   const { env, policy, prompts } = sim();
   const p = new InstrumentedPolicy(policy, { fail: (ctx) => (ctx.callId!.startsWith(`${prompts[0].id}/1`) ? serverError('HTTP 500 boom') : undefined) });
-  const res = await runStep({ prompts, env, policy: p, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map([[prompts[0].id, 3]]), settings: { ...fast, retry: { ...fast.retry, maxAttempts: 3 } } });
+  const res = await runStep({ prompts, env, policy: p, rng: createRng(1), rootPlan: new Map([[prompts[0].id, 3]]), settings: { ...fast, retry: { ...fast.retry, maxAttempts: 3 } } });
   const bad = getNode(res.trees[0], `${prompts[0].id}/1`);
   assert.equal(bad.end, 'error');
   assert.equal(bad.reward, undefined);
@@ -152,7 +150,7 @@ test('a call that fails on every attempt ends the trajectory with end=error and 
 test('a hanging call times out (even when the policy ignores its signal)', async () => {
   const { env, policy, prompts } = sim();
   const p = new InstrumentedPolicy(policy, { fail: (ctx) => (ctx.callId === `${prompts[0].id}/0#1` ? 'hang' : undefined) });
-  const res = await runStep({ prompts, env, policy: p, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map([[prompts[0].id, 1]]), settings: { ...fast, timeoutMs: 250 } });
+  const res = await runStep({ prompts, env, policy: p, rng: createRng(1), rootPlan: new Map([[prompts[0].id, 1]]), settings: { ...fast, timeoutMs: 250 } });
   const retries = res.trees[0].nodes[`${prompts[0].id}/0`];
   assert.equal(retries.turn!.error, undefined, 'the second attempt succeeded');
   assert.equal(p.log[0], `${prompts[0].id}/0#1`);
@@ -162,7 +160,7 @@ test('a hanging call times out (even when the policy ignores its signal)', async
 test('tool errors are retried, then recorded as tool_error', async () => {
   const { env: inner, policy, prompts } = sim();
   const env = new SpyEnv(inner, (a) => a.type === 'search');
-  const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map([[prompts[0].id, 4]]), settings: fast });
+  const res = await runStep({ prompts, env, policy, rng: createRng(1), rootPlan: new Map([[prompts[0].id, 4]]), settings: fast });
   const errs = leaves(res.trees[0]).filter((l) => l.end === 'error');
   assert.ok(errs.length > 0, 'some rollout searched');
   for (const l of errs) {
@@ -174,8 +172,7 @@ test('tool errors are retried, then recorded as tool_error', async () => {
 
 test('the trajectory cap holds: fewer rollouts start, spend never exceeds it', async () => {
   const { env, policy, prompts } = sim();
-  const ledger = new BudgetLedger({ trajectories: 5 });
-  const res = await runStep({ prompts, env, policy, ledger, rng: createRng(1), strategy: fixedAllocator(3, 4, 3), settings: fast });
+  const res = await runStep({ prompts, env, policy, rng: createRng(1), strategy: { ...fixedAllocator(3, 4, 3), trajectoryCap: 5 }, settings: fast });
   assert.equal(res.spend.bare + res.spend.continuation, 5);
   const c = treeCounts(res.trees);
   assert.equal(c.bare + c.continuation, 5);
@@ -185,16 +182,15 @@ test('cancellation stops in-flight work; nothing is left reserved and the tree i
   const { env, policy, prompts } = sim();
   const ctl = new AbortController();
   const p = new InstrumentedPolicy(policy, { delayMs: () => 5 });
-  const ledger = new BudgetLedger({ turns: 1000, tokens: 1_000_000 });
   setTimeout(() => ctl.abort(), 12);
-  const res = await runStep({ prompts, env, policy: p, ledger, rng: createRng(1), strategy: fixedAllocator(4, 2, 2), settings: { ...fast, concurrency: 2 }, signal: ctl.signal });
+  const res = await runStep({ prompts, env, policy: p, caps: { turns: 1000, tokens: 1_000_000 }, rng: createRng(1), strategy: fixedAllocator(4, 2, 2), settings: { ...fast, concurrency: 2 }, signal: ctl.signal });
   assert.equal(res.cancelled, true);
   const c = treeCounts(res.trees);
   assert.ok(c.turns < 16, 'the run stopped early');
   assert.equal(res.spend.turns, p.calls, 'every issued call is counted, no more');
   assert.equal(res.spend.bare + res.spend.continuation, c.bare + c.continuation, 'trajectories with no node were refunded');
   for (const t of res.trees) for (const n of Object.values(t.nodes)) if (n.parent !== null && n.children.length === 0) assert.ok(n.end !== undefined, `leaf ${n.id} has an end`);
-  assert.ok(ledger.tryReserveTurn(1000 - res.spend.turns > 0 ? 1 : 0) !== null, 'no reservation is left open');
+  assert.ok(res.ledger.tryReserveTurn(1000 - res.spend.turns > 0 ? 1 : 0) !== null, 'no reservation is left open');
 });
 
 test('multi-round roots (DAPO protocol): later rounds see earlier results and get fresh slots', async () => {
@@ -204,18 +200,20 @@ test('multi-round roots (DAPO protocol): later rounds see earlier results and ge
     prompts,
     env,
     policy,
-    ledger: new BudgetLedger(),
+    
     rng: createRng(1),
     settings: fast,
     strategy: {
-      planRoots: ({ round, results }) => {
-        seenResults.push([...results.values()].reduce((a, r) => a + r.length, 0));
-        if (round === 0) return new Map([[prompts[0].id, 2]]);
-        if (round === 1) return new Map([[prompts[0].id, 2], [prompts[1].id, 2]]);
-        return new Map();
+      trajectoryCap: 1_000_000,
+      roots: {
+        rounds: 'until-empty',
+        plan: ({ round, results }) => {
+          seenResults.push([...results.values()].reduce((a, r) => a + r.length, 0));
+          if (round === 0) return new Map([[prompts[0].id, 2]]);
+          if (round === 1) return new Map([[prompts[0].id, 2], [prompts[1].id, 2]]);
+          return new Map();
+        },
       },
-      prefixBudget: () => 0,
-      planPrefixes: () => new Map(),
     },
   });
   assert.deepEqual(seenResults, [0, 2, 6]);

@@ -112,18 +112,21 @@ export class SpyTruthEnv<S> extends SpyEnv<S> {
 /** An allocator with fixed roots and "expand the first `perPrompt` prefixes with K each". */
 export function fixedAllocator(m: number, perPrompt: number, K: number, seen?: Array<{ promptId: string; ids: string[]; budget: number }>): Allocator {
   return {
-    planRoots: ({ candidates, round }) => (round === 0 ? new Map(candidates.map((c) => [c.promptId, m])) : new Map()),
-    prefixBudget: (mm) => mm * K,
-    planPrefixes: ({ promptId, prefixes, budget }) => {
-      seen?.push({ promptId, ids: prefixes.map((p) => p.id), budget });
-      const plan = new Map<string, number>();
-      let left = budget;
-      for (const p of prefixes.slice(0, perPrompt)) {
-        const k = Math.min(K, left);
-        if (k > 0) plan.set(p.id, k);
-        left -= k;
-      }
-      return plan;
+    trajectoryCap: 1_000_000,
+    roots: { plan: ({ candidates }) => new Map(candidates.map((c) => [c.promptId, m])) },
+    prefixes: {
+      continuationBudget: (mm) => mm * K,
+      plan: ({ promptId, prefixes, budget }) => {
+        seen?.push({ promptId, ids: prefixes.map((p) => p.id), budget });
+        const plan = new Map<string, number>();
+        let left = budget;
+        for (const p of prefixes.slice(0, perPrompt)) {
+          const k = Math.min(K, left);
+          if (k > 0) plan.set(p.id, k);
+          left -= k;
+        }
+        return plan;
+      },
     },
   };
 }

@@ -1,6 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { Recording, RecordingFormatError, ReplayMissError, runStep } from '../../src/rollout/index.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { createRng } from '../../src/util/rng.ts';
@@ -22,14 +21,14 @@ test('record a run with failures, replay it without policy or tools: identical t
   const flaky = new InstrumentedPolicy(policy, { delayMs: scrambledDelay(3, 5), fail: (ctx) => (ctx.callId!.endsWith('#1') && n++ % 3 === 0 ? serverError() : undefined) });
   const toolFlaky = new SpyEnv(inner, (a, k) => a.type === 'search' && k % 5 === 0);
   const recording = new Recording();
-  const live = await runStep({ prompts, env: toolFlaky, policy: flaky, ledger: new BudgetLedger(), rng: createRng(3), strategy: fixedAllocator(3, 2, 2), settings, record: recording });
+  const live = await runStep({ prompts, env: toolFlaky, policy: flaky, rng: createRng(3), strategy: fixedAllocator(3, 2, 2), settings, record: recording });
   assert.ok(Object.keys(live.failures).length + flaky.calls > 0);
   assert.ok([...recording.entries.values()].some((e) => e.kind === 'policy_error'), 'failures were recorded');
 
   // Through the file format, and with an environment whose tools always fail.
   const reread = Recording.fromJSONL(recording.toJSONL());
   const noTools = new SpyEnv(inner, () => true);
-  const replayed = await runStep({ prompts, env: noTools, policy: unreachable, ledger: new BudgetLedger(), rng: createRng(3), strategy: fixedAllocator(3, 2, 2), settings, replay: reread });
+  const replayed = await runStep({ prompts, env: noTools, policy: unreachable, rng: createRng(3), strategy: fixedAllocator(3, 2, 2), settings, replay: reread });
   assert.equal(noTools.steps, 0, 'replay called no tool');
   assert.deepEqual(replayed.trees, live.trees);
   assert.deepEqual(replayed.spend, live.spend);
@@ -39,9 +38,9 @@ test('record a run with failures, replay it without policy or tools: identical t
 test('a replay that diverges from the recording fails loudly', async () => {
   const { env, policy, prompts } = sim(11);
   const recording = new Recording();
-  await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(3), rootPlan: new Map([[prompts[0].id, 2]]), settings, record: recording });
+  await runStep({ prompts, env, policy, rng: createRng(3), rootPlan: new Map([[prompts[0].id, 2]]), settings, record: recording });
   await assert.rejects(
-    runStep({ prompts, env, policy: unreachable, ledger: new BudgetLedger(), rng: createRng(3), rootPlan: new Map([[prompts[0].id, 3]]), settings, replay: recording }),
+    runStep({ prompts, env, policy: unreachable, rng: createRng(3), rootPlan: new Map([[prompts[0].id, 3]]), settings, replay: recording }),
     ReplayMissError,
   );
 });

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { Simulator } from '../../src/env/index.ts';
 import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
@@ -13,7 +12,7 @@ test('a signal shared by many steps keeps no listeners from finished steps', asy
   const controller = new AbortController();
   for (let step = 0; step < 15; step++) {
     await runStep({
-      prompts, env: sim, policy: new SimulatorPolicy(sim), ledger: new BudgetLedger(), rng: createRng(step),
+      prompts, env: sim, policy: new SimulatorPolicy(sim), rng: createRng(step),
       rootPlan: new Map(prompts.map((p) => [p.id, 2])), signal: controller.signal,
     });
   }

@@ -1,8 +1,7 @@
 /** Every allocation strategy from src/allocate drives the engine on the simulator (the shared contract). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { STRATEGY_NAMES, createStrategy } from '../../src/allocate/index.ts';
-import { BudgetLedger } from '../../src/budget/index.ts';
+import { STRATEGY_NAMES, createStrategy, optionsFor } from '../../src/allocate/index.ts';
 import { Simulator } from '../../src/env/index.ts';
 import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
@@ -15,13 +14,12 @@ for (const name of STRATEGY_NAMES) {
     const env = new Simulator({ seed: 21 });
     const prompts = env.prompts(12);
     const B = 36;
-    const strategy = createStrategy(name, { budget: B, continuations: 2, groupSize: 4, batchSize: name === 'dapo' ? 3 : undefined });
-    const ledger = new BudgetLedger(name === 'dapo' ? { trajectories: 4 * B } : { trajectories: B });
-    const res = await runStep({ prompts, env, policy: new SimulatorPolicy(env), ledger, rng: createRng(3), strategy, settings: { concurrency: 8 } });
+    const strategy = createStrategy(name, optionsFor(name, { budget: B, continuations: 2, groupSize: 4, batchSize: name === 'dapo' ? 3 : undefined }));
+    const res = await runStep({ prompts, env, policy: new SimulatorPolicy(env), rng: createRng(3), strategy, settings: { concurrency: 8 } });
     const c = treeCounts(res.trees);
     assert.equal(res.spend.bare, c.bare);
     assert.equal(res.spend.continuation, c.continuation);
-    assert.ok(c.bare + c.continuation <= (name === 'dapo' ? 4 * B : B));
+    assert.ok(c.bare + c.continuation <= strategy.trajectoryCap);
     assert.ok(c.bare > 0);
     for (const t of res.trees) assert.deepEqual(treeFromJSON(treeToJSON(t)), t);
     if (['trace', 'oracle', 'random-tree', 'entropy'].includes(name)) assert.ok(c.continuation > 0, 'tree strategies expand prefixes');

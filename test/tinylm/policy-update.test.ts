@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { LmTrainer, TinyLmPolicy, trajectorySequence } from '../../src/tinylm/index.ts';
 import { initJax } from '../../src/util/jax.ts';
@@ -17,7 +16,7 @@ test('update: PPO on the turns raises the log-probability of positively advantag
   const policy = new TinyLmPolicy(model, { maxTokensPerTurn: 24, trainer: { batch: 4 } });
   try {
     const prompts = env.train.slice(0, 2);
-    const res = await runStep({ prompts, env, policy, ledger: new BudgetLedger(), rng: createRng(4), rootPlan: new Map(prompts.map((p) => [p.id, 2])), settings: { maxTurns: 2, concurrency: 2 } });
+    const res = await runStep({ prompts, env, policy, rng: createRng(4), rootPlan: new Map(prompts.map((p) => [p.id, 2])), settings: { maxTurns: 2, concurrency: 2 } });
     const samples = res.trees.flatMap((t) => leaves(t).map((leaf, k) => {
       const turns = turnsTo(t, leaf.id);
       return { prompt: prompts.find((p) => p.id === t.promptId)!, turns, advantages: turns.map(() => (k % 2 === 0 ? 1 : -1)) };
@@ -42,7 +41,7 @@ test('update: PPO on the turns raises the log-probability of positively advantag
     assert.ok(mean(after, 1) > mean(before, 1), 'positive-advantage tokens became likelier');
     assert.ok(mean(after, -1) < mean(before, -1), 'negative-advantage tokens became less likely');
     // Weight sync: a new rollout's recorded probabilities are the updated trainer's, not the old weights'.
-    const next = await runStep({ prompts: prompts.slice(0, 1), env, policy, ledger: new BudgetLedger(), rng: createRng(5), rootPlan: new Map([[prompts[0]!.id, 1]]), settings: { maxTurns: 1 } });
+    const next = await runStep({ prompts: prompts.slice(0, 1), env, policy, rng: createRng(5), rootPlan: new Map([[prompts[0]!.id, 1]]), settings: { maxTurns: 1 } });
     const turns = turnsTo(next.trees[0]!, leaves(next.trees[0]!)[0]!.id);
     const seq = trajectorySequence(policy.tokenizer, prompts[0]!, turns);
     const now = policy.trainer.logprobs([seq])[0]!;

@@ -14,3 +14,23 @@ test('a partial strategy is completed from the defaults; unknown strategy option
   assert.equal(c.strategy.budget, 192);
   assert.throws(() => parseTrainConfig({ strategy: { name: 'trace', budgte: 3 } }), /budgte/);
 });
+
+test('options of another strategy are rejected on their own field path, naming who takes them', () => {
+  assert.throws(() => parseTrainConfig({ strategy: { name: 'trace', knapsackPrior: 5 } }), /config\.strategy\.knapsackPrior: .*apply to knapsack only/);
+  assert.throws(() => parseTrainConfig({ strategy: { name: 'grpo', continuations: 2 } }), /config\.strategy\.continuations: .*not an option of strategy grpo/);
+  assert.throws(() => parseTrainConfig({ strategy: { name: 'pcl', roots: 'uniform' } }), /config\.strategy\.roots/);
+  // A tree strategy's own defaults are filled in; a root-only one gets none of them.
+  assert.deepEqual(parseTrainConfig({ strategy: { name: 'grpo' } }).strategy, { name: 'grpo', budget: 192 });
+  assert.equal(parseTrainConfig({ strategy: { name: 'random-tree' } }).strategy.name, 'random-tree');
+});
+
+test('a config stored before per-strategy options (every strategy’s defaults filled in) still reads back', () => {
+  const old = { strategy: { name: 'grpo', budget: 48, continuations: 2, min: 2, max: 16, groupSize: 8, knapsackPrior: 1 } };
+  assert.throws(() => parseTrainConfig(old), /continuations/);
+  assert.deepEqual(parseTrainConfig(old, { stored: true }).strategy, { name: 'grpo', budget: 48 });
+});
+
+test('the arm label is part of the config', () => {
+  assert.equal(parseTrainConfig({ arm: 'trace-uniform-roots', strategy: { name: 'trace', roots: 'uniform' } }).arm, 'trace-uniform-roots');
+  assert.equal(parseTrainConfig({}).arm, undefined);
+});

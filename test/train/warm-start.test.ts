@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BudgetLedger } from '../../src/budget/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { buildComponents, parseTrainConfig, type Components } from '../../src/train/index.ts';
 import { leaves } from '../../src/tree/index.ts';
@@ -45,9 +44,9 @@ test('warm-started, the policy searches before it answers and solves some held-o
   const dir = cacheDir();
   const measure = async (parts: Components) => {
     const prompts = parts.test.slice(0, 40);
-    const sampled = await runStep({ prompts, env: parts.env, policy: parts.policy, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 2])) });
+    const sampled = await runStep({ prompts, env: parts.env, policy: parts.policy, rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 2])) });
     const ls = sampled.trees.flatMap((t) => leaves(t));
-    const greedy = await runStep({ prompts, env: parts.env, policy: parts.policy, ledger: new BudgetLedger(), rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 1])), greedy: true });
+    const greedy = await runStep({ prompts, env: parts.env, policy: parts.policy, rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 1])), greedy: true });
     const solved = greedy.trees.flatMap((t) => leaves(t)).reduce((s, l) => s + (l.reward ?? 0), 0);
     return { withPrefix: ls.filter((l) => l.depth >= 2).length / ls.length, accuracy: solved / prompts.length };
   };

@@ -1,5 +1,5 @@
-import type { StrategyOptions } from '../options.ts';
-import type { Strategy } from '../types.ts';
+import type { OptionsOf } from '../options.ts';
+import type { RootPlanner, Strategy } from '../types.ts';
 
 /** A group is mixed when its rewards are not all equal (at least one success and one failure). */
 export function isMixedGroup(rewards: readonly number[]): boolean {
@@ -10,34 +10,27 @@ export function isMixedGroup(rewards: readonly number[]): boolean {
  * DAPO dynamic sampling: each round samples the next `dapoRoundPrompts` unused prompts of the pool at
  * group size G; groups whose outcomes are all equal are filtered out later (by the trainer); rounds
  * continue until `batchSize` mixed groups are collected, the pool is used up, or the next round would
- * pass the trajectory cap (default 4 · B). Its real cost varies per step and is what the ledger records.
+ * pass the trajectory cap (default 4 · B; the ledger's remaining says how much is left). Its real cost
+ * varies per step and is what the ledger records.
  */
-export function dapoStrategy(o: StrategyOptions): Strategy {
+export function dapoStrategy(o: OptionsOf<'dapo'>): Strategy {
   const G = o.groupSize;
   const target = o.batchSize ?? Math.max(1, Math.floor(o.budget / G));
-  const cap = o.dapoMaxTrajectories ?? 4 * o.budget;
   const perRound = o.dapoRoundPrompts ?? target;
-  return {
-    name: 'dapo',
-    trajectoryCap: cap,
-    planRoots({ candidates, results, remaining }) {
-      let spent = 0;
+  const roots: RootPlanner = {
+    rounds: 'until-empty',
+    plan({ candidates, results, remaining }) {
       let mixed = 0;
-      for (const rewards of results.values()) {
-        spent += rewards.length;
-        if (isMixedGroup(rewards)) mixed++;
-      }
+      for (const rewards of results.values()) if (isMixedGroup(rewards)) mixed++;
       const plan = new Map<string, number>();
       if (mixed >= target) return plan;
-      const left = Math.min(remaining, cap - spent);
-      const k = Math.min(perRound, Math.floor(left / G));
+      const k = Math.min(perRound, Math.floor(remaining / G));
       for (const c of candidates) {
         if (plan.size >= k) break;
         if (!results.has(c.promptId)) plan.set(c.promptId, G);
       }
       return plan;
     },
-    prefixBudget: () => 0,
-    planPrefixes: () => new Map(),
   };
+  return { name: 'dapo', trajectoryCap: o.dapoMaxTrajectories ?? 4 * o.budget, roots };
 }

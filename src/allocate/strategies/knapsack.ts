@@ -1,7 +1,7 @@
 import { knapsackWeight } from '../mixed-value.ts';
-import type { StrategyOptions } from '../options.ts';
+import type { OptionsOf } from '../options.ts';
+import { allRemaining, solvedRootPlanner } from '../parts/roots.ts';
 import type { RootCandidate, Strategy } from '../types.ts';
-import { firstRoundOnly, flatRootBudget, solvedRoots } from './common.ts';
 
 /** Smoothed per-prompt success rate from history: p̂ = (successes + α) / (trials + 2α). */
 export function historyRate(c: RootCandidate, alpha: number): number {
@@ -15,19 +15,10 @@ export function historyRate(c: RootCandidate, alpha: number): number {
  * Knapsack-RL-like, prompt level only: maximise Σ (1 − p̂^k − (1 − p̂)^k) · p̂(1 − p̂)² over k_i ∈ {0} ∪
  * [min, max] with Σ k = B, p̂ from each prompt's history (not the predictor); exact solver.
  */
-export function knapsackStrategy(o: StrategyOptions): Strategy {
-  return {
-    name: 'knapsack',
-    trajectoryCap: o.budget,
-    planRoots(input) {
-      if (!firstRoundOnly(input)) return new Map();
-      const items = input.candidates.map((c) => {
-        const p = historyRate(c, o.knapsackPrior);
-        return { v: p, w: knapsackWeight(p) };
-      });
-      return solvedRoots(input.candidates, items, flatRootBudget(o.budget, input.remaining), o);
-    },
-    prefixBudget: () => 0,
-    planPrefixes: () => new Map(),
+export function knapsackStrategy(o: OptionsOf<'knapsack'>): Strategy {
+  const value = (c: RootCandidate) => {
+    const p = historyRate(c, o.knapsackPrior);
+    return { v: p, w: knapsackWeight(p) };
   };
+  return { name: 'knapsack', trajectoryCap: o.budget, roots: solvedRootPlanner(allRemaining, value, o) };
 }

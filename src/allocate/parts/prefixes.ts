@@ -1,0 +1,86 @@
+import { solvePrefixes } from '../prefix-solver.ts';
+import type { PrefixCandidate, PrefixPlanner } from '../types.ts';
+
+/** The tree strategies' continuation budget: m_i · N for a prompt with m_i bare rollouts. */
+function perRoot(N: number): (m: number) => number {
+  return (m) => m * N;
+}
+
+/** The prefix solver on ρ = r·q + (1 − r)(1 − q), q from `q` (the predictor's, or the truth for oracle). */
+export function solvedPrefixPlanner(N: number, q: (c: PrefixCandidate) => number, weight?: (c: PrefixCandidate) => number): PrefixPlanner {
+  return {
+    continuationBudget: perRoot(N),
+    plan({ prefixes, budget }) {
+      // weight: trace's entropy-weighted prefixes (w·V_pref; absent = the paper's w = 1).
+      const { k } = solvePrefixes(prefixes.map((c) => ({ id: c.id, q: q(c), r: c.r, ...(weight ? { w: weight(c) } : {}) })), budget);
+      return positive(prefixes.map((c) => c.id), k);
+    },
+  };
+}
+
+/** The ablation's uniform prefixes: the budget spread evenly (`evenPrefixes`), no predictor. */
+export function evenPrefixPlanner(N: number): PrefixPlanner {
+  return {
+    continuationBudget: perRoot(N),
+    plan: ({ prefixes, budget }) => positive(prefixes.map((c) => c.id), evenPrefixes(prefixes, budget)),
+  };
+}
+
+/** random-tree: each continuation branches from a prefix drawn uniformly at random (with replacement). */
+export function randomPrefixPlanner(N: number): PrefixPlanner {
+  return {
+    continuationBudget: perRoot(N),
+    plan({ prefixes, budget, rng }) {
+      const plan = new Map<string, number>();
+      for (let u = 0; u < budget; u++) {
+        const id = prefixes[rng.int(prefixes.length)].id;
+        plan.set(id, (plan.get(id) ?? 0) + 1);
+      }
+      return plan;
+    },
+  };
+}
+
+/**
+ * entropy (ARPO-like): continuations one each to the prefixes in order of decreasing policy entropy at
+ * the turn after the prefix, cycling when the budget exceeds the prefixes. Prefixes without an entropy
+ * come last; ties keep input order.
+ */
+export function entropyPrefixPlanner(N: number): PrefixPlanner {
+  return {
+    continuationBudget: perRoot(N),
+    plan({ prefixes, budget }) {
+      const plan = new Map<string, number>();
+      const ranked = prefixes.map((c, i) => ({ id: c.id, h: c.entropy ?? -Infinity, i })).sort((a, b) => b.h - a.h || a.i - b.i);
+      for (let u = 0; u < budget; u++) {
+        const id = ranked[u % ranked.length].id;
+        plan.set(id, (plan.get(id) ?? 0) + 1);
+      }
+      return plan;
+    },
+  };
+}
+
+/**
+ * The uniform prefix allocation of the ablation (deterministic, no predictor): each of the P prefixes
+ * gets ⌊budget / P⌋ continuations, and the budget mod P left over goes one each to the shallowest
+ * prefixes first (depth t, then input order — one per rollout at t = 1 before any at t = 2), so no
+ * rollout is favoured by its position in the input. Returns K in input order.
+ */
+export function evenPrefixes(prefixes: readonly PrefixCandidate[], budget: number): number[] {
+  const P = prefixes.length;
+  if (P === 0) return [];
+  const k = prefixes.map(() => Math.floor(budget / P));
+  const order = prefixes.map((c, i) => ({ d: c.depth, i })).sort((a, b) => a.d - b.d || a.i - b.i);
+  for (let u = 0; u < budget % P; u++) k[order[u].i]++;
+  return k;
+}
+
+/** Drops K = 0 entries: a plan lists expanded prefixes only. */
+function positive(ids: readonly string[], k: readonly number[]): Map<string, number> {
+  const plan = new Map<string, number>();
+  ids.forEach((id, i) => {
+    if (k[i] > 0) plan.set(id, k[i]);
+  });
+  return plan;
+}

@@ -1,0 +1,61 @@
+import { spendableBelow, type Bounds } from '../feasibility.ts';
+import { solveWeighted } from '../weighted-solver.ts';
+import type { RootCandidate, RootPlanner, RootRoundInput } from '../types.ts';
+
+/** How many bare rollouts a root planner spends of what the ledger has left. */
+export type RootShare = (input: RootRoundInput) => number;
+
+/** Root-only strategies: every trajectory left becomes a bare rollout. */
+export const allRemaining: RootShare = (input) => Math.floor(input.remaining);
+
+/** Tree strategies: M = ⌊remaining / (1 + N)⌋ roots, so the m_i · N continuations fit too (M + N·M ≤ B). */
+export function treeShare(N: number): RootShare {
+  return (input) => Math.floor(input.remaining / (1 + N));
+}
+
+/**
+ * Uniform group sizes over the first `batchSize` candidates (default all), spending `share` bare
+ * rollouts: group size g = max(2, ⌊total / n⌋) on as many prompts as fit, the remainder one extra each
+ * to the first prompts. Ignores predictions (the GRPO protocol and the ablation's uniform roots).
+ */
+export function uniformRootPlanner(share: RootShare, batchSize?: number): RootPlanner {
+  return { plan: (input) => uniformRoots(input.candidates, share(input), batchSize) };
+}
+
+export function uniformRoots(candidates: readonly RootCandidate[], total: number, batchSize?: number): Map<string, number> {
+  const batch = candidates.slice(0, batchSize ?? candidates.length);
+  const plan = new Map<string, number>();
+  if (batch.length === 0 || total < 2) return plan;
+  const g = Math.max(2, Math.floor(total / batch.length));
+  const used = Math.min(batch.length, Math.floor(total / g));
+  let extra = total - used * g;
+  for (let i = 0; i < used; i++) {
+    const add = extra > 0 ? 1 : 0;
+    extra -= add;
+    plan.set(batch[i].promptId, g + add);
+  }
+  return plan;
+}
+
+/** A candidate's value item for the exact solver: success probability v and weight w. */
+export type RootValue = (c: RootCandidate) => { v: number; w: number };
+
+/**
+ * The exact root solver (TRACE-SPEC §3 step 2): maximise Σ w_i V_root(v_i, m_i) over m_i ∈ {0} ∪
+ * [m_min, m_max] spending the largest budget ≤ share that the bounds can spend. Prompts with m_i = 0
+ * are left out of the plan.
+ */
+export function solvedRootPlanner(share: RootShare, value: RootValue, bounds: Bounds): RootPlanner {
+  return {
+    plan(input) {
+      const cs = input.candidates;
+      const budget = spendableBelow(cs.length, share(input), bounds);
+      const { m } = solveWeighted(cs.map(value), { budget, min: bounds.min, max: bounds.max });
+      const plan = new Map<string, number>();
+      m.forEach((mi, i) => {
+        if (mi > 0) plan.set(cs[i].promptId, mi);
+      });
+      return plan;
+    },
+  };
+}

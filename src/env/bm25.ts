@@ -16,24 +16,36 @@ export interface Bm25Options {
   titleBoost?: number;
 }
 
+const MINI_OPTIONS = {
+  idField: 'n',
+  fields: ['title', 'text'],
+  tokenize: (s: string) => s.split(/[^\p{L}\p{N}]+/u),
+  processTerm: (t: string) => {
+    const term = t.toLowerCase();
+    return term.length === 0 || STOP.has(term) ? null : term;
+  },
+};
+
 export class Bm25Index {
   private readonly mini: MiniSearch<Passage & { n: number }>;
   private readonly passages: Passage[];
   private readonly titleBoost: number;
 
-  constructor(passages: readonly Passage[], options: Bm25Options = {}) {
+  constructor(passages: readonly Passage[], options: Bm25Options & { serialized?: string } = {}) {
     this.titleBoost = options.titleBoost ?? 2;
     this.passages = passages.slice();
-    this.mini = new MiniSearch<Passage & { n: number }>({
-      idField: 'n',
-      fields: ['title', 'text'],
-      tokenize: (s) => s.split(/[^\p{L}\p{N}]+/u),
-      processTerm: (t) => {
-        const term = t.toLowerCase();
-        return term.length === 0 || STOP.has(term) ? null : term;
-      },
-    });
-    this.mini.addAll(this.passages.map((p, n) => ({ ...p, n })));
+    if (options.serialized !== undefined) {
+      this.mini = MiniSearch.loadJSON<Passage & { n: number }>(options.serialized, MINI_OPTIONS);
+      if (this.mini.documentCount !== this.passages.length) throw new RangeError(`serialized BM25 index holds ${this.mini.documentCount} passages, not ${this.passages.length}`);
+    } else {
+      this.mini = new MiniSearch<Passage & { n: number }>(MINI_OPTIONS);
+      this.mini.addAll(this.passages.map((p, n) => ({ ...p, n })));
+    }
+  }
+
+  /** The index as JSON (terms and statistics, not the passages): `new Bm25Index(passages, { serialized })` restores it. */
+  serialize(): string {
+    return JSON.stringify(this.mini);
   }
 
   get size(): number {

@@ -66,7 +66,10 @@ const musique = z.object({
   answer_aliases: z.array(z.string()).default([]),
   paragraphs: z.array(z.object({ idx: z.number().int(), title: z.string(), paragraph_text: z.string(), is_supporting: z.boolean() })),
 });
-const bamboogle = z.object({ id: z.string().optional(), question: z.string().min(1), answer: z.string() });
+/** Bamboogle and the plain user shape: `{id?, question, answer}` or `{id?, question, answers: [...]}`. */
+const bamboogle = z
+  .object({ id: z.union([z.string(), z.number()]).optional(), question: z.string().min(1), answer: z.string().optional(), answers: z.array(z.string()).min(1).optional() })
+  .refine((r) => r.answer !== undefined || r.answers !== undefined, { message: 'needs "answer" (a string) or "answers" (a list of strings)', path: ['answer'] });
 
 /** Joins sentences the way the text reads: HotpotQA's carry their own leading spaces, 2Wiki's do not. */
 function joinSentences(sentences: readonly string[]): string {
@@ -105,7 +108,8 @@ function convert(format: DatasetFormat, raw: unknown, fallbackId: string): QaExa
     }
     case 'bamboogle': {
       const r = bamboogle.parse(raw);
-      return { id: r.id ?? fallbackId, question: r.question, answers: [r.answer], dataset: format, paragraphs: [], supporting: [] };
+      const answers = [...(r.answer !== undefined ? [r.answer] : []), ...(r.answers ?? [])];
+      return { id: r.id !== undefined ? String(r.id) : fallbackId, question: r.question, answers, dataset: format, paragraphs: [], supporting: [] };
     }
   }
 }

@@ -15,3 +15,4 @@ export * from './datasets.ts';
 export * from './corpus.ts';
 export * from './retriever-client.ts';
 export * from './retriever-server.ts';
+export * from './qa/index.ts';

@@ -1,7 +1,7 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { byStrategy, isNum, mean, record, series, type SeriesPoint } from './aggregate.ts';
 import type { RunData } from './load-runs.ts';
-import { METRICS } from '../train/metrics.ts';
+import { METRICS, metricInfo } from '../train/metrics.ts';
 
 /** A chart ready for the page: an SVG, or a note saying why it is missing. */
 export interface Chart {
@@ -17,7 +17,7 @@ const WIDTH = 380;
 const HEIGHT = 220;
 
 export function meaning(key: string): string {
-  return METRICS.find((m) => m.key === key)?.meaning ?? key;
+  return metricInfo(key)?.meaning ?? key;
 }
 
 function colour(strategies: string[]) {
@@ -270,5 +270,13 @@ export function buildCharts(runs: RunData[]): Chart[] {
     depthChart(runs, strategies),
     rootAllocationChart(runs, strategies),
     timeChart(runs, strategies),
+    ...datasetCharts(runs, strategies),
   ];
+}
+
+/** env qa: one held-out EM curve per dataset (keys eval_em/<dataset>), against trajectories spent. */
+function datasetCharts(runs: RunData[], strategies: string[]): Chart[] {
+  const keys = new Set<string>();
+  for (const r of runs) for (const st of r.steps) for (const k of Object.keys(st.metrics)) if (k.startsWith('eval_em/')) keys.add(k);
+  return [...keys].sort().map((k) => curveChart(runs, strategies, k, 'cum_trajectories', [0, 1]));
 }

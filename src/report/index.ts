@@ -8,3 +8,4 @@ export type { Summary, StrategySummary, Cost, AccuracyTarget } from './summary.t
 export { ReportError } from './errors.ts';
 export { rho, vPref, vRoot } from './tree-data.ts';
 export { formatHeadline } from './format-headline.ts';
+export { renderEvalPage, writeEvalPage, type EvalPageInput } from './eval-page.ts';

@@ -74,6 +74,12 @@ function section(title: string, charts: RenderedChart[], ids: string[]): string 
   return `<h2>${escapeHtml(title)}</h2><div class="charts">${chosen.map(chartFigure).join('\n')}</div>`;
 }
 
+/** env qa: held-out EM per dataset (charts with ids eval_em/<dataset>-vs-…), when the runs logged it. */
+function datasetSection(charts: RenderedChart[]): string {
+  const ids = charts.filter((c) => c.id.startsWith('eval_em/') && c.svg).map((c) => c.id);
+  return ids.length > 0 ? section('Held-out exact match per dataset', charts, ids) : '';
+}
+
 function runsTable(runs: RunData[]): string {
   const rows = runs
     .map((r) => `<tr><td>${escapeHtml(r.strategy)}</td><td>${r.seed ?? '–'}</td><td>${r.steps.length}</td><td>${escapeHtml(r.status)}</td><td>${escapeHtml(r.dir)}</td></tr>`)
@@ -101,6 +107,7 @@ ${notes}
 ${summaryTable(input.summary)}
 ${runsTable(input.runs)}
 ${section('Learning curves: accuracy and reward against cost', charts, ['test_accuracy-vs-cum_trajectories', 'test_accuracy-vs-cum_tokens', 'reward_mean-vs-cum_trajectories', 'reward_mean-vs-cum_tokens'])}
+${datasetSection(charts)}
 ${section('Contrast: effective ratio per step', charts, ['effective_ratio-vs-step'])}
 ${section('Predictor calibration', charts, ['calibration'])}
 ${section('Where the budget went', charts, ['budget-per-step', 'root-allocation', 'continuations-by-depth'])}

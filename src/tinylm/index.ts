@@ -3,6 +3,8 @@
  * vocabulary learned from the embedded world with the Search-R1 tags as single tokens, llama.cpp
  * inference through node-llama-cpp with exact per-token probabilities, and a trainable jax-js
  * re-implementation of the same forward pass (docs/tinylm.md).
+ * A policy plugin: it sits at the level of src/policy (imports policy, env, tree, util; never rollout
+ * or train) and is imported lazily by the training loop, because node-llama-cpp is heavy.
  */
 export * from './gguf-format.ts';
 export { writeGguf } from './gguf-write.ts';

@@ -1,9 +1,9 @@
-import type { Environment, KnowsTruth } from '../env/index.ts';
-import { Simulator, WorldEnv } from '../env/index.ts';
-import { EmbeddedPolicy, SimulatorPolicy, worldCandidateSource, type Policy, type TrainablePolicy } from '../policy/index.ts';
+import { WorldEnv, type Environment, type KnowsTruth } from '../env/index.ts';
+import { EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
 import { initJax } from '../util/jax.ts';
-import type { TrainConfig } from './config.ts';
+import { ConfigError, type TrainConfig } from './config.ts';
+import { buildEnvironment } from './environments.ts';
 import type { Prompt } from '../tree/types.ts';
 import { warmStart } from './warm-start.ts';
 
@@ -26,31 +26,21 @@ export interface BuildOptions {
 
 export async function buildComponents(config: TrainConfig, options: BuildOptions = {}): Promise<Components> {
   const predictor = await buildPredictor(config);
-  const success = { rule: config.env.successRule, threshold: config.env.successThreshold };
-  if (config.env.kind === 'simulator') {
-    const sim = new Simulator({ seed: config.env.seed, maxTurns: config.engine.maxTurns });
-    const all = sim.prompts(config.env.questions);
-    const nTest = Math.max(1, Math.round(all.length * config.env.testFraction));
-    return { env: sim as Environment<unknown>, truth: sim, train: all.slice(nTest), test: all.slice(0, nTest), policy: new SimulatorPolicy(sim), predictor };
-  }
-  const env = new WorldEnv({
-    seed: config.env.seed,
-    questions: config.env.questions,
-    testFraction: config.env.testFraction,
-    topK: config.env.topK,
-    maxTurns: config.engine.maxTurns,
-    success,
-  });
+  const setup = buildEnvironment(config);
+  const { env, train, test, truth } = setup;
+  if (setup.fixedPolicy) return { env, truth, train, test, policy: setup.fixedPolicy, predictor };
   if (config.policy.kind === 'tiny-lm') {
     const policy = await buildTinyLm(config);
-    return { env: env as Environment<unknown>, train: env.train, test: env.test, policy, trainable: policy, predictor };
+    return { env, train, test, policy, trainable: policy, predictor };
   }
-  const policy = new EmbeddedPolicy({ candidates: worldCandidateSource(env) });
-  if (config.policy.warmStart === 'bc') {
+  if (!setup.candidates) throw new ConfigError(`config.policy.kind: the embedded policy has no candidate actions in env.kind ${config.env.kind}`);
+  const policy = new EmbeddedPolicy({ candidates: setup.candidates });
+  // The behaviour-cloning warm start needs the world's scripted demonstrator: world only.
+  if (config.policy.warmStart === 'bc' && env instanceof WorldEnv) {
     const { seed, ...settings } = config.policy.bc;
     await warmStart(policy, env, { seed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: policy.dim }, options.cacheDir);
   }
-  return { env: env as Environment<unknown>, train: env.train, test: env.test, policy, trainable: policy, predictor };
+  return { env, train, test, policy, trainable: policy, predictor };
 }
 
 async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {

@@ -3,6 +3,29 @@ import { STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema,
 import { ESTIMATOR_NAMES } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
+import { checkSource, parseSourceShorthand } from '../env/qa/sources.ts';
+
+/**
+ * env.datasets: names or JSONL files, as a list or one comma-separated string; each item a string
+ * (`name`, `name*weight`, `name:eval`) or `{ source, weight, evalOnly }`. Unknown names and missing
+ * files fail here, with the item's index.
+ */
+const qaDatasetsSchema = z
+  .preprocess(
+    (v) => (typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : v),
+    z.array(
+      z.union([
+        z.string().min(1).transform(parseSourceShorthand),
+        z.object({ source: z.string().min(1), weight: z.number().positive().default(1), evalOnly: z.boolean().default(false) }).strict(),
+      ]).superRefine((d, ctx) => {
+        const problem = checkSource(d.source);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        if (!(d.weight > 0)) ctx.addIssue({ code: 'custom', message: `weight ${d.weight} must be a positive number` });
+      }),
+    ).min(1),
+  )
+  .prefault(['hotpotqa'])
+  .describe('qa only: datasets — bundled names (hotpotqa, 2wiki, musique, bamboogle) or JSONL files (HotpotQA, 2Wiki, MuSiQue or {id, question, answer|answers} rows); `name*0.5` sets a mixing weight (share of its training questions; >1 repeats them), `name:eval` holds a dataset out entirely. A list, or one comma-separated string.');
 
 /** The strategy fields a config may leave out (a partial `strategy:` is completed from these; the rest are the named strategy's defaults). */
 export const DEFAULT_STRATEGY = { name: 'trace', budget: 192 } as const;
@@ -21,15 +44,21 @@ export const trainConfigSchema = z
     steps: z.number().int().min(1).default(30).describe('Training steps.'),
     env: z
       .object({
-        kind: z.enum(['world', 'simulator']).default('world').describe('world: the embedded multi-hop search world (trainable); simulator: prompts with exactly known success probabilities (policy fixed, for allocation/oracle studies).'),
+        kind: z.enum(['world', 'simulator', 'qa', 'bfcl']).default('world').describe('world: the embedded multi-hop search world (trainable); simulator: prompts with exactly known success probabilities (policy fixed, for allocation/oracle studies); qa: real multi-hop QA (env.datasets) with Search-R1 retrieval (docs/environments.md); bfcl: BFCL v4 multi-turn function calling (800 entries, official checker; with the scripted noisy policy, fixed — set engine.maxTurns to about 60; docs/environments.md).'),
         seed: z.number().int().min(0).default(7).describe('Seed of the generated world / simulator; fixed across the runs being compared, so every strategy sees the same questions.'),
         questions: z.number().int().min(10).default(1500).describe('Questions generated in the world (before the train/test split) or simulator prompts.'),
-        testFraction: z.number().gt(0).lt(1).default(0.2).describe('Share of world questions held out for test accuracy.'),
+        testFraction: z.number().gt(0).lt(1).default(0.2).describe('Share of world questions held out for test accuracy (qa: of each dataset, by a seeded shuffle).'),
+        datasets: qaDatasetsSchema,
+        retrieval: z.enum(['per-question', 'pooled', 'url']).default('per-question').describe('qa only: per-question = each question searches its own paragraphs (distractor setting; questions without paragraphs use the pooled index); pooled = one BM25 index over all paragraphs of env.datasets, cached on disk; url = a Search-R1-compatible retriever at env.retrieverUrl.'),
+        retrieverUrl: z.string().url().optional().describe('qa with retrieval url: base URL of the retriever service (POST /retrieve), e.g. http://127.0.0.1:8000 from `trace-rl retriever serve`.'),
+        retrieverTimeoutMs: z.number().positive().default(30_000).describe('qa with retrieval url: per-request timeout; a timeout, HTTP error or malformed reply is retried, then recorded on the turn as a tool error.'),
+        cacheDir: z.string().optional().describe('qa: folder of the pooled BM25 index cache, keyed by a hash of the paragraphs (default $XDG_CACHE_HOME/trace-rl/bm25 or ~/.cache/trace-rl/bm25).'),
         topK: z.number().int().min(1).default(3).describe('Documents returned per search.'),
         successRule: z.enum(['f1', 'em', 'f1-or-em']).default('f1').describe('Success for allocation and reward: token F1 ≥ threshold, or exact match.'),
         successThreshold: z.number().min(0).max(1).default(0.3).describe('F1 threshold of the f1 success rule (TRACE-SPEC §2).'),
       })
-      .prefault({}),
+      .prefault({})
+      .refine((e) => e.kind !== 'qa' || e.retrieval !== 'url' || e.retrieverUrl !== undefined, { message: 'retrieval url needs env.retrieverUrl, e.g. http://127.0.0.1:8000 (start one with `trace-rl retriever serve --dataset hotpotqa`)', path: ['retrieverUrl'] }),
     arm: z
       .string()
       .min(1)

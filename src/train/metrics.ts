@@ -34,6 +34,8 @@ export const METRICS: readonly MetricInfo[] = [
   { key: 'pred_prefix_auroc', group: 'predictor', meaning: 'AUROC of Ṽ at prefixes, before training', formula: 'P(Ṽ(success) > Ṽ(failure))' },
   { key: 'pred_loss', group: 'predictor', meaning: 'predictor training loss after this step’s update', formula: 'MSE' },
   { key: 'policy_loss', group: 'policy', meaning: 'clipped-surrogate loss of the policy update', formula: '−mean min(ρA, clip(ρ)A)' },
+  { key: 'eval_em/<dataset>', group: 'eval', meaning: 'env qa: greedy exact match of the final answer on the dataset’s held-out questions (first eval.questions of each; logged every eval.every steps)', formula: 'mean EM' },
+  { key: 'eval_f1/<dataset>', group: 'eval', meaning: 'env qa: greedy token F1 of the final answer on the dataset’s held-out questions', formula: 'mean F1' },
   { key: 'test_accuracy', group: 'eval', meaning: 'greedy success rate on held-out test questions (logged every eval.every steps)', formula: 'mean success' },
   { key: 'time_allocate_ms', group: 'time', meaning: 'scoring roots and solving the root allocation', formula: 'wall ms' },
   { key: 'time_rollout_ms', group: 'time', meaning: 'bare rollouts and prefix expansion (overlapped per prompt)', formula: 'wall ms' },
@@ -44,3 +46,10 @@ export const METRICS: readonly MetricInfo[] = [
 ];
 
 export const METRIC_KEYS = new Set(METRICS.map((m) => m.key));
+
+/** The registry entry of a key; `eval_em/hotpotqa` belongs to the family `eval_em/<dataset>`. */
+export function metricInfo(key: string): MetricInfo | undefined {
+  const slash = key.indexOf('/');
+  const family = slash < 0 ? key : `${key.slice(0, slash)}/<dataset>`;
+  return METRICS.find((m) => m.key === family);
+}

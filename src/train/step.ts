@@ -3,6 +3,7 @@ import { forestFromTrees } from '../advantage/index.ts';
 import type { RootCandidate, Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample } from '../policy/index.ts';
+import { runEval } from '../eval/index.ts';
 import { evaluateThenTrain, samplesFromTrees } from '../predict/index.ts';
 import { greedyAccuracy, runStep, type EngineEvent, type Scorer } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
@@ -70,7 +71,7 @@ export async function trainStep(ctx: StepContext, step: number): Promise<StepRec
 
   const predictor = await timed('time_predictor_ms', 'predictor', () => updatePredictor(ctx, trees, pool));
   const policy = await timed('time_policy_ms', 'policy update', () => updatePolicy(ctx, trees, pool));
-  const evaluation = shouldEvaluate(step, config) ? await timed('time_eval_ms', 'evaluation', () => evaluate(ctx, step)) : undefined;
+  const evaluation = shouldEvaluate(step, config) ? await timed('time_eval_ms', 'evaluation', () => evaluationMetrics(ctx, step)) : undefined;
 
   const state = nextState(ctx.state, trees, rollout.spend);
   const metrics: Record<string, number> = {
@@ -82,7 +83,7 @@ export async function trainStep(ctx: StepContext, step: number): Promise<StepRec
     ...predictorMetrics(predictor.quality),
     ...(predictor.loss !== undefined ? { pred_loss: predictor.loss } : {}),
     ...(policy !== undefined ? { policy_loss: policy.loss } : {}),
-    ...(evaluation !== undefined ? { test_accuracy: evaluation } : {}),
+    ...evaluation,
   };
   times.time_step_ms = clock() - t0;
   Object.assign(metrics, times);
@@ -186,6 +187,30 @@ function updatePolicy(ctx: StepContext, trees: readonly RolloutTree[], pool: rea
 
 function shouldEvaluate(step: number, config: TrainConfig): boolean {
   return (step + 1) % config.eval.every === 0 || step === config.steps - 1 || step === 0;
+}
+
+/**
+ * The held-out evaluation of a step: test_accuracy for every environment; for qa also EM and F1 per
+ * dataset (the first eval.questions held-out questions of each), by the same harness as `trace-rl eval`.
+ */
+async function evaluationMetrics(ctx: StepContext, step: number): Promise<Record<string, number>> {
+  if (ctx.config.env.kind !== 'qa') return { test_accuracy: await evaluate(ctx, step) };
+  const datasets = new Map<string, Prompt[]>();
+  for (const p of ctx.parts.test) {
+    const name = String(p.meta?.dataset ?? 'qa');
+    const list = datasets.get(name) ?? [];
+    if (list.length < ctx.config.eval.questions) list.push(p);
+    datasets.set(name, list);
+  }
+  if (datasets.size === 0) return {};
+  const result = await runEval({ suite: { kind: 'qa', env: ctx.parts.env, datasets }, policy: ctx.parts.policy, greedy: true, concurrency: ctx.config.engine.concurrency, engine: ctx.config.engine, seed: ctx.config.seed, signal: ctx.signal });
+  const rewards = result.records.map((r) => r.samples[0]?.reward ?? 0);
+  const metrics: Record<string, number> = { test_accuracy: rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length) };
+  for (const [name, d] of result.datasets) {
+    metrics[`eval_em/${name}`] = d.metrics.em!.mean;
+    metrics[`eval_f1/${name}`] = d.metrics.f1!.mean;
+  }
+  return metrics;
 }
 
 /** Greedy success rate on the first `eval.questions` test prompts (one rollout each, no budget cap). */

@@ -18,7 +18,8 @@
  *  - determinism under a seed: two fresh instances give identical renders and episodes;
  *  - failure as data: an unusable action (`{type: 'invalid'}`, an unknown tool, an empty input, and the
  *    parser's verdict on garbage text) comes back as an observation with `invalid: true` and a reason,
- *    counts as a turn, and does not throw; a run of them ends at the turn limit with reward 0;
+ *    counts as a turn, and does not throw; a run of them ends at the turn limit with reward 0, and a
+ *    step after the end is misuse (a named error such as EnvError);
  *  - every episode ends within `maxTurns` with a reward in {0, 1}.
  */
 import { describe, test } from 'node:test';
@@ -28,6 +29,7 @@ import type { Policy } from '../../src/policy/types.ts';
 import type { Action, Prompt } from '../../src/tree/types.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { playEpisode, type Episode } from './episode.ts';
+import { withInstances } from './instances.ts';
 
 export interface EnvironmentContractOptions<S> {
   /** A fresh instance, built the same way (same seed) every call. */
@@ -58,14 +60,7 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
     for (const prompt of options.prompts) for (let e = 0; e < n; e++) out.push(await playEpisode(env, options.policy, prompt, createRng(seed).fork(`${prompt.id}/${e}`)));
     return out;
   };
-  const withEnv = async (fn: (env: Environment<S>) => Promise<void>) => {
-    const env = await options.make();
-    try {
-      await fn(env);
-    } finally {
-      await options.dispose?.(env);
-    }
-  };
+  const withEnv = (fn: (env: Environment<S>) => Promise<void>) => withInstances(1, options.make, options.dispose, ([env]) => fn(env!));
 
   describe(`environment contract: ${name}`, () => {
     test('restore equals replay at every prefix, makes no tool call, and a continuation sees the same observations', () =>
@@ -102,18 +97,12 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
         }
       }));
 
-    test('determinism under a seed: two fresh instances give the same renders and episodes', async () => {
-      const a = await options.make();
-      const b = await options.make();
-      try {
-        assert.deepEqual(options.prompts.map((p) => b.render(p)), options.prompts.map((p) => a.render(p)));
-        const [ea, eb] = [await play(a, 3), await play(b, 3)];
+    test('determinism under a seed: two fresh instances give the same renders and episodes', () =>
+      withInstances(2, options.make, options.dispose, async ([a, b]) => {
+        assert.deepEqual(options.prompts.map((p) => b!.render(p)), options.prompts.map((p) => a!.render(p)));
+        const [ea, eb] = [await play(a!, 3), await play(b!, 3)];
         assert.deepEqual(eb.map((e) => [e.turns, e.last]), ea.map((e) => [e.turns, e.last]));
-      } finally {
-        await options.dispose?.(a);
-        await options.dispose?.(b);
-      }
-    });
+      }));
 
     test('every episode ends within the turn limit with a reward in {0, 1}', () =>
       withEnv(async (env) => {
@@ -124,7 +113,7 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
         }
       }));
 
-    test('failure as data: unusable actions are invalid observations that count as turns; the turn limit ends with reward 0', () =>
+    test('failure as data: unusable actions are invalid observations that count as turns; the turn limit ends with reward 0; stepping past the end is misuse', () =>
       withEnv(async (env) => {
         const prompt = options.prompts[0]!;
         const unusable = env.parse ? [...UNUSABLE, env.parse('%% not a turn %%').action] : UNUSABLE;
@@ -144,6 +133,7 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
           if (t < env.maxTurns) assert.equal(o.done, false, `turn ${t} of ${env.maxTurns}`);
           else assert.deepEqual([o.done, o.reward, o.reason], [true, 0, 'turn_limit']);
         }
+        await assert.rejects(env.step(state, UNUSABLE[0]!), (e: unknown) => e instanceof Error && e.name !== 'Error', 'a step after the end is misuse: a named error');
       }));
   });
 }

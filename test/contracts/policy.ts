@@ -31,6 +31,7 @@ import { runStep } from '../../src/rollout/index.ts';
 import { leaves, type Prompt, type Turn } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { playEpisode } from './episode.ts';
+import { withInstances } from './instances.ts';
 
 export interface PolicyContractOptions {
   /** A fresh instance with the same weights every call. */
@@ -77,14 +78,7 @@ export function policyContract(name: string, options: PolicyContractOptions): vo
     }
     return out;
   };
-  const withPolicy = async (fn: (p: Policy) => Promise<void>) => {
-    const p = await options.make();
-    try {
-      await fn(p);
-    } finally {
-      await options.dispose?.(p);
-    }
-  };
+  const withPolicy = (fn: (p: Policy) => Promise<void>) => withInstances(1, options.make, options.dispose, ([p]) => fn(p!));
 
   describe(`policy contract: ${name}`, () => {
     test('turns are well formed: text, token counts within maxTokens, token spans and log-probabilities', () =>
@@ -107,24 +101,18 @@ export function policyContract(name: string, options: PolicyContractOptions): vo
         }
       }));
 
-    test('determinism under a seed: a fresh instance, asked in another order, answers the same', async () => {
-      const a = await options.make();
-      const b = await options.make();
-      try {
-        const cs = await contexts(a);
+    test('determinism under a seed: a fresh instance, asked in another order, answers the same', () =>
+      withInstances(2, options.make, options.dispose, async ([a, b]) => {
+        const cs = await contexts(a!);
         const first: PolicyOutput[] = [];
-        for (const c of cs) first.push(await act(a, c));
+        for (const c of cs) first.push(await act(a!, c));
         const second: PolicyOutput[] = [];
-        for (const c of [...cs].reverse()) second.unshift(await act(b, c));
+        for (const c of [...cs].reverse()) second.unshift(await act(b!, c));
         cs.forEach((c, i) => {
           assert.deepEqual(shape(second[i]!), shape(first[i]!), `${name} at ${c.label}`);
           if (first[i]!.logprob !== undefined) assert.ok(Math.abs(second[i]!.logprob! - first[i]!.logprob!) < 1e-4, `${name} at ${c.label}: logprob`);
         });
-      } finally {
-        await options.dispose?.(a);
-        await options.dispose?.(b);
-      }
-    });
+      }));
 
     test('failure as data: a failing call is a PolicyCallError, stored on the node by the engine', { skip: options.failure ? false : 'this implementation has no failing call (pure, in-process)' }, async () => {
       const { policy, prompt } = await options.failure!();
@@ -147,15 +135,9 @@ export function policyContract(name: string, options: PolicyContractOptions): vo
       }
     });
 
-    test('save/load round trip: a snapshot restores the exact outputs after an update, here and in a fresh instance', async (t) => {
-      const a = await options.make();
-      if (!isTrainable(a)) {
-        await options.dispose?.(a);
-        t.skip('not trainable (no update/save/load)');
-        return;
-      }
-      const b = await options.make();
-      try {
+    test('save/load round trip: a snapshot restores the exact outputs after an update, here and in a fresh instance', (t) =>
+      withInstances(2, options.make, options.dispose, async ([a, b]) => {
+        if (!isTrainable(a!) || !isTrainable(b!)) return void t.skip('not trainable (no update/save/load)');
         const cs = await contexts(a);
         const outputs = async (p: Policy) => {
           const out: PolicyOutput[] = [];
@@ -176,7 +158,7 @@ export function policyContract(name: string, options: PolicyContractOptions): vo
         if (before.some((o) => o.logprob !== undefined)) assert.ok(updated.some((o, i) => Math.abs(o.logprob! - before[i]!.logprob!) > 1e-6), 'the update changed no log-probability');
         a.load(snapshot);
         const restored = await outputs(a);
-        (b as TrainablePolicy).load(snapshot);
+        b.load(snapshot);
         const fresh = await outputs(b);
         cs.forEach((c, i) => {
           for (const [which, got] of [['same instance', restored[i]!], ['fresh instance', fresh[i]!]] as const) {
@@ -185,11 +167,7 @@ export function policyContract(name: string, options: PolicyContractOptions): vo
           }
         });
         assert.throws(() => a.load(new TextEncoder().encode('not a snapshot\n')), (e: unknown) => e instanceof Error && e.name !== 'Error' && e.message.length > 0);
-      } finally {
-        await options.dispose?.(a);
-        await options.dispose?.(b);
-      }
-    });
+      }));
   });
 }
 

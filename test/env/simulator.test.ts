@@ -4,17 +4,11 @@ import { Simulator, nodeValue } from '../../src/env/index.ts';
 import { SimulatorPolicy } from '../../src/policy/index.ts';
 import type { Prompt, Turn } from '../../src/tree/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
+import { playEpisode } from '../contracts/episode.ts';
 
 async function rollout(sim: Simulator, policy: SimulatorPolicy, prompt: Prompt, prefix: readonly Turn[], rng: Rng) {
-  const turns = [...prefix];
-  let state = sim.restore(prompt, turns);
-  for (;;) {
-    const out = await policy.act({ prompt, rendered: sim.render(prompt), turns, rng, maxTokens: 16 });
-    const step = await sim.step(state, out.action!);
-    turns.push({ thought: out.thought ?? '', action: out.action!, observation: step.observation, text: out.text });
-    state = step.state;
-    if (step.done) return { turns, reward: step.reward ?? 0, reason: step.reason };
-  }
+  const { turns, last } = await playEpisode(sim, policy, prompt, rng, { prefix });
+  return { turns, reward: last.reward ?? 0 };
 }
 
 test('trueSuccess is the martingale of its children (exact at every prefix)', async () => {

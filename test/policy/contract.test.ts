@@ -7,8 +7,7 @@
 import { after } from 'node:test';
 import { Simulator, WorldEnv } from '../../src/env/index.ts';
 import { EmbeddedPolicy, OpenAIPolicy, ScriptedWorldPolicy, SimulatorPolicy, worldCandidateSource, type Policy } from '../../src/policy/index.ts';
-import { LlamaEngine, TinyLmPolicy } from '../../src/tinylm/index.ts';
-import { serveOpenAI } from '../../src/tinylm/openai-server.ts';
+import { LlamaEngine, serveOpenAI, TinyLmPolicy } from '../../src/tinylm/index.ts';
 import { initJax } from '../../src/util/jax.ts';
 import { policyContract } from '../contracts/policy.ts';
 import { fixture, writeTemp } from '../tinylm/fixtures.ts';

@@ -23,4 +23,6 @@ export const commands: Record<string, () => Promise<CommandModule>> = {
   rollout: () => import('./rollout.ts'),
   serve: () => import('./serve.ts'),
   faults: () => import('./faults.ts'),
+  bfcl: () => import('./bfcl.ts'),
+  eval: () => import('./eval.ts'),
 };

@@ -19,6 +19,9 @@ export const CONFIG_FLAGS = [
   ['--steps <n>', 'steps'],
   ['--seed <n>', 'seed'],
   ['--env <kind>', 'env.kind'],
+  ['--datasets <list>', 'env.datasets'],
+  ['--retrieval <mode>', 'env.retrieval'],
+  ['--retriever-url <url>', 'env.retrieverUrl'],
   ['--predictor <kind>', 'predictor.kind'],
   ['--pool <n>', 'pool'],
   ['--concurrency <n>', 'engine.concurrency'],
@@ -36,7 +39,7 @@ function setting(path: string): SettingDoc {
 export function settingHelp(path: string): string {
   const s = setting(path);
   const missing = s.values?.some((v) => !s.description.includes(v));
-  return missing ? `${s.description} One of: ${s.values!.join(', ')}.` : s.description;
+  return missing ? `${s.description.replace(/\.?\s*$/, '')}. One of: ${s.values!.join(', ')}.` : s.description;
 }
 
 /** Builds the raw configuration: file first, then flags, then `--set path=value` pairs. */

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { PolicyCallError } from '../errors.ts';
+import type { Action } from '../../tree/types.ts';
 import type { Policy, PolicyContext, PolicyOutput } from '../types.ts';
 import { MalformedResponseError, parseResponse, restoreStopTag, tokenSpan } from './response.ts';
 import { Router } from './router.ts';
@@ -33,6 +34,19 @@ export interface OpenAIPolicyOptions {
   system?: string;
   /** Sticky routing tolerance: keep a trajectory's server while it has at most this many more requests in flight than the least-loaded one. Default 1. */
   stickySlack?: number;
+  /**
+   * Chat mode with tools (function-calling environments such as BFCL): the environment builds the
+   * messages and the `tools` list, and turns the reply (text and tool calls) into the turn's action.
+   * No stop strings are sent.
+   */
+  conversation?: ToolConversation;
+}
+
+/** What a function-calling environment supplies to a chat-mode policy. */
+export interface ToolConversation {
+  messages(ctx: PolicyContext): unknown[];
+  tools(ctx: PolicyContext): unknown[];
+  action(reply: { content: string; toolCalls: readonly { id: string; name: string; arguments: string }[] }): { thought: string; action: Action };
 }
 
 /**
@@ -45,7 +59,7 @@ export class OpenAIPolicy implements Policy {
   readonly name: string;
   readonly router: Router;
   private readonly clients: OpenAI[];
-  private readonly opts: Required<Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey'>> & Pick<OpenAIPolicyOptions, 'topK' | 'system'>;
+  private readonly opts: Required<Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation'>> & Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation'>;
 
   constructor(options: OpenAIPolicyOptions) {
     if (options.baseURLs.length === 0) throw new RangeError('OpenAIPolicy: baseURLs is empty; give at least one server URL such as http://localhost:8000/v1');
@@ -77,11 +91,14 @@ export class OpenAIPolicy implements Policy {
           ? await client.chat.completions.create(body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, options)
           : await client.completions.create(body as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming, options);
       const r = parseResponse(raw, this.opts.mode);
-      const text = restoreStopTag(r, this.opts.stop);
+      const conversation = this.opts.mode === 'chat' ? this.opts.conversation : undefined;
+      const text = conversation ? r.text : restoreStopTag(r, this.opts.stop);
       const tokens = tokenSpan(r);
       const generated = r.completionTokens ?? r.tokenIds?.length ?? r.logprobs?.length ?? Math.ceil(text.length / 4);
+      const structured = conversation ? conversation.action({ content: r.text, toolCalls: r.toolCalls ?? [] }) : undefined;
       return {
         text,
+        ...(structured ? { action: structured.action, thought: structured.thought } : {}),
         generatedTokens: Math.min(generated, ctx.maxTokens),
         ...(tokens ? { tokens } : {}),
         ...(r.logprobs ? { logprob: r.logprobs.reduce((a, b) => a + b, 0) } : {}),
@@ -105,7 +122,13 @@ export class OpenAIPolicy implements Policy {
     };
     if (o.topK !== undefined) body.top_k = o.topK;
     if (o.seed && !ctx.greedy) body.seed = ctx.rng.int(2 ** 31);
-    if (o.mode === 'chat') {
+    if (o.mode === 'chat' && o.conversation) {
+      delete body.stop;
+      body.messages = o.conversation.messages(ctx);
+      const tools = o.conversation.tools(ctx);
+      if (tools.length > 0) body.tools = tools;
+      if (o.logprobs) body.logprobs = true;
+    } else if (o.mode === 'chat') {
       const messages: Array<{ role: string; content: string }> = [];
       if (o.system) messages.push({ role: 'system', content: o.system });
       messages.push({ role: 'user', content: ctx.rendered });

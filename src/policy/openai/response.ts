@@ -17,6 +17,8 @@ export interface ParsedResponse {
   logprobs?: number[];
   tokenIds?: number[];
   completionTokens?: number;
+  /** Chat mode: the reply's tool calls (`choices[0].message.tool_calls`), when it made any. */
+  toolCalls?: { id: string; name: string; arguments: string }[];
 }
 
 /** The response was not a usable completion (no choices, wrong types). */
@@ -33,9 +35,12 @@ export function parseResponse(body: unknown, mode: 'chat' | 'completions'): Pars
     throw new MalformedResponseError('response has no choices[0]');
   }
   const choice = body.choices[0] as Json;
-  const text = mode === 'chat' ? (isObj(choice.message) ? choice.message.content : undefined) : choice.text;
+  const toolCalls = mode === 'chat' && isObj(choice.message) && Array.isArray(choice.message.tool_calls) ? readToolCalls(choice.message.tool_calls) : undefined;
+  // A reply that only calls tools may have null content.
+  const text = mode === 'chat' ? (isObj(choice.message) ? (choice.message.content ?? (toolCalls ? '' : undefined)) : undefined) : choice.text;
   if (typeof text !== 'string') throw new MalformedResponseError(`response choices[0].${mode === 'chat' ? 'message.content' : 'text'} is not a string`);
   const out: ParsedResponse = { text };
+  if (toolCalls && toolCalls.length > 0) out.toolCalls = toolCalls;
   if (typeof choice.finish_reason === 'string') out.finishReason = choice.finish_reason;
   if (typeof choice.stop_reason === 'string') out.stopReason = choice.stop_reason;
   let tokenStrings: string[] | undefined;
@@ -84,4 +89,14 @@ export function restoreStopTag(r: ParsedResponse, stops: readonly string[]): str
     if (at >= 0 && r.text.indexOf(stop, at) < 0 && (!best || at > best.at)) best = { at, stop };
   }
   return best ? r.text + best.stop : r.text;
+}
+
+function readToolCalls(list: unknown[]): { id: string; name: string; arguments: string }[] {
+  return list.map((c, i) => {
+    if (!isObj(c) || !isObj(c.function) || typeof c.function.name !== 'string') {
+      throw new MalformedResponseError(`response choices[0].message.tool_calls[${i}] has no function.name`);
+    }
+    const args = c.function.arguments;
+    return { id: typeof c.id === 'string' ? c.id : `call_${i}`, name: c.function.name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) };
+  });
 }

@@ -1,0 +1,291 @@
+import type { Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Prompt } from '../../tree/types.ts';
+import { EvalError, EvalStore, formatTable, resultJson, runEval, type EvalRecord, type EvalResult, type EvalSuite } from '../../eval/index.ts';
+import { EmbeddedPolicy, OpenAIPolicy, type CandidateSource } from '../../policy/index.ts';
+import type { Policy } from '../../policy/types.ts';
+import { RunStore } from '../../store/index.ts';
+import { buildEnvironment, parseTrainConfig, type TrainConfig } from '../../train/index.ts';
+import { setPath } from '../config-file.ts';
+import { UsageError } from '../io.ts';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+interface EvalFlags {
+  env?: string;
+  datasets?: string;
+  retrieval?: string;
+  retrieverUrl?: string;
+  topK?: string;
+  maxTurns?: string;
+  split: string;
+  questions?: string;
+  policy: string;
+  baseUrl?: string[];
+  model?: string;
+  mode: string;
+  run?: string;
+  samples: string;
+  temperature: string;
+  concurrency: string;
+  retries: string;
+  timeoutMs: string;
+  maxTokens: string;
+  seed: string;
+  out?: string;
+  json?: boolean;
+  quiet?: boolean;
+  set?: string[];
+}
+
+/**
+ * `trace-rl eval`: a policy on the held-out questions of an environment (every kind: qa, world,
+ * simulator, …), resumable in --out, with a table (95 % intervals), every trajectory as JSONL and an
+ * HTML page. `--json` prints exactly one JSON object.
+ */
+export function register(program: Command): void {
+  program
+    .command('eval')
+    .description('evaluate a policy (openai server, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable')
+    .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s)')
+    .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
+    .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file')
+    .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
+    .option('--run <dir>', 'embedded: a training run folder; its last checkpoint is evaluated and its env settings are the defaults')
+    .option('--env <kind>', 'environment kind: qa, world, simulator, … (default: the run’s, else qa)')
+    .option('--datasets <list>', 'qa: comma-separated hotpotqa, 2wiki, musique, bamboogle or JSONL files (a file is named after itself)')
+    .option('--retrieval <mode>', 'qa: per-question, pooled or url')
+    .option('--retriever-url <url>', 'qa with --retrieval url: the Search-R1-compatible retriever')
+    .option('--top-k <k>', 'documents per search')
+    .option('--max-turns <n>', 'turn limit per trajectory')
+    .option('--split <which>', 'held-out (the training split’s held-out questions) or all', 'held-out')
+    .option('--questions <n>', 'at most n questions per dataset (generated environments generate enough)')
+    .option('--samples <n>', 'trajectories per question (n > 1 needs --temperature > 0)', '1')
+    .option('--temperature <t>', '0 = greedy; > 0 = sampled (openai sends it; embedded and tiny-lm sample at their own temperature 1)', '0')
+    .option('--concurrency <n>', 'policy requests in flight at most', '8')
+    .option('--retries <n>', 'attempts per policy call or search (1 = no retry)', '3')
+    .option('--timeout-ms <ms>', 'per policy call or search', '60000')
+    .option('--max-tokens <n>', 'generated tokens per turn at most', '512')
+    .option('--seed <n>', 'seed of the sampling streams (and of the split, unless the run sets it)', '0')
+    .option('--out <dir>', 'result folder (resumed when it holds the same evaluation): eval.json, trajectories.jsonl, index.html')
+    .option('--set <path=value...>', 'any environment setting, e.g. --set env.successRule=em')
+    .option('--json', 'print exactly one JSON object: {"datasets": {name: {n, em, f1}}, "average": {...}}')
+    .option('--quiet', 'no progress display')
+    .action(async (opts: EvalFlags) => {
+      const int = (flag: string, v: string, min: number) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} ${v}: expected a whole number ≥ ${min}`);
+        return n;
+      };
+      const samples = int('--samples', opts.samples, 1);
+      const temperature = Number(opts.temperature);
+      if (!Number.isFinite(temperature) || temperature < 0) throw new UsageError(`--temperature ${opts.temperature}: expected a number ≥ 0`);
+      if (samples > 1 && temperature === 0) throw new UsageError('--samples > 1 with --temperature 0 repeats one greedy trajectory; give --temperature (e.g. 1)');
+      if (opts.split !== 'held-out' && opts.split !== 'all') throw new UsageError(`--split ${opts.split}: choose held-out or all`);
+      const questions = opts.questions !== undefined ? int('--questions', opts.questions, 1) : undefined;
+      const concurrency = int('--concurrency', opts.concurrency, 1);
+      const seed = int('--seed', opts.seed, 0);
+      const engine = { maxTurns: opts.maxTurns ? int('--max-turns', opts.maxTurns, 1) : undefined, maxTokensPerTurn: int('--max-tokens', opts.maxTokens, 1), timeoutMs: int('--timeout-ms', opts.timeoutMs, 1), retry: { maxAttempts: int('--retries', opts.retries, 1) } };
+
+      const run = opts.run ? openRun(opts.run, opts.policy) : undefined;
+      const config = evalConfig(opts, run?.config, engine, questions);
+      const suite = buildSuite(config, opts.split as 'held-out' | 'all', questions);
+      const { policy, about } = await buildPolicy(opts, suite, run, temperature, config);
+      const out = path.resolve(opts.out ?? path.join('runs', `eval-${opts.policy}-${config.env.kind}`));
+      const spec = { env: config.env, maxTurns: config.engine.maxTurns, split: opts.split, questions: questions ?? null, policy: about.spec, samples, temperature, seed };
+      let store: EvalStore;
+      try {
+        store = EvalStore.open(out, spec);
+      } catch (e) {
+        if (e instanceof EvalError) throw new UsageError(e.message);
+        throw e;
+      }
+      const controller = new AbortController();
+      const onSigint = () => {
+        if (controller.signal.aborted) process.exit(130);
+        process.stderr.write('\nstopping: finished questions are kept; rerun the same command to continue\n');
+        controller.abort(new Error('interrupted'));
+      };
+      process.on('SIGINT', onSigint);
+      const progress = opts.quiet ? undefined : evalProgress(out);
+      let result: EvalResult;
+      try {
+        result = await runEval({ suite, policy, samples, greedy: temperature === 0, concurrency, engine: config.engine, seed, store, signal: controller.signal, onQuestion: progress?.update });
+      } finally {
+        progress?.stop();
+        process.off('SIGINT', onSigint);
+        await (policy as { dispose?: () => Promise<void> }).dispose?.();
+      }
+      const { writeEvalPage } = await import('../../report/index.ts');
+      writeEvalPage(path.join(out, 'index.html'), pageInput(result, suite, about.lines, opts.split));
+      if (opts.json) process.stdout.write(JSON.stringify(resultJson(result)) + '\n');
+      else {
+        process.stdout.write(`${formatTable(result)}\n`);
+        process.stdout.write(`${result.stopped ? `stopped at ${result.records.length}/${result.total} questions; rerun the same command to continue. ` : ''}trajectories: ${path.join(out, 'trajectories.jsonl')}; page: ${path.join(out, 'index.html')}\n`);
+      }
+      if (result.stopped) process.exitCode = 130;
+    });
+}
+
+/** The training run behind `--policy embedded --run DIR`: its configuration and last policy checkpoint. */
+function openRun(dir: string, policyKind: string): { config: TrainConfig; checkpoint: Uint8Array; step: number; dir: string } {
+  if (policyKind !== 'embedded') throw new UsageError(`--run is for --policy embedded (got --policy ${policyKind})`);
+  let store: RunStore;
+  try {
+    store = RunStore.open(dir, { readonly: true });
+  } catch (e) {
+    throw new UsageError(`--run ${dir}: ${(e as Error).message}`);
+  }
+  try {
+    const config = parseTrainConfig(store.config());
+    if (config.policy.kind !== 'embedded') throw new UsageError(`--run ${dir}: that run trained a ${config.policy.kind} policy, not the embedded one`);
+    const step = store.lastStep();
+    if (step < 0) throw new UsageError(`--run ${dir}: no completed step yet, so there is no trained policy`);
+    const checkpoint = store.checkpoints(step).policy;
+    if (!checkpoint) throw new UsageError(`--run ${dir}: step ${step} has no policy checkpoint`);
+    return { config, checkpoint, step, dir: path.resolve(dir) };
+  } finally {
+    store.close();
+  }
+}
+
+/** The environment settings: the run's (if any), then the flags, then `--set`. */
+function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engine: Record<string, unknown>, questions: number | undefined): TrainConfig {
+  const raw: Record<string, unknown> = { seed: Number(opts.seed), env: { ...(base?.env ?? { kind: 'qa' }) }, engine: { ...(base?.engine ?? {}), ...Object.fromEntries(Object.entries(engine).filter(([, v]) => v !== undefined)) } };
+  if (base) raw.seed = base.seed;
+  const set = (p: string, v: unknown) => v !== undefined && setPath(raw, p, v);
+  set('env.kind', opts.env);
+  set('env.datasets', opts.datasets);
+  set('env.retrieval', opts.retrieval);
+  set('env.retrieverUrl', opts.retrieverUrl);
+  set('env.topK', opts.topK !== undefined ? Number(opts.topK) : undefined);
+  for (const pair of opts.set ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new UsageError(`--set ${pair}: expected path=value, e.g. --set env.successRule=em`);
+    let value: unknown = pair.slice(eq + 1);
+    try {
+      value = JSON.parse(value as string);
+    } catch {
+      // a plain string
+    }
+    setPath(raw, pair.slice(0, eq), value);
+  }
+  const config = parseTrainConfig(raw);
+  // A generated environment makes enough questions for the held-out split to hold `questions` of them.
+  if (questions !== undefined && config.env.kind !== 'qa' && opts.split === 'held-out') {
+    const needed = Math.ceil(questions / config.env.testFraction);
+    if (needed > config.env.questions) return parseTrainConfig({ ...raw, env: { ...(raw.env as object), questions: needed } });
+  }
+  return config;
+}
+
+/** Held-out (or all) questions per dataset, at most `questions` each. */
+function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy } {
+  let setup;
+  try {
+    setup = buildEnvironment(config);
+  } catch (e) {
+    throw new UsageError(`cannot build the ${config.env.kind} environment: ${(e as Error).message}`);
+  }
+  const datasets = new Map<string, Prompt[]>();
+  for (const [name, held] of setup.heldOut) {
+    let prompts = [...held];
+    if (split === 'all') {
+      const own = setup.train.filter((p) => (p.meta?.dataset ?? name) === name && !/~\d+$/.test(p.id));
+      prompts = [...held, ...own];
+    }
+    datasets.set(name, questions !== undefined ? prompts.slice(0, questions) : prompts);
+  }
+  return { kind: config.env.kind, env: setup.env, datasets, candidates: setup.candidates, fixedPolicy: setup.fixedPolicy };
+}
+
+interface PolicyAbout {
+  spec: Record<string, unknown>;
+  lines: string[];
+}
+
+async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy }, run: ReturnType<typeof openRun> | undefined, temperature: number, config: TrainConfig): Promise<{ policy: Policy; about: PolicyAbout }> {
+  const envLine = `environment: ${suite.env.name} (turn limit ${config.engine.maxTurns}, top-k ${config.env.topK}); datasets: ${[...suite.datasets.keys()].join(', ')}; split: ${opts.split}`;
+  const sampling = temperature === 0 ? 'greedy' : `sampled at temperature ${temperature}`;
+  switch (opts.policy) {
+    case 'openai': {
+      const urls = opts.baseUrl ?? [];
+      if (urls.length === 0) throw new UsageError('--policy openai needs --base-url, e.g. --base-url http://localhost:8000/v1 (repeat it for several servers)');
+      if (opts.mode !== 'completions' && opts.mode !== 'chat') throw new UsageError(`--mode ${opts.mode}: choose completions or chat`);
+      const model = opts.model ?? 'default';
+      const policy = new OpenAIPolicy({ baseURLs: urls, model, mode: opts.mode, temperature: temperature === 0 ? 1 : temperature });
+      return { policy, about: { spec: { kind: 'openai', model, mode: opts.mode }, lines: [`policy: ${model} on ${urls.length} OpenAI-compatible server(s) (${opts.mode}), ${sampling}`, envLine] } };
+    }
+    case 'tiny-lm': {
+      if (!opts.model) throw new UsageError('--policy tiny-lm needs --model FILE.gguf');
+      const file = path.resolve(opts.model);
+      let bytes: Uint8Array;
+      try {
+        bytes = new Uint8Array(readFileSync(file));
+      } catch {
+        throw new UsageError(`--model ${opts.model}: cannot read that file`);
+      }
+      const { TinyLmPolicy } = await import('../../tinylm/index.ts');
+      const { initJax } = await import('../../util/jax.ts');
+      await initJax();
+      const policy = TinyLmPolicy.fromBytes(bytes, {}, file);
+      return { policy, about: { spec: { kind: 'tiny-lm', model: file }, lines: [`policy: tiny LM ${file} on llama.cpp, ${sampling}`, envLine] } };
+    }
+    case 'embedded': {
+      const candidates = suite.candidates;
+      if (!candidates) throw new UsageError(`--policy embedded cannot act in env ${config.env.kind} (no candidate actions there)`);
+      const policy = new EmbeddedPolicy({ candidates });
+      if (run) policy.load(run.checkpoint);
+      const what = run ? `embedded policy of ${run.dir} after step ${run.step}` : 'untrained embedded policy (zero weights)';
+      return { policy, about: { spec: { kind: 'embedded', run: run?.dir ?? null, step: run?.step ?? null }, lines: [`policy: ${what}, ${sampling}`, envLine] } };
+    }
+    case 'scripted': {
+      if (!suite.fixedPolicy) throw new UsageError(`--policy scripted: env ${config.env.kind} has no policy of its own (the simulator has); use openai, tiny-lm or embedded`);
+      return { policy: suite.fixedPolicy, about: { spec: { kind: 'scripted' }, lines: [`policy: the environment's own ${suite.fixedPolicy.name} policy, ${sampling}`, envLine] } };
+    }
+    default:
+      throw new UsageError(`--policy ${opts.policy}: choose openai, tiny-lm, embedded or scripted`);
+  }
+}
+
+function pageInput(result: EvalResult, suite: EvalSuite, about: string[], split: string) {
+  const rows = [...result.datasets].map(([dataset, d]) => ({ dataset, n: d.n, errors: d.errors, metrics: d.metrics }));
+  const trees = [...suite.datasets.keys()].map((dataset) => ({ dataset, trees: result.records.filter((r: EvalRecord) => r.dataset === dataset).map((r) => r.tree) }));
+  return { title: `trace-rl eval: ${suite.kind} (${split})`, about, metrics: result.metrics, rows, average: result.average, trees };
+}
+
+/** A bar on a terminal (questions, questions/s, running mean of the first metric); plain lines otherwise. */
+function evalProgress(label: string) {
+  const stream = process.stderr;
+  const tty = Boolean(stream.isTTY);
+  const t0 = performance.now();
+  let bar: cliProgress.SingleBar | undefined;
+  let lastLine = 0;
+  const sums = new Map<string, number>();
+  let count = 0;
+  return {
+    update(done: number, total: number, record: EvalRecord) {
+      count++;
+      for (const [k, v] of Object.entries(record.metrics)) sums.set(k, (sums.get(k) ?? 0) + v);
+      const [metric, sum] = [...sums][0] ?? ['score', 0];
+      const rate = count / Math.max(1e-3, (performance.now() - t0) / 1000);
+      const payload = { rate: rate.toFixed(2), metric, mean: (sum / count).toFixed(3) };
+      if (tty) {
+        if (!bar) {
+          bar = new cliProgress.SingleBar({ stream, format: `eval [{bar}] {value}/{total} questions | {rate} q/s | {metric} {mean} (this session)`, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
+          bar.start(total, done - 1, payload);
+        }
+        bar.update(done, payload);
+      } else if (done === total || performance.now() - lastLine > 5000) {
+        lastLine = performance.now();
+        stream.write(`${label}: ${done}/${total} questions, ${payload.rate} q/s, ${metric} ${payload.mean} (this session)\n`);
+      }
+    },
+    stop() {
+      bar?.stop();
+    },
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * Hand-worked cases for each API class, from the function docs in data/bfcl/func_doc and the
+ * behaviour they describe; expected texts written out by hand (json.dumps spacing, Python reprs).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { join } from 'node:path';
+import { loadLongContextData, SharedState } from '../../../src/env/bfcl/apis/shared.ts';
+import type { BfclEntry } from '../../../src/env/bfcl/data.ts';
+import { Session } from '../../../src/env/bfcl/executor.ts';
+import { parseJson } from '../../../src/env/bfcl/py/literal.ts';
+import type { PyDict } from '../../../src/env/bfcl/py/value.ts';
+
+const longContextData = loadLongContextData(join(import.meta.dirname, '../../../data/bfcl'));
+
+function session(classes: string[], config = '{}', category: BfclEntry['category'] = 'base'): Session {
+  const entry: BfclEntry = {
+    id: 't', category, question: [], involvedClasses: classes, missedFunction: new Map(), excludedFunction: [], groundTruth: [],
+    initialConfig: parseJson(config) as PyDict,
+  };
+  return new Session(entry, { shared: new SharedState(longContextData), today: { year: 2026, month: 11, day: 30 } });
+}
+
+test('GorillaFileSystem: navigation, writes, moves', () => {
+  const fs = session(['GorillaFileSystem'], '{"GorillaFileSystem": {"root": {"alex": {"type": "directory", "contents": {"doc": {"type": "directory", "contents": {"r.txt": {"type": "file", "content": "b\\na"}}}}}}}}');
+  assert.deepEqual(fs.run(["cd(folder='doc')", 'pwd()', "sort(file_name='r.txt')", "mkdir(dir_name='tmp')", "mv(source='r.txt', destination='tmp')", 'ls()', "cd(folder='tmp')", "wc(file_name='r.txt', mode='l')", "cd(folder='a/b')"]), [
+    '{"current_working_directory": "doc"}',
+    '{"current_working_directory": "/alex/doc"}',
+    '{"sorted_content": "a\\nb"}',
+    'None',
+    `{"result": "'r.txt' moved to 'tmp/r.txt'"}`,
+    '{"current_directory_content": ["tmp"]}',
+    '{"current_working_directory": "tmp"}',
+    '{"count": 2, "type": "lines"}',
+    '{"error": "cd: a/b: Unsupported path. Only one folder level at a time is supported."}',
+  ]);
+});
+
+test('MathAPI: float results, errors as dicts', () => {
+  const m = session(['MathAPI']);
+  assert.deepEqual(m.run(['mean(numbers=[1, 2, 4])', 'divide(a=1, b=0)', 'add(a=2, b=3)', 'round_number(number=2.675, decimal_places=2)', 'logarithm(value=100, base=10, precision=4)']), [
+    '{"result": 2.3333333333333335}',
+    '{"error": "Cannot divide by zero"}',
+    '{"result": 5}',
+    '{"result": 2.67}',
+    "{'result': mpf('2.0')}",
+  ]);
+});
+
+test('MessageAPI: login, send (seeded ids), view', () => {
+  const m = session(['MessageAPI'], '{"MessageAPI": {}}');
+  assert.deepEqual(m.run(["send_message(receiver_id='USR002', message='x')", "message_login(user_id='USR001')", "send_message(receiver_id='USR002', message='hi')", 'view_messages_sent()']), [
+    '{"error": "No user is currently logged in."}',
+    `{"login_status": true, "message": "User 'USR001' logged in successfully."}`,
+    `{"sent_status": true, "message_id": {"new_id": 67410}, "message": "Message sent to 'USR002' successfully."}`,
+    '{"messages": {"USR002": ["My name is Alice. I want to connect.", "hi"], "USR003": ["Could you upload the file?"], "USR004": ["Could you upload the file?"]}}',
+  ]);
+});
+
+test('TwitterAPI: authentication gate, posting returns the tweet, lists print as Python', () => {
+  const t = session(['TwitterAPI'], '{"TwitterAPI": {"username": "u", "password": "p"}}');
+  assert.deepEqual(t.run(["post_tweet(content='x')", "authenticate_twitter(username='u', password='p')", "post_tweet(content='héllo', tags=['#a'])", "get_user_tweets(username='u')"]), [
+    '{"error": "User not authenticated. Please authenticate before posting."}',
+    '{"authentication_status": true}',
+    '{"id": 0, "username": "u", "content": "h\\u00e9llo", "tags": ["#a"], "mentions": []}',
+    "[{'id': 0, 'username': 'u', 'content': 'héllo', 'tags': ['#a'], 'mentions': []}]",
+  ]);
+});
+
+test('TicketAPI: create, resolve, filter by status', () => {
+  const k = session(['TicketAPI'], '{"TicketAPI": {}}');
+  assert.deepEqual(k.run(["ticket_login(username='me', password='pw')", "create_ticket(title='T', priority=3)", "resolve_ticket(ticket_id=1, resolution='ok')", "get_user_tickets(status='resolved')"]), [
+    '{"success": true}',
+    '{"id": 1, "title": "T", "description": "", "status": "Open", "priority": 3, "created_by": "me"}',
+    '{"status": "Ticket 1 has been resolved successfully."}',
+    "[{'id': 1, 'title': 'T', 'description': '', 'status': 'Resolved', 'priority': 3, 'created_by': 'me', 'resolution': 'ok'}]",
+  ]);
+});
+
+test('TradingBot: orders need a login; buying checks funds; deposits get seeded timestamps', () => {
+  const b = session(['TradingBot'], '{"TradingBot": {}}');
+  assert.deepEqual(b.run(["place_order(order_type='Buy', symbol='AAPL', price=227.16, amount=1)", "trading_login(username='a', password='b')", "place_order(order_type='Buy', symbol='AAPL', price=227.16, amount=100)", "place_order(order_type='Buy', symbol='AAPL', price=227.16, amount=2)", 'fund_account(amount=5)']), [
+    '{"error": "User not authenticated. Please log in to place an order."}',
+    '{"status": "Logged in successfully"}',
+    '{"error": "Insufficient funds: required $22716.00 but only $10000.00 available."}',
+    '{"order_id": 12446, "order_type": "Buy", "status": "Pending", "price": 227.16, "amount": 2}',
+    '{"status": "Account funded successfully", "new_balance": 10005.0}',
+  ]);
+});
+
+test('TravelAPI: token, fares doubled on even digit sums, exchange rates', () => {
+  const v = session(['TravelAPI'], '{"TravelAPI": {}}');
+  assert.deepEqual(v.run(["get_flight_cost(travel_from='SFO', travel_to='LAX', travel_date='2024-11-15', travel_class='business')", "compute_exchange_rate(base_currency='RMB', target_currency='USD', value=10000.0)", "get_flight_cost(travel_from='LAX', travel_to='SFX', travel_date='2024-11-15', travel_class='first')"]), [
+    '{"travel_cost_list": [800.0]}',
+    '{"exchanged_value": 1428.57}',
+    'Error during execution: No available route for the given airports.',
+  ]);
+});
+
+test('VehicleControlAPI: the engine starts only with doors locked and the brake fully pressed', () => {
+  const c = session(['VehicleControlAPI'], '{"VehicleControlAPI": {"fuelLevel": 10.5}}');
+  assert.deepEqual(c.run(["startEngine(ignitionMode='START')", "lockDoors(unlock=False, door=['driver', 'passenger', 'rear_left', 'rear_right'])", 'pressBrakePedal(pedalPosition=1.0)', "startEngine(ignitionMode='START')", 'fillFuelTank(fuelAmount=40)']), [
+    '{"error": "All doors must be locked before starting the engine. Here are the unlocked doors: driver, passenger, rear_left, rear_right"}',
+    '{"lockStatus": "locked", "remainingUnlockedDoors": 0}',
+    '{"brakePedalStatus": "pressed", "brakePedalForce": 1000.0}',
+    '{"engineState": "running", "fuelLevel": 10.5, "batteryVoltage": 12.6}',
+    '{"error": "Cannot fill gas above the tank capacity."}',
+  ]);
+});

@@ -1,0 +1,87 @@
+/**
+ * The evaluation harness without a server: interval formulas against hand-worked values, the --json
+ * shape, every registered environment kind through the real CLI, a folder refusing other settings, a
+ * partial last line (a killed writer) cut off on reopen, and per-question determinism.
+ */
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { ANSWER_METRICS, EvalStore, TRAJECTORIES_FILE, formatTable, macroAverage, resultJson, runEval, summarize, tabulate } from '../../src/eval/index.ts';
+import { EmbeddedPolicy } from '../../src/policy/index.ts';
+import { buildEnvironment, parseTrainConfig } from '../../src/train/index.ts';
+import { runCli } from '../helpers/run-cli.ts';
+
+const tmp = () => mkdtempSync(path.join(tmpdir(), 'qa-eval-'));
+
+test('Wilson interval for 0/1 scores and normal interval for F1, by hand', () => {
+  // p̂ = 0.4, n = 10: centre (0.4 + 0.19208)/1.38416 = 0.42778, half 1.96·√(0.024 + 0.00960)/1.38416 = 0.25956
+  const w = summarize([1, 1, 1, 1, 0, 0, 0, 0, 0, 0]);
+  assert.ok(Math.abs(w.lo - 0.16818) < 1e-4 && Math.abs(w.hi - 0.68734) < 1e-4, JSON.stringify(w));
+  const f = summarize([0.5, 1, 0, 0.25]);
+  // mean 0.4375, s² = 0.18229, half = 1.96·√(0.18229/4) = 0.41842
+  assert.ok(Math.abs(f.lo - (0.4375 - 0.41842)) < 1e-4 && Math.abs(f.hi - (0.4375 + 0.41842)) < 1e-4);
+  const avg = macroAverage([{ n: 4, mean: 0.5, variance: 0.25 }, { n: 16, mean: 0.25, variance: 0.16 }]);
+  assert.ok(Math.abs(avg.mean - 0.375) < 1e-12);
+  assert.ok(Math.abs(avg.hi - avg.mean - (1.96 * Math.sqrt(0.25 / 4 + 0.16 / 16)) / 2) < 1e-12);
+});
+
+test('the JSON object has exactly datasets.{name}.{n, metrics} and average.{metrics}', () => {
+  const rec = (dataset: string, id: string, em: number, f1: number) => ({ dataset, id, question: '', answers: ['x'], samples: [], metrics: { em, f1 }, errors: 0, tree: { promptId: id, prompt: '', nodes: {} } });
+  const t = tabulate(ANSWER_METRICS, ['a', 'b'], [rec('a', '1', 1, 1), rec('a', '2', 0, 0.5), rec('b', '3', 0, 0)]);
+  assert.deepEqual(resultJson(t), { datasets: { a: { n: 2, em: 0.5, f1: 0.75 }, b: { n: 1, em: 0, f1: 0 } }, average: { em: 0.25, f1: 0.375 } });
+  assert.match(formatTable(t), /^dataset +n +errors +em \[95% CI\] +f1 \[95% CI\]\n/);
+  assert.match(formatTable(t), /\naverage +0\.250 \[/);
+});
+
+test('CLI: every environment kind evaluates through one command; --json prints one object', async () => {
+  const world = await runCli(['eval', '--env', 'world', '--policy', 'embedded', '--questions', '12', '--out', tmp(), '--json', '--quiet']);
+  assert.equal(world.code, 0, world.stderr);
+  const w = JSON.parse(world.stdout) as { datasets: Record<string, Record<string, number>>; average: Record<string, number> };
+  assert.equal(world.stdout.trim().split('\n').length, 1);
+  assert.deepEqual(Object.keys(w.datasets), ['world']);
+  assert.deepEqual(Object.keys(w.datasets.world!).sort(), ['em', 'f1', 'n']);
+  assert.equal(w.datasets.world!.n, 12);
+  const sim = await runCli(['eval', '--env', 'simulator', '--policy', 'scripted', '--questions', '30', '--out', tmp(), '--json', '--quiet']);
+  assert.equal(sim.code, 0, sim.stderr);
+  const s = JSON.parse(sim.stdout) as { datasets: { simulator: { n: number; accuracy: number } } };
+  assert.equal(s.datasets.simulator.n, 30);
+  assert.ok(s.datasets.simulator.accuracy > 0 && s.datasets.simulator.accuracy < 1);
+  const out = tmp();
+  const qa = await runCli(['eval', '--env', 'qa', '--datasets', 'musique,bamboogle:eval', '--policy', 'embedded', '--questions', '5', '--out', out, '--quiet']);
+  assert.equal(qa.code, 0, qa.stderr);
+  assert.match(qa.stdout, /^dataset .*\nmusique +5 +0 .*\nbamboogle +5 +0 .*\naverage /);
+  const lines = readFileSync(path.join(out, TRAJECTORIES_FILE), 'utf8').trim().split('\n');
+  assert.equal(lines.length, 10);
+  const html = readFileSync(path.join(out, 'index.html'), 'utf8');
+  assert.match(html, /<table id="eval-table">/);
+  assert.match(html, /id="viewer-data"/);
+  // The same folder with other settings is refused, naming the field.
+  const other = await runCli(['eval', '--env', 'qa', '--datasets', 'musique', '--policy', 'embedded', '--questions', '5', '--out', out, '--quiet']);
+  assert.equal(other.code, 2);
+  assert.match(other.stderr, /other settings \(spec\.env\.datasets.* differs\)/);
+  const bad = await runCli(['eval', '--policy', 'openai', '--env', 'qa', '--out', tmp()]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--base-url/);
+});
+
+test('a partial last line (killed writer) is cut off; results per question do not depend on concurrency', async () => {
+  const config = parseTrainConfig({ env: { kind: 'world', questions: 200 } });
+  const setup = buildEnvironment(config);
+  const suite = { kind: 'world', env: setup.env, datasets: new Map([['world', setup.test.slice(0, 16)]]) };
+  const run = async (dir: string, concurrency: number) => {
+    const policy = new EmbeddedPolicy({ candidates: setup.candidates! });
+    return runEval({ suite, policy, samples: 3, greedy: false, concurrency, seed: 5, store: EvalStore.open(dir, { x: 1 }) });
+  };
+  const a = await run(tmp(), 1);
+  const dir = tmp();
+  const b = await run(dir, 8);
+  assert.deepEqual(resultJson(b), resultJson(a));
+  appendFileSync(path.join(dir, TRAJECTORIES_FILE), '{"dataset": "world", "id": "trunc');
+  const reopened = EvalStore.open(dir, { x: 1 });
+  assert.equal(readFileSync(path.join(dir, TRAJECTORIES_FILE), 'utf8').trim().split('\n').length, 16);
+  const c = await runEval({ suite, policy: new EmbeddedPolicy({ candidates: setup.candidates! }), samples: 3, greedy: false, seed: 5, store: reopened });
+  assert.deepEqual(resultJson(c), resultJson(a), 'nothing left to do: the same table');
+  assert.ok(a.records.every((r) => r.samples.length === 3));
+});

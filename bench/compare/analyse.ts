@@ -7,21 +7,26 @@ import type { Arm, ExperimentName, Scale } from './experiments.ts';
 import { accuracyByKind } from './by-kind.ts';
 import { kindUse, loadRun, type RunStats } from './load.ts';
 import { barChart, bandChart, writeSvg, type BandRow, type BarRow } from './plots.ts';
-import { fmt, meanOf, spread, type Spread } from './stats.ts';
+import { fmt, meanOf, pairedBootstrap, spread, type Spread } from './stats.ts';
 
 export interface AnalyseOptions {
   out: string;
   plots: string;
   experiments: Map<ExperimentName, Arm[]>;
-  seeds: number;
+  seeds: readonly number[];
   runDir: (label: string, seed: number) => string;
   scale: Scale;
   machine: string;
   log: (line: string) => void;
+  /** Re-evaluate by question kind only the first this many seeds of each arm (each costs one evaluation). */
+  byKindSeeds?: number;
 }
 
-/** Steps from which the predictor has seen enough trees to steer (the cold-start steps are uniform). */
-const WARM = 10;
+/**
+ * Steps from which the predictor has seen enough trees to steer (the cold-start steps are uniform):
+ * 10, or a third of the run for short runs (set by `analyse`).
+ */
+let WARM = 10;
 /** The fixed held-out accuracy of the second cost-to-reach table. */
 const FIXED_TARGET = 0.3;
 
@@ -32,26 +37,31 @@ interface ArmResult {
 
 /** Reads every run, writes the HTML reports, the SVG plots, summary.md and summary.json. */
 export async function analyse(o: AnalyseOptions): Promise<void> {
+  WARM = Math.min(10, Math.floor(o.scale.steps / 3));
   const md: string[] = [`machine: ${o.machine}; date ${new Date().toISOString()}`, ''];
   const json: Record<string, unknown> = {};
   for (const [experiment, arms] of o.experiments) {
     const results: ArmResult[] = arms.map((arm) => ({
       arm,
-      runs: Array.from({ length: o.seeds }, (_, s) => loadRun(o.runDir(arm.label, s))).filter((r): r is RunStats => r !== null && r.finished),
+      runs: o.seeds.map((s) => loadRun(o.runDir(arm.label, s))).filter((r): r is RunStats => r !== null && r.finished),
     }));
-    const missing = results.filter((r) => r.runs.length < o.seeds).map((r) => `${r.arm.label} (${r.runs.length}/${o.seeds})`);
+    const missing = results.filter((r) => r.runs.length < o.seeds.length).map((r) => `${r.arm.label} (${r.runs.length}/${o.seeds.length})`);
     if (missing.length) md.push(`note: unfinished arms, shown with the seeds that finished: ${missing.join(', ')}`, '');
     if (results.every((r) => r.runs.length === 0)) continue;
     md.push(`### ${experiment}`, '');
     md.push(...armTable(results), '');
-    const target = experiment === 'oracle' ? null : accuracyTarget(results);
+    const simulated = experiment === 'oracle' || experiment === 'final-oracle';
+    const target = simulated ? null : accuracyTarget(results);
     if (target) md.push(...costTable(results, target), '');
     // A fixed absolute level too (the rule above depends on the weakest arm): 0.30 held-out accuracy.
-    if (experiment !== 'oracle') md.push(...costTable(results, { accuracy: FIXED_TARGET, setBy: '' }), '');
-    if (experiment === 'oracle') md.push(...oracleLines(results), '');
-    if (experiment === 'main' || experiment === 'ablation') {
+    if (!simulated) md.push(...costTable(results, { accuracy: FIXED_TARGET, setBy: '' }), '');
+    if (simulated) md.push(...oracleLines(results), '');
+    if ((experiment.startsWith('final') && !simulated) || experiment === 'options') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
+    if (experiment === 'main' || experiment === 'ablation' || experiment === 'final' || experiment === 'options') {
       md.push(...(await kindTable(results, o)), '');
-      md.push(...(await finalByKindTable(results, o)), '');
+      // Re-evaluating every final policy costs one evaluation per run: in the final, only the arms the claim is about.
+      const byKindArms = (experiment === 'final' ? results.filter((r) => ['trace', 'grpo'].includes(r.arm.label)) : results).map((r) => ({ ...r, runs: r.runs.slice(0, o.byKindSeeds ?? r.runs.length) }));
+      md.push(...(await finalByKindTable(byKindArms, o)), '');
     }
     json[experiment] = results.map((r) => ({ label: r.arm.label, meaning: r.arm.meaning, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
     await writePlots(experiment, results, o.plots);
@@ -87,7 +97,7 @@ function armNumbers(runs: RunStats[]) {
 
 function armTable(results: ArmResult[]): string[] {
   const rows = [
-    '| arm | what | seeds | effective ratio, all steps | effective ratio, steps ≥ 10 | mixed trees / step (≥ 10) | mixed anchors / step (≥ 10) | prompts / step | mixed-anchor yield | continuation share | final test acc. | mean test acc. (evals after step 0) | trajectories | turns | tokens |',
+    `| arm | what | seeds | effective ratio, all steps | effective ratio, steps ≥ ${WARM} | mixed trees / step (≥ ${WARM}) | mixed anchors / step (≥ ${WARM}) | prompts / step | mixed-anchor yield | continuation share | final test acc. | mean test acc. (evals after step 0) | trajectories | turns | tokens |`,
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const { arm, runs } of results) {
@@ -158,6 +168,72 @@ function oracleLines(results: ArmResult[]): string[] {
   ];
 }
 
+/** Contrast per unit of budget: mixed prompt trees and mixed anchors per 100 trajectories spent (all steps). */
+function perBudgetTable(results: ArmResult[]): string[] {
+  const rows = [
+    'Contrast per unit of budget (all steps; the fair measure at equal cost, beside the effective ratio): mixed prompt trees and mixed anchors (roots + expanded prefixes whose leaves disagree) per 100 trajectories spent, mean ± sd over seeds.',
+    '',
+    '| arm | mixed trees / 100 traj. | mixed anchors / 100 traj. | effective ratio | trajectories | tokens | ratio of mixed trees / 100 to grpo’s |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  const per100 = (r: RunStats, xs: number[]) => (100 * xs.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0)) / Math.max(1, r.spent.reduce((a, b) => a + b, 0));
+  const grpo = results.find((x) => x.arm.label.endsWith('grpo'));
+  const grpoTrees = grpo ? meanOf(grpo.runs.map((r) => per100(r, r.mixed))) : NaN;
+  for (const { arm, runs } of results) {
+    if (runs.length === 0) continue;
+    const trees = spread(runs.map((r) => per100(r, r.mixed)));
+    const anchors = spread(runs.map((r) => per100(r, mixedAnchors(r))));
+    rows.push(`| ${arm.label} | ${fmt(trees, 2)} | ${fmt(anchors, 2)} | ${fmt(spread(runs.map((r) => meanOf(r.ratio))))} | ${fmt(spread(runs.map((r) => r.total.trajectories)), 0)} | ${fmt(spread(runs.map((r) => r.total.tokens)), 0)} | ${Number.isFinite(grpoTrees) ? (trees.mean / grpoTrees).toFixed(2) + '×' : '–'} |`);
+  }
+  return rows;
+}
+
+/** Final held-out accuracy: each arm minus the first arm (same seed), mean and 95 % bootstrap interval. */
+function pairedTable(results: ArmResult[]): string[] {
+  const ref = results[0];
+  if (!ref || ref.runs.length === 0) return [];
+  const finalBySeed = (runs: RunStats[]) => new Map(runs.map((r) => [r.seed, r.evals[r.evals.length - 1]?.accuracy ?? NaN]));
+  const meanBySeed = (runs: RunStats[]) => new Map(runs.map((r) => [r.seed, meanOf(r.evals.filter((e) => e.step > 0).map((e) => e.accuracy))]));
+  const rows = [
+    `Paired differences, ${ref.arm.label} minus each arm (same seeds), final held-out accuracy and mean accuracy over the evaluations after step 0: mean [95 % bootstrap interval over seeds, 10,000 resamples] (pairs).`,
+    '',
+    '| arm | final acc. (mean ± sd) | Δ final acc. | Δ mean acc. (evals after step 0) |',
+    '|---|---|---|---|',
+  ];
+  const show = (d: ReturnType<typeof pairedBootstrap>) => (d.n ? `${(100 * d.mean).toFixed(1)} pts [${(100 * d.lo).toFixed(1)}, ${(100 * d.hi).toFixed(1)}] (${d.n})` : '–');
+  for (const { arm, runs } of results) {
+    if (runs.length === 0) continue;
+    const acc = spread(runs.map((r) => r.evals[r.evals.length - 1]?.accuracy ?? NaN));
+    if (arm === ref.arm) {
+      rows.push(`| ${arm.label} | ${fmt(acc)} | (reference) | (reference) |`);
+      continue;
+    }
+    rows.push(`| ${arm.label} | ${fmt(acc)} | ${show(pairedBootstrap(finalBySeed(ref.runs), finalBySeed(runs)))} | ${show(pairedBootstrap(meanBySeed(ref.runs), meanBySeed(runs)))} |`);
+  }
+  return rows;
+}
+
+/** Trajectories each arm needs to reach grpo's seed-mean final accuracy, and as a share of grpo's. */
+function reachGrpoTable(results: ArmResult[]): string[] {
+  const grpo = results.find((x) => x.arm.label.endsWith('grpo'));
+  if (!grpo || grpo.runs.length === 0) return [];
+  const gc = curve(grpo.runs);
+  const target = gc[gc.length - 1].accuracy.mean;
+  const grpoHit = gc.find((p) => p.accuracy.mean >= target - 1e-12)!;
+  const rows = [
+    `Trajectories to reach grpo's seed-mean final accuracy ${target.toFixed(3)} (first evaluation whose seed-mean accuracy reaches it; grpo itself: ${Math.round(grpoHit.trajectories)}):`,
+    '',
+    '| arm | first eval reaching it (step) | trajectories | share of grpo’s | tokens |',
+    '|---|---|---|---|---|',
+  ];
+  for (const { arm, runs } of results) {
+    if (runs.length === 0) continue;
+    const hit = curve(runs).find((p) => p.accuracy.mean >= target - 1e-12);
+    rows.push(hit ? `| ${arm.label} | ${hit.step} | ${Math.round(hit.trajectories)} | ${(hit.trajectories / grpoHit.trajectories).toFixed(2)} | ${Math.round(hit.tokens)} |` : `| ${arm.label} | never | – | – | – |`);
+  }
+  return rows;
+}
+
 /** Mixed anchors per step: yield × (selected roots + expanded prefixes). */
 function mixedAnchors(r: RunStats): number[] {
   return r.anchorYield.map((y, i) => y * (r.prompts[i] + r.expanded[i]));
@@ -165,7 +241,7 @@ function mixedAnchors(r: RunStats): number[] {
 
 /** Where each main arm's bare rollouts went by question kind (steps 10, 13, …, 28 of every seed). */
 async function kindTable(results: ArmResult[], o: AnalyseOptions): Promise<string[]> {
-  const config = parseTrainConfig({ seed: 0 });
+  const config = parseTrainConfig({ seed: 0, env: { seed: o.scale.envSeed } });
   const env = new WorldEnv({ seed: config.env.seed, questions: config.env.questions, testFraction: config.env.testFraction, topK: config.env.topK, maxTurns: config.engine.maxTurns, success: { rule: config.env.successRule, threshold: config.env.successThreshold } });
   const kinds = new Map<string, string>();
   for (const p of env.train) kinds.set(p.id, String((p.meta?.world as { kind?: string } | undefined)?.kind ?? '?'));
@@ -252,13 +328,13 @@ function band(results: ArmResult[], y: (r: RunStats) => Array<{ x: number; y: nu
 
 async function writePlots(experiment: ExperimentName, results: ArmResult[], dir: string): Promise<void> {
   const perStep = (r: RunStats) => r.ratio.map((y, x) => ({ x, y }));
-  if (experiment === 'main' || experiment === 'oracle') {
+  if (experiment === 'main' || experiment === 'oracle' || experiment === 'final') {
     await writeSvg(dir, `${experiment}-effective-ratio`, bandChart(`effective ratio per step (${experiment === 'main' ? 'world' : 'simulator'}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]));
     await writeSvg(dir, `${experiment}-mixed-trees`, bandChart(`mixed prompt trees per step (${experiment === 'main' ? 'world' : 'simulator'})`, band(results, (r) => r.mixed.map((y, x) => ({ x, y }))), 'step', 'mixed trees'));
   }
-  if (experiment === 'main') {
-    await writeSvg(dir, 'main-accuracy-vs-trajectories', bandChart('held-out greedy accuracy vs trajectories spent (seed mean, min–max)', band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
-    await writeSvg(dir, 'main-accuracy-vs-tokens', bandChart('held-out greedy accuracy vs generated tokens', band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
+  if (experiment === 'main' || experiment === 'final' || experiment === 'options') {
+    await writeSvg(dir, `${experiment}-accuracy-vs-trajectories`, bandChart('held-out greedy accuracy vs trajectories spent (seed mean, min–max)', band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
+    await writeSvg(dir, `${experiment}-accuracy-vs-tokens`, bandChart('held-out greedy accuracy vs generated tokens', band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
   }
   if (experiment === 'ablation') {
     const rows: BarRow[] = [];

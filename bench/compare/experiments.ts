@@ -10,18 +10,40 @@
 import { optionsFor, type StrategyName } from '../../src/allocate/index.ts';
 
 export interface Scale {
+  /** Seeds firstSeed, firstSeed + 1, …, firstSeed + seeds − 1 (development: 0–4; the frozen final run: 100–109). */
+  firstSeed: number;
   seeds: number;
+  /** World / simulator seed (fixed across arms). */
+  envSeed: number;
   steps: number;
   pool: number;
   budget: number;
   evalEvery: number;
   evalQuestions: number;
+  /** Run the arms that never read Ṽ with the running-rate predictor (see PREDICTOR_FREE). */
+  cheapPredictorForBaselines?: boolean;
 }
 
-export const DEFAULT_SCALE: Scale = { seeds: 5, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
+export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'final' | 'final-gold' | 'final-env' | 'final-oracle';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'final', 'final-gold', 'final-env', 'final-oracle'];
+
+/**
+ * The trace configuration chosen on development seeds (issue 13) and frozen before the final run on
+ * seeds 100–109; its commit hash is in BENCHMARKS.md. No option beyond the paper beat the paper's trace
+ * in development (seed 0, 8 steps: final held-out accuracy trace 0.440, leftover pool 0.440 — identical
+ * runs, every rollout had a prefix —, expansion-aware and posterior 0.440 — identical runs, d and
+ * history do not differ across prompts within 8 steps —, entropy-weighted 0.425, pool + entropy 0.385,
+ * uniform root 0.430, N = 1 0.440, N = 1 + expansion + entropy 0.420; grpo 0.525), so the best
+ * configuration is the faithful one and the final runs it once.
+ */
+export const BEST_TRACE: Record<string, unknown> = { name: 'trace' };
+
+/** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
+export interface ArmExtra {
+  predictor?: Record<string, unknown>;
+}
 
 /** One arm: a strategy configuration run over every seed. */
 export interface Arm {
@@ -31,10 +53,15 @@ export interface Arm {
   strategy: Record<string, unknown>;
   /** What the arm is in the paper's terms (for tables). */
   meaning: string;
+  extra?: ArmExtra;
+  /** Env seed override (the final's check on another world). */
+  envSeed?: number;
+  /** Run order: lower tiers run first (seed-major within a tier), so a run cut short by the clock still pairs its core arms. */
+  tier?: number;
 }
 
 export function arms(experiment: ExperimentName): Arm[] {
-  const world = (label: string, strategy: Record<string, unknown>, meaning: string): Arm => ({ label, env: 'world', strategy, meaning });
+  const world = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({ label, env: 'world', strategy, meaning, ...(extra ? { extra } : {}) });
   const sim = (label: string, strategy: Record<string, unknown>, meaning: string): Arm => ({ label, env: 'simulator', strategy, meaning });
   switch (experiment) {
     case 'main':
@@ -60,8 +87,55 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-n1', { name: 'trace', continuations: 1 }, 'more roots: M = B/2, N = 1'),
         world('trace-n4', { name: 'trace', continuations: 4 }, 'deeper expansion: M = ⌊B/5⌋, N = 4'),
       ];
+    case 'options':
+      // Development (seeds 0–4): each option beyond the paper alone, then together, against the paper and grpo.
+      return [
+        world('trace', { name: 'trace' }, 'the paper (faithful)'),
+        world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts'),
+        world('trace-expansion', { name: 'trace', rootValue: 'expansion-aware' }, 'expansion-aware root value'),
+        world('trace-posterior', { name: 'trace', rootPrior: 'posterior' }, 'Ṽ as prior of a per-prompt Beta posterior'),
+        world('trace-pool', { name: 'trace', leftover: 'pool' }, 'leftover solved over the whole pool'),
+        world('trace-entropy-w', { name: 'trace', prefixes: 'entropy-weighted' }, 'prefix value × (1 + H) (AT²PO-style)'),
+        world('trace-uniform-root', { name: 'trace', roots: 'uniform' }, 'uniform root × adaptive prefix'),
+        world('trace-pool-entropy-w', { name: 'trace', leftover: 'pool', prefixes: 'entropy-weighted' }, 'leftover over the pool + entropy-weighted prefixes'),
+        world('trace-n1', { name: 'trace', continuations: 1 }, 'the paper with N = 1 (more roots)'),
+        world('trace-n1-expansion-entropy-w', { name: 'trace', continuations: 1, rootValue: 'expansion-aware', prefixes: 'entropy-weighted' }, 'N = 1, expansion-aware roots, entropy-weighted prefixes'),
+      ];
+    case 'final':
+      return [
+        world('trace', BEST_TRACE, 'the paper (faithful) = the frozen best trace configuration'),
+        world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts'),
+        ...[
+          world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
+          world('pcl', { name: 'pcl' }, 'adaptive roots only, all B as bare rollouts'),
+          world('dapo', { name: 'dapo' }, 'dynamic sampling (real cost shown)'),
+          world('knapsack', { name: 'knapsack' }, 'Knapsack-RL on history, all B as bare rollouts'),
+          world('entropy', { name: 'entropy' }, 'uniform roots, continuations by policy entropy'),
+        ].map((a) => ({ ...a, tier: 1 })),
+      ];
+    case 'final-gold':
+      return [{ ...world('trace-nogold', BEST_TRACE, 'the best trace configuration, predictor.useGold false', { predictor: { useGold: false } }), tier: 2 }];
+    case 'final-env':
+      return [
+        { ...world('env11-trace', BEST_TRACE, 'best trace on world env seed 11'), envSeed: 11, tier: 2 },
+        { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11, tier: 2 },
+      ];
+    case 'final-oracle':
+      return [
+        sim('sim-oracle', { name: 'oracle' }, 'solvers on the true probabilities'),
+        sim('sim-trace', BEST_TRACE, 'the best (= paper) trace configuration on the learned predictor'),
+        sim('sim-grpo', { name: 'grpo' }, 'uniform groups'),
+      ].map((a) => ({ ...a, tier: 3 }));
   }
 }
+
+/**
+ * Strategies whose allocation never reads the predictor's Ṽ. In the final experiments they run with the
+ * cheap running-rate predictor instead of the MLP: their rollouts, updates and accuracy are exactly the
+ * same (Ṽ only steers trace, oracle and pcl), and the MLP's training is most of a step's CPU time on
+ * this shared 2-core machine. Their predictor-quality metrics are then the running rate's.
+ */
+const PREDICTOR_FREE = new Set(['grpo', 'dapo', 'random-tree', 'entropy', 'knapsack']);
 
 /** The raw `trace-rl train` configuration of one arm and seed (validated by the caller). */
 export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, unknown> {
@@ -71,8 +145,10 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     seed,
     steps: scale.steps,
     pool: scale.pool,
-    env: { kind: arm.env },
+    env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed },
     strategy: { name, ...optionsFor(name, { budget: scale.budget, continuations: 2, ...arm.strategy }) },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
+    ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
+    ...(scale.cheapPredictorForBaselines && PREDICTOR_FREE.has(String(arm.strategy.name)) ? { predictor: { kind: 'global' } } : {}),
   };
 }

@@ -26,6 +26,8 @@ export interface RunStats {
   prompts: number[];
   anchorYield: number[];
   expanded: number[];
+  /** Trajectories (bare + continuations) spent per step. */
+  spent: number[];
   continuationShare: number;
   evals: EvalPoint[];
   total: { trajectories: number; turns: number; tokens: number };
@@ -55,6 +57,7 @@ export function loadRun(dir: string): RunStats | null {
       prompts,
       anchorYield: m('mixed_anchor_yield'),
       expanded: m('expanded_prefixes'),
+      spent: steps.map((s) => (s.metrics.cost_bare ?? 0) + (s.metrics.cost_continuations ?? 0)),
       continuationShare: cont / (bare + cont),
       evals: steps.flatMap((s) =>
         Number.isFinite(s.metrics.test_accuracy)

@@ -3,7 +3,10 @@
  * the embedded world with the embedded policy, the oracle on the simulator, and the paper's ablation
  * grid and budget splits; ≥ 5 seeds each, 2 runs at a time in child processes (`trace-rl train`).
  *
- * Run:  npx tsx bench/compare/run.ts [--experiments main,oracle,ablation] [--seeds 5] [--steps 30]
+ * Run:  npx tsx bench/compare/run.ts [--experiments main,oracle,ablation] [--first-seed 0] [--seeds 5] [--steps 30]
+ *                                    [--pool 64] [--budget 192] [--eval-every 5] [--eval-questions 200] [--env-seed 7] [--plots dir]
+ *                                    [--arms label,label] (a subset of the experiments' arms)
+ *                                    [--cheap-baseline-predictor] (arms that never read Ṽ train the running rate, not the MLP)
  *                                    [--jobs 2] [--out bench/compare/out] [--runs-only | --analyse-only]
  * Rerunning resumes: finished run folders are reused, unfinished ones resumed.
  * Writes: <out>/runs/<arm>-s<seed>/ (run folders), <out>/<experiment>.html (writeReport), <out>/summary.md
@@ -25,24 +28,57 @@ const flag = (name: string) => process.argv.includes(`--${name}`);
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const out = resolve(arg('out') ?? join(here, 'out'));
-const scale: Scale = { ...DEFAULT_SCALE, seeds: Number(arg('seeds') ?? DEFAULT_SCALE.seeds), steps: Number(arg('steps') ?? DEFAULT_SCALE.steps) };
+const num = (name: string, fallback: number) => Number(arg(name) ?? fallback);
+const scale: Scale = {
+  firstSeed: num('first-seed', DEFAULT_SCALE.firstSeed),
+  seeds: num('seeds', DEFAULT_SCALE.seeds),
+  envSeed: num('env-seed', DEFAULT_SCALE.envSeed),
+  steps: num('steps', DEFAULT_SCALE.steps),
+  pool: num('pool', DEFAULT_SCALE.pool),
+  budget: num('budget', DEFAULT_SCALE.budget),
+  evalEvery: num('eval-every', DEFAULT_SCALE.evalEvery),
+  evalQuestions: num('eval-questions', DEFAULT_SCALE.evalQuestions),
+  cheapPredictorForBaselines: flag('cheap-baseline-predictor'),
+};
+const seedList = Array.from({ length: scale.seeds }, (_, i) => scale.firstSeed + i);
 const jobsAtOnce = Number(arg('jobs') ?? 2);
 const experiments = (arg('experiments') ?? EXPERIMENTS.join(',')).split(',').map((s) => s.trim()) as ExperimentName[];
 for (const e of experiments) if (!EXPERIMENTS.includes(e)) throw new Error(`--experiments: unknown "${e}"; allowed: ${EXPERIMENTS.join(', ')}`);
 
-const byExperiment = new Map<ExperimentName, Arm[]>(experiments.map((e) => [e, arms(e)]));
+const only = arg('arms')?.split(',').map((s) => s.trim());
+const byExperiment = new Map<ExperimentName, Arm[]>(experiments.map((e) => [e, arms(e).filter((a) => !only || only.includes(a.label))]));
 const uniqueArms = new Map<string, Arm>();
 for (const list of byExperiment.values()) for (const a of list) uniqueArms.set(a.label, a);
 const runDir = (label: string, seed: number) => join(out, 'runs', `${label}-s${seed}`);
-// Seed-major order: every arm gets seed 0 before any gets seed 1, so a cut-short bench still compares.
+// Tier by tier, seed-major within a tier: every core arm gets a seed before any gets the next, so a
+// bench cut short by the clock still compares paired seeds.
 const jobs: Job[] = [];
-for (let seed = 0; seed < scale.seeds; seed++) {
-  for (const arm of uniqueArms.values()) jobs.push({ dir: runDir(arm.label, seed), config: parseTrainConfig(runConfig(arm, seed, scale)) });
+const tiers = [...new Set([...uniqueArms.values()].map((a) => a.tier ?? 0))].sort((a, b) => a - b);
+for (const tier of tiers) {
+  for (const seed of seedList) {
+    for (const arm of uniqueArms.values()) if ((arm.tier ?? 0) === tier) jobs.push({ dir: runDir(arm.label, seed), config: parseTrainConfig(runConfig(arm, seed, scale)) });
+  }
 }
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 const t0 = performance.now();
 const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${os.platform()} ${os.arch()}`;
+// Warm starts are per seed and shared by every arm: fit each once here (in parallel children they would
+// all miss the cache together and fit the same weights side by side).
+if (!flag('analyse-only')) {
+  const { buildComponents } = await import('../../src/train/index.ts');
+  const worldJobs = new Map<string, (typeof jobs)[number]['config']>();
+  for (const j of jobs) {
+    const c = j.config as ReturnType<typeof parseTrainConfig>;
+    if (c.env.kind === 'world' && c.policy.warmStart === 'bc') worldJobs.set(`${c.seed}/${c.env.seed}`, c);
+  }
+  for (const [key, c] of worldJobs) {
+    const t = performance.now();
+    await buildComponents(c as ReturnType<typeof parseTrainConfig>);
+    log(`warm start seed/env ${key} ready in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+  }
+}
+if (flag('prewarm-only')) process.exit(0);
 if (!flag('analyse-only')) {
   log(`bench/compare: ${jobs.length} runs (${uniqueArms.size} arms × ${scale.seeds} seeds, ${scale.steps} steps, pool ${scale.pool}, B = ${scale.budget}), ${jobsAtOnce} at a time; ${machine}; load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   const results = await runJobs(jobs, jobsAtOnce, log);
@@ -55,5 +91,5 @@ if (!flag('analyse-only')) {
   }
 }
 if (!flag('runs-only')) {
-  await analyse({ out, plots: join(here, 'plots'), experiments: byExperiment, seeds: scale.seeds, runDir, scale, machine, log });
+  await analyse({ byKindSeeds: arg('by-kind-seeds') ? Number(arg('by-kind-seeds')) : undefined, out, plots: resolve(arg('plots') ?? join(here, 'plots')), experiments: byExperiment, seeds: seedList, runDir, scale, machine, log });
 }

@@ -29,3 +29,31 @@ export function fmt(s: Spread, digits = 3, pct = false): string {
   const f = (x: number) => (pct ? (100 * x).toFixed(Math.max(0, digits - 2)) : Math.abs(x) >= 1000 ? Math.round(x).toLocaleString('en-US') : x.toFixed(digits));
   return `${f(s.mean)} ± ${f(s.sd)} [${f(s.min)}–${f(s.max)}]${pct ? ' %' : ''}`;
 }
+
+/**
+ * Paired difference a − b over seeds (same seed in both arms): its mean and a 95 % percentile
+ * bootstrap interval (resampling seeds with replacement, `resamples` times, seeded so tables are
+ * reproducible). Pairs with a missing side are dropped.
+ */
+export function pairedBootstrap(a: ReadonlyMap<number, number>, b: ReadonlyMap<number, number>, resamples = 10_000, seed = 1): { mean: number; lo: number; hi: number; n: number } {
+  const d = [...a].flatMap(([s, x]) => (b.has(s) && Number.isFinite(x) && Number.isFinite(b.get(s)!) ? [x - b.get(s)!] : []));
+  const n = d.length;
+  if (n === 0) return { mean: NaN, lo: NaN, hi: NaN, n };
+  const mean = d.reduce((x, y) => x + y, 0) / n;
+  let state = seed >>> 0;
+  const next = () => {
+    // xorshift32: a fixed, dependency-free stream for the resampling.
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 4294967296;
+  };
+  const means = new Float64Array(resamples);
+  for (let r = 0; r < resamples; r++) {
+    let s = 0;
+    for (let i = 0; i < n; i++) s += d[Math.floor(next() * n)]!;
+    means[r] = s / n;
+  }
+  means.sort();
+  return { mean, lo: means[Math.floor(0.025 * resamples)]!, hi: means[Math.ceil(0.975 * resamples) - 1]!, n };
+}

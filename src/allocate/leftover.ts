@@ -1,6 +1,7 @@
 import { MinHeap } from './min-heap.ts';
 import type { LeftoverInput, LeftoverPlanner, RootCandidate } from './types.ts';
 import { mixedGain } from './mixed-value.ts';
+import { poolLeftover } from './trace-options.ts';
 
 /**
  * What a tree strategy does with continuation budget it could not place: a prompt whose bare rollouts
@@ -43,6 +44,11 @@ function topUp(m: readonly number[], L: number, mMax: number, key: (i: number, m
 /** Leftover budget as extra bare rollouts by marginal V_root gain on `value` (greedy, exact; m ≤ m_max). */
 export function adaptiveLeftover(value: (c: RootCandidate) => number, mMax: number): LeftoverPlanner {
   return { plan: (input) => leftoverPlan(input, (m) => adaptiveTopUp(input.candidates.map(value), m, input.remaining, mMax)) };
+}
+
+/** trace's `leftover: pool`: the leftover as a root problem over the whole pool (`poolLeftover`, exact). */
+export function poolLeftoverPlanner(value: (c: RootCandidate) => number, mMin: number, mMax: number): LeftoverPlanner {
+  return { plan: (input) => leftoverPlan(input, (m) => poolLeftover(input.candidates.map(value), m, input.remaining, mMin, mMax)) };
 }
 
 /** Leftover budget as extra bare rollouts, each to the prompt with the fewest (the uniform baselines' rule). */

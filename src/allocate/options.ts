@@ -32,11 +32,28 @@ function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N
 
 /** The solver tree strategies (trace, oracle): each phase adaptive or uniform (the ablation grid, TRACE-SPEC §7). */
 const solverTreeFields = { budget, continuations, min, max, batchSize, roots, prefixes };
+
+/**
+ * trace's options beyond the paper (issue 13; each one an ablation arm, docs/allocation.md §4 "Beyond
+ * the paper"). Absent = the paper's method.
+ */
+const traceFields = {
+  ...solverTreeFields,
+  prefixes: z.enum(['adaptive', 'uniform', 'entropy-weighted']).optional().describe('the paper’s ablation of the prefixes: adaptive (default) = the prefix solver on ρ; uniform = a prompt’s m · N continuations spread evenly over its intermediate prefixes, the remainder one each, shallowest first; entropy-weighted (trace only, beyond the paper, after AT²PO) = the prefix solver with prefix j’s value weighted by 1 + entropyWeight · H_j, H_j the policy entropy at the turn after the prefix'),
+  entropyWeight: z.number().min(0).optional().describe('prefixes: entropy-weighted only: β of the weight 1 + β·H (H in nats); default 1'),
+  rootValue: z.enum(['mixed', 'expansion-aware']).optional().describe('mixed (default, the paper) = V_root(v, m); expansion-aware = V_root(v, m) + m · d · (1 − (v² + (1 − v)²)^N), the mixed anchors its continuations can add, d = the chance a rollout of the prompt has an intermediate prefix (from earlier steps)'),
+  rootPrior: z.enum(['shared', 'posterior']).optional().describe('shared (default, the paper) = v = Ṽ(prompt) from the shared predictor; posterior = (κ·Ṽ + successes) / (κ + trials), Ṽ as the prior of a per-prompt Beta updated with the prompt’s observed bare outcomes'),
+  priorStrength: z.number().positive().optional().describe('rootPrior: posterior only: κ, the prior’s weight in pseudo-outcomes; default 4'),
+  leftover: z.enum(['top-up', 'pool']).optional().describe('top-up (default) = unplaceable budget becomes extra bare rollouts of already selected prompts; pool = solved as a root problem over the whole pool (new prompts get ≥ m_min)'),
+};
+const dependentOptions = (o: { rootPrior?: string; priorStrength?: number; prefixes?: string; entropyWeight?: number }) =>
+  (o.priorStrength === undefined || o.rootPrior === 'posterior') && (o.entropyWeight === undefined || o.prefixes === 'entropy-weighted');
+const dependentError = { message: 'priorStrength needs rootPrior: posterior, and entropyWeight needs prefixes: entropy-weighted', path: ['priorStrength'] };
 /** Tree strategies with uniform roots (random-tree, entropy). */
 const uniformTreeFields = { budget, continuations, max, batchSize };
 
 export const strategyOptionSchemas = {
-  trace: strategyObject('trace', { ...solverTreeFields }).refine(maxAtLeastMin, maxError),
+  trace: strategyObject('trace', { ...traceFields }).refine(maxAtLeastMin, maxError).refine(dependentOptions, dependentError),
   oracle: strategyObject('oracle', { ...solverTreeFields }).refine(maxAtLeastMin, maxError),
   grpo: strategyObject('grpo', { budget, batchSize }),
   dapo: strategyObject('dapo', {

@@ -15,6 +15,8 @@ export interface PrefixInput {
   id: string;
   q: number;
   r: number;
+  /** Weight w ≥ 0 of this prefix's value w·V_pref(K) (default 1; trace's entropy-weighted prefixes). */
+  w?: number;
 }
 
 export interface PrefixAllocation {
@@ -40,7 +42,8 @@ export function flipGain(rho: number, K: number): number {
 
 export function solvePrefixes(prefixes: readonly PrefixInput[], budget: number): PrefixAllocation {
   if (!Number.isInteger(budget) || budget < 0) throw new AllocationInputError('budget', `must be a non-negative integer, got ${budget}`);
-  prefixes.forEach(({ q, r }, i) => {
+  prefixes.forEach(({ q, r, w }, i) => {
+    if (w !== undefined && !(w >= 0 && Number.isFinite(w))) throw new AllocationInputError(`prefixes[${i}].w`, `must be a finite weight ≥ 0, got ${w}`);
     if (!(q >= 0 && q <= 1)) throw new AllocationInputError(`prefixes[${i}].q`, `must be a probability in [0, 1], got ${q}`);
     if (!(r >= 0 && r <= 1)) throw new AllocationInputError(`prefixes[${i}].r`, `must be a reward in [0, 1], got ${r}`);
   });
@@ -49,13 +52,15 @@ export function solvePrefixes(prefixes: readonly PrefixInput[], budget: number):
   const rho = prefixes.map(({ q, r }) => repeatChance(q, r));
   const k = new Array<number>(n).fill(0);
   const heap = new IndexedHeap(n, true);
-  for (let i = 0; i < n; i++) heap.set(i, 1 - rho[i]);
+  const w = prefixes.map((p) => p.w ?? 1);
+  // Weighted gains w·ρ^(K−1)(1 − ρ) still do not increase in K, so greedy stays exact.
+  for (let i = 0; i < n; i++) heap.set(i, w[i] * (1 - rho[i]));
   for (let u = 0; u < budget; u++) {
     const i = heap.top();
     k[i]++;
-    heap.set(i, flipGain(rho[i], k[i] + 1));
+    heap.set(i, w[i] * flipGain(rho[i], k[i] + 1));
   }
   let objective = 0;
-  for (let i = 0; i < n; i++) objective += flipChance(rho[i], k[i]);
+  for (let i = 0; i < n; i++) objective += w[i] * flipChance(rho[i], k[i]);
   return { k, objective };
 }

@@ -9,6 +9,11 @@ export interface RootCandidate {
   p?: number;
   /** Outcomes of this prompt in earlier steps (Knapsack-RL's per-prompt success-rate estimate). */
   history?: { successes: number; trials: number };
+  /**
+   * Estimated chance that one bare rollout of this prompt has an intermediate prefix (≥ 2 turns), from
+   * earlier steps (trace's expansion-aware root value; absent = 1).
+   */
+  expandable?: number;
 }
 
 /** Input of one root-allocation round. DAPO uses several rounds; the others plan in round 0 only. */

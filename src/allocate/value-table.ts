@@ -4,6 +4,12 @@ import { mixedChance, mixedGain } from './mixed-value.ts';
 export interface WeightedItem {
   v: number;
   w: number;
+  /**
+   * b ≥ 0: a value linear in m added to the mixed chance, g(m) = w·V_root(v, m) + b·m (m ≥ 1). Used by
+   * trace's expansion-aware root value (each bare rollout brings N continuations worth b); linear
+   * keeps g concave on [m_min, m_max], so the exact methods apply unchanged. Default 0.
+   */
+  perUnit?: number;
 }
 
 /** Per prompt: base g(m_min) and the L = m_max − m_min marginal gains after it (non-increasing). */
@@ -28,8 +34,9 @@ export function buildTable(items: readonly WeightedItem[], min: number, max: num
   let scale = 0;
   for (let i = 0; i < n; i++) {
     const { v, w } = items[i];
-    scale = Math.max(scale, w);
-    base[i] = w * mixedChance(v, min);
+    const b = items[i].perUnit ?? 0;
+    scale = Math.max(scale, w + b);
+    base[i] = w * mixedChance(v, min) + b * min;
     const u = v <= 0.5 ? v : 1 - v;
     // Marginal gain of unit m: u^(m−1)(1 − u) + (1 − u)^(m−1) u, powers updated by multiplication.
     let pu = u ** min;
@@ -37,8 +44,8 @@ export function buildTable(items: readonly WeightedItem[], min: number, max: num
     let prev = w * mixedGain(v, min);
     for (let k = 0; k < L; k++) {
       const g = Math.min(prev, w * (pu * (1 - u) + pq * u));
-      tails[i * L + k] = g;
-      cum[i * L + k] = (k > 0 ? cum[i * L + k - 1] : 0) + g;
+      tails[i * L + k] = g + b;
+      cum[i * L + k] = (k > 0 ? cum[i * L + k - 1] : 0) + g + b;
       prev = g;
       pu *= u;
       pq *= 1 - u;

@@ -97,7 +97,7 @@ export function solveWeighted(items: readonly WeightedItem[], options: SolveOpti
   }
   const out = Array.from(m);
   let objective = 0;
-  for (let i = 0; i < n; i++) objective += items[i].w * mixedChance(items[i].v, out[i]);
+  for (let i = 0; i < n; i++) objective += items[i].w * mixedChance(items[i].v, out[i]) + (out[i] > 0 ? (items[i].perUnit ?? 0) * out[i] : 0);
   return { m: out, objective, method: dominant ? 'sweep' : 'dp' };
 }
 
@@ -110,6 +110,8 @@ function validate(items: readonly WeightedItem[], o: SolveOptions): void {
   items.forEach(({ v, w }, i) => {
     if (!(v >= 0 && v <= 1)) throw new AllocationInputError(`${vf}[${i}]`, `must be a probability in [0, 1], got ${v}`);
     if (!(w >= 0 && Number.isFinite(w))) throw new AllocationInputError(`${vf}[${i}]`, `weight must be finite and ≥ 0, got ${w}`);
+    const b = items[i].perUnit ?? 0;
+    if (!(b >= 0 && Number.isFinite(b))) throw new AllocationInputError(`${vf}[${i}]`, `per-unit value must be finite and ≥ 0, got ${b}`);
   });
 }
 

@@ -1,10 +1,11 @@
-import type { Environment, KnowsTruth } from '../env/index.ts';
+import { WorldEnv, type Environment, type KnowsTruth } from '../env/index.ts';
 import { EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
 import { initJax } from '../util/jax.ts';
 import { ConfigError, type TrainConfig } from './config.ts';
 import { buildEnvironment } from './environments.ts';
 import type { Prompt } from '../tree/types.ts';
+import { warmStart } from './warm-start.ts';
 
 /** Everything a run is made of, built from the configuration once. */
 export interface Components {
@@ -18,7 +19,12 @@ export interface Components {
   predictor: SuccessPredictor;
 }
 
-export async function buildComponents(config: TrainConfig): Promise<Components> {
+export interface BuildOptions {
+  /** Where warm starts are cached (default: $TRACE_RL_CACHE or ~/.cache/trace-rl). */
+  cacheDir?: string;
+}
+
+export async function buildComponents(config: TrainConfig, options: BuildOptions = {}): Promise<Components> {
   const predictor = await buildPredictor(config);
   const setup = buildEnvironment(config);
   const { env, train, test, truth } = setup;
@@ -33,6 +39,11 @@ export async function buildComponents(config: TrainConfig): Promise<Components> 
   }
   if (!setup.candidates) throw new ConfigError(`config.policy.kind: the embedded policy has no candidate actions in env.kind ${config.env.kind}${setup.needsText ? ' (it needs a policy that writes text: policy.kind tiny-lm, or an OpenAI-compatible server through trace-rl rollout / eval)' : ''}`);
   const policy = new EmbeddedPolicy({ candidates: setup.candidates });
+  // The behaviour-cloning warm start needs the world's scripted demonstrator: world only.
+  if (config.policy.warmStart === 'bc' && env instanceof WorldEnv) {
+    const { seed, ...settings } = config.policy.bc;
+    await warmStart(policy, env, { seed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: policy.dim }, options.cacheDir);
+  }
   return { env, train, test, policy, trainable: policy, predictor };
 }
 

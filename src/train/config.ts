@@ -107,6 +107,18 @@ export const trainConfigSchema = z
         learningRate: z.number().positive().optional().describe(`Adam step size of the policy update; the step passes it to the policy, which uses it as given. Default by kind: ${Object.entries(POLICY_LEARNING_RATE).map(([k, v]) => `${k} ${v}`).join(', ')}.`),
         clip: z.number().positive().default(0.2).describe('PPO clip ε of the clipped surrogate.'),
         epochs: z.number().int().min(1).default(4).describe('Passes (Adam steps) over each step’s samples.'),
+        warmStart: z.enum(['bc', 'none']).default('bc').describe('embedded policy on the world only: bc = start RL from behaviour cloning on scripted noisy demonstrations (an agent that searches before answering; seeded by policy.bc.seed, cached on disk by a hash of what determines it, so every arm and seed of a comparison starts from the same weights); none = the cold start (zero weights, uniform choices).'),
+        bc: z
+          .object({
+            seed: z.number().int().min(0).default(0).describe('Seed of the demonstrations (the fit itself is deterministic). Independent of the run seed on purpose: like one SFT checkpoint, every run and seed of a comparison starts RL from the same weights, and one fit is computed and cached once.'),
+            noise: z.number().min(0).max(1).default(0.35).describe('Base noise of the scripted demonstrator (look-alike detours, misreads).'),
+            demosPerPrompt: z.number().int().min(1).default(2).describe('Sampled demonstration episodes per training question.'),
+            epochs: z.number().int().min(1).default(100).describe('Full-batch Adam steps of the maximum-likelihood fit.'),
+            learningRate: z.number().positive().default(0.1).describe('Adam step size of the fit.'),
+          })
+          .strict()
+          .prefault({})
+          .describe('Behaviour-cloning warm start (policy.warmStart: bc).'),
       })
       // Strict, so a field that was renamed (lmLearningRate became learningRate) fails instead of being ignored.
       .strict()

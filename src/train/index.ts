@@ -6,4 +6,5 @@ export { trainStep, drawPool, evaluate, initialState, type RunState, type StepCo
 export { contrastMetrics, costMetrics } from './step-metrics.ts';
 export { train, TrainError, type TrainOptions, type TrainOutcome, type LoopEvent } from './loop.ts';
 export { configReference } from './config-docs.ts';
+export { warmStart, warmStartHash, demonstrations, cloneDemonstrations, defaultCacheDir, type WarmStartKey, type WarmStartSettings } from './warm-start.ts';
 export { buildEnvironment, ENVIRONMENTS, type EnvironmentSetup } from './environments.ts';

@@ -16,8 +16,11 @@ import type { Prompt } from '../tree/types.ts';
 
 /** What carries over from one step to the next besides the model checkpoints (stored as JSON). */
 export interface RunState {
-  /** Per-prompt outcomes of earlier bare rollouts: [successes, trials] (Knapsack-RL's estimate). */
-  history: Record<string, [number, number]>;
+  /**
+   * Per-prompt outcomes of earlier bare rollouts: [successes, trials] (Knapsack-RL's estimate), then
+   * how many of those rollouts had an intermediate prefix (≥ 2 turns; absent in older runs).
+   */
+  history: Record<string, [number, number] | [number, number, number]>;
   /** Cost since step 0. */
   cumulative: Spend;
 }
@@ -126,13 +129,37 @@ export function drawPool(train: readonly Prompt[], size: number, step: number, s
 /** Step 1 of TRACE: v_i = Ṽ(prompt i) for the pool, plus the truth and history where available. */
 function scoreRoots(ctx: StepContext, pool: readonly Prompt[], scorer: Scorer): RootCandidate[] {
   const v = scorer(pool.map((prompt) => ({ prompt, turns: [] })));
+  const overall = overallExpandable(ctx.state.history);
   return pool.map((p, i) => {
     const c: RootCandidate = { promptId: p.id, v: v[i] };
     if (ctx.parts.truth) c.p = ctx.parts.truth.trueSuccess(p, []);
     const h = ctx.state.history[p.id];
     if (h) c.history = { successes: h[0], trials: h[1] };
+    c.expandable = expandableChance(h, overall);
     return c;
   });
+}
+
+/**
+ * The chance a bare rollout of a prompt has an intermediate prefix: its own count shrunk towards the
+ * run's overall share (prompts recur only once per epoch, so most have no history of their own).
+ */
+function expandableChance(h: readonly number[] | undefined, overall: number): number {
+  const PRIOR = 2;
+  if (!h || h[2] === undefined) return overall;
+  return (h[2] + PRIOR * overall) / (h[1] + PRIOR);
+}
+
+/** The run's share of bare rollouts with an intermediate prefix so far (Laplace-smoothed: ½ at step 0). */
+function overallExpandable(history: RunState['history']): number {
+  let multi = 0;
+  let n = 0;
+  for (const h of Object.values(history)) {
+    if (h[2] === undefined) continue;
+    multi += h[2];
+    n += h[1];
+  }
+  return (multi + 1) / (n + 2);
 }
 
 /** Steps 5–6: bottom-up targets; calibration measured on them first (held out), then the update. */
@@ -203,17 +230,19 @@ function nextState(prev: RunState, trees: readonly RolloutTree[], spend: Spend):
   for (const tree of trees) {
     let s = 0;
     let n = 0;
+    let multi = 0;
     for (const id of root(tree).children) {
       if (getNode(tree, id).origin !== 'bare') continue;
       for (const leaf of rewardedLeaves(tree, id)) {
         if (leaf.origin !== 'bare') continue;
         s += leaf.reward!;
         n++;
+        if (leaf.depth >= 2) multi++;
       }
     }
     if (n === 0) continue;
-    const [hs, hn] = history[tree.promptId] ?? [0, 0];
-    history[tree.promptId] = [hs + s, hn + n];
+    const [hs, hn, hm] = history[tree.promptId] ?? [0, 0, 0];
+    history[tree.promptId] = [hs + s, hn + n, (hm ?? 0) + multi];
   }
   const c = prev.cumulative;
   const cumulative: Spend = {

@@ -7,11 +7,12 @@ function perRoot(N: number): (m: number) => number {
 }
 
 /** The prefix solver on ρ = r·q + (1 − r)(1 − q), q from `q` (the predictor's, or the truth for oracle). */
-export function solvedPrefixPlanner(N: number, q: (c: PrefixCandidate) => number): PrefixPlanner {
+export function solvedPrefixPlanner(N: number, q: (c: PrefixCandidate) => number, weight?: (c: PrefixCandidate) => number): PrefixPlanner {
   return {
     continuationBudget: perRoot(N),
     plan({ prefixes, budget }) {
-      const { k } = solvePrefixes(prefixes.map((c) => ({ id: c.id, q: q(c), r: c.r })), budget);
+      // weight: trace's entropy-weighted prefixes (w·V_pref; absent = the paper's w = 1).
+      const { k } = solvePrefixes(prefixes.map((c) => ({ id: c.id, q: q(c), r: c.r, ...(weight ? { w: weight(c) } : {}) })), budget);
       return positive(prefixes.map((c) => c.id), k);
     },
   };

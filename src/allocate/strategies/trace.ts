@@ -1,4 +1,5 @@
-import { adaptiveLeftover, uniformLeftover } from '../leftover.ts';
+import { adaptiveLeftover, poolLeftoverPlanner, uniformLeftover } from '../leftover.ts';
+import { expansionValue, posteriorRoot } from '../trace-options.ts';
 import type { OptionsOf } from '../options.ts';
 import { evenPrefixPlanner, solvedPrefixPlanner } from '../parts/prefixes.ts';
 import { solvedRootPlanner, treeShare, uniformRootPlanner } from '../parts/roots.ts';
@@ -17,7 +18,7 @@ export interface Probabilities {
  * `roots: 'uniform'` = uniform groups over the batch (as random-tree; leftover also uniform),
  * `prefixes: 'uniform'` = the continuations spread evenly over the prompt's prefixes.
  */
-export function solverTreeStrategy(name: 'trace' | 'oracle', o: OptionsOf<'trace' | 'oracle'>, probs: Probabilities): Strategy {
+export function solverTreeStrategy(name: 'trace' | 'oracle', o: Omit<OptionsOf<'oracle'>, 'name'>, probs: Probabilities): Strategy {
   const uniformRoots = o.roots === 'uniform';
   return {
     name,
@@ -28,6 +29,25 @@ export function solverTreeStrategy(name: 'trace' | 'oracle', o: OptionsOf<'trace
   };
 }
 
+/**
+ * trace with no extra options is exactly `solverTreeStrategy` on Ṽ (the paper, the faithful arm). Its
+ * options beyond the paper (docs/allocation.md §4) each swap one part: where v comes from (rootPrior),
+ * what a root is worth (rootValue), how prefixes are weighted (prefixes: entropy-weighted), where
+ * leftover budget goes (leftover). Each is an ablation arm of bench/compare.
+ */
 export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
-  return solverTreeStrategy('trace', o, { root: (c) => c.v, prefix: (c) => c.q });
+  const kappa = o.priorStrength ?? 4;
+  const root = o.rootPrior === 'posterior' ? (c: RootCandidate) => posteriorRoot(c, kappa) : (c: RootCandidate) => c.v;
+  const paper = solverTreeStrategy('trace', { ...o, prefixes: o.prefixes === 'entropy-weighted' ? undefined : o.prefixes }, { root, prefix: (c) => c.q });
+  const uniformRoots = o.roots === 'uniform';
+  const beta = o.entropyWeight ?? 1;
+  return {
+    ...paper,
+    roots:
+      o.rootValue === 'expansion-aware' && !uniformRoots
+        ? solvedRootPlanner(treeShare(o.continuations), (c) => ({ v: root(c), w: 1, perUnit: expansionValue(root(c), c.expandable ?? 1, o.continuations) }), o)
+        : paper.roots,
+    prefixes: o.prefixes === 'entropy-weighted' ? solvedPrefixPlanner(o.continuations, (c) => c.q, (c) => 1 + beta * (c.entropy ?? 0)) : paper.prefixes,
+    leftover: o.leftover === 'pool' && !uniformRoots ? poolLeftoverPlanner(root, o.min, o.max) : paper.leftover,
+  };
 }

@@ -22,6 +22,12 @@ export interface UpdateOptions {
   entropyCoef?: number;
 }
 
+/** One recorded decision: the candidates' feature indices and which one was taken. */
+export interface Choice {
+  features: Int32Array[];
+  chosen: number;
+}
+
 interface Distribution {
   actions: Action[];
   features: Int32Array[];
@@ -165,10 +171,53 @@ export class EmbeddedPolicy implements TrainablePolicy {
     return { gradient: g, metrics };
   }
 
+  /**
+   * Supervised maximum likelihood on recorded choices (behaviour cloning): `steps` full-batch Adam
+   * ascent steps on mean log π(chosen). Each choice set's features are extracted once by `choice`,
+   * so a step costs only the sparse dot products. Returns the mean negative log-likelihood per choice
+   * at the last step's start.
+   */
+  fitChoices(choices: readonly Choice[], steps: number, learningRate: number): number {
+    let nll = NaN;
+    const g = new Float64Array(this.dim);
+    for (let s = 0; s < steps && choices.length > 0; s++) {
+      g.fill(0);
+      nll = 0;
+      for (const { features, chosen } of choices) {
+        const logits = features.map((f) => this.scorer.logit(f));
+        const max = Math.max(...logits);
+        let z = 0;
+        for (const l of logits) z += Math.exp(l - max);
+        nll -= logits[chosen]! - max - Math.log(z);
+        for (let c = 0; c < features.length; c++) {
+          const dl = (c === chosen ? 1 : 0) - Math.exp(logits[c]! - max) / z;
+          const f = features[c]!;
+          for (let j = 0; j < f.length; j++) g[f[j]!]! += dl;
+        }
+      }
+      for (let i = 0; i < g.length; i++) g[i]! /= choices.length;
+      nll /= choices.length;
+      this.scorer.adamStep(g, learningRate);
+    }
+    return nll;
+  }
+
+  /** The choice set at a recorded turn and the index of the action taken, or undefined when it is not a candidate. */
+  choice(prompt: Prompt, turns: readonly Turn[], action: Action): Choice | undefined {
+    const d = this.distribution(prompt, turns);
+    const chosen = d.actions.findIndex((a) => a.type === action.type && a.input === action.input);
+    return chosen < 0 ? undefined : { features: d.features, chosen };
+  }
+
   /** Direct access to one weight (tests: finite differences). */
   weight(i: number, value?: number): number {
     if (value !== undefined) this.scorer.w[i] = value;
     return this.scorer.w[i]!;
+  }
+
+  /** Keeps the weights, zeroes Adam's moments (after a warm start, RL begins with a fresh optimiser). */
+  resetOptimiser(): void {
+    this.scorer.resetOptimiser();
   }
 
   /** Weights and optimiser state; `load` of it acts and trains exactly as before. */

@@ -35,6 +35,13 @@ export class LinearScorer {
     }
   }
 
+  /** Forgets the optimiser's moments and step count, keeping the weights (a new phase of training starts afresh). */
+  resetOptimiser(): void {
+    this.t = 0;
+    this.m.fill(0);
+    this.v.fill(0);
+  }
+
   /** Weights and optimiser state as one buffer: [t, w…, m…, v…] (float64, little-endian). */
   toBytes(): Uint8Array {
     const out = new Float64Array(1 + 3 * this.dim);

@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ZodError } from 'zod';
+import { createStrategy, strategyFromConfig } from '../../src/allocate/index.ts';
+import { mixedChance } from '../../src/allocate/mixed-value.ts';
+import { expansionValue, poolLeftover, posteriorRoot } from '../../src/allocate/trace-options.ts';
+import { solveWeighted } from '../../src/allocate/weighted-solver.ts';
+import type { PrefixCandidate, RootCandidate } from '../../src/allocate/types.ts';
+import { createRng } from '../../src/util/rng.ts';
+
+const rng = createRng(0);
+const rootInput = (candidates: RootCandidate[], remaining: number) => ({ candidates, round: 0, budget: remaining, remaining, results: new Map(), rng });
+const plan = (m: Map<string, number>) => Object.fromEntries([...m].sort());
+
+test('rootPrior: posterior = (κ·Ṽ + successes) / (κ + trials); it moves the root allocation to what was observed', () => {
+  assert.equal(posteriorRoot({ promptId: 'a', v: 0.5, history: { successes: 4, trials: 4 } }, 4), 0.75);
+  assert.equal(posteriorRoot({ promptId: 'a', v: 0.25 }, 4), 0.25, 'an unseen prompt keeps Ṽ');
+  // Ṽ calls both prompts coin flips; the history says a is always solved. M = ⌊6/3⌋ = 2: one prompt.
+  const cs: RootCandidate[] = [
+    { promptId: 'a', v: 0.5, history: { successes: 12, trials: 12 } },
+    { promptId: 'b', v: 0.45 },
+  ];
+  assert.deepEqual(plan(createStrategy('trace', { budget: 6 }).roots.plan(rootInput(cs, 6))), { a: 2 });
+  assert.deepEqual(plan(createStrategy('trace', { budget: 6, rootPrior: 'posterior' }).roots.plan(rootInput(cs, 6))), { b: 2 });
+});
+
+test('rootValue: expansion-aware adds m · d · (1 − (v² + (1 − v)²)^N); a one-turn coin flip loses to a searchable prompt', () => {
+  assert.equal(expansionValue(0.5, 1, 2), 0.75);
+  assert.equal(expansionValue(0.5, 0, 2), 0);
+  assert.equal(expansionValue(1, 1, 2), 0);
+  // B = 9, N = 2 → M = 3 bare rollouts: room for one prompt. a: v = ½ but never has a prefix (d = 0);
+  // b: v = 0.3 and always multi-turn (d = 1).
+  const cs: RootCandidate[] = [
+    { promptId: 'a', v: 0.5, expandable: 0 },
+    { promptId: 'b', v: 0.3, expandable: 1 },
+  ];
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).roots.plan(rootInput(cs, 9))), { a: 3 });
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, rootValue: 'expansion-aware' }).roots.plan(rootInput(cs, 9))), { b: 3 });
+  // The solver's objective with the per-unit term, exactly: V_root(0.3, 3) + 3 · (1 − 0.58²).
+  const b = expansionValue(0.3, 1, 2);
+  const s = solveWeighted([{ v: 0.5, w: 1, perUnit: 0 }, { v: 0.3, w: 1, perUnit: b }], { budget: 3, min: 2, max: 16 });
+  assert.deepEqual(s.m, [0, 3]);
+  assert.ok(Math.abs(s.objective - (mixedChance(0.3, 3) + 3 * (1 - 0.58 ** 2))) < 1e-12);
+  assert.ok(Math.abs(s.objective - 2.6208) < 1e-12);
+});
+
+/** Every Δ with Σ Δ ≤ L, the pool-leftover rules, by enumeration: the best value (spending as much as fits first). */
+function bruteLeftover(v: number[], m: number[], L: number, min: number, max: number): number {
+  let best = -1;
+  const d = v.map(() => 0);
+  const rec = (i: number, left: number) => {
+    if (i === v.length) {
+      const val = v.reduce((s, vi, j) => s + mixedChance(vi, m[j] + d[j]) - mixedChance(vi, m[j]), 0);
+      best = Math.max(best, val);
+      return;
+    }
+    for (let x = 0; x <= Math.min(left, max - m[i]); x++) {
+      if (m[i] === 0 && x > 0 && x < min) continue;
+      d[i] = x;
+      rec(i + 1, left - x);
+    }
+    d[i] = 0;
+  };
+  rec(0, L);
+  return best;
+}
+
+test('leftover: pool solves the leftover as a root problem over the whole pool (exact on hand-made and enumerated cases)', () => {
+  // One selected coin flip (m = 2) and an unselected one: 2 units are worth V(½,4) − V(½,2) = 0.375 as a
+  // top-up, V(½,2) = 0.5 on the new prompt.
+  assert.deepEqual(poolLeftover([0.5, 0.5, 0.1], [2, 0, 0], 2, 2, 16), [0, 2, 0]);
+  // 3 units: new prompt 2 + one more where the gain is largest (tie 0.25 / 0.25 → lower index).
+  assert.deepEqual(poolLeftover([0.5, 0.5, 0.1], [2, 0, 0], 3, 2, 16), [1, 2, 0]);
+  const cs: RootCandidate[] = [{ promptId: 'a', v: 0.5 }, { promptId: 'b', v: 0.5 }, { promptId: 'c', v: 0.1 }];
+  const input = { candidates: cs, roots: new Map([['a', 2]]), remaining: 2, rng };
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).leftover!.plan(input)), { a: 2 }, 'the paper: top-ups only');
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, leftover: 'pool' }).leftover!.plan(input)), { b: 2 });
+  const r = createRng(5);
+  for (let c = 0; c < 300; c++) {
+    const n = 1 + r.int(4);
+    const v = Array.from({ length: n }, () => Math.round(r.next() * 20) / 20);
+    const m = Array.from({ length: n }, () => (r.next() < 0.5 ? 0 : 2 + r.int(3)));
+    const L = r.int(8);
+    const max = 2 + r.int(5) + 2;
+    const mm = m.map((x) => Math.min(x, max));
+    const d = poolLeftover(v, mm, L, 2, max);
+    d.forEach((x, i) => {
+      assert.ok(mm[i] + x <= max);
+      if (mm[i] === 0) assert.ok(x === 0 || x >= 2);
+    });
+    assert.ok(d.reduce((a, b) => a + b, 0) <= L);
+    const got = v.reduce((s, vi, j) => s + mixedChance(vi, mm[j] + d[j]) - mixedChance(vi, mm[j]), 0);
+    assert.ok(Math.abs(got - bruteLeftover(v, mm, L, 2, max)) < 1e-9, `case ${c}: ${JSON.stringify({ v, m: mm, L, max, d })}`);
+  }
+});
+
+test('prefixes: entropy-weighted weights prefix j by 1 + β·H_j (AT²PO-style): equal prefixes go to the uncertain one', () => {
+  const prefixes: PrefixCandidate[] = [
+    { id: 'x/0/1', q: 0.5, r: 1, depth: 1, entropy: 0 },
+    { id: 'x/1/1', q: 0.5, r: 1, depth: 1, entropy: 1.2 },
+  ];
+  const input = { promptId: 'x', m: 2, prefixes, budget: 1, rng };
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).prefixes!.plan(input)), { 'x/0/1': 1 }, 'the paper: tie → first prefix');
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, prefixes: 'entropy-weighted' }).prefixes!.plan(input)), { 'x/1/1': 1 });
+  // β = 0 is the paper's solver again.
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, prefixes: 'entropy-weighted', entropyWeight: 0 }).prefixes!.plan(input)), { 'x/0/1': 1 });
+});
+
+test('unknown or misplaced trace options are rejected', () => {
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, rootvalue: 'expansion-aware' }), ZodError);
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, rootValue: 'deep' }), ZodError);
+  assert.throws(() => strategyFromConfig({ name: 'grpo', budget: 9, rootValue: 'expansion-aware' }), /trace only/);
+  assert.throws(() => strategyFromConfig({ name: 'oracle', budget: 9, prefixes: 'entropy-weighted' }), /"path": \[\s*"prefixes"\s*\]/);
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, priorStrength: 2 }), /rootPrior: posterior/);
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, entropyWeight: 2 }), /entropy-weighted/);
+});

@@ -1,11 +1,11 @@
 import type { AdvantageEstimator } from '../advantage/index.ts';
 import { forestFromTrees } from '../advantage/index.ts';
-import type { RootCandidate, Strategy } from '../allocate/index.ts';
+import type { Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
 import type { Prompt } from '../env/index.ts';
 import type { PolicySample } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees } from '../predict/index.ts';
-import { runStep, type EngineEvent, type Scorer } from '../rollout/index.ts';
+import { rootCandidates, runStep, type EngineEvent, type Scorer } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
 import { createRng, shuffled } from '../util/rng.ts';
@@ -57,11 +57,18 @@ export async function trainStep(ctx: StepContext, step: number): Promise<StepRec
 
   const pool = drawPool(parts.train, config.pool, step, config.seed);
   const scorer: Scorer = (hs) => parts.predictor.predict(hs);
-  const candidates = await timed('time_allocate_ms', 'score roots', () => scoreRoots(ctx, pool, scorer));
+  const history = (id: string) => {
+    const h = ctx.state.history[id];
+    return h ? { successes: h[0], trials: h[1] } : undefined;
+  };
+  const candidates = await timed('time_allocate_ms', 'score roots', () => rootCandidates(pool, parts.env, scorer, history));
 
   const rollout = await timed('time_rollout_ms', 'rollouts', () =>
-    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: ctx.strategy, scorer, candidates, settings: config.engine, signal: ctx.signal, onEvent: ctx.onEvent }),
+    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: ctx.strategy, scorer, candidates, settings: config.engine, clock, signal: ctx.signal, onEvent: ctx.onEvent }),
   );
+  // The root solve runs inside the engine, before the rollouts it plans: it is allocation time.
+  times.time_allocate_ms += rollout.rootPlanMs;
+  times.time_rollout_ms -= rollout.rootPlanMs;
   if (rollout.cancelled) return { step, metrics: {}, details: {}, trees: [], checkpoints: {}, state: ctx.state, cancelled: true };
   const trees = rollout.trees;
 
@@ -120,18 +127,6 @@ export function drawPool(train: readonly Prompt[], size: number, step: number, s
     out.push(p);
   }
   return out;
-}
-
-/** Step 1 of TRACE: v_i = Ṽ(prompt i) for the pool, plus the truth and history where available. */
-function scoreRoots(ctx: StepContext, pool: readonly Prompt[], scorer: Scorer): RootCandidate[] {
-  const v = scorer(pool.map((prompt) => ({ prompt, turns: [] })));
-  return pool.map((p, i) => {
-    const c: RootCandidate = { promptId: p.id, v: v[i] };
-    if (ctx.parts.truth) c.p = ctx.parts.truth.trueSuccess(p, []);
-    const h = ctx.state.history[p.id];
-    if (h) c.history = { successes: h[0], trials: h[1] };
-    return c;
-  });
 }
 
 /** Steps 5–6: bottom-up targets; calibration measured on them first (held out), then the update. */

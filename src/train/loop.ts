@@ -1,11 +1,28 @@
 import { createEstimator } from '../advantage/index.ts';
 import { strategyFromConfig } from '../allocate/index.ts';
 import { RunStore } from '../store/index.ts';
-import { buildComponents } from './components.ts';
+import type { Policy } from '../policy/types.ts';
+import type { RolloutTree } from '../tree/index.ts';
+import { buildComponents, type Components } from './components.ts';
 import { parseTrainConfig, type TrainConfig } from './config.ts';
-import { initialState, trainStep, type RunState, type StepContext } from './step.ts';
+import { collect, evaluate, initialState, learn, shouldEvaluate, stepRecord, type RunState, type StepContext } from './step.ts';
 
 export type LoopEvent = Parameters<NonNullable<StepContext['onEvent']>>[0] | { kind: 'step'; step: number; metrics: Record<string, number> } | { kind: 'resumed'; from: number };
+
+/**
+ * The second way to learn: the policy is trained elsewhere. The loop collects with the trainer's
+ * policy, updates the predictor, stores the step, then hands the step to the trainer and waits until
+ * it has trained on it (src/service/rollout-service.ts: a batch file and a weights gate).
+ */
+export interface ExternalTrainer {
+  /** The policy being trained elsewhere, e.g. an OpenAIPolicy on the trainer's inference servers. */
+  policy: Policy;
+  /**
+   * Called once the step is stored. Resolves 'continue' when the trainer has taken the step (for all
+   * but the last step: trained on it and loaded new weights), 'stopped' if the wait was cancelled.
+   */
+  handOff(step: { step: number; trees: readonly RolloutTree[]; parts: Components; last: boolean }): Promise<'continue' | 'stopped'>;
+}
 
 export interface TrainOptions {
   /** The run folder: created for a new run, reopened with `resume`. */
@@ -14,6 +31,8 @@ export interface TrainOptions {
   config?: unknown;
   /** Continue the run in `out` from its last completed step. */
   resume?: boolean;
+  /** Learn through an external trainer instead of updating the policy in process (no evaluation here then: the trainer owns it). */
+  external?: ExternalTrainer;
   clock: () => number;
   signal?: AbortSignal;
   onEvent?: (e: LoopEvent) => void;
@@ -33,8 +52,10 @@ export class TrainError extends Error {
 }
 
 /**
- * Runs (or resumes) a training run. Each step is stored in one transaction with the checkpoints that
- * resume it; a resumed run restores the policy, the predictor and the run state of its last completed
+ * Runs (or resumes) a training run: per step, collect (allocate and roll out), learn (predictor, then
+ * the policy in process — or hand the step to an external trainer and wait), evaluate (in process
+ * only, on its evaluation steps), and store the step in one transaction with the checkpoints that
+ * resume it. A resumed run restores the policy, the predictor and the run state of its last completed
  * step and continues, giving the same results as an uninterrupted run (every random stream is derived
  * from the seed and the step number, never from how many steps one process ran).
  */
@@ -53,7 +74,10 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     store = RunStore.create(options.out, config);
   }
   try {
-    const parts = await buildComponents(config);
+    const built = await buildComponents(config);
+    const external = options.external;
+    // With an external trainer the rollouts come from its policy and nothing here trains the policy.
+    const parts: Components = external ? { ...built, policy: external.policy, trainable: undefined } : built;
     const strategy = strategyFromConfig(config.strategy);
     const estimator = createEstimator(config.estimator);
     let state: RunState = initialState();
@@ -70,22 +94,37 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       options.onEvent?.({ kind: 'resumed', from: last + 1 });
     }
     let completed = 0;
+    const stopped = () => ({ dir: options.out, config, completed, status: 'stopped' as const });
     for (let step = last + 1; step < config.steps; step++) {
       // With the embedded policy a step never waits on I/O, so without this turn of the event loop
       // signal handlers (Ctrl-C) and timers would not run until the whole run had finished.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      if (options.signal?.aborted) return { dir: options.out, config, completed, status: 'stopped' };
+      if (options.signal?.aborted) return stopped();
       const ctx: StepContext = { config, parts, strategy, estimator, state, clock: options.clock, signal: options.signal, onEvent: options.onEvent };
-      const result = await trainStep(ctx, step);
-      if (result.cancelled) return { dir: options.out, config, completed, status: 'stopped' };
-      store.writeStep(result);
-      state = result.state;
+      const t0 = options.clock();
+      const collected = await collect(ctx, step);
+      if (collected.rollout.cancelled) return stopped();
+      const learned = await learn(ctx, collected);
+      const evaluation = !external && shouldEvaluate(step, config) ? await evaluateTimed(ctx, step) : undefined;
+      const record = stepRecord(ctx, collected, learned, evaluation);
+      record.metrics.time_step_ms = options.clock() - t0;
+      if (external) record.details.policy = external.policy.name;
+      store.writeStep(record);
+      state = record.state;
       completed++;
-      options.onEvent?.({ kind: 'step', step, metrics: result.metrics });
+      options.onEvent?.({ kind: 'step', step, metrics: record.metrics });
+      if (external && (await external.handOff({ step, trees: record.trees, parts, last: step === config.steps - 1 })) === 'stopped') return stopped();
     }
     store.markFinished();
     return { dir: options.out, config, completed, status: 'finished' };
   } finally {
     store.close();
   }
+}
+
+async function evaluateTimed(ctx: StepContext, step: number): Promise<{ accuracy: number; times: Record<string, number> }> {
+  ctx.onEvent?.({ kind: 'phase', phase: 'evaluation' });
+  const t0 = ctx.clock();
+  const accuracy = await evaluate(ctx, step);
+  return { accuracy, times: { time_eval_ms: ctx.clock() - t0 } };
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { EXPORT_FORMATS, isExportFormat, runRolloutService, tokenizerByName, WeightsGate } from '../../export/index.ts';
+import { EXPORT_FORMATS, isExportFormat, tokenizerByName } from '../../export/index.ts';
+import { runRolloutService, WeightsGate } from '../../service/index.ts';
 import { OpenAIPolicy } from '../../policy/index.ts';
 import { parseTrainConfig } from '../../train/index.ts';
 import { UsageError, writeJson } from '../io.ts';

@@ -3,10 +3,11 @@
  * rollouts per prompt, then `continuations` branches from uniformly chosen intermediate prefixes, as a
  * TRACE step with random prefix choice would. Works with any Environment + Policy pair.
  */
-import type { Environment, Prompt } from '../../src/env/types.ts';
+import type { Environment } from '../../src/env/types.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { addTurn, createTree, endTrajectory, turnsTo, type RolloutTree, type TreeNode } from '../../src/tree/index.ts';
 import type { Rng } from '../../src/util/rng.ts';
+import type { Prompt } from '../../src/tree/types.ts';
 
 export interface GrowOptions {
   m: number;

@@ -10,8 +10,9 @@
  *   npx tsx bench/predictor/run.ts [--env sim|world|both] [--repeats 3] [--steps 8] [--prompts 64] [--m 8] [--cont 8]
  */
 import os from 'node:os';
-import { ScriptedWorldPolicy, Simulator, SimulatorPolicy, WorldEnv } from '../../src/env/index.ts';
-import type { Environment, KnowsTruth, Prompt } from '../../src/env/types.ts';
+import { Simulator, WorldEnv } from '../../src/env/index.ts';
+import { ScriptedWorldPolicy, SimulatorPolicy } from '../../src/policy/index.ts';
+import type { Environment, KnowsTruth } from '../../src/env/types.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import {
   BetaBernoulliPredictor, createFeatures, createMlpPredictor, GlobalRatePredictor, splitQuality, samplesFromTrees,
@@ -20,6 +21,7 @@ import {
 import type { RolloutTree } from '../../src/tree/index.ts';
 import { createRng, shuffled, type Rng } from '../../src/util/rng.ts';
 import { growTree } from './grow.ts';
+import type { Prompt } from '../../src/tree/types.ts';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);

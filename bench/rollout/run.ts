@@ -8,7 +8,8 @@
  * Run: npx tsx bench/rollout/run.ts [--reps 5]
  */
 import { cpus } from 'node:os';
-import { Simulator, SimulatorPolicy, WorldEnv } from '../../src/env/index.ts';
+import { Simulator, WorldEnv } from '../../src/env/index.ts';
+import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { EmbeddedPolicy, OpenAIPolicy, worldCandidateSource } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import type { Turn } from '../../src/tree/index.ts';

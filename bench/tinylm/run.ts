@@ -15,10 +15,12 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { WorldEnv } from '../../src/env/index.ts';
+import { greedyAccuracy } from '../../src/rollout/index.ts';
 import { RunStore } from '../../src/store/index.ts';
-import { BOS_ID, greedyAccuracy, initTinyLm, LlamaEngine, LmTrainer, modelFromGguf, TinyLmPolicy, tinyPrompt, Tokenizer, trajectorySequence } from '../../src/tinylm/index.ts';
+import { BOS_ID, LlamaEngine, LmTrainer, modelFromGguf, TinyLmPolicy, tinyPrompt, Tokenizer, trajectorySequence } from '../../src/tinylm/index.ts';
 import { demonstrations } from '../../src/tinylm/warm-start.ts';
 import { train } from '../../src/train/index.ts';
+import { initJax } from '../../src/util/jax.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 const { values } = parseArgs({
@@ -39,7 +41,7 @@ const bytes = new Uint8Array(readFileSync(file));
 const model = modelFromGguf(bytes, file);
 const env = new WorldEnv({ seed: 7, questions: 1500, topK: 3, maxTurns: 6 });
 const tokenizer = new Tokenizer(model.vocab);
-await initTinyLm();
+await initJax();
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return { min: +s[0]!.toFixed(0), median: +s[Math.floor(s.length / 2)]!.toFixed(0), max: +s.at(-1)!.toFixed(0) };
@@ -85,7 +87,7 @@ if (values.part === 'compare' || values.part === 'all') {
   const Q = Number(values.questions);
   if (!values['skip-warm-eval']) {
     const policy = TinyLmPolicy.fromBytes(bytes);
-    const warm = await greedyAccuracy(env, policy, env.test.slice(0, Q), createRng(0).fork('eval'));
+    const warm = await greedyAccuracy({ env, policy, prompts: env.test.slice(0, Q), rng: createRng(0).fork('eval'), settings: { concurrency: 4 } });
     await policy.dispose();
     console.log(JSON.stringify({ measure: 'warm-start greedy test accuracy', questions: Q, accuracy: warm }));
   }
@@ -106,7 +108,7 @@ if (values.part === 'compare' || values.part === 'all') {
           env: { seed: 7, questions: 1500, topK: 3 },
           strategy: name === 'trace' ? { name, budget: Number(values.budget), continuations: 2 } : { name, budget: Number(values.budget), batchSize: Number(values.budget) / 4 },
           estimator: name,
-          policy: { kind: 'tiny-lm', model: file, lmLearningRate: 3e-4, epochs: 1 },
+          policy: { kind: 'tiny-lm', model: file, learningRate: 3e-4, epochs: 1 },
           engine: { maxTurns: 6, concurrency: 4 },
           eval: { every: Number(values.steps), questions: Q },
         },

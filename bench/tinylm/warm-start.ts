@@ -8,16 +8,16 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { init } from '@jax-js/jax';
 import { WorldEnv } from '../../src/env/index.ts';
-import { greedyAccuracy } from '../../src/tinylm/evaluate.ts';
+import { greedyAccuracy } from '../../src/rollout/index.ts';
 import { modelToGguf } from '../../src/tinylm/index.ts';
 import { TinyLmPolicy } from '../../src/tinylm/tiny-lm-policy.ts';
 import { warmStart } from '../../src/tinylm/warm-start.ts';
+import { initJax } from '../../src/util/jax.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 const { values } = parseArgs({ options: { out: { type: 'string', default: 'bench/tinylm/warm-start.gguf' }, epochs: { type: 'string', default: '2' }, questions: { type: 'string', default: '800' } } });
-await init('wasm');
+await initJax();
 const t0 = performance.now();
 const env = new WorldEnv({ seed: 7, questions: 1500, topK: 3, maxTurns: 6 });
 let trained = 0;
@@ -41,6 +41,6 @@ writeFileSync(values.out!, bytes);
 const trainSeconds = (performance.now() - t0) / 1000;
 const solvedDemos = demos.filter((d) => d.reward === 1).length / demos.length;
 const policy = TinyLmPolicy.fromBytes(bytes);
-const acc = await greedyAccuracy(env, policy, env.test.slice(0, 100), createRng(0).fork('eval'));
+const acc = await greedyAccuracy({ env, policy, prompts: env.test.slice(0, 100), rng: createRng(0).fork('eval'), settings: { concurrency: 4 } });
 await policy.dispose();
 console.log(JSON.stringify({ out: values.out, bytes: bytes.length, vocab: model.config.vocab, demos: demos.length, demoSuccess: solvedDemos, trainedTokens: trained, trainSeconds: Math.round(trainSeconds), testAccuracy100: acc }));

@@ -6,9 +6,9 @@
  *   npx tsx bench/world/run.ts [--seeds 5] [--rollouts 16] [--noise 0.35]
  */
 import os from 'node:os';
-import { ScriptedWorldPolicy, Simulator, WorldEnv, worldMeta } from '../../src/env/index.ts';
-import type { Prompt } from '../../src/env/types.ts';
-import type { Turn } from '../../src/tree/types.ts';
+import { Simulator, WorldEnv, worldMeta } from '../../src/env/index.ts';
+import { ScriptedWorldPolicy } from '../../src/policy/index.ts';
+import type { Prompt, Turn } from '../../src/tree/types.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 const arg = (name: string, dflt: number) => {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { UserError } from '../util/user-error.ts';
 
 /** A user-facing error: printed as one line on stderr, exit code 2, nothing on stdout. */
-export class UsageError extends Error {
+export class UsageError extends UserError {
   override name = 'UsageError';
 }
 

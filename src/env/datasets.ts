@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Passage } from './search-r1.ts';
-import type { Prompt } from './types.ts';
+import type { Prompt } from '../tree/types.ts';
 
 export type DatasetFormat = 'hotpotqa' | '2wikimultihopqa' | 'musique' | 'bamboogle';
 

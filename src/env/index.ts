@@ -7,7 +7,6 @@ export * from './types.ts';
 export * from './errors.ts';
 export * from './qa-metrics.ts';
 export * from './simulator.ts';
-export * from './simulator-policy.ts';
 export * from './search-r1.ts';
 export * from './bm25.ts';
 export * from './search-env.ts';

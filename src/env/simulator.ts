@@ -12,14 +12,14 @@
  * that puts some prompts near 0, some near 1 and many in between.
  *
  * Observations carry a noisy "clue" of the value below the branch taken, so learned predictors have a
- * signal to calibrate; `trueSuccess` is exact for {@link SimulatorPolicy}'s branch probabilities.
+ * signal to calibrate; `trueSuccess` is exact for SimulatorPolicy's (src/policy) branch probabilities.
  */
-import type { Action, Turn } from '../tree/types.ts';
+import type { Action, Prompt, Turn } from '../tree/types.ts';
 import { checkAction } from './search-env.ts';
 import { parseTurn } from './search-r1.ts';
 import { createRng, type Rng } from '../util/rng.ts';
 import { EnvError } from './errors.ts';
-import type { Environment, KnowsTruth, Prompt, StepOutcome } from './types.ts';
+import type { Environment, KnowsTruth, StepOutcome } from './types.ts';
 
 export interface SimBranch {
   label: string;

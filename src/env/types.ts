@@ -1,15 +1,4 @@
-import type { Action, Turn } from '../tree/types.ts';
-
-/**
- * A question (prompt) an agent works on. `answers` holds the gold answer(s); `meta` carries whatever
- * the environment needs (gold search path, hop count, dataset name, per-question paragraphs…).
- */
-export interface Prompt {
-  id: string;
-  question: string;
-  answers: string[];
-  meta?: Record<string, unknown>;
-}
+import type { Action, Prompt, Turn } from '../tree/types.ts';
 
 /** What one environment step returns. The state is immutable: `step` returns a new one. */
 export interface StepOutcome<S> {

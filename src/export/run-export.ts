@@ -1,11 +1,12 @@
 import { createEstimator, type EstimatorName } from '../advantage/index.ts';
-import type { Environment, Prompt } from '../env/index.ts';
+import type { Environment } from '../env/index.ts';
 import { RunStore } from '../store/index.ts';
 import { buildComponents, parseTrainConfig, type TrainConfig } from '../train/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import { buildBatch, ExportError, type BatchMeta } from './rows.ts';
 import { byteTokenizer, type ExportTokenizer } from './tokenizer.ts';
 import { writeBatch, type ExportFormat } from './write.ts';
+import type { Prompt } from '../tree/types.ts';
 
 /**
  * The prompt text each tree's policy saw: the run's environment rebuilt from its stored configuration

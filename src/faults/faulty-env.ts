@@ -1,5 +1,5 @@
-import type { Action, Turn } from '../tree/types.ts';
-import type { Environment, Prompt, StepOutcome } from '../env/types.ts';
+import type { Action, Prompt, Turn } from '../tree/types.ts';
+import type { Environment, StepOutcome } from '../env/types.ts';
 import { createRng } from '../util/rng.ts';
 import { drawFault, emptyCounts } from './fault-plan.ts';
 

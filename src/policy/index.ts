@@ -1,9 +1,13 @@
 /**
- * Policies: the contract (act → one turn), the embedded trainable policy (the default: candidate
- * actions scored by a linear softmax over hashed features, PPO-style update), and the
- * OpenAI-compatible client for vLLM / SGLang / llama.cpp servers and hosted APIs.
+ * Policies: the contract (act → one turn; trainable ones also update and checkpoint), the embedded
+ * trainable policy (the default: candidate actions scored by a linear softmax over hashed features,
+ * PPO-style update), the OpenAI-compatible client for vLLM / SGLang / llama.cpp servers and hosted
+ * APIs, and two model-free policies: the scripted world walker and the simulator's random policy.
+ * The tiny LM (src/tinylm) is a policy plugin at this level, imported lazily (node-llama-cpp is heavy).
  */
 export * from './types.ts';
 export { PolicyCallError } from './errors.ts';
 export * from './embedded/index.ts';
 export * from './openai/index.ts';
+export * from './scripted-policy.ts';
+export * from './simulator-policy.ts';

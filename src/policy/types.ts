@@ -1,5 +1,4 @@
-import type { Prompt } from '../env/types.ts';
-import type { Action, TokenSpan, Turn } from '../tree/types.ts';
+import type { Action, Prompt, TokenSpan, Turn } from '../tree/types.ts';
 import type { Rng } from '../util/rng.ts';
 
 /** What the policy sees: the prompt, the text the environment rendered for it, and the turns so far. */
@@ -40,6 +39,49 @@ export interface PolicyOutput {
 export interface Policy {
   readonly name: string;
   act(ctx: PolicyContext): Promise<PolicyOutput>;
+}
+
+/** One trajectory (or tree path) to learn from: its turns and one advantage per turn (0 = no gradient). */
+export interface PolicySample {
+  prompt: Prompt;
+  turns: readonly Turn[];
+  advantages: readonly number[];
+}
+
+/**
+ * What the training step passes to every update (from `config.policy`). The policy uses exactly these
+ * values: it has no step size of its own that could override the step's.
+ */
+export interface PolicyUpdateOptions {
+  /** Adam step size. */
+  learningRate: number;
+  /** PPO clip ε: the ratio π/π_old is clipped to [1 − ε, 1 + ε]. */
+  clip: number;
+  /** Passes over the samples. */
+  epochs: number;
+}
+
+export interface UpdateMetrics {
+  /** Turns that contributed a gradient. */
+  turns: number;
+  /** −(mean clipped surrogate + β·H) over contributing turns (first epoch). */
+  loss: number;
+  /** Share of turns (or tokens) whose ratio was clipped (first epoch). */
+  clipFraction: number;
+  /** Mean of (log π_old − log π_new) over turns (or tokens). */
+  approxKl: number;
+  entropy: number;
+}
+
+/**
+ * A policy the training loop can improve and checkpoint. Fixed policies (the simulator's, the scripted
+ * world walker, a remote server) implement only {@link Policy}.
+ */
+export interface TrainablePolicy extends Policy {
+  update(samples: readonly PolicySample[], options: PolicyUpdateOptions): UpdateMetrics | Promise<UpdateMetrics>;
+  /** A self-contained snapshot (weights and optimiser state); `load` of it acts exactly as before. */
+  save(): Uint8Array;
+  load(snapshot: Uint8Array): void;
 }
 
 /** Why a policy call failed; the engine stores it on the node (tree TurnError codes). */

@@ -9,9 +9,8 @@
  *   AUROC   = P(p_success > p_failure) + ½ P(tie), over weighted success/failure pairs
  * and the reliability table has 10 equal-width bins of p: mean p, observed success rate, weight.
  */
-import type { RolloutTree } from '../tree/types.ts';
+import type { Prompt, RolloutTree } from '../tree/types.ts';
 import { targets, turnsTo } from '../tree/tree.ts';
-import type { Prompt } from '../env/types.ts';
 import type { NodeKind, SuccessPredictor, TargetSample } from './types.ts';
 
 /** One weighted binary outcome: prediction p, outcome o ∈ {0, 1}, weight w ≥ 0. */

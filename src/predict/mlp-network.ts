@@ -9,7 +9,7 @@
  * (no gather: its gradient fails under jit here). jax-js arrays are reference counted: every call
  * consumes its arguments, so arrays reused later are passed as `.ref` / `tree.ref(...)`.
  */
-import { init, jit, nn, numpy as np, tree, valueAndGrad } from '@jax-js/jax';
+import { jit, nn, numpy as np, tree, valueAndGrad } from '@jax-js/jax';
 import type { Rng } from '../util/rng.ts';
 
 type Arr = np.Array;
@@ -28,13 +28,6 @@ export interface AdamOptions {
   eps: number;
   /** λ: L2 penalty on weight matrices. */
   l2: number;
-}
-
-let ready: Promise<unknown> | undefined;
-/** Starts jax-js's wasm backend once (plain `init()` probes WebGPU and crashes on Node 20). */
-export function initJax(): Promise<unknown> {
-  ready ??= init('wasm');
-  return ready;
 }
 
 const logit = (p: number) => Math.log(p / (1 - p));

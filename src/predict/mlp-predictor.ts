@@ -16,8 +16,9 @@ import type { FeatureExtractor, History, SuccessPredictor, TargetSample } from '
 import { createFeatures } from './features.ts';
 import { concatRows, densify, type FeatureMatrix } from './feature-matrix.ts';
 import {
-  forward, fromParams, initJax, initParams, makeAdamStep, toParams, zerosLike, type MlpShape, type Params,
+  forward, fromParams, initParams, makeAdamStep, toParams, zerosLike, type MlpShape, type Params,
 } from './mlp-network.ts';
+import { initJax } from '../util/jax.ts';
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from './snapshot.ts';
 import { createRng, shuffled } from '../util/rng.ts';
 import { jit, numpy as np, tree } from '@jax-js/jax';

@@ -1,5 +1,4 @@
-import type { Prompt } from '../env/types.ts';
-import type { Turn } from '../tree/types.ts';
+import type { Prompt, Turn } from '../tree/types.ts';
 import type { FeatureMatrix } from './feature-matrix.ts';
 
 /** A prefix history H(i, j, t): prompt i and the first t turns of a rollout (t = 0 is the root). */

@@ -1,8 +1,9 @@
 import type { PrefixCandidate, RootCandidate } from '../allocate/types.ts';
-import type { Environment, KnowsTruth, Prompt } from '../env/types.ts';
+import type { Environment, KnowsTruth } from '../env/types.ts';
 import type { History } from '../predict/types.ts';
 import { getNode, root, turnsTo } from '../tree/index.ts';
 import type { RolloutTree, TreeNode } from '../tree/index.ts';
+import type { Prompt } from '../tree/types.ts';
 
 /** Ṽ over a batch of histories (the shared predictor's `predict`). */
 export type Scorer = (histories: readonly History[]) => number[];

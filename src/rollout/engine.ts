@@ -1,10 +1,10 @@
 import { setMaxListeners } from 'node:events';
 import type { PrefixRoundInput, RootCandidate, RootRoundInput, Strategy } from '../allocate/types.ts';
 import { BudgetLedger, type Caps, type Spend } from '../budget/index.ts';
-import type { Environment, Prompt } from '../env/types.ts';
+import type { Environment } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
 import { createTree, getNode, root } from '../tree/index.ts';
-import type { RolloutTree, TurnError } from '../tree/index.ts';
+import type { Prompt, RolloutTree, TurnError } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
 import { isCancellation } from './call.ts';
 import { emptyProgress, type EngineEvent, type Progress } from './events.ts';

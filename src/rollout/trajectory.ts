@@ -1,6 +1,6 @@
 import type { BudgetLedger, TrajectoryKind } from '../budget/index.ts';
 import { parseTurn } from '../env/index.ts';
-import type { Environment, Prompt } from '../env/types.ts';
+import type { Environment } from '../env/types.ts';
 import { PolicyCallError } from '../policy/errors.ts';
 import type { Policy, PolicyOutput } from '../policy/types.ts';
 import { addTurn, childId, endTrajectory, turnsTo } from '../tree/index.ts';
@@ -11,6 +11,7 @@ import { CancelledError, callWithTimeout, isCancellation } from './call.ts';
 import type { StepRecord, Tape } from './recorder.ts';
 import type { Semaphore } from './semaphore.ts';
 import type { EngineSettings } from './settings.ts';
+import type { Prompt } from '../tree/types.ts';
 
 /** Reads an action out of a policy's text when the policy did not set one. */
 export type ActionParser = (text: string) => { thought: string; action: Action };

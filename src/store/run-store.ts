@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RolloutTree } from '../tree/types.ts';
+import { UserError } from '../util/user-error.ts';
 
 /**
  * A run is a folder holding `run.sqlite`: configuration, one row per completed step (metrics and
@@ -13,7 +14,7 @@ import type { RolloutTree } from '../tree/types.ts';
 export const RUN_DB = 'run.sqlite';
 const SCHEMA_VERSION = 1;
 
-export class RunStoreError extends Error {
+export class RunStoreError extends UserError {
   override name = 'RunStoreError';
 }
 

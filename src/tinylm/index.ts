@@ -3,6 +3,8 @@
  * vocabulary learned from the embedded world with the Search-R1 tags as single tokens, llama.cpp
  * inference through node-llama-cpp with exact per-token probabilities, and a trainable jax-js
  * re-implementation of the same forward pass (docs/tinylm.md).
+ * A policy plugin: it sits at the level of src/policy (imports policy, env, tree, util; never rollout
+ * or train) and is imported lazily by the training loop, because node-llama-cpp is heavy.
  */
 export * from './gguf-format.ts';
 export { writeGguf } from './gguf-write.ts';
@@ -13,10 +15,8 @@ export { initWeights, modelFromGguf, modelToGguf, type LayerWeights, type LlamaC
 export { disposeConsts, forwardConsts, fromParams, logits, oneHot, ropeTables, toParams, tokenLogprobs, type ForwardConsts, type LayerParams, type Params } from './forward.ts';
 export { createOpenAIApp, serveOpenAI, type OpenAIServerOptions, type RunningServer } from './openai-server.ts';
 export { ContextOverflowError, LlamaEngine, loadLlama, type GenerateOptions, type Generated, type LlamaEngineOptions } from './llama-engine.ts';
-export { TinyLmPolicy, TinyLmSnapshotError, type LmUpdateOptions, type TinyLmPolicyOptions } from './tiny-lm-policy.ts';
+export { TinyLmPolicy, TinyLmSnapshotError, type TinyLmPolicyOptions } from './tiny-lm-policy.ts';
 export { LmTrainer, type BatchStats, type TrainerOptions, type TrainRow } from './trainer.ts';
 export { promptIds, trajectorySequence, turnIds, type TokenSequence } from './sequence.ts';
 export { demonstrations, warmStart, type Demonstration, type WarmStartOptions } from './warm-start.ts';
-export { greedyAccuracy } from './evaluate.ts';
 export { tinyPrompt, turnText, worldCorpus, worldVocabulary } from './world-text.ts';
-export { initTinyLm } from './init.ts';

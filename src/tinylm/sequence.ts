@@ -6,8 +6,7 @@
  * demonstration) is encoded. Observations are encoded by the deterministic project tokenizer, so a
  * continuation rebuilds exactly the prefix its parent was generated from.
  */
-import type { Prompt } from '../env/types.ts';
-import type { Turn } from '../tree/types.ts';
+import type { Prompt, Turn } from '../tree/types.ts';
 import type { Tokenizer } from './tokenizer.ts';
 import { BOS_ID } from './vocabulary.ts';
 import { tinyPrompt } from './world-text.ts';

@@ -13,8 +13,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PolicyCallError } from '../policy/errors.ts';
-import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
-import type { Policy, PolicyContext, PolicyOutput } from '../policy/types.ts';
+import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../policy/types.ts';
 import { LlamaEngine } from './llama-engine.ts';
 import { modelFromGguf, modelToGguf, type LlamaModel, type LlamaWeights } from './model.ts';
 import { trajectorySequence, type TokenSequence } from './sequence.ts';
@@ -31,14 +30,6 @@ export interface TinyLmPolicyOptions {
   /** llama.cpp sequences (turns generated at once). Default 4. */
   sequences?: number;
   trainer?: TrainerOptions;
-  /** When set, every update uses this Adam step size instead of the one it is given. */
-  learningRate?: number;
-}
-
-export interface LmUpdateOptions {
-  learningRate: number;
-  clip?: number;
-  epochs?: number;
 }
 
 /** Raised when a checkpoint is not a tiny-LM snapshot. */
@@ -48,7 +39,7 @@ export class TinyLmSnapshotError extends Error {
 
 const MAGIC = 'trace-rl/tiny-lm@1';
 
-export class TinyLmPolicy implements Policy {
+export class TinyLmPolicy implements TrainablePolicy {
   readonly name = 'tiny-lm';
   readonly tokenizer: Tokenizer;
   readonly trainer: LmTrainer;
@@ -122,17 +113,17 @@ export class TinyLmPolicy implements Policy {
    * first pass; clip fraction and approximate KL mean(log π_old − log π_new) over trained tokens after
    * the update; entropy estimated as mean −log π_old of the sampled tokens.
    */
-  async update(samples: readonly PolicySample[], options: LmUpdateOptions): Promise<UpdateMetrics> {
-    const lr = this.options.learningRate ?? options.learningRate;
+  async update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<UpdateMetrics> {
+    const lr = options.learningRate;
     const rows = this.rows(samples).filter((r) => r.advantages!.some((a, t) => a !== 0 && r.seq.mask[t] === 1));
     const B = this.trainer.opts.batch;
     let loss = 0;
     let tokens = 0;
     // Longest-first batches waste less padding.
     const ordered = [...rows].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
-    for (let e = 0; e < (options.epochs ?? 1); e++) {
+    for (let e = 0; e < options.epochs; e++) {
       for (let i = 0; i < ordered.length; i += B) {
-        const s = this.trainer.step('ppo', ordered.slice(i, i + B), lr);
+        const s = this.trainer.step('ppo', ordered.slice(i, i + B), lr, options.clip);
         if (e === 0) {
           loss += s.loss * s.tokens;
           tokens += s.tokens;
@@ -140,7 +131,7 @@ export class TinyLmPolicy implements Policy {
       }
     }
     const after = this.trainer.logprobs(ordered.map((r) => r.seq));
-    const eps = options.clip ?? this.trainer.opts.clip;
+    const eps = options.clip;
     let clipped = 0;
     let kl = 0;
     let ent = 0;

@@ -18,8 +18,6 @@ type Arr = np.Array;
 export interface TrainerOptions {
   /** Rows per minibatch (padded with empty rows). Default 8. */
   batch?: number;
-  /** PPO clip ε. Default 0.2. */
-  clip?: number;
   /** Gradient global-norm cap. Default 1. */
   maxGradNorm?: number;
   beta1?: number;
@@ -60,7 +58,7 @@ export class LmTrainer {
 
   constructor(model: Pick<LlamaModel, 'config' | 'weights'>, options: TrainerOptions = {}) {
     this.config = model.config;
-    this.opts = { batch: 8, clip: 0.2, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, ...options };
+    this.opts = { batch: 8, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, ...options };
     this.params = toParams(model.weights, model.config);
     this.m = tree.map((a: Arr) => np.zeros(a.shape), tree.ref(this.params)) as Params;
     this.v = tree.map((a: Arr) => np.zeros(a.shape), tree.ref(this.params)) as Params;
@@ -94,12 +92,13 @@ export class LmTrainer {
     }
   }
 
-  private stepFn(kind: 'sft' | 'ppo', B: number, T: number): StepFn {
-    const key = `${kind}:${B}:${T}`;
+  private stepFn(kind: 'sft' | 'ppo', B: number, T: number, clip: number): StepFn {
+    // ε is a constant of the compiled function, so it is part of the cache key.
+    const key = `${kind}:${B}:${T}:${clip}`;
     let fn = this.steps.get(key);
     if (fn) return fn;
     const c = this.config;
-    const { beta1, beta2, clip, maxGradNorm } = this.opts;
+    const { beta1, beta2, maxGradNorm } = this.opts;
     const loss = (q: Params, batch: Arr[], k: ForwardConsts): Arr => {
       const [x, y, mask, adv, old, scale] = batch as [Arr, Arr, Arr, Arr, Arr, Arr];
       const logp = tokenLogprobs(q, x, y, k, c);
@@ -165,8 +164,11 @@ export class LmTrainer {
     return Math.min(Math.max(PAD, Math.ceil(longest / PAD) * PAD), this.config.context);
   }
 
-  /** One Adam step on ≤ batch rows. Rows without trainable tokens contribute nothing. */
-  step(kind: 'sft' | 'ppo', rows: readonly TrainRow[], lr: number): BatchStats {
+  /**
+   * One Adam step of size `lr` on ≤ batch rows (PPO clips the ratio to [1 − clip, 1 + clip]). Rows
+   * without trainable tokens contribute nothing.
+   */
+  step(kind: 'sft' | 'ppo', rows: readonly TrainRow[], lr: number, clip = 0.2): BatchStats {
     if (rows.length > this.opts.batch) throw new RangeError(`${rows.length} rows exceed the batch size ${this.opts.batch}`);
     const T = this.padLength(rows);
     const { arrays, tokens } = this.batchArrays(rows, T);
@@ -177,7 +179,7 @@ export class LmTrainer {
     this.t++;
     const { beta1, beta2 } = this.opts;
     const alpha = np.array(new Float32Array([(lr * Math.sqrt(1 - beta2 ** this.t)) / (1 - beta1 ** this.t)])).reshape([]);
-    const [p, m, v, value] = this.stepFn(kind, this.opts.batch, T)(this.params, this.m, this.v, arrays, forwardConsts(this.config, T), alpha);
+    const [p, m, v, value] = this.stepFn(kind, this.opts.batch, T, clip)(this.params, this.m, this.v, arrays, forwardConsts(this.config, T), alpha);
     this.params = p;
     this.m = m;
     this.v = v;

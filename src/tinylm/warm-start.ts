@@ -1,14 +1,13 @@
 /**
  * Supervised warm start: demonstrations are episodes of the scripted world policy (the gold search
- * path with noise: look-alike detours, misread answers — env/world/scripted-policy.ts) played in the
+ * path with noise: look-alike detours, misread answers — policy/scripted-policy.ts) played in the
  * real environment, so observations are exactly what rollouts will see. The model is trained on the
  * demonstrations' turn tokens (observations masked) for a fixed number of passes — few enough that
  * it solves only a minority of held-out questions and RL has room to improve it.
  */
-import type { Prompt } from '../env/types.ts';
-import { ScriptedWorldPolicy } from '../env/world/scripted-policy.ts';
+import { ScriptedWorldPolicy } from '../policy/scripted-policy.ts';
 import type { WorldEnv } from '../env/world/world-env.ts';
-import type { Turn } from '../tree/types.ts';
+import type { Prompt, Turn } from '../tree/types.ts';
 import { createRng, type Rng } from '../util/rng.ts';
 import { initWeights, type LlamaConfig, type LlamaModel } from './model.ts';
 import { trajectorySequence } from './sequence.ts';

@@ -3,10 +3,10 @@
  * Search-R1 instructions would cost ~100 tokens per sequence and a model this small learns the format
  * from demonstrations instead), the observation blocks, and the corpus its vocabulary is learned from.
  */
-import type { Prompt } from '../env/types.ts';
 import { formatInformation } from '../env/search-r1.ts';
 import type { WorldEnv } from '../env/world/world-env.ts';
 import { buildVocabulary, type Vocabulary, type VocabularyOptions } from './vocabulary.ts';
+import type { Prompt } from '../tree/types.ts';
 
 /** The prompt text the tiny LM is conditioned on (after BOS). */
 export function tinyPrompt(prompt: Prompt): string {

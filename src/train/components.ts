@@ -1,16 +1,10 @@
-import type { Environment, KnowsTruth, Prompt } from '../env/index.ts';
-import { Simulator, SimulatorPolicy, WorldEnv } from '../env/index.ts';
-import { EmbeddedPolicy, worldCandidateSource, type PolicySample, type UpdateMetrics } from '../policy/index.ts';
-import type { Policy } from '../policy/types.ts';
+import type { Environment, KnowsTruth } from '../env/index.ts';
+import { Simulator, WorldEnv } from '../env/index.ts';
+import { EmbeddedPolicy, SimulatorPolicy, worldCandidateSource, type Policy, type TrainablePolicy } from '../policy/index.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
+import { initJax } from '../util/jax.ts';
 import type { TrainConfig } from './config.ts';
-
-/** A policy the loop can improve and checkpoint. The simulator's policy is fixed and has no update. */
-export interface TrainablePolicy extends Policy {
-  update(samples: readonly PolicySample[], options: { learningRate: number; clip: number; epochs: number }): UpdateMetrics | Promise<UpdateMetrics>;
-  save(): Uint8Array;
-  load(snapshot: Uint8Array): void;
-}
+import type { Prompt } from '../tree/types.ts';
 
 /** Everything a run is made of, built from the configuration once. */
 export interface Components {
@@ -66,11 +60,11 @@ async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {
   }
 }
 
-/** The tiny LM from its GGUF, updated with policy.lmLearningRate (imported lazily: node-llama-cpp is heavy). */
+/** The tiny LM from its GGUF (imported lazily: node-llama-cpp is heavy); the step passes its update settings. */
 async function buildTinyLm(config: TrainConfig): Promise<TrainablePolicy> {
   const { readFileSync } = await import('node:fs');
-  const { TinyLmPolicy, initTinyLm } = await import('../tinylm/index.ts');
-  await initTinyLm();
+  const { TinyLmPolicy } = await import('../tinylm/index.ts');
+  await initJax();
   const file = config.policy.model!;
-  return TinyLmPolicy.fromBytes(new Uint8Array(readFileSync(file)), { learningRate: config.policy.lmLearningRate }, file);
+  return TinyLmPolicy.fromBytes(new Uint8Array(readFileSync(file)), {}, file);
 }

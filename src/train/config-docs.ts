@@ -8,8 +8,8 @@ interface JsonSchema {
   description?: string;
   properties?: Record<string, JsonSchema>;
   allOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
   anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
   const?: unknown;
   items?: JsonSchema;
   minimum?: number;
@@ -18,14 +18,25 @@ interface JsonSchema {
   exclusiveMaximum?: number;
 }
 
-/**
- * The configuration reference as a Markdown table, generated from the schema's own descriptions (the
- * single source): docs/configuration.md is this text, and a test keeps the two equal.
- */
-export function configReference(): string {
+/** One leaf setting of the configuration, as the schema describes it. */
+export interface SettingDoc {
+  /** Dotted path, e.g. `strategy.budget`. */
+  path: string;
+  /** Human-readable type, e.g. `integer [1, ∞]` or `` `mlp` \| `beta` ``. */
+  type: string;
+  /** Allowed values of an enum setting (from the schema, hence from the registries). */
+  values?: readonly string[];
+  /** True for number and integer settings (the CLI converts flag text to a number). */
+  numeric: boolean;
+  default: unknown;
+  description: string;
+}
+
+/** Every leaf setting with its type, default and description, read from the schema (the single source). */
+export function configSettings(): SettingDoc[] {
   const schema = z.toJSONSchema(trainConfigSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
   const defaults = trainConfigSchema.parse({}) as Record<string, unknown>;
-  const rows: string[] = [];
+  const out: SettingDoc[] = [];
   const visit = (s: JsonSchema, path: string[], parentDescription?: string) => {
     const variants = s.oneOf ?? s.anyOf;
     if (variants && variants.every((v) => v.properties?.name?.const !== undefined)) {
@@ -37,11 +48,28 @@ export function configReference(): string {
       for (const [k, child] of Object.entries(props)) visit(child, [...path, k]);
       return;
     }
-    const dotted = path.join('.');
-    const value = path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults) ?? s.default;
-    rows.push(`| \`${dotted}\` | ${typeOf(s)} | ${value === undefined ? '—' : `\`${JSON.stringify(value)}\``} | ${(s.description ?? parentDescription ?? '').replace(/\|/g, '\\|')} |`);
+    const types = Array.isArray(s.type) ? s.type : [s.type];
+    out.push({
+      path: path.join('.'),
+      type: typeOf(s),
+      ...(s.enum ? { values: s.enum.map(String) } : {}),
+      numeric: types.includes('number') || types.includes('integer'),
+      default: path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults) ?? s.default,
+      description: s.description ?? parentDescription ?? '',
+    });
   };
   visit(schema, []);
+  return out;
+}
+
+/**
+ * The configuration reference as a Markdown table, generated from the schema's own descriptions (the
+ * single source): docs/configuration.md is this text, and a test keeps the two equal.
+ */
+export function configReference(): string {
+  const rows = configSettings().map(
+    (s) => `| \`${s.path}\` | ${s.type} | ${s.default === undefined ? '—' : `\`${JSON.stringify(s.default)}\``} | ${s.description.replace(/\|/g, '\\|')} |`,
+  );
   return [
     '# Configuration reference',
     '',
@@ -55,6 +83,26 @@ export function configReference(): string {
     ...rows,
     '',
   ].join('\n');
+}
+
+function collectProperties(s: JsonSchema): Record<string, JsonSchema> | undefined {
+  if (s.properties) return s.properties;
+  if (s.allOf) return Object.assign({}, ...s.allOf.map((x) => collectProperties(x) ?? {}));
+  // A union of objects (e.g. options per strategy name): every variant's fields, the first one's
+  // description of a shared field kept.
+  const variants = s.anyOf ?? s.oneOf;
+  if (variants?.some((x) => collectProperties(x))) return Object.assign({}, ...variants.map((x) => collectProperties(x) ?? {}).reverse());
+  return undefined;
+}
+
+function typeOf(s: JsonSchema): string {
+  if (s.enum) return s.enum.map((e) => `\`${String(e)}\``).join(' \\| ');
+  const t = Array.isArray(s.type) ? s.type.join(' or ') : (s.type ?? 'any');
+  const lo = s.minimum ?? s.exclusiveMinimum;
+  const hi = s.maximum !== undefined && s.maximum < 1e15 ? s.maximum : s.exclusiveMaximum;
+  const range = lo !== undefined || hi !== undefined ? ` ${s.exclusiveMinimum !== undefined ? '(' : '['}${lo ?? '−∞'}, ${hi ?? '∞'}${s.exclusiveMaximum !== undefined ? ')' : ']'}` : '';
+  if (t === 'array' && s.items) return `list of ${typeOf(s.items)}`;
+  return t + range;
 }
 
 /**
@@ -82,20 +130,4 @@ function mergeVariants(variants: JsonSchema[]): Record<string, JsonSchema> {
     out[key] = { ...r.schema, description: `${r.schema.description ?? ''} [${r.names.join(', ')}]` };
   }
   return out;
-}
-
-function collectProperties(s: JsonSchema): Record<string, JsonSchema> | undefined {
-  if (s.properties) return s.properties;
-  if (s.allOf) return Object.assign({}, ...s.allOf.map((x) => collectProperties(x) ?? {}));
-  return undefined;
-}
-
-function typeOf(s: JsonSchema): string {
-  if (s.enum) return s.enum.map((e) => `\`${String(e)}\``).join(' \\| ');
-  const t = Array.isArray(s.type) ? s.type.join(' or ') : (s.type ?? 'any');
-  const lo = s.minimum ?? s.exclusiveMinimum;
-  const hi = s.maximum !== undefined && s.maximum < 1e15 ? s.maximum : s.exclusiveMaximum;
-  const range = lo !== undefined || hi !== undefined ? ` ${s.exclusiveMinimum !== undefined ? '(' : '['}${lo ?? '−∞'}, ${hi ?? '∞'}${s.exclusiveMaximum !== undefined ? ')' : ']'}` : '';
-  if (t === 'array' && s.items) return `list of ${typeOf(s.items)}`;
-  return t + range;
 }

@@ -1,10 +1,14 @@
 import { z } from 'zod';
 import { STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, type StrategyName } from '../allocate/index.ts';
 import { ESTIMATOR_NAMES } from '../advantage/index.ts';
-import { engineSettingsSchema } from '../rollout/index.ts';
+import { engineSettingsSchema } from '../rollout/settings.ts';
+import { UserError } from '../util/user-error.ts';
 
 /** The strategy fields a config may leave out (a partial `strategy:` is completed from these; the rest are the named strategy's defaults). */
 export const DEFAULT_STRATEGY = { name: 'trace', budget: 192 } as const;
+
+/** The policy's Adam step size when the config gives none (the tiny LM's token-level update needs a far smaller one). */
+export const POLICY_LEARNING_RATE = { embedded: 0.1, 'tiny-lm': 0.0003 } as const;
 
 /**
  * The run configuration, written once: each field's description is its only documentation (the CLI
@@ -49,13 +53,15 @@ export const trainConfigSchema = z
       .object({
         kind: z.enum(['embedded', 'tiny-lm']).default('embedded').describe('embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md).'),
         model: z.string().optional().describe('tiny-lm only: the GGUF to start from (its vocabulary must be the world’s), e.g. bench/tinylm/warm-start.gguf from `npx tsx bench/tinylm/warm-start.ts`.'),
-        lmLearningRate: z.number().positive().default(0.0003).describe('tiny-lm only: Adam step size of the PPO update (policy.learningRate is the embedded policy’s).'),
-        learningRate: z.number().positive().default(0.1).describe('Adam step size of the embedded policy update.'),
+        learningRate: z.number().positive().optional().describe(`Adam step size of the policy update; the step passes it to the policy, which uses it as given. Default by kind: ${Object.entries(POLICY_LEARNING_RATE).map(([k, v]) => `${k} ${v}`).join(', ')}.`),
         clip: z.number().positive().default(0.2).describe('PPO clip ε of the clipped surrogate.'),
         epochs: z.number().int().min(1).default(4).describe('Passes (Adam steps) over each step’s samples.'),
       })
+      // Strict, so a field that was renamed (lmLearningRate became learningRate) fails instead of being ignored.
+      .strict()
       .prefault({})
-      .refine((p) => p.kind !== 'tiny-lm' || p.model !== undefined, { message: 'policy.kind tiny-lm needs policy.model: a GGUF file (build one with `npx tsx bench/tinylm/warm-start.ts`)', path: ['model'] }),
+      .refine((p) => p.kind !== 'tiny-lm' || p.model !== undefined, { message: 'policy.kind tiny-lm needs policy.model: a GGUF file (build one with `npx tsx bench/tinylm/warm-start.ts`)', path: ['model'] })
+      .transform((p) => ({ ...p, learningRate: p.learningRate ?? POLICY_LEARNING_RATE[p.kind] })),
     engine: engineSettingsSchema.prefault({}),
     eval: z
       .object({
@@ -70,7 +76,7 @@ export type TrainConfig = z.output<typeof trainConfigSchema>;
 export type TrainConfigInput = z.input<typeof trainConfigSchema>;
 
 /** Thrown for an invalid configuration; the message names each bad field by its path and the allowed values. */
-export class ConfigError extends Error {
+export class ConfigError extends UserError {
   override name = 'ConfigError';
 }
 

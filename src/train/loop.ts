@@ -6,6 +6,7 @@ import type { RolloutTree } from '../tree/index.ts';
 import { buildComponents, type Components } from './components.ts';
 import { parseTrainConfig, type TrainConfig } from './config.ts';
 import { collect, evaluate, initialState, learn, shouldEvaluate, stepRecord, type RunState, type StepContext } from './step.ts';
+import { UserError } from '../util/user-error.ts';
 
 export type LoopEvent = Parameters<NonNullable<StepContext['onEvent']>>[0] | { kind: 'step'; step: number; metrics: Record<string, number> } | { kind: 'resumed'; from: number };
 
@@ -47,7 +48,7 @@ export interface TrainOutcome {
 }
 
 /** Raised when a run cannot be started or resumed as asked. */
-export class TrainError extends Error {
+export class TrainError extends UserError {
   override name = 'TrainError';
 }
 

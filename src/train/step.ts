@@ -2,16 +2,16 @@ import type { AdvantageEstimator } from '../advantage/index.ts';
 import { forestFromTrees } from '../advantage/index.ts';
 import type { Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
-import type { Prompt } from '../env/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
-import { rootCandidates, runStep, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
+import { greedyAccuracy, rootCandidates, runStep, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
 import { createRng, shuffled } from '../util/rng.ts';
 import type { Components } from './components.ts';
 import type { TrainConfig } from './config.ts';
 import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, storedBins } from './step-metrics.ts';
+import type { Prompt } from '../tree/types.ts';
 
 /** What carries over from one step to the next besides the model checkpoints (stored as JSON). */
 export interface RunState {
@@ -192,21 +192,14 @@ export function shouldEvaluate(step: number, config: TrainConfig): boolean {
 
 /** Greedy success rate on the first `eval.questions` test prompts (one rollout each, no budget cap). */
 export async function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<number> {
-  const prompts = ctx.parts.test.slice(0, ctx.config.eval.questions);
-  const result = await runStep({
-    prompts,
+  return greedyAccuracy({
     env: ctx.parts.env,
     policy: ctx.parts.policy,
-    
+    prompts: ctx.parts.test.slice(0, ctx.config.eval.questions),
     rng: createRng(ctx.config.seed).fork(`eval/${step}`),
-    rootPlan: new Map(prompts.map((p) => [p.id, 1])),
-    greedy: true,
     settings: ctx.config.engine,
     signal: ctx.signal,
   });
-  let solved = 0;
-  for (const t of result.trees) solved += rewardedLeaves(t).reduce((s, l) => s + l.reward!, 0);
-  return prompts.length > 0 ? solved / prompts.length : 0;
 }
 
 function nextState(prev: RunState, trees: readonly RolloutTree[], spend: Spend): RunState {

@@ -4,6 +4,18 @@
  * (`promptId`, `promptId/0`, `promptId/0/2`, …) so trees can be stored, resumed and compared.
  */
 
+/**
+ * A question (prompt) an agent works on. `answers` holds the gold answer(s); `meta` carries whatever
+ * the environment needs (gold search path, hop count, dataset name, per-question paragraphs…).
+ * It lives with the tree data (below both policies and environments): both read it, neither owns it.
+ */
+export interface Prompt {
+  id: string;
+  question: string;
+  answers: string[];
+  meta?: Record<string, unknown>;
+}
+
 /** What the agent did in one turn. `type` is 'search', 'answer', a tool name, or 'invalid'. */
 export interface Action {
   type: string;

@@ -1,8 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Bm25Index, SearchEnv, parseTurn, type Passage } from '../../src/env/index.ts';
-import type { Prompt } from '../../src/env/types.ts';
-import type { Turn } from '../../src/tree/types.ts';
+import type { Prompt } from '../../src/tree/types.ts';
 
 const passages: Passage[] = [
   { id: '1', title: 'Heat (1995 film)', text: 'Heat is a 1995 crime film directed by Michael Mann.' },
@@ -56,19 +55,4 @@ test('invalid actions are observations that name the rule and count as turns; tu
   await assert.rejects(env.step(last.state, { type: 'answer', input: 'x' }));
 });
 
-test('restore rebuilds the state from recorded turns without calling the tool', async () => {
-  let s = env.reset(prompt);
-  const turns: Turn[] = [];
-  for (const text of ['<search>Heat film</search>', 'oops', '<search>Michael Mann</search>']) {
-    const { thought, action } = env.parse(text);
-    const o = await env.step(s, action);
-    turns.push({ thought, action, observation: o.observation, text });
-    s = o.state;
-  }
-  const before = calls;
-  const r = env.restore(prompt, turns);
-  assert.equal(calls, before);
-  assert.deepEqual(r, s);
-  const final = await env.step(r, { type: 'answer', input: 'Chicago, Illinois' });
-  assert.equal(env.restore(prompt, [...turns, { thought: '', action: { type: 'answer', input: 'Chicago, Illinois' }, observation: '' }]).reward, final.reward);
-});
+// Restore equals replay without tool calls is part of the environment contract (test/env/contract.test.ts), on real HotpotQA data.

@@ -1,20 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Simulator, SimulatorPolicy, nodeValue } from '../../src/env/index.ts';
-import type { Turn } from '../../src/tree/types.ts';
+import { Simulator, nodeValue } from '../../src/env/index.ts';
+import { SimulatorPolicy } from '../../src/policy/index.ts';
+import type { Prompt, Turn } from '../../src/tree/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
-import type { Prompt } from '../../src/env/types.ts';
+import { playEpisode } from '../contracts/episode.ts';
 
 async function rollout(sim: Simulator, policy: SimulatorPolicy, prompt: Prompt, prefix: readonly Turn[], rng: Rng) {
-  const turns = [...prefix];
-  let state = sim.restore(prompt, turns);
-  for (;;) {
-    const out = await policy.act({ prompt, rendered: sim.render(prompt), turns, rng, maxTokens: 16 });
-    const step = await sim.step(state, out.action!);
-    turns.push({ thought: out.thought ?? '', action: out.action!, observation: step.observation, text: out.text });
-    state = step.state;
-    if (step.done) return { turns, reward: step.reward ?? 0, reason: step.reason };
-  }
+  const { turns, last } = await playEpisode(sim, policy, prompt, rng, { prefix });
+  return { turns, reward: last.reward ?? 0 };
 }
 
 test('trueSuccess is the martingale of its children (exact at every prefix)', async () => {
@@ -76,17 +70,11 @@ test('difficulty is spread: some prompts ~always, some ~never, many mixed; prefi
   assert.ok(moved / 300 > 0.08, `mean first-turn value change ${moved / 300}`);
 });
 
-test('restore at a prefix equals the state reached by stepping; same seed gives the same trees', async () => {
+// Restore equals replay is part of the environment contract (test/env/contract.test.ts).
+test('same seed gives the same trees; another seed gives others', () => {
   const a = new Simulator({ seed: 9 });
   const b = new Simulator({ seed: 9 });
   const prompt = a.prompts(1)[0]!;
-  const { turns } = await rollout(a, new SimulatorPolicy(a), prompt, [], createRng(4));
-  let state = a.reset(prompt);
-  for (let t = 0; t < turns.length; t++) {
-    assert.deepEqual(b.restore(prompt, turns.slice(0, t)), state);
-    state = (await a.step(state, turns[t]!.action)).state;
-  }
-  assert.deepEqual(b.restore(prompt, turns), state);
   assert.equal(JSON.stringify(a.tree(prompt.id)), JSON.stringify(b.tree(prompt.id)));
   assert.notEqual(JSON.stringify(a.tree(prompt.id)), JSON.stringify(new Simulator({ seed: 10 }).tree(prompt.id)));
 });

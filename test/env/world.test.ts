@@ -1,26 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ScriptedWorldPolicy, WorldEnv, candidatesFrom, generateQuestions, generateWorld, titlesIn, worldMeta } from '../../src/env/index.ts';
-import type { Prompt } from '../../src/env/types.ts';
+import { ScriptedWorldPolicy } from '../../src/policy/index.ts';
+import { WorldEnv, candidatesFrom, generateQuestions, generateWorld, titlesIn, worldMeta } from '../../src/env/index.ts';
 import type { Policy } from '../../src/policy/types.ts';
-import type { Turn } from '../../src/tree/types.ts';
+import type { Prompt } from '../../src/tree/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
+import { playEpisode } from '../contracts/episode.ts';
 
 const env = new WorldEnv({ seed: 5, questions: 600 });
 
-async function run(policy: Policy, prompt: Prompt, rng: Rng, prefix: Turn[] = []) {
-  const turns = [...prefix];
-  let state = env.restore(prompt, turns);
-  const states = [state];
-  for (;;) {
-    const out = await policy.act({ prompt, rendered: env.render(prompt), turns, rng, maxTokens: 64 });
-    const step = await env.step(state, out.action!);
-    turns.push({ thought: out.thought ?? '', action: out.action!, observation: step.observation, text: out.text });
-    state = step.state;
-    states.push(state);
-    if (step.done) return { turns, states, step };
-  }
-}
+const run = (policy: Policy, prompt: Prompt, rng: Rng) => playEpisode(env, policy, prompt, rng);
 
 test('the world is deterministic for a seed and differs across seeds', () => {
   assert.deepEqual(generateWorld(5).passages, env.world.passages);
@@ -59,8 +48,8 @@ test('BM25 finds an entity passage by its name', () => {
 test('following the gold path with no noise solves every question; candidates contain the gold next hop and answer', async () => {
   const exact = new ScriptedWorldPolicy(env, { noise: 0 });
   for (const p of env.test.slice(0, 60)) {
-    const { step, states } = await run(exact, p, createRng(1));
-    assert.equal(step.reward, 1, p.question);
+    const { last: end, states } = await run(exact, p, createRng(1));
+    assert.equal(end.reward, 1, p.question);
     const m = worldMeta(p);
     const last = states[states.length - 2]!;
     const c = candidatesFrom(env.world, last);
@@ -69,22 +58,12 @@ test('following the gold path with no noise solves every question; candidates co
   }
 });
 
-test('restore at every prefix equals the original state, and a continuation sees the same observations', async () => {
-  const policy = new ScriptedWorldPolicy(env, { noise: 0.5 });
-  const p = env.test.find((x) => worldMeta(x).hops >= 3)!;
-  const { turns, states } = await run(policy, p, createRng(3));
-  for (let t = 0; t <= turns.length; t++) assert.deepEqual(env.restore(p, turns.slice(0, t)), states[t]);
-  const cont = await run(policy, p, createRng(99), turns.slice(0, 1));
-  assert.deepEqual(cont.turns.slice(0, 1), turns.slice(0, 1));
-  assert.deepEqual(cont.states[0], states[1]);
-});
-
 test('difficulty spreads under the noisy scripted policy: easy and hard questions both exist', async () => {
   const policy = new ScriptedWorldPolicy(env, { noise: 0.35 });
   const rates: number[] = [];
   for (const p of env.test.slice(0, 40)) {
     let wins = 0;
-    for (let i = 0; i < 8; i++) wins += (await run(policy, p, createRng(i).fork(p.id))).step.reward ?? 0;
+    for (let i = 0; i < 8; i++) wins += (await run(policy, p, createRng(i).fork(p.id))).last.reward ?? 0;
     rates.push(wins / 8);
   }
   assert.ok(rates.some((r) => r >= 0.875), 'some nearly always solved');
@@ -92,6 +71,7 @@ test('difficulty spreads under the noisy scripted policy: easy and hard question
   assert.ok(rates.filter((r) => r > 0 && r < 1).length >= 10, `mixed: ${rates.join(',')}`);
 });
 
+// Restore equals replay (and the continuation's observations) is part of the environment contract (test/env/contract.test.ts).
 test('observations list Search-R1 documents with titles', async () => {
   const p = env.test[0]!;
   const step = await env.step(env.reset(p), { type: 'search', input: worldMeta(p).goldPath[0]! });

@@ -5,7 +5,8 @@ import { performance } from 'node:perf_hooks';
 import { RunStore } from '../../src/store/index.ts';
 import { buildComponents, parseTrainConfig, train, type TrainConfig } from '../../src/train/index.ts';
 import type { RolloutTree } from '../../src/tree/index.ts';
-import type { Prompt, Environment } from '../../src/env/index.ts';
+import type { Environment } from '../../src/env/index.ts';
+import type { Prompt } from '../../src/tree/types.ts';
 
 /** A real one-step TRACE run on the embedded world (small: 8 prompts, 24 trajectories). */
 export const SMALL_RUN = { steps: 1, pool: 8, strategy: { name: 'trace', budget: 24 }, env: { questions: 300 }, eval: { every: 10, questions: 5 } };

@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorldEnv, parseTurn } from '../../src/env/index.ts';
-import { EmbeddedPolicy, PolicySnapshotError, worldCandidateSource, type PolicySample } from '../../src/policy/embedded/index.ts';
+import { EmbeddedPolicy, PolicySnapshotError, worldCandidateSource } from '../../src/policy/embedded/index.ts';
+import type { PolicySample } from '../../src/policy/types.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { leaves, turnsTo, type RolloutTree } from '../../src/tree/index.ts';
 import { createRng, shuffled } from '../../src/util/rng.ts';
-import type { Prompt } from '../../src/env/types.ts';
+import type { Prompt } from '../../src/tree/types.ts';
 
 const env = new WorldEnv({ seed: 1 });
 const make = () => new EmbeddedPolicy({ candidates: worldCandidateSource(env), dim: 1 << 14 });

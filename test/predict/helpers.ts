@@ -1,6 +1,5 @@
 /** Synthetic histories for predictor tests (no environment needed). */
-import type { Prompt } from '../../src/env/types.ts';
-import type { Turn } from '../../src/tree/types.ts';
+import type { Prompt, Turn } from '../../src/tree/types.ts';
 import type { History, TargetSample } from '../../src/predict/types.ts';
 import type { Rng } from '../../src/util/rng.ts';
 

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tree } from '@jax-js/jax';
-import { initJax, initParams, lossAndGrad, toParams, type MlpShape } from '../../src/predict/mlp-network.ts';
+import { initParams, lossAndGrad, toParams, type MlpShape } from '../../src/predict/mlp-network.ts';
+import { initJax } from '../../src/util/jax.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 test('network gradients match central finite differences', async () => {

@@ -2,12 +2,14 @@
  * Test helpers for the engine: wrappers around the real simulator policy and environment that add
  * delays, count calls and inject failures. They wrap real components; they do not replace them.
  */
-import { Simulator, SimulatorPolicy } from '../../src/env/index.ts';
-import type { Environment, Prompt, StepOutcome } from '../../src/env/types.ts';
+import { Simulator } from '../../src/env/index.ts';
+import { SimulatorPolicy } from '../../src/policy/index.ts';
+import type { Environment, StepOutcome } from '../../src/env/types.ts';
 import { PolicyCallError } from '../../src/policy/errors.ts';
 import type { Policy, PolicyContext, PolicyOutput } from '../../src/policy/types.ts';
 import type { Action, RolloutTree, Turn } from '../../src/tree/index.ts';
 import type { Allocator } from '../../src/rollout/index.ts';
+import type { Prompt } from '../../src/tree/types.ts';
 
 export function sim(seed = 7): { env: Simulator; policy: SimulatorPolicy; prompts: Prompt[] } {
   const env = new Simulator({ seed });

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
-import { Simulator, SimulatorPolicy } from '../../src/env/index.ts';
+import { Simulator } from '../../src/env/index.ts';
+import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 

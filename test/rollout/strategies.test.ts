@@ -2,7 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { STRATEGY_NAMES, createStrategy, optionsFor } from '../../src/allocate/index.ts';
-import { Simulator, SimulatorPolicy } from '../../src/env/index.ts';
+import { Simulator } from '../../src/env/index.ts';
+import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { treeFromJSON, treeToJSON } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { init } from '@jax-js/jax';
 import { formatInformation } from '../../src/env/search-r1.ts';
 import { BOS_ID, LlamaEngine, type LlamaConfig, type LlamaModel } from '../../src/tinylm/index.ts';
 import { forwardConsts, logits, oneHot, toParams, tokenLogprobs } from '../../src/tinylm/forward.ts';
 import { tinyPrompt, turnText } from '../../src/tinylm/world-text.ts';
+import { initJax } from '../../src/util/jax.ts';
 import { fixture, writeTemp } from './fixtures.ts';
 
 before(async () => {
-  await init('wasm');
+  await initJax();
 });
 
 /** The trainer's log π(t_{i+1} | t_{≤i}) for one sequence. */

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatInformation } from '../../src/env/search-r1.ts';
 import { PolicyCallError } from '../../src/policy/errors.ts';
-import { initTinyLm, TinyLmPolicy } from '../../src/tinylm/index.ts';
+import { TinyLmPolicy } from '../../src/tinylm/index.ts';
+import { initJax } from '../../src/util/jax.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { fixture } from './fixtures.ts';
 
 test('a trajectory that fills the context fails the call as data (non-retryable), not as a crash', async () => {
-  await initTinyLm();
+  await initJax();
   const { env, model } = fixture({ context: 64 }, 6);
   const policy = new TinyLmPolicy(model, { sequences: 1 });
   try {

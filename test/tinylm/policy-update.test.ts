@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { runStep } from '../../src/rollout/index.ts';
-import { initTinyLm, LmTrainer, TinyLmPolicy, trajectorySequence } from '../../src/tinylm/index.ts';
+import { LmTrainer, TinyLmPolicy, trajectorySequence } from '../../src/tinylm/index.ts';
+import { initJax } from '../../src/util/jax.ts';
 import { leaves, turnsTo } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { fixture } from './fixtures.ts';
 
 before(async () => {
-  await initTinyLm();
+  await initJax();
 });
 
 test('update: PPO on the turns raises the log-probability of positively advantaged tokens, and llama.cpp samples from the synced weights', async () => {

@@ -35,7 +35,7 @@ test('a short tiny-LM RL run: token-exact trees whose log-probabilities are the 
     pool: 3,
     env: { questions: 300, seed: 7 },
     strategy: { name: 'trace', budget: 6, continuations: 2 },
-    policy: { kind: 'tiny-lm', model: file, lmLearningRate: 0.01, epochs: 1 },
+    policy: { kind: 'tiny-lm', model: file, learningRate: 0.01, epochs: 1 },
     engine: { maxTurns: 2, concurrency: 4 },
     eval: { every: 10, questions: 2 },
   };

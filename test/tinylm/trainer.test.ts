@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { formatInformation } from '../../src/env/search-r1.ts';
-import { initTinyLm, LmTrainer, trajectorySequence } from '../../src/tinylm/index.ts';
+import { LmTrainer, trajectorySequence } from '../../src/tinylm/index.ts';
+import { initJax } from '../../src/util/jax.ts';
 import { fixture } from './fixtures.ts';
 
 before(async () => {
-  await initTinyLm();
+  await initJax();
 });
 
 function rows() {

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { STRATEGY_NAMES } from '../../allocate/index.ts';
 import { RUN_DB, RunStore } from '../../store/index.ts';
-import { parseTrainConfig } from '../../train/index.ts';
+import { parseTrainConfig } from '../../train/config.ts';
 import { configToYaml } from '../config-file.ts';
 import { UsageError } from '../io.ts';
 import { addConfigOptions, rawConfig } from './train.ts';

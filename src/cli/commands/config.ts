@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { configReference } from '../../train/config-docs.ts';
-import { parseTrainConfig } from '../../train/index.ts';
+import { parseTrainConfig } from '../../train/config.ts';
 import { configToYaml } from '../config-file.ts';
 import { addConfigOptions, rawConfig } from './train.ts';
 

@@ -1,31 +1,26 @@
 import type { Command } from 'commander';
-import { register as advantages } from './advantages.ts';
-import { register as report } from './report.ts';
-import { register as score } from './score.ts';
-import { register as retriever } from './retriever.ts';
-import { register as solve } from './solve.ts';
-import { register as demoAllocate } from './demo-allocate.ts';
-import { register as train } from './train.ts';
-import { register as compare } from './compare.ts';
-import { register as config } from './config.ts';
-import { register as exportCommand } from './export.ts';
-import { register as rollout } from './rollout.ts';
-import { register as serve } from './serve.ts';
-import { register as faults } from './faults.ts';
 
-/** Every subcommand registers itself on the program; one line per command module. */
-export const commands: Array<(program: Command) => void> = [
-  advantages,
-  report,
-  score,
-  retriever,
-  solve,
-  demoAllocate,
-  train,
-  compare,
-  config,
-  exportCommand,
-  rollout,
-  serve,
-  faults,
-];
+/** A subcommand module: it registers its command (options, help, action) on the program. */
+export interface CommandModule {
+  register(program: Command): void;
+}
+
+/**
+ * Every subcommand, by name, loaded only when it runs: `trace-rl solve` never pays for llama.cpp,
+ * jax-js or vega. The top-level help (and a mistyped name, for commander's suggestion) loads them all.
+ */
+export const commands: Record<string, () => Promise<CommandModule>> = {
+  advantages: () => import('./advantages.ts'),
+  report: () => import('./report.ts'),
+  score: () => import('./score.ts'),
+  retriever: () => import('./retriever.ts'),
+  solve: () => import('./solve.ts'),
+  'demo-allocate': () => import('./demo-allocate.ts'),
+  train: () => import('./train.ts'),
+  compare: () => import('./compare.ts'),
+  config: () => import('./config.ts'),
+  export: () => import('./export.ts'),
+  rollout: () => import('./rollout.ts'),
+  serve: () => import('./serve.ts'),
+  faults: () => import('./faults.ts'),
+};

@@ -1,25 +1,43 @@
 import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { parseTrainConfig, train, type TrainConfig } from '../../train/index.ts';
+import { parseTrainConfig, type TrainConfig } from '../../train/config.ts';
+import { configSettings, type SettingDoc } from '../../train/config-docs.ts';
 import { configToYaml, readConfigFile, setPath } from '../config-file.ts';
 import { UsageError } from '../io.ts';
 import { progressReporter } from '../progress.ts';
 
-/** Command-line flags that set one configuration field each (the config file's names, dotted). */
+/**
+ * Command-line flags that set one configuration field each (the config file's names, dotted). Their
+ * help, allowed values and number conversion come from the schema (`configSettings`), so a setting is
+ * described in one place.
+ */
 export const CONFIG_FLAGS = [
-  ['--strategy <name>', 'strategy.name', 'allocation strategy: trace, grpo, dapo, pcl, knapsack, random-tree, entropy, oracle'],
-  ['--budget <n>', 'strategy.budget', 'trajectories per step (bare + continuations), equal for every strategy'],
-  ['--continuations <n>', 'strategy.continuations', 'N: continuations per bare rollout for tree strategies'],
-  ['--estimator <name>', 'estimator', 'advantage estimator: grpo, tree-grpo, treepo, trace'],
-  ['--steps <n>', 'steps', 'training steps'],
-  ['--seed <n>', 'seed', 'seed of the run'],
-  ['--env <kind>', 'env.kind', 'world (embedded multi-hop search world) or simulator (known probabilities)'],
-  ['--predictor <kind>', 'predictor.kind', 'mlp (shared learned predictor), beta (per-prompt), global (running rate)'],
-  ['--pool <n>', 'pool', 'candidate prompts per step'],
-  ['--concurrency <n>', 'engine.concurrency', 'policy requests in flight'],
+  ['--strategy <name>', 'strategy.name'],
+  ['--budget <n>', 'strategy.budget'],
+  ['--continuations <n>', 'strategy.continuations'],
+  ['--estimator <name>', 'estimator'],
+  ['--steps <n>', 'steps'],
+  ['--seed <n>', 'seed'],
+  ['--env <kind>', 'env.kind'],
+  ['--predictor <kind>', 'predictor.kind'],
+  ['--pool <n>', 'pool'],
+  ['--concurrency <n>', 'engine.concurrency'],
 ] as const;
 
-const NUMERIC = new Set(['strategy.budget', 'strategy.continuations', 'steps', 'seed', 'pool', 'engine.concurrency']);
+const SETTINGS = new Map(configSettings().map((s) => [s.path, s]));
+
+function setting(path: string): SettingDoc {
+  const s = SETTINGS.get(path);
+  if (!s) throw new Error(`no configuration setting "${path}" (src/cli/commands/train.ts flag table)`);
+  return s;
+}
+
+/** A flag's help: the setting's description, plus its allowed values when the description omits them. */
+export function settingHelp(path: string): string {
+  const s = setting(path);
+  const missing = s.values?.some((v) => !s.description.includes(v));
+  return missing ? `${s.description.replace(/\.?\s*$/, '')}. One of: ${s.values!.join(', ')}.` : s.description;
+}
 
 /** Builds the raw configuration: file first, then flags, then `--set path=value` pairs. */
 export function rawConfig(opts: Record<string, unknown>): Record<string, unknown> {
@@ -28,7 +46,7 @@ export function rawConfig(opts: Record<string, unknown>): Record<string, unknown
     const key = flag.slice(2, flag.indexOf(' ')).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     const value = opts[key];
     if (value === undefined) continue;
-    setPath(raw, path, NUMERIC.has(path) ? toNumber(flag, value) : value);
+    setPath(raw, path, setting(path).numeric ? toNumber(flag, value) : value);
   }
   for (const pair of (opts.set as string[] | undefined) ?? []) {
     const eq = pair.indexOf('=');
@@ -53,7 +71,7 @@ function toNumber(flag: string, value: unknown): number {
 
 export function addConfigOptions(cmd: Command): Command {
   cmd.option('--config <file>', 'YAML or JSON configuration file (flags override it)');
-  for (const [flag, , help] of CONFIG_FLAGS) cmd.option(flag, help);
+  for (const [flag, path] of CONFIG_FLAGS) cmd.option(flag, settingHelp(path));
   cmd.option('--set <path=value...>', 'set any configuration field, e.g. --set predictor.replaySteps=8');
   return cmd;
 }
@@ -67,8 +85,8 @@ export function register(program: Command): void {
     .option('--resume <dir>', 'continue the run in this folder from its last completed step')
     .option('--quiet', 'no progress display')
     // train's own: `rollout` has a --policy of its own (the external server), so these are not shared config flags.
-    .option('--policy <kind>', 'policy to train: embedded (default) or tiny-lm (a llama model on llama.cpp, needs --model)')
-    .option('--model <file.gguf>', 'tiny-lm: the GGUF to start from, e.g. bench/tinylm/warm-start.gguf');
+    .option('--policy <kind>', settingHelp('policy.kind'))
+    .option('--model <file.gguf>', settingHelp('policy.model'));
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
     if (opts.policy !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.kind=${String(opts.policy)}`];
     if (opts.model !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.model=${String(opts.model)}`];
@@ -90,6 +108,7 @@ export function register(program: Command): void {
     process.on('SIGINT', onSigint);
     const progress = opts.quiet ? undefined : progressReporter({ steps: config?.steps ?? 0, label: out });
     try {
+      const { train } = await import('../../train/loop.ts'); // the loop loads jax-js, SQLite and the policies
       const result = await train({ out, config, resume: Boolean(opts.resume), clock: () => performance.now(), signal: controller.signal, onEvent: progress?.onEvent });
       progress?.stop();
       if (result.status === 'already-finished') process.stdout.write(`${out} has already finished all ${result.config.steps} steps; nothing to do (start a new run with another --out)\n`);

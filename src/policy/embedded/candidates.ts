@@ -1,5 +1,4 @@
-import type { Prompt } from '../../env/types.ts';
-import type { Action, Turn } from '../../tree/types.ts';
+import type { Action, Prompt, Turn } from '../../tree/types.ts';
 
 /** What an action-choosing policy may pick from at one turn. */
 export interface ActionCandidates {

@@ -1,6 +1,5 @@
-import type { Prompt } from '../../env/types.ts';
-import type { Action, Turn } from '../../tree/types.ts';
-import type { Policy, PolicyContext, PolicyOutput } from '../types.ts';
+import type { Action, Prompt, Turn } from '../../tree/types.ts';
+import type { PolicyContext, PolicyOutput, PolicySample, TrainablePolicy, UpdateMetrics } from '../types.ts';
 import { candidateActions, type CandidateSource } from './candidates.ts';
 import { featureContext, featureIndices } from './features.ts';
 import { LinearScorer } from './linear-scorer.ts';
@@ -21,25 +20,6 @@ export interface UpdateOptions {
   epochs?: number;
   /** Weight of the entropy bonus. Default 0. */
   entropyCoef?: number;
-}
-
-/** One trajectory (or tree path) to learn from: its turns and one advantage per turn (0 = no gradient). */
-export interface PolicySample {
-  prompt: Prompt;
-  turns: readonly Turn[];
-  advantages: readonly number[];
-}
-
-export interface UpdateMetrics {
-  /** Turns that contributed a gradient. */
-  turns: number;
-  /** −(mean clipped surrogate + β·H) over contributing turns (first epoch). */
-  loss: number;
-  /** Share of turns whose ratio was clipped (first epoch). */
-  clipFraction: number;
-  /** Mean of (log π_old − log π_new) over turns (first epoch). */
-  approxKl: number;
-  entropy: number;
 }
 
 interface Distribution {
@@ -63,7 +43,7 @@ const MAGIC = 'trace-rl/embedded-policy@1';
  * action's exact log π(a) and the entropy H = −Σ π log π are returned with each turn.
  * Starting from zero weights it picks uniformly, which solves some easy questions and few hard ones.
  */
-export class EmbeddedPolicy implements Policy {
+export class EmbeddedPolicy implements TrainablePolicy {
   readonly name = 'embedded-linear';
   readonly dim: number;
   private readonly scorer: LinearScorer;

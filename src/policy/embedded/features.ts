@@ -1,5 +1,4 @@
-import type { Prompt } from '../../env/types.ts';
-import type { Action, Turn } from '../../tree/types.ts';
+import type { Action, Prompt, Turn } from '../../tree/types.ts';
 
 /**
  * Hashed sparse features φ(context, candidate) for the embedded policy's linear scorer. Everything is

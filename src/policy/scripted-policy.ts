@@ -12,9 +12,9 @@
  * (a 4-hop question leaves a single spare turn). Decisions depend only on the turns so far (its own
  * thoughts included), so it can continue from any prefix.
  */
-import type { Policy, PolicyContext, PolicyOutput } from '../../policy/types.ts';
-import { titlesIn } from '../search-r1.ts';
-import { candidatesFrom, worldMeta, type WorldEnv } from './world-env.ts';
+import { titlesIn } from '../env/search-r1.ts';
+import { candidatesFrom, worldMeta, type WorldEnv } from '../env/world/world-env.ts';
+import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
 
 export interface ScriptedPolicyOptions {
   /** Base noise in [0, 1]. Default 0.35. */

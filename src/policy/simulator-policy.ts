@@ -3,8 +3,8 @@
  * tree's probabilities p_b, so `Simulator.trueSuccess` is exactly its success probability. Needs no
  * model, which makes oracle comparisons and predictor calibration cheap.
  */
-import type { Policy, PolicyContext, PolicyOutput } from '../policy/types.ts';
-import type { Simulator } from './simulator.ts';
+import type { Simulator } from '../env/simulator.ts';
+import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
 
 export interface SimulatorPolicyOptions {
   /** Tokens the policy reports per turn (for budget accounting). Default 8. */

@@ -2,8 +2,8 @@
  * Hand-off to external trainers (verl, TRL): one stored step's rollout trees → token-exact rows, one
  * per rewarded leaf (prompt ids, response ids covering model and observation tokens, a response mask,
  * rollout log-probabilities, per-token advantages from the chosen estimator, tree ids and predicted
- * success at each anchor), as Parquet or JSONL; a de-duplicated prefix-trie form; and the
- * rollout-service mode that produces one batch per step and waits for the trainer's new weights.
+ * success at each anchor), as Parquet or JSONL; and a de-duplicated prefix-trie form. The rollout
+ * service that produces one batch per step for a live trainer is in src/service.
  * Columns and how to feed them in: docs/export.md.
  */
 export { modelText, promptSegment, turnSegment, TokenizerMismatchError, type Segment } from './segments.ts';
@@ -14,5 +14,3 @@ export { VERL_COLUMNS, TRL_COLUMNS, columnTable } from './columns.ts';
 export { parquetBytes, type ColumnSpec, type ColumnType } from './parquet.ts';
 export { EXPORT_FORMATS, isExportFormat, containerOf, serializeBatch, writeBatch, type ExportFormat } from './write.ts';
 export { exportRun, promptRenderer, rendererFor, type ExportRunOptions, type ExportRunResult } from './run-export.ts';
-export { WeightsGate, WeightsWaitAborted, weightsReadyFile, type WeightsGateOptions } from './weights-gate.ts';
-export { runRolloutService, batchFile, type RolloutServiceOptions, type RolloutServiceResult, type RolloutServiceEvent } from './rollout-service.ts';

@@ -6,6 +6,5 @@
 export { writeReport, type WriteReportOptions, type ReportResult } from './write-report.ts';
 export type { Summary, StrategySummary, Cost, AccuracyTarget } from './summary.ts';
 export { ReportError } from './errors.ts';
-export { rho, vPref, vRoot } from './tree-data.ts';
 export { formatHeadline } from './format-headline.ts';
 export { renderEvalPage, writeEvalPage, type EvalPageInput } from './eval-page.ts';

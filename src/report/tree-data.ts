@@ -1,3 +1,4 @@
+import { flipChance, mixedChance, repeatChance } from '../allocate/index.ts';
 import type { RolloutTree, TreeNode } from '../tree/types.ts';
 import { isMixed, rewardedLeaves, root } from '../tree/tree.ts';
 
@@ -7,7 +8,9 @@ import { isMixed, rewardedLeaves, root } from '../tree/tree.ts';
  * for a prefix on a trajectory with observed outcome r and prediction q = Ṽ(prefix),
  *   ρ = r·q + (1 − r)(1 − q)     (chance a new continuation repeats the observed outcome)
  *   V_pref(K) = 1 − ρ^K          (chance that at least one of K continuations flips it)
- * and at the root, with v = Ṽ(prompt) and m bare rollouts, V_root = 1 − v^m − (1 − v)^m.
+ * and at the root, with v = Ṽ(prompt) and m bare rollouts, V_root = 1 − v^m − (1 − v)^m — the
+ * allocation's own functions (repeatChance, flipChance, mixedChance from src/allocate), so the viewer
+ * shows exactly the values the solvers used.
  */
 export interface ViewNode {
   id: string;
@@ -52,21 +55,6 @@ export interface TextLimits {
   maxChars: number;
 }
 
-/** ρ = r·q + (1 − r)(1 − q) */
-export function rho(r: number, q: number): number {
-  return r * q + (1 - r) * (1 - q);
-}
-
-/** V_pref(K) = 1 − ρ^K */
-export function vPref(rhoValue: number, k: number): number {
-  return 1 - rhoValue ** k;
-}
-
-/** V_root(v, m) = 1 − v^m − (1 − v)^m */
-export function vRoot(v: number, m: number): number {
-  return m === 0 ? 0 : 1 - v ** m - (1 - v) ** m;
-}
-
 /**
  * The observed outcome of the trajectory a prefix belongs to: walk down through children of the same
  * origin (the rollout that produced the prefix), else the first child, to a leaf; its reward.
@@ -107,8 +95,8 @@ export function toViewTree(tree: RolloutTree, limits: TextLimits): ViewTree {
       const r = observedOutcome(tree, n.id);
       if (r !== undefined) {
         v.r = r;
-        v.rho = rho(r, n.predicted);
-        if (n.expanded !== undefined && n.expanded > 0) v.vPref = vPref(v.rho, n.expanded);
+        v.rho = repeatChance(n.predicted, r);
+        if (n.expanded !== undefined && n.expanded > 0) v.vPref = flipChance(v.rho, n.expanded);
       }
     }
     nodes[n.id] = v;
@@ -126,7 +114,7 @@ export function toViewTree(tree: RolloutTree, limits: TextLimits): ViewTree {
   };
   if (rootNode.predicted !== undefined) {
     out.v = rootNode.predicted;
-    out.vRoot = vRoot(rootNode.predicted, m);
+    out.vRoot = mixedChance(rootNode.predicted, m);
   }
   return out;
 }

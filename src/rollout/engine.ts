@@ -8,7 +8,7 @@ import type { Prompt, RolloutTree, TurnError } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
 import { isCancellation } from './call.ts';
 import { emptyProgress, type EngineEvent, type Progress } from './events.ts';
-import { knowsTruth, prefixCandidates, type Scorer } from './prefixes.ts';
+import { prefixCandidates, rootCandidates, type Scorer } from './candidates.ts';
 import { liveTape, recordTape, replayTape, type Recording, type Tape } from './recorder.ts';
 import { Semaphore } from './semaphore.ts';
 import { engineSettings, type EngineSettings, type EngineSettingsInput } from './settings.ts';
@@ -47,6 +47,8 @@ export interface StepOptions<S> {
   parseAction?: ActionParser;
   /** Greedy decoding (evaluation). */
   greedy?: boolean;
+  /** Milliseconds from the caller's clock, to time the root solve apart from the rollouts (library code reads no clock). */
+  clock?: () => number;
   /** Store every response and tool result here. */
   record?: Recording;
   /** Answer every call from this recording instead of calling the policy and tools. */
@@ -67,105 +69,153 @@ export interface StepResult {
   settings: EngineSettings;
   /** The step's ledger (created here from the caps), for checks after the step. */
   ledger: BudgetLedger;
+  /** Milliseconds spent in roots.plan (by `clock`; 0 without one): allocation time inside the step. */
+  rootPlanMs: number;
 }
 
 /**
- * One step of rollouts (TRACE-SPEC §3 steps 2–4):
- *  1. roots — planRoots(round 0, 1, …) until it returns an empty plan; each round sees the rewards of
- *     the bare rollouts of earlier rounds (the DAPO protocol); bare rollout slots 0..m−1 (continuing
- *     after earlier rounds' slots) are fixed at plan time, so node ids never depend on timing;
+ * One step of rollouts (TRACE-SPEC §3 steps 2–4), in four named phases (see StepRun):
+ *  1. root rounds — roots.plan(round 0, and 1, 2, … for a planner that asks) until it returns an
+ *     empty plan; each round sees the rewards of the bare rollouts of earlier rounds (the DAPO
+ *     protocol); bare rollout slots are fixed at plan time, so node ids never depend on timing;
  *  2. bare rollouts of every planned prompt, all in flight together under one semaphore;
- *  3. per prompt, as soon as its bare rollouts of that round are done (no global wait): prefix
- *     candidates with q = Ṽ(H), planPrefixes with budget prefixBudget(m), then K continuations per
- *     chosen prefix from env.restore(prompt, prefix turns). A prompt is expanded once, the first time
- *     its bare rollouts finish; roots it gets in later rounds stay bare.
+ *  3. per-prompt expansion, as soon as that prompt's bare rollouts of the round are done (no global
+ *     wait): prefix candidates with q = Ṽ(H), prefixes.plan with budget continuationBudget(m), then K
+ *     continuations per chosen prefix from env.restore(prompt, prefix turns). A prompt is expanded
+ *     once, the first time its bare rollouts finish; roots it gets in later rounds stay bare;
+ *  4. leftover top-up — once every continuation has run, leftover.plan turns the trajectories still
+ *     under the cap into extra bare rollouts (not expanded).
  */
 export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
-  const settings = engineSettings(options.settings);
-  const { prompts, env, rng, strategy } = options;
-  if (!strategy && !options.rootPlan) throw new EngineError('runStep needs a strategy or a rootPlan');
-  if (options.record && options.replay) throw new EngineError('record and replay cannot be used in the same run');
-  const byId = new Map<string, Prompt>();
-  for (const p of prompts) {
-    if (byId.has(p.id)) throw new EngineError(`duplicate prompt id "${p.id}" in prompts`);
-    byId.set(p.id, p);
+  const run = new StepRun(options);
+  try {
+    await run.rootRounds();
+    await run.leftoverTopUp();
+  } finally {
+    run.detach();
   }
-  // One internal signal linked to the caller's: every queued request listens to it, so lift Node's
-  // listener warning on our own signal instead of the caller's.
-  const internal = new AbortController();
-  setMaxListeners(0, internal.signal);
-  if (options.signal?.aborted) internal.abort(options.signal.reason);
-  // Removed again when the step ends: a long run passes one signal to every step, and listeners left
-  // behind would pile up on it.
-  const onAbort = () => internal.abort(options.signal!.reason);
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  const signal = internal.signal;
-  const scorer: Scorer = options.scorer ?? ((hs) => hs.map(() => 0.5));
-  const tape: Tape = options.replay ? replayTape(options.replay) : options.record ? recordTape(options.record, isCancellation) : liveTape;
-  const ledger = new BudgetLedger({ ...options.caps, ...(strategy ? { trajectories: strategy.trajectoryCap } : {}) });
-  const progress = emptyProgress();
-  const failures: StepResult['failures'] = {};
-  const emit = (e: EngineEvent) => options.onEvent?.(e);
-  const semaphore = new Semaphore(settings.concurrency);
-  const trees = new Map<string, RolloutTree>();
-  const contexts = new Map<string, TrajectoryContext<S>>();
+  return run.result();
+}
 
-  const contextFor = (p: Prompt): TrajectoryContext<S> => {
-    let ctx = contexts.get(p.id);
-    if (!ctx) {
-      const tree = createTree(p.id, p.question);
-      trees.set(p.id, tree);
-      ctx = {
-        tree,
-        prompt: p,
-        rendered: env.render(p),
-        env,
-        policy: options.policy,
-        ledger,
-        settings,
-        semaphore,
-        tape,
-        rng,
-        signal,
-        greedy: options.greedy,
-        parseAction: options.parseAction,
-        onRetry: (key, attempt, error, delayMs) => emit({ kind: 'retry', key, attempt, error, delayMs, progress: { ...progress } }),
-        onTurn: () => void progress.turns++,
-      };
-      contexts.set(p.id, ctx);
+/** The state of one step and its phases; runStep is the only user. */
+class StepRun<S> {
+  private readonly settings: EngineSettings;
+  private readonly strategy?: Allocator;
+  private readonly byId = new Map<string, Prompt>();
+  private readonly internal = new AbortController();
+  private readonly signal: AbortSignal;
+  private readonly onAbort = () => this.internal.abort(this.options.signal!.reason);
+  private readonly scorer: Scorer;
+  private readonly tape: Tape;
+  private readonly ledger: BudgetLedger;
+  private readonly progress = emptyProgress();
+  private readonly failures: StepResult['failures'] = {};
+  private readonly semaphore: Semaphore;
+  private readonly trees = new Map<string, RolloutTree>();
+  private readonly contexts = new Map<string, TrajectoryContext<S>>();
+  private readonly candidates: readonly RootCandidate[];
+  private readonly rounds: Array<Map<string, number>> = [];
+  private rootPlanMs = 0;
+
+  constructor(private readonly options: StepOptions<S>) {
+    this.settings = engineSettings(options.settings);
+    this.strategy = options.strategy;
+    if (!this.strategy && !options.rootPlan) throw new EngineError('runStep needs a strategy or a rootPlan');
+    if (options.record && options.replay) throw new EngineError('record and replay cannot be used in the same run');
+    for (const p of options.prompts) {
+      if (this.byId.has(p.id)) throw new EngineError(`duplicate prompt id "${p.id}" in prompts`);
+      this.byId.set(p.id, p);
     }
-    return ctx;
-  };
+    // One internal signal linked to the caller's: every queued request listens to it, so lift Node's
+    // listener warning on our own signal instead of the caller's. The caller's listener is removed
+    // again when the step ends (detach): a long run passes one signal to every step.
+    setMaxListeners(0, this.internal.signal);
+    if (options.signal?.aborted) this.internal.abort(options.signal.reason);
+    options.signal?.addEventListener('abort', this.onAbort, { once: true });
+    this.signal = this.internal.signal;
+    this.scorer = options.scorer ?? ((hs) => hs.map(() => 0.5));
+    this.tape = options.replay ? replayTape(options.replay) : options.record ? recordTape(options.record, isCancellation) : liveTape;
+    this.ledger = new BudgetLedger({ ...options.caps, ...(this.strategy ? { trajectories: this.strategy.trajectoryCap } : {}) });
+    this.semaphore = new Semaphore(this.settings.concurrency);
+    this.candidates = options.candidates ?? rootCandidates(options.prompts, options.env, this.scorer);
+  }
 
-  const finished = (ctx: TrajectoryContext<S>, origin: 'bare' | 'continuation', r: TrajectoryResult) => {
-    if (origin === 'bare') progress.bareDone++;
-    else progress.continuationDone++;
-    if (r.end === 'error') {
-      progress.failed++;
-      const code = r.leafId ? getNode(ctx.tree, r.leafId).turn?.error?.code : undefined;
-      if (code) failures[code] = (failures[code] ?? 0) + 1;
+  /** Phases 1–3: root rounds, their bare rollouts, and each prompt's expansion as soon as it is ready. */
+  async rootRounds(): Promise<void> {
+    const { strategy } = this;
+    const vOf = new Map(this.candidates.map((c) => [c.promptId, c.v]));
+    const results = new Map<string, number[]>();
+    const expansions: Array<Promise<void>> = [];
+    const expanded = new Set<string>();
+    const moreRounds = strategy?.roots.rounds === 'until-empty' && !this.options.rootPlan;
+    for (let round = 0; !this.signal.aborted && (round === 0 || moreRounds); round++) {
+      const plan = this.options.rootPlan ? new Map(this.options.rootPlan) : this.planRoots(strategy!, round, results);
+      if (plan.size === 0) break;
+      this.checkCounts(plan, `root plan round ${round}`, 'm');
+      this.rounds.push(plan);
+      const promptRuns: Array<Promise<void>> = [];
+      let count = 0;
+      for (const [id, m] of plan) {
+        if (m === 0) continue;
+        const ctx = this.contextFor(this.byId.get(id)!);
+        const r = root(ctx.tree);
+        if (r.predicted === undefined && vOf.has(id)) r.predicted = vOf.get(id);
+        count += m;
+        promptRuns.push(
+          this.bareRollouts(ctx, m).then((res) => {
+            const rewards = results.get(id) ?? [];
+            for (const x of res) if (x.reward !== undefined) rewards.push(x.reward);
+            results.set(id, rewards);
+            if (!expanded.has(id)) {
+              expanded.add(id);
+              expansions.push(this.expandPrompt(ctx));
+            }
+          }),
+        );
+      }
+      this.emit({ kind: 'roots', round, prompts: plan.size, trajectories: count, progress: { ...this.progress } });
+      await Promise.all(promptRuns);
     }
-    emit({ kind: 'trajectory', origin, promptId: ctx.prompt.id, firstNodeId: r.firstNodeId, end: r.end ?? 'not_started', progress: { ...progress } });
-  };
+    await Promise.all(expansions);
+  }
 
-  const expand = async (ctx: TrajectoryContext<S>): Promise<void> => {
-    const planner = strategy?.prefixes;
-    if (!planner || signal.aborted) return;
+  /** One root round's plan, timed with the caller's clock (the root solve is allocation, not rollout). */
+  private planRoots(strategy: Allocator, round: number, results: ReadonlyMap<string, readonly number[]>): Map<string, number> {
+    const t0 = this.options.clock?.();
+    const remaining = this.ledger.remainingTrajectories();
+    const input: RootRoundInput = { candidates: this.candidates, round, budget: strategy.trajectoryCap, remaining, results, rng: this.options.rng.fork(`roots/${round}`) };
+    const plan = strategy.roots.plan(input);
+    if (t0 !== undefined) this.rootPlanMs += this.options.clock!() - t0;
+    return plan;
+  }
+
+  /** Phase 2 for one prompt: m bare rollouts in the next free slots under its root. */
+  private bareRollouts(ctx: TrajectoryContext<S>, m: number): Promise<TrajectoryResult[]> {
+    const first = nextSlot(root(ctx.tree).children);
+    this.progress.barePlanned += m;
+    return Promise.all(
+      Array.from({ length: m }, (_, k) =>
+        runTrajectory(ctx, { fromId: ctx.prompt.id, slot: first + k, origin: 'bare' }).then((res) => {
+          this.finished(ctx, 'bare', res);
+          return res;
+        }),
+      ),
+    );
+  }
+
+  /** Phase 3 for one prompt: score its intermediate prefixes, plan K per prefix, run the continuations. */
+  private async expandPrompt(ctx: TrajectoryContext<S>): Promise<void> {
+    const planner = this.strategy?.prefixes;
+    if (!planner || this.signal.aborted) return;
     const m = root(ctx.tree).children.length;
     const budget = planner.continuationBudget(m);
     if (!(budget > 0)) return;
-    const prefixes = prefixCandidates(ctx.tree, ctx.prompt, env as Environment<unknown>, scorer);
+    const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer);
     if (prefixes.length === 0) return;
-    const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, rng: rng.fork(`prefix/${ctx.prompt.id}`) };
+    const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, rng: this.options.rng.fork(`prefix/${ctx.prompt.id}`) };
     const plan = planner.plan(input);
-    let total = 0;
     const known = new Set(prefixes.map((c) => c.id));
-    for (const [id, K] of plan) {
-      if (!known.has(id)) throw new EngineError(`planPrefixes returned "${id}", which is not a prefix candidate of prompt "${ctx.prompt.id}"`);
-      if (!Number.isInteger(K) || K < 0) throw new EngineError(`planPrefixes gave prefix "${id}" K = ${K}; K must be a non-negative integer`);
-      total += K;
-    }
-    if (total > budget) throw new EngineError(`planPrefixes spent ${total} continuations on prompt "${ctx.prompt.id}" but its budget is ${budget}`);
+    const total = this.checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"`, 'K', { known, limit: budget, what: 'continuations' });
     for (const c of prefixes) getNode(ctx.tree, c.id).predicted = c.q;
     const runs: Array<Promise<void>> = [];
     // Slots are assigned here, in candidate order, before anything runs: ids stay deterministic.
@@ -176,122 +226,116 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
       node.expanded = K;
       const first = nextSlot(node.children);
       for (let k = 0; k < K; k++) {
-        progress.continuationPlanned++;
-        runs.push(runTrajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation' }).then((r) => finished(ctx, 'continuation', r)));
+        this.progress.continuationPlanned++;
+        runs.push(runTrajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation' }).then((r) => this.finished(ctx, 'continuation', r)));
       }
     }
-    progress.promptsExpanded++;
-    emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: prefixes.length, expanded: [...plan.values()].filter((k) => k > 0).length, continuations: total, progress: { ...progress } });
+    this.progress.promptsExpanded++;
+    this.emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: prefixes.length, expanded: [...plan.values()].filter((k) => k > 0).length, continuations: total, progress: { ...this.progress } });
     await Promise.all(runs);
-  };
-
-  const candidates = options.candidates ?? defaultCandidates(prompts, env, scorer);
-  const vOf = new Map(candidates.map((c) => [c.promptId, c.v]));
-  const results = new Map<string, number[]>();
-  const rounds: Array<Map<string, number>> = [];
-  const expansions: Array<Promise<void>> = [];
-  const expanded = new Set<string>();
+  }
 
   /**
-   * After every expansion: budget the strategy could not place as continuations becomes extra bare
-   * rollouts (strategy.planLeftover). They are not expanded; they run after all continuations, so
-   * the leftover is known exactly.
+   * Phase 4: budget the strategy could not place as continuations becomes extra bare rollouts
+   * (strategy.leftover). They are not expanded; they run after all continuations, so the leftover is
+   * known exactly.
    */
-  const topUp = async (): Promise<void> => {
-    const remaining = ledger.remainingTrajectories();
-    if (!strategy?.leftover || options.rootPlan || signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return;
-    const roots = new Map([...trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
-    const plan = strategy.leftover.plan({ candidates, roots, remaining, rng: rng.fork('leftover') });
-    let total = 0;
-    for (const [id, d] of plan) {
-      if (!byId.has(id)) throw new EngineError(`planLeftover names prompt "${id}", which is not among the ${prompts.length} prompts`);
-      if (!Number.isInteger(d) || d < 0) throw new EngineError(`planLeftover gives prompt "${id}" ${d} rollouts; expected a non-negative integer`);
-      total += d;
-    }
-    if (total > remaining) throw new EngineError(`planLeftover spent ${total} trajectories but only ${remaining} remain`);
+  async leftoverTopUp(): Promise<void> {
+    const remaining = this.ledger.remainingTrajectories();
+    const planner = this.strategy?.leftover;
+    if (!planner || this.options.rootPlan || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return;
+    const roots = new Map([...this.trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
+    const plan = planner.plan({ candidates: this.candidates, roots, remaining, rng: this.options.rng.fork('leftover') });
+    const total = this.checkCounts(plan, 'leftover.plan', 'Δ', { limit: remaining, what: 'trajectories' });
     if (total === 0) return;
-    rounds.push(plan);
-    const runs: Array<Promise<void>> = [];
-    for (const [id, d] of plan) {
-      const ctx = contextFor(byId.get(id)!);
-      const first = nextSlot(root(ctx.tree).children);
-      progress.barePlanned += d;
-      for (let k = 0; k < d; k++) runs.push(runTrajectory(ctx, { fromId: id, slot: first + k, origin: 'bare' }).then((res) => finished(ctx, 'bare', res)));
-    }
-    emit({ kind: 'roots', round: rounds.length - 1, prompts: plan.size, trajectories: total, progress: { ...progress } });
+    this.rounds.push(plan);
+    const runs: Array<Promise<unknown>> = [];
+    for (const [id, d] of plan) if (d > 0) runs.push(this.bareRollouts(this.contextFor(this.byId.get(id)!), d));
+    this.emit({ kind: 'roots', round: this.rounds.length - 1, prompts: plan.size, trajectories: total, progress: { ...this.progress } });
     await Promise.all(runs);
-  };
-
-  const moreRounds = strategy?.roots.rounds === 'until-empty' && !options.rootPlan;
-  for (let round = 0; !signal.aborted && (round === 0 || moreRounds); round++) {
-    const plan = options.rootPlan
-      ? new Map(options.rootPlan)
-      : strategy!.roots.plan({ candidates, round, budget: strategy!.trajectoryCap, remaining: ledger.remainingTrajectories(), results, rng: rng.fork(`roots/${round}`) } satisfies RootRoundInput);
-    if (plan.size === 0) break;
-    rounds.push(plan);
-    let count = 0;
-    const promptRuns: Array<Promise<void>> = [];
-    for (const [id, m] of plan) {
-      const p = byId.get(id);
-      if (!p) throw new EngineError(`root plan round ${round} names prompt "${id}", which is not among the ${prompts.length} prompts`);
-      if (!Number.isInteger(m) || m < 0) throw new EngineError(`root plan round ${round} gives prompt "${id}" m = ${m}; m must be a non-negative integer`);
-      if (m === 0) continue;
-      const ctx = contextFor(p);
-      const r = root(ctx.tree);
-      if (r.predicted === undefined && vOf.has(id)) r.predicted = vOf.get(id);
-      const first = nextSlot(r.children);
-      count += m;
-      progress.barePlanned += m;
-      const runs = Array.from({ length: m }, (_, k) =>
-        runTrajectory(ctx, { fromId: id, slot: first + k, origin: 'bare' }).then((res) => {
-          finished(ctx, 'bare', res);
-          return res;
-        }),
-      );
-      promptRuns.push(
-        Promise.all(runs).then((res) => {
-          const rewards = results.get(id) ?? [];
-          for (const x of res) if (x.reward !== undefined) rewards.push(x.reward);
-          results.set(id, rewards);
-          if (!expanded.has(id)) {
-            expanded.add(id);
-            expansions.push(expand(ctx));
-          }
-        }),
-      );
-    }
-    emit({ kind: 'roots', round, prompts: plan.size, trajectories: count, progress: { ...progress } });
-    await Promise.all(promptRuns);
   }
-  await Promise.all(expansions);
-  await topUp();
 
-  options.signal?.removeEventListener('abort', onAbort);
-  const cancelled = signal.aborted;
-  emit({ kind: 'done', cancelled, progress: { ...progress } });
-  return {
-    trees: prompts.flatMap((p) => (trees.has(p.id) ? [trees.get(p.id)!] : [])),
-    spend: ledger.spend(),
-    rounds,
-    progress,
-    failures,
-    cancelled,
-    settings,
-    ledger,
-  };
+  /**
+   * A planner's counts, checked before anything runs: known ids (prompts, or the given prefix ids),
+   * non-negative integers, and a total within `limit`. Returns the total.
+   */
+  private checkCounts(plan: ReadonlyMap<string, number>, who: string, symbol: string, o: { known?: ReadonlySet<string>; limit?: number; what?: string } = {}): number {
+    let total = 0;
+    for (const [id, n] of plan) {
+      if (o.known ? !o.known.has(id) : !this.byId.has(id)) throw new EngineError(`${who} names "${id}", which is not ${o.known ? 'one of its prefix candidates' : `among the ${this.byId.size} prompts`}`);
+      if (!Number.isInteger(n) || n < 0) throw new EngineError(`${who} gives "${id}" ${symbol} = ${n}; ${symbol} must be a non-negative integer`);
+      total += n;
+    }
+    if (o.limit !== undefined && total > o.limit) throw new EngineError(`${who} spends ${total} ${o.what} but only ${o.limit} are available`);
+    return total;
+  }
+
+  private contextFor(p: Prompt): TrajectoryContext<S> {
+    let ctx = this.contexts.get(p.id);
+    if (!ctx) {
+      const tree = createTree(p.id, p.question);
+      this.trees.set(p.id, tree);
+      const { env, policy, rng, greedy, parseAction } = this.options;
+      ctx = {
+        tree,
+        prompt: p,
+        rendered: env.render(p),
+        env,
+        policy,
+        ledger: this.ledger,
+        settings: this.settings,
+        semaphore: this.semaphore,
+        tape: this.tape,
+        rng,
+        signal: this.signal,
+        greedy,
+        parseAction,
+        onRetry: (key, attempt, error, delayMs) => this.emit({ kind: 'retry', key, attempt, error, delayMs, progress: { ...this.progress } }),
+        onTurn: () => void this.progress.turns++,
+      };
+      this.contexts.set(p.id, ctx);
+    }
+    return ctx;
+  }
+
+  private finished(ctx: TrajectoryContext<S>, origin: 'bare' | 'continuation', r: TrajectoryResult): void {
+    if (origin === 'bare') this.progress.bareDone++;
+    else this.progress.continuationDone++;
+    if (r.end === 'error') {
+      this.progress.failed++;
+      const code = r.leafId ? getNode(ctx.tree, r.leafId).turn?.error?.code : undefined;
+      if (code) this.failures[code] = (this.failures[code] ?? 0) + 1;
+    }
+    this.emit({ kind: 'trajectory', origin, promptId: ctx.prompt.id, firstNodeId: r.firstNodeId, end: r.end ?? 'not_started', progress: { ...this.progress } });
+  }
+
+  private emit(e: EngineEvent): void {
+    this.options.onEvent?.(e);
+  }
+
+  detach(): void {
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+  }
+
+  result(): StepResult {
+    const cancelled = this.signal.aborted;
+    this.emit({ kind: 'done', cancelled, progress: { ...this.progress } });
+    return {
+      trees: this.options.prompts.flatMap((p) => (this.trees.has(p.id) ? [this.trees.get(p.id)!] : [])),
+      spend: this.ledger.spend(),
+      rounds: this.rounds,
+      progress: this.progress,
+      failures: this.failures,
+      cancelled,
+      settings: this.settings,
+      ledger: this.ledger,
+      rootPlanMs: this.rootPlanMs,
+    };
+  }
 }
 
 function nextSlot(children: readonly string[]): number {
   let s = 0;
   for (const c of children) s = Math.max(s, Number(c.slice(c.lastIndexOf('/') + 1)) + 1);
   return s;
-}
-
-function defaultCandidates<S>(prompts: readonly Prompt[], env: Environment<S>, scorer: Scorer): RootCandidate[] {
-  const v = scorer(prompts.map((prompt) => ({ prompt, turns: [] })));
-  return prompts.map((p, i) => ({
-    promptId: p.id,
-    v: v[i],
-    ...(knowsTruth(env) ? { p: env.trueSuccess(p, []) } : {}),
-  }));
 }

@@ -8,7 +8,7 @@ export { runStep, EngineError, type StepOptions, type StepResult, type Allocator
 export { greedyAccuracy, type GreedyAccuracyOptions } from './evaluate.ts';
 export { engineSettings, engineSettingsSchema, type EngineSettings, type EngineSettingsInput } from './settings.ts';
 export { emptyProgress, type EngineEvent, type Progress } from './events.ts';
-export { prefixCandidates, knowsTruth, type Scorer } from './prefixes.ts';
+export { prefixCandidates, rootCandidates, knowsTruth, type Scorer } from './candidates.ts';
 export { Recording, ReplayMissError, RecordingFormatError, ToolStepError, tapeEntrySchema, type TapeEntry, type StepRecord } from './recorder.ts';
 export { Semaphore } from './semaphore.ts';
 export { backoffDelay } from './backoff.ts';

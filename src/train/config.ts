@@ -158,9 +158,9 @@ export function parseTrainConfig(input: unknown, options: { stored?: boolean } =
   if (parsed.success) return parsed.data;
   throw new ConfigError(
     parsed.error.issues
-      // An unrecognised key is reported on its own field's path, not on the object holding it (unless
-      // the key is not a plain word: then on the object's path, with the key quoted in the message).
-      .flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ path: /^\w+$/.test(k) ? [...i.path, k] : i.path, message: unknownKeyMessage(input, i.path, k) })) : [i]))
+      // An unrecognised key is reported on its own field's path, not on the object holding it.
+      // (A key that is not a plain name stays in the message only, so the path remains readable.)
+      .flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ path: /^[A-Za-z_]\w*$/.test(k) ? [...i.path, k] : i.path, message: unknownKeyMessage(input, i.path, k) })) : [i]))
       .map((i) => `config${i.path.length ? '.' + i.path.join('.') : ''}: ${i.message}`)
       .join('; '),
   );

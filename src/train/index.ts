@@ -2,9 +2,9 @@
 export * from './config.ts';
 export * from './metrics.ts';
 export * from './components.ts';
-export { trainStep, drawPool, evaluate, initialState, type RunState, type StepContext } from './step.ts';
+export { collect, learn, stepRecord, drawPool, evaluate, shouldEvaluate, initialState, type RunState, type StepContext, type Collected, type Learned, type StepTimes } from './step.ts';
 export { contrastMetrics, costMetrics } from './step-metrics.ts';
-export { train, TrainError, type TrainOptions, type TrainOutcome, type LoopEvent } from './loop.ts';
+export { train, TrainError, type TrainOptions, type TrainOutcome, type LoopEvent, type ExternalTrainer } from './loop.ts';
 export { configReference } from './config-docs.ts';
 export { warmStart, warmStartHash, demonstrations, cloneDemonstrations, defaultCacheDir, type WarmStartKey, type WarmStartSettings } from './warm-start.ts';
 export { buildEnvironment, ENVIRONMENTS, type EnvironmentSetup } from './environments.ts';

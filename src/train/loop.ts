@@ -1,12 +1,29 @@
 import { createEstimator } from '../advantage/index.ts';
 import { strategyFromConfig } from '../allocate/index.ts';
 import { RunStore } from '../store/index.ts';
-import { buildComponents } from './components.ts';
+import type { Policy } from '../policy/types.ts';
+import type { RolloutTree } from '../tree/index.ts';
+import { buildComponents, type Components } from './components.ts';
 import { parseTrainConfig, type TrainConfig } from './config.ts';
-import { initialState, trainStep, type RunState, type StepContext } from './step.ts';
+import { collect, evaluate, initialState, learn, shouldEvaluate, stepRecord, type RunState, type StepContext } from './step.ts';
 import { UserError } from '../util/user-error.ts';
 
 export type LoopEvent = Parameters<NonNullable<StepContext['onEvent']>>[0] | { kind: 'step'; step: number; metrics: Record<string, number> } | { kind: 'resumed'; from: number };
+
+/**
+ * The second way to learn: the policy is trained elsewhere. The loop collects with the trainer's
+ * policy, updates the predictor, stores the step, then hands the step to the trainer and waits until
+ * it has trained on it (src/service/rollout-service.ts: a batch file and a weights gate).
+ */
+export interface ExternalTrainer {
+  /** The policy being trained elsewhere, e.g. an OpenAIPolicy on the trainer's inference servers. */
+  policy: Policy;
+  /**
+   * Called once the step is stored. Resolves 'continue' when the trainer has taken the step (for all
+   * but the last step: trained on it and loaded new weights), 'stopped' if the wait was cancelled.
+   */
+  handOff(step: { step: number; trees: readonly RolloutTree[]; parts: Components; last: boolean }): Promise<'continue' | 'stopped'>;
+}
 
 export interface TrainOptions {
   /** The run folder: created for a new run, reopened with `resume`. */
@@ -17,6 +34,8 @@ export interface TrainOptions {
   resume?: boolean;
   /** Resume only: a new total number of steps (the one setting a resumed run may change; stored in the run). */
   steps?: number;
+  /** Learn through an external trainer instead of updating the policy in process (no evaluation here then: the trainer owns it). */
+  external?: ExternalTrainer;
   clock: () => number;
   signal?: AbortSignal;
   onEvent?: (e: LoopEvent) => void;
@@ -36,8 +55,10 @@ export class TrainError extends UserError {
 }
 
 /**
- * Runs (or resumes) a training run. Each step is stored in one transaction with the checkpoints that
- * resume it; a resumed run restores the policy, the predictor and the run state of its last completed
+ * Runs (or resumes) a training run: per step, collect (allocate and roll out), learn (predictor, then
+ * the policy in process — or hand the step to an external trainer and wait), evaluate (in process
+ * only, on its evaluation steps), and store the step in one transaction with the checkpoints that
+ * resume it. A resumed run restores the policy, the predictor and the run state of its last completed
  * step and continues, giving the same results as an uninterrupted run (every random stream is derived
  * from the seed and the step number, never from how many steps one process ran).
  */
@@ -65,11 +86,15 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     }
   } else {
     config = parseTrainConfig(options.config ?? {});
-    store = RunStore.create(options.out, config);
+    // A run fed to an external trainer is a rollout run: `train --resume` refuses it (its policy is elsewhere).
+    store = RunStore.create(options.out, config, { kind: options.external ? 'rollout' : 'train' });
   }
   let completed = 0;
   try {
-    const parts = await buildComponents(config);
+    const built = await buildComponents(config);
+    const external = options.external;
+    // With an external trainer the rollouts come from its policy and nothing here trains the policy.
+    const parts: Components = external ? { ...built, policy: external.policy, trainable: undefined } : built;
     const strategy = strategyFromConfig(config.strategy);
     const estimator = createEstimator(config.estimator);
     let state: RunState = initialState();
@@ -85,18 +110,26 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       state = JSON.parse(new TextDecoder().decode(ck.state)) as RunState;
       options.onEvent?.({ kind: 'resumed', from: last + 1 });
     }
+    const stopped = () => ({ dir: options.out, config, completed, status: 'stopped' as const });
     for (let step = last + 1; step < config.steps; step++) {
       // With the embedded policy a step never waits on I/O, so without this turn of the event loop
       // signal handlers (Ctrl-C) and timers would not run until the whole run had finished.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      if (options.signal?.aborted) return { dir: options.out, config, completed, status: 'stopped' };
+      if (options.signal?.aborted) return stopped();
       const ctx: StepContext = { config, parts, strategy, estimator, state, clock: options.clock, signal: options.signal, onEvent: options.onEvent };
-      const result = await trainStep(ctx, step);
-      if (result.cancelled) return { dir: options.out, config, completed, status: 'stopped' };
-      store.writeStep(result);
-      state = result.state;
+      const t0 = options.clock();
+      const collected = await collect(ctx, step);
+      if (collected.rollout.cancelled) return stopped();
+      const learned = await learn(ctx, collected);
+      const evaluation = !external && shouldEvaluate(step, config) ? await evaluateTimed(ctx, step) : undefined;
+      const record = stepRecord(ctx, collected, learned, evaluation);
+      record.metrics.time_step_ms = options.clock() - t0;
+      if (external) record.details.policy = external.policy.name;
+      store.writeStep(record);
+      state = record.state;
       completed++;
-      options.onEvent?.({ kind: 'step', step, metrics: result.metrics });
+      options.onEvent?.({ kind: 'step', step, metrics: record.metrics });
+      if (external && (await external.handOff({ step, trees: record.trees, parts, last: step === config.steps - 1 })) === 'stopped') return stopped();
     }
     store.markFinished();
     return { dir: options.out, config, completed, status: 'finished' };
@@ -107,4 +140,11 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
   } finally {
     store.close();
   }
+}
+
+async function evaluateTimed(ctx: StepContext, step: number): Promise<{ metrics: Record<string, number>; times: Record<string, number> }> {
+  ctx.onEvent?.({ kind: 'phase', phase: 'evaluation' });
+  const t0 = ctx.clock();
+  const metrics = await evaluate(ctx, step);
+  return { metrics, times: { time_eval_ms: ctx.clock() - t0 } };
 }

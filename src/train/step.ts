@@ -1,11 +1,11 @@
 import type { AdvantageEstimator } from '../advantage/index.ts';
 import { forestFromTrees } from '../advantage/index.ts';
-import type { RootCandidate, Strategy } from '../allocate/index.ts';
+import type { Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
-import type { PolicySample } from '../policy/index.ts';
+import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
+import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
 import { runEval } from '../eval/index.ts';
-import { evaluateThenTrain, samplesFromTrees } from '../predict/index.ts';
-import { greedyAccuracy, runStep, type EngineEvent, type Scorer } from '../rollout/index.ts';
+import { greedyAccuracy, rootCandidates, runStep, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
 import { createRng, shuffled } from '../util/rng.ts';
@@ -41,38 +41,80 @@ export interface StepContext {
   onEvent?: (e: EngineEvent | { kind: 'phase'; phase: string }) => void;
 }
 
+/** Wall-clock milliseconds of a step's phases, by metric key (time_allocate_ms, …). */
+export type StepTimes = Record<string, number>;
+
+/** What the collect phase produced: the pool and its rollout trees, with what they cost. */
+export interface Collected {
+  step: number;
+  pool: Prompt[];
+  rollout: StepResult;
+  times: StepTimes;
+}
+
+/** What the learn phase produced. */
+export interface Learned {
+  predictor: { quality: StepQuality; loss?: number };
+  /** Absent when the policy is not trained here (the simulator's; an external trainer's). */
+  policy?: UpdateMetrics;
+  times: StepTimes;
+}
+
+/** Runs `f` as a named phase: a `phase` event first, its wall time stored under `key`. */
+async function timed<T>(ctx: StepContext, times: StepTimes, key: string, phase: string, f: () => T | Promise<T>): Promise<T> {
+  ctx.onEvent?.({ kind: 'phase', phase });
+  const t0 = ctx.clock();
+  const out = await f();
+  times[key] = ctx.clock() - t0;
+  return out;
+}
+
 /**
- * One TRACE training step (TRACE-SPEC §3), one named call per phase:
- * score roots → allocate & roll out (bare, then per-prompt prefix expansion, inside the engine) →
- * predictor targets, calibration, update → advantages → policy update → evaluation → metrics.
+ * Collect (TRACE-SPEC §3 steps 1–4): draw the step's pool, score its roots, then allocate and roll out
+ * in the engine (root rounds, bare rollouts, per-prompt prefix expansion, leftover top-up).
  */
-export async function trainStep(ctx: StepContext, step: number): Promise<StepRecord & { state: RunState; cancelled: boolean }> {
+export async function collect(ctx: StepContext, step: number): Promise<Collected> {
   const { config, parts, clock } = ctx;
   const rng = createRng(config.seed).fork(`step/${step}`);
-  const times: Record<string, number> = {};
-  const timed = async <T>(key: string, phase: string, f: () => T | Promise<T>): Promise<T> => {
-    ctx.onEvent?.({ kind: 'phase', phase });
-    const t0 = clock();
-    const out = await f();
-    times[key] = clock() - t0;
-    return out;
-  };
-  const t0 = clock();
-
+  const times: StepTimes = {};
   const pool = drawPool(parts.train, config.pool, step, config.seed);
   const scorer: Scorer = (hs) => parts.predictor.predict(hs);
-  const candidates = await timed('time_allocate_ms', 'score roots', () => scoreRoots(ctx, pool, scorer));
-
-  const rollout = await timed('time_rollout_ms', 'rollouts', () =>
-    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: ctx.strategy, scorer, candidates, settings: config.engine, signal: ctx.signal, onEvent: ctx.onEvent }),
+  const history = (id: string) => {
+    const h = ctx.state.history[id];
+    return h ? { successes: h[0], trials: h[1] } : undefined;
+  };
+  const overall = overallExpandable(ctx.state.history);
+  const candidates = await timed(ctx, times, 'time_allocate_ms', 'score roots', async () =>
+    (await rootCandidates(pool, parts.env, scorer, history)).map((c) => ({ ...c, expandable: expandableChance(ctx.state.history[c.promptId], overall) })),
   );
-  if (rollout.cancelled) return { step, metrics: {}, details: {}, trees: [], checkpoints: {}, state: ctx.state, cancelled: true };
+  const rollout = await timed(ctx, times, 'time_rollout_ms', 'rollouts', () =>
+    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: ctx.strategy, scorer, candidates, settings: config.engine, clock, signal: ctx.signal, onEvent: ctx.onEvent }),
+  );
+  // The root solve runs inside the engine, before the rollouts it plans: it is allocation time.
+  times.time_allocate_ms += rollout.rootPlanMs;
+  times.time_rollout_ms -= rollout.rootPlanMs;
+  return { step, pool, rollout, times };
+}
+
+/**
+ * Learn, in process (TRACE-SPEC §3 steps 5–7): predictor targets, calibration and update; then, when
+ * the policy is trainable here, advantages and the policy update. With an external trainer the policy
+ * part is the trainer's (train/loop.ts hands it the batch instead).
+ */
+export async function learn(ctx: StepContext, collected: Collected): Promise<Learned> {
+  const { pool, rollout } = collected;
+  const times: StepTimes = {};
+  const predictor = await timed(ctx, times, 'time_predictor_ms', 'predictor', () => updatePredictor(ctx, rollout.trees, pool));
+  const policy = await timed(ctx, times, 'time_policy_ms', 'policy update', () => updatePolicy(ctx, rollout.trees, pool));
+  return { predictor, policy, times };
+}
+
+/** The stored record of a step (metrics in the registry's order, details, trees, checkpoints) and the next run state. */
+export function stepRecord(ctx: StepContext, collected: Collected, learned: Learned, evaluation?: { metrics: Record<string, number>; times: StepTimes }): StepRecord & { state: RunState } {
+  const { parts } = ctx;
+  const { rollout } = collected;
   const trees = rollout.trees;
-
-  const predictor = await timed('time_predictor_ms', 'predictor', () => updatePredictor(ctx, trees, pool));
-  const policy = await timed('time_policy_ms', 'policy update', () => updatePolicy(ctx, trees, pool));
-  const evaluation = shouldEvaluate(step, config) ? await timed('time_eval_ms', 'evaluation', () => evaluationMetrics(ctx, step)) : undefined;
-
+  const predictor = learned.predictor;
   const state = nextState(ctx.state, trees, rollout.spend);
   const metrics: Record<string, number> = {
     ...contrastMetrics(trees),
@@ -82,11 +124,12 @@ export async function trainStep(ctx: StepContext, step: number): Promise<StepRec
     cum_tokens: state.cumulative.tokens,
     ...predictorMetrics(predictor.quality),
     ...(predictor.loss !== undefined ? { pred_loss: predictor.loss } : {}),
-    ...(policy !== undefined ? { policy_loss: policy.loss } : {}),
-    ...evaluation,
+    ...(learned.policy !== undefined ? { policy_loss: learned.policy.loss } : {}),
+    ...evaluation?.metrics,
+    ...collected.times,
+    ...learned.times,
+    ...evaluation?.times,
   };
-  times.time_step_ms = clock() - t0;
-  Object.assign(metrics, times);
   const details = {
     spend: rollout.spend,
     rounds: rollout.rounds.length,
@@ -99,7 +142,7 @@ export async function trainStep(ctx: StepContext, step: number): Promise<StepRec
     state: new TextEncoder().encode(JSON.stringify(state)),
   };
   if (parts.trainable) checkpoints.policy = parts.trainable.save();
-  return { step, metrics, details, trees, checkpoints, state, cancelled: false };
+  return { step: collected.step, metrics, details, trees, checkpoints, state };
 }
 
 /**
@@ -126,42 +169,6 @@ export function drawPool(train: readonly Prompt[], size: number, step: number, s
   return out;
 }
 
-/** Step 1 of TRACE: v_i = Ṽ(prompt i) for the pool, plus the truth and history where available. */
-function scoreRoots(ctx: StepContext, pool: readonly Prompt[], scorer: Scorer): RootCandidate[] {
-  const v = scorer(pool.map((prompt) => ({ prompt, turns: [] })));
-  const overall = overallExpandable(ctx.state.history);
-  return pool.map((p, i) => {
-    const c: RootCandidate = { promptId: p.id, v: v[i] };
-    if (ctx.parts.truth) c.p = ctx.parts.truth.trueSuccess(p, []);
-    const h = ctx.state.history[p.id];
-    if (h) c.history = { successes: h[0], trials: h[1] };
-    c.expandable = expandableChance(h, overall);
-    return c;
-  });
-}
-
-/**
- * The chance a bare rollout of a prompt has an intermediate prefix: its own count shrunk towards the
- * run's overall share (prompts recur only once per epoch, so most have no history of their own).
- */
-function expandableChance(h: readonly number[] | undefined, overall: number): number {
-  const PRIOR = 2;
-  if (!h || h[2] === undefined) return overall;
-  return (h[2] + PRIOR * overall) / (h[1] + PRIOR);
-}
-
-/** The run's share of bare rollouts with an intermediate prefix so far (Laplace-smoothed: ½ at step 0). */
-function overallExpandable(history: RunState['history']): number {
-  let multi = 0;
-  let n = 0;
-  for (const h of Object.values(history)) {
-    if (h[2] === undefined) continue;
-    multi += h[2];
-    n += h[1];
-  }
-  return (multi + 1) / (n + 2);
-}
-
 /** Steps 5–6: bottom-up targets; calibration measured on them first (held out), then the update. */
 async function updatePredictor(ctx: StepContext, trees: readonly RolloutTree[], pool: readonly Prompt[]) {
   const samples = samplesFromTrees(trees, pool, { leaves: false });
@@ -185,16 +192,33 @@ function updatePolicy(ctx: StepContext, trees: readonly RolloutTree[], pool: rea
   return trainable.update(samples, { learningRate, clip, epochs });
 }
 
-function shouldEvaluate(step: number, config: TrainConfig): boolean {
+/** Evaluation steps: the first, every `eval.every`-th, and the last. */
+export function shouldEvaluate(step: number, config: TrainConfig): boolean {
   return (step + 1) % config.eval.every === 0 || step === config.steps - 1 || step === 0;
 }
 
 /**
- * The held-out evaluation of a step: test_accuracy for every environment; for qa also EM and F1 per
+ * The held-out evaluation of a step: test_accuracy (greedy success rate on the first `eval.questions`
+ * test prompts, one rollout each, no budget cap) for every environment; for qa also EM and F1 per
  * dataset (the first eval.questions held-out questions of each), by the same harness as `trace-rl eval`.
  */
-async function evaluationMetrics(ctx: StepContext, step: number): Promise<Record<string, number>> {
-  if (ctx.config.env.kind !== 'qa') return { test_accuracy: await evaluate(ctx, step) };
+export async function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<Record<string, number>> {
+  if (ctx.config.env.kind === 'qa') return qaEvaluation(ctx);
+  return { test_accuracy: await testAccuracy(ctx, step) };
+}
+
+function testAccuracy(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<number> {
+  return greedyAccuracy({
+    env: ctx.parts.env,
+    policy: ctx.parts.policy,
+    prompts: ctx.parts.test.slice(0, ctx.config.eval.questions),
+    rng: createRng(ctx.config.seed).fork(`eval/${step}`),
+    settings: ctx.config.engine,
+    signal: ctx.signal,
+  });
+}
+
+async function qaEvaluation(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>): Promise<Record<string, number>> {
   const datasets = new Map<string, Prompt[]>();
   for (const p of ctx.parts.test) {
     const name = String(p.meta?.dataset ?? 'qa');
@@ -213,16 +237,26 @@ async function evaluationMetrics(ctx: StepContext, step: number): Promise<Record
   return metrics;
 }
 
-/** Greedy success rate on the first `eval.questions` test prompts (one rollout each, no budget cap). */
-export async function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<number> {
-  return greedyAccuracy({
-    env: ctx.parts.env,
-    policy: ctx.parts.policy,
-    prompts: ctx.parts.test.slice(0, ctx.config.eval.questions),
-    rng: createRng(ctx.config.seed).fork(`eval/${step}`),
-    settings: ctx.config.engine,
-    signal: ctx.signal,
-  });
+/**
+ * The chance a bare rollout of a prompt has an intermediate prefix: its own count shrunk towards the
+ * run's overall share (prompts recur only once per epoch, so most have no history of their own).
+ */
+function expandableChance(h: readonly number[] | undefined, overall: number): number {
+  const PRIOR = 2;
+  if (!h || h[2] === undefined) return overall;
+  return (h[2] + PRIOR * overall) / (h[1] + PRIOR);
+}
+
+/** The run's share of bare rollouts with an intermediate prefix so far (Laplace-smoothed: ½ at step 0). */
+function overallExpandable(history: RunState['history']): number {
+  let multi = 0;
+  let n = 0;
+  for (const h of Object.values(history)) {
+    if (h[2] === undefined) continue;
+    multi += h[2];
+    n += h[1];
+  }
+  return (multi + 1) / (n + 2);
 }
 
 function nextState(prev: RunState, trees: readonly RolloutTree[], spend: Spend): RunState {

@@ -1,5 +1,5 @@
 import { test } from 'node:test';
-import { buildForest, createEstimator } from '../../src/advantage/index.ts';
+import { buildForest, createEstimator, createTreepo } from '../../src/advantage/index.ts';
 import { assertClose, byId, E1, E2 } from './fixtures.ts';
 
 // Hand values ignore ε = 1e-6 in (std + ε), which moves them by ~2e-6; 1e-5 still separates every
@@ -124,24 +124,40 @@ test('E2: groups never mix prompts; one-leaf prompts follow verl (mean 0, std 1)
 /*
  * E3, a chain above a branch point: q ── a ── b ─┬─ b1 [1]     and   q ── c [0]   (lengths 1)
  *                                               └─ b2 [0]
- * Nodes a and b hold the same two leaves: TreePO's group {b1, b2} counts once, not once per turn.
- * Prompt {1,0,0}: mean 1/3.  Raw b1 = ((1 − 1/3) + (1 − 0.5))/2 = 0.5833333,
+ * Nodes a and b hold the same two leaves. With `groups: 'distinct'` the group {b1, b2} counts once,
+ * not once per turn. Prompt {1,0,0}: mean 1/3.  Raw b1 = ((1 − 1/3) + (1 − 0.5))/2 = 0.5833333,
  * b2 = ((0 − 1/3) + (0 − 0.5))/2 = −0.4166667, c = −1/3 (prompt group only).
  * Whitening (N = 3): mean −0.0555556, variance (0.6388889² + 0.3611111² + 0.2777778²)/2 = 0.3078704,
  * std 0.5548607 → b1 1.1514402, b2 −0.6508140, c −0.5006262.
- * (Counting the group once per turn would give b1 raw 0.5555556 and other values.)
+ * (Counting the group once per turn, TreePO's rule, gives other values: the next test.)
  */
-test('treepo on E3: a group repeated along a chain of turns counts once', () => {
-  const E3 = [
-    { id: 'q', parent: null },
-    { id: 'a', parent: 'q' },
-    { id: 'b', parent: 'a' },
-    { id: 'b1', parent: 'b', reward: 1 },
-    { id: 'b2', parent: 'b', reward: 0 },
-    { id: 'c', parent: 'q', reward: 0 },
-  ];
-  const r = run('treepo', E3);
+const E3 = [
+  { id: 'q', parent: null },
+  { id: 'a', parent: 'q' },
+  { id: 'b', parent: 'a' },
+  { id: 'b1', parent: 'b', reward: 1 },
+  { id: 'b2', parent: 'b', reward: 0 },
+  { id: 'c', parent: 'q', reward: 0 },
+];
+
+test('treepo (groups: distinct) on E3: a group repeated along a chain of turns counts once', () => {
+  const r = byId(createTreepo({ groups: 'distinct' }).estimate(buildForest(E3)));
   assertClose(r.get('b1')!.advantage, 1.1514402, TOL, 'b1');
   assertClose(r.get('b2')!.advantage, -0.650814, TOL, 'b2');
   assertClose(r.get('c')!.advantage, -0.5006262, TOL, 'c');
+});
+
+/*
+ * E3 with TreePO's released rule (the default): depths 0 (q), 1 (a), 2 (b) each give a term; depth 3
+ * is the leaf alone (skipped). Raw b1 = ((1 − 1/3) + (1 − 0.5) + (1 − 0.5))/3 = 0.5555556,
+ * b2 = ((0 − 1/3) + (0 − 0.5) + (0 − 0.5))/3 = −0.4444444, c = −1/3.
+ * Whitening (N = 3): mean −0.0740741, deviations 0.6296296, −0.3703704, −0.2592593,
+ * variance (0.3964335 + 0.1371742 + 0.0672154)/2 = 0.3004115, std 0.5480981
+ * → b1 1.1487535, b2 −0.6757374, c −0.4730162 (distinct: 1.1514402, −0.6508140, −0.5006262).
+ */
+test("treepo on E3: TreePO's rule counts the chain's group once per turn, unlike groups: distinct", () => {
+  const r = run('treepo', E3);
+  assertClose(r.get('b1')!.advantage, 1.1487535, TOL, 'b1');
+  assertClose(r.get('b2')!.advantage, -0.6757374, TOL, 'b2');
+  assertClose(r.get('c')!.advantage, -0.4730162, TOL, 'c');
 });

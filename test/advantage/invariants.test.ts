@@ -4,10 +4,10 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildForest, createEstimator, ESTIMATOR_NAMES, type ForestNode, type LeafAdvantage } from '../../src/advantage/index.ts';
+import { buildForest, createEstimator, createTreepo, ESTIMATOR_NAMES, type ForestNode, type LeafAdvantage } from '../../src/advantage/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { assertClose, assertSameAdvantages, byId, randomForest, shuffled } from './fixtures.ts';
-import { oracleGrpo, oracleTrace, oracleTreeGrpo, oracleTreepo } from './oracle.ts';
+import { oracleGrpo, oracleTrace, oracleTreeGrpo, oracleTreepo, oracleTreepoDistinct } from './oracle.ts';
 
 const CASES = 60;
 const estimate = (name: string, nodes: readonly ForestNode[]): LeafAdvantage[] => createEstimator(name).estimate(buildForest(nodes));
@@ -86,6 +86,13 @@ describe('agreement with plain-loop oracles on random batches', () => {
       }
     });
   }
+  test('treepo, groups: distinct', () => {
+    for (let s = 0; s < CASES; s++) {
+      const nodes = randomForest(createRng(s).fork('forest'), { failures: true, continuous: s % 3 === 0 });
+      const want = oracleTreepoDistinct(nodes);
+      for (const l of createTreepo({ groups: 'distinct' }).estimate(buildForest(nodes))) assertClose(l.advantage, want.get(l.id)!, 1e-9, `seed ${s} ${l.id}`);
+    }
+  });
   test('trace (every turn)', () => {
     for (let s = 0; s < CASES; s++) {
       const nodes = randomForest(createRng(s).fork('forest'), { failures: true, continuous: s % 3 === 0 });

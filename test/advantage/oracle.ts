@@ -74,8 +74,33 @@ export function oracleTreeGrpo(nodes: readonly ForestNode[]): Map<string, number
   );
 }
 
-/** TreePO: distinct ancestor leaf sets (prompt always; deeper ones with > 1 leaf), mean of (r − mean), then token whitening. */
+/**
+ * TreePO as its released code computes it: each leaf's id path `root#t1#…#leaf`; for every depth d
+ * from 0 to (longest path − 1), the leaves whose paths share the first d + 1 ids form a group (mean 0
+ * when alone); the leaf takes (r − group mean) at depth 0 always and at deeper depths when its group
+ * holds more than one leaf; raw = the mean of those terms; then token whitening.
+ */
 export function oracleTreepo(nodes: readonly ForestNode[]): Map<string, number> {
+  const f = plain(nodes);
+  const leaves = rewardedLeaves(nodes);
+  const paths = leaves.map((l) => chainTo(f, l.id));
+  const maxDepth = Math.max(0, ...paths.map((p) => p.length - 1));
+  const terms: number[][] = leaves.map(() => []);
+  for (let d = 0; d < maxDepth; d++) {
+    const key = (p: string[]) => p.slice(0, d + 1).join('#');
+    const groups = new Map<string, number[]>();
+    paths.forEach((p, j) => groups.set(key(p), [...(groups.get(key(p)) ?? []), leaves[j].reward!]));
+    paths.forEach((p, j) => {
+      const rs = groups.get(key(p))!;
+      const m = rs.length === 1 ? 0 : mean(rs);
+      if (d === 0 || rs.length > 1) terms[j].push(leaves[j].reward! - m);
+    });
+  }
+  return tokenWhitened(f, leaves, terms.map(mean));
+}
+
+/** TreePO with `groups: 'distinct'`: distinct ancestor leaf sets (prompt always; deeper ones with > 1 leaf), mean of (r − mean), then token whitening. */
+export function oracleTreepoDistinct(nodes: readonly ForestNode[]): Map<string, number> {
   const f = plain(nodes);
   const leaves = rewardedLeaves(nodes);
   const raw = leaves.map((l) => {
@@ -98,7 +123,11 @@ export function oracleTreepo(nodes: readonly ForestNode[]): Map<string, number> 
     });
     return mean(diffs);
   });
-  // Whitening over tokens, literally: one entry per generated token.
+  return tokenWhitened(f, leaves, raw);
+}
+
+/** Whitening over tokens, literally: one entry per generated token of each leaf. */
+function tokenWhitened(f: Plain, leaves: readonly ForestNode[], raw: readonly number[]): Map<string, number> {
   const tokens: number[] = [];
   leaves.forEach((l, j) => {
     for (let t = 0; t < f.length.get(l.id)!; t++) tokens.push(raw[j]);

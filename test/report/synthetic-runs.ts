@@ -9,7 +9,7 @@ import { RunStore } from '../../src/store/index.ts';
 import { addTurn, createTree, endTrajectory, isMixed, rewardedLeaves, targets } from '../../src/tree/index.ts';
 import type { RolloutTree, TreeNode } from '../../src/tree/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
-import { rho } from '../../src/report/tree-data.ts';
+import { repeatChance } from '../../src/allocate/index.ts';
 
 export interface SyntheticRunOptions {
   dir: string;
@@ -96,7 +96,7 @@ export function writeSyntheticRun(o: SyntheticRunOptions): SyntheticRun {
         const scored = prefixes.map((n) => {
           let leaf = n;
           while (leaf.children.length) leaf = tree.nodes[leaf.children[0]];
-          return { n, rho: rho(leaf.reward ?? 0, n.predicted!), length: leaf.depth };
+          return { n, rho: repeatChance(n.predicted!, leaf.reward ?? 0), length: leaf.depth };
         });
         scored.sort((a, b) => a.rho - b.rho);
         for (const { n, length } of scored.slice(0, 4 - m)) {

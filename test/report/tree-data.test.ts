@@ -1,7 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addTurn, createTree, endTrajectory } from '../../src/tree/index.ts';
-import { observedOutcome, rho, toViewTree, vPref, vRoot } from '../../src/report/tree-data.ts';
+import { flipChance as vPref, mixedChance as vRoot, repeatChance } from '../../src/allocate/index.ts';
+import { observedOutcome, toViewTree } from '../../src/report/tree-data.ts';
+
+/** ρ(r, q) as the viewer labels it: the allocation's repeatChance(q, r). */
+const rho = (r: number, q: number) => repeatChance(q, r);
 
 const close = (a: number | undefined, b: number) => assert.ok(a !== undefined && Math.abs(a - b) < 1e-12, `${a} vs ${b}`);
 const turn = (type: string, input: string) => ({ thought: 'th', action: { type, input }, observation: 'obs' });

@@ -10,7 +10,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { WeightsGate } from '../../src/export/index.ts';
+import { WeightsGate } from '../../src/service/index.ts';
 import { startFaultServer, upstreamBase } from '../../src/faults/index.ts';
 import { ServerStartError } from '../../src/http/index.ts';
 import { postJson, postOversized, startServerCli } from '../helpers/server-cli.ts';

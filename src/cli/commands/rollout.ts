@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { EXPORT_FORMATS, isExportFormat, runRolloutService, WeightsGate } from '../../export/index.ts';
+import { EXPORT_FORMATS, isExportFormat } from '../../export/index.ts';
+import { runRolloutService, WeightsGate } from '../../service/index.ts';
 import { OpenAIPolicy } from '../../policy/index.ts';
 import { parseTrainConfig } from '../../train/index.ts';
 import { RunStore } from '../../store/index.ts';

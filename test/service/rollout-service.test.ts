@@ -7,8 +7,8 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parquetReadObjects } from 'hyparquet';
 import { readFileSync } from 'node:fs';
-import { runRolloutService, WeightsGate, weightsReadyFile, type RolloutServiceEvent } from '../../src/export/index.ts';
 import { codepointTokenizer } from '../../src/tokens/index.ts';
+import { runRolloutService, WeightsGate, weightsReadyFile, type RolloutServiceEvent } from '../../src/service/index.ts';
 import { OpenAIPolicy } from '../../src/policy/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { startStandIn } from '../policy/openai-stand-in.ts';
@@ -54,6 +54,12 @@ test('rollout service: one batch per step from a real OpenAI-compatible server, 
     assert.equal(store.status(), 'finished');
     const leaves = store.trees(1).reduce((n, t) => n + Object.values(t.nodes).filter((x) => x.parent !== null && x.children.length === 0).length, 0);
     assert.equal(leaves, 8, 'the step spent its budget of 8 trajectories');
+    for (const st of store.steps()) {
+      assert.ok(!('test_accuracy' in st.metrics) && !('time_eval_ms' in st.metrics), 'no evaluation here: the external trainer owns it');
+      assert.ok(!('policy_loss' in st.metrics), 'the policy is not updated here');
+      assert.ok('pred_loss' in st.metrics, 'the predictor learns from every step');
+      assert.equal(st.details.policy, policy.name);
+    }
     store.close();
   } finally {
     await gate.close();

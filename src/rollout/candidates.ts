@@ -1,4 +1,4 @@
-import type { PrefixCandidate } from '../allocate/types.ts';
+import type { PrefixCandidate, RootCandidate } from '../allocate/types.ts';
 import type { Environment, KnowsTruth } from '../env/types.ts';
 import type { History } from '../predict/types.ts';
 import { getNode, root, turnsTo } from '../tree/index.ts';
@@ -10,6 +10,21 @@ export type Scorer = (histories: readonly History[]) => number[];
 
 export function knowsTruth(env: unknown): env is KnowsTruth {
   return typeof (env as Partial<KnowsTruth>).trueSuccess === 'function';
+}
+
+/**
+ * Step 1 of TRACE: the root candidates of a pool, v_i = Ṽ(prompt i) in one batch, the true p where the
+ * environment knows it, and each prompt's earlier outcomes where a history is given (knapsack).
+ */
+export function rootCandidates(prompts: readonly Prompt[], env: unknown, scorer: Scorer, history?: (promptId: string) => { successes: number; trials: number } | undefined): RootCandidate[] {
+  const v = scorer(prompts.map((prompt) => ({ prompt, turns: [] })));
+  return prompts.map((p, i) => {
+    const c: RootCandidate = { promptId: p.id, v: v[i] };
+    if (knowsTruth(env)) c.p = env.trueSuccess(p, []);
+    const h = history?.(p.id);
+    if (h) c.history = h;
+    return c;
+  });
 }
 
 /**

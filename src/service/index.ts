@@ -1,0 +1,7 @@
+/**
+ * Serving an external trainer (verl, TRL): the rollout service — train/loop.ts's loop with the
+ * trainer as the learner, one batch file per step — and the weights gate it waits at until the
+ * trainer has loaded new weights (a file, or an HTTP POST). docs/export.md.
+ */
+export { WeightsGate, WeightsWaitAborted, weightsReadyFile, type WeightsGateOptions } from './weights-gate.ts';
+export { runRolloutService, batchFile, type RolloutServiceOptions, type RolloutServiceResult, type RolloutServiceEvent } from './rollout-service.ts';

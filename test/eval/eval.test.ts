@@ -48,6 +48,13 @@ test('CLI: every environment kind evaluates through one command; --json prints o
   const s = JSON.parse(sim.stdout) as { datasets: { simulator: { n: number; accuracy: number } } };
   assert.equal(s.datasets.simulator.n, 30);
   assert.ok(s.datasets.simulator.accuracy > 0 && s.datasets.simulator.accuracy < 1);
+  // math-world: one row per difficulty; bfcl: one row per category (both with their scripted policy).
+  const mw = await runCli(['eval', '--env', 'math-world', '--policy', 'scripted', '--questions', '4', '--out', tmp(), '--json', '--quiet']);
+  assert.equal(mw.code, 0, mw.stderr);
+  assert.deepEqual(Object.keys((JSON.parse(mw.stdout) as { datasets: object }).datasets), ['math-world-1step', 'math-world-2step', 'math-world-3step', 'math-world-4step']);
+  const bf = await runCli(['eval', '--env', 'bfcl', '--policy', 'scripted', '--questions', '2', '--max-turns', '60', '--out', tmp(), '--json', '--quiet']);
+  assert.equal(bf.code, 0, bf.stderr);
+  assert.deepEqual(Object.keys((JSON.parse(bf.stdout) as { datasets: object }).datasets).sort(), ['bfcl_base', 'bfcl_long_context', 'bfcl_miss_func', 'bfcl_miss_param']);
   const out = tmp();
   const qa = await runCli(['eval', '--env', 'qa', '--datasets', 'musique,bamboogle:eval', '--policy', 'embedded', '--questions', '5', '--out', out, '--quiet']);
   assert.equal(qa.code, 0, qa.stderr);

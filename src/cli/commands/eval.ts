@@ -50,7 +50,7 @@ export function register(program: Command): void {
   program
     .command('eval')
     .description('evaluate a policy (openai server, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable')
-    .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s)')
+    .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s, bfcl’s, math-world’s)')
     .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
     .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file')
     .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
@@ -199,7 +199,7 @@ function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: n
     }
     datasets.set(name, questions !== undefined ? prompts.slice(0, questions) : prompts);
   }
-  return { kind: config.env.kind, env: setup.env, datasets, candidates: setup.candidates, fixedPolicy: setup.fixedPolicy };
+  return { kind: config.env.kind, env: setup.env, datasets, candidates: setup.candidates, fixedPolicy: setup.fixedPolicy ?? setup.scripted };
 }
 
 interface PolicyAbout {
@@ -243,7 +243,7 @@ async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: Ca
       return { policy, about: { spec: { kind: 'embedded', run: run?.dir ?? null, step: run?.step ?? null }, lines: [`policy: ${what}, ${sampling}`, envLine] } };
     }
     case 'scripted': {
-      if (!suite.fixedPolicy) throw new UsageError(`--policy scripted: env ${config.env.kind} has no policy of its own (the simulator has); use openai, tiny-lm or embedded`);
+      if (!suite.fixedPolicy) throw new UsageError(`--policy scripted: env ${config.env.kind} has no policy of its own (the simulator, bfcl and math-world have one); use openai, tiny-lm or embedded`);
       return { policy: suite.fixedPolicy, about: { spec: { kind: 'scripted' }, lines: [`policy: the environment's own ${suite.fixedPolicy.name} policy, ${sampling}`, envLine] } };
     }
     default:

@@ -20,6 +20,7 @@
 import type { Environment, StepOutcome } from '../types.ts';
 import type { Action, Prompt, Turn } from '../../tree/types.ts';
 import { createRng } from '../../util/rng.ts';
+import { EnvError } from '../errors.ts';
 import { type Attempt, checkAttempt, type CheckResult } from './checker.ts';
 import { type BfclEntry, type Category, CATEGORIES, DEFAULT_BFCL_DIR, type FunctionDoc, loadCategory, loadClassDocs } from './data.ts';
 import { Session } from './executor.ts';
@@ -220,7 +221,7 @@ export class BfclEnv implements Environment<BfclState> {
   }
 
   async step(state: BfclState, action: Action): Promise<StepOutcome<BfclState>> {
-    if (state.done) throw new Error(`BFCL episode ${state.promptId} is already finished`);
+    if (state.done) throw new EnvError(`BFCL episode ${state.promptId} is already finished`);
     const e = this.entry(state.promptId);
     const move = this.move(action);
     const next = this.advance(state, move, e);

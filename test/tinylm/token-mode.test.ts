@@ -151,7 +151,9 @@ test('finish_reason length when max_tokens or the context ends generation; /relo
   assert.ok(full.choices[0].token_ids.length <= 3);
   if (full.choices[0].token_ids.at(-1) !== 2) assert.equal(full.choices[0].finish_reason, 'length');
   const over = await fetch(`${baseURL}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: [...long, ...long], max_tokens: 2 }) });
-  assert.equal(over.status, 400, 'a prompt longer than the context is refused');
+  // The server's prompt-token limit (the context length by default; docs/reliability.md) refuses it before generating.
+  assert.equal(over.status, 413, 'a prompt longer than the context is refused');
+  assert.equal(((await over.json()) as { error: { code: string } }).error.code, 'prompt_too_many_tokens');
 
   const other = writeTemp(fixture({}, 9).model, 'other.gguf');
   const r = await fetch(`${root}/reload`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: other }) });

@@ -24,9 +24,9 @@ export function runCli(args: readonly string[], stdin = ''): Promise<CliRun> {
   });
 }
 
-/** Starts `trace-rl serve --model file --port 0` and resolves with the child and its /v1 base URL once it listens. */
-export async function startServe(file: string): Promise<{ child: ChildProcess; baseURL: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--model', file, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `trace-rl serve --model file --port 0 …extra` and resolves with the child and its /v1 base URL once it listens. */
+export async function startServe(file: string, extra: readonly string[] = []): Promise<{ child: ChildProcess; baseURL: string }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--model', file, '--port', '0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   const baseURL = await new Promise<string>((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (d: Buffer) => {

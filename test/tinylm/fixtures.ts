@@ -1,8 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { WorldEnv } from '../../src/env/index.ts';
 import { initWeights, modelToGguf, Tokenizer, type LlamaConfig, type LlamaModel } from '../../src/tinylm/index.ts';
 import { worldVocabulary } from '../../src/tinylm/world-text.ts';
@@ -29,20 +27,4 @@ export function writeTemp(model: LlamaModel, name = 'model.gguf'): string {
   const path = join(dir, name);
   writeFileSync(path, modelToGguf(model));
   return path;
-}
-
-/** Starts the real `trace-rl serve` on a free port; resolves with the process and its base URL (…/v1) once it listens. */
-export async function spawnServe(file: string, extra: string[] = []): Promise<{ child: ChildProcess; baseURL: string }> {
-  const bin = fileURLToPath(new URL('../../bin/trace-rl.js', import.meta.url));
-  const child = spawn(process.execPath, [bin, 'serve', '--model', file, '--port', '0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const baseURL = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /at (http:\/\/\S+\/v1)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-  return { child, baseURL };
 }

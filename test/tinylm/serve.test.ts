@@ -6,7 +6,8 @@ import { OpenAIPolicy } from '../../src/policy/openai/index.ts';
 import { BOS_ID, LlamaEngine } from '../../src/tinylm/index.ts';
 import { tinyPrompt } from '../../src/tinylm/world-text.ts';
 import { createRng } from '../../src/util/rng.ts';
-import { fixture, spawnServe, writeTemp } from './fixtures.ts';
+import { fixture, writeTemp } from './fixtures.ts';
+import { startServe } from '../helpers/run-cli.ts';
 
 const { env, tokenizer, model } = fixture({}, 4);
 const file = writeTemp(model, 'tiny.gguf');
@@ -16,7 +17,7 @@ let reference: LlamaEngine;
 let client: OpenAI;
 
 before(async () => {
-  ({ child, baseURL } = await spawnServe(file));
+  ({ child, baseURL } = await startServe(file));
   client = new OpenAI({ baseURL, apiKey: 'EMPTY', maxRetries: 0 });
   reference = await LlamaEngine.load(file, { sequences: 1 });
 });

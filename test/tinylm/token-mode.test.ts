@@ -17,7 +17,8 @@ import { tinyPrompt } from '../../src/tinylm/world-text.ts';
 import { loadTranscript, ServerTokenizer, type Transcript } from '../../src/tokens/index.ts';
 import { addTurn, createTree, endTrajectory, type Turn } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
-import { fixture, spawnServe, writeTemp } from './fixtures.ts';
+import { fixture, writeTemp } from './fixtures.ts';
+import { startServe } from '../helpers/run-cli.ts';
 
 const { env, tokenizer, model } = fixture({}, 4);
 const file = writeTemp(model, 'tiny.gguf');
@@ -31,7 +32,7 @@ let proxyURL: string;
 const exchanges: Array<{ request: Record<string, unknown>; response: Record<string, unknown> }> = [];
 
 before(async () => {
-  ({ child, baseURL } = await spawnServe(file, ['--allow-reload']));
+  ({ child, baseURL } = await startServe(file, ['--allow-reload']));
   proxy = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);

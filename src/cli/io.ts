@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UserError } from '../util/user-error.ts';
+import { jsonLines } from '../util/json-lines.ts';
 
 /** A user-facing error: printed as one line on stderr, exit code 2, nothing on stdout. */
 export class UsageError extends UserError {
@@ -79,4 +80,22 @@ function rangeText(min: number, max: number): string {
   if (lo) return ` ≥ ${min}`;
   if (hi) return ` ≤ ${max}`;
   return '';
+}
+
+/**
+ * Reads JSON Lines from stdin, each line validated by `schema`, all before any output: the first bad
+ * line is a UsageError naming the line, the field and the `expected` shape (nothing is written then).
+ */
+export async function readStdinRows<T>(schema: z.ZodType<T>, expected: string): Promise<T[]> {
+  const rows: T[] = [];
+  for (const { line, value, error } of jsonLines(await readStdin())) {
+    if (error !== undefined) throw new UsageError(`stdin line ${line}: not valid JSON (${error})`);
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new UsageError(`stdin line ${line}: ${issue.path.join('.') || 'line'}: ${issue.message}; expected ${expected}`);
+    }
+    rows.push(parsed.data);
+  }
+  return rows;
 }

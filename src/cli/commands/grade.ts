@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { jsonLines } from '../../util/json-lines.ts';
 import { gradeAnswer } from '../../env/math/grader.ts';
-import { readStdin, UsageError } from '../io.ts';
+import { readStdinRows } from '../io.ts';
 
 /**
  * `trace-rl grade math`: JSON lines `{"gold": "...", "answer": "..."}` on stdin, one line
@@ -20,16 +19,7 @@ export function register(program: Command): void {
     .command('math')
     .description('math answers: last \\boxed{} (or the whole answer), normalised, equivalence by the Compute Engine; prints {"correct": true|false} per line')
     .action(async () => {
-      const rows: Array<z.infer<typeof row>> = [];
-      for (const { line, value, error } of jsonLines(await readStdin())) {
-        if (error !== undefined) throw new UsageError(`stdin line ${line}: not valid JSON (${error})`);
-        const parsed = row.safeParse(value);
-        if (!parsed.success) {
-          const issue = parsed.error.issues[0]!;
-          throw new UsageError(`stdin line ${line}: ${issue.path.join('.') || 'line'}: ${issue.message}; expected {"gold": string | number | string[], "answer": string}`);
-        }
-        rows.push(parsed.data);
-      }
+      const rows = await readStdinRows(row, '{"gold": string | number | string[], "answer": string}');
       const out = rows.map((r) => JSON.stringify({ correct: gradeAnswer(r.answer, typeof r.gold === 'string' ? [r.gold] : r.gold) }));
       if (out.length > 0) process.stdout.write(out.join('\n') + '\n');
     });

@@ -1,8 +1,7 @@
-import { jsonLines } from '../../util/json-lines.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { isSuccess, scoreAnswer, type SuccessRule } from '../../env/qa-metrics.ts';
-import { parseDecimal, readStdin, UsageError } from '../io.ts';
+import { parseDecimal, readStdinRows, UsageError } from '../io.ts';
 
 /**
  * `trace-rl score`: JSON lines `{"prediction": "...", "gold": "..." | ["...", ...]}` on stdin, one line
@@ -22,16 +21,7 @@ export function register(program: Command): void {
     .option('--threshold <x>', 'F1 threshold for the f1 rules', '0.3')
     .action(async (opts: { success?: boolean; rule: string; threshold: string }) => {
       const rule = parseRule(opts.rule, opts.threshold);
-      const rows: Array<z.infer<typeof row>> = [];
-      for (const { line, value, error } of jsonLines(await readStdin())) {
-        if (error !== undefined) throw new UsageError(`stdin line ${line}: not valid JSON (${error})`);
-        const parsed = row.safeParse(value);
-        if (!parsed.success) {
-          const issue = parsed.error.issues[0]!;
-          throw new UsageError(`stdin line ${line}: ${issue.path.join('.') || 'line'}: ${issue.message}; expected {"prediction": string, "gold": string | string[]}`);
-        }
-        rows.push(parsed.data);
-      }
+      const rows = await readStdinRows(row, '{"prediction": string, "gold": string | string[]}');
       const out = rows.map((r) => {
         const s = scoreAnswer(r.prediction, r.gold);
         const base = { em: s.em, f1: s.f1, precision: s.precision, recall: s.recall };

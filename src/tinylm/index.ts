@@ -15,7 +15,7 @@ export { initWeights, modelFromGguf, modelToGguf, type LayerWeights, type LlamaC
 export { disposeConsts, forwardConsts, fromParams, logits, oneHot, ropeTables, toParams, tokenLogprobs, type ForwardConsts, type LayerParams, type Params } from './forward.ts';
 export { createOpenAIApp, serveOpenAI, type OpenAIServerOptions, type RunningServer } from './openai-server.ts';
 export { ContextOverflowError, LlamaEngine, loadLlama, type GenerateOptions, type Generated, type LlamaEngineOptions } from './llama-engine.ts';
-export { TinyLmPolicy, TinyLmSnapshotError, type TinyLmPolicyOptions } from './tiny-lm-policy.ts';
+export { MAX_SEQUENCES, sequencesFor, TinyLmPolicy, TinyLmSnapshotError, type TinyLmPolicyOptions } from './tiny-lm-policy.ts';
 export { LmTrainer, type BatchStats, type TrainerOptions, type TrainRow } from './trainer.ts';
 export { promptIds, trajectorySequence, turnIds, type TokenSequence } from './sequence.ts';
 export { demonstrations, warmStart, type Demonstration, type WarmStartOptions } from './warm-start.ts';

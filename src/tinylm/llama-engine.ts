@@ -8,11 +8,17 @@
  * A context holds `sequences` KV caches. A call takes the free sequence whose cached tokens share the
  * longest prefix with its input, erases the rest and evaluates only the new tokens — a trajectory's
  * next turn re-uses its previous turns' cache; a branch re-evaluates from where it diverges.
+ * Calls made at the same time run on different sequences, and node-llama-cpp evaluates their tokens
+ * together in one llama.cpp batch (one decode per generated token of every running sequence), which
+ * is where parallel rollouts get their speed (bench/tinylm/generation.ts). Each call samples with its
+ * own seeded sampler, so its tokens do not depend on what runs beside it; batching changes the
+ * float rounding of the logits by ~1e-6 nats (test/tinylm/batched-generation.test.ts).
  */
 import { getLlama, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel as NativeModel, type Token } from 'node-llama-cpp';
+import { gateFirstSample } from './sample-gate.ts';
 
 export interface LlamaEngineOptions {
-  /** KV caches (parallel sequences) in the context. Default 4. */
+  /** KV caches (parallel sequences) in the context: calls beyond this many wait for a free one. Default 4. */
   sequences?: number;
   /** Tokens per sequence. Default: the model's context length. */
   contextSize?: number;
@@ -75,6 +81,16 @@ export class LlamaEngine {
 
   private waiters: Array<() => void> = [];
 
+  /** Sequences in the context (calls that run at once). */
+  get sequences(): number {
+    return this.slots.length;
+  }
+
+  /** Sequences not taken by a running call. */
+  get idleSequences(): number {
+    return this.slots.filter((s) => !s.busy).length;
+  }
+
   /** Tokens in the model's vocabulary (valid ids are 0 … vocabSize − 1). */
   get vocabSize(): number {
     return this.model.fileInfo.metadata.tokenizer.ggml.tokens.length;
@@ -93,12 +109,15 @@ export class LlamaEngine {
       experimentalKvCacheKeyType: 'F32',
       experimentalKvCacheValueType: 'F32',
     } as Parameters<NativeModel['createContext']>[0]);
+    gateFirstSample(context);
     const slots = Array.from({ length: n }, () => ({ seq: context.getSequence(), busy: false }));
     return new LlamaEngine(model, context, slots, context.contextSize);
   }
 
-  private async acquire(prefix: readonly number[]): Promise<Slot> {
+  /** Takes the free sequence sharing the longest prefix with `prefix`, waiting (abortably) while all are busy. */
+  private async acquire(prefix: readonly number[], signal?: AbortSignal): Promise<Slot> {
     for (;;) {
+      signal?.throwIfAborted();
       let best: Slot | undefined;
       let bestLen = -1;
       for (const s of this.slots) {
@@ -110,13 +129,42 @@ export class LlamaEngine {
         best.busy = true;
         return best;
       }
-      await new Promise<void>((r) => this.waiters.push(r));
+      await new Promise<void>((resolve, reject) => {
+        const wake = () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        const onAbort = () => {
+          this.waiters = this.waiters.filter((w) => w !== wake);
+          reject(signal!.reason);
+        };
+        this.waiters.push(wake);
+        signal?.addEventListener('abort', onAbort, { once: true });
+      });
     }
   }
 
-  private release(slot: Slot): void {
+  /**
+   * Returns a sequence to the pool. After a failed or aborted call its cache may hold part of an
+   * evaluation, so it is cleared first (the next call re-evaluates its prefix instead of trusting it).
+   */
+  private async release(slot: Slot, failed: boolean): Promise<void> {
+    if (failed) await slot.seq.clearHistory().catch(() => undefined);
     slot.busy = false;
     this.waiters.shift()?.();
+  }
+
+  /** Runs `f` on a sequence taken from the pool and always gives it back, cleared if `f` failed. */
+  private async withSlot<T>(prefix: readonly number[], signal: AbortSignal | undefined, f: (seq: LlamaContextSequence) => Promise<T>): Promise<T> {
+    const slot = await this.acquire(prefix, signal);
+    let failed = true;
+    try {
+      const out = await f(slot.seq);
+      failed = false;
+      return out;
+    } finally {
+      await this.release(slot, failed);
+    }
   }
 
   /**
@@ -133,9 +181,8 @@ export class LlamaEngine {
 
   /** Samples a continuation of `prefix` (ids, no BOS added) with its per-token log-probabilities. */
   async generate(prefix: readonly number[], options: GenerateOptions): Promise<Generated> {
-    const slot = await this.acquire(prefix);
-    try {
-      const input = await this.prepare(slot.seq, prefix);
+    return this.withSlot(prefix, options.signal, async (seq) => {
+      const input = await this.prepare(seq, prefix);
       const ids: number[] = [];
       const logprobs: number[] = [];
       let stop: Generated['stop'] = 'length';
@@ -144,7 +191,7 @@ export class LlamaEngine {
       if (max <= 0) return { ids, logprobs, stop };
       const sampling = options.greedy ? { temperature: 0, seed: options.seed } : { temperature: 1, topK: 0, topP: 1, minP: 0, ...defined(options.sampling ?? {}), seed: options.seed };
       const eos = this.model.tokens.eos;
-      for await (const out of slot.seq.evaluateWithMetadata(input, { confidence: true }, sampling)) {
+      for await (const out of seq.evaluateWithMetadata(input, { confidence: true }, sampling)) {
         options.signal?.throwIfAborted();
         ids.push(out.token);
         logprobs.push(Math.log(out.confidence));
@@ -154,9 +201,7 @@ export class LlamaEngine {
         if (stop !== 'length' || ids.length >= max) break;
       }
       return { ids, logprobs, stop };
-    } finally {
-      this.release(slot);
-    }
+    });
   }
 
   /**
@@ -164,11 +209,10 @@ export class LlamaEngine {
    * full next-token distributions — the reference the trainer's forward pass is checked against.
    */
   async score(tokens: readonly number[], options: { distributions?: boolean } = {}): Promise<{ logprobs: number[]; distributions?: Float64Array[] }> {
-    const slot = await this.acquire([]);
-    try {
-      await slot.seq.clearHistory();
+    return this.withSlot([], undefined, async (seq) => {
+      await seq.clearHistory();
       const input = tokens.map((t, i) => (i + 1 < tokens.length ? ([t, { generateNext: { probabilities: true } }] as const) : t)) as Parameters<LlamaContextSequence['controlledEvaluate']>[0];
-      const res = await slot.seq.controlledEvaluate(input);
+      const res = await seq.controlledEvaluate(input);
       const logprobs = [0];
       const distributions: Float64Array[] = [];
       for (let i = 0; i + 1 < tokens.length; i++) {
@@ -184,9 +228,7 @@ export class LlamaEngine {
         }
       }
       return options.distributions ? { logprobs, distributions } : { logprobs };
-    } finally {
-      this.release(slot);
-    }
+    });
   }
 
   async dispose(): Promise<void> {

@@ -3,7 +3,10 @@
  *  - act: the trajectory so far as tokens (sequence.ts), sampled at temperature 1 until `</search>`,
  *    `</answer>`, `</s>` or the per-turn cap; the turn carries its generated ids with mask 1 and the
  *    log-probabilities llama.cpp sampled them with. Continuations from a prefix rebuild the prefix
- *    from the recorded ids, so branches share their parent's exact tokens.
+ *    from the recorded ids, so branches share their parent's exact tokens. Concurrent acts (the
+ *    rollout engine's and `trace-rl eval`'s parallel calls) run on separate llama.cpp sequences of one
+ *    context and are decoded in one batch; each samples with its own seed (ctx.rng), so a turn's
+ *    tokens do not depend on how many acts run beside it.
  *  - update: the PPO clipped surrogate (trainer.ts) on every generated token, each token weighted by
  *    its turn's tree-aware advantage; then the weights are written to a new GGUF, renamed into place
  *    and loaded by llama.cpp (weight sync, as vLLM-based trainers do), so the next rollouts sample
@@ -27,9 +30,24 @@ export interface TinyLmPolicyOptions {
   workDir?: string;
   /** Cap on generated tokens per turn (below the engine's budget cap). Default 64. */
   maxTokensPerTurn?: number;
-  /** llama.cpp sequences (turns generated at once). Default 4. */
+  /**
+   * llama.cpp sequences in one context: acts that generate at once, decoded together in one batch
+   * (more acts wait for a free sequence). Default MAX_SEQUENCES; callers that know how many calls they
+   * keep in flight pass `sequencesFor(concurrency)` — more sequences than calls only costs KV memory.
+   */
   sequences?: number;
   trainer?: TrainerOptions;
+}
+
+/**
+ * Most sequences a policy batches: measured on 2 cores, generation throughput grows up to 16 parallel
+ * sequences (BENCHMARKS.md, tiny LM generation), and each sequence holds a full-context F32 KV cache.
+ */
+export const MAX_SEQUENCES = 16;
+
+/** Sequences for a caller that keeps at most `concurrency` policy calls in flight. */
+export function sequencesFor(concurrency: number): number {
+  return Math.max(1, Math.min(MAX_SEQUENCES, Math.floor(concurrency)));
 }
 
 /** Raised when a checkpoint is not a tiny-LM snapshot. */
@@ -71,7 +89,7 @@ export class TinyLmPolicy implements TrainablePolicy {
     const file = join(this.dir, `policy-${n}.gguf`);
     writeFileSync(`${file}.tmp`, modelToGguf(this.model));
     renameSync(`${file}.tmp`, file);
-    const next = await LlamaEngine.load(file, { sequences: this.options.sequences ?? 4 });
+    const next = await LlamaEngine.load(file, { sequences: this.options.sequences ?? MAX_SEQUENCES });
     const old = this.engine;
     this.engine = next;
     await old?.dispose();

@@ -67,7 +67,7 @@ async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {
 /** The tiny LM from its GGUF (imported lazily: node-llama-cpp is heavy); the step passes its update settings. */
 async function buildTinyLm(config: TrainConfig): Promise<TrainablePolicy> {
   const { readFileSync } = await import('node:fs');
-  const { TinyLmPolicy } = await import('../tinylm/index.ts');
+  const { sequencesFor, TinyLmPolicy } = await import('../tinylm/index.ts');
   const { checkGgufFile, GgufFileError } = await import('../tinylm/gguf-file.ts');
   const file = config.policy.model!;
   try {
@@ -77,5 +77,6 @@ async function buildTinyLm(config: TrainConfig): Promise<TrainablePolicy> {
     throw e;
   }
   await initJax();
-  return TinyLmPolicy.fromBytes(new Uint8Array(readFileSync(file)), {}, file);
+  // One llama.cpp sequence per policy call the rollout engine keeps in flight, decoded in one batch.
+  return TinyLmPolicy.fromBytes(new Uint8Array(readFileSync(file)), { sequences: sequencesFor(config.engine.concurrency) }, file);
 }

@@ -228,11 +228,14 @@ async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: Ca
       } catch {
         throw new UsageError(`--model ${opts.model}: cannot read that file`);
       }
-      const { TinyLmPolicy } = await import('../../tinylm/index.ts');
+      const { sequencesFor, TinyLmPolicy } = await import('../../tinylm/index.ts');
       const { initJax } = await import('../../util/jax.ts');
       await initJax();
-      const policy = TinyLmPolicy.fromBytes(bytes, {}, file);
-      return { policy, about: { spec: { kind: 'tiny-lm', model: file }, lines: [`policy: tiny LM ${file} on llama.cpp, ${sampling}`, envLine] } };
+      // One llama.cpp sequence per request in flight (--concurrency, validated above), decoded in one batch.
+      // Not part of the spec: the results do not depend on it, so a resumed evaluation may change it.
+      const sequences = sequencesFor(Number(opts.concurrency));
+      const policy = TinyLmPolicy.fromBytes(bytes, { sequences }, file);
+      return { policy, about: { spec: { kind: 'tiny-lm', model: file }, lines: [`policy: tiny LM ${file} on llama.cpp (${sequences} sequences batched), ${sampling}`, envLine] } };
     }
     case 'embedded': {
       const candidates = suite.candidates;

@@ -52,6 +52,8 @@ export interface Generated {
   logprobs: number[];
   /** Why generation ended. */
   stop: 'stop_token' | 'eos' | 'length' | 'until';
+  /** Prefix tokens this call evaluated (the others were re-used from the sequence's cache). */
+  promptTokens: number;
 }
 
 /** Raised when a sequence does not fit the context. */
@@ -188,7 +190,7 @@ export class LlamaEngine {
       let stop: Generated['stop'] = 'length';
       const room = this.contextSize - prefix.length;
       const max = Math.min(options.maxTokens, room);
-      if (max <= 0) return { ids, logprobs, stop };
+      if (max <= 0) return { ids, logprobs, stop, promptTokens: 0 };
       const sampling = options.greedy ? { temperature: 0, seed: options.seed } : { temperature: 1, topK: 0, topP: 1, minP: 0, ...defined(options.sampling ?? {}), seed: options.seed };
       const eos = this.model.tokens.eos;
       for await (const out of seq.evaluateWithMetadata(input, { confidence: true }, sampling)) {
@@ -200,7 +202,7 @@ export class LlamaEngine {
         else if (options.until?.(ids)) stop = 'until';
         if (stop !== 'length' || ids.length >= max) break;
       }
-      return { ids, logprobs, stop };
+      return { ids, logprobs, stop, promptTokens: input.length };
     });
   }
 

@@ -1,0 +1,113 @@
+/**
+ * llama.cpp generation throughput by parallelism: P sequences of one context decoded in one batch.
+ *   nice -n 10 npx tsx bench/tinylm/generation.ts [--model bench/tinylm/warm-start.gguf]
+ *       [--parallel 1,4,16] [--repeats 5] [--rollouts 48] [--max-tokens 64] [--threads 1]
+ * generate: the first Search-R1 turn of `rollouts` test questions of the embedded world, sampled at
+ *           temperature 1 (seeded per rollout) until </search>, </answer>, </s> or max-tokens, with at
+ *           most P calls in flight (a worker pool, as the rollout engine's concurrency); generated
+ *           tokens per second of wall time (prompt evaluation included), and how many rollouts gave
+ *           the same tokens as at P = 1 (batching must not change what is sampled).
+ * decode:   the same rollouts without stop tokens (each runs to max-tokens unless it samples </s>):
+ *           all sequences decode in step, which isolates the batched decode from prompt evaluation.
+ * prompt:   prompt evaluation alone: `rollouts` scripted demonstration trajectories (prompt, turns and
+ *           observations, ~150–400 tokens) evaluated with one generated token each, P at a time;
+ *           evaluated prompt tokens per second (the practical bound for a trainer's forward pass).
+ * A fresh engine (context) per repeat, loaded outside the timed part, so no prompt is served from a
+ * previous repeat's cache. min/median/max over repeats; ratios to P = 1 from the same run.
+ */
+import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { WorldEnv } from '../../src/env/index.ts';
+import { BOS_ID, demonstrations, LlamaEngine, modelFromGguf, tinyPrompt, Tokenizer, trajectorySequence, type Generated } from '../../src/tinylm/index.ts';
+import { createRng } from '../../src/util/rng.ts';
+
+const { values } = parseArgs({
+  options: {
+    model: { type: 'string', default: 'bench/tinylm/warm-start.gguf' },
+    parallel: { type: 'string', default: '1,4,16' },
+    repeats: { type: 'string', default: '5' },
+    rollouts: { type: 'string', default: '48' },
+    'max-tokens': { type: 'string', default: '64' },
+    threads: { type: 'string', default: '1' },
+  },
+});
+const file = values.model!;
+const parallel = values.parallel!.split(',').map(Number);
+const repeats = Number(values.repeats);
+const R = Number(values.rollouts);
+const maxTokens = Number(values['max-tokens']);
+const threads = Number(values.threads);
+const bytes = new Uint8Array(readFileSync(file));
+const model = modelFromGguf(bytes, file);
+const tokenizer = new Tokenizer(model.vocab);
+// The world the committed warm start was trained on (bench/tinylm/warm-start.ts).
+const env = new WorldEnv({ seed: 7, questions: 1500, topK: 3, maxTurns: 6 });
+const stops = [tokenizer.id('</search>')!, tokenizer.id('</answer>')!];
+const firstTurns = env.test.slice(0, R).map((p) => [BOS_ID, ...tokenizer.encode(tinyPrompt(p))]);
+const demos = await demonstrations(env, env.train.slice(0, R), { noise: 0.35, rng: createRng(1) });
+const trajectories = demos.map((d) => trajectorySequence(tokenizer, d.prompt, d.turns).ids).map((ids) => ids.slice(0, model.config.context - 1));
+
+const stats = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { min: Math.round(s[0]!), median: Math.round(s[Math.floor(s.length / 2)]!), max: Math.round(s.at(-1)!) };
+};
+
+/** Runs `calls` with at most `p` in flight (each worker takes the next call when its last one ends). */
+async function pool<T>(p: number, n: number, call: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = new Array(n);
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(p, n) }, async () => {
+    while (next < n) {
+      const i = next++;
+      out[i] = await call(i);
+    }
+  }));
+  return out;
+}
+
+console.log(`# tinylm generation bench ${new Date().toISOString()} nproc=${availableParallelism()} load=${loadavg().map((x) => x.toFixed(2)).join(',')} node=${process.version}`);
+console.log(`# model ${file} (${bytes.length} bytes, vocab ${model.config.vocab}, d${model.config.dim}, ${model.config.layers} layers, context ${model.config.context}); threads ${threads}; ${R} rollouts, max ${maxTokens} tokens; ${repeats} repeats`);
+console.log(`# prompt part: ${trajectories.length} trajectories, ${trajectories.reduce((a, t) => a + t.length, 0)} tokens (mean ${Math.round(trajectories.reduce((a, t) => a + t.length, 0) / trajectories.length)})`);
+
+/** One timed pass on a fresh engine with P sequences: the calls' results and the seconds they took. */
+async function timed(p: number, n: number, call: (engine: LlamaEngine, i: number) => Promise<Generated>): Promise<{ outs: Generated[]; sec: number }> {
+  const engine = await LlamaEngine.load(file, { sequences: p, threads });
+  try {
+    const t0 = performance.now();
+    const outs = await pool(p, n, (i) => call(engine, i));
+    return { outs, sec: (performance.now() - t0) / 1000 };
+  } finally {
+    await engine.dispose();
+  }
+}
+
+const generatedTokens = (outs: Generated[]) => outs.reduce((a, o) => a + o.ids.length, 0);
+const reference: { generate?: Generated[]; decode?: Generated[] } = {};
+const base: Record<string, number> = {};
+for (const p of parallel) {
+  const rate: Record<'generate' | 'decode' | 'prompt', number[]> = { generate: [], decode: [], prompt: [] };
+  const same: Record<string, string> = {};
+  const tokens: Record<string, number> = {};
+  for (let r = 0; r < repeats; r++) {
+    for (const part of ['generate', 'decode'] as const) {
+      const stop = part === 'generate' ? stops : [];
+      const { outs, sec } = await timed(p, R, (engine, i) => engine.generate(firstTurns[i]!, { maxTokens, stop, seed: 1000 + i }));
+      tokens[part] = generatedTokens(outs);
+      rate[part].push(tokens[part] / sec);
+      const ref = (reference[part] ??= outs);
+      if (r === 0) same[part] = `${outs.filter((o, i) => o.ids.join() === ref[i]!.ids.join()).length}/${R}`;
+    }
+    const { outs, sec } = await timed(p, trajectories.length, (engine, i) => engine.generate(trajectories[i]!, { maxTokens: 1, stop: [], seed: i }));
+    tokens.prompt = outs.reduce((a, o) => a + o.promptTokens, 0);
+    rate.prompt.push(tokens.prompt / sec);
+  }
+  const row: Record<string, unknown> = { parallel: p };
+  for (const part of ['generate', 'decode', 'prompt'] as const) {
+    const st = stats(rate[part]);
+    base[part] ??= st.median;
+    row[part] = { tokPerS: st, tokens: tokens[part], medianVsFirst: +(st.median / base[part]).toFixed(2), ...(same[part] ? { sameTokensAsFirst: same[part] } : {}) };
+  }
+  console.log(JSON.stringify(row));
+}
+console.log(`# load after: ${loadavg().map((x) => x.toFixed(2)).join(',')}`);

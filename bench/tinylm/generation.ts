@@ -13,7 +13,9 @@
  *           observations, ~150–400 tokens) evaluated with one generated token each, P at a time;
  *           evaluated prompt tokens per second (the practical bound for a trainer's forward pass).
  * A fresh engine (context) per repeat, loaded outside the timed part, so no prompt is served from a
- * previous repeat's cache. min/median/max over repeats; ratios to P = 1 from the same run.
+ * previous repeat's cache. min/median/max over repeats of tokens per wall second and per CPU second
+ * of the whole process (llama.cpp's and libuv's threads included: the steadier figure when other jobs
+ * share the cores); ratios of medians to the first P from the same run.
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
@@ -71,12 +73,14 @@ console.log(`# model ${file} (${bytes.length} bytes, vocab ${model.config.vocab}
 console.log(`# prompt part: ${trajectories.length} trajectories, ${trajectories.reduce((a, t) => a + t.length, 0)} tokens (mean ${Math.round(trajectories.reduce((a, t) => a + t.length, 0) / trajectories.length)})`);
 
 /** One timed pass on a fresh engine with P sequences: the calls' results and the seconds they took. */
-async function timed(p: number, n: number, call: (engine: LlamaEngine, i: number) => Promise<Generated>): Promise<{ outs: Generated[]; sec: number }> {
+async function timed(p: number, n: number, call: (engine: LlamaEngine, i: number) => Promise<Generated>): Promise<{ outs: Generated[]; sec: number; cpu: number }> {
   const engine = await LlamaEngine.load(file, { sequences: p, threads });
   try {
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     const outs = await pool(p, n, (i) => call(engine, i));
-    return { outs, sec: (performance.now() - t0) / 1000 };
+    const c = process.cpuUsage(c0);
+    return { outs, sec: (performance.now() - t0) / 1000, cpu: (c.user + c.system) / 1e6 };
   } finally {
     await engine.dispose();
   }
@@ -85,29 +89,38 @@ async function timed(p: number, n: number, call: (engine: LlamaEngine, i: number
 const generatedTokens = (outs: Generated[]) => outs.reduce((a, o) => a + o.ids.length, 0);
 const reference: { generate?: Generated[]; decode?: Generated[] } = {};
 const base: Record<string, number> = {};
+const PARTS = ['generate', 'decode', 'prompt'] as const;
+const table: Record<(typeof PARTS)[number], string[]> = { generate: [], decode: [], prompt: [] };
+const mmm = (x: { min: number; median: number; max: number }) => `${x.min} / ${x.median} / ${x.max}`;
 for (const p of parallel) {
   const rate: Record<'generate' | 'decode' | 'prompt', number[]> = { generate: [], decode: [], prompt: [] };
+  const perCpu: Record<'generate' | 'decode' | 'prompt', number[]> = { generate: [], decode: [], prompt: [] };
   const same: Record<string, string> = {};
   const tokens: Record<string, number> = {};
   for (let r = 0; r < repeats; r++) {
     for (const part of ['generate', 'decode'] as const) {
       const stop = part === 'generate' ? stops : [];
-      const { outs, sec } = await timed(p, R, (engine, i) => engine.generate(firstTurns[i]!, { maxTokens, stop, seed: 1000 + i }));
+      const { outs, sec, cpu } = await timed(p, R, (engine, i) => engine.generate(firstTurns[i]!, { maxTokens, stop, seed: 1000 + i }));
       tokens[part] = generatedTokens(outs);
       rate[part].push(tokens[part] / sec);
+      perCpu[part].push(tokens[part] / cpu);
       const ref = (reference[part] ??= outs);
       if (r === 0) same[part] = `${outs.filter((o, i) => o.ids.join() === ref[i]!.ids.join()).length}/${R}`;
     }
-    const { outs, sec } = await timed(p, trajectories.length, (engine, i) => engine.generate(trajectories[i]!, { maxTokens: 1, stop: [], seed: i }));
+    const { outs, sec, cpu } = await timed(p, trajectories.length, (engine, i) => engine.generate(trajectories[i]!, { maxTokens: 1, stop: [], seed: i }));
     tokens.prompt = outs.reduce((a, o) => a + o.promptTokens, 0);
     rate.prompt.push(tokens.prompt / sec);
+    perCpu.prompt.push(tokens.prompt / cpu);
   }
-  const row: Record<string, unknown> = { parallel: p };
-  for (const part of ['generate', 'decode', 'prompt'] as const) {
-    const st = stats(rate[part]);
-    base[part] ??= st.median;
-    row[part] = { tokPerS: st, tokens: tokens[part], medianVsFirst: +(st.median / base[part]).toFixed(2), ...(same[part] ? { sameTokensAsFirst: same[part] } : {}) };
+  for (const part of PARTS) {
+    const wall = stats(rate[part]);
+    const cpu = stats(perCpu[part]);
+    base[part] ??= wall.median;
+    base[`${part}/cpu`] ??= cpu.median;
+    const row = `| ${part} | ${p} | ${tokens[part]} | ${mmm(wall)} | ${(wall.median / base[part]).toFixed(2)}× | ${mmm(cpu)} | ${(cpu.median / base[`${part}/cpu`]!).toFixed(2)}× | ${same[part] ?? '–'} |`;
+    table[part].push(row);
+    console.log(row);
   }
-  console.log(JSON.stringify(row));
 }
+console.log(['', '| part | parallel | tokens | tok/s (wall) min / median / max | median vs first | tok per CPU-s min / median / max | median vs first | same tokens as first |', '|---|---|---|---|---|---|---|---|', ...PARTS.flatMap((part) => table[part])].join('\n'));
 console.log(`# load after: ${loadavg().map((x) => x.toFixed(2)).join(',')}`);

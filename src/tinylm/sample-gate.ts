@@ -33,12 +33,14 @@ export function gateFirstSample(context: LlamaContext): void {
   let first: Promise<unknown> | undefined;
   // The native methods are read-only prototype properties: shadow them with own properties.
   Object.defineProperty(native, 'decodeBatch', {
+    configurable: true,
     value: () => {
       first = undefined;
       return decode();
     },
   });
   Object.defineProperty(native, 'sampleToken', {
+    configurable: true,
     value: (...args: unknown[]) => {
       if (first) return first.then(() => sample(...args));
       const p = sample(...args);

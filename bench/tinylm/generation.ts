@@ -2,6 +2,7 @@
  * llama.cpp generation throughput by parallelism: P sequences of one context decoded in one batch.
  *   nice -n 10 npx tsx bench/tinylm/generation.ts [--model bench/tinylm/warm-start.gguf]
  *       [--parallel 1,4,16] [--repeats 5] [--rollouts 48] [--max-tokens 64] [--threads 1]
+ *       [--batching grouped|plain]   (plain: node-llama-cpp's own batching, for comparison)
  * generate: the first Search-R1 turn of `rollouts` test questions of the embedded world, sampled at
  *           temperature 1 (seeded per rollout) until </search>, </answer>, </s> or max-tokens, with at
  *           most P calls in flight (a worker pool, as the rollout engine's concurrency); generated
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     rollouts: { type: 'string', default: '48' },
     'max-tokens': { type: 'string', default: '64' },
     threads: { type: 'string', default: '1' },
+    batching: { type: 'string', default: 'grouped' },
   },
 });
 const file = values.model!;
@@ -69,12 +71,12 @@ async function pool<T>(p: number, n: number, call: (i: number) => Promise<T>): P
 }
 
 console.log(`# tinylm generation bench ${new Date().toISOString()} nproc=${availableParallelism()} load=${loadavg().map((x) => x.toFixed(2)).join(',')} node=${process.version}`);
-console.log(`# model ${file} (${bytes.length} bytes, vocab ${model.config.vocab}, d${model.config.dim}, ${model.config.layers} layers, context ${model.config.context}); threads ${threads}; ${R} rollouts, max ${maxTokens} tokens; ${repeats} repeats`);
+console.log(`# model ${file} (${bytes.length} bytes, vocab ${model.config.vocab}, d${model.config.dim}, ${model.config.layers} layers, context ${model.config.context}); threads ${threads}; batching ${values.batching}; ${R} rollouts, max ${maxTokens} tokens; ${repeats} repeats`);
 console.log(`# prompt part: ${trajectories.length} trajectories, ${trajectories.reduce((a, t) => a + t.length, 0)} tokens (mean ${Math.round(trajectories.reduce((a, t) => a + t.length, 0) / trajectories.length)})`);
 
 /** One timed pass on a fresh engine with P sequences: the calls' results and the seconds they took. */
 async function timed(p: number, n: number, call: (engine: LlamaEngine, i: number) => Promise<Generated>): Promise<{ outs: Generated[]; sec: number; cpu: number }> {
-  const engine = await LlamaEngine.load(file, { sequences: p, threads });
+  const engine = await LlamaEngine.load(file, { sequences: p, threads, batching: values.batching as 'grouped' | 'plain' });
   try {
     const t0 = performance.now();
     const c0 = process.cpuUsage();

@@ -15,13 +15,19 @@
  * float rounding of the logits by ~1e-6 nats (test/tinylm/batched-generation.test.ts).
  */
 import { getLlama, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel as NativeModel, type Token } from 'node-llama-cpp';
-import { gateFirstSample } from './sample-gate.ts';
+import { bySequenceId, gateSampling } from './llama-batching.ts';
 
 export interface LlamaEngineOptions {
   /** KV caches (parallel sequences) in the context: calls beyond this many wait for a free one. Default 4. */
   sequences?: number;
   /** Tokens per sequence. Default: the model's context length. */
   contextSize?: number;
+  /**
+   * 'grouped' (default): the running sequences' next tokens go into one batch, listed by sequence id,
+   * which llama.cpp then computes as one micro-batch (src/tinylm/llama-batching.ts); 'plain':
+   * node-llama-cpp's own batching (kept for the bench's comparison).
+   */
+  batching?: 'grouped' | 'plain';
   /** Threads per evaluation. Default 1 (2 threads on a 2-core machine cost ~15 ms/token in synchronisation). */
   threads?: number;
 }
@@ -103,6 +109,8 @@ export class LlamaEngine {
     const llama = await loadLlama();
     const model = await llama.loadModel({ modelPath, useMmap: false, gpuLayers: 0 });
     const n = options.sequences ?? 4;
+    const grouped = options.batching !== 'plain';
+    let created: LlamaContext | undefined;
     const context = await model.createContext({
       sequences: n,
       contextSize: options.contextSize ?? model.trainContextSize,
@@ -110,8 +118,10 @@ export class LlamaEngine {
       flashAttention: false,
       experimentalKvCacheKeyType: 'F32',
       experimentalKvCacheValueType: 'F32',
+      ...(grouped ? { batching: { itemPrioritizationStrategy: bySequenceId(() => created) } } : {}),
     } as Parameters<NativeModel['createContext']>[0]);
-    gateFirstSample(context);
+    created = context;
+    gateSampling(context, grouped);
     const slots = Array.from({ length: n }, () => ({ seq: context.getSequence(), busy: false }));
     return new LlamaEngine(model, context, slots, context.contextSize);
   }

@@ -61,7 +61,7 @@ test('greedy: 16 sequences decoded in one batch give the tokens and log-probabil
   assert.ok(total >= N * 10, `only ${total} tokens generated`);
   const diff = assertSame(await concurrent(true), want, 'concurrent');
   // Again, started in other orders: other sequences, other cached prefixes, other batch layouts. (A
-  // wrong batch shows up as a race, not every time: without src/tinylm/sample-gate.ts this test
+  // wrong batch shows up as a race, not every time: without src/tinylm/llama-batching.ts this test
   // failed in about two runs of three; the repeats make a miss less likely.)
   const ids = [...Array(N).keys()];
   for (const shift of [0, 5, 11]) assertSame(await concurrent(true, [...ids.slice(shift), ...ids.slice(0, shift)].reverse()), want, `order ${shift}`);
@@ -112,7 +112,7 @@ test('sequences go back to the pool after errors and aborts, and the engine stil
   // Aborted mid-generation, several at once.
   const mid = new AbortController();
   const aborted = Array.from({ length: 4 }, (_, i) => engine.generate(prompts[i]!, { maxTokens: 40, stop: [], seed: i, signal: mid.signal, until: (ids) => { if (ids.length === 2) mid.abort(new Error('stop now')); return false; } }));
-  for (const p of aborted) await assert.rejects(p, /stop now/);
+  await Promise.all(aborted.map((p) => assert.rejects(p, /stop now/)));
   assert.equal(engine.idleSequences, N);
   // Aborted while waiting for a sequence: every sequence is busy, the 17th call waits and leaves on abort without taking one.
   const busy = Array.from({ length: N }, (_, i) => gen(i, true));

@@ -2,7 +2,7 @@
  * llama.cpp generation throughput by parallelism: P sequences of one context decoded in one batch.
  *   nice -n 10 npx tsx bench/tinylm/generation.ts [--model bench/tinylm/warm-start.gguf]
  *       [--parallel 1,4,16] [--repeats 5] [--rollouts 48] [--max-tokens 64] [--threads 1]
- *       [--batching grouped|plain]   (plain: node-llama-cpp's own batching, for comparison)
+ *       [--batching grouped,plain]   (plain: node-llama-cpp's own batching; several modes interleave per repeat)
  * generate: the first Search-R1 turn of `rollouts` test questions of the embedded world, sampled at
  *           temperature 1 (seeded per rollout) until </search>, </answer>, </s> or max-tokens, with at
  *           most P calls in flight (a worker pool, as the rollout engine's concurrency); generated
@@ -16,7 +16,7 @@
  * A fresh engine (context) per repeat, loaded outside the timed part, so no prompt is served from a
  * previous repeat's cache. min/median/max over repeats of tokens per wall second and per CPU second
  * of the whole process (llama.cpp's and libuv's threads included: the steadier figure when other jobs
- * share the cores); ratios of medians to the first P from the same run.
+ * share the cores); ratios of medians to the part's first row (first P, first mode) of the same run.
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
@@ -74,9 +74,12 @@ console.log(`# tinylm generation bench ${new Date().toISOString()} nproc=${avail
 console.log(`# model ${file} (${bytes.length} bytes, vocab ${model.config.vocab}, d${model.config.dim}, ${model.config.layers} layers, context ${model.config.context}); threads ${threads}; batching ${values.batching}; ${R} rollouts, max ${maxTokens} tokens; ${repeats} repeats`);
 console.log(`# prompt part: ${trajectories.length} trajectories, ${trajectories.reduce((a, t) => a + t.length, 0)} tokens (mean ${Math.round(trajectories.reduce((a, t) => a + t.length, 0) / trajectories.length)})`);
 
+type Batching = 'grouped' | 'plain';
+const modes = values.batching!.split(',') as Batching[];
+
 /** One timed pass on a fresh engine with P sequences: the calls' results and the seconds they took. */
-async function timed(p: number, n: number, call: (engine: LlamaEngine, i: number) => Promise<Generated>): Promise<{ outs: Generated[]; sec: number; cpu: number }> {
-  const engine = await LlamaEngine.load(file, { sequences: p, threads, batching: values.batching as 'grouped' | 'plain' });
+async function timed(p: number, batching: Batching, n: number, call: (engine: LlamaEngine, i: number) => Promise<Generated>): Promise<{ outs: Generated[]; sec: number; cpu: number }> {
+  const engine = await LlamaEngine.load(file, { sequences: p, threads, batching });
   try {
     const t0 = performance.now();
     const c0 = process.cpuUsage();
@@ -88,41 +91,47 @@ async function timed(p: number, n: number, call: (engine: LlamaEngine, i: number
   }
 }
 
-const generatedTokens = (outs: Generated[]) => outs.reduce((a, o) => a + o.ids.length, 0);
-const reference: { generate?: Generated[]; decode?: Generated[] } = {};
-const base: Record<string, number> = {};
 const PARTS = ['generate', 'decode', 'prompt'] as const;
-const table: Record<(typeof PARTS)[number], string[]> = { generate: [], decode: [], prompt: [] };
+type Part = (typeof PARTS)[number];
+const generatedTokens = (outs: Generated[]) => outs.reduce((a, o) => a + o.ids.length, 0);
+const reference: Partial<Record<Part, Generated[]>> = {};
+const base: Record<string, number> = {};
+const table: Record<Part, string[]> = { generate: [], decode: [], prompt: [] };
 const mmm = (x: { min: number; median: number; max: number }) => `${x.min} / ${x.median} / ${x.max}`;
 for (const p of parallel) {
-  const rate: Record<'generate' | 'decode' | 'prompt', number[]> = { generate: [], decode: [], prompt: [] };
-  const perCpu: Record<'generate' | 'decode' | 'prompt', number[]> = { generate: [], decode: [], prompt: [] };
-  const same: Record<string, string> = {};
-  const tokens: Record<string, number> = {};
+  // Per mode and part: tokens/s, tokens per CPU-second, tokens, same-as-reference count. Modes interleave within a repeat.
+  const m = new Map<string, { rate: number[]; perCpu: number[]; tokens: number; same?: string }>();
+  const cell = (mode: Batching, part: Part) => m.get(`${mode}/${part}`) ?? m.set(`${mode}/${part}`, { rate: [], perCpu: [], tokens: 0 }).get(`${mode}/${part}`)!;
   for (let r = 0; r < repeats; r++) {
-    for (const part of ['generate', 'decode'] as const) {
-      const stop = part === 'generate' ? stops : [];
-      const { outs, sec, cpu } = await timed(p, R, (engine, i) => engine.generate(firstTurns[i]!, { maxTokens, stop, seed: 1000 + i }));
-      tokens[part] = generatedTokens(outs);
-      rate[part].push(tokens[part] / sec);
-      perCpu[part].push(tokens[part] / cpu);
-      const ref = (reference[part] ??= outs);
-      if (r === 0) same[part] = `${outs.filter((o, i) => o.ids.join() === ref[i]!.ids.join()).length}/${R}`;
+    for (const mode of modes) {
+      for (const part of PARTS) {
+        const c = cell(mode, part);
+        const { outs, sec, cpu } =
+          part === 'prompt'
+            ? await timed(p, mode, trajectories.length, (engine, i) => engine.generate(trajectories[i]!, { maxTokens: 1, stop: [], seed: i }))
+            : await timed(p, mode, R, (engine, i) => engine.generate(firstTurns[i]!, { maxTokens, stop: part === 'generate' ? stops : [], seed: 1000 + i }));
+        c.tokens = part === 'prompt' ? outs.reduce((a, o) => a + o.promptTokens, 0) : generatedTokens(outs);
+        c.rate.push(c.tokens / sec);
+        c.perCpu.push(c.tokens / cpu);
+        if (part !== 'prompt' && r === 0) {
+          const ref = (reference[part] ??= outs);
+          c.same = `${outs.filter((o, i) => o.ids.join() === ref[i]!.ids.join()).length}/${R}`;
+        }
+      }
     }
-    const { outs, sec, cpu } = await timed(p, trajectories.length, (engine, i) => engine.generate(trajectories[i]!, { maxTokens: 1, stop: [], seed: i }));
-    tokens.prompt = outs.reduce((a, o) => a + o.promptTokens, 0);
-    rate.prompt.push(tokens.prompt / sec);
-    perCpu.prompt.push(tokens.prompt / cpu);
   }
-  for (const part of PARTS) {
-    const wall = stats(rate[part]);
-    const cpu = stats(perCpu[part]);
-    base[part] ??= wall.median;
-    base[`${part}/cpu`] ??= cpu.median;
-    const row = `| ${part} | ${p} | ${tokens[part]} | ${mmm(wall)} | ${(wall.median / base[part]).toFixed(2)}× | ${mmm(cpu)} | ${(cpu.median / base[`${part}/cpu`]!).toFixed(2)}× | ${same[part] ?? '–'} |`;
-    table[part].push(row);
-    console.log(row);
+  for (const mode of modes) {
+    for (const part of PARTS) {
+      const c = cell(mode, part);
+      const wall = stats(c.rate);
+      const cpu = stats(c.perCpu);
+      base[part] ??= wall.median;
+      base[`${part}/cpu`] ??= cpu.median;
+      const row = `| ${part} | ${mode} | ${p} | ${c.tokens} | ${mmm(wall)} | ${(wall.median / base[part]).toFixed(2)}× | ${mmm(cpu)} | ${(cpu.median / base[`${part}/cpu`]!).toFixed(2)}× | ${c.same ?? '–'} |`;
+      table[part].push(row);
+      console.log(row);
+    }
   }
 }
-console.log(['', '| part | parallel | tokens | tok/s (wall) min / median / max | median vs first | tok per CPU-s min / median / max | median vs first | same tokens as first |', '|---|---|---|---|---|---|---|---|', ...PARTS.flatMap((part) => table[part])].join('\n'));
+console.log(['', '| part | batching | parallel | tokens | tok/s (wall) min / median / max | median vs first row | tok per CPU-s min / median / max | median vs first row | same tokens as first row |', '|---|---|---|---|---|---|---|---|---|', ...PARTS.flatMap((part) => table[part])].join('\n'));
 console.log(`# load after: ${loadavg().map((x) => x.toFixed(2)).join(',')}`);

@@ -9,10 +9,11 @@
  * longest prefix with its input, erases the rest and evaluates only the new tokens — a trajectory's
  * next turn re-uses its previous turns' cache; a branch re-evaluates from where it diverges.
  * Calls made at the same time run on different sequences, and node-llama-cpp evaluates their tokens
- * together in one llama.cpp batch (one decode per generated token of every running sequence), which
- * is where parallel rollouts get their speed (bench/tinylm/generation.ts). Each call samples with its
- * own seeded sampler, so its tokens do not depend on what runs beside it; batching changes the
- * float rounding of the logits by ~1e-6 nats (test/tinylm/batched-generation.test.ts).
+ * together in one llama.cpp batch (one decode per generated token of every running sequence;
+ * bench/tinylm/generation.ts measures the gain). Each call samples with its own seeded sampler, so its
+ * tokens do not depend on what runs beside it — except that batching changes the float rounding of
+ * the logits (~1e-6 nats), which on rare occasions flips a sampled token whose random draw lies that
+ * close to a boundary (test/tinylm/batched-generation.test.ts, docs/tinylm.md).
  */
 import { getLlama, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel as NativeModel, type Token } from 'node-llama-cpp';
 import { bySequenceId, gateSampling } from './llama-batching.ts';

@@ -6,7 +6,7 @@
  *    from the recorded ids, so branches share their parent's exact tokens. Concurrent acts (the
  *    rollout engine's and `trace-rl eval`'s parallel calls) run on separate llama.cpp sequences of one
  *    context and are decoded in one batch; each samples with its own seed (ctx.rng), so a turn's
- *    tokens do not depend on how many acts run beside it.
+ *    tokens do not depend on how many acts run beside it (up to rare rounding flips, llama-engine.ts).
  *  - update: the PPO clipped surrogate (trainer.ts) on every generated token, each token weighted by
  *    its turn's tree-aware advantage; then the weights are written to a new GGUF, renamed into place
  *    and loaded by llama.cpp (weight sync, as vLLM-based trainers do), so the next rollouts sample
@@ -40,8 +40,9 @@ export interface TinyLmPolicyOptions {
 }
 
 /**
- * Most sequences a policy batches: measured on 2 cores, generation throughput grows up to 16 parallel
- * sequences (BENCHMARKS.md, tiny LM generation), and each sequence holds a full-context F32 KV cache.
+ * Most sequences a policy batches: the largest parallelism the generation bench measured (BENCHMARKS.md,
+ * tiny LM generation; 1.1–1.5× the tokens per CPU-second of one sequence there); each sequence holds
+ * a full-context F32 KV cache.
  */
 export const MAX_SEQUENCES = 16;
 

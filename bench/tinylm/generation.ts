@@ -3,6 +3,7 @@
  *   nice -n 10 npx tsx bench/tinylm/generation.ts [--model bench/tinylm/warm-start.gguf]
  *       [--parallel 1,4,16] [--repeats 5] [--rollouts 48] [--max-tokens 64] [--threads 1]
  *       [--batching grouped,plain]   (plain: node-llama-cpp's own batching; several modes interleave per repeat)
+ *       [--stand-in d256x4]          (a random-weight model of that shape over --model's vocabulary)
  * generate: the first Search-R1 turn of `rollouts` test questions of the embedded world, sampled at
  *           temperature 1 (seeded per rollout) until </search>, </answer>, </s> or max-tokens, with at
  *           most P calls in flight (a worker pool, as the rollout engine's concurrency); generated
@@ -18,11 +19,12 @@
  * of the whole process (llama.cpp's and libuv's threads included: the steadier figure when other jobs
  * share the cores); ratios of medians to the part's first row (first P, first mode) of the same run.
  */
-import { readFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { WorldEnv } from '../../src/env/index.ts';
-import { BOS_ID, demonstrations, LlamaEngine, modelFromGguf, tinyPrompt, Tokenizer, trajectorySequence, type Generated } from '../../src/tinylm/index.ts';
+import { BOS_ID, demonstrations, initWeights, LlamaEngine, modelFromGguf, modelToGguf, tinyPrompt, Tokenizer, trajectorySequence, type Generated, type LlamaConfig } from '../../src/tinylm/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 const { values } = parseArgs({
@@ -34,9 +36,25 @@ const { values } = parseArgs({
     'max-tokens': { type: 'string', default: '64' },
     threads: { type: 'string', default: '1' },
     batching: { type: 'string', default: 'grouped' },
+    'stand-in': { type: 'string' },
   },
 });
-const file = values.model!;
+/**
+ * `--stand-in dDIMxLAYERS` (e.g. d256x4): a random-weight model of that shape (heads = dim / 32,
+ * FFN = 3 × dim) over the --model's vocabulary, written to a temporary file — a bigger shape's speed
+ * before a trained one exists. Its near-uniform distributions make rounding flips likelier.
+ */
+function standIn(spec: string, from: string): string {
+  const m = /^d(\d+)x(\d+)$/.exec(spec);
+  if (!m) throw new Error(`--stand-in ${spec}: expected dDIMxLAYERS, e.g. d256x4`);
+  const base = modelFromGguf(new Uint8Array(readFileSync(from)), from);
+  const dim = Number(m[1]);
+  const config: LlamaConfig = { ...base.config, dim, layers: Number(m[2]), heads: dim / 32, ffn: 3 * dim };
+  const out = join(mkdtempSync(join(tmpdir(), 'tinylm-stand-in-')), `random-${spec}.gguf`);
+  writeFileSync(out, modelToGguf({ config, vocab: base.vocab, weights: initWeights(config, createRng(1)) }));
+  return out;
+}
+const file = values['stand-in'] ? standIn(values['stand-in'], values.model!) : values.model!;
 const parallel = values.parallel!.split(',').map(Number);
 const repeats = Number(values.repeats);
 const R = Number(values.rollouts);
@@ -135,3 +153,4 @@ for (const p of parallel) {
 }
 console.log(['', '| part | batching | parallel | tokens | tok/s (wall) min / median / max | median vs first row | tok per CPU-s min / median / max | median vs first row | same tokens as first row |', '|---|---|---|---|---|---|---|---|---|', ...PARTS.flatMap((part) => table[part])].join('\n'));
 console.log(`# load after: ${loadavg().map((x) => x.toFixed(2)).join(',')}`);
+if (values['stand-in']) rmSync(dirname(file), { recursive: true, force: true });

@@ -15,6 +15,8 @@ export interface Scale {
   seeds: number;
   /** World / simulator seed (fixed across arms). */
   envSeed: number;
+  /** World questions before the 80/20 split (env.questions; 2,500 gives the ≥ 500 held-out questions issue 13 asks for). */
+  envQuestions?: number;
   steps: number;
   pool: number;
   budget: number;
@@ -26,8 +28,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'final' | 'final-gold' | 'final-env' | 'final-oracle';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'final', 'final-gold', 'final-env', 'final-oracle'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13) and frozen before the final run on
@@ -43,6 +45,8 @@ export const BEST_TRACE: Record<string, unknown> = { name: 'trace' };
 /** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
 export interface ArmExtra {
   predictor?: Record<string, unknown>;
+  /** Advantage estimator (default: the config's, trace). */
+  estimator?: string;
 }
 
 /** One arm: a strategy configuration run over every seed. */
@@ -101,6 +105,20 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-n1', { name: 'trace', continuations: 1 }, 'the paper with N = 1 (more roots)'),
         world('trace-n1-expansion-entropy-w', { name: 'trace', continuations: 1, rootValue: 'expansion-aware', prefixes: 'entropy-weighted' }, 'N = 1, expansion-aware roots, entropy-weighted prefixes'),
       ];
+    case 'diagnose':
+      // Development (seeds 0–4, second session): why trees lose to grpo at equal B. Is it the number of
+      // distinct prompts a step learns from, or how tree leaves enter the update?
+      return [
+        world('grpo', { name: 'grpo' }, 'uniform groups, 24 prompts × 2'),
+        world('grpo-8', { name: 'grpo', batchSize: 8 }, 'uniform groups on 8 prompts × 6 (trace-like coverage)'),
+        world('trace', { name: 'trace' }, 'the paper (faithful)'),
+        world('trace-est-grpo', { name: 'trace' }, 'the paper, grpo estimator (root groups only)', { estimator: 'grpo' }),
+        world('trace-est-tree-grpo', { name: 'trace' }, 'the paper, tree-grpo estimator', { estimator: 'tree-grpo' }),
+        world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
+        world('trace-rounds2', { name: 'trace', expansionRounds: 2 }, 'the paper with two expansion rounds'),
+        world('trace-decision-w', { name: 'trace', prefixes: 'decision-weighted' }, 'prefix value × turns after the prefix'),
+        world('trace-decision-w-rounds2', { name: 'trace', prefixes: 'decision-weighted', expansionRounds: 2 }, 'decision-weighted prefixes, two expansion rounds'),
+      ];
     case 'final':
       return [
         world('trace', BEST_TRACE, 'the paper (faithful) = the frozen best trace configuration'),
@@ -145,10 +163,11 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     seed,
     steps: scale.steps,
     pool: scale.pool,
-    env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed },
+    env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed, ...(scale.envQuestions && arm.env === 'world' ? { questions: scale.envQuestions } : {}) },
     strategy: { name, ...optionsFor(name, { budget: scale.budget, continuations: 2, ...arm.strategy }) },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
+    ...(arm.extra?.estimator ? { estimator: arm.extra.estimator } : {}),
     ...(scale.cheapPredictorForBaselines && PREDICTOR_FREE.has(String(arm.strategy.name)) ? { predictor: { kind: 'global' } } : {}),
   };
 }

@@ -23,6 +23,13 @@ const prefixes = ablation('prefixes', 'the prefix solver on ρ', 'a prompt’s m
 const maxAtLeastMin = (o: { min: number; max: number }) => o.max >= o.min;
 const maxError = { message: 'max must be ≥ min', path: ['max'] };
 
+/**
+ * The trace options chosen on development seeds and frozen before the final comparison (issue 13;
+ * BENCHMARKS.md, "pre-registered final comparison", second round): beyond-the-paper choices that
+ * `trace-rl compare --trace recommended` (its default) runs. `{}` would be the paper's method.
+ */
+export const RECOMMENDED_TRACE_OPTIONS = { prefixes: 'decision-weighted', leftover: 'pool' } as const;
+
 /** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
 function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N, shape: S) {
   return z.strictObject({ name: z.literal(name), ...shape }, {

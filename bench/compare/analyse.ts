@@ -56,11 +56,11 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     // A fixed absolute level too (the rule above depends on the weakest arm): 0.30 held-out accuracy.
     if (!simulated) md.push(...costTable(results, { accuracy: FIXED_TARGET, setBy: '' }), '');
     if (simulated) md.push(...oracleLines(results), '');
-    if ((experiment.startsWith('final') && !simulated) || experiment === 'options') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
+    if ((experiment.startsWith('final') && !simulated) || experiment === 'options' || experiment === 'diagnose') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
     if (experiment === 'main' || experiment === 'ablation' || experiment === 'final' || experiment === 'options') {
       md.push(...(await kindTable(results, o)), '');
       // Re-evaluating every final policy costs one evaluation per run: in the final, only the arms the claim is about.
-      const byKindArms = (experiment === 'final' ? results.filter((r) => ['trace', 'grpo'].includes(r.arm.label)) : results).map((r) => ({ ...r, runs: r.runs.slice(0, o.byKindSeeds ?? r.runs.length) }));
+      const byKindArms = (experiment === 'final' ? results.filter((r) => ['trace-best', 'trace', 'grpo'].includes(r.arm.label)) : results).map((r) => ({ ...r, runs: r.runs.slice(0, o.byKindSeeds ?? r.runs.length) }));
       md.push(...(await finalByKindTable(byKindArms, o)), '');
     }
     json[experiment] = results.map((r) => ({ label: r.arm.label, meaning: r.arm.meaning, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
@@ -153,7 +153,8 @@ function costTable(results: ArmResult[], target: { accuracy: number; setBy: stri
 }
 
 function oracleLines(results: ArmResult[]): string[] {
-  const get = (label: string) => results.find((r) => r.arm.label === label)?.runs ?? [];
+  // sim-trace (the paper) in the oracle experiment, sim-trace-best in the final's.
+  const get = (label: string) => results.find((r) => r.arm.label === label || (label === 'sim-trace' && r.arm.label.startsWith('sim-trace')))?.runs ?? [];
   const warm = (label: string, f: (r: RunStats) => number[]) => meanOf(get(label).map((r) => meanOf(f(r).slice(WARM))));
   const line = (what: string, f: (r: RunStats) => number[], digits: number) => {
     const [o, t, g] = [warm('sim-oracle', f), warm('sim-trace', f), warm('sim-grpo', f)];

@@ -7,7 +7,7 @@
  *  ablation  world: uniform/adaptive roots × uniform/adaptive prefixes, and N = 1 / N = 4 at the same B
  *            (the adaptive × adaptive, N = 2 arm is main's trace; it is run once and shared)
  */
-import { optionsFor, type StrategyName } from '../../src/allocate/index.ts';
+import { optionsFor, RECOMMENDED_TRACE_OPTIONS, type StrategyName } from '../../src/allocate/index.ts';
 
 export interface Scale {
   /** Seeds firstSeed, firstSeed + 1, …, firstSeed + seeds − 1 (development: 0–4; the frozen final run: 100–109). */
@@ -15,6 +15,8 @@ export interface Scale {
   seeds: number;
   /** World / simulator seed (fixed across arms). */
   envSeed: number;
+  /** World questions before the 80/20 split (env.questions; 2,500 gives the ≥ 500 held-out questions issue 13 asks for). */
+  envQuestions?: number;
   steps: number;
   pool: number;
   budget: number;
@@ -26,23 +28,26 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'final' | 'final-gold' | 'final-env' | 'final-oracle';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'final', 'final-gold', 'final-env', 'final-oracle'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle'];
 
 /**
- * The trace configuration chosen on development seeds (issue 13) and frozen before the final run on
- * seeds 100–109; its commit hash is in BENCHMARKS.md. No option beyond the paper beat the paper's trace
- * in development (seed 0, 8 steps: final held-out accuracy trace 0.440, leftover pool 0.440 — identical
- * runs, every rollout had a prefix —, expansion-aware and posterior 0.440 — identical runs, d and
- * history do not differ across prompts within 8 steps —, entropy-weighted 0.425, pool + entropy 0.385,
- * uniform root 0.430, N = 1 0.440, N = 1 + expansion + entropy 0.420; grpo 0.525), so the best
- * configuration is the faithful one and the final runs it once.
+ * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
+ * final run on seeds 200–209 (the first final, seeds 100–109, ran the paper's trace, frozen at
+ * 5e75d3f); its commit hash is in BENCHMARKS.md. Development: `--experiments diagnose`, seeds 0–4,
+ * 12 steps, pool 32, B = 48, 500 held-out questions (world of 2,500). Paired grpo − arm, final accuracy:
+ * trace (paper) +2.7 pts, decision-weighted prefixes +0.9, decision-weighted + leftover over the pool
+ * +0.2 (mean accuracy 0.0), + N = 1 +2.5 to +3.1, + expansion-aware roots +1.6, two expansion rounds
+ * +2.0 to +5.4. The best is decision-weighted prefixes with the leftover solved over the pool; it ties
+ * grpo in development (it does not beat it).
  */
-export const BEST_TRACE: Record<string, unknown> = { name: 'trace' };
+export const BEST_TRACE: Record<string, unknown> = { name: 'trace', ...RECOMMENDED_TRACE_OPTIONS };
 
 /** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
 export interface ArmExtra {
   predictor?: Record<string, unknown>;
+  /** Advantage estimator (default: the config's, trace). */
+  estimator?: string;
 }
 
 /** One arm: a strategy configuration run over every seed. */
@@ -101,29 +106,48 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-n1', { name: 'trace', continuations: 1 }, 'the paper with N = 1 (more roots)'),
         world('trace-n1-expansion-entropy-w', { name: 'trace', continuations: 1, rootValue: 'expansion-aware', prefixes: 'entropy-weighted' }, 'N = 1, expansion-aware roots, entropy-weighted prefixes'),
       ];
+    case 'diagnose':
+      // Development (seeds 0–4, second session): why trees lose to grpo at equal B. Is it the number of
+      // distinct prompts a step learns from, or how tree leaves enter the update?
+      return [
+        world('grpo', { name: 'grpo' }, 'uniform groups, 24 prompts × 2'),
+        world('grpo-8', { name: 'grpo', batchSize: 8 }, 'uniform groups on 8 prompts × 6 (trace-like coverage)'),
+        world('trace', { name: 'trace' }, 'the paper (faithful)'),
+        world('trace-est-grpo', { name: 'trace' }, 'the paper, grpo estimator (root groups only)', { estimator: 'grpo' }),
+        world('trace-est-tree-grpo', { name: 'trace' }, 'the paper, tree-grpo estimator', { estimator: 'tree-grpo' }),
+        world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
+        world('trace-rounds2', { name: 'trace', expansionRounds: 2 }, 'the paper with two expansion rounds'),
+        world('trace-decision-w', { name: 'trace', prefixes: 'decision-weighted' }, 'prefix value × turns after the prefix'),
+        world('trace-decision-w-rounds2', { name: 'trace', prefixes: 'decision-weighted', expansionRounds: 2 }, 'decision-weighted prefixes, two expansion rounds'),
+        world('trace-decision-w-n1', { name: 'trace', prefixes: 'decision-weighted', continuations: 1 }, 'decision-weighted prefixes, N = 1'),
+        world('trace-decision-w-pool', { name: 'trace', prefixes: 'decision-weighted', leftover: 'pool' }, 'decision-weighted prefixes, leftover over the pool'),
+        world('trace-decision-w-n1-pool', { name: 'trace', prefixes: 'decision-weighted', continuations: 1, leftover: 'pool' }, 'decision-weighted prefixes, N = 1, leftover over the pool'),
+        world('trace-decision-w-expansion', { name: 'trace', prefixes: 'decision-weighted', rootValue: 'expansion-aware' }, 'decision-weighted prefixes, expansion-aware roots'),
+      ];
     case 'final':
       return [
-        world('trace', BEST_TRACE, 'the paper (faithful) = the frozen best trace configuration'),
+        world('trace-best', BEST_TRACE, 'the frozen best trace configuration (decision-weighted prefixes, leftover over the pool)'),
+        world('trace', { name: 'trace' }, 'the paper (faithful)'),
         world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts'),
+        { ...world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'), tier: 1 },
         ...[
-          world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
           world('pcl', { name: 'pcl' }, 'adaptive roots only, all B as bare rollouts'),
-          world('dapo', { name: 'dapo' }, 'dynamic sampling (real cost shown)'),
           world('knapsack', { name: 'knapsack' }, 'Knapsack-RL on history, all B as bare rollouts'),
           world('entropy', { name: 'entropy' }, 'uniform roots, continuations by policy entropy'),
-        ].map((a) => ({ ...a, tier: 1 })),
+          world('dapo', { name: 'dapo' }, 'dynamic sampling (real cost shown)'),
+        ].map((a) => ({ ...a, tier: 2 })),
       ];
     case 'final-gold':
-      return [{ ...world('trace-nogold', BEST_TRACE, 'the best trace configuration, predictor.useGold false', { predictor: { useGold: false } }), tier: 2 }];
+      return [{ ...world('trace-best-nogold', BEST_TRACE, 'the best trace configuration, predictor.useGold false', { predictor: { useGold: false } }), tier: 1 }];
     case 'final-env':
       return [
-        { ...world('env11-trace', BEST_TRACE, 'best trace on world env seed 11'), envSeed: 11, tier: 2 },
-        { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11, tier: 2 },
+        { ...world('env11-trace-best', BEST_TRACE, 'best trace on world env seed 11'), envSeed: 11, tier: 1 },
+        { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11, tier: 1 },
       ];
     case 'final-oracle':
       return [
         sim('sim-oracle', { name: 'oracle' }, 'solvers on the true probabilities'),
-        sim('sim-trace', BEST_TRACE, 'the best (= paper) trace configuration on the learned predictor'),
+        sim('sim-trace-best', BEST_TRACE, 'the best trace configuration on the learned predictor'),
         sim('sim-grpo', { name: 'grpo' }, 'uniform groups'),
       ].map((a) => ({ ...a, tier: 3 }));
   }
@@ -145,10 +169,11 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     seed,
     steps: scale.steps,
     pool: scale.pool,
-    env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed },
+    env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed, ...(scale.envQuestions && arm.env === 'world' ? { questions: scale.envQuestions } : {}) },
     strategy: { name, ...optionsFor(name, { budget: scale.budget, continuations: 2, ...arm.strategy }) },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
+    ...(arm.extra?.estimator ? { estimator: arm.extra.estimator } : {}),
     ...(scale.cheapPredictorForBaselines && PREDICTOR_FREE.has(String(arm.strategy.name)) ? { predictor: { kind: 'global' } } : {}),
   };
 }

@@ -4,7 +4,7 @@
  * grid and budget splits; ≥ 5 seeds each, 2 runs at a time in child processes (`trace-rl train`).
  *
  * Run:  npx tsx bench/compare/run.ts [--experiments main,oracle,ablation] [--first-seed 0] [--seeds 5] [--steps 30]
- *                                    [--pool 64] [--budget 192] [--eval-every 5] [--eval-questions 200] [--env-seed 7] [--plots dir]
+ *                                    [--pool 64] [--budget 192] [--eval-every 5] [--eval-questions 200] [--env-seed 7] [--env-questions 1500] [--plots dir]
  *                                    [--arms label,label] (a subset of the experiments' arms)
  *                                    [--cheap-baseline-predictor] (arms that never read Ṽ train the running rate, not the MLP)
  *                                    [--jobs 2] [--out bench/compare/out] [--runs-only | --analyse-only]
@@ -33,6 +33,7 @@ const scale: Scale = {
   firstSeed: num('first-seed', DEFAULT_SCALE.firstSeed),
   seeds: num('seeds', DEFAULT_SCALE.seeds),
   envSeed: num('env-seed', DEFAULT_SCALE.envSeed),
+  ...(arg('env-questions') ? { envQuestions: num('env-questions', 1500) } : {}),
   steps: num('steps', DEFAULT_SCALE.steps),
   pool: num('pool', DEFAULT_SCALE.pool),
   budget: num('budget', DEFAULT_SCALE.budget),

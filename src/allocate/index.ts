@@ -12,7 +12,7 @@ export { DP_CELL_LIMIT } from './bounded-dp.ts';
 export { solveRoots, type RootProblem } from './root-solver.ts';
 export { solveKnapsack, type KnapsackProblem } from './knapsack-solver.ts';
 export { solvePrefixes, repeatChance, flipChance, flipGain, type PrefixInput, type PrefixAllocation } from './prefix-solver.ts';
-export { STRATEGY_NAMES, strategyOptionSchemas, strategyConfigSchema, parseStrategyConfig, foreignOptionMessage, optionKeys, optionsFor, type StrategyName, type OptionsOf, type StrategyOptionsInput, type StrategyConfig, type StrategyConfigInput } from './options.ts';
+export { STRATEGY_NAMES, RECOMMENDED_TRACE_OPTIONS, strategyOptionSchemas, strategyConfigSchema, parseStrategyConfig, foreignOptionMessage, optionKeys, optionsFor, type StrategyName, type OptionsOf, type StrategyOptionsInput, type StrategyConfig, type StrategyConfigInput } from './options.ts';
 export { createStrategy, strategyFromConfig } from './registry.ts';
 export { isMixedGroup } from './strategies/dapo.ts';
 export { historyRate } from './strategies/knapsack.ts';

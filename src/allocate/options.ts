@@ -23,6 +23,13 @@ const prefixes = ablation('prefixes', 'the prefix solver on ρ', 'a prompt’s m
 const maxAtLeastMin = (o: { min: number; max: number }) => o.max >= o.min;
 const maxError = { message: 'max must be ≥ min', path: ['max'] };
 
+/**
+ * The trace options chosen on development seeds and frozen before the final comparison (issue 13;
+ * BENCHMARKS.md, "pre-registered final comparison", second round): beyond-the-paper choices that
+ * `trace-rl compare --trace recommended` (its default) runs. `{}` would be the paper's method.
+ */
+export const RECOMMENDED_TRACE_OPTIONS = { prefixes: 'decision-weighted', leftover: 'pool' } as const;
+
 /** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
 function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N, shape: S) {
   return z.strictObject({ name: z.literal(name), ...shape }, {
@@ -39,11 +46,12 @@ const solverTreeFields = { budget, continuations, min, max, batchSize, roots, pr
  */
 const traceFields = {
   ...solverTreeFields,
-  prefixes: z.enum(['adaptive', 'uniform', 'entropy-weighted']).optional().describe('the paper’s ablation of the prefixes: adaptive (default) = the prefix solver on ρ; uniform = a prompt’s m · N continuations spread evenly over its intermediate prefixes, the remainder one each, shallowest first; entropy-weighted (trace only, beyond the paper, after AT²PO) = the prefix solver with prefix j’s value weighted by 1 + entropyWeight · H_j, H_j the policy entropy at the turn after the prefix'),
+  prefixes: z.enum(['adaptive', 'uniform', 'entropy-weighted', 'decision-weighted']).optional().describe('the paper’s ablation of the prefixes: adaptive (default) = the prefix solver on ρ; uniform = a prompt’s m · N continuations spread evenly over its intermediate prefixes, the remainder one each, shallowest first; entropy-weighted (trace only, beyond the paper, after AT²PO) = the prefix solver with prefix j’s value weighted by 1 + entropyWeight · H_j, H_j the policy entropy at the turn after the prefix; decision-weighted (trace only, beyond the paper) = weighted by the turns the rollout took after the prefix (T_j − t), the decisions a flip there gives credit to'),
   entropyWeight: z.number().min(0).optional().describe('prefixes: entropy-weighted only: β of the weight 1 + β·H (H in nats); default 1'),
   rootValue: z.enum(['mixed', 'expansion-aware']).optional().describe('mixed (default, the paper) = V_root(v, m); expansion-aware = V_root(v, m) + m · d · (1 − (v² + (1 − v)²)^N), the mixed anchors its continuations can add, d = the chance a rollout of the prompt has an intermediate prefix (from earlier steps)'),
   rootPrior: z.enum(['shared', 'posterior']).optional().describe('shared (default, the paper) = v = Ṽ(prompt) from the shared predictor; posterior = (κ·Ṽ + successes) / (κ + trials), Ṽ as the prior of a per-prompt Beta updated with the prompt’s observed bare outcomes'),
   priorStrength: z.number().positive().optional().describe('rootPrior: posterior only: κ, the prior’s weight in pseudo-outcomes; default 4'),
+  expansionRounds: z.number().int().min(1).max(8).optional().describe('1 (default, the paper) = one expansion round over the prefixes of the bare rollouts; R > 1 = a prompt’s m · N continuations spread over R rounds, round r > 0 expanding the prefixes of round r − 1’s continuations as soon as they finish (TRACE-SPEC §3 step 4’s open point)'),
   leftover: z.enum(['top-up', 'pool']).optional().describe('top-up (default) = unplaceable budget becomes extra bare rollouts of already selected prompts; pool = solved as a root problem over the whole pool (new prompts get ≥ m_min)'),
 };
 const dependentOptions = (o: { rootPrior?: string; priorStrength?: number; prefixes?: string; entropyWeight?: number }) =>

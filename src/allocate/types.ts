@@ -39,6 +39,8 @@ export interface PrefixCandidate {
   r: number;
   /** t: turns in the prefix. */
   depth: number;
+  /** Turns the rollout took after the prefix (T_j − t ≥ 1): the decisions a continuation from here regenerates, as observed once. */
+  after?: number;
   /** Policy entropy at the turn that follows the prefix (entropy strategy). */
   entropy?: number;
   /** True success probability at the prefix (oracle strategy). */
@@ -50,8 +52,10 @@ export interface PrefixRoundInput {
   /** m_i: bare rollouts this prompt received. */
   m: number;
   prefixes: readonly PrefixCandidate[];
-  /** Continuations this prompt may spend (the planner's `continuationBudget(m)`: m_i · N for trace). */
+  /** Continuations this prompt may spend in this round (of the planner's `continuationBudget(m)`: m_i · N for trace). */
   budget: number;
+  /** Expansion round (0: prefixes of the bare rollouts; r > 0: of round r − 1's continuations). */
+  round?: number;
   rng: Rng;
 }
 
@@ -78,6 +82,12 @@ export interface RootPlanner {
 export interface PrefixPlanner {
   /** Continuations a prompt with m bare rollouts may spend (m · N for the tree strategies). */
   continuationBudget(m: number): number;
+  /**
+   * Expansion rounds per prompt (default 1, TRACE-SPEC §3 step 4's default). With R > 1 the engine
+   * spends about budget / R per round; round r > 0 plans over the prefixes of round r − 1's
+   * continuations (their own turns), as soon as those finish; what a round cannot place moves on to the next.
+   */
+  readonly rounds?: number;
   /**
    * Continuations per prefix id (K ≥ 1 only; absent = not expanded); Σ K ≤ input.budget. The engine
    * calls it only for a prompt with at least one prefix candidate and a budget ≥ 1.

@@ -28,18 +28,20 @@ export function rootCandidates(prompts: readonly Prompt[], env: unknown, scorer:
 }
 
 /**
- * The intermediate prefixes (j, t), 1 ≤ t < T_j, of a prompt's finished bare rollouts: for each bare
- * rollout j with a reward r_j (failed trajectories carry none and are skipped), every node on its
- * chain except the leaf. q = Ṽ(H(i, j, t)) from the scorer in one batch; `entropy` is the policy's
- * entropy at turn t + 1 (the decision that follows the prefix); `p` is the true success probability
- * when the environment knows it.
+ * The intermediate prefixes of a prompt's finished chains: by default its bare rollouts j, giving
+ * (j, t) for 1 ≤ t < T_j. A chain is followed from its first node down its first children to a leaf;
+ * with a reward r (failed trajectories carry none and are skipped), every node on it except the leaf is
+ * a candidate. `starts` names other chains' first nodes instead: the continuations of a previous
+ * expansion round, whose own prefixes a later round may expand (trace's `expansionRounds`).
+ * q = Ṽ(H) from the scorer in one batch; `entropy` is the policy's entropy at the decision that follows
+ * the prefix; `p` is the true success probability when the environment knows it.
  */
-export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer): PrefixCandidate[] {
+export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, starts?: readonly string[]): PrefixCandidate[] {
   const chains: Array<{ nodes: TreeNode[]; r: number }> = [];
-  for (const firstId of root(tree).children) {
+  const firsts = starts ?? root(tree).children.filter((id) => getNode(tree, id).origin === 'bare');
+  for (const firstId of firsts) {
     const nodes: TreeNode[] = [];
     let n = getNode(tree, firstId);
-    if (n.origin !== 'bare') continue;
     for (;;) {
       nodes.push(n);
       if (n.children.length === 0) break;
@@ -48,19 +50,20 @@ export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environ
     const leaf = nodes[nodes.length - 1];
     if (leaf.reward !== undefined) chains.push({ nodes, r: leaf.reward });
   }
-  const picked: Array<{ node: TreeNode; next: TreeNode; r: number }> = [];
+  const picked: Array<{ node: TreeNode; next: TreeNode; r: number; after: number }> = [];
   for (const { nodes, r } of chains) {
-    for (let t = 1; t < nodes.length; t++) picked.push({ node: nodes[t - 1], next: nodes[t], r });
+    for (let t = 1; t < nodes.length; t++) picked.push({ node: nodes[t - 1], next: nodes[t], r, after: nodes.length - t });
   }
   if (picked.length === 0) return [];
   const histories: History[] = picked.map(({ node }) => ({ prompt, turns: turnsTo(tree, node.id) }));
   const q = scorer(histories);
   if (q.length !== histories.length) throw new RangeError(`scorer returned ${q.length} values for ${histories.length} histories`);
-  return picked.map(({ node, next, r }, i) => ({
+  return picked.map(({ node, next, r, after }, i) => ({
     id: node.id,
     q: q[i],
     r,
     depth: node.depth,
+    after,
     ...(next.turn?.entropy !== undefined ? { entropy: next.turn.entropy } : {}),
     ...(knowsTruth(env) ? { p: env.trueSuccess(prompt, histories[i].turns) } : {}),
   }));

@@ -203,36 +203,54 @@ class StepRun<S> {
     );
   }
 
-  /** Phase 3 for one prompt: score its intermediate prefixes, plan K per prefix, run the continuations. */
+  /**
+   * Phase 3 for one prompt: score its intermediate prefixes, plan K per prefix, run the continuations.
+   * A planner with `rounds` R > 1 splits the prompt's budget over R rounds; round r > 0 starts when
+   * round r − 1's continuations have finished and plans over their prefixes (the tree grows deeper
+   * per prompt, without waiting on other prompts). Budget a round cannot place moves on to the next;
+   * after the last it stays in the ledger for the leftover top-up.
+   */
   private async expandPrompt(ctx: TrajectoryContext<S>): Promise<void> {
     const planner = this.strategy?.prefixes;
     if (!planner || this.signal.aborted) return;
     const m = root(ctx.tree).children.length;
-    const budget = planner.continuationBudget(m);
-    if (!(budget > 0)) return;
-    const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer);
-    if (prefixes.length === 0) return;
-    const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, rng: this.options.rng.fork(`prefix/${ctx.prompt.id}`) };
-    const plan = planner.plan(input);
-    const known = new Set(prefixes.map((c) => c.id));
-    const total = this.checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"`, 'K', { known, limit: budget, what: 'continuations' });
-    for (const c of prefixes) getNode(ctx.tree, c.id).predicted = c.q;
-    const runs: Array<Promise<void>> = [];
-    // Slots are assigned here, in candidate order, before anything runs: ids stay deterministic.
-    for (const c of prefixes) {
-      const K = plan.get(c.id) ?? 0;
-      if (K < 1) continue;
-      const node = getNode(ctx.tree, c.id);
-      node.expanded = K;
-      const first = nextSlot(node.children);
-      for (let k = 0; k < K; k++) {
-        this.progress.continuationPlanned++;
-        runs.push(runTrajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation' }).then((r) => this.finished(ctx, 'continuation', r)));
+    let left = planner.continuationBudget(m);
+    const rounds = planner.rounds ?? 1;
+    let starts: string[] | undefined;
+    for (let round = 0; round < rounds && left > 0 && !this.signal.aborted; round++) {
+      const budget = round === rounds - 1 ? left : Math.floor(left / (rounds - round));
+      if (!(budget > 0)) continue;
+      const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, starts);
+      if (prefixes.length === 0) return;
+      const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, round, rng: this.options.rng.fork(round === 0 ? `prefix/${ctx.prompt.id}` : `prefix/${ctx.prompt.id}/${round}`) };
+      const plan = planner.plan(input);
+      const known = new Set(prefixes.map((c) => c.id));
+      const total = this.checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"${round ? ` (round ${round})` : ''}`, 'K', { known, limit: budget, what: 'continuations' });
+      left -= total;
+      for (const c of prefixes) getNode(ctx.tree, c.id).predicted ??= c.q;
+      const runs: Array<Promise<TrajectoryResult>> = [];
+      // Slots are assigned here, in candidate order, before anything runs: ids stay deterministic.
+      for (const c of prefixes) {
+        const K = plan.get(c.id) ?? 0;
+        if (K < 1) continue;
+        const node = getNode(ctx.tree, c.id);
+        node.expanded = (node.expanded ?? 0) + K;
+        const first = nextSlot(node.children);
+        for (let k = 0; k < K; k++) {
+          this.progress.continuationPlanned++;
+          runs.push(
+            runTrajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation' }).then((r) => {
+              this.finished(ctx, 'continuation', r);
+              return r;
+            }),
+          );
+        }
       }
+      if (round === 0) this.progress.promptsExpanded++;
+      this.emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: prefixes.length, expanded: [...plan.values()].filter((k) => k > 0).length, continuations: total, progress: { ...this.progress } });
+      // The next round expands the prefixes of this round's continuations (their own turns only).
+      starts = (await Promise.all(runs)).filter((r) => r.started).map((r) => r.firstNodeId);
     }
-    this.progress.promptsExpanded++;
-    this.emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: prefixes.length, expanded: [...plan.values()].filter((k) => k > 0).length, continuations: total, progress: { ...this.progress } });
-    await Promise.all(runs);
   }
 
   /**

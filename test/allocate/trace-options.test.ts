@@ -4,6 +4,7 @@ import { ZodError } from 'zod';
 import { createStrategy, strategyFromConfig } from '../../src/allocate/index.ts';
 import { mixedChance } from '../../src/allocate/mixed-value.ts';
 import { expansionValue, poolLeftover, posteriorRoot } from '../../src/allocate/trace-options.ts';
+import { solvePrefixes } from '../../src/allocate/prefix-solver.ts';
 import { solveWeighted } from '../../src/allocate/weighted-solver.ts';
 import type { PrefixCandidate, RootCandidate } from '../../src/allocate/types.ts';
 import { createRng } from '../../src/util/rng.ts';
@@ -106,7 +107,24 @@ test('prefixes: entropy-weighted weights prefix j by 1 + β·H_j (AT²PO-style):
   assert.deepEqual(plan(createStrategy('trace', { budget: 9, prefixes: 'entropy-weighted', entropyWeight: 0 }).prefixes!.plan(input)), { 'x/0/1': 1 });
 });
 
+test('prefixes: decision-weighted weights prefix j by the turns after it (T_j − t): exact allocation and objective', () => {
+  // Equal flip chances (ρ = ½); a is one turn before the answer, b three. Gains: a 0.5, 0.25, …;
+  // b 1.5, 0.75, 0.375, … The 3 largest: 1.5, 0.75 (b) and 0.5 (a) → b 2, a 1, objective 2.75.
+  const prefixes: PrefixCandidate[] = [
+    { id: 'x/0/2', q: 0.5, r: 1, depth: 3, after: 1 },
+    { id: 'x/1/0', q: 0.5, r: 1, depth: 1, after: 3 },
+  ];
+  const input = { promptId: 'x', m: 2, prefixes, budget: 3, rng };
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).prefixes!.plan(input)), { 'x/0/2': 2, 'x/1/0': 1 }, 'the paper: equal gains, the first prefix first');
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, prefixes: 'decision-weighted' }).prefixes!.plan(input)), { 'x/0/2': 1, 'x/1/0': 2 });
+  const s = solvePrefixes(prefixes.map((c) => ({ id: c.id, q: c.q, r: c.r, w: c.after })), 3);
+  assert.deepEqual(s.k, [1, 2]);
+  assert.equal(s.objective, 2.75);
+});
+
 test('unknown or misplaced trace options are rejected', () => {
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, expansionRounds: 1.5 }), ZodError);
+  assert.throws(() => strategyFromConfig({ name: 'oracle', budget: 9, prefixes: 'decision-weighted' }), ZodError);
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, rootvalue: 'expansion-aware' }), ZodError);
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, rootValue: 'deep' }), ZodError);
   assert.throws(() => strategyFromConfig({ name: 'grpo', budget: 9, rootValue: 'expansion-aware' }), /trace only/);

@@ -32,22 +32,27 @@ export function solverTreeStrategy(name: 'trace' | 'oracle', o: Omit<OptionsOf<'
 /**
  * trace with no extra options is exactly `solverTreeStrategy` on Ṽ (the paper, the faithful arm). Its
  * options beyond the paper (docs/allocation.md §4) each swap one part: where v comes from (rootPrior),
- * what a root is worth (rootValue), how prefixes are weighted (prefixes: entropy-weighted), where
- * leftover budget goes (leftover). Each is an ablation arm of bench/compare.
+ * what a root is worth (rootValue), how prefixes are weighted (prefixes: entropy-weighted, decision-weighted), how deep
+ * the expansion goes (expansionRounds), where leftover budget goes (leftover). Each is an ablation arm of bench/compare.
  */
 export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
   const kappa = o.priorStrength ?? 4;
   const root = o.rootPrior === 'posterior' ? (c: RootCandidate) => posteriorRoot(c, kappa) : (c: RootCandidate) => c.v;
-  const paper = solverTreeStrategy('trace', { ...o, prefixes: o.prefixes === 'entropy-weighted' ? undefined : o.prefixes }, { root, prefix: (c) => c.q });
+  const weighted = o.prefixes === 'entropy-weighted' || o.prefixes === 'decision-weighted';
+  const paper = solverTreeStrategy('trace', { ...o, prefixes: weighted ? undefined : (o.prefixes as 'adaptive' | 'uniform' | undefined) }, { root, prefix: (c) => c.q });
   const uniformRoots = o.roots === 'uniform';
   const beta = o.entropyWeight ?? 1;
+  const prefixes =
+    o.prefixes === 'entropy-weighted' ? solvedPrefixPlanner(o.continuations, (c) => c.q, (c) => 1 + beta * (c.entropy ?? 0))
+    : o.prefixes === 'decision-weighted' ? solvedPrefixPlanner(o.continuations, (c) => c.q, (c) => c.after ?? 1)
+    : paper.prefixes!;
   return {
     ...paper,
     roots:
       o.rootValue === 'expansion-aware' && !uniformRoots
         ? solvedRootPlanner(treeShare(o.continuations), (c) => ({ v: root(c), w: 1, perUnit: expansionValue(root(c), c.expandable ?? 1, o.continuations) }), o)
         : paper.roots,
-    prefixes: o.prefixes === 'entropy-weighted' ? solvedPrefixPlanner(o.continuations, (c) => c.q, (c) => 1 + beta * (c.entropy ?? 0)) : paper.prefixes,
+    prefixes: (o.expansionRounds ?? 1) > 1 ? { ...prefixes, rounds: o.expansionRounds } : prefixes,
     leftover: o.leftover === 'pool' && !uniformRoots ? poolLeftoverPlanner(root, o.min, o.max) : paper.leftover,
   };
 }

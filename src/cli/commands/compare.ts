@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { STRATEGY_NAMES } from '../../allocate/index.ts';
+import { optionKeys, optionsFor, RECOMMENDED_TRACE_OPTIONS, STRATEGY_NAMES, type StrategyName } from '../../allocate/index.ts';
 import { RUN_DB, RunStore } from '../../store/index.ts';
 import { parseTrainConfig } from '../../train/config.ts';
 import { configToYaml } from '../config-file.ts';
@@ -23,6 +23,7 @@ export function register(program: Command): void {
     .command('compare')
     .description('run several strategies × seeds at equal budget on the same environment, then write one comparison report')
     .option('--strategies <list>', 'comma-separated strategies', 'trace,grpo')
+    .option('--trace <which>', 'the trace arm: recommended (the options chosen on development seeds, BENCHMARKS.md) or paper (the published method)', 'recommended')
     .option('--seeds <n>', 'seeds per strategy (0..n-1)', '3')
     .option('--out <dir>', 'folder for the runs and the report', 'runs/compare')
     .option('--jobs <n>', 'runs at once (each uses one core)', String(Math.max(1, Math.min(2, availableParallelism()))));
@@ -34,12 +35,14 @@ export function register(program: Command): void {
     const seeds = parseInteger('--seeds', opts.seeds, { min: 1 });
     const jobs = parseInteger('--jobs', opts.jobs, { min: 1 });
     if (opts.strategy || opts.seed) throw new UsageError('compare sets the strategy and seed of each run: use --strategies and --seeds instead of --strategy / --seed');
+    if (opts.trace !== 'recommended' && opts.trace !== 'paper') throw new UsageError(`--trace: "${String(opts.trace)}" is not one of recommended, paper`);
     const out = resolve(String(opts.out));
     const base = rawConfig(opts);
+    const strategyOptions = strategyOptionsFor(strategies as StrategyName[], (base.strategy ?? {}) as Record<string, unknown>, opts.trace);
     // Validate once up front: a bad value stops everything before any run starts.
     const runs = strategies.flatMap((name) =>
       Array.from({ length: seeds }, (_, seed) => {
-        const config = parseTrainConfig({ ...base, seed, strategy: { ...(base.strategy as object | undefined), name } });
+        const config = parseTrainConfig({ ...base, seed, strategy: { ...strategyOptions(name as StrategyName), name } });
         return { name, seed, dir: join(out, `${name}-s${seed}`), config };
       }),
     );
@@ -62,6 +65,19 @@ export function register(program: Command): void {
     const result = await writeReport({ runs: runs.map((r) => r.dir), out: join(out, 'report.html') });
     process.stdout.write(formatHeadline(result) + '\n');
   });
+}
+
+/**
+ * Each compared strategy's options: the config's strategy options that strategy takes (budget for all,
+ * N for the tree strategies, …), on top of the recommended trace options for `--trace recommended`. An
+ * option none of the compared strategies takes is a usage error, not silently dropped.
+ */
+function strategyOptionsFor(strategies: readonly StrategyName[], given: Record<string, unknown>, trace: unknown): (name: StrategyName) => Record<string, unknown> {
+  for (const key of Object.keys(given)) {
+    if (key === 'name') continue;
+    if (!strategies.some((n) => optionKeys(n).includes(key))) throw new UsageError(`strategy.${key}: none of the compared strategies (${strategies.join(', ')}) takes this option`);
+  }
+  return (name) => ({ ...(name === 'trace' && trace === 'recommended' ? RECOMMENDED_TRACE_OPTIONS : {}), ...optionsFor(name, given) });
 }
 
 /** Runs (or resumes, or skips when finished) one run in a child process; its progress lines go to stderr. */

@@ -48,6 +48,8 @@ export interface ArmExtra {
   predictor?: Record<string, unknown>;
   /** Advantage estimator (default: the config's, trace). */
   estimator?: string;
+  /** Policy settings (e.g. sharedTurns). */
+  policy?: Record<string, unknown>;
 }
 
 /** One arm: a strategy configuration run over every seed. */
@@ -123,6 +125,9 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-decision-w-pool', { name: 'trace', prefixes: 'decision-weighted', leftover: 'pool' }, 'decision-weighted prefixes, leftover over the pool'),
         world('trace-decision-w-n1-pool', { name: 'trace', prefixes: 'decision-weighted', continuations: 1, leftover: 'pool' }, 'decision-weighted prefixes, N = 1, leftover over the pool'),
         world('trace-decision-w-expansion', { name: 'trace', prefixes: 'decision-weighted', rootValue: 'expansion-aware' }, 'decision-weighted prefixes, expansion-aware roots'),
+        // Third round: the learner, not the allocator — shared prefix turns counted once.
+        world('trace-once', { name: 'trace' }, 'the paper, shared turns once in the loss', { policy: { sharedTurns: 'once' } }),
+        world('trace-decision-w-pool-once', { name: 'trace', prefixes: 'decision-weighted', leftover: 'pool' }, 'decision-weighted + pool, shared turns once', { policy: { sharedTurns: 'once' } }),
       ];
     case 'final':
       return [
@@ -174,6 +179,7 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
     ...(arm.extra?.estimator ? { estimator: arm.extra.estimator } : {}),
+    ...(arm.extra?.policy ? { policy: arm.extra.policy } : {}),
     ...(scale.cheapPredictorForBaselines && PREDICTOR_FREE.has(String(arm.strategy.name)) ? { predictor: { kind: 'global' } } : {}),
   };
 }

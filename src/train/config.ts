@@ -107,6 +107,7 @@ export const trainConfigSchema = z
         learningRate: z.number().positive().optional().describe(`Adam step size of the policy update; the step passes it to the policy, which uses it as given. Default by kind: ${Object.entries(POLICY_LEARNING_RATE).map(([k, v]) => `${k} ${v}`).join(', ')}.`),
         clip: z.number().positive().default(0.2).describe('PPO clip ε of the clipped surrogate.'),
         epochs: z.number().int().min(1).default(4).describe('Passes (Adam steps) over each step’s samples.'),
+        sharedTurns: z.enum(['per-leaf', 'once']).default('per-leaf').describe('How a turn shared by several leaves of a tree (a prefix that was expanded) enters the policy loss: per-leaf (default) = once in every leaf’s sample, so a prefix with k leaves below it weighs k; once = one term per tree node (estimator trace only, whose advantages are per node).'),
         warmStart: z.enum(['bc', 'none']).default('bc').describe('embedded policy on the world only: bc = start RL from behaviour cloning on scripted noisy demonstrations (an agent that searches before answering; seeded by policy.bc.seed, cached on disk by a hash of what determines it, so every arm and seed of a comparison starts from the same weights); none = the cold start (zero weights, uniform choices).'),
         bc: z
           .object({
@@ -138,6 +139,8 @@ export const trainConfigSchema = z
   .superRefine((c, ctx) => {
     const problem = budgetProblem(c.strategy, c.pool);
     if (problem) ctx.addIssue({ code: 'custom', path: ['strategy', 'budget'], message: problem });
+    // Other estimators give a shared turn a different advantage in each leaf: counting it once would pick one arbitrarily.
+    if (c.policy.sharedTurns === 'once' && c.estimator !== 'trace') ctx.addIssue({ code: 'custom', path: ['policy', 'sharedTurns'], message: `once needs estimator trace (per-node advantages), not ${c.estimator}` });
   });
 
 export type TrainConfig = z.output<typeof trainConfigSchema>;

@@ -180,16 +180,27 @@ async function updatePredictor(ctx: StepContext, trees: readonly RolloutTree[], 
 function updatePolicy(ctx: StepContext, trees: readonly RolloutTree[], pool: readonly Prompt[]) {
   const trainable = ctx.parts.trainable;
   if (!trainable) return undefined;
+  const { learningRate, clip, epochs, sharedTurns } = ctx.config.policy;
+  return trainable.update(policySamples(ctx.estimator, trees, pool, sharedTurns), { learningRate, clip, epochs });
+}
+
+/**
+ * One sample per rewarded leaf: the turns from the root and their advantages. With sharedTurns
+ * `once`, a node already in an earlier leaf's sample gets advantage 0 there (the policy skips zero
+ * advantages), so every tree node is one term of the loss; only valid for per-node advantages (trace).
+ */
+export function policySamples(estimator: AdvantageEstimator, trees: readonly RolloutTree[], pool: readonly Prompt[], sharedTurns: 'per-leaf' | 'once' = 'per-leaf'): PolicySample[] {
   const prompts = new Map(pool.map((p) => [p.id, p]));
   const byPrompt = new Map(trees.map((t) => [t.promptId, t]));
+  const seen = sharedTurns === 'once' ? new Set<string>() : undefined;
   const samples: PolicySample[] = [];
-  for (const adv of ctx.estimator.estimate(forestFromTrees(trees))) {
+  for (const adv of estimator.estimate(forestFromTrees(trees))) {
     const promptId = adv.path[0].split('/')[0];
     const tree = byPrompt.get(promptId)!;
-    samples.push({ prompt: prompts.get(promptId)!, turns: turnsTo(tree, adv.id), advantages: adv.turns });
+    const advantages = seen ? adv.turns.map((a, i) => (seen.has(adv.path[i]) ? 0 : (seen.add(adv.path[i]), a))) : adv.turns;
+    samples.push({ prompt: prompts.get(promptId)!, turns: turnsTo(tree, adv.id), advantages });
   }
-  const { learningRate, clip, epochs } = ctx.config.policy;
-  return trainable.update(samples, { learningRate, clip, epochs });
+  return samples;
 }
 
 /** Evaluation steps: the first, every `eval.every`-th, and the last. */

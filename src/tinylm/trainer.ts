@@ -90,8 +90,8 @@ export class LmTrainer {
     this.config = model.config;
     this.opts = { batch: 8, gridTokens: 4096, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, ...options };
     this.params = toParams(model.weights, model.config);
-    this.m = tree.map((a: Arr) => np.zeros(a.shape), tree.ref(this.params)) as Params;
-    this.v = tree.map((a: Arr) => np.zeros(a.shape), tree.ref(this.params)) as Params;
+    this.m = tree.map((a: Arr) => np.zeros(a.shape), this.params) as Params;
+    this.v = tree.map((a: Arr) => np.zeros(a.shape), this.params) as Params;
     this.consts = forwardConsts(model.config);
   }
 
@@ -228,22 +228,32 @@ export class LmTrainer {
 
   /**
    * One pass over the rows with one Adam step per packed grid (about `gridTokens` positions each; rows
-   * of a grid have similar lengths). Grids run in the order `order` gives (default: as packed). Returns
-   * the loss averaged over trained tokens, the tokens and the number of steps.
+   * of a grid have similar lengths). Grids run in the order `order` gives (default: as packed); the
+   * learning rate may depend on the step's index in the pass; `after` sees each step and may stop the
+   * pass by returning true. Returns the loss averaged over trained tokens, the tokens and the steps taken.
    */
-  fit(kind: 'sft' | 'ppo', rows: readonly TrainRow[], lr: number, options: { clip?: number; order?: (n: number) => number[] } = {}): BatchStats & { steps: number } {
+  fit(
+    kind: 'sft' | 'ppo',
+    rows: readonly TrainRow[],
+    lr: number | ((step: number, steps: number) => number),
+    options: { clip?: number; order?: (n: number) => number[]; after?: (info: { step: number; steps: number; loss: number; tokens: number }) => boolean | void } = {},
+  ): BatchStats & { steps: number } {
     const { used, lengths, counts } = this.usable(rows);
     if (used.length === 0) return { loss: 0, tokens: 0, steps: 0 };
     const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: rowLadder(this.config.context), gridTokens: this.opts.gridTokens });
     let loss = 0;
     let tokens = 0;
+    let step = 0;
     for (const i of options.order?.(grids.length) ?? grids.map((_, i) => i)) {
       const grid = grids[i]!;
       const total = grid.slots.reduce((n, s) => n + counts[s.index]!, 0);
-      loss += this.update(kind, [grid], used, total, lr, options.clip ?? 0.2) * total;
+      const l = this.update(kind, [grid], used, total, typeof lr === 'number' ? lr : lr(step, grids.length), options.clip ?? 0.2);
+      loss += l * total;
       tokens += total;
+      step++;
+      if (options.after?.({ step, steps: grids.length, loss: l, tokens: total })) break;
     }
-    return { loss: loss / tokens, tokens, steps: grids.length };
+    return { loss: loss / tokens, tokens, steps: step };
   }
 
   /** Frees the weights, Adam moments, constants and compiled programs (jax-js's wasm heap is 4 GiB per process). */

@@ -1,7 +1,7 @@
 /**
  * Tiny-LM training throughput, today's trainer against the baseline commit's, side by side in one run:
  *   npx tsx bench/tinylm/train-speed.ts [--model bench/tinylm/warm-start.gguf] [--baseline 8b6aa26]
- *        [--trajectories 32] [--repeats 5] [--big 128,4,4,384]
+ *        [--trajectories 32] [--repeats 5] [--big 64,4,4,256]
  * Batch: world trajectories of mixed lengths as RL produces them (the scripted policy's episodes on
  * the first training questions, prompt + searches + observations + answer; each turn's tokens get an
  * advantage of ±1, observations 0), one PPO epoch over them = forward + backward + Adam on every
@@ -10,7 +10,8 @@
  * 8 rows, one step each); removed at the end. Now: LmTrainer.fit (packed grids, one step per grid).
  * Sequence tokens/s = Σ trajectory tokens / epoch wall time; one compile epoch each, then `repeats`
  * epochs alternating baseline / now (same machine load), min / median / max.
- * Also: the same for a bigger shape (dim, layers, heads, ffn; random weights, same vocabulary) and
+ * Also: the same for a bigger shape (dim, layers, heads, ffn; random weights, same vocabulary; grids of
+ * 2048 positions) and
  * llama.cpp's batched prompt evaluation (8 sequences in one context, threads 1, F32 cache, forward only)
  * of the same trajectories on both shapes — the practical bound.
  */
@@ -33,7 +34,7 @@ const { values } = parseArgs({
     baseline: { type: 'string', default: '8b6aa26' },
     trajectories: { type: 'string', default: '32' },
     repeats: { type: 'string', default: '5' },
-    big: { type: 'string', default: '128,4,4,384' },
+    big: { type: 'string', default: '64,4,4,256' },
   },
 });
 const repeats = Number(values.repeats);
@@ -79,8 +80,8 @@ async function baseline(dir: string): Promise<Runner> {
   };
 }
 
-function current(m: LlamaModel): Runner {
-  const trainer = new LmTrainer(m);
+function current(m: LlamaModel, gridTokens = 4096): Runner {
+  const trainer = new LmTrainer(m, { gridTokens });
   return { epoch: () => void trainer.fit('ppo', rows, 1e-5), dispose: () => trainer.dispose() };
 }
 
@@ -158,7 +159,8 @@ console.log(JSON.stringify({ measure: `llama.cpp batched prompt evaluation tok/s
 const [dim, layers, heads, ffn] = values.big!.split(',').map(Number) as [number, number, number, number];
 const bigConfig = { ...c, dim, layers, heads, ffn };
 const big: LlamaModel = { config: bigConfig, vocab: model.vocab, weights: initWeights(bigConfig, createRng(3)) };
-const bigRunner = current(big);
+// Grids of 2048 positions (as the warm start uses): the deeper model's backward pass needs more heap.
+const bigRunner = current(big, 2048);
 const rb = measure({ [`now d${dim}x${layers}`]: bigRunner });
 bigRunner.dispose();
 console.log(JSON.stringify({ measure: `sequence tok/s, now, d${dim}, ${layers} layers, ${heads} heads, FFN ${ffn}`, ...stats(Object.values(rb)[0]!) }));

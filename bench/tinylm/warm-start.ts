@@ -1,22 +1,23 @@
 /**
  * Builds a tiny-LM warm-start checkpoint, reproducibly (same arguments → same training data and order):
  *   npx tsx bench/tinylm/warm-start.ts [--out bench/tinylm/warm-start-d128.gguf] [--shape 128,4,4,384]
- *        [--epochs 6] [--minutes 28] [--extra 1] [--lr 0.002] [--eval 300] [--grid 2048]
+ *        [--epochs 6] [--minutes 28] [--extra 1] [--lr 0.002] [--eval 300] [--grid 2048] [--from smaller.gguf]
  * World: seed 7, 1500 questions, top-3 search, 6 turns (the `trace-rl train` / `trace-rl eval`
  * defaults). Model: llama with the world's vocabulary (500 merges), context 768, shape = dim, layers,
  * heads, FFN. Demonstrations: the scripted policy on all 1200 training questions — one on the gold
  * search path (noise 0) each, plus `extra` rounds at noise 0.35 keeping the successful episodes
  * (detours that recover). Supervised training (LmTrainer.fit: packed grids of `grid` positions, one Adam
  * step each, cosine learning-rate decay) stops after `epochs` passes or `minutes` of training.
+ * With --from, training starts from that checkpoint grown to the shape (warm-start.ts `grow`).
  * Then the greedy held-out accuracy on the first `eval` test questions (what
  * `trace-rl eval --policy tiny-lm --model <out> --env world --questions <eval>` measures).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { WorldEnv } from '../../src/env/index.ts';
 import { greedyAccuracy } from '../../src/rollout/index.ts';
-import { modelToGguf } from '../../src/tinylm/index.ts';
+import { modelFromGguf, modelToGguf } from '../../src/tinylm/index.ts';
 import { TinyLmPolicy } from '../../src/tinylm/tiny-lm-policy.ts';
 import { warmStart } from '../../src/tinylm/warm-start.ts';
 import { initJax } from '../../src/util/jax.ts';
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     lr: { type: 'string', default: '0.002' },
     eval: { type: 'string', default: '300' },
     grid: { type: 'string', default: '2048' },
+    from: { type: 'string' },
   },
 });
 await initJax();
@@ -52,6 +54,7 @@ const { model, demos, epochs } = await warmStart({
   learningRate: Number(values.lr),
   maxSeconds: Number(values.minutes) * 60,
   gridTokens: Number(values.grid),
+  from: values.from ? modelFromGguf(new Uint8Array(readFileSync(values.from)), values.from) : undefined,
   seed: 0,
   onStep: ({ epoch, step, steps: n, loss, tokens, seconds }) => {
     trained += tokens;

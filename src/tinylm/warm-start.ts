@@ -9,7 +9,7 @@ import { ScriptedWorldPolicy } from '../policy/scripted-policy.ts';
 import type { WorldEnv } from '../env/world/world-env.ts';
 import type { Prompt, Turn } from '../tree/types.ts';
 import { createRng, type Rng } from '../util/rng.ts';
-import { initWeights, type LlamaConfig, type LlamaModel } from './model.ts';
+import { initWeights, type LlamaConfig, type LlamaModel, type LlamaWeights } from './model.ts';
 import { trajectorySequence } from './sequence.ts';
 import { Tokenizer } from './tokenizer.ts';
 import { LmTrainer } from './trainer.ts';
@@ -67,14 +67,43 @@ export interface WarmStartOptions {
   /** Stop after the grid that crosses this many seconds of training (a wall-clock budget). */
   maxSeconds?: number;
   seed: number;
+  /**
+   * Start from this smaller checkpoint (same vocabulary and width) grown to `shape`: its layers come
+   * first, the extra layers and the extra FFN units start with zero output weights (W_o, W_down), so the
+   * grown model computes exactly what the checkpoint computes until training moves them.
+   */
+  from?: LlamaModel;
   onStep?: (info: { epoch: number; step: number; steps: number; loss: number; tokens: number; seconds: number }) => void;
+}
+
+/** The checkpoint's weights inside a deeper / wider-FFN model (see WarmStartOptions.from). */
+export function grow(from: LlamaModel, config: LlamaConfig, fresh: LlamaWeights): LlamaWeights {
+  const f = from.config;
+  if (f.vocab !== config.vocab || f.dim !== config.dim || f.heads !== config.heads || f.layers > config.layers || f.ffn > config.ffn) {
+    throw new RangeError(`cannot grow d${f.dim}/${f.heads} heads/${f.layers} layers/FFN ${f.ffn}/vocab ${f.vocab} into d${config.dim}/${config.heads}/${config.layers}/${config.ffn}/${config.vocab}`);
+  }
+  const d = config.dim;
+  const layers = fresh.layers.map((l, i) => {
+    const old = from.weights.layers[i];
+    if (!old) return { ...l, wo: new Float32Array(d * d), down: new Float32Array(d * config.ffn) };
+    // gate/up are (ffn, dim): the old rows first; down is (dim, ffn): old columns, zeros for new units.
+    const gate = l.gate.slice();
+    const up = l.up.slice();
+    gate.set(old.gate);
+    up.set(old.up);
+    const down = new Float32Array(d * config.ffn);
+    for (let r = 0; r < d; r++) down.set(old.down.subarray(r * f.ffn, (r + 1) * f.ffn), r * config.ffn);
+    return { ...old, gate, up, down };
+  });
+  return { embed: from.weights.embed, output: from.weights.output, outNorm: from.weights.outNorm, layers };
 }
 
 export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaModel; demos: Demonstration[]; epochs: number; steps: number }> {
   const vocab = worldVocabulary(o.env, { merges: o.merges });
   const config: LlamaConfig = { ...o.shape, vocab: vocab.pieces.length };
   const rng = createRng(o.seed);
-  const model: LlamaModel = { config, vocab, weights: initWeights(config, rng.fork('init')) };
+  const fresh = initWeights(config, rng.fork('init'));
+  const model: LlamaModel = { config, vocab, weights: o.from ? grow(o.from, config, fresh) : fresh };
   const tokenizer = new Tokenizer(vocab);
   const prompts = o.env.train.slice(0, o.questions);
   const demos = await demonstrations(o.env, prompts, { noise: o.noise, rng: rng.fork('demos') });

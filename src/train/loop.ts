@@ -142,6 +142,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     store.close();
     // The run's own policy (not an external trainer's) is freed: a process can run many trains.
     await built?.trainable?.dispose?.();
+    built?.predictor.dispose?.();
   }
 }
 

@@ -26,7 +26,6 @@ test('train() frees what it allocates: the jax-js heap stays flat over several t
           policy: { kind: 'tiny-lm', model: file, learningRate: 0.01, epochs: 1 },
           engine: { maxTurns: 2, concurrency: 4 },
           eval: { every: 10, questions: 2 },
-          predictor: { kind: process.env.PRED ?? 'mlp' },
         },
       });
       heap.push(wasmHeapBytes());

@@ -1,7 +1,7 @@
 /**
  * Tiny-LM training throughput, today's trainer against the baseline commit's, side by side in one run:
  *   npx tsx bench/tinylm/train-speed.ts [--model bench/tinylm/warm-start.gguf] [--baseline 8b6aa26]
- *        [--trajectories 32] [--repeats 5] [--big 64,4,4,256]
+ *        [--trajectories 32] [--repeats 5] [--big 64,4,4,256] [--part all|compare|big]
  * Batch: world trajectories of mixed lengths as RL produces them (the scripted policy's episodes on
  * the first training questions, prompt + searches + observations + answer; each turn's tokens get an
  * advantage of ±1, observations 0), one PPO epoch over them = forward + backward + Adam on every
@@ -11,7 +11,8 @@
  * Sequence tokens/s = Σ trajectory tokens / epoch wall time; one compile epoch each, then `repeats`
  * epochs alternating baseline / now (same machine load), min / median / max.
  * Also: the same for a bigger shape (dim, layers, heads, ffn; random weights, same vocabulary; grids of
- * 2048 positions) and
+ * 2048 positions; measured in a child process, `--part big`, because jax-js's heap keeps every buffer
+ * size the first part used and 4 GiB does not hold both) and
  * llama.cpp's batched prompt evaluation (8 sequences in one context, threads 1, F32 cache, forward only)
  * of the same trajectories on both shapes — the practical bound.
  */
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     trajectories: { type: 'string', default: '32' },
     repeats: { type: 'string', default: '5' },
     big: { type: 'string', default: '64,4,4,256' },
+    part: { type: 'string', default: 'all' },
   },
 });
 const repeats = Number(values.repeats);
@@ -137,33 +139,40 @@ async function llamaBound(m: LlamaModel): Promise<number[]> {
   return out;
 }
 
-const repo = resolve(import.meta.dirname, '../..');
-const wt = mkdtempSync(join(tmpdir(), 'trace-rl-baseline-'));
-rmSync(wt, { recursive: true });
-execFileSync('git', ['-C', repo, 'worktree', 'add', '--detach', wt, values.baseline!], { stdio: 'ignore' });
-try {
-  symlinkSync(join(repo, 'node_modules'), join(wt, 'node_modules'));
-  const runners = { baseline: await baseline(wt), now: current(model) };
-  const r = measure(runners);
-  for (const x of Object.values(runners)) x.dispose();
-  const ratios = r.now!.map((x, i) => x / r.baseline![i]!);
-  console.log(JSON.stringify({ measure: `sequence tok/s, baseline ${values.baseline} (minibatches of 8)`, ...stats(r.baseline!) }));
-  console.log(JSON.stringify({ measure: 'sequence tok/s, now (LmTrainer.fit, packed grids)', ...stats(r.now!) }));
-  console.log(JSON.stringify({ measure: 'ratio now / baseline (paired by repeat)', ...Object.fromEntries(Object.entries(stats(ratios.map((x) => x * 100))).map(([k, v]) => [k, v / 100])) }));
-} finally {
-  execFileSync('git', ['-C', repo, 'worktree', 'remove', '--force', wt], { stdio: 'ignore' });
+if (values.part !== 'big') {
+  const repo = resolve(import.meta.dirname, '../..');
+  const wt = mkdtempSync(join(tmpdir(), 'trace-rl-baseline-'));
+  rmSync(wt, { recursive: true });
+  execFileSync('git', ['-C', repo, 'worktree', 'add', '--detach', wt, values.baseline!], { stdio: 'ignore' });
+  try {
+    symlinkSync(join(repo, 'node_modules'), join(wt, 'node_modules'));
+    const runners = { baseline: await baseline(wt), now: current(model) };
+    const r = measure(runners);
+    for (const x of Object.values(runners)) x.dispose();
+    const ratios = r.now!.map((x, i) => x / r.baseline![i]!);
+    console.log(JSON.stringify({ measure: `sequence tok/s, baseline ${values.baseline} (minibatches of 8)`, ...stats(r.baseline!) }));
+    console.log(JSON.stringify({ measure: 'sequence tok/s, now (LmTrainer.fit, packed grids)', ...stats(r.now!) }));
+    console.log(JSON.stringify({ measure: 'ratio now / baseline (paired by repeat)', ...Object.fromEntries(Object.entries(stats(ratios.map((x) => x * 100))).map(([k, v]) => [k, v / 100])) }));
+  } finally {
+    execFileSync('git', ['-C', repo, 'worktree', 'remove', '--force', wt], { stdio: 'ignore' });
+  }
+  const bound = await llamaBound(model);
+  console.log(JSON.stringify({ measure: `llama.cpp batched prompt evaluation tok/s, d${c.dim}`, ...stats(bound) }));
 }
-const bound = await llamaBound(model);
-console.log(JSON.stringify({ measure: `llama.cpp batched prompt evaluation tok/s, d${c.dim}`, ...stats(bound) }));
 
-const [dim, layers, heads, ffn] = values.big!.split(',').map(Number) as [number, number, number, number];
-const bigConfig = { ...c, dim, layers, heads, ffn };
-const big: LlamaModel = { config: bigConfig, vocab: model.vocab, weights: initWeights(bigConfig, createRng(3)) };
-// Grids of 2048 positions (as the warm start uses): the deeper model's backward pass needs more heap.
-const bigRunner = current(big, 2048);
-const rb = measure({ [`now d${dim}x${layers}`]: bigRunner });
-bigRunner.dispose();
-console.log(JSON.stringify({ measure: `sequence tok/s, now, d${dim}, ${layers} layers, ${heads} heads, FFN ${ffn}`, ...stats(Object.values(rb)[0]!) }));
-const bigBound = await llamaBound(big);
-console.log(JSON.stringify({ measure: `llama.cpp batched prompt evaluation tok/s, d${dim}x${layers}`, ...stats(bigBound) }));
+if (values.part === 'big') {
+  const [dim, layers, heads, ffn] = values.big!.split(',').map(Number) as [number, number, number, number];
+  const bigConfig = { ...c, dim, layers, heads, ffn };
+  const big: LlamaModel = { config: bigConfig, vocab: model.vocab, weights: initWeights(bigConfig, createRng(3)) };
+  // Grids of 2048 positions (as the warm start uses): the deeper model's backward pass needs more heap.
+  const bigRunner = current(big, 2048);
+  const rb = measure({ [`now d${dim}x${layers}`]: bigRunner });
+  bigRunner.dispose();
+  console.log(JSON.stringify({ measure: `sequence tok/s, now, d${dim}, ${layers} layers, ${heads} heads, FFN ${ffn}`, ...stats(Object.values(rb)[0]!) }));
+  const bigBound = await llamaBound(big);
+  console.log(JSON.stringify({ measure: `llama.cpp batched prompt evaluation tok/s, d${dim}x${layers}`, ...stats(bigBound) }));
+} else if (values.part === 'all') {
+  const args = ['--import', 'tsx', import.meta.filename, '--part', 'big', ...['model', 'trajectories', 'repeats', 'big'].flatMap((k) => [`--${k}`, String(values[k as keyof typeof values])])];
+  execFileSync(process.execPath, args, { stdio: 'inherit' });
+}
 console.log(`# load at the end ${loadavg().map((x) => x.toFixed(2)).join(',')}`);

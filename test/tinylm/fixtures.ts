@@ -31,3 +31,17 @@ export function writeTemp(model: LlamaModel, name = 'model.gguf'): string {
   writeFileSync(path, modelToGguf(model));
   return path;
 }
+
+/** A two-step tiny-LM `train()` config on the fixture world (the tinylm run tests share it). */
+export function shortRunConfig(model: string, seed: number) {
+  return {
+    seed,
+    steps: 2,
+    pool: 3,
+    env: { questions: 300, seed: 7 },
+    strategy: { name: 'trace', budget: 6, continuations: 2 },
+    policy: { kind: 'tiny-lm', model, learningRate: 0.01, epochs: 1 },
+    engine: { maxTurns: 2, concurrency: 4 },
+    eval: { every: 10, questions: 2 },
+  };
+}

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { train } from '../../src/train/index.ts';
-import { fixture, writeTemp } from './fixtures.ts';
+import { fixture, shortRunConfig, writeTemp } from './fixtures.ts';
 
 test('train() frees what it allocates: the jax-js heap stays flat over several tiny-LM runs in one process', async () => {
   const { model } = fixture();
@@ -14,20 +14,7 @@ test('train() frees what it allocates: the jax-js heap stays flat over several t
   const heap: number[] = [];
   try {
     for (let run = 0; run < 4; run++) {
-      await train({
-        out: join(root, `run${run}`),
-        clock: () => 0,
-        config: {
-          seed: run,
-          steps: 2,
-          pool: 3,
-          env: { questions: 300, seed: 7 },
-          strategy: { name: 'trace', budget: 6, continuations: 2 },
-          policy: { kind: 'tiny-lm', model: file, learningRate: 0.01, epochs: 1 },
-          engine: { maxTurns: 2, concurrency: 4 },
-          eval: { every: 10, questions: 2 },
-        },
-      });
+      await train({ out: join(root, `run${run}`), clock: () => 0, config: shortRunConfig(file, run) });
       heap.push(wasmHeapBytes());
     }
   } finally {

@@ -93,8 +93,8 @@ if (values.part === 'compare' || values.part === 'all') {
   }
   const root = mkdtempSync(join(tmpdir(), 'tinylm-compare-'));
   for (const name of values.strategies!.split(',') as Array<'trace' | 'grpo'>) {
-    // Runs are not disposed by train(): about 3 tiny-LM runs fit jax-js's 4 GiB wasm heap per process,
-    // so long comparisons split seeds over processes with --first-seed.
+    // train() frees its policy and predictor, so every run fits one process; --first-seed still splits
+    // long comparisons over processes.
     for (let seed = Number(values['first-seed']); seed < Number(values['first-seed']) + Number(values.seeds); seed++) {
       const t0 = performance.now();
       const out = join(root, `${name}-s${seed}`);

@@ -82,6 +82,8 @@ export interface TrainablePolicy extends Policy {
   /** A self-contained snapshot (weights and optimiser state); `load` of it acts exactly as before. */
   save(): Uint8Array;
   load(snapshot: Uint8Array): void;
+  /** Frees what the policy holds outside the JS heap (a tiny LM: llama.cpp and jax-js memory); train() calls it when it ends. */
+  dispose?(): Promise<void>;
 }
 
 /** Why a policy call failed; the engine stores it on the node (tree TurnError codes). */

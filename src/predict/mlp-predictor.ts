@@ -260,6 +260,12 @@ export class MlpPredictor implements SuccessPredictor {
     return { input: this.width, hidden: this.config.hidden };
   }
 
+  dispose(): void {
+    tree.dispose([this.params, this.m, this.v]);
+    (this.predictFn as unknown as { dispose(): void }).dispose();
+    (this.adamStep as unknown as { dispose?(): void }).dispose?.();
+  }
+
   private reset(flat: Float32Array[]): void {
     this.params = toParams(flat, this.shape());
     this.m = zerosLike(this.params);

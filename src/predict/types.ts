@@ -36,6 +36,8 @@ export interface SuccessPredictor {
   /** A self-contained snapshot; `load` of it predicts exactly as before. */
   save(): Uint8Array;
   load(snapshot: Uint8Array): void;
+  /** Frees what it holds outside the JS heap (the MLP: jax-js arrays); train() calls it when it ends. */
+  dispose?(): void;
 }
 
 /**

@@ -128,25 +128,22 @@ export class TinyLmPolicy implements TrainablePolicy {
   }
 
   /**
-   * PPO update on the samples, `epochs` passes of minibatches, then weight sync. Metrics: loss of the
+   * PPO update on the samples, `epochs` passes (one Adam step per packed grid of ~4096 positions), then weight sync. Metrics: loss of the
    * first pass; clip fraction and approximate KL mean(log π_old − log π_new) over trained tokens after
    * the update; entropy estimated as mean −log π_old of the sampled tokens.
    */
   async update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<UpdateMetrics> {
     const lr = options.learningRate;
     const rows = this.rows(samples).filter((r) => r.advantages!.some((a, t) => a !== 0 && r.seq.mask[t] === 1));
-    const B = this.trainer.opts.batch;
     let loss = 0;
     let tokens = 0;
-    // Longest-first batches waste less padding.
+    // Longest first (the order of the metrics below); the trainer packs the rows into grids itself.
     const ordered = [...rows].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
     for (let e = 0; e < options.epochs; e++) {
-      for (let i = 0; i < ordered.length; i += B) {
-        const s = this.trainer.step('ppo', ordered.slice(i, i + B), lr, options.clip);
-        if (e === 0) {
-          loss += s.loss * s.tokens;
-          tokens += s.tokens;
-        }
+      const s = this.trainer.fit('ppo', ordered, lr, { clip: options.clip });
+      if (e === 0) {
+        loss += s.loss * s.tokens;
+        tokens += s.tokens;
       }
     }
     const after = this.trainer.logprobs(ordered.map((r) => r.seq));

@@ -1,23 +1,31 @@
 /**
- * Training the llama weights in jax-js: one jit-compiled function per (loss, batch shape) does the
- * forward pass, the backward pass, global-norm gradient clipping and Adam. Two losses over the
- * trainable tokens (mask 1), each averaged over those tokens:
+ * Training the llama weights in jax-js. Two losses over the trainable tokens (mask 1), each averaged
+ * over the minibatch's trainable tokens:
  *   supervised   L = −Σ mask·log π(t)/Σ mask
  *   PPO          L = −Σ mask·min(ρA, clip(ρ, 1 − ε, 1 + ε)A)/Σ mask,  ρ = exp(log π(t) − log π_old(t))
  * with A the token's advantage (its turn's tree-aware advantage) and log π_old the probability
  * llama.cpp sampled it with. Adam: m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g², θ ← θ − α_t m/(√v + ε_A),
- * α_t = α√(1−β₂ᵗ)/(1−β₁ᵗ). Sequences are padded to a multiple of 128 tokens (fewer recompilations).
+ * α_t = α√(1−β₂ᵗ)/(1−β₁ᵗ), after clipping the gradient's global norm.
+ *
+ * Speed and memory: a minibatch's sequences are packed (forward.ts `pack`) into grids of R × T
+ * positions, T the smallest row length of a fixed ladder (128, 256, 512, …, the context) that holds the
+ * longest sequence and R = ⌊tokens / T⌋, so only a handful of shapes is ever compiled. One jit program
+ * per (loss, T) computes the loss and its gradient; a minibatch larger than one grid adds the grids'
+ * gradients on the device; one jit program applies clipping and Adam. Fixed shapes also keep jax-js's
+ * wasm heap flat: its allocator reuses freed buffers only of the same size class.
  */
 import { jit, numpy as np, tree, valueAndGrad } from '@jax-js/jax';
-import { forwardConsts, fromParams, oneHot, toParams, tokenLogprobs, type ForwardConsts, type Params } from './forward.ts';
+import { disposeConsts, forwardConsts, fromParams, gridArrays, pack, toParams, tokenLogprobs, type ForwardConsts, type PackedGrid, type Params } from './forward.ts';
 import type { LlamaConfig, LlamaModel, LlamaWeights } from './model.ts';
 import type { TokenSequence } from './sequence.ts';
 
 type Arr = np.Array;
 
 export interface TrainerOptions {
-  /** Rows per minibatch (padded with empty rows). Default 8. */
+  /** Sequences per minibatch (one Adam step) when callers split a list into minibatches. Default 8. */
   batch?: number;
+  /** Positions per packed grid (R·T); a minibatch needing more is several grids, one Adam step. Default 4096. */
+  gridTokens?: number;
   /** Gradient global-norm cap. Default 1. */
   maxGradNorm?: number;
   beta1?: number;
@@ -36,14 +44,34 @@ export interface BatchStats {
   tokens: number;
 }
 
-type StepFn = (p: Params, m: Params, v: Params, batch: Arr[], k: ForwardConsts, alpha: Arr) => [Params, Params, Params, Arr];
+/** [ids, targets, pos, start, weight, adv, old]: the grid's device arrays. */
+type GridInput = Arr[];
+type GradFn = (p: Params, batch: GridInput, k: ForwardConsts) => [Arr, Params];
+type AdamFn = (p: Params, m: Params, v: Params, g: Params, alpha: Arr) => [Params, Params, Params];
+type EvalFn = (p: Params, batch: Arr[], k: ForwardConsts) => Arr;
 
-const PAD = 128;
-
-/** Tokens of a sequence that matter for its loss: through the last mask-1 token (all, when none is masked in). */
-function needed(seq: TokenSequence): number {
+/** Positions a sequence needs: through its last mask-1 token (all, when none is masked in), minus one (the last token is only a target). */
+function positions(seq: TokenSequence): number {
   const last = seq.mask.lastIndexOf(1);
-  return last < 0 ? seq.ids.length : last + 1;
+  return (last < 0 ? seq.ids.length : last + 1) - 1;
+}
+
+/** Whether token t of the row is trained on: generated (mask 1) and, with advantages, carrying one. */
+function trained(r: TrainRow, t: number): boolean {
+  return r.seq.mask[t] === 1 && (!r.advantages || r.advantages[t] !== 0);
+}
+
+function trainedCount(r: TrainRow): number {
+  let n = 0;
+  for (let t = 1; t < r.seq.ids.length; t++) if (trained(r, t)) n++;
+  return n;
+}
+
+/** Row lengths the trainer compiles for: powers of two from 128 below the context, then the context. */
+export function rowLadder(context: number): number[] {
+  const out: number[] = [];
+  for (let t = 128; t < context; t *= 2) out.push(t);
+  return [...out, context];
 }
 
 export class LmTrainer {
@@ -52,16 +80,19 @@ export class LmTrainer {
   private m: Params;
   private v: Params;
   private t = 0;
-  private readonly steps = new Map<string, StepFn>();
-  private readonly evals = new Map<string, (p: Params, x: Arr, y: Arr, k: ForwardConsts) => Arr>();
+  private readonly consts: ForwardConsts;
+  private readonly grads = new Map<string, GradFn>();
+  private readonly evals = new Map<number, EvalFn>();
+  private adamFn?: AdamFn;
   readonly opts: Required<TrainerOptions>;
 
   constructor(model: Pick<LlamaModel, 'config' | 'weights'>, options: TrainerOptions = {}) {
     this.config = model.config;
-    this.opts = { batch: 8, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, ...options };
+    this.opts = { batch: 8, gridTokens: 4096, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, ...options };
     this.params = toParams(model.weights, model.config);
-    this.m = tree.map((a: Arr) => np.zeros(a.shape), tree.ref(this.params)) as Params;
-    this.v = tree.map((a: Arr) => np.zeros(a.shape), tree.ref(this.params)) as Params;
+    this.m = tree.map((a: Arr) => np.zeros(a.shape), this.params) as Params;
+    this.v = tree.map((a: Arr) => np.zeros(a.shape), this.params) as Params;
+    this.consts = forwardConsts(model.config);
   }
 
   /** Adam steps taken. */
@@ -71,12 +102,12 @@ export class LmTrainer {
 
   /** Current weights as plain arrays. */
   weights(): LlamaWeights {
-    return fromParams(this.params);
+    return fromParams(this.params, this.config);
   }
 
   /** Adam moments and step count, for checkpoints. */
   optimizerState(): { t: number; m: LlamaWeights; v: LlamaWeights } {
-    return { t: this.t, m: fromParams(this.m), v: fromParams(this.v) };
+    return { t: this.t, m: fromParams(this.m, this.config), v: fromParams(this.v, this.config) };
   }
 
   /** Replaces weights and (when given) the optimiser state. */
@@ -92,28 +123,40 @@ export class LmTrainer {
     }
   }
 
-  private stepFn(kind: 'sft' | 'ppo', B: number, T: number, clip: number): StepFn {
+  /** Row length of the ladder that holds `longest` positions. */
+  private rowLength(longest: number): number {
+    if (longest > this.config.context) throw new RangeError(`a sequence needs ${longest + 1} tokens; the model's context is ${this.config.context}`);
+    return rowLadder(this.config.context).find((t) => t >= longest)!;
+  }
+
+  private gradFn(kind: 'sft' | 'ppo', R: number, T: number, clip: number): GradFn {
     // ε is a constant of the compiled function, so it is part of the cache key.
-    const key = `${kind}:${B}:${T}:${clip}`;
-    let fn = this.steps.get(key);
+    const key = `${kind}:${R}:${T}:${clip}`;
+    let fn = this.grads.get(key);
     if (fn) return fn;
     const c = this.config;
-    const { beta1, beta2, maxGradNorm } = this.opts;
-    const loss = (q: Params, batch: Arr[], k: ForwardConsts): Arr => {
-      const [x, y, mask, adv, old, scale] = batch as [Arr, Arr, Arr, Arr, Arr, Arr];
-      const logp = tokenLogprobs(q, x, y, k, c);
+    const loss = (q: Params, batch: GridInput, k: ForwardConsts): Arr => {
+      const [ids, targets, pos, start, weight, adv, old] = batch as [Arr, Arr, Arr, Arr, Arr, Arr, Arr];
+      const logp = tokenLogprobs(q, ids, targets, pos, start, k, c);
       if (kind === 'sft') {
         adv.dispose();
         old.dispose();
-        return logp.mul(mask).sum().mul(scale).neg();
+        return logp.mul(weight).sum().neg();
       }
       const ratio = np.exp(logp.sub(old));
       const s1 = ratio.ref.mul(adv.ref);
       const s2 = np.clip(ratio, 1 - clip, 1 + clip).mul(adv);
-      return np.minimum(s1, s2).mul(mask).sum().mul(scale).neg();
+      return np.minimum(s1, s2).mul(weight).sum().neg();
     };
-    fn = jit((p: Params, m: Params, v: Params, batch: Arr[], k: ForwardConsts, alpha: Arr) => {
-      const [value, g] = valueAndGrad((q: Params) => loss(q, batch, k))(tree.ref(p));
+    fn = jit((p: Params, batch: GridInput, k: ForwardConsts) => valueAndGrad((q: Params) => loss(q, batch, k))(p)) as unknown as GradFn;
+    this.grads.set(key, fn);
+    return fn;
+  }
+
+  private adam(): AdamFn {
+    if (this.adamFn) return this.adamFn;
+    const { beta1, beta2, maxGradNorm } = this.opts;
+    this.adamFn = jit((p: Params, m: Params, v: Params, g: Params, alpha: Arr) => {
       const sq = (tree.leaves(tree.ref(g)) as Arr[]).map((a) => a.ref.mul(a).sum()).reduce((a, b) => a.add(b));
       const shrink = np.minimum(np.reciprocal(np.sqrt(sq).add(1e-12)).mul(maxGradNorm), 1);
       const gc = tree.map((gi: Arr) => gi.mul(shrink.ref), g) as Params;
@@ -122,78 +165,107 @@ export class LmTrainer {
       const v2 = tree.map((vi: Arr, gi: Arr) => vi.mul(beta2).add(gi.ref.mul(gi).mul(1 - beta2)), v, gc) as Params;
       const p2 = tree.map((pi: Arr, mi: Arr, vi: Arr) => pi.sub(mi.mul(alpha.ref).div(np.sqrt(vi).add(1e-8))), p, tree.ref(m2), tree.ref(v2)) as Params;
       alpha.dispose();
-      return [p2, m2, v2, value] as [Params, Params, Params, Arr];
-    }) as unknown as StepFn;
-    this.steps.set(key, fn);
-    return fn;
+      return [p2, m2, v2];
+    }) as unknown as AdamFn;
+    return this.adamFn;
   }
 
-  /** Pads rows to [B, T] arrays: inputs/targets one-hot, mask, advantages, old log-probs, 1/Σmask. */
-  private batchArrays(rows: readonly TrainRow[], T: number): { arrays: Arr[]; tokens: number } {
-    const B = this.opts.batch;
-    const V = this.config.vocab;
-    const mask = new Float32Array(B * T);
-    const adv = new Float32Array(B * T);
-    const old = new Float32Array(B * T);
-    let tokens = 0;
-    rows.forEach((r, b) => {
+  /** The grid's per-position loss inputs: weight (1/total on trained tokens), advantage, old log-prob. */
+  private lossArrays(grid: PackedGrid, rows: readonly TrainRow[], total: number): Arr[] {
+    const n = grid.R * grid.T;
+    const weight = new Float32Array(n);
+    const adv = new Float32Array(n);
+    const old = new Float32Array(n);
+    for (const s of grid.slots) {
+      const r = rows[s.index]!;
       // Position t predicts token t+1: the loss on token t+1 sits at t.
-      for (let t = 0; t + 1 < needed(r.seq); t++) {
-        const w = r.seq.mask[t + 1]!;
-        const a = r.advantages ? r.advantages[t + 1]! : 1;
-        if (w === 0 || a === 0) continue;
-        mask[b * T + t] = 1;
-        adv[b * T + t] = a;
-        old[b * T + t] = r.seq.logprobs[t + 1]!;
-        tokens++;
+      for (let t = 0; t < s.length; t++) {
+        if (!trained(r, t + 1)) continue;
+        const at = s.row * grid.T + s.offset + t;
+        weight[at] = 1 / total;
+        adv[at] = r.advantages ? r.advantages[t + 1]! : 1;
+        old[at] = r.seq.logprobs[t + 1]!;
       }
-    });
-    // A short last batch is padded with empty rows: the jit-compiled step has a fixed [B, T] shape.
-    const empty = Array.from({ length: B - rows.length }, () => []);
-    const inputs = [...rows.map((r) => r.seq.ids.slice(0, needed(r.seq) - 1)), ...empty];
-    const targets = [...rows.map((r) => r.seq.ids.slice(1, needed(r.seq))), ...empty];
-    const shape = [B, T];
-    const arrays = [oneHot(inputs, T, V), oneHot(targets, T, V), np.array(mask).reshape(shape), np.array(adv).reshape(shape), np.array(old).reshape(shape), np.array(new Float32Array([1 / Math.max(tokens, 1)])).reshape([])];
-    return { arrays, tokens };
+    }
+    const shape = [grid.R, grid.T];
+    return [np.array(weight).reshape(shape), np.array(adv).reshape(shape), np.array(old).reshape(shape)];
   }
 
-  /** Positions needed: up to the last trainable token (a trailing observation conditions nothing trained). */
-  private padLength(rows: readonly TrainRow[]): number {
-    const longest = Math.max(1, ...rows.map((r) => needed(r.seq))) - 1;
-    if (longest > this.config.context) throw new RangeError(`a sequence needs ${longest + 1} tokens; the model's context is ${this.config.context}`);
-    return Math.min(Math.max(PAD, Math.ceil(longest / PAD) * PAD), this.config.context);
-  }
-
-  /**
-   * One Adam step of size `lr` on ≤ batch rows (PPO clips the ratio to [1 − clip, 1 + clip]). Rows
-   * without trainable tokens contribute nothing.
-   */
-  step(kind: 'sft' | 'ppo', rows: readonly TrainRow[], lr: number, clip = 0.2): BatchStats {
-    if (rows.length > this.opts.batch) throw new RangeError(`${rows.length} rows exceed the batch size ${this.opts.batch}`);
-    const T = this.padLength(rows);
-    const { arrays, tokens } = this.batchArrays(rows, T);
-    if (tokens === 0) {
-      tree.dispose(arrays);
-      return { loss: 0, tokens: 0 };
+  /** One Adam step on the gradient summed over the grids (each token weighted 1/total). */
+  private update(kind: 'sft' | 'ppo', grids: readonly PackedGrid[], rows: readonly TrainRow[], total: number, lr: number, clip: number): number {
+    let g: Params | undefined;
+    let loss = 0;
+    for (const grid of grids) {
+      const [value, gi] = this.gradFn(kind, grid.R, grid.T, clip)(tree.ref(this.params), [...gridArrays(grid), ...this.lossArrays(grid, rows, total)], tree.ref(this.consts));
+      loss += (value.dataSync() as Float32Array)[0]!;
+      g = g ? (tree.map((a: Arr, b: Arr) => a.add(b), g, gi) as Params) : gi;
     }
     this.t++;
     const { beta1, beta2 } = this.opts;
     const alpha = np.array(new Float32Array([(lr * Math.sqrt(1 - beta2 ** this.t)) / (1 - beta1 ** this.t)])).reshape([]);
-    const [p, m, v, value] = this.stepFn(kind, this.opts.batch, T, clip)(this.params, this.m, this.v, arrays, forwardConsts(this.config, T), alpha);
-    this.params = p;
-    this.m = m;
-    this.v = v;
-    const loss = (value.dataSync() as Float32Array)[0]!;
-    return { loss, tokens };
+    [this.params, this.m, this.v] = this.adam()(this.params, this.m, this.v, g!, alpha);
+    return loss;
   }
 
-  /** Frees the weights and Adam moments (jax-js's wasm heap is 4 GiB per process). */
+  /** Rows with trainable tokens, each with the positions it needs. */
+  private usable(rows: readonly TrainRow[]): { used: TrainRow[]; lengths: number[]; counts: number[] } {
+    const used = rows.filter((r) => trainedCount(r) > 0);
+    return { used, lengths: used.map((r) => positions(r.seq)), counts: used.map(trainedCount) };
+  }
+
+  /**
+   * One Adam step of size `lr` on all the rows (PPO clips the ratio to [1 − clip, 1 + clip]), packed
+   * into rows of one length (as many grids as needed, gradients summed). Rows without trainable tokens
+   * contribute nothing.
+   */
+  step(kind: 'sft' | 'ppo', rows: readonly TrainRow[], lr: number, clip = 0.2): BatchStats {
+    const { used, lengths, counts } = this.usable(rows);
+    const tokens = counts.reduce((a, b) => a + b, 0);
+    if (tokens === 0) return { loss: 0, tokens: 0 };
+    const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: [this.rowLength(Math.max(...lengths))], gridTokens: this.opts.gridTokens });
+    return { loss: this.update(kind, grids, used, tokens, lr, clip), tokens };
+  }
+
+  /**
+   * One pass over the rows with one Adam step per packed grid (about `gridTokens` positions each; rows
+   * of a grid have similar lengths). Grids run in the order `order` gives (default: as packed); the
+   * learning rate may depend on the step's index in the pass; `after` sees each step and may stop the
+   * pass by returning true. Returns the loss averaged over trained tokens, the tokens and the steps taken.
+   */
+  fit(
+    kind: 'sft' | 'ppo',
+    rows: readonly TrainRow[],
+    lr: number | ((step: number, steps: number) => number),
+    options: { clip?: number; order?: (n: number) => number[]; after?: (info: { step: number; steps: number; loss: number; tokens: number }) => boolean | void } = {},
+  ): BatchStats & { steps: number } {
+    const { used, lengths, counts } = this.usable(rows);
+    if (used.length === 0) return { loss: 0, tokens: 0, steps: 0 };
+    const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: rowLadder(this.config.context), gridTokens: this.opts.gridTokens });
+    let loss = 0;
+    let tokens = 0;
+    let step = 0;
+    for (const i of options.order?.(grids.length) ?? grids.map((_, i) => i)) {
+      const grid = grids[i]!;
+      const total = grid.slots.reduce((n, s) => n + counts[s.index]!, 0);
+      const l = this.update(kind, [grid], used, total, typeof lr === 'number' ? lr : lr(step, grids.length), options.clip ?? 0.2);
+      loss += l * total;
+      tokens += total;
+      step++;
+      if (options.after?.({ step, steps: grids.length, loss: l, tokens: total })) break;
+    }
+    return { loss: loss / tokens, tokens, steps: step };
+  }
+
+  /** Frees the weights, Adam moments, constants and compiled programs (jax-js's wasm heap is 4 GiB per process). */
   dispose(): void {
     tree.dispose(this.params);
     tree.dispose(this.m);
     tree.dispose(this.v);
-    this.steps.clear();
+    disposeConsts(this.consts);
+    for (const fn of [...this.grads.values(), ...this.evals.values(), ...(this.adamFn ? [this.adamFn] : [])]) (fn as unknown as { dispose(): void }).dispose();
+    this.grads.clear();
     this.evals.clear();
+    this.adamFn = undefined;
   }
 
   /**
@@ -202,28 +274,23 @@ export class LmTrainer {
    * its tokens evaluated.
    */
   logprobs(rows: readonly TokenSequence[]): number[][] {
-    const out: number[][] = [];
-    for (let i = 0; i < rows.length; i += this.opts.batch) {
-      const chunk = rows.slice(i, i + this.opts.batch);
-      const T = this.padLength(chunk.map((seq) => ({ seq })));
-      const key = `${this.opts.batch}:${T}`;
-      let fn = this.evals.get(key);
-      if (!fn) {
-        const c = this.config;
-        fn = jit((p: Params, x: Arr, y: Arr, k: ForwardConsts) => tokenLogprobs(p, x, y, k, c)) as unknown as (p: Params, x: Arr, y: Arr, k: ForwardConsts) => Arr;
-        this.evals.set(key, fn);
+    const out = rows.map((s) => new Array<number>(s.ids.length).fill(0));
+    const lengths = rows.map(positions);
+    const live = lengths.map((n, k) => k).filter((k) => lengths[k]! > 0);
+    if (live.length === 0) return out;
+    const T = this.rowLength(Math.max(...live.map((k) => lengths[k]!)));
+    let fn = this.evals.get(T);
+    if (!fn) {
+      const c = this.config;
+      fn = jit((p: Params, b: Arr[], k: ForwardConsts) => tokenLogprobs(p, b[0]!, b[1]!, b[2]!, b[3]!, k, c)) as unknown as EvalFn;
+      this.evals.set(T, fn);
+    }
+    for (const grid of pack(live.map((k) => rows[k]!.ids), live.map((k) => lengths[k]!), { rowLengths: [T], gridTokens: this.opts.gridTokens })) {
+      const data = fn(tree.ref(this.params), gridArrays(grid), tree.ref(this.consts)).dataSync() as Float32Array;
+      for (const s of grid.slots) {
+        const row = out[live[s.index]!]!;
+        for (let t = 0; t < s.length; t++) row[t + 1] = data[s.row * grid.T + s.offset + t]!;
       }
-      const V = this.config.vocab;
-      const empty = Array.from({ length: this.opts.batch - chunk.length }, () => []);
-      const x = oneHot([...chunk.map((s) => s.ids.slice(0, needed(s) - 1)), ...empty], T, V);
-      const y = oneHot([...chunk.map((s) => s.ids.slice(1, needed(s))), ...empty], T, V);
-      const lp = fn(tree.ref(this.params), x, y, forwardConsts(this.config, T));
-      const data = lp.dataSync() as Float32Array;
-      chunk.forEach((s, b) => {
-        const row = new Array<number>(s.ids.length).fill(0);
-        for (let t = 1; t < needed(s); t++) row[t] = data[b * T + t - 1]!;
-        out.push(row);
-      });
     }
     return out;
   }

@@ -9,7 +9,7 @@ import { ScriptedWorldPolicy } from '../policy/scripted-policy.ts';
 import type { WorldEnv } from '../env/world/world-env.ts';
 import type { Prompt, Turn } from '../tree/types.ts';
 import { createRng, type Rng } from '../util/rng.ts';
-import { initWeights, type LlamaConfig, type LlamaModel } from './model.ts';
+import { initWeights, type LlamaConfig, type LlamaModel, type LlamaWeights } from './model.ts';
 import { trajectorySequence } from './sequence.ts';
 import { Tokenizer } from './tokenizer.ts';
 import { LmTrainer } from './trainer.ts';
@@ -51,42 +51,103 @@ export interface WarmStartOptions {
   merges: number;
   /** Training questions used for demonstrations. */
   questions: number;
+  /**
+   * Demonstrations per question: one at `noise` (0 = the gold search path), plus `extra` at
+   * `extraNoise` of which only the successful ones are kept (detours that recover: varied searches).
+   */
   noise: number;
+  extra?: number;
+  extraNoise?: number;
   /** Passes over the demonstrations. */
   epochs: number;
+  /** Peak learning rate; cosine decay to a tenth of it over the run. */
   learningRate: number;
-  batch: number;
+  /** Positions per packed grid (one Adam step). */
+  gridTokens?: number;
+  /** Stop after the grid that crosses this many seconds of training (a wall-clock budget). */
+  maxSeconds?: number;
   seed: number;
-  onBatch?: (info: { epoch: number; batch: number; batches: number; loss: number; tokens: number }) => void;
+  /**
+   * Start from this smaller checkpoint (same vocabulary and width) grown to `shape`: its layers come
+   * first, the extra layers and the extra FFN units start with zero output weights (W_o, W_down), so the
+   * grown model computes exactly what the checkpoint computes until training moves them.
+   */
+  from?: LlamaModel;
+  onStep?: (info: { epoch: number; step: number; steps: number; loss: number; tokens: number; seconds: number }) => void;
 }
 
-export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaModel; demos: Demonstration[] }> {
+/** The checkpoint's weights inside a deeper / wider-FFN model (see WarmStartOptions.from). */
+export function grow(from: LlamaModel, config: LlamaConfig, fresh: LlamaWeights): LlamaWeights {
+  const f = from.config;
+  if (f.vocab !== config.vocab || f.dim !== config.dim || f.heads !== config.heads || f.layers > config.layers || f.ffn > config.ffn) {
+    throw new RangeError(`cannot grow d${f.dim}/${f.heads} heads/${f.layers} layers/FFN ${f.ffn}/vocab ${f.vocab} into d${config.dim}/${config.heads}/${config.layers}/${config.ffn}/${config.vocab}`);
+  }
+  const d = config.dim;
+  const layers = fresh.layers.map((l, i) => {
+    const old = from.weights.layers[i];
+    if (!old) return { ...l, wo: new Float32Array(d * d), down: new Float32Array(d * config.ffn) };
+    // gate/up are (ffn, dim): the old rows first; down is (dim, ffn): old columns, zeros for new units.
+    const gate = l.gate.slice();
+    const up = l.up.slice();
+    gate.set(old.gate);
+    up.set(old.up);
+    const down = new Float32Array(d * config.ffn);
+    for (let r = 0; r < d; r++) down.set(old.down.subarray(r * f.ffn, (r + 1) * f.ffn), r * config.ffn);
+    return { ...old, gate, up, down };
+  });
+  return { embed: from.weights.embed, output: from.weights.output, outNorm: from.weights.outNorm, layers };
+}
+
+export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaModel; demos: Demonstration[]; epochs: number; steps: number }> {
   const vocab = worldVocabulary(o.env, { merges: o.merges });
   const config: LlamaConfig = { ...o.shape, vocab: vocab.pieces.length };
   const rng = createRng(o.seed);
-  const model: LlamaModel = { config, vocab, weights: initWeights(config, rng.fork('init')) };
+  const fresh = initWeights(config, rng.fork('init'));
+  const model: LlamaModel = { config, vocab, weights: o.from ? grow(o.from, config, fresh) : fresh };
   const tokenizer = new Tokenizer(vocab);
-  const demos = await demonstrations(o.env, o.env.train.slice(0, o.questions), { noise: o.noise, rng: rng.fork('demos') });
-  const seqs = demos.map((d) => trajectorySequence(tokenizer, d.prompt, d.turns)).filter((s) => s.ids.length <= config.context);
-  const trainer = new LmTrainer(model, { batch: o.batch });
-  const order = seqs.map((_, i) => i);
-  for (let e = 0; e < o.epochs; e++) {
-    const r = rng.fork(`epoch/${e}`);
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = r.int(i + 1);
-      [order[i], order[j]] = [order[j]!, order[i]!];
-    }
-    // Group similar lengths inside windows of 8 batches: less padding, still shuffled.
-    const window = o.batch * 8;
-    const batches: number[][] = [];
-    for (let w = 0; w < order.length; w += window) {
-      const chunk = order.slice(w, w + window).sort((a, b) => seqs[a]!.ids.length - seqs[b]!.ids.length);
-      for (let b = 0; b < chunk.length; b += o.batch) batches.push(chunk.slice(b, b + o.batch));
-    }
-    batches.forEach((idx, b) => {
-      const s = trainer.step('sft', idx.map((i) => ({ seq: seqs[i]! })), o.learningRate);
-      o.onBatch?.({ epoch: e, batch: b, batches: batches.length, loss: s.loss, tokens: s.tokens });
-    });
+  const prompts = o.env.train.slice(0, o.questions);
+  const demos = await demonstrations(o.env, prompts, { noise: o.noise, rng: rng.fork('demos') });
+  for (let k = 0; k < (o.extra ?? 0); k++) {
+    const more = await demonstrations(o.env, prompts, { noise: o.extraNoise ?? 0.35, rng: rng.fork(`extra/${k}`) });
+    demos.push(...more.filter((d) => d.reward === 1));
   }
-  return { model: { config, vocab, weights: trainer.weights() }, demos };
+  const rows = demos.map((d) => ({ seq: trajectorySequence(tokenizer, d.prompt, d.turns) })).filter((r) => r.seq.ids.length <= config.context);
+  const trainer = new LmTrainer(model, { gridTokens: o.gridTokens ?? 4096 });
+  const t0 = performance.now();
+  let steps = 0;
+  let epochs = 0;
+  try {
+    for (let e = 0; e < o.epochs; e++) {
+      const r = rng.fork(`epoch/${e}`);
+      // fit() packs the epoch into grids of similar lengths; the grids run in a shuffled order.
+      const shuffle = (n: number) => {
+        const order = Array.from({ length: n }, (_, i) => i);
+        for (let i = n - 1; i > 0; i--) {
+          const j = r.int(i + 1);
+          [order[i], order[j]] = [order[j]!, order[i]!];
+        }
+        return order;
+      };
+      let over = false;
+      const done = trainer.fit('sft', rows, (step, n) => {
+        // Cosine decay from the peak to a tenth over all epochs (every epoch packs into the same n grids).
+        const f = (e * n + step) / (o.epochs * n);
+        return o.learningRate * (0.1 + 0.45 * (1 + Math.cos(Math.PI * f)));
+      }, {
+        order: shuffle,
+        after: (info) => {
+          const seconds = (performance.now() - t0) / 1000;
+          o.onStep?.({ epoch: e, step: info.step, steps: info.steps, loss: info.loss, tokens: info.tokens, seconds });
+          over = o.maxSeconds !== undefined && seconds > o.maxSeconds;
+          return over;
+        },
+      });
+      steps += done.steps;
+      epochs = e + 1;
+      if (over) break;
+    }
+    return { model: { config, vocab, weights: trainer.weights() }, demos, epochs, steps };
+  } finally {
+    trainer.dispose();
+  }
 }

@@ -90,8 +90,9 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     store = RunStore.create(options.out, config, { kind: options.external ? 'rollout' : 'train' });
   }
   let completed = 0;
+  let built: Components | undefined;
   try {
-    const built = await buildComponents(config);
+    built = await buildComponents(config);
     const external = options.external;
     // With an external trainer the rollouts come from its policy and nothing here trains the policy.
     const parts: Components = external ? { ...built, policy: external.policy, trainable: undefined } : built;
@@ -139,6 +140,9 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     throw e;
   } finally {
     store.close();
+    // The run's own policy (not an external trainer's) is freed: a process can run many trains.
+    await built?.trainable?.dispose?.();
+    built?.predictor.dispose?.();
   }
 }
 

@@ -8,8 +8,11 @@ import { createRng } from '../../src/util/rng.ts';
 
 let cached: { env: WorldEnv; tokenizer: Tokenizer; model: LlamaModel } | undefined;
 
-/** A small world, its vocabulary, and a random-weight llama model over it (shared by the tinylm tests). */
-export function fixture(overrides: Partial<LlamaConfig> = {}, seed = 1): { env: WorldEnv; tokenizer: Tokenizer; model: LlamaModel } {
+/**
+ * A small world, its vocabulary, and a random-weight llama model over it (shared by the tinylm tests).
+ * With overrides or another seed, weights are drawn with σ = `sigma` (large enough for peaked distributions).
+ */
+export function fixture(overrides: Partial<LlamaConfig> = {}, seed = 1, sigma = 0.3): { env: WorldEnv; tokenizer: Tokenizer; model: LlamaModel } {
   if (!cached) {
     const env = new WorldEnv({ seed: 7, questions: 300 });
     const vocab = worldVocabulary(env, { merges: 600 });
@@ -17,7 +20,7 @@ export function fixture(overrides: Partial<LlamaConfig> = {}, seed = 1): { env: 
     cached = { env, tokenizer: new Tokenizer(vocab), model: { config, vocab, weights: initWeights(config, createRng(seed)) } };
   }
   const config = { ...cached.model.config, ...overrides };
-  const model = Object.keys(overrides).length || seed !== 1 ? { config, vocab: cached.model.vocab, weights: initWeights(config, createRng(seed), 0.3) } : cached.model;
+  const model = Object.keys(overrides).length || seed !== 1 ? { config, vocab: cached.model.vocab, weights: initWeights(config, createRng(seed), sigma) } : cached.model;
   return { ...cached, model };
 }
 
@@ -27,4 +30,18 @@ export function writeTemp(model: LlamaModel, name = 'model.gguf'): string {
   const path = join(dir, name);
   writeFileSync(path, modelToGguf(model));
   return path;
+}
+
+/** A two-step tiny-LM `train()` config on the fixture world (the tinylm run tests share it). */
+export function shortRunConfig(model: string, seed: number) {
+  return {
+    seed,
+    steps: 2,
+    pool: 3,
+    env: { questions: 300, seed: 7 },
+    strategy: { name: 'trace', budget: 6, continuations: 2 },
+    policy: { kind: 'tiny-lm', model, learningRate: 0.01, epochs: 1 },
+    engine: { maxTurns: 2, concurrency: 4 },
+    eval: { every: 10, questions: 2 },
+  };
 }

@@ -7,7 +7,7 @@ import { RunStore } from '../../src/store/index.ts';
 import { LmTrainer, modelFromGguf, trajectorySequence, type LlamaModel } from '../../src/tinylm/index.ts';
 import { train } from '../../src/train/index.ts';
 import { leaves, turnsTo, type RolloutTree } from '../../src/tree/index.ts';
-import { fixture, writeTemp } from './fixtures.ts';
+import { fixture, shortRunConfig, writeTemp } from './fixtures.ts';
 
 /** The largest |recorded log π − trainer log π| over every generated token of every leaf path. */
 function maxLogprobGap(trees: readonly RolloutTree[], model: LlamaModel, prompts: Map<string, { id: string; question: string; answers: string[] }>): { gap: number; tokens: number } {
@@ -29,16 +29,7 @@ test('a short tiny-LM RL run: token-exact trees whose log-probabilities are the 
   const { env, tokenizer, model } = fixture();
   const file = writeTemp(model);
   const out = join(mkdtempSync(join(tmpdir(), 'tinylm-run-')), 'run');
-  const config = {
-    seed: 3,
-    steps: 2,
-    pool: 3,
-    env: { questions: 300, seed: 7 },
-    strategy: { name: 'trace', budget: 6, continuations: 2 },
-    policy: { kind: 'tiny-lm', model: file, learningRate: 0.01, epochs: 1 },
-    engine: { maxTurns: 2, concurrency: 4 },
-    eval: { every: 10, questions: 2 },
-  };
+  const config = shortRunConfig(file, 3);
   // Stop after step 0 to read its policy checkpoint, then resume: step 1 starts from the loaded snapshot.
   const stop = new AbortController();
   const first = await train({ out, config, clock: () => 0, signal: stop.signal, onEvent: (e) => e.kind === 'step' && stop.abort() });

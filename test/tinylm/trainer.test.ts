@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { formatInformation } from '../../src/env/search-r1.ts';
-import { LmTrainer, trajectorySequence } from '../../src/tinylm/index.ts';
+import { initWeights, LmTrainer, trajectorySequence } from '../../src/tinylm/index.ts';
+import { grow } from '../../src/tinylm/warm-start.ts';
+import { createRng } from '../../src/util/rng.ts';
 import { initJax } from '../../src/util/jax.ts';
 import { fixture } from './fixtures.ts';
 
@@ -55,4 +57,33 @@ test('a PPO batch whose advantages are all zero takes no step', () => {
   assert.deepEqual(r, { loss: 0, tokens: 0 });
   assert.equal(trainer.updates, 0);
   assert.deepEqual(trainer.weights().output, model.weights.output);
+});
+
+test('fit packs the rows into one grid per row length and takes one Adam step per grid', () => {
+  const { model } = fixture();
+  const trainer = new LmTrainer(model, { gridTokens: 1024 });
+  const seqs = rows();
+  const before = trainer.logprobs(seqs);
+  const r = trainer.fit('sft', seqs.map((seq) => ({ seq })), 0.01);
+  // Three short sequences of similar length fit one grid of 1024 positions.
+  assert.equal(r.steps, 1);
+  assert.equal(trainer.updates, 1);
+  assert.equal(r.tokens, seqs.reduce((a, q) => a + q.mask.reduce((x, y) => x + y, 0), 0));
+  const after = trainer.logprobs(seqs);
+  const mean = (lp: number[][]) => lp.flat().reduce((a, b) => a + b, 0);
+  assert.ok(mean(after) > mean(before), 'one step raised the demonstrations’ log-likelihood');
+  trainer.dispose();
+});
+
+test('grow: the checkpoint inside a deeper, wider-FFN model computes the same log-probabilities', () => {
+  const { model } = fixture();
+  const config = { ...model.config, layers: model.config.layers + 1, ffn: model.config.ffn * 2 };
+  const big = { config, vocab: model.vocab, weights: grow(model, config, initWeights(config, createRng(9))) };
+  const seqs = rows();
+  const a = new LmTrainer(model).logprobs(seqs);
+  const b = new LmTrainer(big).logprobs(seqs);
+  let gap = 0;
+  a.forEach((row, i) => row.forEach((x, j) => (gap = Math.max(gap, Math.abs(x - b[i]![j]!)))));
+  assert.ok(gap < 1e-5, `grown model differs by ${gap}`);
+  assert.throws(() => grow(model, { ...config, dim: 64 }, initWeights({ ...config, dim: 64 }, createRng(9))), /cannot grow/);
 });

@@ -28,8 +28,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -128,6 +128,10 @@ export function arms(experiment: ExperimentName): Arm[] {
         // Third round: the learner, not the allocator — shared prefix turns counted once.
         world('trace-once', { name: 'trace' }, 'the paper, shared turns once in the loss', { policy: { sharedTurns: 'once' } }),
         world('trace-decision-w-pool-once', { name: 'trace', prefixes: 'decision-weighted', leftover: 'pool' }, 'decision-weighted + pool, shared turns once', { policy: { sharedTurns: 'once' } }),
+        // One Adam pass per step instead of 4, for every arm alike: fewer passes over a few prompts' samples.
+        world('grpo-e1', { name: 'grpo' }, 'grpo, policy.epochs 1', { policy: { epochs: 1 } }),
+        world('trace-e1', { name: 'trace' }, 'the paper, policy.epochs 1', { policy: { epochs: 1 } }),
+        world('trace-best-e1', BEST_TRACE, 'the recommended trace, policy.epochs 1', { policy: { epochs: 1 } }),
       ];
     case 'final':
       return [
@@ -148,6 +152,14 @@ export function arms(experiment: ExperimentName): Arm[] {
       return [
         { ...world('env11-trace-best', BEST_TRACE, 'best trace on world env seed 11'), envSeed: 11, tier: 1 },
         { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11, tier: 1 },
+      ];
+    case 'final-epochs1':
+      // Third round (frozen before seeds 300–309): one Adam pass per step for every arm, chosen on seeds 0–4
+      // where it raised grpo 0.442 → 0.491, trace 0.415 → 0.450, trace-best 0.440 → 0.477.
+      return [
+        world('trace-best-e1', BEST_TRACE, 'the recommended trace, policy.epochs 1', { policy: { epochs: 1 } }),
+        world('trace-e1', { name: 'trace' }, 'the paper, policy.epochs 1', { policy: { epochs: 1 } }),
+        world('grpo-e1', { name: 'grpo' }, 'grpo, policy.epochs 1', { policy: { epochs: 1 } }),
       ];
     case 'final-oracle':
       return [

@@ -153,11 +153,11 @@ function costTable(results: ArmResult[], target: { accuracy: number; setBy: stri
 }
 
 function oracleLines(results: ArmResult[]): string[] {
-  // sim-trace (the paper) in the oracle experiment, sim-trace-best in the final's.
-  const get = (label: string) => results.find((r) => r.arm.label === label || (label === 'sim-trace' && r.arm.label.startsWith('sim-trace')))?.runs ?? [];
-  const warm = (label: string, f: (r: RunStats) => number[]) => meanOf(get(label).map((r) => meanOf(f(r).slice(WARM))));
+  // The simulator arms by strategy (the trace arm is the paper's in `oracle`, the frozen best in `final-oracle`).
+  const get = (strategy: string) => results.find((r) => r.arm.env === 'simulator' && r.arm.strategy.name === strategy)?.runs ?? [];
+  const warm = (strategy: string, f: (r: RunStats) => number[]) => meanOf(get(strategy).map((r) => meanOf(f(r).slice(WARM))));
   const line = (what: string, f: (r: RunStats) => number[], digits: number) => {
-    const [o, t, g] = [warm('sim-oracle', f), warm('sim-trace', f), warm('sim-grpo', f)];
+    const [o, t, g] = [warm('oracle', f), warm('trace', f), warm('grpo', f)];
     const share = o > g ? ` — trace captures ${(((t - g) / (o - g)) * 100).toFixed(0)} % of the oracle's gain over grpo` : ' — the oracle does not beat grpo here, so there is no gain to capture';
     return `- ${what} (steps ≥ ${WARM}): grpo ${g.toFixed(digits)}, trace ${t.toFixed(digits)}, oracle ${o.toFixed(digits)}${share}.`;
   };

@@ -222,6 +222,7 @@ class StepRun<S> {
       if (!(budget > 0)) continue;
       const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, starts);
       if (prefixes.length === 0) return;
+      // Round 0 keeps the one-round stream name, so runs without extra rounds draw exactly as before.
       const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, round, rng: this.options.rng.fork(round === 0 ? `prefix/${ctx.prompt.id}` : `prefix/${ctx.prompt.id}/${round}`) };
       const plan = planner.plan(input);
       const known = new Set(prefixes.map((c) => c.id));

@@ -10,7 +10,7 @@ import type { Policy } from '../../policy/types.ts';
 import { RunStore } from '../../store/index.ts';
 import { buildEnvironment, parseTrainConfig, type TrainConfig } from '../../train/index.ts';
 import { setPath } from '../config-file.ts';
-import { UsageError } from '../io.ts';
+import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -75,14 +75,9 @@ export function register(program: Command): void {
     .option('--json', 'print exactly one JSON object: {"datasets": {name: {n, em, f1}}, "average": {...}}')
     .option('--quiet', 'no progress display')
     .action(async (opts: EvalFlags) => {
-      const int = (flag: string, v: string, min: number) => {
-        const n = Number(v);
-        if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} ${v}: expected a whole number ≥ ${min}`);
-        return n;
-      };
+      const int = (flag: string, v: string, min: number) => parseInteger(flag, v, { min });
       const samples = int('--samples', opts.samples, 1);
-      const temperature = Number(opts.temperature);
-      if (!Number.isFinite(temperature) || temperature < 0) throw new UsageError(`--temperature ${opts.temperature}: expected a number ≥ 0`);
+      const temperature = parseDecimal('--temperature', opts.temperature, { min: 0 });
       if (samples > 1 && temperature === 0) throw new UsageError('--samples > 1 with --temperature 0 repeats one greedy trajectory; give --temperature (e.g. 1)');
       if (opts.split !== 'held-out' && opts.split !== 'all') throw new UsageError(`--split ${opts.split}: choose held-out or all`);
       const questions = opts.questions !== undefined ? int('--questions', opts.questions, 1) : undefined;

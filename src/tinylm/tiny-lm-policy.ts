@@ -135,16 +135,12 @@ export class TinyLmPolicy implements TrainablePolicy {
   async update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<UpdateMetrics> {
     const lr = options.learningRate;
     const rows = this.rows(samples).filter((r) => r.advantages!.some((a, t) => a !== 0 && r.seq.mask[t] === 1));
-    let loss = 0;
-    let tokens = 0;
     // Longest first (the order of the metrics below); the trainer packs the rows into grids itself.
     const ordered = [...rows].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
+    let first: { loss: number; tokens: number } | undefined;
     for (let e = 0; e < options.epochs; e++) {
       const s = this.trainer.fit('ppo', ordered, lr, { clip: options.clip });
-      if (e === 0) {
-        loss += s.loss * s.tokens;
-        tokens += s.tokens;
-      }
+      first ??= s;
     }
     const after = this.trainer.logprobs(ordered.map((r) => r.seq));
     const eps = options.clip;
@@ -166,7 +162,7 @@ export class TinyLmPolicy implements TrainablePolicy {
     const turns = samples.reduce((a, s) => a + s.advantages.filter((x, i) => x !== 0 && !s.turns[i]!.error).length, 0);
     this.syncing = this.sync(this.trainer.weights());
     await this.syncing;
-    return { turns, loss: tokens ? loss / tokens : 0, clipFraction: n ? clipped / n : 0, approxKl: n ? kl / n : 0, entropy: n ? ent / n : 0 };
+    return { turns, loss: first?.tokens ? first.loss : 0, clipFraction: n ? clipped / n : 0, approxKl: n ? kl / n : 0, entropy: n ? ent / n : 0 };
   }
 
   /** Supervised step on token sequences (warm start); call `syncWeights` after a run of these. */

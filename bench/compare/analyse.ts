@@ -57,6 +57,8 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     if (!simulated) md.push(...costTable(results, { accuracy: FIXED_TARGET, setBy: '' }), '');
     if (simulated) md.push(...oracleLines(results), '');
     if ((experiment.startsWith('final') && !simulated) || experiment === 'options' || experiment === 'diagnose') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
+    // The tiny LM (issue 18) reports each arm against grpo, arm minus grpo.
+    if (experiment === 'tinylm') md.push(...perBudgetTable(results), '', ...pairedTable(results, 'grpo'), '', ...reachGrpoTable(results), '', ...(await kindTable(results, o)), '');
     if (experiment === 'main' || experiment === 'ablation' || experiment === 'final' || experiment === 'options') {
       md.push(...(await kindTable(results, o)), '');
       // Re-evaluating every final policy costs one evaluation per run: in the final, only the arms the claim is about.
@@ -189,14 +191,19 @@ function perBudgetTable(results: ArmResult[]): string[] {
   return rows;
 }
 
-/** Final held-out accuracy: each arm minus the first arm (same seed), mean and 95 % bootstrap interval. */
-function pairedTable(results: ArmResult[]): string[] {
-  const ref = results[0];
+/**
+ * Final held-out accuracy, paired by seed, mean and 95 % bootstrap interval: the first arm minus each
+ * arm, or with `against`, each arm minus the arm of that label.
+ */
+function pairedTable(results: ArmResult[], against?: string): string[] {
+  const ref = against === undefined ? results[0] : results.find((r) => r.arm.label === against);
   if (!ref || ref.runs.length === 0) return [];
+  // Differences are always first minus second of pairedBootstrap.
+  const diff = (runs: RunStats[], by: (runs: RunStats[]) => Map<number, number>) => (against === undefined ? pairedBootstrap(by(ref.runs), by(runs)) : pairedBootstrap(by(runs), by(ref.runs)));
   const finalBySeed = (runs: RunStats[]) => new Map(runs.map((r) => [r.seed, r.evals[r.evals.length - 1]?.accuracy ?? NaN]));
   const meanBySeed = (runs: RunStats[]) => new Map(runs.map((r) => [r.seed, meanOf(r.evals.filter((e) => e.step > 0).map((e) => e.accuracy))]));
   const rows = [
-    `Paired differences, ${ref.arm.label} minus each arm (same seeds), final held-out accuracy and mean accuracy over the evaluations after step 0: mean [95 % bootstrap interval over seeds, 10,000 resamples] (pairs).`,
+    `Paired differences, ${against === undefined ? `${ref.arm.label} minus each arm` : `each arm minus ${ref.arm.label}`} (same seeds), final held-out accuracy and mean accuracy over the evaluations after step 0: mean [95 % bootstrap interval over seeds, 10,000 resamples] (pairs).`,
     '',
     '| arm | final acc. (mean ± sd) | Δ final acc. | Δ mean acc. (evals after step 0) |',
     '|---|---|---|---|',
@@ -209,7 +216,7 @@ function pairedTable(results: ArmResult[]): string[] {
       rows.push(`| ${arm.label} | ${fmt(acc)} | (reference) | (reference) |`);
       continue;
     }
-    rows.push(`| ${arm.label} | ${fmt(acc)} | ${show(pairedBootstrap(finalBySeed(ref.runs), finalBySeed(runs)))} | ${show(pairedBootstrap(meanBySeed(ref.runs), meanBySeed(runs)))} |`);
+    rows.push(`| ${arm.label} | ${fmt(acc)} | ${show(diff(runs, finalBySeed))} | ${show(diff(runs, meanBySeed))} |`);
   }
   return rows;
 }
@@ -333,7 +340,7 @@ async function writePlots(experiment: ExperimentName, results: ArmResult[], dir:
     await writeSvg(dir, `${experiment}-effective-ratio`, bandChart(`effective ratio per step (${experiment === 'main' ? 'world' : 'simulator'}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]));
     await writeSvg(dir, `${experiment}-mixed-trees`, bandChart(`mixed prompt trees per step (${experiment === 'main' ? 'world' : 'simulator'})`, band(results, (r) => r.mixed.map((y, x) => ({ x, y }))), 'step', 'mixed trees'));
   }
-  if (experiment === 'main' || experiment === 'final' || experiment === 'options' || experiment === 'final-epochs1') {
+  if (experiment === 'main' || experiment === 'final' || experiment === 'options' || experiment === 'final-epochs1' || experiment === 'tinylm') {
     await writeSvg(dir, `${experiment}-accuracy-vs-trajectories`, bandChart('held-out greedy accuracy vs trajectories spent (seed mean, min–max)', band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
     await writeSvg(dir, `${experiment}-accuracy-vs-tokens`, bandChart('held-out greedy accuracy vs generated tokens', band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
   }

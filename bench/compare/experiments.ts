@@ -6,6 +6,7 @@
  *  oracle    simulator (known probabilities, fixed policy): oracle, trace, grpo
  *  ablation  world: uniform/adaptive roots × uniform/adaptive prefixes, and N = 1 / N = 4 at the same B
  *            (the adaptive × adaptive, N = 2 arm is main's trace; it is run once and shared)
+ *  tinylm    world + the tiny LM (issue 18): trace-best, grpo, random-tree, the paper's trace
  */
 import { optionsFor, RECOMMENDED_TRACE_OPTIONS, type StrategyName } from '../../src/allocate/index.ts';
 
@@ -28,8 +29,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'tinylm';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'tinylm'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -50,6 +51,8 @@ export interface ArmExtra {
   estimator?: string;
   /** Policy settings (e.g. sharedTurns). */
   policy?: Record<string, unknown>;
+  /** Rollout engine settings (e.g. the tiny LM's turn limit and llama.cpp batch width). */
+  engine?: Record<string, unknown>;
 }
 
 /** One arm: a strategy configuration run over every seed. */
@@ -66,6 +69,16 @@ export interface Arm {
   /** Run order: lower tiers run first (seed-major within a tier), so a run cut short by the clock still pairs its core arms. */
   tier?: number;
 }
+
+/**
+ * The tiny LM of issue 18 (docs/tinylm.md): the committed d64 × 4-layer warm start generating in
+ * llama.cpp (8 sequences in one batch) and trained by PPO in jax-js, with the settings its earlier
+ * runs used (Adam 3e-4, one pass per step, 6 turns). Every arm of `tinylm` starts from this one file.
+ */
+export const TINY_LM: ArmExtra = {
+  policy: { kind: 'tiny-lm', model: 'bench/tinylm/warm-start-d64x4.gguf', learningRate: 3e-4, epochs: 1 },
+  engine: { maxTurns: 6, concurrency: 8 },
+};
 
 export function arms(experiment: ExperimentName): Arm[] {
   const world = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({ label, env: 'world', strategy, meaning, ...(extra ? { extra } : {}) });
@@ -161,6 +174,15 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-e1', { name: 'trace' }, 'the paper, policy.epochs 1', { policy: { epochs: 1 } }),
         world('grpo-e1', { name: 'grpo' }, 'grpo, policy.epochs 1', { policy: { epochs: 1 } }),
       ];
+    case 'tinylm':
+      // Issue 18: the frozen trace configurations against grpo and random-tree on a real token-level LM.
+      // Tiers in the issue's priority order, so a run the clock cuts short still has whole arms.
+      return [
+        world('trace-best', BEST_TRACE, 'the recommended trace (decision-weighted prefixes, leftover over the pool)', TINY_LM),
+        world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts', TINY_LM),
+        { ...world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes', TINY_LM), tier: 1 },
+        { ...world('trace', { name: 'trace' }, 'the paper (faithful)', TINY_LM), tier: 2 },
+      ];
     case 'final-oracle':
       return [
         sim('sim-oracle', { name: 'oracle' }, 'solvers on the true probabilities'),
@@ -192,6 +214,7 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
     ...(arm.extra?.estimator ? { estimator: arm.extra.estimator } : {}),
     ...(arm.extra?.policy ? { policy: arm.extra.policy } : {}),
+    ...(arm.extra?.engine ? { engine: arm.extra.engine } : {}),
     ...(scale.cheapPredictorForBaselines && PREDICTOR_FREE.has(String(arm.strategy.name)) ? { predictor: { kind: 'global' } } : {}),
   };
 }

@@ -71,7 +71,8 @@ if (!flag('analyse-only')) {
   const worldJobs = new Map<string, (typeof jobs)[number]['config']>();
   for (const j of jobs) {
     const c = j.config as ReturnType<typeof parseTrainConfig>;
-    if (c.env.kind === 'world' && c.policy.warmStart === 'bc') worldJobs.set(`${c.seed}/${c.env.seed}`, c);
+    // Only the embedded policy has a behaviour-cloning warm start (the tiny LM starts from its GGUF).
+    if (c.env.kind === 'world' && c.policy.kind === 'embedded' && c.policy.warmStart === 'bc') worldJobs.set(`${c.seed}/${c.env.seed}`, c);
   }
   for (const [key, c] of worldJobs) {
     const t = performance.now();

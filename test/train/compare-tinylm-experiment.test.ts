@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { arms, DEFAULT_SCALE, runConfig } from '../../bench/compare/experiments.ts';
+import { RECOMMENDED_TRACE_OPTIONS } from '../../src/allocate/index.ts';
+import { parseTrainConfig } from '../../src/train/index.ts';
+
+// bench/compare's `tinylm` experiment (issue 18): every arm is a valid train() configuration on the tiny
+// LM with the same model, learner and engine settings, and the same budget; only the strategy differs.
+test('tinylm experiment: every arm is the tiny LM from the committed warm start at equal B', () => {
+  const scale = { ...DEFAULT_SCALE, firstSeed: 100, steps: 40, pool: 32, budget: 16, evalEvery: 10, evalQuestions: 300, cheapPredictorForBaselines: true };
+  const list = arms('tinylm');
+  assert.deepEqual(list.map((a) => a.label), ['trace-best', 'grpo', 'random-tree', 'trace']);
+  assert.deepEqual(list.map((a) => a.tier ?? 0), [0, 0, 1, 2]);
+  const configs = list.map((a) => parseTrainConfig(runConfig(a, 100, scale)));
+  for (const c of configs) {
+    assert.equal(c.policy.kind, 'tiny-lm');
+    assert.equal(c.policy.model, 'bench/tinylm/warm-start-d64x4.gguf');
+    assert.equal(c.policy.learningRate, 3e-4);
+    assert.equal(c.policy.epochs, 1);
+    assert.equal(c.engine.maxTurns, 6);
+    assert.equal(c.engine.concurrency, 8);
+    assert.equal(c.strategy.budget, 16);
+    assert.deepEqual([c.seed, c.steps, c.pool, c.env.seed, c.env.topK, c.eval.questions], [100, 40, 32, 7, 3, 300]);
+    // 1,500 world questions, 20 % held out: the 300 evaluated are the whole test split.
+    assert.equal(Math.round(c.env.questions * c.env.testFraction), 300);
+  }
+  const best = configs[0].strategy as Record<string, unknown>;
+  for (const [k, v] of Object.entries(RECOMMENDED_TRACE_OPTIONS)) assert.equal(best[k], v);
+  assert.equal(configs[3].strategy.name, 'trace');
+  assert.equal((configs[3].strategy as Record<string, unknown>).prefixes, undefined);
+  // The arms that never read Ṽ get the running-rate predictor; the trace arms keep the MLP.
+  assert.deepEqual(configs.map((c) => c.predictor.kind), ['mlp', 'global', 'global', 'mlp']);
+});

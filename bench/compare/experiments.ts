@@ -28,8 +28,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -50,6 +50,8 @@ export interface ArmExtra {
   estimator?: string;
   /** Policy settings (e.g. sharedTurns). */
   policy?: Record<string, unknown>;
+  /** Advantage scale (std: GRPO's z; none: Dr. GRPO's unscaled deviations). */
+  advantageScale?: 'std' | 'none';
 }
 
 /** One arm: a strategy configuration run over every seed. */
@@ -161,6 +163,17 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-e1', { name: 'trace' }, 'the paper, policy.epochs 1', { policy: { epochs: 1 } }),
         world('grpo-e1', { name: 'grpo' }, 'grpo, policy.epochs 1', { policy: { epochs: 1 } }),
       ];
+    case 'scale':
+      // Fourth round, development (seeds 0–4): the learner again. Trees make large, lopsided groups
+      // (6 leaves, anchors of 3), where GRPO's division by the std turns one rare outcome into a ±2
+      // advantage; grpo's 2-leaf groups are always ±0.71. Dr. GRPO's unscaled deviations, for every arm alike.
+      return [
+        world('grpo', { name: 'grpo' }, 'uniform groups, 24 prompts × 2'),
+        world('trace-best', BEST_TRACE, 'the recommended trace'),
+        world('grpo-dr', { name: 'grpo' }, 'grpo, advantageScale none', { advantageScale: 'none' }),
+        world('trace-best-dr', BEST_TRACE, 'the recommended trace, advantageScale none', { advantageScale: 'none' }),
+        world('trace-dr', { name: 'trace' }, 'the paper, advantageScale none', { advantageScale: 'none' }),
+      ];
     case 'final-oracle':
       return [
         sim('sim-oracle', { name: 'oracle' }, 'solvers on the true probabilities'),
@@ -191,6 +204,7 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
     ...(arm.extra?.estimator ? { estimator: arm.extra.estimator } : {}),
+    ...(arm.extra?.advantageScale ? { advantageScale: arm.extra.advantageScale } : {}),
     ...(arm.extra?.policy ? { policy: arm.extra.policy } : {}),
     ...(scale.cheapPredictorForBaselines && PREDICTOR_FREE.has(String(arm.strategy.name)) ? { predictor: { kind: 'global' } } : {}),
   };

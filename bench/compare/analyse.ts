@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WorldEnv } from '../../src/env/index.ts';
 import { writeReport } from '../../src/report/index.ts';
-import { parseTrainConfig } from '../../src/train/index.ts';
+import { RunStore } from '../../src/store/index.ts';
+import { buildEnvironment, parseTrainConfig } from '../../src/train/index.ts';
 import type { Arm, ExperimentName, Scale } from './experiments.ts';
 import { accuracyByKind } from './by-kind.ts';
 import { kindUse, loadRun, type RunStats } from './load.ts';
@@ -240,14 +240,24 @@ function mixedAnchors(r: RunStats): number[] {
   return r.anchorYield.map((y, i) => y * (r.prompts[i] + r.expanded[i]));
 }
 
+/** Question kind by training prompt id, of the world a run trained on (its stored config: env seed, size). */
+function trainKinds(dir: string): Map<string, string> {
+  const store = RunStore.open(dir, { readonly: true });
+  let config;
+  try {
+    config = parseTrainConfig(store.config(), { stored: true });
+  } finally {
+    store.close();
+  }
+  return new Map(buildEnvironment(config).train.map((p) => [p.id, String((p.meta?.world as { kind?: string } | undefined)?.kind ?? '?')]));
+}
+
 /** Where each main arm's bare rollouts went by question kind (steps 10, 13, …, 28 of every seed). */
 async function kindTable(results: ArmResult[], o: AnalyseOptions): Promise<string[]> {
-  const config = parseTrainConfig({ seed: 0, env: { seed: o.scale.envSeed } });
-  const env = new WorldEnv({ seed: config.env.seed, questions: config.env.questions, testFraction: config.env.testFraction, topK: config.env.topK, maxTurns: config.engine.maxTurns, success: { rule: config.env.successRule, threshold: config.env.successThreshold } });
-  const kinds = new Map<string, string>();
-  for (const p of env.train) kinds.set(p.id, String((p.meta?.world as { kind?: string } | undefined)?.kind ?? '?'));
   const steps = Array.from({ length: Math.max(0, Math.ceil((o.scale.steps - WARM) / 3)) }, (_, i) => WARM + 3 * i).filter((s) => s < o.scale.steps);
-  const allKinds = [...new Set(kinds.values())].sort();
+  // Each arm's own world (arms may differ in env seed); the question ids of two worlds do not correspond.
+  const kindsByArm = new Map(results.filter((r) => r.runs.length > 0).map((r) => [r.arm.label, trainKinds(r.runs[0]!.dir)]));
+  const allKinds = [...new Set([...kindsByArm.values()].flatMap((k) => [...k.values()]))].sort();
   const rows = [
     `Where the bare rollouts went, by question kind (steps ${steps.join(', ')}; all seeds): share of bare rollouts / share of those prompts whose tree is mixed; last column: selected prompts whose bare rollouts all ended after one turn (nothing to expand).`,
     '',
@@ -260,6 +270,7 @@ async function kindTable(results: ArmResult[], o: AnalyseOptions): Promise<strin
     let noPrefix = 0;
     let selected = 0;
     for (const r of runs) {
+      const kinds = kindsByArm.get(arm.label)!;
       const use = kindUse(r.dir, steps, (id) => kinds.get(id) ?? '?');
       for (const [k, v] of use.byKind) {
         const t = total.get(k) ?? [0, 0, 0];

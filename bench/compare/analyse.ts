@@ -56,7 +56,7 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     // A fixed absolute level too (the rule above depends on the weakest arm): 0.30 held-out accuracy.
     if (!simulated) md.push(...costTable(results, { accuracy: FIXED_TARGET, setBy: '' }), '');
     if (simulated) md.push(...oracleLines(results), '');
-    if ((experiment.startsWith('final') && !simulated) || experiment === 'options' || experiment === 'diagnose' || experiment === 'scale') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
+    if ((experiment.startsWith('final') && !simulated) || experiment === 'options' || experiment === 'diagnose' || experiment === 'scale' || experiment === 'roots') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
     if (experiment === 'main' || experiment === 'ablation' || experiment === 'final' || experiment === 'options') {
       md.push(...(await kindTable(results, o)), '');
       // Re-evaluating every final policy costs one evaluation per run: in the final, only the arms the claim is about.

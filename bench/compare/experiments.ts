@@ -28,8 +28,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -173,6 +173,16 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('grpo-dr', { name: 'grpo' }, 'grpo, advantageScale none', { advantageScale: 'none' }),
         world('trace-best-dr', BEST_TRACE, 'the recommended trace, advantageScale none', { advantageScale: 'none' }),
         world('trace-dr', { name: 'trace' }, 'the paper, advantageScale none', { advantageScale: 'none' }),
+      ];
+    case 'roots':
+      // Fourth round, development (seeds 0–4): bench/compare/credit.ts shows the arms whose roots follow
+      // P(mixed) (trace, trace-best, pcl) barely teach "search again, then answer"; uniform roots do.
+      // The recommended trace's prefixes and leftover on uniform roots, against random-tree and grpo.
+      return [
+        world('grpo', { name: 'grpo' }, 'uniform groups, 24 prompts × 2'),
+        world('trace-best', BEST_TRACE, 'the recommended trace'),
+        world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
+        world('trace-best-uniform-root', { ...BEST_TRACE, roots: 'uniform' }, 'the recommended trace on uniform roots (decision-weighted prefixes)'),
       ];
     case 'final-oracle':
       return [

@@ -28,8 +28,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -183,6 +183,15 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-best', BEST_TRACE, 'the recommended trace'),
         world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
         world('trace-best-uniform-root', { ...BEST_TRACE, roots: 'uniform' }, 'the recommended trace on uniform roots (decision-weighted prefixes)'),
+      ];
+    case 'final-roots':
+      // Fourth round (frozen before seeds 400–409): the recommended trace on uniform roots, chosen on seeds
+      // 0–4 where it was the first tree arm ahead of grpo on final accuracy (0.451 vs 0.442, +0.9 [−1.5, 3.3]).
+      return [
+        world('trace-best-uniform-root', { ...BEST_TRACE, roots: 'uniform' }, 'the recommended trace on uniform roots (decision-weighted prefixes)'),
+        world('grpo', { name: 'grpo' }, 'uniform groups, 24 prompts × 2'),
+        world('trace-best', BEST_TRACE, 'the recommended trace'),
+        world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
       ];
     case 'final-oracle':
       return [

@@ -7,7 +7,7 @@
  *  ablation  world: uniform/adaptive roots × uniform/adaptive prefixes, and N = 1 / N = 4 at the same B
  *            (the adaptive × adaptive, N = 2 arm is main's trace; it is run once and shared)
  */
-import { optionsFor, RECOMMENDED_TRACE_OPTIONS, type StrategyName } from '../../src/allocate/index.ts';
+import { optionsFor, type StrategyName } from '../../src/allocate/index.ts';
 
 export interface Scale {
   /** Seeds firstSeed, firstSeed + 1, …, firstSeed + seeds − 1 (development: 0–4; the frozen final run: 100–109). */
@@ -39,9 +39,18 @@ export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablati
  * trace (paper) +2.7 pts, decision-weighted prefixes +0.9, decision-weighted + leftover over the pool
  * +0.2 (mean accuracy 0.0), + N = 1 +2.5 to +3.1, + expansion-aware roots +1.6, two expansion rounds
  * +2.0 to +5.4. The best is decision-weighted prefixes with the leftover solved over the pool; it ties
- * grpo in development (it does not beat it).
+ * grpo in development (it does not beat it). Written out, not read from RECOMMENDED_TRACE_OPTIONS, so
+ * the experiments that froze it keep their meaning when the recommendation moves on.
  */
-export const BEST_TRACE: Record<string, unknown> = { name: 'trace', ...RECOMMENDED_TRACE_OPTIONS };
+export const BEST_TRACE: Record<string, unknown> = { name: 'trace', prefixes: 'decision-weighted', leftover: 'pool' };
+
+/**
+ * The fourth round's arm (`roots`, `final-roots`): BEST_TRACE's prefixes on uniform roots. The frozen
+ * run (0aaabe7) also carried `leftover: pool`, which uniform roots never used (their leftover is
+ * uniform) and which the schema now rejects beside roots: uniform; the allocation is the same.
+ * RECOMMENDED_TRACE_OPTIONS since that final.
+ */
+export const UNIFORM_ROOT_TRACE: Record<string, unknown> = { name: 'trace', roots: 'uniform', prefixes: 'decision-weighted' };
 
 /** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
 export interface ArmExtra {
@@ -182,13 +191,13 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('grpo', { name: 'grpo' }, 'uniform groups, 24 prompts × 2'),
         world('trace-best', BEST_TRACE, 'the recommended trace'),
         world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
-        world('trace-best-uniform-root', { ...BEST_TRACE, roots: 'uniform' }, 'the recommended trace on uniform roots (decision-weighted prefixes)'),
+        world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots'),
       ];
     case 'final-roots':
       // Fourth round (frozen before seeds 400–409): the recommended trace on uniform roots, chosen on seeds
       // 0–4 where it was the first tree arm ahead of grpo on final accuracy (0.451 vs 0.442, +0.9 [−1.5, 3.3]).
       return [
-        world('trace-best-uniform-root', { ...BEST_TRACE, roots: 'uniform' }, 'the recommended trace on uniform roots (decision-weighted prefixes)'),
+        world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots'),
         world('grpo', { name: 'grpo' }, 'uniform groups, 24 prompts × 2'),
         world('trace-best', BEST_TRACE, 'the recommended trace'),
         world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),

@@ -28,8 +28,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-checks';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-checks'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -202,12 +202,17 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-best', BEST_TRACE, 'the recommended trace'),
         world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
       ];
-    case 'final-roots-checks':
-      // The checks issue 13 asks of the final configuration, for the fourth round's (seeds 400–409): another
-      // world (env seed 11), and the predictor without gold-answer features (pairs with final-roots' arm).
+    // The checks issue 13 asks of the final configuration, for the fourth round's (seeds 400–409): another
+    // world (env seed 11), and the predictor without gold-answer features, paired with final-roots' own
+    // arm (same label: run into the same --out, its runs are reused).
+    case 'final-roots-env':
       return [
         { ...world('env11-trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots, world env seed 11'), envSeed: 11 },
         { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11 },
+      ];
+    case 'final-roots-gold':
+      return [
+        world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (final-roots’ arm)'),
         world('trace-best-uniform-root-nogold', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots, predictor.useGold false', { predictor: { useGold: false } }),
       ];
     case 'final-oracle':

@@ -50,7 +50,7 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     if (results.every((r) => r.runs.length === 0)) continue;
     md.push(`### ${experiment}`, '');
     md.push(...armTable(results), '');
-    const simulated = experiment === 'oracle' || experiment === 'final-oracle';
+    const simulated = experiment === 'oracle' || experiment === 'final-oracle' || experiment === 'final-roots-oracle';
     const target = simulated ? null : accuracyTarget(results);
     if (target) md.push(...costTable(results, target), '');
     // A fixed absolute level too (the rule above depends on the weakest arm): 0.30 held-out accuracy.
@@ -153,7 +153,7 @@ function costTable(results: ArmResult[], target: { accuracy: number; setBy: stri
 }
 
 function oracleLines(results: ArmResult[]): string[] {
-  // The simulator arms by strategy (the trace arm is the paper's in `oracle`, the frozen best in `final-oracle`).
+  // The simulator arms by strategy (the trace arm is the paper's in `oracle`, the frozen best in `final-oracle`, uniform roots in `final-roots-oracle`).
   const get = (strategy: string) => results.find((r) => r.arm.env === 'simulator' && r.arm.strategy.name === strategy)?.runs ?? [];
   const warm = (strategy: string, f: (r: RunStats) => number[]) => meanOf(get(strategy).map((r) => meanOf(f(r).slice(WARM))));
   const line = (what: string, f: (r: RunStats) => number[], digits: number) => {

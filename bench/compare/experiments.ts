@@ -28,8 +28,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold' | 'final-roots-oracle';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold', 'final-roots-oracle'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -214,6 +214,12 @@ export function arms(experiment: ExperimentName): Arm[] {
       return [
         world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (final-roots’ arm)'),
         world('trace-best-uniform-root-nogold', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots, predictor.useGold false', { predictor: { useGold: false } }),
+      ];
+    case 'final-roots-oracle':
+      return [
+        sim('sim-oracle', { name: 'oracle' }, 'solvers on the true probabilities'),
+        sim('sim-trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots, learned predictor'),
+        sim('sim-grpo', { name: 'grpo' }, 'uniform groups'),
       ];
     case 'final-oracle':
       return [

@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WorldEnv } from '../../src/env/index.ts';
 import { writeReport } from '../../src/report/index.ts';
-import { parseTrainConfig } from '../../src/train/index.ts';
+import { RunStore } from '../../src/store/index.ts';
+import { buildEnvironment, parseTrainConfig } from '../../src/train/index.ts';
 import type { Arm, ExperimentName, Scale } from './experiments.ts';
 import { accuracyByKind } from './by-kind.ts';
 import { kindUse, loadRun, type RunStats } from './load.ts';
@@ -50,13 +50,13 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     if (results.every((r) => r.runs.length === 0)) continue;
     md.push(`### ${experiment}`, '');
     md.push(...armTable(results), '');
-    const simulated = experiment === 'oracle' || experiment === 'final-oracle';
+    const simulated = experiment === 'oracle' || experiment === 'final-oracle' || experiment === 'final-roots-oracle';
     const target = simulated ? null : accuracyTarget(results);
     if (target) md.push(...costTable(results, target), '');
     // A fixed absolute level too (the rule above depends on the weakest arm): 0.30 held-out accuracy.
     if (!simulated) md.push(...costTable(results, { accuracy: FIXED_TARGET, setBy: '' }), '');
     if (simulated) md.push(...oracleLines(results), '');
-    if ((experiment.startsWith('final') && !simulated) || experiment === 'options' || experiment === 'diagnose') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
+    if ((experiment.startsWith('final') && !simulated) || experiment === 'options' || experiment === 'diagnose' || experiment === 'scale' || experiment === 'roots') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
     // The tiny LM (issue 18) reports each arm against grpo, arm minus grpo.
     if (experiment === 'tinylm') md.push(...perBudgetTable(results), '', ...pairedTable(results, 'grpo'), '', ...reachGrpoTable(results), '', ...(await kindTable(results, o)), '');
     if (experiment === 'main' || experiment === 'ablation' || experiment === 'final' || experiment === 'options') {
@@ -155,7 +155,7 @@ function costTable(results: ArmResult[], target: { accuracy: number; setBy: stri
 }
 
 function oracleLines(results: ArmResult[]): string[] {
-  // The simulator arms by strategy (the trace arm is the paper's in `oracle`, the frozen best in `final-oracle`).
+  // The simulator arms by strategy (the trace arm is the paper's in `oracle`, the frozen best in `final-oracle`, uniform roots in `final-roots-oracle`).
   const get = (strategy: string) => results.find((r) => r.arm.env === 'simulator' && r.arm.strategy.name === strategy)?.runs ?? [];
   const warm = (strategy: string, f: (r: RunStats) => number[]) => meanOf(get(strategy).map((r) => meanOf(f(r).slice(WARM))));
   const line = (what: string, f: (r: RunStats) => number[], digits: number) => {
@@ -247,14 +247,24 @@ function mixedAnchors(r: RunStats): number[] {
   return r.anchorYield.map((y, i) => y * (r.prompts[i] + r.expanded[i]));
 }
 
+/** Question kind by training prompt id, of the world a run trained on (its stored config: env seed, size). */
+function trainKinds(dir: string): Map<string, string> {
+  const store = RunStore.open(dir, { readonly: true });
+  let config;
+  try {
+    config = parseTrainConfig(store.config(), { stored: true });
+  } finally {
+    store.close();
+  }
+  return new Map(buildEnvironment(config).train.map((p) => [p.id, String((p.meta?.world as { kind?: string } | undefined)?.kind ?? '?')]));
+}
+
 /** Where each main arm's bare rollouts went by question kind (steps 10, 13, …, 28 of every seed). */
 async function kindTable(results: ArmResult[], o: AnalyseOptions): Promise<string[]> {
-  const config = parseTrainConfig({ seed: 0, env: { seed: o.scale.envSeed } });
-  const env = new WorldEnv({ seed: config.env.seed, questions: config.env.questions, testFraction: config.env.testFraction, topK: config.env.topK, maxTurns: config.engine.maxTurns, success: { rule: config.env.successRule, threshold: config.env.successThreshold } });
-  const kinds = new Map<string, string>();
-  for (const p of env.train) kinds.set(p.id, String((p.meta?.world as { kind?: string } | undefined)?.kind ?? '?'));
   const steps = Array.from({ length: Math.max(0, Math.ceil((o.scale.steps - WARM) / 3)) }, (_, i) => WARM + 3 * i).filter((s) => s < o.scale.steps);
-  const allKinds = [...new Set(kinds.values())].sort();
+  // Each arm's own world (arms may differ in env seed); the question ids of two worlds do not correspond.
+  const kindsByArm = new Map(results.filter((r) => r.runs.length > 0).map((r) => [r.arm.label, trainKinds(r.runs[0]!.dir)]));
+  const allKinds = [...new Set([...kindsByArm.values()].flatMap((k) => [...k.values()]))].sort();
   const rows = [
     `Where the bare rollouts went, by question kind (steps ${steps.join(', ')}; all seeds): share of bare rollouts / share of those prompts whose tree is mixed; last column: selected prompts whose bare rollouts all ended after one turn (nothing to expand).`,
     '',
@@ -267,6 +277,7 @@ async function kindTable(results: ArmResult[], o: AnalyseOptions): Promise<strin
     let noPrefix = 0;
     let selected = 0;
     for (const r of runs) {
+      const kinds = kindsByArm.get(arm.label)!;
       const use = kindUse(r.dir, steps, (id) => kinds.get(id) ?? '?');
       for (const [k, v] of use.byKind) {
         const t = total.get(k) ?? [0, 0, 0];
@@ -340,7 +351,7 @@ async function writePlots(experiment: ExperimentName, results: ArmResult[], dir:
     await writeSvg(dir, `${experiment}-effective-ratio`, bandChart(`effective ratio per step (${experiment === 'main' ? 'world' : 'simulator'}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]));
     await writeSvg(dir, `${experiment}-mixed-trees`, bandChart(`mixed prompt trees per step (${experiment === 'main' ? 'world' : 'simulator'})`, band(results, (r) => r.mixed.map((y, x) => ({ x, y }))), 'step', 'mixed trees'));
   }
-  if (experiment === 'main' || experiment === 'final' || experiment === 'options' || experiment === 'final-epochs1' || experiment === 'tinylm') {
+  if (experiment === 'main' || experiment === 'final' || experiment === 'options' || experiment === 'final-epochs1' || experiment === 'final-roots' || experiment === 'tinylm') {
     await writeSvg(dir, `${experiment}-accuracy-vs-trajectories`, bandChart('held-out greedy accuracy vs trajectories spent (seed mean, min–max)', band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
     await writeSvg(dir, `${experiment}-accuracy-vs-tokens`, bandChart('held-out greedy accuracy vs generated tokens', band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
   }

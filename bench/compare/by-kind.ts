@@ -27,7 +27,6 @@ export async function accuracyByKind(dir: string): Promise<Map<string, { n: numb
     prompts,
     env: parts.env,
     policy: parts.policy,
-    
     rng: createRng(config.seed).fork('by-kind'),
     rootPlan: new Map(prompts.map((p) => [p.id, 1])),
     greedy: true,

@@ -8,7 +8,7 @@
  *            (the adaptive × adaptive, N = 2 arm is main's trace; it is run once and shared)
  *  tinylm    world + the tiny LM (issue 18): trace-best, grpo, random-tree, the paper's trace
  */
-import { optionsFor, RECOMMENDED_TRACE_OPTIONS, type StrategyName } from '../../src/allocate/index.ts';
+import { optionsFor, type StrategyName } from '../../src/allocate/index.ts';
 
 export interface Scale {
   /** Seeds firstSeed, firstSeed + 1, …, firstSeed + seeds − 1 (development: 0–4; the frozen final run: 100–109). */
@@ -29,8 +29,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'tinylm';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'tinylm'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold' | 'final-roots-oracle' | 'tinylm';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold', 'final-roots-oracle', 'tinylm'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -40,9 +40,18 @@ export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablati
  * trace (paper) +2.7 pts, decision-weighted prefixes +0.9, decision-weighted + leftover over the pool
  * +0.2 (mean accuracy 0.0), + N = 1 +2.5 to +3.1, + expansion-aware roots +1.6, two expansion rounds
  * +2.0 to +5.4. The best is decision-weighted prefixes with the leftover solved over the pool; it ties
- * grpo in development (it does not beat it).
+ * grpo in development (it does not beat it). Written out, not read from RECOMMENDED_TRACE_OPTIONS, so
+ * the experiments that froze it keep their meaning when the recommendation moves on.
  */
-export const BEST_TRACE: Record<string, unknown> = { name: 'trace', ...RECOMMENDED_TRACE_OPTIONS };
+export const BEST_TRACE: Record<string, unknown> = { name: 'trace', prefixes: 'decision-weighted', leftover: 'pool' };
+
+/**
+ * The fourth round's arm (`roots`, `final-roots`): BEST_TRACE's prefixes on uniform roots. The frozen
+ * run (0aaabe7) also carried `leftover: pool`, which uniform roots never used (their leftover is
+ * uniform) and which the schema now rejects beside roots: uniform; the allocation is the same.
+ * RECOMMENDED_TRACE_OPTIONS since that final.
+ */
+export const UNIFORM_ROOT_TRACE: Record<string, unknown> = { name: 'trace', roots: 'uniform', prefixes: 'decision-weighted' };
 
 /** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
 export interface ArmExtra {
@@ -51,6 +60,8 @@ export interface ArmExtra {
   estimator?: string;
   /** Policy settings (e.g. sharedTurns). */
   policy?: Record<string, unknown>;
+  /** Advantage scale (std: GRPO's z; none: Dr. GRPO's unscaled deviations). */
+  advantageScale?: 'std' | 'none';
   /** Rollout engine settings (e.g. the tiny LM's turn limit and llama.cpp batch width). */
   engine?: Record<string, unknown>;
 }
@@ -174,11 +185,60 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-e1', { name: 'trace' }, 'the paper, policy.epochs 1', { policy: { epochs: 1 } }),
         world('grpo-e1', { name: 'grpo' }, 'grpo, policy.epochs 1', { policy: { epochs: 1 } }),
       ];
+    case 'scale':
+      // Fourth round, development (seeds 0–4): the learner again. Trees make large, lopsided groups
+      // (6 leaves, anchors of 3), where GRPO's division by the std turns one rare outcome into a ±2
+      // advantage; grpo's 2-leaf groups are always ±0.71. Dr. GRPO's unscaled deviations, for every arm alike.
+      return [
+        world('grpo', { name: 'grpo' }, 'uniform groups, 24 prompts × 2'),
+        world('trace-best', BEST_TRACE, 'the recommended trace'),
+        world('grpo-dr', { name: 'grpo' }, 'grpo, advantageScale none', { advantageScale: 'none' }),
+        world('trace-best-dr', BEST_TRACE, 'the recommended trace, advantageScale none', { advantageScale: 'none' }),
+        world('trace-dr', { name: 'trace' }, 'the paper, advantageScale none', { advantageScale: 'none' }),
+      ];
+    case 'roots':
+      // Fourth round, development (seeds 0–4): bench/compare/credit.ts shows the arms whose roots follow
+      // P(mixed) (trace, trace-best, pcl) barely teach "search again, then answer"; uniform roots do.
+      // The recommended trace's prefixes and leftover on uniform roots, against random-tree and grpo.
+      return [
+        world('grpo', { name: 'grpo' }, 'uniform groups, 24 prompts × 2'),
+        world('trace-best', BEST_TRACE, 'the recommended trace'),
+        world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
+        world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots'),
+      ];
+    case 'final-roots':
+      // Fourth round (frozen before seeds 400–409): the recommended trace on uniform roots, chosen on seeds
+      // 0–4 where it was the first tree arm ahead of grpo on final accuracy (0.451 vs 0.442, +0.9 [−1.5, 3.3]).
+      return [
+        world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots'),
+        world('grpo', { name: 'grpo' }, 'uniform groups, 24 prompts × 2'),
+        world('trace-best', BEST_TRACE, 'the recommended trace'),
+        world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
+      ];
+    // The checks issue 13 asks of the final configuration, for the fourth round's (seeds 400–409): another
+    // world (env seed 11), and the predictor without gold-answer features, paired with final-roots' own
+    // arm (same label: run into the same --out, its runs are reused).
+    case 'final-roots-env':
+      return [
+        { ...world('env11-trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots, world env seed 11'), envSeed: 11 },
+        { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11 },
+      ];
+    case 'final-roots-gold':
+      return [
+        world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (final-roots’ arm)'),
+        world('trace-best-uniform-root-nogold', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots, predictor.useGold false', { predictor: { useGold: false } }),
+      ];
+    case 'final-roots-oracle':
+      return [
+        sim('sim-oracle', { name: 'oracle' }, 'solvers on the true probabilities'),
+        sim('sim-trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots, learned predictor'),
+        sim('sim-grpo', { name: 'grpo' }, 'uniform groups'),
+      ];
     case 'tinylm':
       // Issue 18: the frozen trace configurations against grpo and random-tree on a real token-level LM.
       // Tiers in the issue's priority order, so a run the clock cuts short still has whole arms.
       return [
-        world('trace-best', BEST_TRACE, 'the recommended trace (decision-weighted prefixes, leftover over the pool)', TINY_LM),
+        world('trace-best', BEST_TRACE, 'the second round’s best trace, BEST_TRACE (decision-weighted prefixes, leftover over the pool)', TINY_LM),
         world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts', TINY_LM),
         { ...world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes', TINY_LM), tier: 1 },
         { ...world('trace', { name: 'trace' }, 'the paper (faithful)', TINY_LM), tier: 2 },
@@ -213,6 +273,7 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
     ...(arm.extra?.estimator ? { estimator: arm.extra.estimator } : {}),
+    ...(arm.extra?.advantageScale ? { advantageScale: arm.extra.advantageScale } : {}),
     ...(arm.extra?.policy ? { policy: arm.extra.policy } : {}),
     ...(arm.extra?.engine ? { engine: arm.extra.engine } : {}),
     ...(scale.cheapPredictorForBaselines && PREDICTOR_FREE.has(String(arm.strategy.name)) ? { predictor: { kind: 'global' } } : {}),

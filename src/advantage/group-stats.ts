@@ -47,8 +47,16 @@ export function grpoMoments(g: GroupStats): { mean: number; std: number } {
   return g.n === 1 ? { mean: 0, std: 1 } : { mean: g.mean, std: sampleStd(g) };
 }
 
-/** z = (x − mean) / (std + ε) for a group under GRPO conventions. */
-export function zScore(x: number, g: GroupStats, epsilon: number): number {
+/**
+ * How a group's deviations are scaled: `std` divides by the group's sample std (GRPO); `none` keeps
+ * them as they are (Dr. GRPO, Liu et al. 2025), so a rare outcome in a lopsided or large group
+ * (1 failure among 6 leaves: −2.04 with std, −0.83 without) does not dominate the update.
+ */
+export type AdvantageScale = 'std' | 'none';
+export const ADVANTAGE_SCALES = ['std', 'none'] as const satisfies readonly AdvantageScale[];
+
+/** z = (x − mean) / (std + ε) for a group under GRPO conventions; with scale `none`, x − mean. */
+export function zScore(x: number, g: GroupStats, epsilon: number, scale: AdvantageScale = 'std'): number {
   const { mean, std } = grpoMoments(g);
-  return (x - mean) / (std + epsilon);
+  return scale === 'none' ? x - mean : (x - mean) / (std + epsilon);
 }

@@ -1,10 +1,12 @@
 import { pathIndices } from './forest.ts';
-import { subtreeStats, zScore } from './group-stats.ts';
+import { subtreeStats, zScore, type AdvantageScale } from './group-stats.ts';
 import type { AdvantageEstimator, Forest, LeafAdvantage } from './types.ts';
 
 export interface GrpoOptions {
   /** ε in z = (r − mean) / (std + ε); verl's default 1e-6. */
   epsilon?: number;
+  /** Divide by the group std (`std`, default) or not (`none`, Dr. GRPO). */
+  scale?: AdvantageScale;
 }
 
 /** Root of node `i`: the prompt it belongs to. */
@@ -26,11 +28,12 @@ export function broadcast(forest: Forest, leaf: number, advantage: number): Leaf
  */
 export function createGrpo(options: GrpoOptions = {}): AdvantageEstimator {
   const epsilon = options.epsilon ?? 1e-6;
+  const scale = options.scale ?? 'std';
   return {
     name: 'grpo',
     estimate(forest) {
       const stats = subtreeStats(forest);
-      return forest.rewardedLeaves.map((leaf) => broadcast(forest, leaf, zScore(forest.reward[leaf]!, stats[rootOf(forest, leaf)], epsilon)));
+      return forest.rewardedLeaves.map((leaf) => broadcast(forest, leaf, zScore(forest.reward[leaf]!, stats[rootOf(forest, leaf)], epsilon, scale)));
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { AdvantageScale } from './group-stats.ts';
 import { createGrpo } from './grpo.ts';
 import { createTrace } from './trace.ts';
 import { createTreeGrpo } from './tree-grpo.ts';
@@ -15,6 +16,11 @@ export class UnknownEstimatorError extends Error {
 export interface EstimatorOptions {
   /** Overrides the estimator's ε (grpo, tree-grpo, trace: 1e-6 in the denominator; treepo: 1e-8 in the whitening root). */
   epsilon?: number;
+  /**
+   * grpo, tree-grpo, trace: divide group deviations by the group std (`std`, default) or not (`none`,
+   * Dr. GRPO). treepo whitens over the batch's tokens by definition and accepts only `std`.
+   */
+  scale?: AdvantageScale;
 }
 
 const FACTORIES: Record<EstimatorName, (options: EstimatorOptions) => AdvantageEstimator> = {
@@ -31,5 +37,6 @@ export function isEstimatorName(name: string): name is EstimatorName {
 /** Picks an estimator by name once, at configuration time; unknown names fail here, not mid-step. */
 export function createEstimator(name: string, options: EstimatorOptions = {}): AdvantageEstimator {
   if (!isEstimatorName(name)) throw new UnknownEstimatorError(name);
+  if (name === 'treepo' && options.scale === 'none') throw new RangeError('advantage scale "none" applies to grpo, tree-grpo and trace; treepo whitens over the batch by definition');
   return FACTORIES[name](options);
 }

@@ -1,10 +1,12 @@
 import { pathIndices } from './forest.ts';
-import { grpoMoments, subtreeStats, type GroupStats } from './group-stats.ts';
+import { subtreeStats, zScore, type AdvantageScale, type GroupStats } from './group-stats.ts';
 import type { AdvantageEstimator, Forest, LeafAdvantage } from './types.ts';
 
 export interface TraceOptions {
   /** ε in (V − mean) / (std + ε); 1e-6 like grpo so the two agree on unbranched trees. */
   epsilon?: number;
+  /** Divide by the anchor group's std (`std`, default: the paper) or not (`none`, Dr. GRPO). */
+  scale?: AdvantageScale;
 }
 
 /**
@@ -20,7 +22,7 @@ export interface TraceOptions {
  * a branch point are compared with their siblings there; shared turns above it are compared at the
  * anchor above. A one-leaf prompt group reads as mean 0, std 1, as in grpo.
  */
-export function traceTurnAdvantages(forest: Forest, epsilon = 1e-6): Float64Array {
+export function traceTurnAdvantages(forest: Forest, epsilon = 1e-6, scale: AdvantageScale = 'std'): Float64Array {
   const stats = subtreeStats(forest);
   const size = forest.ids.length;
   const anchor = new Int32Array(size).fill(-1);
@@ -37,7 +39,7 @@ export function traceTurnAdvantages(forest: Forest, epsilon = 1e-6): Float64Arra
     isAnchor[i] = liveChildCount(forest, stats, i) >= 2 ? 1 : 0;
     anchor[i] = isAnchor[p] ? p : anchor[p];
     branch[i] = isAnchor[p] ? i : branch[p];
-    value[i] = compare(stats[branch[i]], stats[anchor[i]], epsilon);
+    value[i] = zScore(stats[branch[i]].mean, stats[anchor[i]], epsilon, scale);
   }
   return value;
 }
@@ -48,12 +50,6 @@ function liveChildCount(forest: Forest, stats: readonly GroupStats[], i: number)
   return live;
 }
 
-/** (V(c) − mean(G_a)) / (std(G_a) + ε) with GRPO's one-leaf convention for G_a. */
-function compare(c: GroupStats, a: GroupStats, epsilon: number): number {
-  const { mean, std } = grpoMoments(a);
-  return (c.mean - mean) / (std + epsilon);
-}
-
 /**
  * `trace` (project default): per-turn credit from the deepest anchor group that contains the turn as a
  * branch ({@link traceTurnAdvantages}). A leaf's scalar is its own turn's value — its comparison at
@@ -61,10 +57,11 @@ function compare(c: GroupStats, a: GroupStats, epsilon: number): number {
  */
 export function createTrace(options: TraceOptions = {}): AdvantageEstimator {
   const epsilon = options.epsilon ?? 1e-6;
+  const scale = options.scale ?? 'std';
   return {
     name: 'trace',
     estimate(forest) {
-      const value = traceTurnAdvantages(forest, epsilon);
+      const value = traceTurnAdvantages(forest, epsilon, scale);
       return forest.rewardedLeaves.map((leaf): LeafAdvantage => {
         const path = pathIndices(forest, leaf);
         return { id: forest.ids[leaf], advantage: value[leaf], path: path.map((i) => forest.ids[i]), turns: path.map((i) => value[i]) };

@@ -1,11 +1,13 @@
 import { pathIndices } from './forest.ts';
-import { subtreeStats, zScore } from './group-stats.ts';
+import { subtreeStats, zScore, type AdvantageScale } from './group-stats.ts';
 import { broadcast } from './grpo.ts';
 import type { AdvantageEstimator } from './types.ts';
 
 export interface TreeGrpoOptions {
   /** ε in each z; 1e-6 as in verl's GRPO. */
   epsilon?: number;
+  /** Divide each term by its group's std (`std`, default) or not (`none`, Dr. GRPO). */
+  scale?: AdvantageScale;
 }
 
 /**
@@ -16,6 +18,7 @@ export interface TreeGrpoOptions {
  */
 export function createTreeGrpo(options: TreeGrpoOptions = {}): AdvantageEstimator {
   const epsilon = options.epsilon ?? 1e-6;
+  const scale = options.scale ?? 'std';
   return {
     name: 'tree-grpo',
     estimate(forest) {
@@ -25,7 +28,7 @@ export function createTreeGrpo(options: TreeGrpoOptions = {}): AdvantageEstimato
         const tree = path[0];
         const prompt = forest.parent[tree];
         const r = forest.reward[leaf]!;
-        return broadcast(forest, leaf, zScore(r, stats[prompt], epsilon) + zScore(r, stats[tree], epsilon));
+        return broadcast(forest, leaf, zScore(r, stats[prompt], epsilon, scale) + zScore(r, stats[tree], epsilon, scale));
       });
     },
   };

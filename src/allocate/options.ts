@@ -24,11 +24,14 @@ const maxAtLeastMin = (o: { min: number; max: number }) => o.max >= o.min;
 const maxError = { message: 'max must be ≥ min', path: ['max'] };
 
 /**
- * The trace options chosen on development seeds and frozen before the final comparison (issue 13;
- * BENCHMARKS.md, "pre-registered final comparison", second round): beyond-the-paper choices that
- * `trace-rl compare --trace recommended` (its default) runs. `{}` would be the paper's method.
+ * The trace options `trace-rl compare --trace recommended` (its default) runs; `{}` is the paper's
+ * method. Issue 13, BENCHMARKS.md: decision-weighted prefixes were chosen on development seeds in the
+ * second round; uniform roots (the paper's own ablation arm) in the fourth, by a rule fixed before its
+ * final (seeds 400–409), where they beat the predictor-chosen roots by +3.6 points [1.6, 5.7] and tied
+ * grpo (−1.0 [−3.8, 2.0]). Prompts are then drawn as grpo draws them; the predictor steers where each
+ * prompt's continuations branch.
  */
-export const RECOMMENDED_TRACE_OPTIONS = { prefixes: 'decision-weighted', leftover: 'pool' } as const;
+export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', prefixes: 'decision-weighted' } as const;
 
 /** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
 function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N, shape: S) {
@@ -57,11 +60,21 @@ const traceFields = {
 const dependentOptions = (o: { rootPrior?: string; priorStrength?: number; prefixes?: string; entropyWeight?: number }) =>
   (o.priorStrength === undefined || o.rootPrior === 'posterior') && (o.entropyWeight === undefined || o.prefixes === 'entropy-weighted');
 const dependentError = { message: 'priorStrength needs rootPrior: posterior, and entropyWeight needs prefixes: entropy-weighted', path: ['priorStrength'] };
+/** Options that steer the root solver; with roots: uniform there is none, and they would be silently ignored. */
+const ROOT_SOLVER_OPTIONS = { leftover: 'pool', rootValue: 'expansion-aware', rootPrior: 'posterior' } as const;
+const rootSolverOption = (o: { roots?: string; leftover?: string; rootValue?: string; rootPrior?: string }) =>
+  o.roots === 'uniform' ? (Object.keys(ROOT_SOLVER_OPTIONS) as (keyof typeof ROOT_SOLVER_OPTIONS)[]).find((k) => o[k] === ROOT_SOLVER_OPTIONS[k]) : undefined;
 /** Tree strategies with uniform roots (random-tree, entropy). */
 const uniformTreeFields = { budget, continuations, max, batchSize };
 
 export const strategyOptionSchemas = {
-  trace: strategyObject('trace', { ...traceFields }).refine(maxAtLeastMin, maxError).refine(dependentOptions, dependentError),
+  trace: strategyObject('trace', { ...traceFields })
+    .refine(maxAtLeastMin, maxError)
+    .refine(dependentOptions, dependentError)
+    .superRefine((o, ctx) => {
+      const k = rootSolverOption(o);
+      if (k) ctx.addIssue({ code: 'custom', path: [k], message: `${k}: ${ROOT_SOLVER_OPTIONS[k]} steers the root solver, which roots: uniform does not use; drop one of the two` });
+    }),
   oracle: strategyObject('oracle', { ...solverTreeFields }).refine(maxAtLeastMin, maxError),
   grpo: strategyObject('grpo', { budget, batchSize }),
   dapo: strategyObject('dapo', {

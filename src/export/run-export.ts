@@ -55,7 +55,7 @@ export async function exportRun(options: ExportRunOptions): Promise<ExportRunRes
     const render = await promptRenderer(config);
     const text = { tokenizer: options.tokenizer, template: options.template, render };
     await prepareExport(trees, text);
-    const batch = buildBatch(trees, { ...text, step, estimator: createEstimator(options.estimator ?? config.estimator), checkServerIds: options.checkServerIds });
+    const batch = buildBatch(trees, { ...text, step, estimator: createEstimator(options.estimator ?? config.estimator, { scale: config.advantageScale }), checkServerIds: options.checkServerIds });
     const container = writeBatch(batch, options.format, options.out);
     return { ...batch.meta, file: options.out, rows: batch.rows.length, container };
   } finally {

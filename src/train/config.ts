@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { budgetProblem, STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, type StrategyName } from '../allocate/index.ts';
-import { ESTIMATOR_NAMES } from '../advantage/index.ts';
+import { ADVANTAGE_SCALES, ESTIMATOR_NAMES } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
 import { checkSource, parseSourceShorthand } from '../env/qa/sources.ts';
@@ -91,6 +91,10 @@ export const trainConfigSchema = z
       .preprocess((v) => ({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
       .describe('Allocation strategy and its budget B in trajectories per step (name and budget not given: trace, B = 192; other fields not given take the named strategy’s defaults).'),
     estimator: z.enum(ESTIMATOR_NAMES).default('trace').describe('Advantage estimator (TRACE-SPEC §5).'),
+    advantageScale: z
+      .enum(ADVANTAGE_SCALES)
+      .default('std')
+      .describe('grpo, tree-grpo, trace: std = divide each group’s deviations by its std (GRPO, the paper); none = keep them unscaled (Dr. GRPO), so a rare outcome in a large or lopsided group (trees have both) does not dominate the update. treepo takes only std.'),
     predictor: z
       .object({
         kind: z.enum(['mlp', 'beta', 'global']).default('mlp').describe('mlp: the shared learned predictor Ṽ(H); beta: per-prompt Beta-Bernoulli (roots only); global: the running success rate.'),
@@ -141,6 +145,7 @@ export const trainConfigSchema = z
     if (problem) ctx.addIssue({ code: 'custom', path: ['strategy', 'budget'], message: problem });
     // Other estimators give a shared turn a different advantage in each leaf: counting it once would pick one arbitrarily.
     if (c.policy.sharedTurns === 'once' && c.estimator !== 'trace') ctx.addIssue({ code: 'custom', path: ['policy', 'sharedTurns'], message: `once needs estimator trace (per-node advantages), not ${c.estimator}` });
+    if (c.advantageScale === 'none' && c.estimator === 'treepo') ctx.addIssue({ code: 'custom', path: ['advantageScale'], message: 'none applies to grpo, tree-grpo and trace; treepo whitens over the batch by definition' });
   });
 
 export type TrainConfig = z.output<typeof trainConfigSchema>;

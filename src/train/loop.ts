@@ -97,7 +97,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     // With an external trainer the rollouts come from its policy and nothing here trains the policy.
     const parts: Components = external ? { ...built, policy: external.policy, trainable: undefined } : built;
     const strategy = strategyFromConfig(config.strategy);
-    const estimator = createEstimator(config.estimator);
+    const estimator = createEstimator(config.estimator, { scale: config.advantageScale });
     let state: RunState = initialState();
     const last = store.lastStep();
     if (last >= 0) {

@@ -30,6 +30,13 @@ test('advantages: answers {"leaves":[...]} matching the library; trace adds per-
   assertClose(JSON.parse(runs[0].stdout).leaves[0].advantage, 0.7302967, 1e-5, 'grpo a1');
 });
 
+test('advantages --scale none: unscaled deviations (the hand-worked E1 value)', async () => {
+  const run = await cli(['--estimator', 'trace', '--scale', 'none'], JSON.stringify({ nodes: E1 }));
+  assert.equal(run.code, 0, run.stderr);
+  const a21 = (JSON.parse(run.stdout) as { leaves: { turns: { advantage: number }[] }[] }).leaves[1];
+  assertClose(a21.turns[0].advantage, 2 / 3 - 0.6, 1e-12, 'trace a21 turn a, unscaled');
+});
+
 test('advantages: bad input is one stderr line naming the node and field, non-zero exit, empty stdout', async () => {
   const q = { id: 'q1', parent: null };
   const cases: Array<[string, string, string[], RegExp]> = [
@@ -41,6 +48,8 @@ test('advantages: bad input is one stderr line naming the node and field, non-ze
     ['negative length', JSON.stringify({ nodes: [q, { id: 'a1', parent: 'q1', reward: 1, length: -1 }] }), ['--estimator', 'treepo'], /id "a1"\)\.length/],
     ['reward not a number', JSON.stringify({ nodes: [q, { id: 'a1', parent: 'q1', reward: 'yes' }] }), ['--estimator', 'grpo'], /id "a1"\)\.reward: expected a finite number/],
     ['unknown estimator', JSON.stringify({ nodes: [q] }), ['--estimator', 'ppo'], /--estimator: unknown advantage estimator "ppo"/],
+    ['unknown scale', JSON.stringify({ nodes: [q] }), ['--estimator', 'grpo', '--scale', 'mad'], /--scale: "mad" is not one of std, none/],
+    ['treepo unscaled', JSON.stringify({ nodes: [q] }), ['--estimator', 'treepo', '--scale', 'none'], /--scale: .*treepo whitens/],
   ];
   const runs = await Promise.all(cases.map(([, input, args]) => cli(args, input)));
   runs.forEach((run, k) => {

@@ -161,3 +161,38 @@ test("treepo on E3: TreePO's rule counts the chain's group once per turn, unlike
   assertClose(r.get('b2')!.advantage, -0.6757374, TOL, 'b2');
   assertClose(r.get('c')!.advantage, -0.4730162, TOL, 'c');
 });
+
+/*
+ * advantageScale none (Dr. GRPO) on E1: the same deviations, never divided by a std.
+ *   grpo: success 1 − 0.6 = 0.4, failure −0.6.
+ *   tree-grpo: a1, a3 = 0.4 + 1/3 = 0.7333333; a21 = −0.6 − 2/3 = −1.2666667; b1 = −0.6 + 0 (one-leaf
+ *     tree: mean 0, so r = 0); c = 0.4 + 1 = 1.4 (one-leaf tree c: r − 0 = 1).
+ *   trace: turn a 2/3 − 0.6 = 0.0666667; a1 1 − 2/3 = 0.3333333; a2, a21 −0.6666667; b, b1 −0.6; c 0.4.
+ * A lopsided group is where the two scales part: E1's failures weigh −1.10 with the std, −0.6 without.
+ */
+test('advantageScale none on E1: deviations from the group mean, unscaled, for grpo, tree-grpo and trace', () => {
+  const none = (name: string) => byId(createEstimator(name, { scale: 'none' }).estimate(buildForest(E1)));
+  const grpo = none('grpo');
+  for (const [id, v] of Object.entries({ a1: 0.4, a21: -0.6, a3: 0.4, b1: -0.6, c: 0.4 })) assertClose(grpo.get(id)!.advantage, v, 1e-12, `grpo ${id}`);
+  const treeGrpo = none('tree-grpo');
+  for (const [id, v] of Object.entries({ a1: 0.7333333, a21: -1.2666667, a3: 0.7333333, b1: -0.6, c: 1.4 })) assertClose(treeGrpo.get(id)!.advantage, v, 1e-6, `tree-grpo ${id}`);
+  const trace = none('trace');
+  const expect: Record<string, number[]> = {
+    a1: [0.0666667, 0.3333333],
+    a21: [0.0666667, -0.6666667, -0.6666667],
+    a3: [0.0666667, 0.3333333],
+    b1: [-0.6, -0.6],
+    c: [0.4],
+  };
+  for (const [id, turns] of Object.entries(expect)) turns.forEach((t, k) => assertClose(trace.get(id)!.turns[k], t, 1e-6, `trace ${id} turn ${k}`));
+});
+
+test('advantageScale none is refused for treepo, which whitens by definition', () => {
+  let message = '';
+  try {
+    createEstimator('treepo', { scale: 'none' });
+  } catch (e) {
+    message = (e as Error).message;
+  }
+  if (!/treepo whitens/.test(message)) throw new Error(`expected a refusal naming treepo, got "${message}"`);
+});

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ZodError } from 'zod';
-import { createStrategy, strategyFromConfig } from '../../src/allocate/index.ts';
+import { createStrategy, RECOMMENDED_TRACE_OPTIONS, strategyFromConfig } from '../../src/allocate/index.ts';
 import { mixedChance } from '../../src/allocate/mixed-value.ts';
 import { expansionValue, poolLeftover, posteriorRoot } from '../../src/allocate/trace-options.ts';
 import { solvePrefixes } from '../../src/allocate/prefix-solver.ts';
@@ -131,4 +131,13 @@ test('unknown or misplaced trace options are rejected', () => {
   assert.throws(() => strategyFromConfig({ name: 'oracle', budget: 9, prefixes: 'entropy-weighted' }), /"path": \[\s*"prefixes"\s*\]/);
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, priorStrength: 2 }), /rootPrior: posterior/);
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, entropyWeight: 2 }), /entropy-weighted/);
+});
+
+test('options of the root solver are rejected beside roots: uniform (they would be ignored); the recommendation parses', () => {
+  for (const [k, v] of [['leftover', 'pool'], ['rootValue', 'expansion-aware'], ['rootPrior', 'posterior']] as const) {
+    assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, roots: 'uniform', [k]: v }), new RegExp(`${k}: ${v} steers the root solver, which roots: uniform does not use`));
+    assert.doesNotThrow(() => strategyFromConfig({ name: 'trace', budget: 9, [k]: v }));
+  }
+  assert.doesNotThrow(() => strategyFromConfig({ name: 'trace', budget: 9, roots: 'uniform', leftover: 'top-up', rootValue: 'mixed', rootPrior: 'shared' }));
+  assert.equal(strategyFromConfig({ name: 'trace', budget: 9, ...RECOMMENDED_TRACE_OPTIONS }).name, 'trace');
 });

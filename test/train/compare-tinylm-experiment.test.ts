@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { arms, DEFAULT_SCALE, runConfig } from '../../bench/compare/experiments.ts';
-import { RECOMMENDED_TRACE_OPTIONS } from '../../src/allocate/index.ts';
+import { arms, BEST_TRACE, DEFAULT_SCALE, runConfig } from '../../bench/compare/experiments.ts';
 import { parseTrainConfig } from '../../src/train/index.ts';
 
 // bench/compare's `tinylm` experiment (issue 18): every arm is a valid train() configuration on the tiny
@@ -24,8 +23,10 @@ test('tinylm experiment: every arm is the tiny LM from the committed warm start 
     // 1,500 world questions, 20 % held out: the 300 evaluated are the whole test split.
     assert.equal(Math.round(c.env.questions * c.env.testFraction), 300);
   }
+  // What ran (frozen at c5d3e8e): decision-weighted prefixes, leftover over the pool.
   const best = configs[0].strategy as Record<string, unknown>;
-  for (const [k, v] of Object.entries(RECOMMENDED_TRACE_OPTIONS)) assert.equal(best[k], v);
+  assert.deepEqual([best.name, best.prefixes, best.leftover, best.roots], ['trace', 'decision-weighted', 'pool', undefined]);
+  assert.deepEqual(BEST_TRACE, { name: 'trace', prefixes: 'decision-weighted', leftover: 'pool' });
   assert.equal(configs[3].strategy.name, 'trace');
   assert.equal((configs[3].strategy as Record<string, unknown>).prefixes, undefined);
   // The arms that never read Ṽ get the running-rate predictor; the trace arms keep the MLP.

@@ -34,3 +34,10 @@ test('the arm label is part of the config', () => {
   assert.equal(parseTrainConfig({ arm: 'trace-uniform-roots', strategy: { name: 'trace', roots: 'uniform' } }).arm, 'trace-uniform-roots');
   assert.equal(parseTrainConfig({}).arm, undefined);
 });
+
+test('advantageScale: std by default; none for grpo, tree-grpo, trace; refused with treepo on its field', () => {
+  assert.equal(parseTrainConfig({}).advantageScale, 'std');
+  for (const estimator of ['grpo', 'tree-grpo', 'trace'] as const) assert.equal(parseTrainConfig({ estimator, advantageScale: 'none' }).advantageScale, 'none');
+  assert.throws(() => parseTrainConfig({ estimator: 'treepo', advantageScale: 'none' }), /advantageScale: none applies to grpo, tree-grpo and trace/);
+  assert.throws(() => parseTrainConfig({ advantageScale: 'mad' }), /advantageScale/);
+});

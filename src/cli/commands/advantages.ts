@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { createEstimator, ESTIMATOR_NAMES, ForestError, parseForestInput, UnknownEstimatorError, type AdvantageEstimator } from '../../advantage/index.ts';
+import { ADVANTAGE_SCALES, createEstimator, ESTIMATOR_NAMES, ForestError, parseForestInput, UnknownEstimatorError, type AdvantageEstimator, type AdvantageScale } from '../../advantage/index.ts';
 import { readStdinRawJson, UsageError, writeJson } from '../io.ts';
 
 /**
- * `trace-rl advantages --estimator grpo|tree-grpo|treepo|trace`: a forest on stdin
+ * `trace-rl advantages --estimator grpo|tree-grpo|treepo|trace [--scale std|none]`: a forest on stdin
  * (`{"nodes":[{"id","parent","reward"?,"length"?}]}`), one advantage per leaf on stdout; `trace` adds
  * each leaf's per-turn values. Bad input is one stderr line naming the node and field, exit 2.
  */
@@ -12,8 +12,9 @@ export function register(program: Command): void {
     .command('advantages')
     .description('compute tree-aware advantages for a forest of rollouts read from stdin')
     .requiredOption('--estimator <name>', `one of: ${ESTIMATOR_NAMES.join(', ')}`)
-    .action(async (opts: { estimator: string }) => {
-      const estimator = pickEstimator(opts.estimator);
+    .option('--scale <scale>', 'std (divide by the group std, GRPO) or none (unscaled deviations, Dr. GRPO; not treepo)', 'std')
+    .action(async (opts: { estimator: string; scale: string }) => {
+      const estimator = pickEstimator(opts.estimator, opts.scale);
       const raw = await readStdinRawJson();
       let forest;
       try {
@@ -32,11 +33,13 @@ export function register(program: Command): void {
     });
 }
 
-function pickEstimator(name: string): AdvantageEstimator {
+function pickEstimator(name: string, scale: string): AdvantageEstimator {
+  if (!(ADVANTAGE_SCALES as readonly string[]).includes(scale)) throw new UsageError(`--scale: "${scale}" is not one of ${ADVANTAGE_SCALES.join(', ')}`);
   try {
-    return createEstimator(name);
+    return createEstimator(name, { scale: scale as AdvantageScale });
   } catch (e) {
     if (e instanceof UnknownEstimatorError) throw new UsageError(`--estimator: ${e.message}`);
+    if (e instanceof RangeError) throw new UsageError(`--scale: ${e.message}`);
     throw e;
   }
 }

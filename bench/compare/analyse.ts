@@ -58,7 +58,7 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     if (simulated) md.push(...oracleLines(results), '');
     if ((experiment.startsWith('final') && !simulated) || experiment === 'options' || experiment === 'diagnose' || experiment === 'scale' || experiment === 'roots') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
     // The tiny LM (issue 18) reports each arm against grpo, arm minus grpo.
-    if (experiment === 'tinylm') md.push(...perBudgetTable(results), '', ...pairedTable(results, 'grpo'), '', ...reachGrpoTable(results), '', ...(await kindTable(results, o)), '');
+    if (experiment === 'tinylm' || experiment === 'tinylm-roots') md.push(...perBudgetTable(results), '', ...pairedTable(results, 'grpo'), '', ...reachGrpoTable(results), '', ...(await kindTable(results, o)), '');
     if (experiment === 'main' || experiment === 'ablation' || experiment === 'final' || experiment === 'options') {
       md.push(...(await kindTable(results, o)), '');
       // Re-evaluating every final policy costs one evaluation per run: in the final, only the arms the claim is about.
@@ -351,7 +351,7 @@ async function writePlots(experiment: ExperimentName, results: ArmResult[], dir:
     await writeSvg(dir, `${experiment}-effective-ratio`, bandChart(`effective ratio per step (${experiment === 'main' ? 'world' : 'simulator'}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]));
     await writeSvg(dir, `${experiment}-mixed-trees`, bandChart(`mixed prompt trees per step (${experiment === 'main' ? 'world' : 'simulator'})`, band(results, (r) => r.mixed.map((y, x) => ({ x, y }))), 'step', 'mixed trees'));
   }
-  if (experiment === 'main' || experiment === 'final' || experiment === 'options' || experiment === 'final-epochs1' || experiment === 'final-roots' || experiment === 'tinylm') {
+  if (experiment === 'main' || experiment === 'final' || experiment === 'options' || experiment === 'final-epochs1' || experiment === 'final-roots' || experiment === 'tinylm' || experiment === 'tinylm-roots') {
     await writeSvg(dir, `${experiment}-accuracy-vs-trajectories`, bandChart('held-out greedy accuracy vs trajectories spent (seed mean, min–max)', band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
     await writeSvg(dir, `${experiment}-accuracy-vs-tokens`, bandChart('held-out greedy accuracy vs generated tokens', band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
   }

@@ -29,8 +29,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold' | 'final-roots-oracle' | 'tinylm';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold', 'final-roots-oracle', 'tinylm'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold' | 'final-roots-oracle' | 'tinylm' | 'tinylm-roots';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold', 'final-roots-oracle', 'tinylm', 'tinylm-roots'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -242,6 +242,14 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts', TINY_LM),
         { ...world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes', TINY_LM), tier: 1 },
         { ...world('trace', { name: 'trace' }, 'the paper (faithful)', TINY_LM), tier: 2 },
+      ];
+    case 'tinylm-roots':
+      // Added after `tinylm` ran, with the configuration the world's fourth final had already made the
+      // recommendation (uniform roots, decision-weighted prefixes; nothing tuned on the tiny LM). Same seeds
+      // 100–104; run into tinylm's --out, grpo's runs (same label and config) are reused and paired.
+      return [
+        world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (the recommendation since the fourth world final)', TINY_LM),
+        world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts', TINY_LM),
       ];
     case 'final-oracle':
       return [

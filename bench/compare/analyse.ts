@@ -4,7 +4,7 @@ import { writeReport } from '../../src/report/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { buildEnvironment, parseTrainConfig } from '../../src/train/index.ts';
 import type { Arm, ExperimentName, Scale } from './experiments.ts';
-import { accuracyByKind } from './by-kind.ts';
+import { accuracyByKind, questionKind } from './by-kind.ts';
 import { kindUse, loadRun, type RunStats } from './load.ts';
 import { barChart, bandChart, writeSvg, type BandRow, type BarRow } from './plots.ts';
 import { fmt, meanOf, pairedBootstrap, spread, type Spread } from './stats.ts';
@@ -50,7 +50,8 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     if (results.every((r) => r.runs.length === 0)) continue;
     md.push(`### ${experiment}`, '');
     md.push(...armTable(results), '');
-    const simulated = experiment === 'oracle' || experiment === 'final-oracle' || experiment === 'final-roots-oracle';
+    // Simulator experiments (known probabilities, fixed policy): contrast against the oracle, no accuracy.
+    const simulated = results.every((r) => r.arm.env === 'simulator');
     const target = simulated ? null : accuracyTarget(results);
     if (target) md.push(...costTable(results, target), '');
     // A fixed absolute level too (the rule above depends on the weakest arm): 0.30 held-out accuracy.
@@ -256,7 +257,7 @@ function trainKinds(dir: string): Map<string, string> {
   } finally {
     store.close();
   }
-  return new Map(buildEnvironment(config).train.map((p) => [p.id, String((p.meta?.world as { kind?: string } | undefined)?.kind ?? '?')]));
+  return new Map(buildEnvironment(config).train.map((p) => [p.id, questionKind(p)]));
 }
 
 /** Where each main arm's bare rollouts went by question kind (steps 10, 13, …, 28 of every seed). */

@@ -3,6 +3,12 @@ import { RunStore } from '../../src/store/index.ts';
 import { buildComponents, parseTrainConfig } from '../../src/train/index.ts';
 import { rewardedLeaves } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
+import type { Prompt } from '../../src/tree/types.ts';
+
+/** A world question's kind (bridge, comparison, …), '?' for prompts that carry none. */
+export function questionKind(p: Prompt): string {
+  return String((p.meta?.world as { kind?: string } | undefined)?.kind ?? '?');
+}
 
 /**
  * Held-out greedy accuracy of a run's final policy, split by question kind: the same evaluation the
@@ -32,7 +38,7 @@ export async function accuracyByKind(dir: string): Promise<Map<string, { n: numb
     greedy: true,
     settings: config.engine,
   });
-  const kindOf = new Map(prompts.map((p) => [p.id, String((p.meta?.world as { kind?: string } | undefined)?.kind ?? '?')]));
+  const kindOf = new Map(prompts.map((p) => [p.id, questionKind(p)]));
   const out = new Map<string, { n: number; solved: number; turns: number }>();
   for (const tree of result.trees) {
     const k = kindOf.get(tree.promptId) ?? '?';

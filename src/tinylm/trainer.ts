@@ -11,8 +11,9 @@
  * positions, T the smallest row length of a fixed ladder (128, 256, 512, …, the context) that holds the
  * longest sequence and R = ⌊tokens / T⌋, so only a handful of shapes is ever compiled. One jit program
  * per (loss, T) computes the loss and its gradient; a minibatch larger than one grid adds the grids'
- * gradients on the device; one jit program applies clipping and Adam. Fixed shapes also keep jax-js's
- * wasm heap flat: its allocator reuses freed buffers only of the same size class.
+ * gradients on the device; one jit program applies clipping and Adam. The programs are shared by all
+ * trainers of one model shape in the process (the next run does not trace them again). Fixed shapes
+ * also keep jax-js's wasm heap flat: its allocator reuses freed buffers only of the same size class.
  */
 import { jit, lax, numpy as np, tree, valueAndGrad } from '@jax-js/jax';
 import { disposeConsts, forwardConsts, fromParams, gridArrays, pack, toParams, tokenLogprobs, type ForwardConsts, type PackedGrid, type Params } from './forward.ts';
@@ -101,6 +102,25 @@ function addRatios(sums: RatioSums, grid: PackedGrid, rows: readonly TrainRow[],
   }
 }
 
+/**
+ * The process's jit functions, by what they compute (loss kind, clip, model config; Adam's constants).
+ * jax-js traces a jit function once per argument shapes and caches the trace on the function (the
+ * compiled kernels it caches process-wide by the trace's hash), so sharing the functions lets a new
+ * trainer of the same shape — the next run in a process — skip tracing the forward and backward pass
+ * again. They live as long as the process: a handful per model shape, holding only small constants
+ * (index ranges of the attention chunks).
+ */
+const programs = new Map<string, unknown>();
+
+function program<F>(key: string, make: () => F): F {
+  let fn = programs.get(key) as F | undefined;
+  if (!fn) {
+    fn = make();
+    programs.set(key, fn);
+  }
+  return fn;
+}
+
 /** Row lengths the trainer compiles for: powers of two from 128 below the context, then the context. */
 export function rowLadder(context: number): number[] {
   const out: number[] = [];
@@ -115,9 +135,6 @@ export class LmTrainer {
   private v: Params;
   private t = 0;
   private readonly consts: ForwardConsts;
-  private readonly grads = new Map<string, GradFn>();
-  private readonly evals = new Map<number, EvalFn>();
-  private adamFn?: AdamFn;
   readonly opts: Required<TrainerOptions>;
 
   constructor(model: Pick<LlamaModel, 'config' | 'weights'>, options: TrainerOptions = {}) {
@@ -163,11 +180,12 @@ export class LmTrainer {
     return rowLadder(this.config.context).find((t) => t >= longest)!;
   }
 
-  private gradFn(kind: 'sft' | 'ppo', R: number, T: number, clip: number): GradFn {
-    // ε is a constant of the compiled function, so it is part of the cache key.
-    const key = `${kind}:${R}:${T}:${clip}`;
-    let fn = this.grads.get(key);
-    if (fn) return fn;
+  private gradFn(kind: 'sft' | 'ppo', clip: number): GradFn {
+    // ε is a constant of the compiled function, so it is part of the key.
+    return program(`grad:${kind}:${clip}:${JSON.stringify(this.config)}`, () => this.makeGradFn(kind, clip));
+  }
+
+  private makeGradFn(kind: 'sft' | 'ppo', clip: number): GradFn {
     const c = this.config;
     const loss = (q: Params, batch: GridInput, k: ForwardConsts): [Arr, Arr] => {
       const [ids, targets, pos, start, weight, adv, old] = batch as [Arr, Arr, Arr, Arr, Arr, Arr, Arr];
@@ -185,15 +203,12 @@ export class LmTrainer {
       const s2 = np.clip(ratio, 1 - clip, 1 + clip).mul(adv);
       return [np.minimum(s1, s2).mul(weight).sum().neg(), aux];
     };
-    fn = jit((p: Params, batch: GridInput, k: ForwardConsts) => valueAndGrad((q: Params) => loss(q, batch, k), { hasAux: true })(p)) as unknown as GradFn;
-    this.grads.set(key, fn);
-    return fn;
+    return jit((p: Params, batch: GridInput, k: ForwardConsts) => valueAndGrad((q: Params) => loss(q, batch, k), { hasAux: true })(p)) as unknown as GradFn;
   }
 
   private adam(): AdamFn {
-    if (this.adamFn) return this.adamFn;
     const { beta1, beta2, maxGradNorm } = this.opts;
-    this.adamFn = jit((p: Params, m: Params, v: Params, g: Params, alpha: Arr) => {
+    return program(`adam:${beta1}:${beta2}:${maxGradNorm}`, () => jit((p: Params, m: Params, v: Params, g: Params, alpha: Arr) => {
       const sq = (tree.leaves(tree.ref(g)) as Arr[]).map((a) => a.ref.mul(a).sum()).reduce((a, b) => a.add(b));
       const shrink = np.minimum(np.reciprocal(np.sqrt(sq).add(1e-12)).mul(maxGradNorm), 1);
       const gc = tree.map((gi: Arr) => gi.mul(shrink.ref), g) as Params;
@@ -203,8 +218,7 @@ export class LmTrainer {
       const p2 = tree.map((pi: Arr, mi: Arr, vi: Arr) => pi.sub(mi.mul(alpha.ref).div(np.sqrt(vi).add(1e-8))), p, tree.ref(m2), tree.ref(v2)) as Params;
       alpha.dispose();
       return [p2, m2, v2];
-    }) as unknown as AdamFn;
-    return this.adamFn;
+    }) as unknown as AdamFn);
   }
 
   /** The grid's per-position loss inputs: weight (1/total on trained tokens), advantage, old log-prob. */
@@ -236,7 +250,7 @@ export class LmTrainer {
     let g: Params | undefined;
     let loss = 0;
     for (const grid of grids) {
-      const [[value, logp], gi] = this.gradFn(kind, grid.R, grid.T, clip)(tree.ref(this.params), [...gridArrays(grid), ...this.lossArrays(grid, rows, total)], tree.ref(this.consts));
+      const [[value, logp], gi] = this.gradFn(kind, clip)(tree.ref(this.params), [...gridArrays(grid), ...this.lossArrays(grid, rows, total)], tree.ref(this.consts));
       loss += (value.dataSync() as Float32Array)[0]!;
       if (ratios) addRatios(ratios, grid, rows, logp.dataSync() as Float32Array, clip);
       else logp.dispose();
@@ -301,16 +315,15 @@ export class LmTrainer {
     return { loss: loss / tokens, tokens, steps: step, clipFraction: n ? ratios.clipped / n : 0, approxKl: n ? ratios.kl / n : 0 };
   }
 
-  /** Frees the weights, Adam moments, constants and compiled programs (jax-js's wasm heap is 4 GiB per process). */
+  /**
+   * Frees the weights, Adam moments and constants (jax-js's wasm heap is 4 GiB per process). The
+   * compiled programs stay for the next trainer of the same shape (see {@link program}).
+   */
   dispose(): void {
     tree.dispose(this.params);
     tree.dispose(this.m);
     tree.dispose(this.v);
     disposeConsts(this.consts);
-    for (const fn of [...this.grads.values(), ...this.evals.values(), ...(this.adamFn ? [this.adamFn] : [])]) (fn as unknown as { dispose(): void }).dispose();
-    this.grads.clear();
-    this.evals.clear();
-    this.adamFn = undefined;
   }
 
   /**
@@ -324,12 +337,8 @@ export class LmTrainer {
     const live = lengths.map((n, k) => k).filter((k) => lengths[k]! > 0);
     if (live.length === 0) return out;
     const T = this.rowLength(Math.max(...live.map((k) => lengths[k]!)));
-    let fn = this.evals.get(T);
-    if (!fn) {
-      const c = this.config;
-      fn = jit((p: Params, b: Arr[], k: ForwardConsts) => tokenLogprobs(p, b[0]!, b[1]!, b[2]!, b[3]!, k, c)) as unknown as EvalFn;
-      this.evals.set(T, fn);
-    }
+    const c = this.config;
+    const fn = program(`eval:${JSON.stringify(c)}`, () => jit((p: Params, b: Arr[], k: ForwardConsts) => tokenLogprobs(p, b[0]!, b[1]!, b[2]!, b[3]!, k, c)) as unknown as EvalFn);
     for (const grid of pack(live.map((k) => rows[k]!.ids), live.map((k) => lengths[k]!), { rowLengths: [T], gridTokens: this.opts.gridTokens })) {
       const data = fn(tree.ref(this.params), gridArrays(grid), tree.ref(this.consts)).dataSync() as Float32Array;
       for (const s of grid.slots) {

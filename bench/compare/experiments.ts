@@ -261,6 +261,11 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-rec', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (the recommendation)'),
         world('grpo-32', { name: 'grpo', batchSize: 32 }, 'uniform groups on 32 prompts × 6 (trace-like coverage)'),
         world('trace-rec-n1', { ...UNIFORM_ROOT_TRACE, continuations: 1 }, 'the recommendation with N = 1 (more prompts)'),
+        // Added after the four arms above ran (seeds 0–3 showed trace-rec ≈ grpo, and grpo-32 ≈ 7 points below
+        // grpo: at this scale coverage matters). N = ½ gives the tree arm grpo's 64 prompts: 2 bare rollouts
+        // each and one continuation at the best prefix, in place of grpo's third bare rollout.
+        world('trace-rec-half', { ...UNIFORM_ROOT_TRACE, continuations: 0.5 }, 'the recommendation with N = ½ (grpo’s 64 prompts)'),
+        world('random-tree-half', { name: 'random-tree', continuations: 0.5 }, 'random-tree with N = ½ (is the prefix choice worth anything?)'),
       ];
     case 'final-oracle':
       return [

@@ -29,8 +29,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold' | 'final-roots-oracle' | 'tinylm' | 'tinylm-roots' | 'mainscale';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold', 'final-roots-oracle', 'tinylm', 'tinylm-roots', 'mainscale'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold' | 'final-roots-oracle' | 'tinylm' | 'tinylm-roots' | 'mainscale' | 'final-main';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold', 'final-roots-oracle', 'tinylm', 'tinylm-roots', 'mainscale', 'final-main'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -267,6 +267,14 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-rec-half', { ...UNIFORM_ROOT_TRACE, continuations: 0.5 }, 'the recommendation with N = ½ (grpo’s 64 prompts)'),
         world('random-tree-half', { name: 'random-tree', continuations: 0.5 }, 'random-tree with N = ½ (is the prefix choice worth anything?)'),
       ];
+    case 'final-main':
+      // Fifth final (frozen before seeds 500–509): the main job's scale (B = 192, pool 64, 30 steps) with the
+      // recommendation as it stands; mainscale's development (seeds 0–4) found no variant ahead of it.
+      return [
+        world('trace-rec', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (the recommendation)'),
+        world('grpo', { name: 'grpo' }, 'uniform groups, 64 prompts × 3'),
+        { ...world('trace', { name: 'trace' }, 'the paper (faithful)'), tier: 1 },
+      ];
     case 'final-oracle':
       return [
         sim('sim-oracle', { name: 'oracle' }, 'solvers on the true probabilities'),
@@ -315,6 +323,7 @@ export const REPORTS: Record<ExperimentName, Report> = {
   tinylm: { paired: 'grpo', kinds: true, curves: true },
   'tinylm-roots': { paired: 'grpo', kinds: true, curves: true },
   mainscale: { paired: 'grpo', kinds: true, curves: true },
+  'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
 };
 
 /**

@@ -29,8 +29,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold' | 'final-roots-oracle' | 'tinylm' | 'tinylm-roots' | 'mainscale' | 'final-main';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold', 'final-roots-oracle', 'tinylm', 'tinylm-roots', 'mainscale', 'final-main'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold' | 'final-roots-oracle' | 'tinylm' | 'tinylm-roots' | 'mainscale' | 'final-main' | 'final-main-env';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold', 'final-roots-oracle', 'tinylm', 'tinylm-roots', 'mainscale', 'final-main', 'final-main-env'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -275,6 +275,12 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('grpo', { name: 'grpo' }, 'uniform groups, 64 prompts × 3'),
         { ...world('trace', { name: 'trace' }, 'the paper (faithful)'), tier: 1 },
       ];
+    case 'final-main-env':
+      // The fifth final's check on another world (env seed 11), same seeds and scale (defined before final-main's results).
+      return [
+        { ...world('env11-trace-rec', UNIFORM_ROOT_TRACE, 'the recommendation on world env seed 11'), envSeed: 11 },
+        { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11 },
+      ];
     case 'final-oracle':
       return [
         sim('sim-oracle', { name: 'oracle' }, 'solvers on the true probabilities'),
@@ -324,6 +330,7 @@ export const REPORTS: Record<ExperimentName, Report> = {
   'tinylm-roots': { paired: 'grpo', kinds: true, curves: true },
   mainscale: { paired: 'grpo', kinds: true, curves: true },
   'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
+  'final-main-env': { paired: 'first' },
 };
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { writeReport } from '../../src/report/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { buildEnvironment, parseTrainConfig } from '../../src/train/index.ts';
-import type { Arm, ExperimentName, Scale } from './experiments.ts';
+import { REPORTS, type Arm, type ExperimentName, type Report, type Scale } from './experiments.ts';
 import { accuracyByKind, questionKind } from './by-kind.ts';
 import { kindUse, loadRun, type RunStats } from './load.ts';
 import { barChart, bandChart, writeSvg, type BandRow, type BarRow } from './plots.ts';
@@ -57,17 +57,16 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     // A fixed absolute level too (the rule above depends on the weakest arm): 0.30 held-out accuracy.
     if (!simulated) md.push(...costTable(results, { accuracy: FIXED_TARGET, setBy: '' }), '');
     if (simulated) md.push(...oracleLines(results), '');
-    if ((experiment.startsWith('final') && !simulated) || experiment === 'options' || experiment === 'diagnose' || experiment === 'scale' || experiment === 'roots') md.push(...perBudgetTable(results), '', ...pairedTable(results), '', ...reachGrpoTable(results), '');
-    // The tiny LM (issue 18) reports each arm against grpo, arm minus grpo.
-    if (experiment === 'tinylm' || experiment === 'tinylm-roots') md.push(...perBudgetTable(results), '', ...pairedTable(results, 'grpo'), '', ...reachGrpoTable(results), '', ...(await kindTable(results, o)), '');
-    if (experiment === 'main' || experiment === 'ablation' || experiment === 'final' || experiment === 'options') {
-      md.push(...(await kindTable(results, o)), '');
-      // Re-evaluating every final policy costs one evaluation per run: in the final, only the arms the claim is about.
-      const byKindArms = (experiment === 'final' ? results.filter((r) => ['trace-best', 'trace', 'grpo'].includes(r.arm.label)) : results).map((r) => ({ ...r, runs: r.runs.slice(0, o.byKindSeeds ?? r.runs.length) }));
-      md.push(...(await finalByKindTable(byKindArms, o)), '');
+    const report = REPORTS[experiment];
+    if (report.paired) md.push(...perBudgetTable(results), '', ...pairedTable(results, report.paired === 'grpo' ? 'grpo' : undefined), '', ...reachGrpoTable(results), '');
+    if (report.kinds) md.push(...(await kindTable(results, o)), '');
+    if (report.byKind) {
+      const { byKind } = report;
+      const chosen = byKind === 'all' ? results : results.filter((r) => byKind.includes(r.arm.label));
+      md.push(...(await finalByKindTable(chosen.map((r) => ({ ...r, runs: r.runs.slice(0, o.byKindSeeds ?? r.runs.length) })), o)), '');
     }
     json[experiment] = results.map((r) => ({ label: r.arm.label, meaning: r.arm.meaning, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
-    await writePlots(experiment, results, o.plots);
+    await writePlots(experiment, report, simulated, results, o.plots);
     await writeReports(experiment, results, o);
   }
   mkdirSync(o.out, { recursive: true });
@@ -346,17 +345,18 @@ function band(results: ArmResult[], y: (r: RunStats) => Array<{ x: number; y: nu
   return rows;
 }
 
-async function writePlots(experiment: ExperimentName, results: ArmResult[], dir: string): Promise<void> {
+async function writePlots(experiment: ExperimentName, report: Report, simulated: boolean, results: ArmResult[], dir: string): Promise<void> {
   const perStep = (r: RunStats) => r.ratio.map((y, x) => ({ x, y }));
-  if (experiment === 'main' || experiment === 'oracle' || experiment === 'final') {
-    await writeSvg(dir, `${experiment}-effective-ratio`, bandChart(`effective ratio per step (${experiment === 'main' ? 'world' : 'simulator'}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]));
-    await writeSvg(dir, `${experiment}-mixed-trees`, bandChart(`mixed prompt trees per step (${experiment === 'main' ? 'world' : 'simulator'})`, band(results, (r) => r.mixed.map((y, x) => ({ x, y }))), 'step', 'mixed trees'));
+  const where = simulated ? 'simulator' : 'world';
+  if (report.contrast) {
+    await writeSvg(dir, `${experiment}-effective-ratio`, bandChart(`effective ratio per step (${where}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]));
+    await writeSvg(dir, `${experiment}-mixed-trees`, bandChart(`mixed prompt trees per step (${where})`, band(results, (r) => r.mixed.map((y, x) => ({ x, y }))), 'step', 'mixed trees'));
   }
-  if (experiment === 'main' || experiment === 'final' || experiment === 'options' || experiment === 'final-epochs1' || experiment === 'final-roots' || experiment === 'tinylm' || experiment === 'tinylm-roots') {
+  if (report.curves) {
     await writeSvg(dir, `${experiment}-accuracy-vs-trajectories`, bandChart('held-out greedy accuracy vs trajectories spent (seed mean, min–max)', band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
     await writeSvg(dir, `${experiment}-accuracy-vs-tokens`, bandChart('held-out greedy accuracy vs generated tokens', band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
   }
-  if (experiment === 'ablation') {
+  if (report.bars) {
     const rows: BarRow[] = [];
     for (const { arm, runs } of results) {
       if (runs.length === 0) continue;

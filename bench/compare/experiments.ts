@@ -29,8 +29,8 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold' | 'final-roots-oracle' | 'tinylm' | 'tinylm-roots';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold', 'final-roots-oracle', 'tinylm', 'tinylm-roots'];
+export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold' | 'final-roots-oracle' | 'tinylm' | 'tinylm-roots' | 'mainscale' | 'final-main' | 'final-main-env';
+export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold', 'final-roots-oracle', 'tinylm', 'tinylm-roots', 'mainscale', 'final-main', 'final-main-env'];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -251,6 +251,36 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (the recommendation since the fourth world final)', TINY_LM),
         world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts', TINY_LM),
       ];
+    case 'mainscale':
+      // Fifth round, development (seeds 0–4) at the main job's scale (B = 192, pool 64, 30 steps), where grpo
+      // keeps learning (0.42 → 0.57 on the main job's dev seeds) and the recommended trace stalls near 0.49.
+      // Is it coverage (trace learns from 32 prompts a step, grpo from 64)? grpo on 32 prompts × 6 asks that;
+      // N = 1 gives the tree arm 48 prompts at the same B.
+      return [
+        world('grpo', { name: 'grpo' }, 'uniform groups, 64 prompts × 3'),
+        world('trace-rec', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (the recommendation)'),
+        world('grpo-32', { name: 'grpo', batchSize: 32 }, 'uniform groups on 32 prompts × 6 (trace-like coverage)'),
+        world('trace-rec-n1', { ...UNIFORM_ROOT_TRACE, continuations: 1 }, 'the recommendation with N = 1 (more prompts)'),
+        // Added after the four arms above ran (seeds 0–3 showed trace-rec ≈ grpo, and grpo-32 ≈ 7 points below
+        // grpo: at this scale coverage matters). N = ½ gives the tree arm grpo's 64 prompts: 2 bare rollouts
+        // each and one continuation at the best prefix, in place of grpo's third bare rollout.
+        world('trace-rec-half', { ...UNIFORM_ROOT_TRACE, continuations: 0.5 }, 'the recommendation with N = ½ (grpo’s 64 prompts)'),
+        world('random-tree-half', { name: 'random-tree', continuations: 0.5 }, 'random-tree with N = ½ (is the prefix choice worth anything?)'),
+      ];
+    case 'final-main':
+      // Fifth final (frozen before seeds 500–509): the main job's scale (B = 192, pool 64, 30 steps) with the
+      // recommendation as it stands; mainscale's development (seeds 0–4) found no variant ahead of it.
+      return [
+        world('trace-rec', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (the recommendation)'),
+        world('grpo', { name: 'grpo' }, 'uniform groups, 64 prompts × 3'),
+        { ...world('trace', { name: 'trace' }, 'the paper (faithful)'), tier: 1 },
+      ];
+    case 'final-main-env':
+      // The fifth final's check on another world (env seed 11), same seeds and scale (defined before final-main's results).
+      return [
+        { ...world('env11-trace-rec', UNIFORM_ROOT_TRACE, 'the recommendation on world env seed 11'), envSeed: 11 },
+        { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11 },
+      ];
     case 'final-oracle':
       return [
         sim('sim-oracle', { name: 'oracle' }, 'solvers on the true probabilities'),
@@ -259,6 +289,49 @@ export function arms(experiment: ExperimentName): Arm[] {
       ].map((a) => ({ ...a, tier: 3 }));
   }
 }
+
+/** What an experiment's summary and plots carry (analyse.ts); each experiment declares its own. */
+export interface Report {
+  /**
+   * The paired final-accuracy tables (budget, paired difference, trajectories to reach grpo): `first` =
+   * the first arm minus each other arm (the finals' reading), `grpo` = each arm minus grpo.
+   */
+  paired?: 'first' | 'grpo';
+  /** "Where the bare rollouts went", by question kind. */
+  kinds?: boolean;
+  /** Re-evaluate the final policies by question kind (one evaluation per run): every arm, or these labels. */
+  byKind?: 'all' | readonly string[];
+  /** Held-out accuracy against trajectories and against tokens (SVG). */
+  curves?: boolean;
+  /** Effective ratio and mixed trees per step (SVG). */
+  contrast?: boolean;
+  /** The ablation's bar chart (SVG). */
+  bars?: boolean;
+}
+
+export const REPORTS: Record<ExperimentName, Report> = {
+  main: { kinds: true, byKind: 'all', curves: true, contrast: true },
+  oracle: { contrast: true },
+  ablation: { kinds: true, byKind: 'all', bars: true },
+  options: { paired: 'first', kinds: true, byKind: 'all', curves: true },
+  diagnose: { paired: 'first' },
+  final: { paired: 'first', kinds: true, byKind: ['trace-best', 'trace', 'grpo'], curves: true, contrast: true },
+  'final-gold': { paired: 'first' },
+  'final-env': { paired: 'first' },
+  'final-oracle': {},
+  'final-epochs1': { paired: 'first', curves: true },
+  scale: { paired: 'first' },
+  roots: { paired: 'first' },
+  'final-roots': { paired: 'first', curves: true },
+  'final-roots-env': { paired: 'first' },
+  'final-roots-gold': { paired: 'first' },
+  'final-roots-oracle': {},
+  tinylm: { paired: 'grpo', kinds: true, curves: true },
+  'tinylm-roots': { paired: 'grpo', kinds: true, curves: true },
+  mainscale: { paired: 'grpo', kinds: true, curves: true },
+  'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
+  'final-main-env': { paired: 'first' },
+};
 
 /**
  * Strategies whose allocation never reads the predictor's Ṽ. In the final experiments they run with the

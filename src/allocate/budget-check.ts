@@ -13,6 +13,8 @@ import type { StrategyConfig } from './options.ts';
 export function budgetProblem(s: StrategyConfig, pool: number): string | undefined {
   if (s.name === 'dapo') return s.budget < s.groupSize ? `budget ${s.budget} is below one dapo group (groupSize ${s.groupSize}): raise the budget or lower groupSize` : undefined;
   const N = 'continuations' in s ? s.continuations : undefined;
+  // An invalid N is the schema's error on its own field; a budget derived from it would only add noise.
+  if (N !== undefined && !(N >= 0)) return undefined;
   const M = N === undefined ? s.budget : Math.floor(s.budget / (1 + N));
   const roots = N === undefined ? `${M} roots` : `M = ⌊B / (1 + N)⌋ = ⌊${s.budget} / ${1 + N}⌋ = ${M} roots`;
   const solver = s.name === 'pcl' || s.name === 'knapsack' || ((s.name === 'trace' || s.name === 'oracle') && s.roots !== 'uniform');

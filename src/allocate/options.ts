@@ -11,7 +11,7 @@ export type StrategyName = (typeof STRATEGY_NAMES)[number];
  * (grpo, pcl, knapsack) spend all B on bare rollouts; dapo samples until its cap.
  */
 const budget = z.number().int().positive().describe('B: trajectories per step (bare rollouts + continuations), the equal-cost unit');
-const continuations = z.number().int().min(0).default(2).describe('N: continuations per bare rollout; tree strategies give prompt i a continuation budget of m_i · N');
+const continuations = z.number().min(0).default(2).describe('N: continuations per bare rollout; tree strategies spend M = ⌊B / (1 + N)⌋ bare rollouts and give prompt i a continuation budget of ⌊m_i · N⌋ (N may be a fraction: ½ = one continuation per two bare rollouts, which leaves more of B to the bare rollouts, i.e. more prompts)');
 const min = z.number().int().min(2).default(2).describe('m_min ≥ 2: fewest bare rollouts a selected prompt gets (one outcome is never mixed)');
 const max = z.number().int().min(2).default(16).describe('m_max: most bare rollouts one prompt gets (tree strategies: also the cap of the leftover top-up)');
 const batchSize = z.number().int().positive().optional().describe('uniform roots: prompts per batch (the first ones of the pool); default the whole pool');

@@ -7,7 +7,11 @@ import { expansionValue, poolLeftover, posteriorRoot } from '../../src/allocate/
 import { solvePrefixes } from '../../src/allocate/prefix-solver.ts';
 import { solveWeighted } from '../../src/allocate/weighted-solver.ts';
 import type { PrefixCandidate, RootCandidate } from '../../src/allocate/types.ts';
+import { Simulator } from '../../src/env/index.ts';
+import { SimulatorPolicy } from '../../src/policy/index.ts';
+import { runStep } from '../../src/rollout/index.ts';
 import { createRng } from '../../src/util/rng.ts';
+import { treeCounts } from '../rollout/helpers.ts';
 
 const rng = createRng(0);
 const rootInput = (candidates: RootCandidate[], remaining: number) => ({ candidates, round: 0, budget: remaining, remaining, results: new Map(), rng });
@@ -140,4 +144,22 @@ test('options of the root solver are rejected beside roots: uniform (they would 
   }
   assert.doesNotThrow(() => strategyFromConfig({ name: 'trace', budget: 9, roots: 'uniform', leftover: 'top-up', rootValue: 'mixed', rootPrior: 'shared' }));
   assert.equal(strategyFromConfig({ name: 'trace', budget: 9, ...RECOMMENDED_TRACE_OPTIONS }).name, 'trace');
+});
+
+test('continuations: a fraction N = ½ gives M = ⌊B / 1.5⌋ bare rollouts and ⌊m · N⌋ continuations per prompt', async () => {
+  const budget = 12;
+  const strategy = createStrategy('trace', { budget, continuations: 0.5, roots: 'uniform', prefixes: 'decision-weighted' });
+  assert.equal(strategy.prefixes!.continuationBudget(2), 1);
+  assert.equal(strategy.prefixes!.continuationBudget(3), 1, 'the floor drops the half; it stays with the leftover');
+  assert.equal(createStrategy('trace', { budget, continuations: 0.3 }).prefixes!.continuationBudget(10), 3, '10 × 0.3 is 3, not 2.999…');
+  // Through the engine on the simulator: 8 bare rollouts as 4 prompts × 2 (uniform roots cover more of
+  // the pool than N = 2's 2 prompts × 2), then one continuation per prompt at its best prefix.
+  const env = new Simulator({ seed: 21 });
+  const res = await runStep({ prompts: env.prompts(6), env, policy: new SimulatorPolicy(env), rng: createRng(3), strategy, settings: { concurrency: 4 } });
+  const byPrompt = res.trees.map((t) => treeCounts([t]));
+  assert.deepEqual(byPrompt.map((c) => c.bare), [2, 2, 2, 2]);
+  const atN2 = await runStep({ prompts: env.prompts(6), env, policy: new SimulatorPolicy(env), rng: createRng(3), strategy: createStrategy('trace', { budget, roots: 'uniform' }), settings: { concurrency: 4 } });
+  assert.deepEqual(atN2.trees.map((t) => treeCounts([t]).bare), [2, 2]);
+  assert.deepEqual(byPrompt.map((c) => c.continuation), [1, 1, 1, 1]);
+  assert.deepEqual([res.spend.bare, res.spend.continuation], [8, 4], 'the whole budget, 8 + 4 = 12');
 });

@@ -15,6 +15,14 @@ test('a partial strategy is completed from the defaults; unknown strategy option
   assert.throws(() => parseTrainConfig({ strategy: { name: 'trace', budgte: 3 } }), /budgte/);
 });
 
+test('a negative N is one error on strategy.continuations, not also a budget computed from it', () => {
+  assert.throws(
+    () => parseTrainConfig({ strategy: { name: 'trace', continuations: -1 } }),
+    (e: Error) => /config\.strategy\.continuations: Too small/.test(e.message) && !/strategy\.budget/.test(e.message),
+  );
+  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', continuations: 0.5 } }).strategy, { name: 'trace', budget: 192, continuations: 0.5, min: 2, max: 16 });
+});
+
 test('options of another strategy are rejected on their own field path, naming who takes them', () => {
   assert.throws(() => parseTrainConfig({ strategy: { name: 'trace', knapsackPrior: 5 } }), /config\.strategy\.knapsackPrior: .*apply to knapsack only/);
   assert.throws(() => parseTrainConfig({ strategy: { name: 'grpo', continuations: 2 } }), /config\.strategy\.continuations: .*not an option of strategy grpo/);

@@ -1,9 +1,13 @@
 import { solvePrefixes } from '../prefix-solver.ts';
 import type { PrefixCandidate, PrefixPlanner } from '../types.ts';
 
-/** The tree strategies' continuation budget: m_i · N for a prompt with m_i bare rollouts. */
+/**
+ * The tree strategies' continuation budget: ⌊m_i · N⌋ for a prompt with m_i bare rollouts. N may be a
+ * fraction (N = ½: one continuation per two bare rollouts); the part a floor drops stays with the leftover.
+ */
 function perRoot(N: number): (m: number) => number {
-  return (m) => m * N;
+  // The 1e-9 keeps a product such as 10 × 0.3 = 2.9999999999999996 from flooring to 2.
+  return (m) => Math.floor(m * N + 1e-9);
 }
 
 /** The prefix solver on ρ = r·q + (1 − r)(1 − q), q from `q` (the predictor's, or the truth for oracle). */

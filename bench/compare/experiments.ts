@@ -266,6 +266,10 @@ export function arms(experiment: ExperimentName): Arm[] {
         // each and one continuation at the best prefix, in place of grpo's third bare rollout.
         world('trace-rec-half', { ...UNIFORM_ROOT_TRACE, continuations: 0.5 }, 'the recommendation with N = ½ (grpo’s 64 prompts)'),
         world('random-tree-half', { name: 'random-tree', continuations: 0.5 }, 'random-tree with N = ½ (is the prefix choice worth anything?)'),
+        // Added after the fifth final, for the next round: are the tree arms' updates too large for the
+        // few prompts they rest on? Half the Adam step size, for grpo and the recommendation alike.
+        world('grpo-lr05', { name: 'grpo' }, 'grpo, policy.learningRate 0.05', { policy: { learningRate: 0.05 } }),
+        world('trace-rec-lr05', UNIFORM_ROOT_TRACE, 'the recommendation, policy.learningRate 0.05', { policy: { learningRate: 0.05 } }),
       ];
     case 'final-main':
       // Fifth final (frozen before seeds 500–509): the main job's scale (B = 192, pool 64, 30 steps) with the

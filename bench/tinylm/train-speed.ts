@@ -1,7 +1,8 @@
 /**
  * Tiny-LM training throughput, today's trainer against the baseline commit's, side by side in one run:
  *   npx tsx bench/tinylm/train-speed.ts [--model bench/tinylm/warm-start.gguf] [--baseline 8b6aa26]
- *        [--trajectories 32] [--repeats 5] [--big 64,4,4,256] [--part all|compare|big]
+ *        [--trajectories 32] [--repeats 5] [--big 64,4,4,256] [--part all|compare|big|update]
+ *        [--update-baseline 1f4adb6]
  * Batch: world trajectories of mixed lengths as RL produces them (the scripted policy's episodes on
  * the first training questions, prompt + searches + observations + answer; each turn's tokens get an
  * advantage of ±1, observations 0), one PPO epoch over them = forward + backward + Adam on every
@@ -15,6 +16,12 @@
  * size the first part used and 4 GiB does not hold both) and
  * llama.cpp's batched prompt evaluation (8 sequences in one context, threads 1, F32 cache, forward only)
  * of the same trajectories on both shapes — the practical bound.
+ * `--part update` (not in `all`) times the tiny-LM policy's PPO update (one pass) as the
+ * `--update-baseline` commit ran it — LmTrainer.fit, then logprobs() of every row again for the
+ * clip fraction and KL — against now (fit alone; the statistics come from its own forward pass), on
+ * `--model`, alternating in one process; then a fresh trainer of each version, as the next run in a
+ * process creates, and the time of its first update: the baseline's jit functions belonged to the
+ * trainer (traced again), now's are shared by the process.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -24,7 +31,7 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import type { Token } from 'node-llama-cpp';
 import { WorldEnv } from '../../src/env/index.ts';
-import { initWeights, loadLlama, LmTrainer, modelFromGguf, modelToGguf, Tokenizer, trajectorySequence, type LlamaModel, type TrainRow } from '../../src/tinylm/index.ts';
+import { initWeights, loadLlama, LmTrainer, modelFromGguf, modelToGguf, Tokenizer, trajectorySequence, type LlamaModel, type TokenSequence, type TrainRow } from '../../src/tinylm/index.ts';
 import { demonstrations } from '../../src/tinylm/warm-start.ts';
 import { initJax } from '../../src/util/jax.ts';
 import { createRng } from '../../src/util/rng.ts';
@@ -37,6 +44,7 @@ const { values } = parseArgs({
     repeats: { type: 'string', default: '5' },
     big: { type: 'string', default: '64,4,4,256' },
     part: { type: 'string', default: 'all' },
+    'update-baseline': { type: 'string', default: '1f4adb6' },
   },
 });
 const repeats = Number(values.repeats);
@@ -66,7 +74,23 @@ type Runner = { epoch: () => void; dispose: () => void };
 
 interface OldTrainer {
   step(kind: 'ppo', rows: readonly TrainRow[], lr: number): unknown;
+  fit(kind: 'ppo', rows: readonly TrainRow[], lr: number, options: { clip: number }): unknown;
+  logprobs(rows: readonly TokenSequence[]): number[][];
   dispose(): void;
+}
+
+/** A baseline commit's src in a temporary git worktree (node_modules linked), removed after `use`. */
+async function withBaseline<T>(commit: string, use: (dir: string) => Promise<T>): Promise<T> {
+  const repo = resolve(import.meta.dirname, '../..');
+  const wt = mkdtempSync(join(tmpdir(), 'trace-rl-baseline-'));
+  rmSync(wt, { recursive: true });
+  execFileSync('git', ['-C', repo, 'worktree', 'add', '--detach', wt, commit], { stdio: 'ignore' });
+  try {
+    symlinkSync(join(repo, 'node_modules'), join(wt, 'node_modules'));
+    return await use(wt);
+  } finally {
+    execFileSync('git', ['-C', repo, 'worktree', 'remove', '--force', wt], { stdio: 'ignore' });
+  }
 }
 
 /** The baseline trainer, used as its TinyLmPolicy.update did: longest first, minibatches of 8. */
@@ -139,13 +163,40 @@ async function llamaBound(m: LlamaModel): Promise<number[]> {
   return out;
 }
 
-if (values.part !== 'big') {
-  const repo = resolve(import.meta.dirname, '../..');
-  const wt = mkdtempSync(join(tmpdir(), 'trace-rl-baseline-'));
-  rmSync(wt, { recursive: true });
-  execFileSync('git', ['-C', repo, 'worktree', 'add', '--detach', wt, values.baseline!], { stdio: 'ignore' });
-  try {
-    symlinkSync(join(repo, 'node_modules'), join(wt, 'node_modules'));
+if (values.part === 'update') {
+  // The policy's order (longest first) and clip; a tiny learning rate keeps the weights nearly fixed across repeats.
+  const ordered = [...rows].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
+  await withBaseline(values['update-baseline']!, async (wt) => {
+    const mod = (await import(join(wt, 'src/tinylm/trainer.ts'))) as { LmTrainer: new (m: LlamaModel) => OldTrainer };
+    const before = () => {
+      const t = new mod.LmTrainer(model);
+      return { epoch: () => void (t.fit('ppo', ordered, 1e-5, { clip: 0.2 }), t.logprobs(ordered.map((r) => r.seq))), dispose: () => t.dispose() };
+    };
+    const now = () => {
+      const t = new LmTrainer(model);
+      return { epoch: () => void t.fit('ppo', ordered, 1e-5, { clip: 0.2 }), dispose: () => t.dispose() };
+    };
+    const runners = { before: before(), now: now() };
+    const r = measure(runners);
+    for (const x of Object.values(runners)) x.dispose();
+    const ratios = r.now!.map((x, i) => x / r.before![i]!);
+    console.log(JSON.stringify({ measure: `PPO update sequence tok/s, ${values['update-baseline']} (fit + logprobs)`, ...stats(r.before!) }));
+    console.log(JSON.stringify({ measure: 'PPO update sequence tok/s, now (fit; statistics from its forward pass)', ...stats(r.now!) }));
+    console.log(JSON.stringify({ measure: 'ratio now / before (paired by repeat)', ...Object.fromEntries(Object.entries(stats(ratios.map((x) => x * 100))).map(([k, v]) => [k, v / 100])) }));
+    // The next run in the process: a fresh trainer of each version, first update, then one more (steady).
+    for (const [name, make] of [['before', before], ['now', now]] as const) {
+      const x = make();
+      const t0 = performance.now();
+      x.epoch();
+      const t1 = performance.now();
+      x.epoch();
+      const t2 = performance.now();
+      x.dispose();
+      console.log(JSON.stringify({ trainer: `${name}, a second trainer in the process`, firstUpdateSeconds: +((t1 - t0) / 1000).toFixed(1), secondUpdateSeconds: +((t2 - t1) / 1000).toFixed(1) }));
+    }
+  });
+} else if (values.part !== 'big') {
+  await withBaseline(values.baseline!, async (wt) => {
     const runners = { baseline: await baseline(wt), now: current(model) };
     const r = measure(runners);
     for (const x of Object.values(runners)) x.dispose();
@@ -153,9 +204,7 @@ if (values.part !== 'big') {
     console.log(JSON.stringify({ measure: `sequence tok/s, baseline ${values.baseline} (minibatches of 8)`, ...stats(r.baseline!) }));
     console.log(JSON.stringify({ measure: 'sequence tok/s, now (LmTrainer.fit, packed grids)', ...stats(r.now!) }));
     console.log(JSON.stringify({ measure: 'ratio now / baseline (paired by repeat)', ...Object.fromEntries(Object.entries(stats(ratios.map((x) => x * 100))).map(([k, v]) => [k, v / 100])) }));
-  } finally {
-    execFileSync('git', ['-C', repo, 'worktree', 'remove', '--force', wt], { stdio: 'ignore' });
-  }
+  });
   const bound = await llamaBound(model);
   console.log(JSON.stringify({ measure: `llama.cpp batched prompt evaluation tok/s, d${c.dim}`, ...stats(bound) }));
 }

@@ -2,6 +2,7 @@
  * Builds a tiny-LM warm-start checkpoint, reproducibly (same arguments → same training data and order):
  *   npx tsx bench/tinylm/warm-start.ts [--out bench/tinylm/warm-start-d128.gguf] [--shape 128,4,4,384]
  *        [--epochs 6] [--minutes 28] [--extra 1] [--lr 0.002] [--eval 300] [--grid 2048] [--from smaller.gguf]
+ *        [--seed 0] [--steps N]
  * World: seed 7, 1500 questions, top-3 search, 6 turns (the `trace-rl train` / `trace-rl eval`
  * defaults). Model: llama with the world's vocabulary (500 merges), context 768, shape = dim, layers,
  * heads, FFN. Demonstrations: the scripted policy on all 1200 training questions — one on the gold
@@ -9,6 +10,10 @@
  * (detours that recover). Supervised training (LmTrainer.fit: packed grids of `grid` positions, one Adam
  * step each, cosine learning-rate decay) stops after `epochs` passes or `minutes` of training.
  * With --from, training starts from that checkpoint grown to the shape (warm-start.ts `grow`).
+ * --seed picks the grids' order (and the extra demonstrations); continuing a checkpoint trained with
+ * seed 0 under another seed avoids replaying its first grids in the same order. The wall-clock budget
+ * makes the step count depend on the machine's load; --steps N (with a large --minutes) stops after N
+ * Adam steps, to rebuild a recorded run's checkpoint.
  * Then the greedy held-out accuracy on the first `eval` test questions (what
  * `trace-rl eval --policy tiny-lm --model <out> --env world --questions <eval>` measures).
  */
@@ -34,6 +39,8 @@ const { values } = parseArgs({
     eval: { type: 'string', default: '300' },
     grid: { type: 'string', default: '2048' },
     from: { type: 'string' },
+    seed: { type: 'string', default: '0' },
+    steps: { type: 'string' },
   },
 });
 await initJax();
@@ -53,9 +60,10 @@ const { model, demos, epochs } = await warmStart({
   epochs: Number(values.epochs),
   learningRate: Number(values.lr),
   maxSeconds: Number(values.minutes) * 60,
+  maxSteps: values.steps === undefined ? undefined : Number(values.steps),
   gridTokens: Number(values.grid),
   from: values.from ? modelFromGguf(new Uint8Array(readFileSync(values.from)), values.from) : undefined,
-  seed: 0,
+  seed: Number(values.seed),
   onStep: ({ epoch, step, steps: n, loss, tokens, seconds }) => {
     trained += tokens;
     steps++;

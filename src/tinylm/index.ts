@@ -16,7 +16,7 @@ export { disposeConsts, forwardConsts, fromParams, gridArrays, logits, pack, pad
 export { createOpenAIApp, serveOpenAI, type OpenAIServerOptions, type RunningServer } from './openai-server.ts';
 export { ContextOverflowError, LlamaEngine, loadLlama, type GenerateOptions, type Generated, type LlamaEngineOptions } from './llama-engine.ts';
 export { MAX_SEQUENCES, sequencesFor, TinyLmPolicy, TinyLmSnapshotError, type TinyLmPolicyOptions } from './tiny-lm-policy.ts';
-export { LmTrainer, rowLadder, type BatchStats, type TrainerOptions, type TrainRow } from './trainer.ts';
+export { LmTrainer, rowLadder, type BatchStats, type RatioStats, type TrainerOptions, type TrainRow } from './trainer.ts';
 export { promptIds, trajectorySequence, turnIds, type TokenSequence } from './sequence.ts';
 export { demonstrations, warmStart, type Demonstration, type WarmStartOptions } from './warm-start.ts';
 export { tinyPrompt, turnText, worldCorpus, worldVocabulary } from './world-text.ts';

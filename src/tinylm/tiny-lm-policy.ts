@@ -21,7 +21,7 @@ import { LlamaEngine } from './llama-engine.ts';
 import { modelFromGguf, modelToGguf, type LlamaModel, type LlamaWeights } from './model.ts';
 import { trajectorySequence, type TokenSequence } from './sequence.ts';
 import { Tokenizer } from './tokenizer.ts';
-import { LmTrainer, type TrainerOptions, type TrainRow } from './trainer.ts';
+import { LmTrainer, type BatchStats, type RatioStats, type TrainerOptions, type TrainRow } from './trainer.ts';
 import { EOS_ID } from './vocabulary.ts';
 
 export interface TinyLmPolicyOptions {
@@ -128,41 +128,36 @@ export class TinyLmPolicy implements TrainablePolicy {
   }
 
   /**
-   * PPO update on the samples, `epochs` passes (one Adam step per packed grid of ~4096 positions), then weight sync. Metrics: loss of the
-   * first pass; clip fraction and approximate KL mean(log π_old − log π_new) over trained tokens after
-   * the update; entropy estimated as mean −log π_old of the sampled tokens.
+   * PPO update on the samples, `epochs` passes (one Adam step per packed grid of ~4096 positions), then
+   * weight sync. Metrics, like the embedded policy's, are the first pass's: its loss, and the clip
+   * fraction and approximate KL mean(log π_old − log π) over trained tokens from the loss's own forward
+   * pass (each grid's log π before its Adam step; no extra forward pass), so with one grid they show
+   * how far the trainer's probabilities are from the sampler's; entropy estimated as mean −log π_old
+   * of the sampled tokens.
    */
   async update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<UpdateMetrics> {
     const lr = options.learningRate;
     const rows = this.rows(samples).filter((r) => r.advantages!.some((a, t) => a !== 0 && r.seq.mask[t] === 1));
-    // Longest first (the order of the metrics below); the trainer packs the rows into grids itself.
+    // Longest first: the packing breaks ties by this order, so it fixes which rows share a grid.
     const ordered = [...rows].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
-    let first: { loss: number; tokens: number } | undefined;
+    let first: (BatchStats & RatioStats) | undefined;
     for (let e = 0; e < options.epochs; e++) {
       const s = this.trainer.fit('ppo', ordered, lr, { clip: options.clip });
       first ??= s;
     }
-    const after = this.trainer.logprobs(ordered.map((r) => r.seq));
-    const eps = options.clip;
-    let clipped = 0;
-    let kl = 0;
     let ent = 0;
     let n = 0;
-    ordered.forEach((r, j) => {
+    for (const r of rows) {
       r.seq.ids.forEach((_, t) => {
         if (r.seq.mask[t] !== 1 || r.advantages![t] === 0) return;
-        const old = r.seq.logprobs[t]!;
-        const ratio = Math.exp(after[j]![t]! - old);
-        if (ratio < 1 - eps || ratio > 1 + eps) clipped++;
-        kl += old - after[j]![t]!;
-        ent -= old;
+        ent -= r.seq.logprobs[t]!;
         n++;
       });
-    });
+    }
     const turns = samples.reduce((a, s) => a + s.advantages.filter((x, i) => x !== 0 && !s.turns[i]!.error).length, 0);
     this.syncing = this.sync(this.trainer.weights());
     await this.syncing;
-    return { turns, loss: first?.tokens ? first.loss : 0, clipFraction: n ? clipped / n : 0, approxKl: n ? kl / n : 0, entropy: n ? ent / n : 0 };
+    return { turns, loss: first?.tokens ? first.loss : 0, clipFraction: first?.clipFraction ?? 0, approxKl: first?.approxKl ?? 0, entropy: n ? ent / n : 0 };
   }
 
   /** Supervised step on token sequences (warm start); call `syncWeights` after a run of these. */

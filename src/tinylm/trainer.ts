@@ -11,10 +11,11 @@
  * positions, T the smallest row length of a fixed ladder (128, 256, 512, …, the context) that holds the
  * longest sequence and R = ⌊tokens / T⌋, so only a handful of shapes is ever compiled. One jit program
  * per (loss, T) computes the loss and its gradient; a minibatch larger than one grid adds the grids'
- * gradients on the device; one jit program applies clipping and Adam. Fixed shapes also keep jax-js's
- * wasm heap flat: its allocator reuses freed buffers only of the same size class.
+ * gradients on the device; one jit program applies clipping and Adam. The programs are shared by all
+ * trainers of one model shape in the process (the next run does not trace them again). Fixed shapes
+ * also keep jax-js's wasm heap flat: its allocator reuses freed buffers only of the same size class.
  */
-import { jit, numpy as np, tree, valueAndGrad } from '@jax-js/jax';
+import { jit, lax, numpy as np, tree, valueAndGrad } from '@jax-js/jax';
 import { disposeConsts, forwardConsts, fromParams, gridArrays, pack, toParams, tokenLogprobs, type ForwardConsts, type PackedGrid, type Params } from './forward.ts';
 import type { LlamaConfig, LlamaModel, LlamaWeights } from './model.ts';
 import type { TokenSequence } from './sequence.ts';
@@ -44,9 +45,21 @@ export interface BatchStats {
   tokens: number;
 }
 
+/**
+ * PPO ratio statistics of a pass over trained tokens, from the loss's own forward pass (each grid's
+ * log π before its Adam step, as the embedded policy and common PPO implementations measure them).
+ */
+export interface RatioStats {
+  /** Share of trained tokens whose ratio π/π_old lies outside [1 − clip, 1 + clip]. */
+  clipFraction: number;
+  /** Mean of log π_old − log π over trained tokens. */
+  approxKl: number;
+}
+
 /** [ids, targets, pos, start, weight, adv, old]: the grid's device arrays. */
 type GridInput = Arr[];
-type GradFn = (p: Params, batch: GridInput, k: ForwardConsts) => [Arr, Params];
+/** [[loss, log π of each position's target (the loss's own forward pass)], gradient]. */
+type GradFn = (p: Params, batch: GridInput, k: ForwardConsts) => [[Arr, Arr], Params];
 type AdamFn = (p: Params, m: Params, v: Params, g: Params, alpha: Arr) => [Params, Params, Params];
 type EvalFn = (p: Params, batch: Arr[], k: ForwardConsts) => Arr;
 
@@ -67,6 +80,47 @@ function trainedCount(r: TrainRow): number {
   return n;
 }
 
+/** Running sums behind {@link RatioStats}. */
+interface RatioSums {
+  clipped: number;
+  kl: number;
+  n: number;
+}
+
+/** Adds a grid's trained tokens to the ratio sums; logp[at] is log π of the token after position at. */
+function addRatios(sums: RatioSums, grid: PackedGrid, rows: readonly TrainRow[], logp: Float32Array, clip: number): void {
+  for (const s of grid.slots) {
+    const r = rows[s.index]!;
+    for (let t = 0; t < s.length; t++) {
+      if (!trained(r, t + 1)) continue;
+      const diff = logp[s.row * grid.T + s.offset + t]! - r.seq.logprobs[t + 1]!;
+      const ratio = Math.exp(diff);
+      if (ratio < 1 - clip || ratio > 1 + clip) sums.clipped++;
+      sums.kl -= diff;
+      sums.n++;
+    }
+  }
+}
+
+/**
+ * The process's jit functions, by what they compute (loss kind, clip, model config; Adam's constants).
+ * jax-js traces a jit function once per argument shapes and caches the trace on the function (the
+ * compiled kernels it caches process-wide by the trace's hash), so sharing the functions lets a new
+ * trainer of the same shape — the next run in a process — skip tracing the forward and backward pass
+ * again. They live as long as the process: a handful per model shape, holding only small constants
+ * (index ranges of the attention chunks).
+ */
+const programs = new Map<string, unknown>();
+
+function program<F>(key: string, make: () => F): F {
+  let fn = programs.get(key) as F | undefined;
+  if (!fn) {
+    fn = make();
+    programs.set(key, fn);
+  }
+  return fn;
+}
+
 /** Row lengths the trainer compiles for: powers of two from 128 below the context, then the context. */
 export function rowLadder(context: number): number[] {
   const out: number[] = [];
@@ -81,9 +135,6 @@ export class LmTrainer {
   private v: Params;
   private t = 0;
   private readonly consts: ForwardConsts;
-  private readonly grads = new Map<string, GradFn>();
-  private readonly evals = new Map<number, EvalFn>();
-  private adamFn?: AdamFn;
   readonly opts: Required<TrainerOptions>;
 
   constructor(model: Pick<LlamaModel, 'config' | 'weights'>, options: TrainerOptions = {}) {
@@ -129,34 +180,35 @@ export class LmTrainer {
     return rowLadder(this.config.context).find((t) => t >= longest)!;
   }
 
-  private gradFn(kind: 'sft' | 'ppo', R: number, T: number, clip: number): GradFn {
-    // ε is a constant of the compiled function, so it is part of the cache key.
-    const key = `${kind}:${R}:${T}:${clip}`;
-    let fn = this.grads.get(key);
-    if (fn) return fn;
+  private gradFn(kind: 'sft' | 'ppo', clip: number): GradFn {
+    // ε is a constant of the compiled function, so it is part of the key.
+    return program(`grad:${kind}:${clip}:${JSON.stringify(this.config)}`, () => this.makeGradFn(kind, clip));
+  }
+
+  private makeGradFn(kind: 'sft' | 'ppo', clip: number): GradFn {
     const c = this.config;
-    const loss = (q: Params, batch: GridInput, k: ForwardConsts): Arr => {
+    const loss = (q: Params, batch: GridInput, k: ForwardConsts): [Arr, Arr] => {
       const [ids, targets, pos, start, weight, adv, old] = batch as [Arr, Arr, Arr, Arr, Arr, Arr, Arr];
       const logp = tokenLogprobs(q, ids, targets, pos, start, k, c);
+      // log π is also returned (auxiliary, no gradient): callers read PPO's ratio statistics from it
+      // instead of running a second forward pass.
+      const aux = lax.stopGradient(logp.ref);
       if (kind === 'sft') {
         adv.dispose();
         old.dispose();
-        return logp.mul(weight).sum().neg();
+        return [logp.mul(weight).sum().neg(), aux];
       }
       const ratio = np.exp(logp.sub(old));
       const s1 = ratio.ref.mul(adv.ref);
       const s2 = np.clip(ratio, 1 - clip, 1 + clip).mul(adv);
-      return np.minimum(s1, s2).mul(weight).sum().neg();
+      return [np.minimum(s1, s2).mul(weight).sum().neg(), aux];
     };
-    fn = jit((p: Params, batch: GridInput, k: ForwardConsts) => valueAndGrad((q: Params) => loss(q, batch, k))(p)) as unknown as GradFn;
-    this.grads.set(key, fn);
-    return fn;
+    return jit((p: Params, batch: GridInput, k: ForwardConsts) => valueAndGrad((q: Params) => loss(q, batch, k), { hasAux: true })(p)) as unknown as GradFn;
   }
 
   private adam(): AdamFn {
-    if (this.adamFn) return this.adamFn;
     const { beta1, beta2, maxGradNorm } = this.opts;
-    this.adamFn = jit((p: Params, m: Params, v: Params, g: Params, alpha: Arr) => {
+    return program(`adam:${beta1}:${beta2}:${maxGradNorm}`, () => jit((p: Params, m: Params, v: Params, g: Params, alpha: Arr) => {
       const sq = (tree.leaves(tree.ref(g)) as Arr[]).map((a) => a.ref.mul(a).sum()).reduce((a, b) => a.add(b));
       const shrink = np.minimum(np.reciprocal(np.sqrt(sq).add(1e-12)).mul(maxGradNorm), 1);
       const gc = tree.map((gi: Arr) => gi.mul(shrink.ref), g) as Params;
@@ -166,8 +218,7 @@ export class LmTrainer {
       const p2 = tree.map((pi: Arr, mi: Arr, vi: Arr) => pi.sub(mi.mul(alpha.ref).div(np.sqrt(vi).add(1e-8))), p, tree.ref(m2), tree.ref(v2)) as Params;
       alpha.dispose();
       return [p2, m2, v2];
-    }) as unknown as AdamFn;
-    return this.adamFn;
+    }) as unknown as AdamFn);
   }
 
   /** The grid's per-position loss inputs: weight (1/total on trained tokens), advantage, old log-prob. */
@@ -191,13 +242,18 @@ export class LmTrainer {
     return [np.array(weight).reshape(shape), np.array(adv).reshape(shape), np.array(old).reshape(shape)];
   }
 
-  /** One Adam step on the gradient summed over the grids (each token weighted 1/total). */
-  private update(kind: 'sft' | 'ppo', grids: readonly PackedGrid[], rows: readonly TrainRow[], total: number, lr: number, clip: number): number {
+  /**
+   * One Adam step on the gradient summed over the grids (each token weighted 1/total). `ratios`, when
+   * given, accumulates the PPO ratio statistics of the trained tokens from the loss's forward pass.
+   */
+  private update(kind: 'sft' | 'ppo', grids: readonly PackedGrid[], rows: readonly TrainRow[], total: number, lr: number, clip: number, ratios?: RatioSums): number {
     let g: Params | undefined;
     let loss = 0;
     for (const grid of grids) {
-      const [value, gi] = this.gradFn(kind, grid.R, grid.T, clip)(tree.ref(this.params), [...gridArrays(grid), ...this.lossArrays(grid, rows, total)], tree.ref(this.consts));
+      const [[value, logp], gi] = this.gradFn(kind, clip)(tree.ref(this.params), [...gridArrays(grid), ...this.lossArrays(grid, rows, total)], tree.ref(this.consts));
       loss += (value.dataSync() as Float32Array)[0]!;
+      if (ratios) addRatios(ratios, grid, rows, logp.dataSync() as Float32Array, clip);
+      else logp.dispose();
       g = g ? (tree.map((a: Arr, b: Arr) => a.add(b), g, gi) as Params) : gi;
     }
     this.t++;
@@ -237,35 +293,37 @@ export class LmTrainer {
     rows: readonly TrainRow[],
     lr: number | ((step: number, steps: number) => number),
     options: { clip?: number; order?: (n: number) => number[]; after?: (info: { step: number; steps: number; loss: number; tokens: number }) => boolean | void } = {},
-  ): BatchStats & { steps: number } {
+  ): BatchStats & RatioStats & { steps: number } {
     const { used, lengths, counts } = this.usable(rows);
-    if (used.length === 0) return { loss: 0, tokens: 0, steps: 0 };
+    if (used.length === 0) return { loss: 0, tokens: 0, steps: 0, clipFraction: 0, approxKl: 0 };
     const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: rowLadder(this.config.context), gridTokens: this.opts.gridTokens });
+    const clip = options.clip ?? 0.2;
+    const ratios: RatioSums = { clipped: 0, kl: 0, n: 0 };
     let loss = 0;
     let tokens = 0;
     let step = 0;
     for (const i of options.order?.(grids.length) ?? grids.map((_, i) => i)) {
       const grid = grids[i]!;
       const total = grid.slots.reduce((n, s) => n + counts[s.index]!, 0);
-      const l = this.update(kind, [grid], used, total, typeof lr === 'number' ? lr : lr(step, grids.length), options.clip ?? 0.2);
+      const l = this.update(kind, [grid], used, total, typeof lr === 'number' ? lr : lr(step, grids.length), clip, kind === 'ppo' ? ratios : undefined);
       loss += l * total;
       tokens += total;
       step++;
       if (options.after?.({ step, steps: grids.length, loss: l, tokens: total })) break;
     }
-    return { loss: loss / tokens, tokens, steps: step };
+    const n = ratios.n;
+    return { loss: loss / tokens, tokens, steps: step, clipFraction: n ? ratios.clipped / n : 0, approxKl: n ? ratios.kl / n : 0 };
   }
 
-  /** Frees the weights, Adam moments, constants and compiled programs (jax-js's wasm heap is 4 GiB per process). */
+  /**
+   * Frees the weights, Adam moments and constants (jax-js's wasm heap is 4 GiB per process). The
+   * compiled programs stay for the next trainer of the same shape (see {@link program}).
+   */
   dispose(): void {
     tree.dispose(this.params);
     tree.dispose(this.m);
     tree.dispose(this.v);
     disposeConsts(this.consts);
-    for (const fn of [...this.grads.values(), ...this.evals.values(), ...(this.adamFn ? [this.adamFn] : [])]) (fn as unknown as { dispose(): void }).dispose();
-    this.grads.clear();
-    this.evals.clear();
-    this.adamFn = undefined;
   }
 
   /**
@@ -279,12 +337,8 @@ export class LmTrainer {
     const live = lengths.map((n, k) => k).filter((k) => lengths[k]! > 0);
     if (live.length === 0) return out;
     const T = this.rowLength(Math.max(...live.map((k) => lengths[k]!)));
-    let fn = this.evals.get(T);
-    if (!fn) {
-      const c = this.config;
-      fn = jit((p: Params, b: Arr[], k: ForwardConsts) => tokenLogprobs(p, b[0]!, b[1]!, b[2]!, b[3]!, k, c)) as unknown as EvalFn;
-      this.evals.set(T, fn);
-    }
+    const c = this.config;
+    const fn = program(`eval:${JSON.stringify(c)}`, () => jit((p: Params, b: Arr[], k: ForwardConsts) => tokenLogprobs(p, b[0]!, b[1]!, b[2]!, b[3]!, k, c)) as unknown as EvalFn);
     for (const grid of pack(live.map((k) => rows[k]!.ids), live.map((k) => lengths[k]!), { rowLengths: [T], gridTokens: this.opts.gridTokens })) {
       const data = fn(tree.ref(this.params), gridArrays(grid), tree.ref(this.consts)).dataSync() as Float32Array;
       for (const s of grid.slots) {

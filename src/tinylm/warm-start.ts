@@ -66,6 +66,8 @@ export interface WarmStartOptions {
   gridTokens?: number;
   /** Stop after the grid that crosses this many seconds of training (a wall-clock budget). */
   maxSeconds?: number;
+  /** Stop after this many Adam steps in all (rebuilds a budget-stopped run exactly: its step count is load-dependent). */
+  maxSteps?: number;
   seed: number;
   /**
    * Start from this smaller checkpoint (same vocabulary and width) grown to `shape`: its layers come
@@ -138,7 +140,7 @@ export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaMode
         after: (info) => {
           const seconds = (performance.now() - t0) / 1000;
           o.onStep?.({ epoch: e, step: info.step, steps: info.steps, loss: info.loss, tokens: info.tokens, seconds });
-          over = o.maxSeconds !== undefined && seconds > o.maxSeconds;
+          over = (o.maxSeconds !== undefined && seconds > o.maxSeconds) || (o.maxSteps !== undefined && steps + info.step >= o.maxSteps);
           return over;
         },
       });

@@ -87,3 +87,32 @@ test('grow: the checkpoint inside a deeper, wider-FFN model computes the same lo
   assert.ok(gap < 1e-5, `grown model differs by ${gap}`);
   assert.throws(() => grow(model, { ...config, dim: 64 }, initWeights({ ...config, dim: 64 }, createRng(9))), /cannot grow/);
 });
+
+test('fit reports PPO ratio statistics from its own forward pass: the log π each grid had before its step', () => {
+  const { model } = fixture();
+  const trainer = new LmTrainer(model, { gridTokens: 1024 });
+  const seqs = rows();
+  // Old log π: the weights' own (ratio 1 on the first pass), then a pass of large steps moves them.
+  const own = trainer.logprobs(seqs);
+  const train = seqs.map((seq, j) => ({ seq: { ...seq, logprobs: own[j]! }, advantages: seq.ids.map((_, t) => (seq.mask[t] === 1 ? (j % 2 ? -1 : 1) : 0)) }));
+  const first = trainer.fit('ppo', train, 0.05, { clip: 0.2 });
+  assert.equal(first.steps, 1);
+  assert.ok(Math.abs(first.approxKl) < 1e-6 && first.clipFraction === 0, `before any step the ratio is 1 (KL ${first.approxKl})`);
+  // The second pass's statistics are those of the weights after the first step, as logprobs() gives them.
+  const moved = trainer.logprobs(seqs);
+  let kl = 0;
+  let clipped = 0;
+  let n = 0;
+  train.forEach((r, j) => r.seq.mask.forEach((m, t) => {
+    if (m !== 1) return;
+    const d = moved[j]![t]! - own[j]![t]!;
+    kl -= d;
+    if (Math.exp(d) < 0.8 || Math.exp(d) > 1.2) clipped++;
+    n++;
+  }));
+  const second = trainer.fit('ppo', train, 0.05, { clip: 0.2 });
+  assert.ok(Math.abs(kl / n) > 1e-3, `the first step moved the policy (KL ${kl / n})`);
+  assert.ok(Math.abs(second.approxKl - kl / n) < 1e-5, `KL from the pass ${second.approxKl} vs from logprobs() ${kl / n}`);
+  assert.equal(second.clipFraction, clipped / n);
+  trainer.dispose();
+});

@@ -29,8 +29,53 @@ export interface Scale {
 
 export const DEFAULT_SCALE: Scale = { firstSeed: 0, seeds: 5, envSeed: 7, steps: 30, pool: 64, budget: 192, evalEvery: 5, evalQuestions: 200 };
 
-export type ExperimentName = 'main' | 'oracle' | 'ablation' | 'options' | 'diagnose' | 'final' | 'final-gold' | 'final-env' | 'final-oracle' | 'final-epochs1' | 'scale' | 'roots' | 'final-roots' | 'final-roots-env' | 'final-roots-gold' | 'final-roots-oracle' | 'tinylm' | 'tinylm-roots' | 'mainscale' | 'final-main' | 'final-main-env';
-export const EXPERIMENTS: readonly ExperimentName[] = ['main', 'oracle', 'ablation', 'options', 'diagnose', 'final', 'final-gold', 'final-env', 'final-oracle', 'final-epochs1', 'scale', 'roots', 'final-roots', 'final-roots-env', 'final-roots-gold', 'final-roots-oracle', 'tinylm', 'tinylm-roots', 'mainscale', 'final-main', 'final-main-env'];
+/** What an experiment's summary and plots carry (analyse.ts); each experiment declares its own. */
+export interface Report {
+  /**
+   * The paired final-accuracy tables (budget, paired difference, trajectories to reach grpo): `first` =
+   * the first arm minus each other arm (the finals' reading), `grpo` = each arm minus grpo.
+   */
+  paired?: 'first' | 'grpo';
+  /** "Where the bare rollouts went", by question kind. */
+  kinds?: boolean;
+  /** Re-evaluate the final policies by question kind (one evaluation per run): every arm, or these labels. */
+  byKind?: 'all' | readonly string[];
+  /** Held-out accuracy against trajectories and against tokens (SVG). */
+  curves?: boolean;
+  /** Effective ratio and mixed trees per step (SVG). */
+  contrast?: boolean;
+  /** The ablation's bar chart (SVG). */
+  bars?: boolean;
+}
+
+const REPORT_TABLE = {
+  main: { kinds: true, byKind: 'all', curves: true, contrast: true },
+  oracle: { contrast: true },
+  ablation: { kinds: true, byKind: 'all', bars: true },
+  options: { paired: 'first', kinds: true, byKind: 'all', curves: true },
+  diagnose: { paired: 'first' },
+  final: { paired: 'first', kinds: true, byKind: ['trace-best', 'trace', 'grpo'], curves: true, contrast: true },
+  'final-gold': { paired: 'first' },
+  'final-env': { paired: 'first' },
+  'final-oracle': {},
+  'final-epochs1': { paired: 'first', curves: true },
+  scale: { paired: 'first' },
+  roots: { paired: 'first' },
+  'final-roots': { paired: 'first', curves: true },
+  'final-roots-env': { paired: 'first' },
+  'final-roots-gold': { paired: 'first' },
+  'final-roots-oracle': {},
+  tinylm: { paired: 'grpo', kinds: true, curves: true },
+  'tinylm-roots': { paired: 'grpo', kinds: true, curves: true },
+  mainscale: { paired: 'grpo', kinds: true, curves: true },
+  'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
+  'final-main-env': { paired: 'first' },
+} satisfies Record<string, Report>;
+
+/** The experiments, in the order `--experiments` runs them by default (the order of REPORT_TABLE). */
+export type ExperimentName = keyof typeof REPORT_TABLE;
+export const REPORTS: Record<ExperimentName, Report> = REPORT_TABLE;
+export const EXPERIMENTS = Object.keys(REPORT_TABLE) as ExperimentName[];
 
 /**
  * The trace configuration chosen on development seeds (issue 13, second round) and frozen before the
@@ -294,48 +339,6 @@ export function arms(experiment: ExperimentName): Arm[] {
   }
 }
 
-/** What an experiment's summary and plots carry (analyse.ts); each experiment declares its own. */
-export interface Report {
-  /**
-   * The paired final-accuracy tables (budget, paired difference, trajectories to reach grpo): `first` =
-   * the first arm minus each other arm (the finals' reading), `grpo` = each arm minus grpo.
-   */
-  paired?: 'first' | 'grpo';
-  /** "Where the bare rollouts went", by question kind. */
-  kinds?: boolean;
-  /** Re-evaluate the final policies by question kind (one evaluation per run): every arm, or these labels. */
-  byKind?: 'all' | readonly string[];
-  /** Held-out accuracy against trajectories and against tokens (SVG). */
-  curves?: boolean;
-  /** Effective ratio and mixed trees per step (SVG). */
-  contrast?: boolean;
-  /** The ablation's bar chart (SVG). */
-  bars?: boolean;
-}
-
-export const REPORTS: Record<ExperimentName, Report> = {
-  main: { kinds: true, byKind: 'all', curves: true, contrast: true },
-  oracle: { contrast: true },
-  ablation: { kinds: true, byKind: 'all', bars: true },
-  options: { paired: 'first', kinds: true, byKind: 'all', curves: true },
-  diagnose: { paired: 'first' },
-  final: { paired: 'first', kinds: true, byKind: ['trace-best', 'trace', 'grpo'], curves: true, contrast: true },
-  'final-gold': { paired: 'first' },
-  'final-env': { paired: 'first' },
-  'final-oracle': {},
-  'final-epochs1': { paired: 'first', curves: true },
-  scale: { paired: 'first' },
-  roots: { paired: 'first' },
-  'final-roots': { paired: 'first', curves: true },
-  'final-roots-env': { paired: 'first' },
-  'final-roots-gold': { paired: 'first' },
-  'final-roots-oracle': {},
-  tinylm: { paired: 'grpo', kinds: true, curves: true },
-  'tinylm-roots': { paired: 'grpo', kinds: true, curves: true },
-  mainscale: { paired: 'grpo', kinds: true, curves: true },
-  'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
-  'final-main-env': { paired: 'first' },
-};
 
 /**
  * Strategies whose allocation never reads the predictor's Ṽ. In the final experiments they run with the

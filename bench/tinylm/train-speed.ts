@@ -65,6 +65,8 @@ const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return { min: Math.round(s[0]!), median: Math.round(s[Math.floor(s.length / 2)]!), max: Math.round(s.at(-1)!) };
 };
+/** Min / median / max of the per-repeat ratio now / before, to two decimals. */
+const ratioStats = (now: number[], before: number[]) => Object.fromEntries(Object.entries(stats(now.map((x, i) => (100 * x) / before[i]!))).map(([k, v]) => [k, v / 100]));
 console.log(`# tinylm train-speed ${new Date().toISOString()} nproc=${availableParallelism()} load=${loadavg().map((x) => x.toFixed(2)).join(',')} node=${process.version}`);
 console.log(`# model ${values.model}: d${c.dim}, ${c.layers} layers, ${c.heads} heads, FFN ${c.ffn}, vocab ${c.vocab}, context ${c.context}`);
 console.log(`# batch: ${rows.length} trajectories, ${tokens} tokens, lengths min/median/max ${lengths[0]}/${lengths[lengths.length >> 1]}/${lengths.at(-1)}`);
@@ -179,10 +181,9 @@ if (values.part === 'update') {
     const runners = { before: before(), now: now() };
     const r = measure(runners);
     for (const x of Object.values(runners)) x.dispose();
-    const ratios = r.now!.map((x, i) => x / r.before![i]!);
     console.log(JSON.stringify({ measure: `PPO update sequence tok/s, ${values['update-baseline']} (fit + logprobs)`, ...stats(r.before!) }));
     console.log(JSON.stringify({ measure: 'PPO update sequence tok/s, now (fit; statistics from its forward pass)', ...stats(r.now!) }));
-    console.log(JSON.stringify({ measure: 'ratio now / before (paired by repeat)', ...Object.fromEntries(Object.entries(stats(ratios.map((x) => x * 100))).map(([k, v]) => [k, v / 100])) }));
+    console.log(JSON.stringify({ measure: 'ratio now / before (paired by repeat)', ...ratioStats(r.now!, r.before!) }));
     // The next run in the process: a fresh trainer of each version, first update, then one more (steady).
     for (const [name, make] of [['before', before], ['now', now]] as const) {
       const x = make();
@@ -200,10 +201,9 @@ if (values.part === 'update') {
     const runners = { baseline: await baseline(wt), now: current(model) };
     const r = measure(runners);
     for (const x of Object.values(runners)) x.dispose();
-    const ratios = r.now!.map((x, i) => x / r.baseline![i]!);
     console.log(JSON.stringify({ measure: `sequence tok/s, baseline ${values.baseline} (minibatches of 8)`, ...stats(r.baseline!) }));
     console.log(JSON.stringify({ measure: 'sequence tok/s, now (LmTrainer.fit, packed grids)', ...stats(r.now!) }));
-    console.log(JSON.stringify({ measure: 'ratio now / baseline (paired by repeat)', ...Object.fromEntries(Object.entries(stats(ratios.map((x) => x * 100))).map(([k, v]) => [k, v / 100])) }));
+    console.log(JSON.stringify({ measure: 'ratio now / baseline (paired by repeat)', ...ratioStats(r.now!, r.baseline!) }));
   });
   const bound = await llamaBound(model);
   console.log(JSON.stringify({ measure: `llama.cpp batched prompt evaluation tok/s, d${c.dim}`, ...stats(bound) }));

@@ -315,6 +315,11 @@ export function arms(experiment: ExperimentName): Arm[] {
         // few prompts they rest on? Half the Adam step size, for grpo and the recommendation alike.
         world('grpo-lr05', { name: 'grpo' }, 'grpo, policy.learningRate 0.05', { policy: { learningRate: 0.05 } }),
         world('trace-rec-lr05', UNIFORM_ROOT_TRACE, 'the recommendation, policy.learningRate 0.05', { policy: { learningRate: 0.05 } }),
+        // Sixth round: the root competes with the prefixes (rootResample). A continuation re-samples only
+        // the turns after its branch point; where the prompt's bare outcomes agree, one more bare rollout may
+        // be worth more. N = ½ is grpo's 64 prompts with the third trajectory chosen per prompt.
+        world('trace-rs', { ...UNIFORM_ROOT_TRACE, rootResample: true }, 'the recommendation + rootResample'),
+        world('trace-rs-half', { ...UNIFORM_ROOT_TRACE, rootResample: true, continuations: 0.5 }, 'the recommendation + rootResample, N = ½ (grpo’s 64 prompts)'),
       ];
     case 'final-main':
       // Fifth final (frozen before seeds 500–509): the main job's scale (B = 192, pool 64, 30 steps) with the

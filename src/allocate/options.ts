@@ -55,6 +55,7 @@ const traceFields = {
   rootPrior: z.enum(['shared', 'posterior']).optional().describe('shared (default, the paper) = v = Ṽ(prompt) from the shared predictor; posterior = (κ·Ṽ + successes) / (κ + trials), Ṽ as the prior of a per-prompt Beta updated with the prompt’s observed bare outcomes'),
   priorStrength: z.number().positive().optional().describe('rootPrior: posterior only: κ, the prior’s weight in pseudo-outcomes; default 4'),
   expansionRounds: z.number().int().min(1).max(8).optional().describe('1 (default, the paper) = one expansion round over the prefixes of the bare rollouts; R > 1 = a prompt’s m · N continuations spread over R rounds, round r > 0 expanding the prefixes of round r − 1’s continuations as soon as they finish (TRACE-SPEC §3 step 4’s open point)'),
+  rootResample: z.boolean().optional().describe('false (default, the paper) = continuations branch from intermediate prefixes only; true (beyond the paper) = the prompt’s root is also a candidate of the prefix solver while its bare outcomes all agree (q = Ṽ(prompt), r = that outcome, depth 0; decision-weighted: weighted by the mean turns of its bare rollouts), and a “continuation” from it is one more bare rollout, so the solver itself trades bare rollouts against continuations'),
   leftover: z.enum(['top-up', 'pool']).optional().describe('top-up (default) = unplaceable budget becomes extra bare rollouts of already selected prompts; pool = solved as a root problem over the whole pool (new prompts get ≥ m_min)'),
 };
 const dependentOptions = (o: { rootPrior?: string; priorStrength?: number; prefixes?: string; entropyWeight?: number }) =>
@@ -71,6 +72,7 @@ export const strategyOptionSchemas = {
   trace: strategyObject('trace', { ...traceFields })
     .refine(maxAtLeastMin, maxError)
     .refine(dependentOptions, dependentError)
+    .refine((o) => !(o.rootResample && o.prefixes === 'uniform'), { message: 'rootResample: true needs the prefix solver; prefixes: uniform spreads continuations evenly and has none', path: ['rootResample'] })
     .superRefine((o, ctx) => {
       const k = rootSolverOption(o);
       if (k) ctx.addIssue({ code: 'custom', path: [k], message: `${k}: ${ROOT_SOLVER_OPTIONS[k]} steers the root solver, which roots: uniform does not use; drop one of the two` });

@@ -70,6 +70,8 @@ const REPORT_TABLE = {
   mainscale: { paired: 'grpo', kinds: true, curves: true },
   'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
   'final-main-env': { paired: 'first' },
+  'final-rs': { paired: 'first', kinds: true, curves: true, contrast: true },
+  'final-rs-env': { paired: 'first' },
 } satisfies Record<string, Report>;
 
 /** The experiments, in the order `--experiments` runs them by default (the order of REPORT_TABLE). */
@@ -334,6 +336,19 @@ export function arms(experiment: ExperimentName): Arm[] {
       return [
         { ...world('env11-trace-rec', UNIFORM_ROOT_TRACE, 'the recommendation on world env seed 11'), envSeed: 11 },
         { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11 },
+      ];
+    case 'final-rs':
+      // Sixth final (frozen before seeds 600–609): rootResample at N = ½, the one mainscale variant level
+      // with grpo in development (+0.5 [−0.4, 1.4], seeds 0–4), against grpo (final-rs-env: both on world env seed 11).
+      return [
+        world('trace-rs-half', { ...UNIFORM_ROOT_TRACE, rootResample: true, continuations: 0.5 }, 'the recommendation + rootResample, N = ½ (grpo’s 64 prompts)'),
+        world('grpo', { name: 'grpo' }, 'uniform groups, 64 prompts × 3'),
+      ];
+    case 'final-rs-env':
+      // The sixth final's check on another world (env seed 11), same seeds and scale, run after final-rs.
+      return [
+        { ...world('env11-trace-rs-half', { ...UNIFORM_ROOT_TRACE, rootResample: true, continuations: 0.5 }, 'trace-rs-half on world env seed 11'), envSeed: 11, tier: 1 },
+        { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11, tier: 1 },
       ];
     case 'final-oracle':
       return [

@@ -34,7 +34,8 @@ export function rootCandidates(prompts: readonly Prompt[], env: unknown, scorer:
  * a candidate. `starts` names other chains' first nodes instead: the continuations of a previous
  * expansion round, whose own prefixes a later round may expand (trace's `expansionRounds`).
  * q = Ṽ(H) from the scorer in one batch; `entropy` is the policy's entropy at the decision that follows
- * the prefix; `p` is the true success probability when the environment knows it.
+ * the prefix; `p` is the true success probability when the environment knows it. `withRoot` (a planner
+ * that `offersRoot`, first round only) adds the root itself while the bare outcomes all agree.
  */
 export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, starts?: readonly string[], withRoot = false): PrefixCandidate[] {
   const chains: Array<{ nodes: TreeNode[]; r: number }> = [];

@@ -27,11 +27,13 @@ const maxError = { message: 'max must be ≥ min', path: ['max'] };
  * The trace options `trace-rl compare --trace recommended` (its default) runs; `{}` is the paper's
  * method. Issue 13, BENCHMARKS.md: decision-weighted prefixes were chosen on development seeds in the
  * second round; uniform roots (the paper's own ablation arm) in the fourth, by a rule fixed before its
- * final (seeds 400–409), where they beat the predictor-chosen roots by +3.6 points [1.6, 5.7] and tied
- * grpo (−1.0 [−3.8, 2.0]). Prompts are then drawn as grpo draws them; the predictor steers where each
- * prompt's continuations branch.
+ * final (seeds 400–409), where they beat the predictor-chosen roots by +3.6 points [1.6, 5.7]; root
+ * re-sampling at N = ½ in the sixth, by a rule fixed before its final (seeds 600–609: −1.7 [−3.7, 0.4]
+ * against grpo, −1.6 [−3.3, 0.1] on another world; the fifth final's options had been −2.3 [−4.2, −0.3]
+ * there). Prompts are drawn as grpo draws them (64 at the main job's scale); the prefix solver decides,
+ * per prompt, between one more bare rollout and a continuation at the prefix the predictor values.
  */
-export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', prefixes: 'decision-weighted' } as const;
+export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', prefixes: 'decision-weighted', rootResample: true, continuations: 0.5 } as const;
 
 /** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
 function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N, shape: S) {

@@ -72,6 +72,9 @@ const REPORT_TABLE = {
   mainscale: { paired: 'grpo', kinds: true, curves: true },
   'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
   'final-main-env': { paired: 'first' },
+  'final-rs': { paired: 'first', kinds: true, curves: true, contrast: true },
+  'final-rs-env': { paired: 'first' },
+  'final-math': { paired: 'first', curves: true, contrast: true },
 } satisfies Record<string, Report>;
 
 /** The experiments, in the order `--experiments` runs them by default (the order of REPORT_TABLE). */
@@ -117,7 +120,7 @@ export interface ArmExtra {
 export interface Arm {
   /** Unique across experiments; the run folders are `<label>-s<seed>`. */
   label: string;
-  env: 'world' | 'simulator';
+  env: 'world' | 'simulator' | 'math-world';
   strategy: Record<string, unknown>;
   /** What the arm is in the paper's terms (for tables). */
   meaning: string;
@@ -147,6 +150,7 @@ export const TINY_LM_D: ArmExtra = { ...TINY_LM, policy: { ...TINY_LM.policy, mo
 export function arms(experiment: ExperimentName): Arm[] {
   const world = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({ label, env: 'world', strategy, meaning, ...(extra ? { extra } : {}) });
   const sim = (label: string, strategy: Record<string, unknown>, meaning: string): Arm => ({ label, env: 'simulator', strategy, meaning });
+  const math = (label: string, strategy: Record<string, unknown>, meaning: string): Arm => ({ label, env: 'math-world', strategy, meaning });
   switch (experiment) {
     case 'main':
       return [
@@ -333,6 +337,11 @@ export function arms(experiment: ExperimentName): Arm[] {
         // few prompts they rest on? Half the Adam step size, for grpo and the recommendation alike.
         world('grpo-lr05', { name: 'grpo' }, 'grpo, policy.learningRate 0.05', { policy: { learningRate: 0.05 } }),
         world('trace-rec-lr05', UNIFORM_ROOT_TRACE, 'the recommendation, policy.learningRate 0.05', { policy: { learningRate: 0.05 } }),
+        // Sixth round: the root competes with the prefixes (rootResample). A continuation re-samples only
+        // the turns after its branch point; where the prompt's bare outcomes agree, one more bare rollout may
+        // be worth more. N = ½ is grpo's 64 prompts with the third trajectory chosen per prompt.
+        world('trace-rs', { ...UNIFORM_ROOT_TRACE, rootResample: true }, 'the recommendation + rootResample'),
+        world('trace-rs-half', { ...UNIFORM_ROOT_TRACE, rootResample: true, continuations: 0.5 }, 'the recommendation + rootResample, N = ½ (grpo’s 64 prompts)'),
       ];
     case 'final-main':
       // Fifth final (frozen before seeds 500–509): the main job's scale (B = 192, pool 64, 30 steps) with the
@@ -347,6 +356,30 @@ export function arms(experiment: ExperimentName): Arm[] {
       return [
         { ...world('env11-trace-rec', UNIFORM_ROOT_TRACE, 'the recommendation on world env seed 11'), envSeed: 11 },
         { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11 },
+      ];
+    case 'final-rs':
+      // Sixth final (frozen before seeds 600–609): rootResample at N = ½, the one mainscale variant level
+      // with grpo in development (+0.5 [−0.4, 1.4], seeds 0–4), against grpo (final-rs-env: both on world env seed 11).
+      return [
+        world('trace-rs-half', { ...UNIFORM_ROOT_TRACE, rootResample: true, continuations: 0.5 }, 'the recommendation + rootResample, N = ½ (grpo’s 64 prompts)'),
+        world('grpo', { name: 'grpo' }, 'uniform groups, 64 prompts × 3'),
+      ];
+    case 'final-rs-env':
+      // The sixth final's check on another world (env seed 11), same seeds and scale, run after final-rs.
+      return [
+        { ...world('env11-trace-rs-half', { ...UNIFORM_ROOT_TRACE, rootResample: true, continuations: 0.5 }, 'trace-rs-half on world env seed 11'), envSeed: 11, tier: 1 },
+        { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11, tier: 1 },
+      ];
+    case 'final-math':
+      // Seventh final (frozen before seeds 800–809): the sparse-reward regime the paper targets. math-world's
+      // embedded policy starts from zero weights at 1–3 % success, so grpo's groups are almost never mixed.
+      // The only development: 6-step runs on seeds 0–4 (BENCHMARKS.md, math-world) and one 10-step smoke
+      // run of trace and grpo on seed 0 (timing and sanity).
+      return [
+        math('math-trace', { name: 'trace' }, 'the paper (faithful): adaptive roots + adaptive prefixes, N = 2'),
+        math('math-grpo', { name: 'grpo' }, 'uniform groups, 64 prompts × 3'),
+        math('math-trace-rec', UNIFORM_ROOT_TRACE, 'the world’s recommendation: uniform roots, decision-weighted prefixes'),
+        { ...math('math-dapo', { name: 'dapo' }, 'dynamic sampling until ⌊B/8⌋ mixed groups (cap 4B; its real cost shown)'), tier: 1 },
       ];
     case 'final-oracle':
       return [
@@ -367,6 +400,12 @@ export function arms(experiment: ExperimentName): Arm[] {
 const PREDICTOR_FREE = new Set(['grpo', 'dapo', 'random-tree', 'entropy', 'knapsack']);
 
 /** The raw `trace-rl train` configuration of one arm and seed (validated by the caller). */
+/** --env-questions: the world's questions, or math-world's generated problems (both before the test split). */
+function envSize(env: Arm['env'], n: number | undefined): Record<string, unknown> {
+  if (n === undefined) return {};
+  return env === 'world' ? { questions: n } : env === 'math-world' ? { math: { problems: n } } : {};
+}
+
 export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, unknown> {
   const name = arm.strategy.name as StrategyName;
   return {
@@ -374,7 +413,7 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     seed,
     steps: scale.steps,
     pool: scale.pool,
-    env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed, ...(scale.envQuestions && arm.env === 'world' ? { questions: scale.envQuestions } : {}) },
+    env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed, ...envSize(arm.env, scale.envQuestions) },
     strategy: { name, ...optionsFor(name, { budget: scale.budget, continuations: 2, ...arm.strategy }) },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),

@@ -27,11 +27,13 @@ const maxError = { message: 'max must be ≥ min', path: ['max'] };
  * The trace options `trace-rl compare --trace recommended` (its default) runs; `{}` is the paper's
  * method. Issue 13, BENCHMARKS.md: decision-weighted prefixes were chosen on development seeds in the
  * second round; uniform roots (the paper's own ablation arm) in the fourth, by a rule fixed before its
- * final (seeds 400–409), where they beat the predictor-chosen roots by +3.6 points [1.6, 5.7] and tied
- * grpo (−1.0 [−3.8, 2.0]). Prompts are then drawn as grpo draws them; the predictor steers where each
- * prompt's continuations branch.
+ * final (seeds 400–409), where they beat the predictor-chosen roots by +3.6 points [1.6, 5.7]; root
+ * re-sampling at N = ½ in the sixth, by a rule fixed before its final (seeds 600–609: −1.7 [−3.7, 0.4]
+ * against grpo, −1.6 [−3.3, 0.1] on another world; the fifth final's options had been −2.3 [−4.2, −0.3]
+ * there). Prompts are drawn as grpo draws them (64 at the main job's scale); the prefix solver decides,
+ * per prompt, between one more bare rollout and a continuation at the prefix the predictor values.
  */
-export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', prefixes: 'decision-weighted' } as const;
+export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', prefixes: 'decision-weighted', rootResample: true, continuations: 0.5 } as const;
 
 /** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
 function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N, shape: S) {
@@ -55,6 +57,7 @@ const traceFields = {
   rootPrior: z.enum(['shared', 'posterior']).optional().describe('shared (default, the paper) = v = Ṽ(prompt) from the shared predictor; posterior = (κ·Ṽ + successes) / (κ + trials), Ṽ as the prior of a per-prompt Beta updated with the prompt’s observed bare outcomes'),
   priorStrength: z.number().positive().optional().describe('rootPrior: posterior only: κ, the prior’s weight in pseudo-outcomes; default 4'),
   expansionRounds: z.number().int().min(1).max(8).optional().describe('1 (default, the paper) = one expansion round over the prefixes of the bare rollouts; R > 1 = a prompt’s m · N continuations spread over R rounds, round r > 0 expanding the prefixes of round r − 1’s continuations as soon as they finish (TRACE-SPEC §3 step 4’s open point)'),
+  rootResample: z.boolean().optional().describe('false (default, the paper) = continuations branch from intermediate prefixes only; true (beyond the paper) = the prompt’s root is also a candidate of the prefix solver while its bare outcomes all agree (q = Ṽ(prompt), r = that outcome, depth 0; decision-weighted: weighted by the mean turns of its bare rollouts), and a “continuation” from it is one more bare rollout, so the solver itself trades bare rollouts against continuations'),
   leftover: z.enum(['top-up', 'pool']).optional().describe('top-up (default) = unplaceable budget becomes extra bare rollouts of already selected prompts; pool = solved as a root problem over the whole pool (new prompts get ≥ m_min)'),
 };
 const dependentOptions = (o: { rootPrior?: string; priorStrength?: number; prefixes?: string; entropyWeight?: number }) =>
@@ -71,6 +74,7 @@ export const strategyOptionSchemas = {
   trace: strategyObject('trace', { ...traceFields })
     .refine(maxAtLeastMin, maxError)
     .refine(dependentOptions, dependentError)
+    .refine((o) => !(o.rootResample && o.prefixes === 'uniform'), { message: 'rootResample: true needs the prefix solver; prefixes: uniform spreads continuations evenly and has none', path: ['rootResample'] })
     .superRefine((o, ctx) => {
       const k = rootSolverOption(o);
       if (k) ctx.addIssue({ code: 'custom', path: [k], message: `${k}: ${ROOT_SOLVER_OPTIONS[k]} steers the root solver, which roots: uniform does not use; drop one of the two` });

@@ -30,7 +30,10 @@ export interface RootRoundInput {
   rng: Rng;
 }
 
-/** An intermediate prefix (j, t) of one prompt's finished bare rollouts (1 ≤ t < T_j). */
+/**
+ * An intermediate prefix (j, t) of one prompt's finished bare rollouts (1 ≤ t < T_j), or, for a planner
+ * that `offersRoot`, the prompt's root (depth 0: a "continuation" from it is a fresh bare rollout).
+ */
 export interface PrefixCandidate {
   id: string;
   /** Ṽ(H(i, j, t)). */
@@ -88,6 +91,12 @@ export interface PrefixPlanner {
    * continuations (their own turns), as soon as those finish; what a round cannot place moves on to the next.
    */
   readonly rounds?: number;
+  /**
+   * true: in round 0 the engine also offers the prompt's root as a candidate (depth 0, id = the prompt's
+   * root id, q = Ṽ(prompt)) while the prompt's bare outcomes all agree (r = that outcome); K there means K
+   * more bare rollouts instead of continuations (trace's `rootResample`). Absent: prefixes only.
+   */
+  readonly offersRoot?: boolean;
   /**
    * Continuations per prefix id (K ≥ 1 only; absent = not expanded); Σ K ≤ input.budget. The engine
    * calls it only for a prompt with at least one prefix candidate and a budget ≥ 1.

@@ -34,9 +34,10 @@ export function rootCandidates(prompts: readonly Prompt[], env: unknown, scorer:
  * a candidate. `starts` names other chains' first nodes instead: the continuations of a previous
  * expansion round, whose own prefixes a later round may expand (trace's `expansionRounds`).
  * q = Ṽ(H) from the scorer in one batch; `entropy` is the policy's entropy at the decision that follows
- * the prefix; `p` is the true success probability when the environment knows it.
+ * the prefix; `p` is the true success probability when the environment knows it. `withRoot` (a planner
+ * that `offersRoot`, first round only) adds the root itself while the bare outcomes all agree.
  */
-export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, starts?: readonly string[]): PrefixCandidate[] {
+export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, starts?: readonly string[], withRoot = false): PrefixCandidate[] {
   const chains: Array<{ nodes: TreeNode[]; r: number }> = [];
   const firsts = starts ?? root(tree).children.filter((id) => getNode(tree, id).origin === 'bare');
   for (const firstId of firsts) {
@@ -53,6 +54,14 @@ export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environ
   const picked: Array<{ node: TreeNode; next: TreeNode; r: number; after: number }> = [];
   for (const { nodes, r } of chains) {
     for (let t = 1; t < nodes.length; t++) picked.push({ node: nodes[t - 1], next: nodes[t], r, after: nodes.length - t });
+  }
+  // The root (trace's rootResample) is offered only while every bare outcome agrees: a mixed root
+  // group has nothing left to flip. Its `after` is the mean length of those rollouts (all their turns).
+  const rs = chains.map((c) => c.r);
+  if (withRoot && !starts && rs.length > 0 && rs.every((r) => r === rs[0])) {
+    const top = root(tree);
+    const next = getNode(tree, top.children[0]);
+    picked.unshift({ node: top, next, r: rs[0], after: chains.reduce((a, c) => a + c.nodes.length, 0) / chains.length });
   }
   if (picked.length === 0) return [];
   const histories: History[] = picked.map(({ node }) => ({ prompt, turns: turnsTo(tree, node.id) }));

@@ -220,7 +220,7 @@ class StepRun<S> {
     for (let round = 0; round < rounds && left > 0 && !this.signal.aborted; round++) {
       const budget = round === rounds - 1 ? left : Math.floor(left / (rounds - round));
       if (!(budget > 0)) continue;
-      const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, starts);
+      const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, starts, planner.offersRoot === true);
       if (prefixes.length === 0) return;
       // Round 0 keeps the one-round stream name, so runs without extra rounds draw exactly as before.
       const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, round, rng: this.options.rng.fork(round === 0 ? `prefix/${ctx.prompt.id}` : `prefix/${ctx.prompt.id}/${round}`) };
@@ -230,10 +230,13 @@ class StepRun<S> {
       left -= total;
       for (const c of prefixes) getNode(ctx.tree, c.id).predicted ??= c.q;
       const runs: Array<Promise<TrajectoryResult>> = [];
+      // K at the root (a planner that offersRoot) = K more bare rollouts; they are not expanded.
+      const resampled = plan.get(ctx.prompt.id) ?? 0;
+      const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled) : Promise.resolve([]);
       // Slots are assigned here, in candidate order, before anything runs: ids stay deterministic.
       for (const c of prefixes) {
         const K = plan.get(c.id) ?? 0;
-        if (K < 1) continue;
+        if (K < 1 || c.id === ctx.prompt.id) continue;
         const node = getNode(ctx.tree, c.id);
         node.expanded = (node.expanded ?? 0) + K;
         const first = nextSlot(node.children);
@@ -248,9 +251,10 @@ class StepRun<S> {
         }
       }
       if (round === 0) this.progress.promptsExpanded++;
-      this.emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: prefixes.length, expanded: [...plan.values()].filter((k) => k > 0).length, continuations: total, progress: { ...this.progress } });
+      this.emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: prefixes.length, expanded: [...plan.values()].filter((k) => k > 0).length, continuations: total - resampled, progress: { ...this.progress } });
       // The next round expands the prefixes of this round's continuations (their own turns only).
-      starts = (await Promise.all(runs)).filter((r) => r.started).map((r) => r.firstNodeId);
+      const [done] = await Promise.all([Promise.all(runs), extraBare]);
+      starts = done.filter((r) => r.started).map((r) => r.firstNodeId);
     }
   }
 

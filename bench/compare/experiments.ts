@@ -7,6 +7,7 @@
  *  ablation  world: uniform/adaptive roots × uniform/adaptive prefixes, and N = 1 / N = 4 at the same B
  *            (the adaptive × adaptive, N = 2 arm is main's trace; it is run once and shared)
  *  tinylm    world + the tiny LM (issue 18): trace-best, grpo, random-tree, the paper's trace
+ *  tinylm-d  the same from the longer warm start (34 %): the recommendation, grpo, random-tree, the paper's trace
  */
 import { optionsFor, type StrategyName } from '../../src/allocate/index.ts';
 
@@ -67,6 +68,7 @@ const REPORT_TABLE = {
   'final-roots-oracle': {},
   tinylm: { paired: 'grpo', kinds: true, curves: true },
   'tinylm-roots': { paired: 'grpo', kinds: true, curves: true },
+  'tinylm-d': { paired: 'grpo', kinds: true, curves: true },
   mainscale: { paired: 'grpo', kinds: true, curves: true },
   'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
   'final-main-env': { paired: 'first' },
@@ -138,6 +140,12 @@ export const TINY_LM: ArmExtra = {
   policy: { kind: 'tiny-lm', model: 'bench/tinylm/warm-start-d64x4.gguf', learningRate: 3e-4, epochs: 1 },
   engine: { maxTurns: 6, concurrency: 8 },
 };
+
+/**
+ * TINY_LM from the longer warm start `bench/tinylm/warm-start-d64x4d.gguf` (same d64 × 4 shape, 34.0 %
+ * greedy held-out success against the first file's 17.7 %); everything else as TINY_LM.
+ */
+export const TINY_LM_D: ArmExtra = { ...TINY_LM, policy: { ...TINY_LM.policy, model: 'bench/tinylm/warm-start-d64x4d.gguf' } };
 
 export function arms(experiment: ExperimentName): Arm[] {
   const world = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({ label, env: 'world', strategy, meaning, ...(extra ? { extra } : {}) });
@@ -299,6 +307,16 @@ export function arms(experiment: ExperimentName): Arm[] {
       return [
         world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (the recommendation since the fourth world final)', TINY_LM),
         world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts', TINY_LM),
+      ];
+    case 'tinylm-d':
+      // Issue 18 again, from the stronger warm start: the recommendation as it stands (uniform roots,
+      // decision-weighted prefixes; nothing tuned on the tiny LM), grpo, random-tree, the paper's trace,
+      // tiers in that priority order. Fresh seeds (700–704), its own --out.
+      return [
+        world('trace-rec', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (the recommendation)', TINY_LM_D),
+        world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts', TINY_LM_D),
+        { ...world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes', TINY_LM_D), tier: 1 },
+        { ...world('trace', { name: 'trace' }, 'the paper (faithful)', TINY_LM_D), tier: 2 },
       ];
     case 'mainscale':
       // Fifth round, development (seeds 0–4) at the main job's scale (B = 192, pool 64, 30 steps), where grpo

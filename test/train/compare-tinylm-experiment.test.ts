@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { arms, BEST_TRACE, DEFAULT_SCALE, runConfig } from '../../bench/compare/experiments.ts';
+import { arms, BEST_TRACE, DEFAULT_SCALE, runConfig, UNIFORM_ROOT_TRACE } from '../../bench/compare/experiments.ts';
 import { parseTrainConfig } from '../../src/train/index.ts';
 
 // bench/compare's `tinylm` experiment (issue 18): every arm is a valid train() configuration on the tiny
@@ -30,5 +30,28 @@ test('tinylm experiment: every arm is the tiny LM from the committed warm start 
   assert.equal(configs[3].strategy.name, 'trace');
   assert.equal((configs[3].strategy as Record<string, unknown>).prefixes, undefined);
   // The arms that never read Ṽ get the running-rate predictor; the trace arms keep the MLP.
+  assert.deepEqual(configs.map((c) => c.predictor.kind), ['mlp', 'global', 'global', 'mlp']);
+});
+
+// `tinylm-d`: the same comparison from the longer warm start; only the model file differs from tinylm's
+// settings, and the tree arm is the recommendation (uniform roots, decision-weighted prefixes).
+test('tinylm-d experiment: the recommendation, grpo, random-tree and the paper from warm-start-d64x4d at equal B', () => {
+  const scale = { ...DEFAULT_SCALE, firstSeed: 700, steps: 40, pool: 32, budget: 16, evalEvery: 10, evalQuestions: 300, cheapPredictorForBaselines: true };
+  const list = arms('tinylm-d');
+  assert.deepEqual(list.map((a) => a.label), ['trace-rec', 'grpo', 'random-tree', 'trace']);
+  assert.deepEqual(list.map((a) => a.tier ?? 0), [0, 0, 1, 2]);
+  const configs = list.map((a) => parseTrainConfig(runConfig(a, 700, scale)));
+  const old = parseTrainConfig(runConfig(arms('tinylm')[1], 700, scale));
+  for (const c of configs) {
+    assert.equal(c.policy.model, 'bench/tinylm/warm-start-d64x4d.gguf');
+    assert.deepEqual({ ...c.policy, model: old.policy.model }, old.policy);
+    assert.deepEqual(c.engine, old.engine);
+    assert.equal(c.strategy.budget, 16);
+    assert.deepEqual([c.seed, c.steps, c.pool, c.env.seed, c.eval.questions], [700, 40, 32, 7, 300]);
+  }
+  assert.deepEqual(UNIFORM_ROOT_TRACE, { name: 'trace', roots: 'uniform', prefixes: 'decision-weighted' });
+  const rec = configs[0].strategy as Record<string, unknown>;
+  assert.deepEqual([rec.name, rec.roots, rec.prefixes], ['trace', 'uniform', 'decision-weighted']);
+  assert.equal((configs[3].strategy as Record<string, unknown>).prefixes, undefined);
   assert.deepEqual(configs.map((c) => c.predictor.kind), ['mlp', 'global', 'global', 'mlp']);
 });

@@ -69,6 +69,7 @@ const REPORT_TABLE = {
   tinylm: { paired: 'grpo', kinds: true, curves: true },
   'tinylm-roots': { paired: 'grpo', kinds: true, curves: true },
   'tinylm-d': { paired: 'grpo', kinds: true, curves: true },
+  'tinylm-d-lr': { paired: 'first', curves: true },
   mainscale: { paired: 'grpo', kinds: true, curves: true },
   'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
   'final-main-env': { paired: 'first' },
@@ -318,6 +319,15 @@ export function arms(experiment: ExperimentName): Arm[] {
         { ...world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes', TINY_LM_D), tier: 1 },
         { ...world('trace', { name: 'trace' }, 'the paper (faithful)', TINY_LM_D), tier: 2 },
       ];
+    case 'tinylm-d-lr': {
+      // Development only (seeds 0–1), after tinylm-d: both arms fell below the 34 % warm start. Does a
+      // third of the Adam step size (1e-4) stop the decline?
+      const slow: ArmExtra = { ...TINY_LM_D, policy: { ...TINY_LM_D.policy, learningRate: 1e-4 } };
+      return [
+        world('grpo-lr1e4', { name: 'grpo' }, 'grpo, Adam 1e-4', slow),
+        world('trace-rec-lr1e4', UNIFORM_ROOT_TRACE, 'uniform roots + decision-weighted prefixes, Adam 1e-4', slow),
+      ];
+    }
     case 'mainscale':
       // Fifth round, development (seeds 0–4) at the main job's scale (B = 192, pool 64, 30 steps), where grpo
       // keeps learning (0.42 → 0.57 on the main job's dev seeds) and the recommended trace stalls near 0.49.

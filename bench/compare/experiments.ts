@@ -104,6 +104,12 @@ export const BEST_TRACE: Record<string, unknown> = { name: 'trace', prefixes: 'd
  */
 export const UNIFORM_ROOT_TRACE: Record<string, unknown> = { name: 'trace', roots: 'uniform', prefixes: 'decision-weighted' };
 
+/**
+ * The sixth round's arm (`mainscale` trace-rs-half, `final-rs`): UNIFORM_ROOT_TRACE with root re-sampling
+ * at N = ½. RECOMMENDED_TRACE_OPTIONS since that final; written out here for the same reason as above.
+ */
+export const ROOT_RESAMPLE_TRACE: Record<string, unknown> = { ...UNIFORM_ROOT_TRACE, rootResample: true, continuations: 0.5 };
+
 /** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
 export interface ArmExtra {
   predictor?: Record<string, unknown>;
@@ -310,7 +316,7 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts', TINY_LM),
       ];
     case 'tinylm-d':
-      // Issue 18 again, from the stronger warm start: the recommendation as it stands (uniform roots,
+      // Issue 18 again, from the stronger warm start: the fifth round's recommendation (uniform roots,
       // decision-weighted prefixes; nothing tuned on the tiny LM), grpo, random-tree, the paper's trace,
       // tiers in that priority order. Fresh seeds (700–704), its own --out.
       return [
@@ -351,7 +357,7 @@ export function arms(experiment: ExperimentName): Arm[] {
         // the turns after its branch point; where the prompt's bare outcomes agree, one more bare rollout may
         // be worth more. N = ½ is grpo's 64 prompts with the third trajectory chosen per prompt.
         world('trace-rs', { ...UNIFORM_ROOT_TRACE, rootResample: true }, 'the recommendation + rootResample'),
-        world('trace-rs-half', { ...UNIFORM_ROOT_TRACE, rootResample: true, continuations: 0.5 }, 'the recommendation + rootResample, N = ½ (grpo’s 64 prompts)'),
+        world('trace-rs-half', ROOT_RESAMPLE_TRACE, 'the recommendation + rootResample, N = ½ (grpo’s 64 prompts)'),
       ];
     case 'final-main':
       // Fifth final (frozen before seeds 500–509): the main job's scale (B = 192, pool 64, 30 steps) with the
@@ -371,13 +377,13 @@ export function arms(experiment: ExperimentName): Arm[] {
       // Sixth final (frozen before seeds 600–609): rootResample at N = ½, the one mainscale variant level
       // with grpo in development (+0.5 [−0.4, 1.4], seeds 0–4), against grpo (final-rs-env: both on world env seed 11).
       return [
-        world('trace-rs-half', { ...UNIFORM_ROOT_TRACE, rootResample: true, continuations: 0.5 }, 'the recommendation + rootResample, N = ½ (grpo’s 64 prompts)'),
+        world('trace-rs-half', ROOT_RESAMPLE_TRACE, 'the recommendation + rootResample, N = ½ (grpo’s 64 prompts)'),
         world('grpo', { name: 'grpo' }, 'uniform groups, 64 prompts × 3'),
       ];
     case 'final-rs-env':
       // The sixth final's check on another world (env seed 11), same seeds and scale, run after final-rs.
       return [
-        { ...world('env11-trace-rs-half', { ...UNIFORM_ROOT_TRACE, rootResample: true, continuations: 0.5 }, 'trace-rs-half on world env seed 11'), envSeed: 11, tier: 1 },
+        { ...world('env11-trace-rs-half', ROOT_RESAMPLE_TRACE, 'trace-rs-half on world env seed 11'), envSeed: 11, tier: 1 },
         { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11, tier: 1 },
       ];
     case 'final-math':
@@ -400,7 +406,6 @@ export function arms(experiment: ExperimentName): Arm[] {
   }
 }
 
-
 /**
  * Strategies whose allocation never reads the predictor's Ṽ. In the final experiments they run with the
  * cheap running-rate predictor instead of the MLP: their rollouts, updates and accuracy are exactly the
@@ -409,13 +414,13 @@ export function arms(experiment: ExperimentName): Arm[] {
  */
 const PREDICTOR_FREE = new Set(['grpo', 'dapo', 'random-tree', 'entropy', 'knapsack']);
 
-/** The raw `trace-rl train` configuration of one arm and seed (validated by the caller). */
 /** --env-questions: the world's questions, or math-world's generated problems (both before the test split). */
 function envSize(env: Arm['env'], n: number | undefined): Record<string, unknown> {
   if (n === undefined) return {};
   return env === 'world' ? { questions: n } : env === 'math-world' ? { math: { problems: n } } : {};
 }
 
+/** The raw `trace-rl train` configuration of one arm and seed (validated by the caller). */
 export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, unknown> {
   const name = arm.strategy.name as StrategyName;
   return {

@@ -19,7 +19,7 @@ import { PolicyCallError } from '../policy/errors.ts';
 import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../policy/types.ts';
 import { LlamaEngine } from './llama-engine.ts';
 import { modelFromGguf, modelToGguf, type LlamaModel, type LlamaWeights } from './model.ts';
-import { trajectorySequence, type TokenSequence } from './sequence.ts';
+import { trajectorySequence } from './sequence.ts';
 import { Tokenizer } from './tokenizer.ts';
 import { LmTrainer, type BatchStats, type RatioStats, type TrainerOptions, type TrainRow } from './trainer.ts';
 import { EOS_ID } from './vocabulary.ts';
@@ -142,7 +142,7 @@ export class TinyLmPolicy implements TrainablePolicy {
     const ordered = [...rows].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
     let first: (BatchStats & RatioStats) | undefined;
     for (let e = 0; e < options.epochs; e++) {
-      const s = this.trainer.fit('ppo', ordered, lr, { clip: options.clip });
+      const s = await this.trainer.fit('ppo', ordered, lr, { clip: options.clip });
       first ??= s;
     }
     let ent = 0;
@@ -158,16 +158,6 @@ export class TinyLmPolicy implements TrainablePolicy {
     this.syncing = this.sync(this.trainer.weights());
     await this.syncing;
     return { turns, loss: first?.tokens ? first.loss : 0, clipFraction: first?.clipFraction ?? 0, approxKl: first?.approxKl ?? 0, entropy: n ? ent / n : 0 };
-  }
-
-  /** Supervised step on token sequences (warm start); call `syncWeights` after a run of these. */
-  supervisedStep(seqs: readonly TokenSequence[], learningRate: number): { loss: number; tokens: number } {
-    return this.trainer.step('sft', seqs.map((seq) => ({ seq })), learningRate);
-  }
-
-  async syncWeights(): Promise<void> {
-    this.syncing = this.sync(this.trainer.weights());
-    await this.syncing;
   }
 
   /** The current model (weights as last synced). */

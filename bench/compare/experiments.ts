@@ -70,6 +70,7 @@ const REPORT_TABLE = {
   'tinylm-roots': { paired: 'grpo', kinds: true, curves: true },
   'tinylm-d': { paired: 'grpo', kinds: true, curves: true },
   'tinylm-d-lr': { paired: 'first', curves: true },
+  'tinylm-d-fix': { paired: 'first', curves: true },
   mainscale: { paired: 'grpo', kinds: true, curves: true },
   'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
   'final-main-env': { paired: 'first' },
@@ -332,6 +333,18 @@ export function arms(experiment: ExperimentName): Arm[] {
       return [
         world('grpo-lr1e4', { name: 'grpo' }, 'grpo, Adam 1e-4', slow),
         world('trace-rec-lr1e4', UNIFORM_ROOT_TRACE, 'uniform roots + decision-weighted prefixes, Adam 1e-4', slow),
+      ];
+    }
+    case 'tinylm-d-fix': {
+      // Development only (seeds 0–1), after the PPO pass became one Adam step on the whole batch (it was one
+      // per packed grid, and grids follow length, hence outcome: one-sided steps). grpo only: does RL now
+      // improve the 34 % warm start? Adam 1e-4 at B = 16 (tinylm-d-lr's grpo arm, before the fix: flat),
+      // 3e-4 (tinylm-d's, before the fix: 0.34 → 0.26), and B = 32 as 8 prompts × 4 (more mixed groups a step).
+      const at = (lr: number): ArmExtra => ({ ...TINY_LM_D, policy: { ...TINY_LM_D.policy, learningRate: lr } });
+      return [
+        world('grpo-fix-lr1e4', { name: 'grpo' }, 'grpo, one Adam step a pass, Adam 1e-4', at(1e-4)),
+        world('grpo-fix-lr3e4', { name: 'grpo' }, 'grpo, one Adam step a pass, Adam 3e-4', at(3e-4)),
+        { ...world('grpo-fix-b32g4-lr1e4', { name: 'grpo', budget: 32, batchSize: 8 }, 'grpo, one Adam step a pass, B = 32 as 8 prompts × 4, Adam 1e-4', at(1e-4)), tier: 1 },
       ];
     }
     case 'mainscale':

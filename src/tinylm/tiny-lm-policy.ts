@@ -128,12 +128,18 @@ export class TinyLmPolicy implements TrainablePolicy {
   }
 
   /**
-   * PPO update on the samples, `epochs` passes (one Adam step per packed grid of ~4096 positions), then
-   * weight sync. Metrics, like the embedded policy's, are the first pass's: its loss, and the clip
-   * fraction and approximate KL mean(log π_old − log π) over trained tokens from the loss's own forward
-   * pass (each grid's log π before its Adam step; no extra forward pass), so with one grid they show
-   * how far the trainer's probabilities are from the sampler's; entropy estimated as mean −log π_old
-   * of the sampled tokens.
+   * PPO update on the samples: `epochs` passes, each ONE Adam step on the whole batch (gradients summed
+   * over its packed grids, every trained token weighted 1 / all trained tokens), as `policy.epochs`
+   * promises and the embedded policy does; then weight sync. Not one Adam step per grid (`LmTrainer.fit`,
+   * the warm start's loop): grids are formed by sequence length (rows of 128, 256, 512, … positions),
+   * and length follows the outcome (an immediate answer is short, a search chain long), so a group's
+   * positive and negative trajectories land in different grids and each grid's Adam step — normalised
+   * by Adam to the full step size however few trajectories it holds — pushes one side alone, shared
+   * format tokens included (BENCHMARKS.md, "Why RL did not improve the tiny LM").
+   * Metrics, like the embedded policy's, are the first pass's: its loss, and the clip fraction and
+   * approximate KL mean(log π_old − log π) over trained tokens from the loss's own forward pass (no
+   * extra pass; on the first pass they measure the sampler–trainer gap, ≈ 0); entropy estimated as
+   * mean −log π_old of the sampled tokens.
    */
   async update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<UpdateMetrics> {
     const lr = options.learningRate;
@@ -142,7 +148,7 @@ export class TinyLmPolicy implements TrainablePolicy {
     const ordered = [...rows].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
     let first: (BatchStats & RatioStats) | undefined;
     for (let e = 0; e < options.epochs; e++) {
-      const s = await this.trainer.fit('ppo', ordered, lr, { clip: options.clip });
+      const s = await this.trainer.step('ppo', ordered, lr, options.clip);
       first ??= s;
     }
     let ent = 0;

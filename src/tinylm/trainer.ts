@@ -87,6 +87,10 @@ interface RatioSums {
   n: number;
 }
 
+function ratioStats(s: RatioSums): RatioStats {
+  return { clipFraction: s.n ? s.clipped / s.n : 0, approxKl: s.n ? s.kl / s.n : 0 };
+}
+
 /** Adds a grid's trained tokens to the ratio sums; logp[at] is log π of the token after position at. */
 function addRatios(sums: RatioSums, grid: PackedGrid, rows: readonly TrainRow[], logp: Float32Array, clip: number): void {
   for (const s of grid.slots) {
@@ -274,16 +278,20 @@ export class LmTrainer {
   }
 
   /**
-   * One Adam step of size `lr` on all the rows (PPO clips the ratio to [1 − clip, 1 + clip]), packed
-   * into rows of one length (as many grids as needed, gradients summed). Rows without trainable tokens
-   * contribute nothing.
+   * One Adam step of size `lr` on all the rows (PPO clips the ratio to [1 − clip, 1 + clip]): the
+   * gradient of the loss averaged over every trained token, summed over as many packed grids as the
+   * rows need (rows of the length ladder, as `fit` packs them). This is a PPO pass: a group's rows
+   * must share one step (grids follow length, and length follows the outcome). Rows without trainable
+   * tokens contribute nothing. PPO's ratio statistics come from the loss's own forward pass.
    */
-  async step(kind: 'sft' | 'ppo', rows: readonly TrainRow[], lr: number, clip = 0.2): Promise<BatchStats> {
+  async step(kind: 'sft' | 'ppo', rows: readonly TrainRow[], lr: number, clip = 0.2): Promise<BatchStats & RatioStats> {
     const { used, lengths, counts } = this.usable(rows);
     const tokens = counts.reduce((a, b) => a + b, 0);
-    if (tokens === 0) return { loss: 0, tokens: 0 };
-    const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: [this.rowLength(Math.max(...lengths))], gridTokens: this.opts.gridTokens });
-    return { loss: await this.update(kind, grids, used, tokens, lr, clip), tokens };
+    if (tokens === 0) return { loss: 0, tokens: 0, clipFraction: 0, approxKl: 0 };
+    const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: rowLadder(this.config.context), gridTokens: this.opts.gridTokens });
+    const ratios: RatioSums = { clipped: 0, kl: 0, n: 0 };
+    const loss = await this.update(kind, grids, used, tokens, lr, clip, kind === 'ppo' ? ratios : undefined);
+    return { loss, tokens, ...ratioStats(ratios) };
   }
 
   /**
@@ -291,6 +299,7 @@ export class LmTrainer {
    * of a grid have similar lengths). Grids run in the order `order` gives (default: as packed); the
    * learning rate may depend on the step's index in the pass; `after` sees each step and may stop the
    * pass by returning true. Returns the loss averaged over trained tokens, the tokens and the steps taken.
+   * For supervised passes (the warm start); an RL pass is one `step`, so a group's rows share one step.
    */
   async fit(
     kind: 'sft' | 'ppo',
@@ -315,8 +324,7 @@ export class LmTrainer {
       step++;
       if (options.after?.({ step, steps: grids.length, loss: l, tokens: total })) break;
     }
-    const n = ratios.n;
-    return { loss: loss / tokens, tokens, steps: step, clipFraction: n ? ratios.clipped / n : 0, approxKl: n ? ratios.kl / n : 0 };
+    return { loss: loss / tokens, tokens, steps: step, ...ratioStats(ratios) };
   }
 
   /**

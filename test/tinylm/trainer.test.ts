@@ -54,7 +54,7 @@ test('a PPO batch whose advantages are all zero takes no step', async () => {
   const trainer = new LmTrainer(model, { batch: 4 });
   const seqs = rows();
   const r = await trainer.step('ppo', seqs.map((seq) => ({ seq, advantages: seq.ids.map(() => 0) })), 0.01);
-  assert.deepEqual(r, { loss: 0, tokens: 0 });
+  assert.deepEqual(r, { loss: 0, tokens: 0, clipFraction: 0, approxKl: 0 });
   assert.equal(trainer.updates, 0);
   assert.deepEqual(trainer.weights().output, model.weights.output);
 });

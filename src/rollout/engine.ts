@@ -234,9 +234,7 @@ class StepRun<S> {
       const known = new Set(prefixes.map((c) => c.id));
       const total = this.checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"${round ? ` (round ${round})` : ''}`, 'K', { known, limit: budget, what: 'continuations' });
       left -= total;
-      const runs = this.launch(ctx, prefixes, plan);
-      if (round === 0) this.progress.promptsExpanded++;
-      this.emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: prefixes.length, expanded: [...plan.values()].filter((k) => k > 0).length, continuations: total - (plan.get(ctx.prompt.id) ?? 0), progress: { ...this.progress } });
+      const runs = this.launch(ctx, prefixes, plan, round === 0);
       // The next round expands the prefixes of this round's continuations (their own turns only).
       const done = await runs;
       starts = done.filter((r) => r.started).map((r) => r.firstNodeId);
@@ -266,23 +264,16 @@ class StepRun<S> {
     const known = new Set(prefixes.map((c) => c.id));
     if (known.size !== prefixes.length) throw new EngineError('prefix candidates of different prompts share an id (a prompt id that is another prompt\'s node id?)');
     this.checkCounts(plan, 'prefixes.plan for the step', 'K', { known, limit: budget, what: 'continuations' });
-    const runs = mine.map(({ ctx, prefixes: own }) => {
-      const ownPlan = new Map(own.filter((c) => plan.has(c.id)).map((c) => [c.id, plan.get(c.id)!]));
-      const done = this.launch(ctx, own, ownPlan);
-      this.progress.promptsExpanded++;
-      const k = [...ownPlan.values()].reduce((a, b) => a + b, 0);
-      this.emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: own.length, expanded: ownPlan.size, continuations: k - (ownPlan.get(ctx.prompt.id) ?? 0), progress: { ...this.progress } });
-      return done;
-    });
-    await Promise.all(runs);
+    await Promise.all(mine.map(({ ctx, prefixes: own }) => this.launch(ctx, own, new Map(own.filter((c) => plan.has(c.id)).map((c) => [c.id, plan.get(c.id)!])), true)));
   }
 
   /**
-   * Runs one prompt's planned continuations (and, K at its root, K more bare rollouts, not expanded);
-   * resolves with the continuations' results. Slots are assigned here, in candidate order, before
-   * anything runs: ids stay deterministic.
+   * Runs one prompt's planned continuations (and, K at its root, K more bare rollouts, not expanded)
+   * and reports the expansion (`firstRound`: the prompt counts as expanded); resolves with the
+   * continuations' results. Slots are assigned here, in candidate order, before anything runs: ids
+   * stay deterministic.
    */
-  private launch(ctx: TrajectoryContext<S>, prefixes: readonly PrefixCandidate[], plan: ReadonlyMap<string, number>): Promise<TrajectoryResult[]> {
+  private launch(ctx: TrajectoryContext<S>, prefixes: readonly PrefixCandidate[], plan: ReadonlyMap<string, number>, firstRound: boolean): Promise<TrajectoryResult[]> {
     for (const c of prefixes) getNode(ctx.tree, c.id).predicted ??= c.q;
     const runs: Array<Promise<TrajectoryResult>> = [];
     const resampled = plan.get(ctx.prompt.id) ?? 0;
@@ -303,6 +294,9 @@ class StepRun<S> {
         );
       }
     }
+    if (firstRound) this.progress.promptsExpanded++;
+    const planned = [...plan.values()];
+    this.emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: prefixes.length, expanded: planned.filter((k) => k > 0).length, continuations: planned.reduce((a, b) => a + b, 0) - resampled, progress: { ...this.progress } });
     return Promise.all([Promise.all(runs), extraBare]).then(([done]) => done);
   }
 

@@ -77,6 +77,7 @@ const REPORT_TABLE = {
   'final-rs': { paired: 'first', kinds: true, curves: true, contrast: true },
   'final-rs-env': { paired: 'first' },
   'final-math': { paired: 'first', curves: true, contrast: true },
+  'math-shared': { paired: 'first', curves: true, contrast: true },
 } satisfies Record<string, Report>;
 
 /** The experiments, in the order `--experiments` runs them by default (the order of REPORT_TABLE). */
@@ -371,6 +372,9 @@ export function arms(experiment: ExperimentName): Arm[] {
         // be worth more. N = ½ is grpo's 64 prompts with the third trajectory chosen per prompt.
         world('trace-rs', { ...UNIFORM_ROOT_TRACE, rootResample: true }, 'the recommendation + rootResample'),
         world('trace-rs-half', ROOT_RESAMPLE_TRACE, 'the recommendation + rootResample, N = ½ (grpo’s 64 prompts)'),
+        // Eighth round: one continuation pool for the step (prefixBudget: shared) on the recommendation, so
+        // the prompts whose outcomes a continuation (or a re-sample) can flip get it.
+        world('trace-rs-half-shared', { ...ROOT_RESAMPLE_TRACE, prefixBudget: 'shared' }, 'the recommendation with one continuation pool for the step'),
       ];
     case 'final-main':
       // Fifth final (frozen before seeds 500–509): the main job's scale (B = 192, pool 64, 30 steps) with the
@@ -409,6 +413,17 @@ export function arms(experiment: ExperimentName): Arm[] {
         math('math-grpo', { name: 'grpo' }, 'uniform groups, 64 prompts × 3'),
         math('math-trace-rec', UNIFORM_ROOT_TRACE, 'the world’s recommendation: uniform roots, decision-weighted prefixes'),
         { ...math('math-dapo', { name: 'dapo' }, 'dynamic sampling until ⌊B/8⌋ mixed groups (cap 4B; its real cost shown)'), tier: 1 },
+      ];
+    case 'math-shared':
+      // Eighth round, development (seeds 0–4) on math-world at the seventh final's scale: `prefixBudget:
+      // shared` (one continuation pool for the step) against the paper's per-prompt budget, where the
+      // seventh final found that a prompt's continuations rarely flip its all-fail rollouts.
+      return [
+        math('math-trace-shared', { name: 'trace', prefixBudget: 'shared' }, 'the paper with one continuation pool for the step'),
+        math('math-trace', { name: 'trace' }, 'the paper (faithful): adaptive roots + adaptive prefixes, N = 2'),
+        math('math-grpo', { name: 'grpo' }, 'uniform groups, 64 prompts × 3'),
+        math('math-dw-shared', { name: 'trace', prefixes: 'decision-weighted', prefixBudget: 'shared' }, 'decision-weighted prefixes, one continuation pool'),
+        math('math-rs-shared', { ...ROOT_RESAMPLE_TRACE, prefixBudget: 'shared' }, 'the recommendation (uniform roots, decision-weighted prefixes, root re-sampling, N = ½) with one continuation pool'),
       ];
     case 'final-oracle':
       return [

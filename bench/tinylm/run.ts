@@ -69,13 +69,13 @@ if (values.part === 'speed' || values.part === 'all') {
     return { seq, advantages: seq.mask.map((m, i) => (m ? (i % 2 ? 1 : -1) : 0)) };
   });
   const trainer = new LmTrainer(model, { batch: 4 });
-  trainer.step('ppo', rows, 1e-4); // compile
+  await trainer.step('ppo', rows, 1e-4); // compile
   const seen: number[] = [];
   const trained: number[] = [];
   const T = Math.ceil(Math.max(...rows.map((r) => r.seq.ids.length)) / 128) * 128;
   for (let r = 0; r < 5; r++) {
     const t0 = performance.now();
-    const s = trainer.step('ppo', rows, 1e-4);
+    const s = await trainer.step('ppo', rows, 1e-4);
     const sec = (performance.now() - t0) / 1000;
     seen.push(rows.reduce((a, x) => a + x.seq.ids.length, 0) / sec);
     trained.push(s.tokens / sec);

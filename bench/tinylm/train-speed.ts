@@ -16,6 +16,10 @@
  * size the first part used and 4 GiB does not hold both) and
  * llama.cpp's batched prompt evaluation (8 sequences in one context, threads 1, F32 cache, forward only)
  * of the same trajectories on both shapes — the practical bound.
+ * `--part threads` (not in `all`) times one PPO pass (LmTrainer.fit) of the `--threads-baseline`
+ * commit, whose trainer read results synchronously (every kernel on the calling thread), against now's,
+ * which reads them asynchronously so jax-js runs its kernels on JAX_THREADS worker threads
+ * (src/util/wasm-threads.ts); same process, alternating; also checks the two give the same weights.
  * `--part update` (not in `all`) times the tiny-LM policy's PPO update (one pass) as the
  * `--update-baseline` commit ran it — LmTrainer.fit, then logprobs() of every row again for the
  * clip fraction and KL — against now (fit alone; the statistics come from its own forward pass), on
@@ -33,7 +37,7 @@ import type { Token } from 'node-llama-cpp';
 import { WorldEnv } from '../../src/env/index.ts';
 import { initWeights, loadLlama, LmTrainer, modelFromGguf, modelToGguf, Tokenizer, trajectorySequence, type LlamaModel, type TokenSequence, type TrainRow } from '../../src/tinylm/index.ts';
 import { demonstrations } from '../../src/tinylm/warm-start.ts';
-import { initJax } from '../../src/util/jax.ts';
+import { initJax, JAX_THREADS } from '../../src/util/jax.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 const { values } = parseArgs({
@@ -45,6 +49,7 @@ const { values } = parseArgs({
     big: { type: 'string', default: '64,4,4,256' },
     part: { type: 'string', default: 'all' },
     'update-baseline': { type: 'string', default: '1f4adb6' },
+    'threads-baseline': { type: 'string', default: '472bb2e' },
   },
 });
 const repeats = Number(values.repeats);
@@ -67,17 +72,18 @@ const stats = (xs: number[]) => {
 };
 /** Min / median / max of the per-repeat ratio now / before, to two decimals. */
 const ratioStats = (now: number[], before: number[]) => Object.fromEntries(Object.entries(stats(now.map((x, i) => (100 * x) / before[i]!))).map(([k, v]) => [k, v / 100]));
-console.log(`# tinylm train-speed ${new Date().toISOString()} nproc=${availableParallelism()} load=${loadavg().map((x) => x.toFixed(2)).join(',')} node=${process.version}`);
+console.log(`# tinylm train-speed ${new Date().toISOString()} nproc=${availableParallelism()} jax threads=${JAX_THREADS} load=${loadavg().map((x) => x.toFixed(2)).join(',')} node=${process.version}`);
 console.log(`# model ${values.model}: d${c.dim}, ${c.layers} layers, ${c.heads} heads, FFN ${c.ffn}, vocab ${c.vocab}, context ${c.context}`);
 console.log(`# batch: ${rows.length} trajectories, ${tokens} tokens, lengths min/median/max ${lengths[0]}/${lengths[lengths.length >> 1]}/${lengths.at(-1)}`);
 
 /** An epoch runner and its disposal. */
-type Runner = { epoch: () => void; dispose: () => void };
+type Runner = { epoch: () => unknown; dispose: () => void };
 
 interface OldTrainer {
   step(kind: 'ppo', rows: readonly TrainRow[], lr: number): unknown;
   fit(kind: 'ppo', rows: readonly TrainRow[], lr: number, options: { clip: number }): unknown;
   logprobs(rows: readonly TokenSequence[]): number[][];
+  weights(): LlamaModel['weights'];
   dispose(): void;
 }
 
@@ -110,22 +116,22 @@ async function baseline(dir: string): Promise<Runner> {
 
 function current(m: LlamaModel, gridTokens = 4096): Runner {
   const trainer = new LmTrainer(m, { gridTokens });
-  return { epoch: () => void trainer.fit('ppo', rows, 1e-5), dispose: () => trainer.dispose() };
+  return { epoch: () => trainer.fit('ppo', rows, 1e-5), dispose: () => trainer.dispose() };
 }
 
 /** Tokens/s of each epoch after a first (compiling) one; `runners` alternate inside each repeat. */
-function measure(runners: Record<string, Runner>): Record<string, number[]> {
+async function measure(runners: Record<string, Runner>): Promise<Record<string, number[]>> {
   const out: Record<string, number[]> = {};
   for (const [name, r] of Object.entries(runners)) {
     const t0 = performance.now();
-    r.epoch();
+    await r.epoch();
     console.log(JSON.stringify({ trainer: name, firstEpochSeconds: +((performance.now() - t0) / 1000).toFixed(1) }));
     out[name] = [];
   }
   for (let k = 0; k < repeats; k++) {
     for (const [name, r] of Object.entries(runners)) {
       const t0 = performance.now();
-      r.epoch();
+      await r.epoch();
       out[name]!.push(tokens / ((performance.now() - t0) / 1000));
     }
   }
@@ -172,14 +178,14 @@ if (values.part === 'update') {
     const mod = (await import(join(wt, 'src/tinylm/trainer.ts'))) as { LmTrainer: new (m: LlamaModel) => OldTrainer };
     const before = () => {
       const t = new mod.LmTrainer(model);
-      return { epoch: () => void (t.fit('ppo', ordered, 1e-5, { clip: 0.2 }), t.logprobs(ordered.map((r) => r.seq))), dispose: () => t.dispose() };
+      return { epoch: () => (t.fit('ppo', ordered, 1e-5, { clip: 0.2 }), t.logprobs(ordered.map((r) => r.seq))), dispose: () => t.dispose() };
     };
     const now = () => {
       const t = new LmTrainer(model);
-      return { epoch: () => void t.fit('ppo', ordered, 1e-5, { clip: 0.2 }), dispose: () => t.dispose() };
+      return { epoch: () => t.fit('ppo', ordered, 1e-5, { clip: 0.2 }), dispose: () => t.dispose() };
     };
     const runners = { before: before(), now: now() };
-    const r = measure(runners);
+    const r = await measure(runners);
     for (const x of Object.values(runners)) x.dispose();
     console.log(JSON.stringify({ measure: `PPO update sequence tok/s, ${values['update-baseline']} (fit + logprobs)`, ...stats(r.before!) }));
     console.log(JSON.stringify({ measure: 'PPO update sequence tok/s, now (fit; statistics from its forward pass)', ...stats(r.now!) }));
@@ -188,18 +194,40 @@ if (values.part === 'update') {
     for (const [name, make] of [['before', before], ['now', now]] as const) {
       const x = make();
       const t0 = performance.now();
-      x.epoch();
+      await x.epoch();
       const t1 = performance.now();
-      x.epoch();
+      await x.epoch();
       const t2 = performance.now();
       x.dispose();
       console.log(JSON.stringify({ trainer: `${name}, a second trainer in the process`, firstUpdateSeconds: +((t1 - t0) / 1000).toFixed(1), secondUpdateSeconds: +((t2 - t1) / 1000).toFixed(1) }));
     }
   });
+} else if (values.part === 'threads') {
+  const ordered = [...rows].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
+  await withBaseline(values['threads-baseline']!, async (wt) => {
+    const mod = (await import(join(wt, 'src/tinylm/trainer.ts'))) as { LmTrainer: new (m: LlamaModel) => OldTrainer };
+    // Same weights and same step on both: the threads split each kernel's outputs, so the results should agree.
+    const a = new mod.LmTrainer(model);
+    const b = new LmTrainer(model);
+    a.fit('ppo', ordered, 1e-3, { clip: 0.2 });
+    await b.fit('ppo', ordered, 1e-3, { clip: 0.2 });
+    const [wa, wb] = [a.weights(), b.weights()];
+    let gap = 0;
+    wa.layers.forEach((l, i) => l.wq.forEach((x, j) => (gap = Math.max(gap, Math.abs(x - wb.layers[i]!.wq[j]!)))));
+    wa.output.forEach((x, j) => (gap = Math.max(gap, Math.abs(x - wb.output[j]!))));
+    console.log(JSON.stringify({ check: 'max |weight difference| after one PPO pass at lr 1e-3, one thread vs the pool (wq of every layer, output)', gap }));
+    const runners = { [`one thread (${values['threads-baseline']})`]: { epoch: () => a.fit('ppo', ordered, 1e-5, { clip: 0.2 }), dispose: () => a.dispose() }, [`now, ${JAX_THREADS} threads`]: { epoch: () => b.fit('ppo', ordered, 1e-5, { clip: 0.2 }), dispose: () => b.dispose() } };
+    const r = await measure(runners);
+    for (const x of Object.values(runners)) x.dispose();
+    const [one, many] = Object.values(r) as [number[], number[]];
+    console.log(JSON.stringify({ measure: `PPO pass sequence tok/s, ${values['threads-baseline']} (synchronous reads, one thread)`, ...stats(one) }));
+    console.log(JSON.stringify({ measure: `PPO pass sequence tok/s, now (asynchronous reads, ${JAX_THREADS} kernel threads)`, ...stats(many) }));
+    console.log(JSON.stringify({ measure: 'ratio now / one thread (paired by repeat)', ...ratioStats(many, one) }));
+  });
 } else if (values.part !== 'big') {
   await withBaseline(values.baseline!, async (wt) => {
     const runners = { baseline: await baseline(wt), now: current(model) };
-    const r = measure(runners);
+    const r = await measure(runners);
     for (const x of Object.values(runners)) x.dispose();
     console.log(JSON.stringify({ measure: `sequence tok/s, baseline ${values.baseline} (minibatches of 8)`, ...stats(r.baseline!) }));
     console.log(JSON.stringify({ measure: 'sequence tok/s, now (LmTrainer.fit, packed grids)', ...stats(r.now!) }));
@@ -215,7 +243,7 @@ if (values.part === 'big') {
   const big: LlamaModel = { config: bigConfig, vocab: model.vocab, weights: initWeights(bigConfig, createRng(3)) };
   // Grids of 2048 positions (as the warm start uses): the deeper model's backward pass needs more heap.
   const bigRunner = current(big, 2048);
-  const rb = measure({ [`now d${dim}x${layers}`]: bigRunner });
+  const rb = await measure({ [`now d${dim}x${layers}`]: bigRunner });
   bigRunner.dispose();
   console.log(JSON.stringify({ measure: `sequence tok/s, now, d${dim}, ${layers} layers, ${heads} heads, FFN ${ffn}`, ...stats(Object.values(rb)[0]!) }));
   const bigBound = await llamaBound(big);

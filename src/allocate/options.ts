@@ -59,6 +59,7 @@ const traceFields = {
   expansionRounds: z.number().int().min(1).max(8).optional().describe('1 (default, the paper) = one expansion round over the prefixes of the bare rollouts; R > 1 = a prompt’s m · N continuations spread over R rounds, round r > 0 expanding the prefixes of round r − 1’s continuations as soon as they finish (TRACE-SPEC §3 step 4’s open point)'),
   rootResample: z.boolean().optional().describe('false (default, the paper) = continuations branch from intermediate prefixes only; true (beyond the paper) = the prompt’s root is also a candidate of the prefix solver while its bare outcomes all agree (q = Ṽ(prompt), r = that outcome, depth 0; decision-weighted: weighted by the mean turns of its bare rollouts), and a “continuation” from it is one more bare rollout, so the solver itself trades bare rollouts against continuations'),
   leftover: z.enum(['top-up', 'pool']).optional().describe('top-up (default) = unplaceable budget becomes extra bare rollouts of already selected prompts; pool = solved as a root problem over the whole pool (new prompts get ≥ m_min)'),
+  prefixBudget: z.enum(['per-prompt', 'shared']).optional().describe('per-prompt (default, the paper) = prompt i spends its own m_i · N continuations on its own prefixes as soon as its bare rollouts finish; shared (beyond the paper) = once every bare rollout of the step has finished, the prefix solver spends Σ m_i · N over the prefixes of all prompts at once, so continuations go to the prompts whose outcomes they can flip (the step waits for its slowest prompt)'),
 };
 const dependentOptions = (o: { rootPrior?: string; priorStrength?: number; prefixes?: string; entropyWeight?: number }) =>
   (o.priorStrength === undefined || o.rootPrior === 'posterior') && (o.entropyWeight === undefined || o.prefixes === 'entropy-weighted');
@@ -75,6 +76,8 @@ export const strategyOptionSchemas = {
     .refine(maxAtLeastMin, maxError)
     .refine(dependentOptions, dependentError)
     .refine((o) => !(o.rootResample && o.prefixes === 'uniform'), { message: 'rootResample: true needs the prefix solver; prefixes: uniform spreads continuations evenly and has none', path: ['rootResample'] })
+    .refine((o) => !(o.prefixBudget === 'shared' && o.prefixes === 'uniform'), { message: 'prefixBudget: shared needs the prefix solver; prefixes: uniform spreads continuations evenly and has none', path: ['prefixBudget'] })
+    .refine((o) => !(o.prefixBudget === 'shared' && (o.expansionRounds ?? 1) > 1), { message: 'prefixBudget: shared plans one expansion round for the whole step; drop expansionRounds or use prefixBudget: per-prompt', path: ['prefixBudget'] })
     .superRefine((o, ctx) => {
       const k = rootSolverOption(o);
       if (k) ctx.addIssue({ code: 'custom', path: [k], message: `${k}: ${ROOT_SOLVER_OPTIONS[k]} steers the root solver, which roots: uniform does not use; drop one of the two` });

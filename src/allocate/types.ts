@@ -98,6 +98,13 @@ export interface PrefixPlanner {
    */
   readonly offersRoot?: boolean;
   /**
+   * 'prompt' (default, TRACE-SPEC §3 step 4): each prompt spends its own continuationBudget(m_i) on its
+   * own prefixes, as soon as its bare rollouts finish. 'step' (trace's `prefixBudget: shared`): once every
+   * prompt's bare rollouts have finished, one plan spends Σ continuationBudget(m_i) over the prefixes of
+   * all of them (input.promptId is then '', input.m = Σ m_i). One round only.
+   */
+  readonly scope?: 'prompt' | 'step';
+  /**
    * Continuations per prefix id (K ≥ 1 only; absent = not expanded); Σ K ≤ input.budget. The engine
    * calls it only for a prompt with at least one prefix candidate and a budget ≥ 1.
    */

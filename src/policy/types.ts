@@ -66,9 +66,9 @@ export interface UpdateMetrics {
   turns: number;
   /** −(mean clipped surrogate + β·H) over contributing turns (first epoch). */
   loss: number;
-  /** Share of turns (or tokens) whose ratio was clipped (first epoch); NaN where the policy does not measure it (the tiny LM). */
+  /** Share of turns (or tokens) whose ratio was clipped (first epoch). */
   clipFraction: number;
-  /** Mean of (log π_old − log π_new) over turns (or tokens); NaN where the policy does not measure it (the tiny LM). */
+  /** Mean of (log π_old − log π_new) over turns (or tokens). */
   approxKl: number;
   entropy: number;
 }

@@ -9,7 +9,7 @@
  * (no gather: its gradient fails under jit here). jax-js arrays are reference counted: every call
  * consumes its arguments, so arrays reused later are passed as `.ref` / `tree.ref(...)`.
  */
-import { jit, nn, numpy as np, tree, valueAndGrad } from '@jax-js/jax';
+import { jit, nn, numpy as np, tree, valueAndGrad } from '../util/jax.ts';
 import type { Rng } from '../util/rng.ts';
 
 type Arr = np.Array;

@@ -21,7 +21,7 @@ import {
 import { initJax } from '../util/jax.ts';
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from './snapshot.ts';
 import { createRng, shuffled } from '../util/rng.ts';
-import { jit, numpy as np, tree } from '@jax-js/jax';
+import { jit, numpy as np, tree } from '../util/jax.ts';
 
 export interface MlpPredictorOptions {
   /** Feature extractor. Default: hashed features (features.ts). */

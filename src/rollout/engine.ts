@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import type { PrefixRoundInput, RootCandidate, RootRoundInput, Strategy } from '../allocate/types.ts';
+import type { PrefixCandidate, PrefixRoundInput, RootCandidate, RootRoundInput, Strategy } from '../allocate/types.ts';
 import { BudgetLedger, type Caps, type Spend } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
@@ -82,7 +82,9 @@ export interface StepResult {
  *  3. per-prompt expansion, as soon as that prompt's bare rollouts of the round are done (no global
  *     wait): prefix candidates with q = Ṽ(H), prefixes.plan with budget continuationBudget(m), then K
  *     continuations per chosen prefix from env.restore(prompt, prefix turns). A prompt is expanded
- *     once, the first time its bare rollouts finish; roots it gets in later rounds stay bare;
+ *     once, the first time its bare rollouts finish; roots it gets in later rounds stay bare. A planner
+ *     with scope 'step' is instead called once, after round 0's bare rollouts have all finished, over
+ *     every prompt's prefixes with the summed budget;
  *  4. leftover top-up — once every continuation has run, leftover.plan turns the trajectories still
  *     under the cap into extra bare rollouts (not expanded).
  */
@@ -148,6 +150,8 @@ class StepRun<S> {
     const expansions: Array<Promise<void>> = [];
     const expanded = new Set<string>();
     const moreRounds = strategy?.roots.rounds === 'until-empty' && !this.options.rootPlan;
+    const perPrompt = strategy?.prefixes?.scope !== 'step';
+    const roundZero: Array<TrajectoryContext<S>> = [];
     for (let round = 0; !this.signal.aborted && (round === 0 || moreRounds); round++) {
       const plan = this.options.rootPlan ? new Map(this.options.rootPlan) : this.planRoots(strategy!, round, results);
       if (plan.size === 0) break;
@@ -168,13 +172,15 @@ class StepRun<S> {
             results.set(id, rewards);
             if (!expanded.has(id)) {
               expanded.add(id);
-              expansions.push(this.expandPrompt(ctx));
+              if (perPrompt) expansions.push(this.expandPrompt(ctx));
+              else roundZero.push(ctx);
             }
           }),
         );
       }
       this.emit({ kind: 'roots', round, prompts: plan.size, trajectories: count, progress: { ...this.progress } });
       await Promise.all(promptRuns);
+      if (round === 0 && !perPrompt) expansions.push(this.expandStep(roundZero));
     }
     await Promise.all(expansions);
   }
@@ -228,34 +234,70 @@ class StepRun<S> {
       const known = new Set(prefixes.map((c) => c.id));
       const total = this.checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"${round ? ` (round ${round})` : ''}`, 'K', { known, limit: budget, what: 'continuations' });
       left -= total;
-      for (const c of prefixes) getNode(ctx.tree, c.id).predicted ??= c.q;
-      const runs: Array<Promise<TrajectoryResult>> = [];
-      // K at the root (a planner that offersRoot) = K more bare rollouts; they are not expanded.
-      const resampled = plan.get(ctx.prompt.id) ?? 0;
-      const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled) : Promise.resolve([]);
-      // Slots are assigned here, in candidate order, before anything runs: ids stay deterministic.
-      for (const c of prefixes) {
-        const K = plan.get(c.id) ?? 0;
-        if (K < 1 || c.id === ctx.prompt.id) continue;
-        const node = getNode(ctx.tree, c.id);
-        node.expanded = (node.expanded ?? 0) + K;
-        const first = nextSlot(node.children);
-        for (let k = 0; k < K; k++) {
-          this.progress.continuationPlanned++;
-          runs.push(
-            runTrajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation' }).then((r) => {
-              this.finished(ctx, 'continuation', r);
-              return r;
-            }),
-          );
-        }
-      }
-      if (round === 0) this.progress.promptsExpanded++;
-      this.emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: prefixes.length, expanded: [...plan.values()].filter((k) => k > 0).length, continuations: total - resampled, progress: { ...this.progress } });
+      const runs = this.launch(ctx, prefixes, plan, round === 0);
       // The next round expands the prefixes of this round's continuations (their own turns only).
-      const [done] = await Promise.all([Promise.all(runs), extraBare]);
+      const done = await runs;
       starts = done.filter((r) => r.started).map((r) => r.firstNodeId);
     }
+  }
+
+  /**
+   * Phase 3 for a planner of scope 'step': every prompt of round 0 has finished its bare rollouts; one
+   * plan spends the summed continuation budget over all their prefixes (node ids are unique across
+   * prompts: they start with the prompt's id).
+   */
+  private async expandStep(ctxs: ReadonlyArray<TrajectoryContext<S>>): Promise<void> {
+    const planner = this.strategy?.prefixes;
+    if (!planner || this.signal.aborted) return;
+    let budget = 0;
+    let m = 0;
+    const mine: Array<{ ctx: TrajectoryContext<S>; prefixes: PrefixCandidate[] }> = [];
+    for (const ctx of ctxs) {
+      const mi = root(ctx.tree).children.length;
+      m += mi;
+      budget += planner.continuationBudget(mi);
+      mine.push({ ctx, prefixes: prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, undefined, planner.offersRoot === true) });
+    }
+    const prefixes = mine.flatMap((x) => x.prefixes);
+    if (prefixes.length === 0 || !(budget > 0)) return;
+    const plan = planner.plan({ promptId: '', m, prefixes, budget, round: 0, rng: this.options.rng.fork('prefix/step') });
+    const known = new Set(prefixes.map((c) => c.id));
+    if (known.size !== prefixes.length) throw new EngineError('prefix candidates of different prompts share an id (a prompt id that is another prompt\'s node id?)');
+    this.checkCounts(plan, 'prefixes.plan for the step', 'K', { known, limit: budget, what: 'continuations' });
+    await Promise.all(mine.map(({ ctx, prefixes: own }) => this.launch(ctx, own, new Map(own.filter((c) => plan.has(c.id)).map((c) => [c.id, plan.get(c.id)!])), true)));
+  }
+
+  /**
+   * Runs one prompt's planned continuations (and, K at its root, K more bare rollouts, not expanded)
+   * and reports the expansion (`firstRound`: the prompt counts as expanded); resolves with the
+   * continuations' results. Slots are assigned here, in candidate order, before anything runs: ids
+   * stay deterministic.
+   */
+  private launch(ctx: TrajectoryContext<S>, prefixes: readonly PrefixCandidate[], plan: ReadonlyMap<string, number>, firstRound: boolean): Promise<TrajectoryResult[]> {
+    for (const c of prefixes) getNode(ctx.tree, c.id).predicted ??= c.q;
+    const runs: Array<Promise<TrajectoryResult>> = [];
+    const resampled = plan.get(ctx.prompt.id) ?? 0;
+    const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled) : Promise.resolve([]);
+    for (const c of prefixes) {
+      const K = plan.get(c.id) ?? 0;
+      if (K < 1 || c.id === ctx.prompt.id) continue;
+      const node = getNode(ctx.tree, c.id);
+      node.expanded = (node.expanded ?? 0) + K;
+      const first = nextSlot(node.children);
+      for (let k = 0; k < K; k++) {
+        this.progress.continuationPlanned++;
+        runs.push(
+          runTrajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation' }).then((r) => {
+            this.finished(ctx, 'continuation', r);
+            return r;
+          }),
+        );
+      }
+    }
+    if (firstRound) this.progress.promptsExpanded++;
+    const planned = [...plan.values()];
+    this.emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: prefixes.length, expanded: planned.filter((k) => k > 0).length, continuations: planned.reduce((a, b) => a + b, 0) - resampled, progress: { ...this.progress } });
+    return Promise.all([Promise.all(runs), extraBare]).then(([done]) => done);
   }
 
   /**

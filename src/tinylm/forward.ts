@@ -16,7 +16,7 @@
  * ~15× slower for an odd output width such as 833); padded logits get −1e9, so they carry no mass.
  * jax-js arrays are reference counted: a function consumes its arguments, `.ref` keeps one alive.
  */
-import { lax, nn, numpy as np } from '@jax-js/jax';
+import { lax, nn, numpy as np } from '../util/jax.ts';
 import type { LayerWeights, LlamaConfig, LlamaWeights } from './model.ts';
 
 type Arr = np.Array;

@@ -19,9 +19,9 @@ import { PolicyCallError } from '../policy/errors.ts';
 import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../policy/types.ts';
 import { LlamaEngine } from './llama-engine.ts';
 import { modelFromGguf, modelToGguf, type LlamaModel, type LlamaWeights } from './model.ts';
-import { trajectorySequence, type TokenSequence } from './sequence.ts';
+import { trajectorySequence } from './sequence.ts';
 import { Tokenizer } from './tokenizer.ts';
-import { LmTrainer, type BatchStats, type TrainerOptions, type TrainRow } from './trainer.ts';
+import { LmTrainer, type BatchStats, type RatioStats, type TrainerOptions, type TrainRow } from './trainer.ts';
 import { EOS_ID } from './vocabulary.ts';
 
 export interface TinyLmPolicyOptions {
@@ -136,19 +136,19 @@ export class TinyLmPolicy implements TrainablePolicy {
    * positive and negative trajectories land in different grids and each grid's Adam step — normalised
    * by Adam to the full step size however few trajectories it holds — pushes one side alone, shared
    * format tokens included (BENCHMARKS.md, "Why RL did not improve the tiny LM").
-   * Metrics: the first pass's loss; entropy estimated as mean −log π_old of the sampled tokens. The clip
-   * fraction and approximate KL are NaN (not measured): the first pass is on-policy (its ratios are the
-   * sampler–trainer gap, ≈ 1 ± 6e-5, test/tinylm/rl-run.test.ts), and `LmTrainer.step` does not return
-   * the loss's log π that `fit` reports them from; measuring them would cost a second forward pass.
+   * Metrics, like the embedded policy's, are the first pass's: its loss, and the clip fraction and
+   * approximate KL mean(log π_old − log π) over trained tokens from the loss's own forward pass (no
+   * extra pass; on the first pass they measure the sampler–trainer gap, ≈ 0); entropy estimated as
+   * mean −log π_old of the sampled tokens.
    */
   async update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<UpdateMetrics> {
     const lr = options.learningRate;
     const rows = this.rows(samples).filter((r) => r.advantages!.some((a, t) => a !== 0 && r.seq.mask[t] === 1));
     // Longest first: the packing breaks ties by this order, so it fixes which rows share a grid.
     const ordered = [...rows].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
-    let first: BatchStats | undefined;
+    let first: (BatchStats & RatioStats) | undefined;
     for (let e = 0; e < options.epochs; e++) {
-      const s = this.trainer.step('ppo', ordered, lr, options.clip);
+      const s = await this.trainer.step('ppo', ordered, lr, options.clip);
       first ??= s;
     }
     let ent = 0;
@@ -163,17 +163,7 @@ export class TinyLmPolicy implements TrainablePolicy {
     const turns = samples.reduce((a, s) => a + s.advantages.filter((x, i) => x !== 0 && !s.turns[i]!.error).length, 0);
     this.syncing = this.sync(this.trainer.weights());
     await this.syncing;
-    return { turns, loss: first?.tokens ? first.loss : 0, clipFraction: Number.NaN, approxKl: Number.NaN, entropy: n ? ent / n : 0 };
-  }
-
-  /** Supervised step on token sequences (warm start); call `syncWeights` after a run of these. */
-  supervisedStep(seqs: readonly TokenSequence[], learningRate: number): { loss: number; tokens: number } {
-    return this.trainer.step('sft', seqs.map((seq) => ({ seq })), learningRate);
-  }
-
-  async syncWeights(): Promise<void> {
-    this.syncing = this.sync(this.trainer.weights());
-    await this.syncing;
+    return { turns, loss: first?.tokens ? first.loss : 0, clipFraction: first?.clipFraction ?? 0, approxKl: first?.approxKl ?? 0, entropy: n ? ent / n : 0 };
   }
 
   /** The current model (weights as last synced). */

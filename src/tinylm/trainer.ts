@@ -15,7 +15,7 @@
  * trainers of one model shape in the process (the next run does not trace them again). Fixed shapes
  * also keep jax-js's wasm heap flat: its allocator reuses freed buffers only of the same size class.
  */
-import { jit, lax, numpy as np, tree, valueAndGrad } from '@jax-js/jax';
+import { jit, lax, numpy as np, tree, valueAndGrad } from '../util/jax.ts';
 import { disposeConsts, forwardConsts, fromParams, gridArrays, pack, toParams, tokenLogprobs, type ForwardConsts, type PackedGrid, type Params } from './forward.ts';
 import type { LlamaConfig, LlamaModel, LlamaWeights } from './model.ts';
 import type { TokenSequence } from './sequence.ts';
@@ -85,6 +85,10 @@ interface RatioSums {
   clipped: number;
   kl: number;
   n: number;
+}
+
+function ratioStats(s: RatioSums): RatioStats {
+  return { clipFraction: s.n ? s.clipped / s.n : 0, approxKl: s.n ? s.kl / s.n : 0 };
 }
 
 /** Adds a grid's trained tokens to the ratio sums; logp[at] is log π of the token after position at. */
@@ -244,15 +248,18 @@ export class LmTrainer {
 
   /**
    * One Adam step on the gradient summed over the grids (each token weighted 1/total). `ratios`, when
-   * given, accumulates the PPO ratio statistics of the trained tokens from the loss's forward pass.
+   * given, accumulates the PPO ratio statistics of the trained tokens from the loss's own forward pass.
+   * Reads are asynchronous, so the kernels run on jax-js's thread pool (util/wasm-threads.ts); it
+   * returns once the new weights and moments are computed, so synchronous readers (`weights`,
+   * `logprobs`) may follow.
    */
-  private update(kind: 'sft' | 'ppo', grids: readonly PackedGrid[], rows: readonly TrainRow[], total: number, lr: number, clip: number, ratios?: RatioSums): number {
+  private async update(kind: 'sft' | 'ppo', grids: readonly PackedGrid[], rows: readonly TrainRow[], total: number, lr: number, clip: number, ratios?: RatioSums): Promise<number> {
     let g: Params | undefined;
     let loss = 0;
     for (const grid of grids) {
       const [[value, logp], gi] = this.gradFn(kind, clip)(tree.ref(this.params), [...gridArrays(grid), ...this.lossArrays(grid, rows, total)], tree.ref(this.consts));
-      loss += (value.dataSync() as Float32Array)[0]!;
-      if (ratios) addRatios(ratios, grid, rows, logp.dataSync() as Float32Array, clip);
+      loss += ((await value.data()) as Float32Array)[0]!;
+      if (ratios) addRatios(ratios, grid, rows, (await logp.data()) as Float32Array, clip);
       else logp.dispose();
       g = g ? (tree.map((a: Arr, b: Arr) => a.add(b), g, gi) as Params) : gi;
     }
@@ -260,6 +267,7 @@ export class LmTrainer {
     const { beta1, beta2 } = this.opts;
     const alpha = np.array(new Float32Array([(lr * Math.sqrt(1 - beta2 ** this.t)) / (1 - beta1 ** this.t)])).reshape([]);
     [this.params, this.m, this.v] = this.adam()(this.params, this.m, this.v, g!, alpha);
+    await Promise.all((tree.leaves([this.params, this.m, this.v]) as Arr[]).map((a) => a.blockUntilReady()));
     return loss;
   }
 
@@ -270,16 +278,20 @@ export class LmTrainer {
   }
 
   /**
-   * One Adam step of size `lr` on all the rows (PPO clips the ratio to [1 − clip, 1 + clip]), packed
-   * into rows of one length (as many grids as needed, gradients summed). Rows without trainable tokens
-   * contribute nothing.
+   * One Adam step of size `lr` on all the rows (PPO clips the ratio to [1 − clip, 1 + clip]): the
+   * gradient of the loss averaged over every trained token, summed over as many packed grids as the
+   * rows need (rows of the length ladder, as `fit` packs them). This is a PPO pass: a group's rows
+   * must share one step (grids follow length, and length follows the outcome). Rows without trainable
+   * tokens contribute nothing. PPO's ratio statistics come from the loss's own forward pass.
    */
-  step(kind: 'sft' | 'ppo', rows: readonly TrainRow[], lr: number, clip = 0.2): BatchStats {
+  async step(kind: 'sft' | 'ppo', rows: readonly TrainRow[], lr: number, clip = 0.2): Promise<BatchStats & RatioStats> {
     const { used, lengths, counts } = this.usable(rows);
     const tokens = counts.reduce((a, b) => a + b, 0);
-    if (tokens === 0) return { loss: 0, tokens: 0 };
-    const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: [this.rowLength(Math.max(...lengths))], gridTokens: this.opts.gridTokens });
-    return { loss: this.update(kind, grids, used, tokens, lr, clip), tokens };
+    if (tokens === 0) return { loss: 0, tokens: 0, clipFraction: 0, approxKl: 0 };
+    const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: rowLadder(this.config.context), gridTokens: this.opts.gridTokens });
+    const ratios: RatioSums = { clipped: 0, kl: 0, n: 0 };
+    const loss = await this.update(kind, grids, used, tokens, lr, clip, kind === 'ppo' ? ratios : undefined);
+    return { loss, tokens, ...ratioStats(ratios) };
   }
 
   /**
@@ -287,13 +299,14 @@ export class LmTrainer {
    * of a grid have similar lengths). Grids run in the order `order` gives (default: as packed); the
    * learning rate may depend on the step's index in the pass; `after` sees each step and may stop the
    * pass by returning true. Returns the loss averaged over trained tokens, the tokens and the steps taken.
+   * For supervised passes (the warm start); an RL pass is one `step`, so a group's rows share one step.
    */
-  fit(
+  async fit(
     kind: 'sft' | 'ppo',
     rows: readonly TrainRow[],
     lr: number | ((step: number, steps: number) => number),
     options: { clip?: number; order?: (n: number) => number[]; after?: (info: { step: number; steps: number; loss: number; tokens: number }) => boolean | void } = {},
-  ): BatchStats & RatioStats & { steps: number } {
+  ): Promise<BatchStats & RatioStats & { steps: number }> {
     const { used, lengths, counts } = this.usable(rows);
     if (used.length === 0) return { loss: 0, tokens: 0, steps: 0, clipFraction: 0, approxKl: 0 };
     const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: rowLadder(this.config.context), gridTokens: this.opts.gridTokens });
@@ -305,14 +318,13 @@ export class LmTrainer {
     for (const i of options.order?.(grids.length) ?? grids.map((_, i) => i)) {
       const grid = grids[i]!;
       const total = grid.slots.reduce((n, s) => n + counts[s.index]!, 0);
-      const l = this.update(kind, [grid], used, total, typeof lr === 'number' ? lr : lr(step, grids.length), clip, kind === 'ppo' ? ratios : undefined);
+      const l = await this.update(kind, [grid], used, total, typeof lr === 'number' ? lr : lr(step, grids.length), clip, kind === 'ppo' ? ratios : undefined);
       loss += l * total;
       tokens += total;
       step++;
       if (options.after?.({ step, steps: grids.length, loss: l, tokens: total })) break;
     }
-    const n = ratios.n;
-    return { loss: loss / tokens, tokens, steps: step, clipFraction: n ? ratios.clipped / n : 0, approxKl: n ? ratios.kl / n : 0 };
+    return { loss: loss / tokens, tokens, steps: step, ...ratioStats(ratios) };
   }
 
   /**

@@ -131,7 +131,7 @@ export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaMode
         return order;
       };
       let over = false;
-      const done = trainer.fit('sft', rows, (step, n) => {
+      const done = await trainer.fit('sft', rows, (step, n) => {
         // Cosine decay from the peak to a tenth over all epochs (every epoch packs into the same n grids).
         const f = (e * n + step) / (o.epochs * n);
         return o.learningRate * (0.1 + 0.45 * (1 + Math.cos(Math.PI * f)));

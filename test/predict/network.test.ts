@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { tree } from '@jax-js/jax';
+import { tree } from '../../src/util/jax.ts';
 import { initParams, lossAndGrad, toParams, type MlpShape } from '../../src/predict/mlp-network.ts';
 import { initJax } from '../../src/util/jax.ts';
 import { createRng } from '../../src/util/rng.ts';

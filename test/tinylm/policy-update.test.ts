@@ -111,7 +111,7 @@ test('update: one Adam step per pass over the whole batch, even when the batch p
     assert.equal(policy.trainer.updates, 1, 'one pass is one Adam step');
     // The step is the whole batch's: the same as one trainer step on both rows.
     const ref = new LmTrainer(model, { batch: 4, gridTokens: 512 });
-    ref.step('ppo', policy.rows(samples), 0.01, 0.2);
+    await ref.step('ppo', policy.rows(samples), 0.01, 0.2);
     const after = policy.trainer.logprobs(seqs);
     const expected = ref.logprobs(seqs);
     ref.dispose();

@@ -21,7 +21,7 @@ function rows() {
   );
 }
 
-test('supervised steps on a short batch (3 rows of 4) lower the masked negative log-likelihood', () => {
+test('supervised steps on a short batch (3 rows of 4) lower the masked negative log-likelihood', async () => {
   const { model } = fixture();
   const trainer = new LmTrainer(model, { batch: 4 });
   const seqs = rows();
@@ -40,7 +40,7 @@ test('supervised steps on a short batch (3 rows of 4) lower the masked negative 
   const start = nll();
   let first = 0;
   for (let k = 0; k < 6; k++) {
-    const r = trainer.step('sft', seqs.map((seq) => ({ seq })), 0.01);
+    const r = await trainer.step('sft', seqs.map((seq) => ({ seq })), 0.01);
     if (k === 0) first = r.loss;
     assert.equal(r.tokens, seqs.reduce((a, q) => a + q.mask.reduce((x, y) => x + y, 0), 0));
   }
@@ -49,22 +49,22 @@ test('supervised steps on a short batch (3 rows of 4) lower the masked negative 
   assert.equal(trainer.updates, 6);
 });
 
-test('a PPO batch whose advantages are all zero takes no step', () => {
+test('a PPO batch whose advantages are all zero takes no step', async () => {
   const { model } = fixture();
   const trainer = new LmTrainer(model, { batch: 4 });
   const seqs = rows();
-  const r = trainer.step('ppo', seqs.map((seq) => ({ seq, advantages: seq.ids.map(() => 0) })), 0.01);
-  assert.deepEqual(r, { loss: 0, tokens: 0 });
+  const r = await trainer.step('ppo', seqs.map((seq) => ({ seq, advantages: seq.ids.map(() => 0) })), 0.01);
+  assert.deepEqual(r, { loss: 0, tokens: 0, clipFraction: 0, approxKl: 0 });
   assert.equal(trainer.updates, 0);
   assert.deepEqual(trainer.weights().output, model.weights.output);
 });
 
-test('fit packs the rows into one grid per row length and takes one Adam step per grid', () => {
+test('fit packs the rows into one grid per row length and takes one Adam step per grid', async () => {
   const { model } = fixture();
   const trainer = new LmTrainer(model, { gridTokens: 1024 });
   const seqs = rows();
   const before = trainer.logprobs(seqs);
-  const r = trainer.fit('sft', seqs.map((seq) => ({ seq })), 0.01);
+  const r = await trainer.fit('sft', seqs.map((seq) => ({ seq })), 0.01);
   // Three short sequences of similar length fit one grid of 1024 positions.
   assert.equal(r.steps, 1);
   assert.equal(trainer.updates, 1);
@@ -88,14 +88,14 @@ test('grow: the checkpoint inside a deeper, wider-FFN model computes the same lo
   assert.throws(() => grow(model, { ...config, dim: 64 }, initWeights({ ...config, dim: 64 }, createRng(9))), /cannot grow/);
 });
 
-test('fit reports PPO ratio statistics from its own forward pass: the log π each grid had before its step', () => {
+test('fit reports PPO ratio statistics from its own forward pass: the log π each grid had before its step', async () => {
   const { model } = fixture();
   const trainer = new LmTrainer(model, { gridTokens: 1024 });
   const seqs = rows();
   // Old log π: the weights' own (ratio 1 on the first pass), then a pass of large steps moves them.
   const own = trainer.logprobs(seqs);
   const train = seqs.map((seq, j) => ({ seq: { ...seq, logprobs: own[j]! }, advantages: seq.ids.map((_, t) => (seq.mask[t] === 1 ? (j % 2 ? -1 : 1) : 0)) }));
-  const first = trainer.fit('ppo', train, 0.05, { clip: 0.2 });
+  const first = await trainer.fit('ppo', train, 0.05, { clip: 0.2 });
   assert.equal(first.steps, 1);
   assert.ok(Math.abs(first.approxKl) < 1e-6 && first.clipFraction === 0, `before any step the ratio is 1 (KL ${first.approxKl})`);
   // The second pass's statistics are those of the weights after the first step, as logprobs() gives them.
@@ -110,7 +110,7 @@ test('fit reports PPO ratio statistics from its own forward pass: the log π eac
     if (Math.exp(d) < 0.8 || Math.exp(d) > 1.2) clipped++;
     n++;
   }));
-  const second = trainer.fit('ppo', train, 0.05, { clip: 0.2 });
+  const second = await trainer.fit('ppo', train, 0.05, { clip: 0.2 });
   assert.ok(Math.abs(kl / n) > 1e-3, `the first step moved the policy (KL ${kl / n})`);
   assert.ok(Math.abs(second.approxKl - kl / n) < 1e-5, `KL from the pass ${second.approxKl} vs from logprobs() ${kl / n}`);
   assert.equal(second.clipFraction, clipped / n);

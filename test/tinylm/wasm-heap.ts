@@ -1,7 +1,7 @@
 /**
  * Records every WebAssembly.Memory the process creates, so a test can read the size of jax-js's wasm
  * heap (its allocator grows one linear memory and never shrinks it: the size is the high-water mark).
- * jax-js has no public API for this. Import this module before anything that imports @jax-js/jax.
+ * jax-js has no public API for this. Import this module before anything that imports jax-js (src/util/jax.ts).
  */
 const memories: WebAssembly.Memory[] = [];
 const Native = WebAssembly.Memory;

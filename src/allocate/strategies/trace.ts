@@ -33,7 +33,8 @@ export function solverTreeStrategy(name: 'trace' | 'oracle', o: Omit<OptionsOf<'
  * trace with no extra options is exactly `solverTreeStrategy` on Ṽ (the paper, the faithful arm). Its
  * options beyond the paper (docs/allocation.md §4) each swap one part: where v comes from (rootPrior),
  * what a root is worth (rootValue), how prefixes are weighted (prefixes: entropy-weighted, decision-weighted), how deep
- * the expansion goes (expansionRounds), whether the root competes with the prefixes (rootResample), where leftover budget goes (leftover). Each is an ablation arm of bench/compare.
+ * the expansion goes (expansionRounds), whether the root competes with the prefixes (rootResample), where leftover budget goes (leftover),
+ * whether prompts share one continuation budget (prefixBudget). Each is an ablation arm of bench/compare.
  */
 export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
   const kappa = o.priorStrength ?? 4;
@@ -52,7 +53,7 @@ export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
       o.rootValue === 'expansion-aware' && !uniformRoots
         ? solvedRootPlanner(treeShare(o.continuations), (c) => ({ v: root(c), w: 1, perUnit: expansionValue(root(c), c.expandable ?? 1, o.continuations) }), o)
         : paper.roots,
-    prefixes: { ...prefixes, ...((o.expansionRounds ?? 1) > 1 ? { rounds: o.expansionRounds } : {}), ...(o.rootResample ? { offersRoot: true } : {}) },
+    prefixes: { ...prefixes, ...((o.expansionRounds ?? 1) > 1 ? { rounds: o.expansionRounds } : {}), ...(o.rootResample ? { offersRoot: true } : {}), ...(o.prefixBudget === 'shared' ? { scope: 'step' as const } : {}) },
     leftover: o.leftover === 'pool' && !uniformRoots ? poolLeftoverPlanner(root, o.min, o.max) : paper.leftover,
   };
 }

@@ -344,8 +344,8 @@ export function arms(experiment: ExperimentName): Arm[] {
       const at = (lr: number): ArmExtra => ({ ...TINY_LM_D, policy: { ...TINY_LM_D.policy, learningRate: lr } });
       return [
         world('grpo-fix-lr1e4', { name: 'grpo' }, 'grpo, one Adam step a pass, Adam 1e-4', at(1e-4)),
+        world('grpo-fix-b32g4-lr1e4', { name: 'grpo', budget: 32, batchSize: 8 }, 'grpo, one Adam step a pass, B = 32 as 8 prompts × 4, Adam 1e-4', at(1e-4)),
         world('grpo-fix-lr3e4', { name: 'grpo' }, 'grpo, one Adam step a pass, Adam 3e-4', at(3e-4)),
-        { ...world('grpo-fix-b32g4-lr1e4', { name: 'grpo', budget: 32, batchSize: 8 }, 'grpo, one Adam step a pass, B = 32 as 8 prompts × 4, Adam 1e-4', at(1e-4)), tier: 1 },
       ];
     }
     case 'mainscale':

@@ -71,6 +71,7 @@ const REPORT_TABLE = {
   'tinylm-d': { paired: 'grpo', kinds: true, curves: true },
   'tinylm-d-lr': { paired: 'first', curves: true },
   'tinylm-d-fix': { paired: 'first', curves: true },
+  'tinylm-b64': { paired: 'first', curves: true },
   mainscale: { paired: 'grpo', kinds: true, curves: true },
   'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
   'final-main-env': { paired: 'first' },
@@ -346,6 +347,16 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('grpo-fix-lr1e4', { name: 'grpo' }, 'grpo, one Adam step a pass, Adam 1e-4', at(1e-4)),
         world('grpo-fix-b32g4-lr1e4', { name: 'grpo', budget: 32, batchSize: 8 }, 'grpo, one Adam step a pass, B = 32 as 8 prompts × 4, Adam 1e-4', at(1e-4)),
         world('grpo-fix-lr3e4', { name: 'grpo' }, 'grpo, one Adam step a pass, Adam 3e-4', at(3e-4)),
+      ];
+    }
+    case 'tinylm-b64': {
+      // Development only (seeds 0–1), after tinylm-d-fix: at B = 16 a step rests on ~1.7 mixed groups and
+      // no step size moved held-out accuracy. Four times the batch as 16 prompts × 4 (~7 mixed groups a
+      // step, and 640 training questions seen in 40 steps instead of 320), at the safe 1e-4 and at 2e-4.
+      const at = (lr: number): ArmExtra => ({ ...TINY_LM_D, policy: { ...TINY_LM_D.policy, learningRate: lr } });
+      return [
+        world('grpo-b64g4-lr1e4', { name: 'grpo', budget: 64, batchSize: 16 }, 'grpo, B = 64 as 16 prompts × 4, Adam 1e-4', at(1e-4)),
+        world('grpo-b64g4-lr2e4', { name: 'grpo', budget: 64, batchSize: 16 }, 'grpo, B = 64 as 16 prompts × 4, Adam 2e-4', at(2e-4)),
       ];
     }
     case 'mainscale':

@@ -2,7 +2,7 @@
  * Builds a tiny-LM warm-start checkpoint, reproducibly (same arguments → same training data and order):
  *   npx tsx bench/tinylm/warm-start.ts [--out bench/tinylm/warm-start-d128.gguf] [--shape 128,4,4,384]
  *        [--epochs 6] [--minutes 28] [--extra 1] [--lr 0.002] [--eval 300] [--grid 2048] [--from smaller.gguf]
- *        [--seed 0] [--steps N]
+ *        [--seed 0] [--steps N] [--horizon N|fit-time]
  * World: seed 7, 1500 questions, top-3 search, 6 turns (the `trace-rl train` / `trace-rl eval`
  * defaults). Model: llama with the world's vocabulary (500 merges), context 768, shape = dim, layers,
  * heads, FFN. Demonstrations: the scripted policy on all 1200 training questions — one on the gold
@@ -13,7 +13,9 @@
  * --seed picks the grids' order (and the extra demonstrations); continuing a checkpoint trained with
  * seed 0 under another seed avoids replaying its first grids in the same order. The wall-clock budget
  * makes the step count depend on the machine's load; --steps N (with a large --minutes) stops after N
- * Adam steps, to rebuild a recorded run's checkpoint.
+ * Adam steps, to rebuild a recorded run's checkpoint. --horizon plans the cosine decay over N steps
+ * (default: all epochs); fit-time sets N from the pace of the first steps so that the decay ends when
+ * `minutes` does (the printed `horizon`, passed as --horizon N --steps N, rebuilds the run).
  * Then the greedy held-out accuracy on the first `eval` test questions (what
  * `trace-rl eval --policy tiny-lm --model <out> --env world --questions <eval>` measures).
  */
@@ -41,15 +43,17 @@ const { values } = parseArgs({
     from: { type: 'string' },
     seed: { type: 'string', default: '0' },
     steps: { type: 'string' },
+    horizon: { type: 'string' },
   },
 });
 await initJax();
 const [dim, layers, heads, ffn] = values.shape!.split(',').map(Number) as [number, number, number, number];
 const t0 = performance.now();
+const wall0 = Date.now();
 const env = new WorldEnv({ seed: 7, questions: 1500, topK: 3, maxTurns: 6 });
 let trained = 0;
 let steps = 0;
-const { model, demos, epochs } = await warmStart({
+const { model, demos, epochs, horizon } = await warmStart({
   env,
   shape: { dim, layers, heads, ffn, context: 768, ropeBase: 10000, eps: 1e-5 },
   merges: 500,
@@ -61,6 +65,7 @@ const { model, demos, epochs } = await warmStart({
   learningRate: Number(values.lr),
   maxSeconds: Number(values.minutes) * 60,
   maxSteps: values.steps === undefined ? undefined : Number(values.steps),
+  horizonSteps: values.horizon === undefined ? undefined : values.horizon === 'fit-time' ? 'fit-time' : Number(values.horizon),
   gridTokens: Number(values.grid),
   from: values.from ? modelFromGguf(new Uint8Array(readFileSync(values.from)), values.from) : undefined,
   seed: Number(values.seed),
@@ -83,4 +88,4 @@ if (Q > 0) {
   await policy.dispose();
   evalSeconds = Math.round((performance.now() - e0) / 1000);
 }
-console.log(JSON.stringify({ out: values.out, bytes: bytes.length, shape: { dim, layers, heads, ffn, vocab: model.config.vocab }, demos: demos.length, epochsStarted: epochs, steps, trainedTokens: trained, trainSeconds: Math.round(trainSeconds), greedyTestAccuracy: accuracy, questions: Q, evalSeconds, load: loadavg().map((x) => +x.toFixed(2)) }));
+console.log(JSON.stringify({ out: values.out, bytes: bytes.length, shape: { dim, layers, heads, ffn, vocab: model.config.vocab }, demos: demos.length, epochsStarted: epochs, steps, horizon, trainedTokens: trained, trainSeconds: Math.round(trainSeconds), greedyTestAccuracy: accuracy, questions: Q, evalSeconds, totalSeconds: Math.round((Date.now() - wall0) / 1000), load: loadavg().map((x) => +x.toFixed(2)) }));

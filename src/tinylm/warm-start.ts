@@ -68,6 +68,14 @@ export interface WarmStartOptions {
   maxSeconds?: number;
   /** Stop after this many Adam steps in all (rebuilds a budget-stopped run exactly: its step count is load-dependent). */
   maxSteps?: number;
+  /**
+   * Plan the cosine decay over this many Adam steps instead of all `epochs`, so that a run stopped by
+   * `maxSteps` or `maxSeconds` still ends at the decayed rate (stopping at ~half the peak cost the
+   * d64 × 4 chain most of a pass, BENCHMARKS.md). 'fit-time' (needs `maxSeconds`) sets it once, after
+   * the first CALIBRATION_STEPS steps, to the steps the rest of the budget holds at their pace; the
+   * result reports the horizon, and `horizonSteps: N, maxSteps: N` rebuilds the run.
+   */
+  horizonSteps?: number | 'fit-time';
   seed: number;
   /**
    * Start from this smaller checkpoint (same vocabulary and width) grown to `shape`: its layers come
@@ -75,7 +83,7 @@ export interface WarmStartOptions {
    * grown model computes exactly what the checkpoint computes until training moves them.
    */
   from?: LlamaModel;
-  onStep?: (info: { epoch: number; step: number; steps: number; loss: number; tokens: number; seconds: number }) => void;
+  onStep?: (info: { epoch: number; step: number; steps: number; loss: number; tokens: number; seconds: number; lr: number }) => void;
 }
 
 /** The checkpoint's weights inside a deeper / wider-FFN model (see WarmStartOptions.from). */
@@ -100,7 +108,21 @@ export function grow(from: LlamaModel, config: LlamaConfig, fresh: LlamaWeights)
   return { embed: from.weights.embed, output: from.weights.output, outNorm: from.weights.outNorm, layers };
 }
 
-export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaModel; demos: Demonstration[]; epochs: number; steps: number }> {
+/** Steps timed before a 'fit-time' horizon is fixed (the first includes compilation, so it is left out of the pace). */
+export const CALIBRATION_STEPS = 12;
+
+/**
+ * The steps a time budget holds: `done` steps took `seconds`, the first of them `first` (compilation,
+ * not repeated); the rest of the budget is filled at the pace of steps 2…done. At least one more step.
+ */
+export function fitHorizon(done: number, seconds: number, first: number, budget: number): number {
+  const pace = (seconds - first) / Math.max(1, done - 1);
+  return done + Math.max(1, Math.floor((budget - seconds) / pace));
+}
+
+export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaModel; demos: Demonstration[]; epochs: number; steps: number; horizon: number }> {
+  if (o.horizonSteps === 'fit-time' && o.maxSeconds === undefined) throw new RangeError("warmStart: horizonSteps 'fit-time' needs maxSeconds (the budget it fits the decay into)");
+  if (typeof o.horizonSteps === 'number' && !(Number.isInteger(o.horizonSteps) && o.horizonSteps > 0)) throw new RangeError(`warmStart: horizonSteps must be a positive integer or 'fit-time', got ${o.horizonSteps}`);
   const vocab = worldVocabulary(o.env, { merges: o.merges });
   const config: LlamaConfig = { ...o.shape, vocab: vocab.pieces.length };
   const rng = createRng(o.seed);
@@ -118,6 +140,9 @@ export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaMode
   const t0 = performance.now();
   let steps = 0;
   let epochs = 0;
+  let horizon = typeof o.horizonSteps === 'number' ? o.horizonSteps : undefined;
+  let firstStepDone = 0;
+  let perEpoch = 1;
   try {
     for (let e = 0; e < o.epochs; e++) {
       const r = rng.fork(`epoch/${e}`);
@@ -131,15 +156,21 @@ export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaMode
         return order;
       };
       let over = false;
+      let lr = o.learningRate;
       const done = await trainer.fit('sft', rows, (step, n) => {
-        // Cosine decay from the peak to a tenth over all epochs (every epoch packs into the same n grids).
-        const f = (e * n + step) / (o.epochs * n);
-        return o.learningRate * (0.1 + 0.45 * (1 + Math.cos(Math.PI * f)));
+        // Cosine decay from the peak to a tenth over the horizon (default: all epochs, which pack into the same n grids).
+        const f = Math.min(1, (steps + step) / Math.min(horizon ?? Infinity, o.epochs * n));
+        lr = o.learningRate * (0.1 + 0.45 * (1 + Math.cos(Math.PI * f)));
+        return lr;
       }, {
         order: shuffle,
         after: (info) => {
           const seconds = (performance.now() - t0) / 1000;
-          o.onStep?.({ epoch: e, step: info.step, steps: info.steps, loss: info.loss, tokens: info.tokens, seconds });
+          const done = steps + info.step;
+          perEpoch = info.steps;
+          if (done === 1) firstStepDone = seconds;
+          if (o.horizonSteps === 'fit-time' && horizon === undefined && done === CALIBRATION_STEPS) horizon = fitHorizon(done, seconds, firstStepDone, o.maxSeconds!);
+          o.onStep?.({ epoch: e, step: info.step, steps: info.steps, loss: info.loss, tokens: info.tokens, seconds, lr });
           over = (o.maxSeconds !== undefined && seconds > o.maxSeconds) || (o.maxSteps !== undefined && steps + info.step >= o.maxSteps);
           return over;
         },
@@ -148,7 +179,7 @@ export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaMode
       epochs = e + 1;
       if (over) break;
     }
-    return { model: { config, vocab, weights: trainer.weights() }, demos, epochs, steps };
+    return { model: { config, vocab, weights: trainer.weights() }, demos, epochs, steps, horizon: Math.min(horizon ?? Infinity, o.epochs * perEpoch) };
   } finally {
     trainer.dispose();
   }

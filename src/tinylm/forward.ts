@@ -313,14 +313,15 @@ export function logits(p: Params, ids: Arr, pos: Arr, start: Arr, k: ForwardCons
 }
 
 /**
- * log π(target) [R, T] of a packed grid: the target's logit (a gathered output row · the hidden state)
- * minus the log-sum-exp of all logits. Consumes p and the index arrays, not k.
+ * log π_τ(target) [R, T] of a packed grid, π_τ = softmax(logits / τ): the target's logit (a gathered
+ * output row · the hidden state) over τ, minus the log-sum-exp of all logits over τ — the distribution
+ * llama.cpp samples from at temperature τ (no top-k/top-p/min-p). Consumes p and the index arrays, not k.
  */
-export function tokenLogprobs(p: Params, ids: Arr, targets: Arr, pos: Arr, start: Arr, k: ForwardConsts, c: LlamaConfig): Arr {
+export function tokenLogprobs(p: Params, ids: Arr, targets: Arr, pos: Arr, start: Arr, k: ForwardConsts, c: LlamaConfig, temperature = 1): Arr {
   const [R, T] = ids.shape as [number, number];
   const h = hidden(p, ids, pos, start, k, c);
-  const picked = h.ref.mul(np.take(p.output.ref, targets.reshape([R * T]), 0)).sum(-1);
-  const z = linear(h, p.output).add(k.vocabBias.ref);
+  const picked = h.ref.mul(np.take(p.output.ref, targets.reshape([R * T]), 0)).sum(-1).mul(1 / temperature);
+  const z = linear(h, p.output).mul(1 / temperature).add(k.vocabBias.ref);
   const m = stopGradient(np.max(z.ref, -1, { keepdims: true }));
   const lse = np.log(expNonPositive(z.sub(m.ref)).sum(-1, { keepdims: true })).add(m).reshape([R * T]);
   return picked.sub(lse).reshape([R, T]);

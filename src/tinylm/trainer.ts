@@ -31,6 +31,12 @@ export interface TrainerOptions {
   maxGradNorm?: number;
   beta1?: number;
   beta2?: number;
+  /**
+   * Temperature τ of the policy's sampling: log π is log softmax(logits / τ) everywhere (PPO's ratio
+   * against the log-probs llama.cpp sampled with, `logprobs`). Default 1. Supervised training uses it
+   * too, so keep 1 there.
+   */
+  temperature?: number;
 }
 
 /** One row of a batch: the sequence and each token's advantage (0 where it carries none). */
@@ -143,7 +149,8 @@ export class LmTrainer {
 
   constructor(model: Pick<LlamaModel, 'config' | 'weights'>, options: TrainerOptions = {}) {
     this.config = model.config;
-    this.opts = { batch: 8, gridTokens: 4096, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, ...options };
+    this.opts = { batch: 8, gridTokens: 4096, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, temperature: 1, ...options };
+    if (!(this.opts.temperature > 0 && Number.isFinite(this.opts.temperature))) throw new RangeError(`LmTrainer: temperature must be a positive number, got ${this.opts.temperature}`);
     this.params = toParams(model.weights, model.config);
     this.m = tree.map((a: Arr) => np.zeros(a.shape), this.params) as Params;
     this.v = tree.map((a: Arr) => np.zeros(a.shape), this.params) as Params;
@@ -185,15 +192,16 @@ export class LmTrainer {
   }
 
   private gradFn(kind: 'sft' | 'ppo', clip: number): GradFn {
-    // ε is a constant of the compiled function, so it is part of the key.
-    return program(`grad:${kind}:${clip}:${JSON.stringify(this.config)}`, () => this.makeGradFn(kind, clip));
+    // ε and τ are constants of the compiled function, so they are part of the key.
+    return program(`grad:${kind}:${clip}:${this.opts.temperature}:${JSON.stringify(this.config)}`, () => this.makeGradFn(kind, clip));
   }
 
   private makeGradFn(kind: 'sft' | 'ppo', clip: number): GradFn {
     const c = this.config;
+    const tau = this.opts.temperature;
     const loss = (q: Params, batch: GridInput, k: ForwardConsts): [Arr, Arr] => {
       const [ids, targets, pos, start, weight, adv, old] = batch as [Arr, Arr, Arr, Arr, Arr, Arr, Arr];
-      const logp = tokenLogprobs(q, ids, targets, pos, start, k, c);
+      const logp = tokenLogprobs(q, ids, targets, pos, start, k, c, tau);
       // log π is also returned (auxiliary, no gradient): callers read PPO's ratio statistics from it
       // instead of running a second forward pass.
       const aux = lax.stopGradient(logp.ref);
@@ -352,7 +360,8 @@ export class LmTrainer {
     if (live.length === 0) return out;
     const T = this.rowLength(Math.max(...live.map((k) => lengths[k]!)));
     const c = this.config;
-    const fn = program(`eval:${JSON.stringify(c)}`, () => jit((p: Params, b: Arr[], k: ForwardConsts) => tokenLogprobs(p, b[0]!, b[1]!, b[2]!, b[3]!, k, c)) as unknown as EvalFn);
+    const tau = this.opts.temperature;
+    const fn = program(`eval:${tau}:${JSON.stringify(c)}`, () => jit((p: Params, b: Arr[], k: ForwardConsts) => tokenLogprobs(p, b[0]!, b[1]!, b[2]!, b[3]!, k, c, tau)) as unknown as EvalFn);
     for (const grid of pack(live.map((k) => rows[k]!.ids), live.map((k) => lengths[k]!), { rowLengths: [T], gridTokens: this.opts.gridTokens })) {
       const data = fn(tree.ref(this.params), gridArrays(grid), tree.ref(this.consts)).dataSync() as Float32Array;
       for (const s of grid.slots) {

@@ -78,5 +78,5 @@ async function buildTinyLm(config: TrainConfig): Promise<TrainablePolicy> {
   }
   await initJax();
   // One llama.cpp sequence per policy call the rollout engine keeps in flight, decoded in one batch.
-  return TinyLmPolicy.fromBytes(new Uint8Array(readFileSync(file)), { sequences: sequencesFor(config.engine.concurrency) }, file);
+  return TinyLmPolicy.fromBytes(new Uint8Array(readFileSync(file)), { sequences: sequencesFor(config.engine.concurrency), temperature: config.policy.temperature }, file);
 }

@@ -109,6 +109,7 @@ export const trainConfigSchema = z
         kind: z.enum(['embedded', 'tiny-lm', 'scripted']).default('embedded').describe('embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md); scripted: math-world only, the fixed noisy solver (allocation studies; no update).'),
         model: z.string().optional().describe('tiny-lm only: the GGUF to start from (its vocabulary must be the world’s), e.g. bench/tinylm/warm-start.gguf from `npx tsx bench/tinylm/warm-start.ts`.'),
         learningRate: z.number().positive().optional().describe(`Adam step size of the policy update; the step passes it to the policy, which uses it as given. Default by kind: ${Object.entries(POLICY_LEARNING_RATE).map(([k, v]) => `${k} ${v}`).join(', ')}.`),
+        temperature: z.number().positive().max(4).default(1).describe('tiny-lm only: sampling temperature τ of the rollouts (greedy evaluation is unaffected); the trainer’s log π is the same softmax(logits / τ), so the PPO ratio against the sampled log-probs stays exact. Below 1, rollouts stay closer to the greedy policy that evaluation measures.'),
         clip: z.number().positive().default(0.2).describe('PPO clip ε of the clipped surrogate.'),
         epochs: z.number().int().min(1).default(4).describe('Passes (Adam steps) over each step’s samples.'),
         sharedTurns: z.enum(['per-leaf', 'once']).default('per-leaf').describe('How a turn shared by several leaves of a tree (a prefix that was expanded) enters the policy loss: per-leaf (default) = once in every leaf’s sample, so a prefix with k leaves below it weighs k; once = one term per tree node (estimator trace only, whose advantages are per node).'),
@@ -128,6 +129,7 @@ export const trainConfigSchema = z
       // Strict, so a field that was renamed (lmLearningRate became learningRate) fails instead of being ignored.
       .strict()
       .prefault({})
+      .refine((p) => p.kind === 'tiny-lm' || p.temperature === 1, { message: 'policy.temperature is for policy.kind tiny-lm (the embedded policy samples at temperature 1)', path: ['temperature'] })
       .refine((p) => p.kind !== 'tiny-lm' || p.model !== undefined, { message: 'policy.kind tiny-lm needs policy.model: a GGUF file (build one with `npx tsx bench/tinylm/warm-start.ts`)', path: ['model'] })
       .transform((p) => ({ ...p, learningRate: p.learningRate ?? POLICY_LEARNING_RATE[p.kind] })),
     engine: engineSettingsSchema.prefault({}),

@@ -123,3 +123,34 @@ test('update: one Adam step per pass over the whole batch, even when the batch p
     await policy.dispose();
   }
 });
+
+test('temperature: rollouts sampled at τ = 0.7 record log softmax(logits / 0.7), which the policy\'s trainer computes too', async () => {
+  const { env, model } = fixture();
+  const policy = new TinyLmPolicy(model, { maxTokensPerTurn: 24, temperature: 0.7 });
+  try {
+    const prompts = env.train.slice(0, 2);
+    const res = await runStep({ prompts, env, policy, rng: createRng(9), rootPlan: new Map(prompts.map((p) => [p.id, 2])), settings: { maxTurns: 2, concurrency: 2 } });
+    const seqs = res.trees.flatMap((t) => leaves(t).map((leaf) => trajectorySequence(policy.tokenizer, prompts.find((p) => p.id === t.promptId)!, turnsTo(t, leaf.id))));
+    const tempered = policy.trainer.logprobs(seqs);
+    const plain = new LmTrainer(model).logprobs(seqs);
+    let gap = 0;
+    let gapPlain = 0;
+    let n = 0;
+    seqs.forEach((s, j) => s.mask.forEach((m, i) => {
+      if (m !== 1) return;
+      gap = Math.max(gap, Math.abs(tempered[j]![i]! - s.logprobs[i]!));
+      gapPlain = Math.max(gapPlain, Math.abs(plain[j]![i]! - s.logprobs[i]!));
+      n++;
+    }));
+    assert.ok(n > 10, `sampled tokens: ${n}`);
+    assert.ok(gap < 1e-4, `sampler vs tempered trainer: ${gap} nats`);
+    assert.ok(gapPlain > 1e-2, `the τ = 1 trainer must disagree, or the test cannot tell the two apart (${gapPlain})`);
+  } finally {
+    await policy.dispose();
+  }
+});
+
+test('temperature: a non-positive τ is rejected by the trainer', () => {
+  const { model } = fixture();
+  assert.throws(() => new LmTrainer(model, { temperature: 0 }), /temperature must be a positive number/);
+});

@@ -49,3 +49,10 @@ test('advantageScale: std by default; none for grpo, tree-grpo, trace; refused w
   assert.throws(() => parseTrainConfig({ estimator: 'treepo', advantageScale: 'none' }), /advantageScale: none applies to grpo, tree-grpo and trace/);
   assert.throws(() => parseTrainConfig({ advantageScale: 'mad' }), /advantageScale/);
 });
+
+test('policy.temperature: 1 by default, taken by tiny-lm, refused on its field for the embedded policy', () => {
+  assert.equal(parseTrainConfig({}).policy.temperature, 1);
+  assert.equal(parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0.7 } }).policy.temperature, 0.7);
+  assert.throws(() => parseTrainConfig({ policy: { temperature: 0.7 } }), /policy\.temperature[\s\S]*tiny-lm/);
+  assert.throws(() => parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0 } }), /temperature/);
+});

@@ -64,7 +64,7 @@ export function register(program: Command): void {
     .option('--split <which>', 'held-out (the training split’s held-out questions) or all', 'held-out')
     .option('--questions <n>', 'at most n questions per dataset (generated environments generate enough)')
     .option('--samples <n>', 'trajectories per question (n > 1 needs --temperature > 0)', '1')
-    .option('--temperature <t>', '0 = greedy; > 0 = sampled (openai sends it; embedded and tiny-lm sample at their own temperature 1)', '0')
+    .option('--temperature <t>', '0 = greedy; > 0 = sampled at that temperature (openai and tiny-lm; the embedded policy samples at its own temperature 1)', '0')
     .option('--concurrency <n>', 'policy requests in flight at most', '8')
     .option('--retries <n>', 'attempts per policy call or search (1 = no retry)', '3')
     .option('--timeout-ms <ms>', 'per policy call or search', '60000')
@@ -229,7 +229,7 @@ async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: Ca
       // One llama.cpp sequence per request in flight (--concurrency, validated above), decoded in one batch.
       // Not part of the spec: the results do not depend on it, so a resumed evaluation may change it.
       const sequences = sequencesFor(Number(opts.concurrency));
-      const policy = TinyLmPolicy.fromBytes(bytes, { sequences }, file);
+      const policy = TinyLmPolicy.fromBytes(bytes, { sequences, ...(temperature > 0 ? { temperature } : {}) }, file);
       return { policy, about: { spec: { kind: 'tiny-lm', model: file }, lines: [`policy: tiny LM ${file} on llama.cpp (${sequences} sequences batched), ${sampling}`, envLine] } };
     }
     case 'embedded': {

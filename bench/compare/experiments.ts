@@ -72,6 +72,7 @@ const REPORT_TABLE = {
   'tinylm-d-lr': { paired: 'first', curves: true },
   'tinylm-d-fix': { paired: 'first', curves: true },
   'tinylm-b64': { paired: 'first', curves: true },
+  'tinylm-temp': { paired: 'first', curves: true },
   mainscale: { paired: 'grpo', kinds: true, curves: true },
   'final-main': { paired: 'first', kinds: true, curves: true, contrast: true },
   'final-main-env': { paired: 'first' },
@@ -357,6 +358,17 @@ export function arms(experiment: ExperimentName): Arm[] {
       return [
         world('grpo-b64g4-lr1e4', { name: 'grpo', budget: 64, batchSize: 16 }, 'grpo, B = 64 as 16 prompts × 4, Adam 1e-4', at(1e-4)),
         world('grpo-b64g4-lr2e4', { name: 'grpo', budget: 64, batchSize: 16 }, 'grpo, B = 64 as 16 prompts × 4, Adam 2e-4', at(2e-4)),
+      ];
+    }
+    case 'tinylm-temp': {
+      // Development only (seed 0), after tinylm-b64: greedy held-out success is 0.33 but rollouts sampled
+      // at τ = 1 succeed ~0.19 of the time, so RL sharpens a sampling tail that greedy decoding never
+      // takes. Rollouts at τ < 1 (policy.temperature; the trainer's log π is the same tempered softmax)
+      // sit closer to the greedy policy that evaluation measures. tinylm-b64's 2e-4 arm is the τ = 1 reference.
+      const at = (temperature: number): ArmExtra => ({ ...TINY_LM_D, policy: { ...TINY_LM_D.policy, learningRate: 2e-4, temperature } });
+      return [
+        world('grpo-b64g4-lr2e4-t07', { name: 'grpo', budget: 64, batchSize: 16 }, 'grpo, B = 64 as 16 prompts × 4, Adam 2e-4, rollouts at τ = 0.7', at(0.7)),
+        world('grpo-b64g4-lr2e4-t05', { name: 'grpo', budget: 64, batchSize: 16 }, 'grpo, B = 64 as 16 prompts × 4, Adam 2e-4, rollouts at τ = 0.5', at(0.5)),
       ];
     }
     case 'mainscale':

@@ -8,27 +8,6 @@ before(async () => {
   await initJax();
 });
 
-test('warmStart stops after maxSteps Adam steps, across epochs', async () => {
-  const { env } = fixture();
-  const seen: number[] = [];
-  const r = await warmStart({
-    env,
-    shape: { dim: 32, layers: 1, heads: 2, ffn: 64, context: 512, ropeBase: 10000, eps: 1e-5 },
-    merges: 100,
-    questions: 3,
-    noise: 0,
-    epochs: 5,
-    learningRate: 0.002,
-    gridTokens: 1024,
-    maxSteps: 3,
-    seed: 0,
-    onStep: ({ epoch, step }) => seen.push(epoch * 100 + step),
-  });
-  assert.equal(r.steps, 3);
-  assert.equal(seen.length, 3);
-  assert.ok(r.epochs >= 2, `the three steps span epochs (${seen.join(", ")})`);
-});
-
 const tiny = () => ({
   env: fixture().env,
   shape: { dim: 32, layers: 1, heads: 2, ffn: 64, context: 512, ropeBase: 10000, eps: 1e-5 },
@@ -40,6 +19,15 @@ const tiny = () => ({
   gridTokens: 1024,
   seed: 0,
 });
+
+test('warmStart stops after maxSteps Adam steps, across epochs', async () => {
+  const seen: number[] = [];
+  const r = await warmStart({ ...tiny(), maxSteps: 3, onStep: ({ epoch, step }) => seen.push(epoch * 100 + step) });
+  assert.equal(r.steps, 3);
+  assert.equal(seen.length, 3);
+  assert.ok(r.epochs >= 2, `the three steps span epochs (${seen.join(", ")})`);
+});
+
 const cosine = (peak: number, f: number) => peak * (0.1 + 0.45 * (1 + Math.cos(Math.PI * f)));
 
 test('warmStart plans the cosine decay over horizonSteps when given, else over all epochs', async () => {

@@ -66,14 +66,18 @@ class ThreadWorker {
 }
 
 /**
- * Kernel threads jax-js gets: `TRACE_RL_JAX_THREADS` when set (1 = one thread), else one per core,
- * at most 8 (each kernel's output range is split over them; more than the cores only adds overhead).
+ * Kernel threads jax-js gets: `TRACE_RL_JAX_THREADS` when set (`cores` = one per core, at most 8:
+ * each kernel's output range is split over them, more than the cores only adds overhead), else 1.
+ * Opt-in, not the default: a tiny-LM RL run (B = 16, PPO steps summing gradients over several grids)
+ * ran out of jax-js's 4 GiB wasm heap at its third step with the pool and went on with one thread
+ * (BENCHMARKS.md, "Kernel threads"); the cause is not yet known.
  */
 export function jaxThreads(): number {
   const set = process.env.TRACE_RL_JAX_THREADS;
-  if (set === undefined || set === '') return Math.min(8, availableParallelism());
+  if (set === undefined || set === '') return 1;
+  if (set === 'cores') return Math.min(8, availableParallelism());
   const n = Number(set);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new RangeError(`TRACE_RL_JAX_THREADS=${set}: expected a whole number of threads from 1 to 256 (unset = one per core)`);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new RangeError(`TRACE_RL_JAX_THREADS=${set}: expected a whole number of threads from 1 to 256, or cores (unset = 1)`);
   return n;
 }
 

@@ -351,9 +351,9 @@ export function arms(experiment: ExperimentName): Arm[] {
       ];
     }
     case 'tinylm-b64': {
-      // Development only (seeds 0–1), after tinylm-d-fix: at B = 16 a step rests on ~1.7 mixed groups and
-      // no step size moved held-out accuracy. Four times the batch as 16 prompts × 4 (~7 mixed groups a
-      // step, and 640 training questions seen in 40 steps instead of 320), at the safe 1e-4 and at 2e-4.
+      // Development only (ran on seed 0, 30 steps), after tinylm-d-fix: at B = 16 a step rests on ~1.7 mixed
+      // groups and no step size moved held-out accuracy. Four times the batch as 16 prompts × 4 (~6 mixed
+      // groups a step, and 480 training questions seen in 30 steps instead of 240), at 1e-4 and at 2e-4.
       const at = (lr: number): ArmExtra => ({ ...TINY_LM_D, policy: { ...TINY_LM_D.policy, learningRate: lr } });
       return [
         world('grpo-b64g4-lr1e4', { name: 'grpo', budget: 64, batchSize: 16 }, 'grpo, B = 64 as 16 prompts × 4, Adam 1e-4', at(1e-4)),
@@ -361,7 +361,7 @@ export function arms(experiment: ExperimentName): Arm[] {
       ];
     }
     case 'tinylm-temp': {
-      // Development only (seed 0), after tinylm-b64: greedy held-out success is 0.33 but rollouts sampled
+      // Development only (ran on seed 0, 30 steps), after tinylm-b64: greedy held-out success is 0.33 but rollouts sampled
       // at τ = 1 succeed ~0.19 of the time, so RL sharpens a sampling tail that greedy decoding never
       // takes. Rollouts at τ < 1 (policy.temperature; the trainer's log π is the same tempered softmax)
       // sit closer to the greedy policy that evaluation measures. tinylm-b64's 2e-4 arm is the τ = 1 reference.

@@ -49,7 +49,6 @@ const { values } = parseArgs({
 await initJax();
 const [dim, layers, heads, ffn] = values.shape!.split(',').map(Number) as [number, number, number, number];
 const t0 = performance.now();
-const wall0 = Date.now();
 const env = new WorldEnv({ seed: 7, questions: 1500, topK: 3, maxTurns: 6 });
 let trained = 0;
 let steps = 0;
@@ -88,4 +87,4 @@ if (Q > 0) {
   await policy.dispose();
   evalSeconds = Math.round((performance.now() - e0) / 1000);
 }
-console.log(JSON.stringify({ out: values.out, bytes: bytes.length, shape: { dim, layers, heads, ffn, vocab: model.config.vocab }, demos: demos.length, epochsStarted: epochs, steps, horizon, trainedTokens: trained, trainSeconds: Math.round(trainSeconds), greedyTestAccuracy: accuracy, questions: Q, evalSeconds, totalSeconds: Math.round((Date.now() - wall0) / 1000), load: loadavg().map((x) => +x.toFixed(2)) }));
+console.log(JSON.stringify({ out: values.out, bytes: bytes.length, shape: { dim, layers, heads, ffn, vocab: model.config.vocab }, demos: demos.length, epochsStarted: epochs, steps, horizon, trainedTokens: trained, trainSeconds: Math.round(trainSeconds), greedyTestAccuracy: accuracy, questions: Q, evalSeconds, totalSeconds: Math.round((performance.now() - t0) / 1000), load: loadavg().map((x) => +x.toFixed(2)) }));

@@ -320,8 +320,10 @@ export function logits(p: Params, ids: Arr, pos: Arr, start: Arr, k: ForwardCons
 export function tokenLogprobs(p: Params, ids: Arr, targets: Arr, pos: Arr, start: Arr, k: ForwardConsts, c: LlamaConfig, temperature = 1): Arr {
   const [R, T] = ids.shape as [number, number];
   const h = hidden(p, ids, pos, start, k, c);
-  const picked = h.ref.mul(np.take(p.output.ref, targets.reshape([R * T]), 0)).sum(-1).mul(1 / temperature);
-  const z = linear(h, p.output).mul(1 / temperature).add(k.vocabBias.ref);
+  // τ is fixed when the program is traced: at τ = 1 (the default) no pass over the [N, V] logits is added.
+  const tempered = (x: Arr) => (temperature === 1 ? x : x.mul(1 / temperature));
+  const picked = tempered(h.ref.mul(np.take(p.output.ref, targets.reshape([R * T]), 0)).sum(-1));
+  const z = tempered(linear(h, p.output)).add(k.vocabBias.ref);
   const m = stopGradient(np.max(z.ref, -1, { keepdims: true }));
   const lse = np.log(expNonPositive(z.sub(m.ref)).sum(-1, { keepdims: true })).add(m).reshape([R * T]);
   return picked.sub(lse).reshape([R, T]);

@@ -117,7 +117,7 @@ export class TinyLmPolicy implements TrainablePolicy {
       stop: this.stops,
       seed: ctx.rng.int(2 ** 31),
       greedy: ctx.greedy,
-      sampling: { temperature: this.options.temperature ?? 1 },
+      sampling: { temperature: this.trainer.opts.temperature },
       signal: ctx.signal,
     });
     const text = this.tokenizer.decode(out.ids.filter((id) => id !== EOS_ID));

@@ -166,12 +166,12 @@ export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaMode
         order: shuffle,
         after: (info) => {
           const seconds = (performance.now() - t0) / 1000;
-          const done = steps + info.step;
+          const taken = steps + info.step;
           perEpoch = info.steps;
-          if (done === 1) firstStepDone = seconds;
-          if (o.horizonSteps === 'fit-time' && horizon === undefined && done === CALIBRATION_STEPS) horizon = fitHorizon(done, seconds, firstStepDone, o.maxSeconds!);
+          if (taken === 1) firstStepDone = seconds;
+          if (o.horizonSteps === 'fit-time' && horizon === undefined && taken === CALIBRATION_STEPS) horizon = fitHorizon(taken, seconds, firstStepDone, o.maxSeconds!);
           o.onStep?.({ epoch: e, step: info.step, steps: info.steps, loss: info.loss, tokens: info.tokens, seconds, lr });
-          over = (o.maxSeconds !== undefined && seconds > o.maxSeconds) || (o.maxSteps !== undefined && steps + info.step >= o.maxSteps);
+          over = (o.maxSeconds !== undefined && seconds > o.maxSeconds) || (o.maxSteps !== undefined && taken >= o.maxSteps);
           return over;
         },
       });

@@ -38,3 +38,20 @@ test('only src/util/jax.ts imports jax-js (the thread shim must be installed bef
   const importers = ['src', 'bench', 'test'].flatMap((d) => files(join(root, d))).filter((f) => /from '@jax-js\/jax'|import\('@jax-js\/jax'\)/.test(readFileSync(f, 'utf8')));
   assert.deepEqual(importers.map((f) => relative(root, f)), ['src/util/jax.ts']);
 });
+
+test('the pool is opt-in: unset means one thread, cores means one per core (at most 8)', async () => {
+  const { jaxThreads } = await import('../../src/util/wasm-threads.ts');
+  const { availableParallelism } = await import('node:os');
+  const saved = process.env.TRACE_RL_JAX_THREADS;
+  try {
+    delete process.env.TRACE_RL_JAX_THREADS;
+    assert.equal(jaxThreads(), 1);
+    process.env.TRACE_RL_JAX_THREADS = 'cores';
+    assert.equal(jaxThreads(), Math.min(8, availableParallelism()));
+    process.env.TRACE_RL_JAX_THREADS = '3';
+    assert.equal(jaxThreads(), 3);
+  } finally {
+    if (saved === undefined) delete process.env.TRACE_RL_JAX_THREADS;
+    else process.env.TRACE_RL_JAX_THREADS = saved;
+  }
+});

@@ -67,6 +67,14 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     }
     json[experiment] = results.map((r) => ({ label: r.arm.label, meaning: r.arm.meaning, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
     await writePlots(experiment, report, simulated, results, o.plots);
+    // Runs with eval.samples > 0 also logged sampled held-out success: the same tables and curves on it.
+    const sampled = results.map((r) => ({ ...r, runs: r.runs.flatMap((x) => loadRun(x.dir, 'test_accuracy_sampled') ?? []).filter((x) => x.evals.length > 0) }));
+    if (sampled.some((r) => r.runs.length > 0)) {
+      md.push(`On sampled held-out accuracy (eval.samples rollouts per question, at the policy's training temperature):`, '', ...armTable(sampled), '');
+      if (report.paired) md.push(...pairedTable(sampled, report.paired === 'grpo' ? 'grpo' : undefined), '', ...reachGrpoTable(sampled), '');
+      json[`${experiment}-sampled`] = sampled.map((r) => ({ label: r.arm.label, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
+      if (report.curves) await writeCurves(`${experiment}-sampled`, 'sampled', sampled, o.plots);
+    }
     await writeReports(experiment, results, o);
   }
   mkdirSync(o.out, { recursive: true });
@@ -352,10 +360,7 @@ async function writePlots(experiment: ExperimentName, report: Report, simulated:
     await writeSvg(dir, `${experiment}-effective-ratio`, bandChart(`effective ratio per step (${where}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]));
     await writeSvg(dir, `${experiment}-mixed-trees`, bandChart(`mixed prompt trees per step (${where})`, band(results, (r) => r.mixed.map((y, x) => ({ x, y }))), 'step', 'mixed trees'));
   }
-  if (report.curves) {
-    await writeSvg(dir, `${experiment}-accuracy-vs-trajectories`, bandChart('held-out greedy accuracy vs trajectories spent (seed mean, min–max)', band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
-    await writeSvg(dir, `${experiment}-accuracy-vs-tokens`, bandChart('held-out greedy accuracy vs generated tokens', band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
-  }
+  if (report.curves) await writeCurves(experiment, 'greedy', results, dir);
   if (report.bars) {
     const rows: BarRow[] = [];
     for (const { arm, runs } of results) {
@@ -367,6 +372,11 @@ async function writePlots(experiment: ExperimentName, report: Report, simulated:
     }
     await writeSvg(dir, 'ablation', barChart('ablation (world, B = 192; seed mean ± sd)', rows, results.map((r) => r.arm.label)));
   }
+}
+
+async function writeCurves(name: string, decoding: 'greedy' | 'sampled', results: ArmResult[], dir: string): Promise<void> {
+  await writeSvg(dir, `${name}-accuracy-vs-trajectories`, bandChart(`held-out ${decoding} accuracy vs trajectories spent (seed mean, min–max)`, band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
+  await writeSvg(dir, `${name}-accuracy-vs-tokens`, bandChart(`held-out ${decoding} accuracy vs generated tokens`, band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
 }
 
 /** One HTML report per experiment (writeReport groups runs by their arm label, config.arm). */

@@ -24,6 +24,8 @@ export interface Scale {
   budget: number;
   evalEvery: number;
   evalQuestions: number;
+  /** Sampled rollouts per held-out question at each evaluation (eval.samples; 0 = greedy only). */
+  evalSamples?: number;
   /** Run the arms that never read Ṽ with the running-rate predictor (see PREDICTOR_FREE). */
   cheapPredictorForBaselines?: boolean;
 }
@@ -481,7 +483,7 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     pool: scale.pool,
     env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed, ...envSize(arm.env, scale.envQuestions) },
     strategy: { name, ...optionsFor(name, { budget: scale.budget, continuations: 2, ...arm.strategy }) },
-    eval: { every: scale.evalEvery, questions: scale.evalQuestions },
+    eval: { every: scale.evalEvery, questions: scale.evalQuestions, ...(scale.evalSamples ? { samples: scale.evalSamples } : {}) },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
     ...(arm.extra?.estimator ? { estimator: arm.extra.estimator } : {}),
     ...(arm.extra?.advantageScale ? { advantageScale: arm.extra.advantageScale } : {}),

@@ -34,7 +34,11 @@ export interface RunStats {
   wallSeconds: number;
 }
 
-export function loadRun(dir: string): RunStats | null {
+/**
+ * The run's numbers; `accuracy` names the metric its evaluations read: greedy `test_accuracy`, or
+ * `test_accuracy_sampled` (runs with eval.samples > 0).
+ */
+export function loadRun(dir: string, accuracy: 'test_accuracy' | 'test_accuracy_sampled' = 'test_accuracy'): RunStats | null {
   if (!existsSync(join(dir, RUN_DB))) return null;
   const store = RunStore.open(dir, { readonly: true });
   try {
@@ -60,8 +64,8 @@ export function loadRun(dir: string): RunStats | null {
       spent: steps.map((s) => (s.metrics.cost_bare ?? 0) + (s.metrics.cost_continuations ?? 0)),
       continuationShare: cont / (bare + cont),
       evals: steps.flatMap((s) =>
-        Number.isFinite(s.metrics.test_accuracy)
-          ? [{ step: s.step, accuracy: s.metrics.test_accuracy, trajectories: s.metrics.cum_trajectories, turns: s.metrics.cum_turns, tokens: s.metrics.cum_tokens }]
+        Number.isFinite(s.metrics[accuracy])
+          ? [{ step: s.step, accuracy: s.metrics[accuracy], trajectories: s.metrics.cum_trajectories, turns: s.metrics.cum_turns, tokens: s.metrics.cum_tokens }]
           : [],
       ),
       total: { trajectories: last.cum_trajectories, turns: last.cum_turns, tokens: last.cum_tokens },

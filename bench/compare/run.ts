@@ -4,7 +4,7 @@
  * grid and budget splits; ≥ 5 seeds each, 2 runs at a time in child processes (`trace-rl train`).
  *
  * Run:  npx tsx bench/compare/run.ts [--experiments main,oracle,ablation] [--first-seed 0] [--seeds 5] [--steps 30]
- *                                    [--pool 64] [--budget 192] [--eval-every 5] [--eval-questions 200] [--env-seed 7] [--env-questions 1500] [--plots dir]
+ *                                    [--pool 64] [--budget 192] [--eval-every 5] [--eval-questions 200] [--eval-samples 0] [--env-seed 7] [--env-questions 1500] [--plots dir]
  *                                    [--arms label,label] (a subset of the experiments' arms)
  *                                    [--cheap-baseline-predictor] (arms that never read Ṽ train the running rate, not the MLP)
  *                                    [--jobs 2] [--out bench/compare/out] [--runs-only | --analyse-only]
@@ -39,6 +39,7 @@ const scale: Scale = {
   budget: num('budget', DEFAULT_SCALE.budget),
   evalEvery: num('eval-every', DEFAULT_SCALE.evalEvery),
   evalQuestions: num('eval-questions', DEFAULT_SCALE.evalQuestions),
+  ...(arg('eval-samples') ? { evalSamples: num('eval-samples', 0) } : {}),
   cheapPredictorForBaselines: flag('cheap-baseline-predictor'),
 };
 const seedList = Array.from({ length: scale.seeds }, (_, i) => scale.firstSeed + i);

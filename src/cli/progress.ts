@@ -49,7 +49,7 @@ export function progressReporter(options: { steps: number; label: string; stream
           payload.phase = 'done';
           if (bar) bar.update(e.step + 1, payload);
           else {
-            const acc = m.test_accuracy !== undefined ? ` test_acc ${fmt(m.test_accuracy)}` : '';
+            const acc = (m.test_accuracy !== undefined ? ` test_acc ${fmt(m.test_accuracy)}` : '') + (m.test_accuracy_sampled !== undefined ? ` sampled ${fmt(m.test_accuracy_sampled)}` : '');
             stream.write(`${options.label} step ${e.step + 1}/${options.steps} traj ${m.cost_trajectories} reward ${fmt(m.reward_mean)} eff ${fmt(m.effective_ratio)}${acc} (${Math.round(m.time_step_ms ?? 0)} ms)\n`);
           }
           break;

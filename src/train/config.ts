@@ -137,6 +137,7 @@ export const trainConfigSchema = z
       .object({
         every: z.number().int().min(1).default(5).describe('Evaluate greedy test accuracy every this many steps (and after the last step).'),
         questions: z.number().int().min(1).default(200).describe('Held-out test questions per evaluation (the first ones of the test split).'),
+        samples: z.number().int().min(0).max(64).default(0).describe('Sampled rollouts per held-out question at each evaluation, drawn as in training (the policy’s temperature); > 0 also logs test_accuracy_sampled, the mean success of those samples. 0 = greedy only.'),
       })
       .prefault({}),
   })

@@ -5,7 +5,7 @@ import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
 import { runEval } from '../eval/index.ts';
-import { greedyAccuracy, rootCandidates, runStep, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
+import { greedyAccuracy, rootCandidates, runStep, sampledAccuracy, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
 import { createRng, shuffled } from '../util/rng.ts';
@@ -211,22 +211,25 @@ export function shouldEvaluate(step: number, config: TrainConfig): boolean {
 /**
  * The held-out evaluation of a step: test_accuracy (greedy success rate on the first `eval.questions`
  * test prompts, one rollout each, no budget cap) for every environment; for qa also EM and F1 per
- * dataset (the first eval.questions held-out questions of each), by the same harness as `trace-rl eval`.
+ * dataset (the first eval.questions held-out questions of each), by the same harness as `trace-rl eval`;
+ * with `eval.samples` > 0 also test_accuracy_sampled (that many sampled rollouts per test prompt).
  */
 export async function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<Record<string, number>> {
-  if (ctx.config.env.kind === 'qa') return qaEvaluation(ctx);
-  return { test_accuracy: await testAccuracy(ctx, step) };
+  const greedy = ctx.config.env.kind === 'qa' ? await qaEvaluation(ctx) : { test_accuracy: await greedyAccuracy(heldOut(ctx, `eval/${step}`)) };
+  const samples = ctx.config.eval.samples;
+  if (samples === 0) return greedy;
+  return { ...greedy, test_accuracy_sampled: await sampledAccuracy({ ...heldOut(ctx, `eval-sampled/${step}`), samples }) };
 }
 
-function testAccuracy(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<number> {
-  return greedyAccuracy({
+function heldOut(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, stream: string) {
+  return {
     env: ctx.parts.env,
     policy: ctx.parts.policy,
     prompts: ctx.parts.test.slice(0, ctx.config.eval.questions),
-    rng: createRng(ctx.config.seed).fork(`eval/${step}`),
+    rng: createRng(ctx.config.seed).fork(stream),
     settings: ctx.config.engine,
     signal: ctx.signal,
-  });
+  };
 }
 
 async function qaEvaluation(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>): Promise<Record<string, number>> {

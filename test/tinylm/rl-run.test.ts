@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -7,6 +7,7 @@ import { RunStore } from '../../src/store/index.ts';
 import { LmTrainer, modelFromGguf, trajectorySequence, type LlamaModel } from '../../src/tinylm/index.ts';
 import { train } from '../../src/train/index.ts';
 import { leaves, turnsTo, type RolloutTree } from '../../src/tree/index.ts';
+import { runCli } from '../helpers/run-cli.ts';
 import { fixture, shortRunConfig, writeTemp } from './fixtures.ts';
 
 /** The largest |recorded log π − trainer log π| over every generated token of every leaf path. */
@@ -71,4 +72,34 @@ test('a short tiny-LM RL run: token-exact trees whose log-probabilities are the 
   } finally {
     store.close();
   }
+});
+
+test('trace-rl eval --policy tiny-lm --run DIR samples from the run’s last checkpoint, not from the GGUF it loads into', async () => {
+  const { env, model } = fixture();
+  // A random model's rollouts all fail, so two RL steps barely move it: to tell the checkpoint's weights
+  // from the file's, load them into another model of the same shape (--model), whose own weights differ.
+  const other = writeTemp(fixture({}, 2).model);
+  const file = writeTemp(model);
+  const out = join(mkdtempSync(join(tmpdir(), 'tinylm-run-')), 'run');
+  assert.equal((await train({ out, config: shortRunConfig(file, 4), clock: () => 0 })).status, 'finished');
+  const store = RunStore.open(out, { readonly: true });
+  const ck = store.checkpoints(store.lastStep()).policy!;
+  store.close();
+  const evalDir = join(out, 'eval');
+  const res = await runCli(['eval', '--policy', 'tiny-lm', '--run', out, '--model', other, '--questions', '3', '--samples', '2', '--temperature', '1', '--out', evalDir, '--json', '--quiet']);
+  assert.equal(res.code, 0, res.stderr);
+  const records = readFileSync(join(evalDir, 'trajectories.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { tree: RolloutTree });
+  assert.equal(records.length, 3);
+  const prompts = new Map(env.test.map((p) => [p.id, p]));
+  const trees = records.map((r) => r.tree);
+  const nl = ck.indexOf(10);
+  const header = JSON.parse(new TextDecoder().decode(ck.subarray(0, nl))) as { sizes: number[] };
+  const trained = modelFromGguf(ck.subarray(nl + 1, nl + 1 + header.sizes[0]!));
+  const own = maxLogprobGap(trees, trained, prompts);
+  assert.ok(own.tokens > 10 && own.gap < 1e-3, `the checkpoint's log π: gap ${own.gap} over ${own.tokens} tokens`);
+  const base = maxLogprobGap(trees, fixture({}, 2).model, prompts);
+  assert.ok(base.gap > 1e-2, `the --model file's own log π differs (${base.gap}), so the test tells the two apart`);
+  const wrong = await runCli(['eval', '--policy', 'embedded', '--run', out, '--questions', '1', '--out', join(out, 'eval2'), '--quiet']);
+  assert.notEqual(wrong.code, 0);
+  assert.match(wrong.stderr, /trained a tiny-lm policy, not embedded; use --policy tiny-lm/);
 });

@@ -52,6 +52,24 @@ test('a short TRACE run on the embedded world stores every step with the registe
   assert.deepEqual(report.notes.filter((n) => !/seed/.test(n)), []);
 });
 
+test('eval.samples > 0 logs the sampled held-out success beside the greedy one, only at evaluation steps', async () => {
+  const dir = join(tmp(), 'run');
+  await train({ out: dir, config: { ...small, steps: 2, eval: { every: 5, questions: 30, samples: 2 } }, clock });
+  const s = RunStore.open(dir, { readonly: true });
+  const [first, last] = s.steps();
+  s.close();
+  for (const m of [first.metrics, last.metrics]) {
+    // 30 questions × 2 samples: a count over 60.
+    assert.ok(Number.isInteger(Math.round(m.test_accuracy_sampled * 60 * 1e9) / 1e9), `${m.test_accuracy_sampled} is k/60`);
+    assert.ok('test_accuracy' in m);
+  }
+  const plain = join(tmp(), 'run');
+  await train({ out: plain, config: { ...small, steps: 1, eval: { every: 5, questions: 30 } }, clock });
+  const p = RunStore.open(plain, { readonly: true });
+  assert.ok(!('test_accuracy_sampled' in p.steps()[0].metrics), 'off by default');
+  p.close();
+});
+
 test('kill -9 in the middle of a run, then resume: identical to an uninterrupted run', async () => {
   const root = tmp();
   const whole = join(root, 'whole');

@@ -52,9 +52,9 @@ export function register(program: Command): void {
     .description('evaluate a policy (openai server, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable')
     .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s, bfcl’s, math-world’s)')
     .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
-    .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file')
+    .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file (with --run: the run’s model by default)')
     .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
-    .option('--run <dir>', 'embedded: a training run folder; its last checkpoint is evaluated and its env settings are the defaults')
+    .option('--run <dir>', 'embedded or tiny-lm: a training run folder; its last checkpoint is evaluated and its env settings are the defaults')
     .option('--env <kind>', 'environment kind: qa, world, simulator, … (default: the run’s, else qa)')
     .option('--datasets <list>', 'qa: comma-separated hotpotqa, 2wiki, musique, bamboogle or JSONL files (a file is named after itself)')
     .option('--retrieval <mode>', 'qa: per-question, pooled or url')
@@ -125,9 +125,9 @@ export function register(program: Command): void {
     });
 }
 
-/** The training run behind `--policy embedded --run DIR`: its configuration and last policy checkpoint. */
+/** The training run behind `--policy embedded|tiny-lm --run DIR`: its configuration and last policy checkpoint. */
 function openRun(dir: string, policyKind: string): { config: TrainConfig; checkpoint: Uint8Array; step: number; dir: string } {
-  if (policyKind !== 'embedded') throw new UsageError(`--run is for --policy embedded (got --policy ${policyKind})`);
+  if (policyKind !== 'embedded' && policyKind !== 'tiny-lm') throw new UsageError(`--run is for --policy embedded or tiny-lm (got --policy ${policyKind})`);
   let store: RunStore;
   try {
     store = RunStore.open(dir, { readonly: true });
@@ -136,7 +136,7 @@ function openRun(dir: string, policyKind: string): { config: TrainConfig; checkp
   }
   try {
     const config = parseTrainConfig(store.config());
-    if (config.policy.kind !== 'embedded') throw new UsageError(`--run ${dir}: that run trained a ${config.policy.kind} policy, not the embedded one`);
+    if (config.policy.kind !== policyKind) throw new UsageError(`--run ${dir}: that run trained a ${config.policy.kind} policy, not ${policyKind}; use --policy ${config.policy.kind}`);
     const step = store.lastStep();
     if (step < 0) throw new UsageError(`--run ${dir}: no completed step yet, so there is no trained policy`);
     const checkpoint = store.checkpoints(step).policy;
@@ -215,13 +215,15 @@ async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: Ca
       return { policy, about: { spec: { kind: 'openai', model, mode: opts.mode }, lines: [`policy: ${model} on ${urls.length} OpenAI-compatible server(s) (${opts.mode}), ${sampling}`, envLine] } };
     }
     case 'tiny-lm': {
-      if (!opts.model) throw new UsageError('--policy tiny-lm needs --model FILE.gguf');
-      const file = path.resolve(opts.model);
+      // A run's checkpoint holds the trained weights; its GGUF supplies the vocabulary and shape they load into.
+      const model = opts.model ?? (run?.config.policy.kind === 'tiny-lm' ? run.config.policy.model : undefined);
+      if (!model) throw new UsageError('--policy tiny-lm needs --model FILE.gguf (or --run DIR of a tiny-lm training run)');
+      const file = path.resolve(model);
       let bytes: Uint8Array;
       try {
         bytes = new Uint8Array(readFileSync(file));
       } catch {
-        throw new UsageError(`--model ${opts.model}: cannot read that file`);
+        throw new UsageError(`--model ${model}: cannot read that file${opts.model ? '' : ` (the model of --run ${opts.run}; give --model if it moved)`}`);
       }
       const { sequencesFor, TinyLmPolicy } = await import('../../tinylm/index.ts');
       const { initJax } = await import('../../util/jax.ts');
@@ -230,7 +232,9 @@ async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: Ca
       // Not part of the spec: the results do not depend on it, so a resumed evaluation may change it.
       const sequences = sequencesFor(Number(opts.concurrency));
       const policy = TinyLmPolicy.fromBytes(bytes, { sequences, ...(temperature > 0 ? { temperature } : {}) }, file);
-      return { policy, about: { spec: { kind: 'tiny-lm', model: file }, lines: [`policy: tiny LM ${file} on llama.cpp (${sequences} sequences batched), ${sampling}`, envLine] } };
+      if (run) policy.load(run.checkpoint);
+      const what = run ? `tiny LM of ${run.dir} after step ${run.step} (shape of ${file})` : `tiny LM ${file}`;
+      return { policy, about: { spec: { kind: 'tiny-lm', model: file, ...(run ? { run: run.dir, step: run.step } : {}) }, lines: [`policy: ${what} on llama.cpp (${sequences} sequences batched), ${sampling}`, envLine] } };
     }
     case 'embedded': {
       const candidates = suite.candidates;

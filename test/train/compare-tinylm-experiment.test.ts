@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { arms, BEST_TRACE, DEFAULT_SCALE, runConfig, UNIFORM_ROOT_TRACE } from '../../bench/compare/experiments.ts';
+import { arms, BEST_TRACE, DEFAULT_SCALE, ROOT_RESAMPLE_TRACE, runConfig, UNIFORM_ROOT_TRACE } from '../../bench/compare/experiments.ts';
 import { parseTrainConfig } from '../../src/train/index.ts';
 
 // bench/compare's `tinylm` experiment (issue 18): every arm is a valid train() configuration on the tiny
@@ -54,4 +54,28 @@ test('tinylm-d experiment: the recommendation, grpo, random-tree and the paper f
   assert.deepEqual([rec.name, rec.roots, rec.prefixes], ['trace', 'uniform', 'decision-weighted']);
   assert.equal((configs[3].strategy as Record<string, unknown>).prefixes, undefined);
   assert.deepEqual(configs.map((c) => c.predictor.kind), ['mlp', 'global', 'global', 'mlp']);
+});
+
+// `tinylm-s` (frozen at e7b19e9): B = 64 from the 34 % warm start with Adam 2e-4, read on sampled held-out
+// success; only the strategy differs between arms, and the tree arm is ROOT_RESAMPLE_TRACE as written then.
+test('tinylm-s experiment: the recommendation, grpo as 16 × 4, random-tree and the paper at B = 64 with sampled evaluation', () => {
+  const scale = { ...DEFAULT_SCALE, firstSeed: 900, steps: 40, pool: 32, budget: 64, evalEvery: 20, evalQuestions: 300, evalSamples: 2, cheapPredictorForBaselines: true };
+  const list = arms('tinylm-s');
+  assert.deepEqual(list.map((a) => a.label), ['trace-rec', 'grpo', 'random-tree', 'trace']);
+  assert.deepEqual(list.map((a) => a.tier ?? 0), [0, 0, 1, 2]);
+  const configs = list.map((a) => parseTrainConfig(runConfig(a, 900, scale)));
+  for (const c of configs) {
+    assert.deepEqual([c.policy.kind, c.policy.model, c.policy.learningRate, c.policy.epochs, c.policy.temperature], ['tiny-lm', 'bench/tinylm/warm-start-d64x4d.gguf', 2e-4, 1, 1]);
+    assert.deepEqual([c.engine.maxTurns, c.engine.concurrency], [6, 8]);
+    assert.equal(c.strategy.budget, 64);
+    assert.deepEqual([c.seed, c.steps, c.pool, c.env.seed, c.env.questions, c.eval.every, c.eval.questions, c.eval.samples], [900, 40, 32, 7, 1500, 20, 300, 2]);
+  }
+  assert.deepEqual(ROOT_RESAMPLE_TRACE, { name: 'trace', roots: 'uniform', prefixes: 'decision-weighted', rootResample: true, continuations: 0.5 });
+  const rec = configs[0].strategy as Record<string, unknown>;
+  assert.deepEqual([rec.roots, rec.prefixes, rec.rootResample, rec.continuations], ['uniform', 'decision-weighted', true, 0.5]);
+  assert.equal((configs[1].strategy as Record<string, unknown>).batchSize, 16);
+  assert.equal((configs[3].strategy as Record<string, unknown>).prefixes, undefined);
+  assert.deepEqual(configs.map((c) => c.predictor.kind), ['mlp', 'global', 'global', 'mlp']);
+  // Without --eval-samples the configuration carries no samples (greedy only), as every earlier experiment.
+  assert.equal(parseTrainConfig(runConfig(list[1], 900, { ...scale, evalSamples: undefined })).eval.samples, 0);
 });

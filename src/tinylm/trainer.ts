@@ -15,7 +15,7 @@
  * trainers of one model shape in the process (the next run does not trace them again). Fixed shapes
  * also keep jax-js's wasm heap flat: its allocator reuses freed buffers only of the same size class.
  */
-import { jit, lax, numpy as np, tree, valueAndGrad } from '../util/jax.ts';
+import { JAX_THREADS, jit, lax, numpy as np, tree, valueAndGrad } from '../util/jax.ts';
 import { disposeConsts, forwardConsts, fromParams, gridArrays, pack, toParams, tokenLogprobs, type ForwardConsts, type PackedGrid, type Params } from './forward.ts';
 import type { LlamaConfig, LlamaModel, LlamaWeights } from './model.ts';
 import type { TokenSequence } from './sequence.ts';
@@ -25,7 +25,11 @@ type Arr = np.Array;
 export interface TrainerOptions {
   /** Sequences per minibatch (one Adam step) when callers split a list into minibatches. Default 8. */
   batch?: number;
-  /** Positions per packed grid (R·T); a minibatch needing more is several grids, one Adam step. Default 4096. */
+  /**
+   * Positions per packed grid (R·T); a minibatch needing more is several grids, one Adam step. Default
+   * 4096 on one thread, 2048 on the kernel-thread pool (which holds a grid's whole gradient program in
+   * the 4 GiB heap at once; util/wasm-threads.ts).
+   */
   gridTokens?: number;
   /** Gradient global-norm cap. Default 1. */
   maxGradNorm?: number;
@@ -149,7 +153,7 @@ export class LmTrainer {
 
   constructor(model: Pick<LlamaModel, 'config' | 'weights'>, options: TrainerOptions = {}) {
     this.config = model.config;
-    this.opts = { batch: 8, gridTokens: 4096, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, temperature: 1, ...options };
+    this.opts = { batch: 8, gridTokens: JAX_THREADS > 1 ? 2048 : 4096, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, temperature: 1, ...options };
     if (!(this.opts.temperature > 0 && Number.isFinite(this.opts.temperature))) throw new RangeError(`LmTrainer: temperature must be a positive number, got ${this.opts.temperature}`);
     this.params = toParams(model.weights, model.config);
     this.m = tree.map((a: Arr) => np.zeros(a.shape), this.params) as Params;

@@ -68,9 +68,12 @@ class ThreadWorker {
 /**
  * Kernel threads jax-js gets: `TRACE_RL_JAX_THREADS` when set (`cores` = one per core, at most 8:
  * each kernel's output range is split over them, more than the cores only adds overhead), else 1.
- * Opt-in, not the default: a tiny-LM RL run (B = 16, PPO steps summing gradients over several grids)
- * ran out of jax-js's 4 GiB wasm heap at its third step with the pool and went on with one thread
- * (BENCHMARKS.md, "Kernel threads"); the cause is not yet known.
+ * Opt-in, not the default: a tiny-LM RL run ran out of jax-js's 4 GiB wasm heap at its third step with
+ * the pool. The cause: the pool's backend keeps every buffer a queued kernel uses until that kernel has
+ * run, so a grid's whole gradient program is resident at once (2.35 GB against one thread's 1.50 GB for
+ * 4,096 positions of 512-token rows; past 4 GiB for 768-token rows). LmTrainer therefore defaults to
+ * 2,048-position grids on the pool (1.95 GB there; bench/tinylm/pool-heap.ts, BENCHMARKS.md "Kernel
+ * threads"), and the run that crashed now passes; it stays opt-in until a long run has passed too.
  */
 export function jaxThreads(): number {
   const set = process.env.TRACE_RL_JAX_THREADS;

@@ -34,4 +34,7 @@ const w = trainer.weights();
 const hash = createHash('sha256');
 for (const a of [w.embed, w.output, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.gate, l.up, l.down])]) hash.update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
 trainer.dispose();
-console.log(JSON.stringify({ threads: JAX_THREADS, messages, steps: stats.steps, loss: stats.loss, weights: hash.digest('hex') }));
+const plain = new LmTrainer(model);
+const defaultGrid = plain.opts.gridTokens;
+plain.dispose();
+console.log(JSON.stringify({ threads: JAX_THREADS, messages, steps: stats.steps, loss: stats.loss, weights: hash.digest('hex'), defaultGrid }));

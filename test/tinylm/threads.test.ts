@@ -9,7 +9,7 @@ const run = promisify(execFile);
 const root = join(import.meta.dirname, '../..');
 
 /** Runs threads-child.ts with TRACE_RL_JAX_THREADS = threads; it must exit by itself within a minute. */
-async function child(threads: string): Promise<{ threads: number; messages: number; steps: number; loss: number; weights: string }> {
+async function child(threads: string): Promise<{ threads: number; messages: number; steps: number; loss: number; weights: string; defaultGrid: number }> {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'threads-child.ts')], { cwd: root, env: { ...process.env, TRACE_RL_JAX_THREADS: threads }, timeout: 60_000 });
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
@@ -24,6 +24,9 @@ test('a PPO pass on the kernel-thread pool gives bit-identical weights to one th
   assert.equal(two.steps, one.steps);
   assert.equal(two.loss, one.loss);
   assert.equal(two.weights, one.weights, 'each kernel’s outputs are split between threads, not its sums: same bits');
+  // The pool keeps every buffer a queued kernel uses until it has run, so a grid's whole gradient
+  // program is resident at once: half the positions per grid keep the heap where one thread has it.
+  assert.deepEqual([one.defaultGrid, two.defaultGrid], [4096, 2048]);
 });
 
 test('TRACE_RL_JAX_THREADS must be a whole number of threads', async () => {

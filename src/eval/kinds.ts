@@ -1,8 +1,8 @@
 /**
  * What an evaluation measures per question, one entry per environment kind. An entry lists its metric
  * columns (table order) and turns a finished trajectory into one number per column. Answer-shaped
- * environments (qa, world) report the official EM and F1 of the final `<answer>`; any other kind
- * reports `accuracy`, the environment's own success reward. Adding an environment kind to evaluation
+ * environments (qa, world) report the official EM and F1 of the final `<answer>` beside `accuracy`, the
+ * environment's own success reward, which is all any other kind reports. Adding an environment kind to evaluation
  * is one entry here (the environment itself comes from src/train/environments.ts).
  */
 import { scoreAnswer } from '../env/qa-metrics.ts';
@@ -23,13 +23,18 @@ export interface EvalKind {
   score(prompt: Prompt, outcome: TrajectoryOutcome): Record<string, number>;
 }
 
-/** EM and F1 of the final answer against the gold answers (max over golds), as the official scripts. */
+/**
+ * EM and F1 of the final answer against the gold answers (max over golds), as the official scripts,
+ * and `accuracy`, the environment's own success reward: what training logs as test_accuracy (the
+ * success rule, e.g. F1 ≥ 0.3, counts answers EM does not).
+ */
 export const ANSWER_METRICS: EvalKind = {
-  metrics: ['em', 'f1'],
+  metrics: ['em', 'f1', 'accuracy'],
   score(prompt, outcome) {
-    if (outcome.answer === undefined) return { em: 0, f1: 0 };
+    const accuracy = outcome.reward === 1 ? 1 : 0;
+    if (outcome.answer === undefined) return { em: 0, f1: 0, accuracy };
     const s = scoreAnswer(outcome.answer, prompt.answers);
-    return { em: s.em, f1: s.f1 };
+    return { em: s.em, f1: s.f1, accuracy };
   },
 };
 

@@ -28,10 +28,10 @@ test('Wilson interval for 0/1 scores and normal interval for F1, by hand', () =>
 });
 
 test('the JSON object has exactly datasets.{name}.{n, metrics} and average.{metrics}', () => {
-  const rec = (dataset: string, id: string, em: number, f1: number) => ({ dataset, id, question: '', answers: ['x'], samples: [], metrics: { em, f1 }, errors: 0, tree: { promptId: id, prompt: '', nodes: {} } });
-  const t = tabulate(ANSWER_METRICS, ['a', 'b'], [rec('a', '1', 1, 1), rec('a', '2', 0, 0.5), rec('b', '3', 0, 0)]);
-  assert.deepEqual(resultJson(t), { datasets: { a: { n: 2, em: 0.5, f1: 0.75 }, b: { n: 1, em: 0, f1: 0 } }, average: { em: 0.25, f1: 0.375 } });
-  assert.match(formatTable(t), /^dataset +n +errors +em \[95% CI\] +f1 \[95% CI\]\n/);
+  const rec = (dataset: string, id: string, em: number, f1: number, accuracy: number) => ({ dataset, id, question: '', answers: ['x'], samples: [], metrics: { em, f1, accuracy }, errors: 0, tree: { promptId: id, prompt: '', nodes: {} } });
+  const t = tabulate(ANSWER_METRICS, ['a', 'b'], [rec('a', '1', 1, 1, 1), rec('a', '2', 0, 0.5, 1), rec('b', '3', 0, 0, 0)]);
+  assert.deepEqual(resultJson(t), { datasets: { a: { n: 2, em: 0.5, f1: 0.75, accuracy: 1 }, b: { n: 1, em: 0, f1: 0, accuracy: 0 } }, average: { em: 0.25, f1: 0.375, accuracy: 0.5 } });
+  assert.match(formatTable(t), /^dataset +n +errors +em \[95% CI\] +f1 \[95% CI\] +accuracy \[95% CI\]\n/);
   assert.match(formatTable(t), /\naverage +0\.250 \[/);
 });
 
@@ -41,7 +41,7 @@ test('CLI: every environment kind evaluates through one command; --json prints o
   const w = JSON.parse(world.stdout) as { datasets: Record<string, Record<string, number>>; average: Record<string, number> };
   assert.equal(world.stdout.trim().split('\n').length, 1);
   assert.deepEqual(Object.keys(w.datasets), ['world']);
-  assert.deepEqual(Object.keys(w.datasets.world!).sort(), ['em', 'f1', 'n']);
+  assert.deepEqual(Object.keys(w.datasets.world!).sort(), ['accuracy', 'em', 'f1', 'n']);
   assert.equal(w.datasets.world!.n, 12);
   const sim = await runCli(['eval', '--env', 'simulator', '--policy', 'scripted', '--questions', '30', '--out', tmp(), '--json', '--quiet']);
   assert.equal(sim.code, 0, sim.stderr);

@@ -97,7 +97,12 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
     }
   };
   await Promise.all(Array.from({ length: Math.min(workers, Math.max(1, todo.length)) }, work));
-  const records = all.map((u) => store.get(u.dataset, u.prompt.id)).filter((r): r is EvalRecord => r !== undefined);
+  // Scored again from their stored trees, so questions a resumed evaluation kept from an older version
+  // are measured exactly like new ones (a metric added since would otherwise read as 0).
+  const records = all.flatMap((u) => {
+    const r = store.get(u.dataset, u.prompt.id);
+    return r ? [toRecord(kind, u.dataset, u.prompt, r.tree)] : [];
+  });
   return { ...tabulate(kind, [...suite.datasets.keys()], records), kind: suite.kind, records, total: all.length, stopped: options.signal?.aborted === true && finished < all.length };
 }
 

@@ -4,7 +4,7 @@
  * partial last line (a killed writer) cut off on reopen, and per-question determinism.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -91,4 +91,24 @@ test('a partial last line (killed writer) is cut off; results per question do no
   const c = await runEval({ suite, policy: new EmbeddedPolicy({ candidates: setup.candidates! }), samples: 3, greedy: false, seed: 5, store: reopened });
   assert.deepEqual(resultJson(c), resultJson(a), 'nothing left to do: the same table');
   assert.ok(a.records.every((r) => r.samples.length === 3));
+});
+
+test('a resumed evaluation scores the questions it kept from their stored trees (records written before a metric existed)', async () => {
+  const config = parseTrainConfig({ env: { kind: 'world', questions: 200 } });
+  const setup = buildEnvironment(config);
+  const suite = { kind: 'world', env: setup.env, datasets: new Map([['world', setup.test.slice(0, 8)]]) };
+  const dir = tmp();
+  const a = await runEval({ suite, policy: new EmbeddedPolicy({ candidates: setup.candidates! }), samples: 2, greedy: false, seed: 2, store: EvalStore.open(dir, { x: 1 }) });
+  assert.ok(a.records.some((r) => r.metrics.accuracy! > 0), 'some success to lose');
+  // As an older version wrote them: EM and F1 only.
+  const file = path.join(dir, TRAJECTORIES_FILE);
+  const old = readFileSync(file, 'utf8').trim().split('\n').map((l) => {
+    const r = JSON.parse(l) as { metrics: Record<string, number>; samples: Array<{ metrics: Record<string, number> }> };
+    delete r.metrics.accuracy;
+    for (const s of r.samples) delete s.metrics.accuracy;
+    return JSON.stringify(r);
+  });
+  writeFileSync(file, old.join('\n') + '\n');
+  const b = await runEval({ suite, policy: new EmbeddedPolicy({ candidates: setup.candidates! }), samples: 2, greedy: false, seed: 2, store: EvalStore.open(dir, { x: 1 }) });
+  assert.deepEqual(resultJson(b), resultJson(a));
 });

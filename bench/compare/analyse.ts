@@ -70,7 +70,7 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     // Runs with eval.samples > 0 also logged sampled held-out success: the same tables and curves on it.
     const sampled = results.map((r) => ({ ...r, runs: r.runs.flatMap((x) => loadRun(x.dir, 'test_accuracy_sampled') ?? []).filter((x) => x.evals.length > 0) }));
     if (sampled.some((r) => r.runs.length > 0)) {
-      md.push(`On sampled held-out accuracy (eval.samples rollouts per question, at the policy's training temperature); the contrast and cost columns are the table's above:`, '');
+      md.push(`The same on sampled held-out accuracy (eval.samples rollouts per question, sampled as in training, at the policy's temperature):`, '');
       if (report.paired) md.push(...pairedTable(sampled, report.paired === 'grpo' ? 'grpo' : undefined), '', ...reachGrpoTable(sampled), '');
       json[`${experiment}-sampled`] = sampled.map((r) => ({ label: r.arm.label, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
       if (report.curves) await writeCurves(`${experiment}-sampled`, 'sampled', sampled, o.plots);

@@ -262,6 +262,7 @@ export function buildCharts(runs: RunData[]): Chart[] {
   return [
     curveChart(runs, strategies, 'test_accuracy', 'cum_trajectories', [0, 1]),
     curveChart(runs, strategies, 'test_accuracy', 'cum_tokens', [0, 1]),
+    ...sampledCharts(runs, strategies),
     curveChart(runs, strategies, 'reward_mean', 'cum_trajectories', [0, 1]),
     curveChart(runs, strategies, 'reward_mean', 'cum_tokens', [0, 1]),
     curveChart(runs, strategies, 'effective_ratio', 'step', [0, 1]),
@@ -272,6 +273,12 @@ export function buildCharts(runs: RunData[]): Chart[] {
     timeChart(runs, strategies),
     ...datasetCharts(runs, strategies),
   ];
+}
+
+/** Held-out success of sampled rollouts (eval.samples > 0), when some run logged it. */
+function sampledCharts(runs: RunData[], strategies: string[]): Chart[] {
+  if (!runs.some((r) => r.steps.some((st) => st.metrics.test_accuracy_sampled !== undefined))) return [];
+  return [curveChart(runs, strategies, 'test_accuracy_sampled', 'cum_trajectories', [0, 1]), curveChart(runs, strategies, 'test_accuracy_sampled', 'cum_tokens', [0, 1])];
 }
 
 /** env qa: one held-out EM curve per dataset (keys eval_em/<dataset>), against trajectories spent. */

@@ -106,7 +106,7 @@ ${notes}
 <h2>Summary</h2>
 ${summaryTable(input.summary)}
 ${runsTable(input.runs)}
-${section('Learning curves: accuracy and reward against cost', charts, ['test_accuracy-vs-cum_trajectories', 'test_accuracy-vs-cum_tokens', 'reward_mean-vs-cum_trajectories', 'reward_mean-vs-cum_tokens'])}
+${section('Learning curves: accuracy and reward against cost', charts, ['test_accuracy-vs-cum_trajectories', 'test_accuracy-vs-cum_tokens', 'test_accuracy_sampled-vs-cum_trajectories', 'test_accuracy_sampled-vs-cum_tokens', 'reward_mean-vs-cum_trajectories', 'reward_mean-vs-cum_tokens'])}
 ${datasetSection(charts)}
 ${section('Contrast: effective ratio per step', charts, ['effective_ratio-vs-step'])}
 ${section('Predictor calibration', charts, ['calibration'])}

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -68,6 +68,14 @@ test('eval.samples > 0 logs the sampled held-out success beside the greedy one, 
   const p = RunStore.open(plain, { readonly: true });
   assert.ok(!('test_accuracy_sampled' in p.steps()[0].metrics), 'off by default');
   p.close();
+  // The report draws its learning curves only where a run logged it, and leaves no chart empty.
+  const { writeReport } = await import('../../src/report/index.ts');
+  const title = 'test_accuracy_sampled against cum_trajectories';
+  const withSamples = await writeReport({ runs: [dir], out: join(dir, 'report.html') });
+  assert.ok(readFileSync(withSamples.out, 'utf8').includes(title));
+  assert.deepEqual(withSamples.notes.filter((n) => !/seed/.test(n)), []);
+  const without = await writeReport({ runs: [plain], out: join(plain, 'report.html') });
+  assert.ok(!readFileSync(without.out, 'utf8').includes(title));
 });
 
 test('kill -9 in the middle of a run, then resume: identical to an uninterrupted run', async () => {

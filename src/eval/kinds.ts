@@ -1,9 +1,9 @@
 /**
  * What an evaluation measures per question, one entry per environment kind. An entry lists its metric
  * columns (table order) and turns a finished trajectory into one number per column. Answer-shaped
- * environments (qa, world) report the official EM and F1 of the final `<answer>` beside `accuracy`, the
- * environment's own success reward, which is all any other kind reports. Adding an environment kind to evaluation
- * is one entry here (the environment itself comes from src/train/environments.ts).
+ * environments (qa, world) report the official EM and F1 of the final `<answer>` beside `accuracy`,
+ * the environment's own success reward, which is all any other kind reports. Adding an environment
+ * kind to evaluation is one entry here (the environment itself comes from src/train/environments.ts).
  */
 import { scoreAnswer } from '../env/qa-metrics.ts';
 import type { Prompt } from '../tree/types.ts';

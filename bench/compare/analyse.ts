@@ -68,7 +68,7 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     json[experiment] = results.map((r) => ({ label: r.arm.label, meaning: r.arm.meaning, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
     await writePlots(experiment, report, simulated, results, o.plots);
     // Runs with eval.samples > 0 also logged sampled held-out success: the same tables and curves on it.
-    const sampled = results.map((r) => ({ ...r, runs: r.runs.flatMap((x) => loadRun(x.dir, 'test_accuracy_sampled') ?? []).filter((x) => x.evals.length > 0) }));
+    const sampled = results.map((r) => ({ ...r, runs: r.runs.filter((x) => x.sampledEvals.length > 0).map((x) => ({ ...x, evals: x.sampledEvals })) }));
     if (sampled.some((r) => r.runs.length > 0)) {
       md.push(`The same on sampled held-out accuracy (eval.samples rollouts per question, sampled as in training, at the policy's temperature):`, '');
       if (report.paired) md.push(...pairedTable(sampled, report.paired === 'grpo' ? 'grpo' : undefined), '', ...reachGrpoTable(sampled), '');

@@ -29,16 +29,15 @@ export interface RunStats {
   /** Trajectories (bare + continuations) spent per step. */
   spent: number[];
   continuationShare: number;
+  /** Greedy held-out evaluations (test_accuracy). */
   evals: EvalPoint[];
+  /** Sampled held-out evaluations (test_accuracy_sampled; runs with eval.samples > 0, else empty). */
+  sampledEvals: EvalPoint[];
   total: { trajectories: number; turns: number; tokens: number };
   wallSeconds: number;
 }
 
-/**
- * The run's numbers; `accuracy` names the metric its evaluations read: greedy `test_accuracy`, or
- * `test_accuracy_sampled` (runs with eval.samples > 0).
- */
-export function loadRun(dir: string, accuracy: 'test_accuracy' | 'test_accuracy_sampled' = 'test_accuracy'): RunStats | null {
+export function loadRun(dir: string): RunStats | null {
   if (!existsSync(join(dir, RUN_DB))) return null;
   const store = RunStore.open(dir, { readonly: true });
   try {
@@ -63,17 +62,20 @@ export function loadRun(dir: string, accuracy: 'test_accuracy' | 'test_accuracy_
       expanded: m('expanded_prefixes'),
       spent: steps.map((s) => (s.metrics.cost_bare ?? 0) + (s.metrics.cost_continuations ?? 0)),
       continuationShare: cont / (bare + cont),
-      evals: steps.flatMap((s) =>
-        Number.isFinite(s.metrics[accuracy])
-          ? [{ step: s.step, accuracy: s.metrics[accuracy], trajectories: s.metrics.cum_trajectories, turns: s.metrics.cum_turns, tokens: s.metrics.cum_tokens }]
-          : [],
-      ),
+      evals: evalPoints(steps, 'test_accuracy'),
+      sampledEvals: evalPoints(steps, 'test_accuracy_sampled'),
       total: { trajectories: last.cum_trajectories, turns: last.cum_turns, tokens: last.cum_tokens },
       wallSeconds: meanOf(m('time_step_ms')) * steps.length / 1000,
     };
   } finally {
     store.close();
   }
+}
+
+function evalPoints(steps: ReadonlyArray<{ step: number; metrics: Record<string, number> }>, key: string): EvalPoint[] {
+  return steps.flatMap((s) =>
+    Number.isFinite(s.metrics[key]) ? [{ step: s.step, accuracy: s.metrics[key]!, trajectories: s.metrics.cum_trajectories!, turns: s.metrics.cum_turns!, tokens: s.metrics.cum_tokens! }] : [],
+  );
 }
 
 /** Where a run's bare rollouts went, by question kind, and how often a selected prompt had no prefix to expand. */

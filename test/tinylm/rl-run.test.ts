@@ -10,6 +10,13 @@ import { leaves, turnsTo, type RolloutTree } from '../../src/tree/index.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { fixture, shortRunConfig, writeTemp } from './fixtures.ts';
 
+/** The model inside a tiny-LM policy snapshot (its JSON header line, then the weights' GGUF first). */
+function snapshotModel(snapshot: Uint8Array): LlamaModel {
+  const nl = snapshot.indexOf(10);
+  const header = JSON.parse(new TextDecoder().decode(snapshot.subarray(0, nl))) as { sizes: number[] };
+  return modelFromGguf(snapshot.subarray(nl + 1, nl + 1 + header.sizes[0]!));
+}
+
 /** The largest |recorded log π − trainer log π| over every generated token of every leaf path. */
 function maxLogprobGap(trees: readonly RolloutTree[], model: LlamaModel, prompts: Map<string, { id: string; question: string; answers: string[] }>): { gap: number; tokens: number } {
   const { tokenizer } = fixture();
@@ -64,9 +71,7 @@ test('a short tiny-LM RL run: token-exact trees whose log-probabilities are the 
     const before = maxLogprobGap(t0, model, prompts);
     assert.ok(before.tokens > 50 && before.gap < 1e-3, `step 0: gap ${before.gap} over ${before.tokens} tokens`);
     // Step 1 was sampled by the resumed run from the policy snapshot of step 0.
-    const nl = ck.indexOf(10);
-    const header = JSON.parse(new TextDecoder().decode(ck.subarray(0, nl))) as { sizes: number[] };
-    const restored = modelFromGguf(ck.subarray(nl + 1, nl + 1 + header.sizes[0]!));
+    const restored = snapshotModel(ck);
     const after = maxLogprobGap(store.trees(1), restored, prompts);
     assert.ok(after.tokens > 50 && after.gap < 1e-3, `step 1 vs the step-0 snapshot: ${after.gap}`);
   } finally {
@@ -92,9 +97,7 @@ test('trace-rl eval --policy tiny-lm --run DIR samples from the run’s last che
   assert.equal(records.length, 3);
   const prompts = new Map(env.test.map((p) => [p.id, p]));
   const trees = records.map((r) => r.tree);
-  const nl = ck.indexOf(10);
-  const header = JSON.parse(new TextDecoder().decode(ck.subarray(0, nl))) as { sizes: number[] };
-  const trained = modelFromGguf(ck.subarray(nl + 1, nl + 1 + header.sizes[0]!));
+  const trained = snapshotModel(ck);
   const own = maxLogprobGap(trees, trained, prompts);
   assert.ok(own.tokens > 10 && own.gap < 1e-3, `the checkpoint's log π: gap ${own.gap} over ${own.tokens} tokens`);
   const base = maxLogprobGap(trees, fixture({}, 2).model, prompts);

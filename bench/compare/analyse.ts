@@ -5,7 +5,7 @@ import { RunStore } from '../../src/store/index.ts';
 import { buildEnvironment, parseTrainConfig } from '../../src/train/index.ts';
 import { REPORTS, type Arm, type ExperimentName, type Report, type Scale } from './experiments.ts';
 import { accuracyByKind, questionKind } from './by-kind.ts';
-import { kindUse, loadRun, type RunStats } from './load.ts';
+import { kindUse, loadRun, mixedAnchors, per100, toRecord, type RunStats } from './load.ts';
 import { barChart, bandChart, writeSvg, type BandRow, type BarRow } from './plots.ts';
 import { fmt, meanOf, pairedBootstrap, spread, type Spread } from './stats.ts';
 
@@ -45,6 +45,7 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
       arm,
       runs: o.seeds.map((s) => loadRun(o.runDir(arm.label, s))).filter((r): r is RunStats => r !== null && r.finished),
     }));
+    writeRecords(results, o.out);
     const missing = results.filter((r) => r.runs.length < o.seeds.length).map((r) => `${r.arm.label} (${r.runs.length}/${o.seeds.length})`);
     if (missing.length) md.push(`note: unfinished arms, shown with the seeds that finished: ${missing.join(', ')}`, '');
     if (results.every((r) => r.runs.length === 0)) continue;
@@ -82,6 +83,13 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
   writeFileSync(join(o.out, 'summary.json'), JSON.stringify(json, null, 2));
   process.stdout.write(md.join('\n') + '\n');
   o.log(`wrote ${join(o.out, 'summary.md')}, reports in ${o.out}, plots in ${o.plots}`);
+}
+
+/** One small JSON record per finished run (see RunRecord), committed with the summary; bench/compare/pool.ts pairs them. */
+function writeRecords(results: ArmResult[], out: string): void {
+  const dir = join(out, 'records');
+  mkdirSync(dir, { recursive: true });
+  for (const { arm, runs } of results) for (const r of runs) writeFileSync(join(dir, `${arm.label}-s${r.seed}.json`), JSON.stringify(toRecord(arm.label, r)) + '\n');
 }
 
 function armNumbers(runs: RunStats[]) {
@@ -187,7 +195,6 @@ function perBudgetTable(results: ArmResult[]): string[] {
     '| arm | mixed trees / 100 traj. | mixed anchors / 100 traj. | effective ratio | trajectories | tokens | ratio of mixed trees / 100 to grpo’s |',
     '|---|---|---|---|---|---|---|',
   ];
-  const per100 = (r: RunStats, xs: number[]) => (100 * xs.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0)) / Math.max(1, r.spent.reduce((a, b) => a + b, 0));
   const grpo = results.find((x) => x.arm.label.endsWith('grpo'));
   const grpoTrees = grpo ? meanOf(grpo.runs.map((r) => per100(r, r.mixed))) : NaN;
   for (const { arm, runs } of results) {
@@ -248,11 +255,6 @@ function reachGrpoTable(results: ArmResult[]): string[] {
     rows.push(hit ? `| ${arm.label} | ${hit.step} | ${Math.round(hit.trajectories)} | ${(hit.trajectories / grpoHit.trajectories).toFixed(2)} | ${Math.round(hit.tokens)} |` : `| ${arm.label} | never | – | – | – |`);
   }
   return rows;
-}
-
-/** Mixed anchors per step: yield × (selected roots + expanded prefixes). */
-function mixedAnchors(r: RunStats): number[] {
-  return r.anchorYield.map((y, i) => y * (r.prompts[i] + r.expanded[i]));
 }
 
 /** Question kind by training prompt id, of the world a run trained on (its stored config: env seed, size). */

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_DB, RunStore } from '../../src/store/index.ts';
 import { getNode, isMixed, leaves, root, type RolloutTree } from '../../src/tree/index.ts';
@@ -70,6 +70,38 @@ export function loadRun(dir: string): RunStats | null {
   } finally {
     store.close();
   }
+}
+
+type PerStep = Pick<RunStats, 'anchorYield' | 'prompts' | 'expanded' | 'spent'>;
+
+/** Mixed anchors per step: yield × (selected roots + expanded prefixes). */
+export function mixedAnchors(r: PerStep): number[] {
+  return r.anchorYield.map((y, i) => y * (r.prompts[i]! + r.expanded[i]!));
+}
+
+/** A per-step count summed over the run, per 100 trajectories spent (contrast per unit of budget). */
+export function per100(r: PerStep, xs: readonly number[]): number {
+  return (100 * xs.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0)) / Math.max(1, r.spent.reduce((a, b) => a + b, 0));
+}
+
+/**
+ * A run's numbers as a small JSON record (<out>/records/<label>-s<seed>.json, written by analyse), so the
+ * paired tables survive the run folder: run folders are not committed and a machine is not kept.
+ */
+export interface RunRecord extends Omit<RunStats, 'dir'> {
+  label: string;
+  /** Where the numbers came from when not written by analyse from a run folder (e.g. transcribed from an earlier table). */
+  source?: string;
+}
+
+export function toRecord(label: string, r: RunStats): RunRecord {
+  const { dir: _dir, ...rest } = r;
+  return { label, ...rest };
+}
+
+/** Reads a record; JSON has no NaN, so the nulls it wrote for missing metrics become NaN again. */
+export function readRecord(path: string): RunRecord {
+  return JSON.parse(readFileSync(path, 'utf8'), (_k, v) => (v === null ? NaN : v)) as RunRecord;
 }
 
 function evalPoints(steps: ReadonlyArray<{ step: number; metrics: Record<string, number> }>, key: string): EvalPoint[] {

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { test } from 'node:test';
+import { loadRun, readRecord, toRecord } from '../../bench/compare/load.ts';
+import { pairedBootstrap } from '../../bench/compare/stats.ts';
+import { RunStore } from '../../src/store/index.ts';
+import { train } from '../../src/train/index.ts';
+
+// bench/compare's per-run records are what the paired tables rest on once a run folder is gone (run
+// folders are not committed; a machine is not kept). Real short runs, real SQLite stores.
+test('a run record keeps what analyse reads (NaN included), and pool.ts pairs records as the stores say', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'trace-records-'));
+  const records = join(root, 'records');
+  mkdirSync(records);
+  const clock = () => performance.now();
+  const base = { steps: 2, pool: 16, env: { questions: 300 }, eval: { every: 1, questions: 30 } };
+  const finals = new Map<string, Map<number, number>>();
+  for (const [label, strategy] of [['trace', { name: 'trace', budget: 24 }], ['grpo', { name: 'grpo', budget: 24 }]] as const) {
+    for (const seed of [3, 4]) {
+      const dir = join(root, `${label}-s${seed}`);
+      await train({ out: dir, config: { ...base, seed, strategy }, clock });
+      const stats = loadRun(dir)!;
+      const path = join(records, `${label}-s${seed}.json`);
+      // A metric a run did not log is NaN in RunStats; JSON writes null, and the record must read NaN back.
+      const withGap = { ...stats, anchorYield: [NaN, ...stats.anchorYield.slice(1)] };
+      writeFileSync(path, JSON.stringify(toRecord(label, withGap)));
+      const back = readRecord(path);
+      assert.deepEqual(back, toRecord(label, withGap), 'the record reads back equal');
+      assert.ok(Number.isNaN(back.anchorYield[0]), 'null became NaN again');
+      // The final accuracy from the store itself, not through loadRun.
+      const store = RunStore.open(dir, { readonly: true });
+      const last = store.steps().at(-1)!.metrics.test_accuracy!;
+      store.close();
+      finals.set(label, (finals.get(label) ?? new Map()).set(seed, last));
+      rmSync(dir, { recursive: true });
+    }
+  }
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/compare/pool.ts', '--records', records, '--arms', 'trace,grpo', '--reference', 'grpo'], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const d = pairedBootstrap(finals.get('trace')!, finals.get('grpo')!);
+  const row = run.stdout.split('\n').find((l) => l.startsWith('| trace | 3, 4 |'));
+  assert.ok(row, run.stdout);
+  assert.ok(row.includes(`${(100 * d.mean).toFixed(1)} pts [${(100 * d.lo).toFixed(1)}, ${(100 * d.hi).toFixed(1)}] (2)`), `${row} has trace − grpo from the stores`);
+  assert.match(run.stdout, /\| grpo \| 3, 4 \| .* \| \(reference\) \|/);
+  assert.match(run.stdout, /mixed trees \/ 100 traj\./, 'records written from run folders carry the per-step metrics');
+
+  const missing = spawnSync(process.execPath, ['--import', 'tsx', 'bench/compare/pool.ts', '--records', records, '--arms', 'trace,dapo', '--reference', 'grpo'], { encoding: 'utf8' });
+  assert.equal(missing.status, 2);
+  assert.match(missing.stderr, /--reference grpo is not one of --arms trace,dapo/);
+});

@@ -9,8 +9,10 @@
  *                                    [--cheap-baseline-predictor] (arms that never read Ṽ train the running rate, not the MLP)
  *                                    [--jobs 2] [--out bench/compare/out] [--runs-only | --analyse-only]
  * Rerunning resumes: finished run folders are reused, unfinished ones resumed.
- * Writes: <out>/runs/<arm>-s<seed>/ (run folders), <out>/<experiment>.html (writeReport), <out>/summary.md
- * and <out>/summary.json (the tables for BENCHMARKS.md), bench/compare/plots/*.svg (committed charts).
+ * Writes: <out>/runs/<arm>-s<seed>/ (run folders, not committed), <out>/<experiment>.html (writeReport),
+ * <out>/summary.md and <out>/summary.json (the tables for BENCHMARKS.md), <out>/records/<arm>-s<seed>.json
+ * (each finished run's numbers, committed, so bench/compare/pool.ts can pair seeds run on other
+ * machines), bench/compare/plots/*.svg (committed charts).
  */
 import os from 'node:os';
 import { join, resolve } from 'node:path';

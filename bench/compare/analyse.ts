@@ -7,7 +7,7 @@ import { REPORTS, type Arm, type ExperimentName, type Report, type Scale } from 
 import { accuracyByKind, questionKind } from './by-kind.ts';
 import { kindUse, loadRun, mixedAnchors, per100, toRecord, type RunStats } from './load.ts';
 import { barChart, bandChart, writeSvg, type BandRow, type BarRow } from './plots.ts';
-import { fmt, meanOf, pairedBootstrap, spread, type Spread } from './stats.ts';
+import { fmt, fmtPaired, meanOf, pairedBootstrap, spread, type Spread } from './stats.ts';
 
 export interface AnalyseOptions {
   out: string;
@@ -223,7 +223,6 @@ function pairedTable(results: ArmResult[], against?: string): string[] {
     '| arm | final acc. (mean ± sd) | Δ final acc. | Δ mean acc. (evals after step 0) |',
     '|---|---|---|---|',
   ];
-  const show = (d: ReturnType<typeof pairedBootstrap>) => (d.n ? `${(100 * d.mean).toFixed(1)} pts [${(100 * d.lo).toFixed(1)}, ${(100 * d.hi).toFixed(1)}] (${d.n})` : '–');
   for (const { arm, runs } of results) {
     if (runs.length === 0) continue;
     const acc = spread(runs.map((r) => r.evals[r.evals.length - 1]?.accuracy ?? NaN));
@@ -231,7 +230,7 @@ function pairedTable(results: ArmResult[], against?: string): string[] {
       rows.push(`| ${arm.label} | ${fmt(acc)} | (reference) | (reference) |`);
       continue;
     }
-    rows.push(`| ${arm.label} | ${fmt(acc)} | ${show(diff(runs, finalBySeed))} | ${show(diff(runs, meanBySeed))} |`);
+    rows.push(`| ${arm.label} | ${fmt(acc)} | ${fmtPaired(diff(runs, finalBySeed))} | ${fmtPaired(diff(runs, meanBySeed))} |`);
   }
   return rows;
 }

@@ -57,3 +57,8 @@ export function pairedBootstrap(a: ReadonlyMap<number, number>, b: ReadonlyMap<n
   means.sort();
   return { mean, lo: means[Math.floor(0.025 * resamples)]!, hi: means[Math.ceil(0.975 * resamples) - 1]!, n };
 }
+
+/** A paired difference in points: "1.0 pts [−0.0, 2.0] (5)", the mean, its interval and the pairs; "–" without pairs. */
+export function fmtPaired(d: ReturnType<typeof pairedBootstrap>): string {
+  return d.n ? `${(100 * d.mean).toFixed(1)} pts [${(100 * d.lo).toFixed(1)}, ${(100 * d.hi).toFixed(1)}] (${d.n})` : '–';
+}

@@ -1,8 +1,12 @@
 /**
  * The code tool of the math environment: runs one Python cell and reports what it printed. Two
- * backends implement it (pyodide in worker threads, and an HTTP sandbox with SandboxFusion's
+ * backends implement it (pyodide in confined processes, and an HTTP sandbox with SandboxFusion's
  * `run_code` API); the environment only sees this interface and turns a result into an observation
  * with {@link formatObservation}.
+ *
+ * State: a cell runs after the earlier cells of its own trajectory (`history`), as in a notebook, and
+ * sees nothing of any other trajectory. A cell stopped by the time or memory limit, or that ended its
+ * interpreter, leaves no state ({@link leavesState}); the environment leaves it out of the history.
  */
 
 /**
@@ -10,10 +14,13 @@
  *  - `ok`: ran to the end;
  *  - `error`: Python raised (syntax error, missing module, any exception) — `error` holds the traceback;
  *  - `timeout`: exceeded the wall-time limit (the interpreter was replaced);
- *  - `memory`: exceeded the memory limit (Python's MemoryError; the interpreter was replaced);
+ *  - `memory`: exceeded the memory limit (Python's MemoryError, or the operating system's limit; the
+ *    interpreter was replaced);
  *  - `output_limit`: printed more than the output limit (output kept up to the limit);
- *  - `sandbox_error`: the sandbox itself failed (HTTP error after retries, worker crash) — not the
- *    cell's fault; the environment records it as a turn error.
+ *  - `sandbox_error`: the sandbox itself failed (HTTP error after retries, a process that could not
+ *    start or replay the history) — not the cell's fault; the environment records it as a turn error.
+ * A cell that ends its own interpreter (say, by killing its process) is an `error` whose message
+ * starts `SandboxExit:`.
  */
 export type CodeStatus = 'ok' | 'error' | 'timeout' | 'memory' | 'output_limit' | 'sandbox_error';
 
@@ -29,9 +36,15 @@ export interface CodeResult {
   ms: number;
 }
 
+export interface CodeRunOptions {
+  signal?: AbortSignal;
+  /** The earlier cells of this trajectory that left state, in order (default: none). */
+  history?: readonly string[];
+}
+
 export interface CodeTool {
   readonly name: string;
-  run(code: string, options?: { signal?: AbortSignal }): Promise<CodeResult>;
+  run(code: string, options?: CodeRunOptions): Promise<CodeResult>;
   /** Frees workers / connections; the tool cannot run afterwards. */
   close(): Promise<void>;
 }
@@ -40,7 +53,7 @@ export interface CodeTool {
 export interface CodeLimits {
   /** Wall time per cell, ms. Default 5000. */
   timeoutMs: number;
-  /** Python heap per interpreter, MB (pyodide backend). Default 256. */
+  /** Python heap per interpreter, MB (pyodide backend; the whole process may use 320 MB more). Default 256. */
   memoryMb: number;
   /** stdout + stderr bytes kept per cell. Default 16384. */
   outputBytes: number;
@@ -73,4 +86,15 @@ export function formatObservation(r: CodeResult): string {
   if (r.error) parts.push(r.error.trimEnd());
   if (parts.length === 0) return '(no output; print the values you need)';
   return parts.join('\n');
+}
+
+const STATELESS_ENDINGS = ['TimeoutError: the cell ran longer than', 'MemoryError: the cell needed more than', 'SandboxExit: the cell ended its interpreter'];
+
+/**
+ * Whether a cell whose observation is `observation` left state for the next cells of its trajectory:
+ * not when a limit stopped it or it ended its interpreter. Read from the observation (not the result)
+ * so that a live episode and one restored from its recorded turns agree by construction.
+ */
+export function leavesState(observation: string): boolean {
+  return !STATELESS_ENDINGS.some((e) => observation.includes(e));
 }

@@ -7,6 +7,7 @@ export interface CodeToolSettings extends CodeLimits {
   url?: string;
   workers: number;
   packagesDir?: string;
+  unsafeUnconfined?: boolean;
 }
 
 /** The code tool a configuration names (env.math in the run config). */
@@ -16,5 +17,5 @@ export function createCodeTool(s: CodeToolSettings): CodeTool {
     if (!s.url) throw new RangeError('code tool url needs a url (the SandboxFusion base URL)');
     return new SandboxFusionTool({ url: s.url, ...limits });
   }
-  return new PyodideCodeTool({ ...limits, workers: s.workers, packagesDir: s.packagesDir });
+  return new PyodideCodeTool({ ...limits, workers: s.workers, packagesDir: s.packagesDir, unsafeUnconfined: s.unsafeUnconfined });
 }

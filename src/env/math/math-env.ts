@@ -7,13 +7,14 @@
  * ends with reward 0 (a code turn at the limit is not run). When the sandbox itself fails (HTTP
  * errors after retries, a crashed worker) `step` throws, so the rollout engine records a tool_error
  * and retries. States are frozen values holding the (action, observation) history, so `restore`
- * rebuilds them from recorded turns without running code again.
+ * rebuilds them from recorded turns without running code again. A code cell runs after the earlier
+ * cells of its own trajectory (its path in the tree), like a notebook's.
  */
 import type { Action, Turn } from '../../tree/types.ts';
 import { EnvError } from '../errors.ts';
 import type { Environment, StepOutcome } from '../types.ts';
 import type { Prompt } from '../../tree/types.ts';
-import { formatObservation, type CodeTool } from './code-tool.ts';
+import { formatObservation, leavesState, type CodeTool } from './code-tool.ts';
 import { answersMatch } from './grader.ts';
 import { CODE_ACTION, createProtocol, type CodeFormat, type CodeProtocol } from './protocol.ts';
 
@@ -29,6 +30,8 @@ export interface MathEnvOptions {
 export interface MathStep {
   readonly action: Action;
   readonly observation: string;
+  /** The cell this step ran, when it left state for the trajectory's later cells. */
+  readonly cell?: string;
 }
 
 export interface MathState {
@@ -38,6 +41,15 @@ export interface MathState {
   readonly done: boolean;
   readonly reward?: number;
   readonly reason?: string;
+}
+
+/** The earlier cells of the trajectory that left state: the code tool runs a new cell after them. */
+function cellsOf(state: MathState): string[] {
+  return state.steps.flatMap((s) => (s.cell === undefined ? [] : [s.cell]));
+}
+
+function ranCell(action: Action, observation: string): MathStep {
+  return leavesState(observation) ? { action, observation, cell: action.input } : { action, observation };
 }
 
 const TURN_LIMIT_OBSERVATION = '\nTurn limit reached; the episode ends without an answer.\n';
@@ -72,16 +84,16 @@ export class MathEnv implements Environment<MathState> {
   async step(state: MathState, action: Action, options: { signal?: AbortSignal } = {}): Promise<StepOutcome<MathState>> {
     const pre = this.advance(state, action);
     if (pre) return pre;
-    const result = await this.tool.run(action.input, options);
+    const result = await this.tool.run(action.input, { ...options, history: cellsOf(state) });
     if (result.status === 'sandbox_error') throw new EnvError(`${this.name}: ${result.error ?? 'code sandbox failed'}`);
-    return this.next(state, { action, observation: this.protocol.wrap(formatObservation(result)) });
+    return this.next(state, ranCell(action, this.protocol.wrap(formatObservation(result))));
   }
 
   restore(prompt: Prompt, turns: readonly Turn[]): MathState {
     let s = this.reset(prompt);
     for (const [i, t] of turns.entries()) {
       if (s.done) throw new EnvError(`${this.name}: turn ${i + 1} of ${prompt.id} follows the end of the episode`);
-      s = (this.advance(s, t.action) ?? this.next(s, { action: t.action, observation: t.observation })).state;
+      s = (this.advance(s, t.action) ?? this.next(s, ranCell(t.action, t.observation))).state;
     }
     return s;
   }

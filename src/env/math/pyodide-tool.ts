@@ -1,25 +1,31 @@
 /**
  * The default code tool: CPython compiled to WebAssembly (pyodide, standard library only unless a
- * package directory is given), in a pool of worker threads. Each worker loads Python once (a cold
- * start of a few seconds) and then runs cells in fresh namespaces. Limits (see pyodide-worker.mjs):
- * memory and output are enforced inside the worker; wall time here — a cell that overruns has its
- * worker terminated and replaced, and its result is a `timeout` observation, so the episode goes on.
- * A worker that hit the memory limit is replaced too (WebAssembly memory never shrinks).
+ * package directory is given), each interpreter in its own operating-system process confined by
+ * sandbox/confine.ts (bubblewrap, seccomp, resource limits, Node's permission model).
+ *
+ * State: a cell runs in an interpreter whose only past is the earlier cells of its own trajectory
+ * (`history`), in order — never another trajectory's or question's. A process that has run exactly
+ * a cell's history is reused for it (the common case: a trajectory's next turn); otherwise a fresh,
+ * pre-started process replays the history quietly first (a tree's sibling continuations, or a chain
+ * that was evicted). Same cells, same output: entropy is seeded, so what ran before never matters.
+ *
+ * Limits: wall time here (the process is killed at the limit and the cell is a `timeout`), memory and
+ * output in the process and by the operating system; a process that hit a limit or died is discarded.
  */
-import { Worker } from 'node:worker_threads';
-import { DEFAULT_CODE_LIMITS, limitMessage, type CodeLimits, type CodeResult, type CodeTool } from './code-tool.ts';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { DEFAULT_CODE_LIMITS, limitMessage, type CodeLimits, type CodeResult, type CodeRunOptions, type CodeTool } from './code-tool.ts';
+import { sandboxCommand, type SandboxCommand } from './sandbox/confine.ts';
 
 export interface PyodideToolOptions extends Partial<CodeLimits> {
-  /** Worker threads (cells run in parallel up to this). Default 1. */
+  /** Cells run in parallel up to this (one process each). Default 1. */
   workers?: number;
-  /**
-   * A host directory of pure-Python packages (e.g. `pip install --target DIR sympy mpmath`), copied
-   * into each interpreter's in-memory file system at start and put first on sys.path.
-   */
+  /** A host directory of pure-Python packages (e.g. `pip install --target DIR sympy mpmath`), mounted read-only first on sys.path. */
   packagesDir?: string;
+  /** Runs without the operating system's confinement (see confine.ts); never for a model's code. */
+  unsafeUnconfined?: boolean;
 }
 
-interface WorkerReply {
+interface Reply {
   id?: number;
   ready?: boolean;
   status?: 'ok' | 'error' | 'memory' | 'output_limit';
@@ -28,63 +34,192 @@ interface WorkerReply {
   error?: string;
   value?: string;
   ms?: number;
+  /** The interpreter cannot go on (pyodide's fatal error); the process exits after this reply. */
+  fatal?: boolean;
+}
+
+/**
+ * The longest protocol line accepted from a sandbox: its output is capped at `outputBytes` for stdout
+ * and for stderr, which JSON escapes to at most 6 characters a byte; anything longer is an attack.
+ */
+const maxReplyChars = (outputBytes: number) => 12 * outputBytes + 65536;
+/** How V8, the C++ runtime and pyodide say that an allocation failed (the process's memory limit). */
+const MEMORY_DEATH = /heap out of memory|bad_alloc|Cannot allocate memory|allocation failed|OutOfMemory|could not allocate/i;
+/** Bytes of a sandbox's stderr kept to explain its death. */
+const STDERR_TAIL = 2048;
+
+/** One confined interpreter process. */
+class Sandbox {
+  readonly proc: ChildProcess;
+  readonly ready: Promise<void>;
+  /** The cells this interpreter has run, in order (its whole state). */
+  ran: string[] = [];
+  dead = false;
+  busy = false;
+  exit?: string;
+  private stderrTail = '';
+  private buffer = '';
+  private pending?: { id: number; resolve(r: Reply | undefined): void };
+  private nextId = 0;
+
+  constructor(cmd: SandboxCommand, snapshot: Buffer, private readonly maxReply: number) {
+    this.proc = spawn(cmd.command, cmd.args, { stdio: ['pipe', 'pipe', 'pipe', cmd.seccomp ? 'pipe' : 'ignore', 'pipe'], env: {} });
+    if (cmd.seccomp) (this.proc.stdio[3] as NodeJS.WritableStream).end(cmd.seccomp);
+    const snap = this.proc.stdio[4] as NodeJS.WritableStream;
+    snap.on('error', () => undefined);
+    snap.end(snapshot);
+    this.proc.stdin!.on('error', () => undefined);
+    this.proc.stderr!.setEncoding('utf8');
+    this.proc.stderr!.on('data', (d: string) => (this.stderrTail = (this.stderrTail + d).slice(-STDERR_TAIL)));
+    let onReady: () => void = () => undefined;
+    let onFail: (e: Error) => void = () => undefined;
+    this.ready = new Promise((resolve, reject) => ([onReady, onFail] = [resolve, reject]));
+    this.ready.catch(() => undefined);
+    this.proc.stdout!.setEncoding('utf8');
+    this.proc.stdout!.on('data', (d: string) => {
+      this.buffer += d;
+      if (this.buffer.length > this.maxReply) return this.kill('a reply longer than the output limit allows');
+      let nl: number;
+      while ((nl = this.buffer.indexOf('\n')) >= 0) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        let msg: Reply;
+        try {
+          msg = JSON.parse(line) as Reply;
+        } catch {
+          return this.kill('a line that is not the protocol');
+        }
+        if (msg.ready) onReady();
+        else if (this.pending && msg.id === this.pending.id) {
+          const p = this.pending;
+          this.pending = undefined;
+          p.resolve(msg);
+        }
+      }
+    });
+    this.proc.on('error', (e) => onFail(e));
+    this.proc.on('exit', (code, signal) => {
+      this.dead = true;
+      this.exit ??= signal ? `signal ${signal}` : `exit code ${code}`;
+      const why = this.stderrTail.trim().split('\n').at(-1)?.slice(0, 300);
+      onFail(new Error(`the sandbox process ended (${this.exit})${why ? `: ${why}` : ''}`));
+      this.pending?.resolve(undefined);
+      this.pending = undefined;
+    });
+  }
+
+  /** Runs one cell; undefined when the process died (or was killed) before answering. */
+  run(code: string, quiet: boolean, timeoutMs: number): Promise<Reply | undefined | 'timeout'> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending = undefined;
+        this.kill('wall-time limit');
+        resolve('timeout');
+      }, timeoutMs);
+      this.pending = {
+        id,
+        resolve: (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+      };
+      this.proc.stdin!.write(JSON.stringify({ id, code, quiet }) + '\n');
+    });
+  }
+
+  /** Keeps the host process alive while this one starts or runs a cell; an idle sandbox does not. */
+  hold(held: boolean): void {
+    if (this.dead) return;
+    for (const h of [this.proc, this.proc.stdin, this.proc.stdout, this.proc.stderr] as unknown as { ref(): void; unref(): void }[]) {
+      if (held) h.ref();
+      else h.unref();
+    }
+  }
+
+  /** Why the process died, from its exit and the last line it wrote to stderr. */
+  death(): string {
+    const last = this.stderrTail.trim().split('\n').at(-1)?.slice(0, 200);
+    return `${this.exit ?? 'killed'}${last ? `; ${last}` : ''}`;
+  }
+
+  get memoryDeath(): boolean {
+    return MEMORY_DEATH.test(this.stderrTail);
+  }
+
+  kill(why: string): void {
+    if (this.dead) return;
+    this.exit ??= `killed: ${why}`;
+    this.dead = true;
+    this.proc.kill('SIGKILL');
+  }
 }
 
 interface Job {
   code: string;
+  history: readonly string[];
   signal?: AbortSignal;
   resolve(r: CodeResult): void;
   reject(e: unknown): void;
 }
 
-const WORKER_URL = new URL('./pyodide-worker.mjs', import.meta.url);
+const key = (cells: readonly string[]) => JSON.stringify(cells);
 
-/** One worker thread and the cell it is running. */
-class Slot {
-  readonly worker: Worker;
-  readonly ready: Promise<void>;
-  job?: { id: number; job: Job; timer?: NodeJS.Timeout; onAbort?: () => void };
-  dead = false;
+/** The largest snapshot line accepted (the snapshot of the standard library is ≈ 28 MB of base64). */
+const MAX_SNAPSHOT_CHARS = 96 << 20;
 
-  constructor(limits: CodeLimits, packagesDir: string | undefined, onReply: (slot: Slot, r: WorkerReply) => void, onDeath: (slot: Slot, why: string) => void) {
-    this.worker = new Worker(WORKER_URL, {
-      workerData: { memoryLimitMb: limits.memoryMb, outputLimitBytes: limits.outputBytes, packagesDir },
-      env: {},
-      // pyodide's JavaScript side is small; its Python heap is WebAssembly memory, limited in the worker.
-      resourceLimits: { maxOldGenerationSizeMb: 512 },
+/**
+ * Loads Python once in a confined process and returns its memory snapshot, taken before any cell
+ * ran; every sandbox of the tool starts from it.
+ */
+function makeSnapshot(cmd: SandboxCommand): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(cmd.command, cmd.args, { stdio: ['ignore', 'pipe', 'pipe', cmd.seccomp ? 'pipe' : 'ignore'], env: {} });
+    if (cmd.seccomp) (proc.stdio[3] as NodeJS.WritableStream).end(cmd.seccomp);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let stderr = '';
+    proc.stdout!.on('data', (d: Buffer) => {
+      size += d.length;
+      if (size > MAX_SNAPSHOT_CHARS) proc.kill('SIGKILL');
+      else chunks.push(d);
     });
-    this.ready = new Promise((resolve, reject) => {
-      this.worker.once('message', (m: WorkerReply) => (m.ready ? resolve() : reject(new Error('pyodide worker: unexpected first message'))));
-      this.worker.once('error', reject);
-      this.worker.once('exit', (code) => reject(new Error(`pyodide worker exited during start-up (code ${code})`)));
+    proc.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-STDERR_TAIL)));
+    proc.on('error', reject);
+    proc.on('close', (code, signal) => {
+      try {
+        const msg = JSON.parse(Buffer.concat(chunks).toString()) as { snapshot?: string };
+        if (code === 0 && typeof msg.snapshot === 'string') return resolve(Buffer.from(msg.snapshot, 'base64'));
+      } catch {
+        // reported below
+      }
+      const why = stderr.trim().split('\n').at(-1)?.slice(0, 300);
+      reject(new Error(`loading Python in the sandbox failed (${signal ? `signal ${signal}` : `exit code ${code}`})${why ? `: ${why}` : ''}`));
     });
-    // An idle worker must not keep the process alive (a CLI run ends when its work does); a starting
-    // worker and a running cell do (the pool refs the worker while a cell runs).
-    this.ready.then(
-      () => {
-        if (!this.job) this.worker.unref();
-      },
-      () => undefined,
-    );
-    this.worker.on('message', (m: WorkerReply) => {
-      if (!m.ready) onReply(this, m);
-    });
-    this.worker.on('error', (e) => onDeath(this, e.message));
-    this.worker.on('exit', (code) => onDeath(this, `worker exited (code ${code})`));
-  }
+  });
 }
 
 export class PyodideCodeTool implements CodeTool {
   readonly name = 'pyodide';
   readonly limits: CodeLimits;
   private readonly size: number;
-  private readonly packagesDir?: string;
-  private readonly slots: Slot[] = [];
+  private readonly command: SandboxCommand;
+  private readonly maxReply: number;
+  private readonly snapshot: Promise<Buffer>;
+  private snapshotBytes?: Buffer;
+  /** Started processes that have run nothing, ready for any trajectory. */
+  private readonly spare: Sandbox[] = [];
+  /** Idle processes that have run some trajectory's cells, oldest first (at most `size * 2`). */
+  private readonly chains: Sandbox[] = [];
   private readonly queue: Job[] = [];
-  private nextId = 0;
+  private busy = 0;
   private closed = false;
-  /** Workers replaced after a timeout, memory error or crash (for tests and benches). */
+  /** Processes discarded after a limit, a death or an abort (for tests and benches). */
   replaced = 0;
+  /** Processes started (for tests and benches). */
+  started = 0;
+  /** Earlier cells replayed in a fresh process because no process held the trajectory's state. */
+  replayed = 0;
 
   constructor(options: PyodideToolOptions = {}) {
     this.limits = {
@@ -93,20 +228,27 @@ export class PyodideCodeTool implements CodeTool {
       outputBytes: options.outputBytes ?? DEFAULT_CODE_LIMITS.outputBytes,
     };
     this.size = Math.max(1, options.workers ?? 1);
-    this.packagesDir = options.packagesDir;
+    this.maxReply = maxReplyChars(this.limits.outputBytes);
+    // Built now so that a machine that cannot confine code fails at construction, in one line.
+    const spec = { limits: this.limits, packagesDir: options.packagesDir, unconfined: options.unsafeUnconfined };
+    this.command = sandboxCommand({ ...spec, mode: 'run' });
+    this.snapshot = makeSnapshot(sandboxCommand({ ...spec, mode: 'snapshot' })).then((b) => (this.snapshotBytes = b));
+    this.snapshot.catch(() => undefined);
+    if (options.unsafeUnconfined) process.stderr.write('WARNING: env.math.unsafeUnconfined is set: model-written Python runs without the operating system\'s confinement (no namespaces, seccomp or resource limits)\n');
   }
 
-  /** Starts every worker and waits until Python is loaded in each (otherwise the first cells pay for it). */
+  /** Starts the spare processes and waits until Python is loaded in each (otherwise the first cells pay for it). */
   async warmup(): Promise<void> {
-    while (this.slots.length < this.size) this.spawn();
-    await Promise.all(this.slots.map((s) => s.ready));
+    await this.snapshot;
+    this.refill();
+    await Promise.all(this.spare.map((s) => s.ready.catch(() => undefined)));
   }
 
-  run(code: string, options: { signal?: AbortSignal } = {}): Promise<CodeResult> {
+  run(code: string, options: CodeRunOptions = {}): Promise<CodeResult> {
     if (this.closed) return Promise.reject(new Error('pyodide code tool is closed'));
     if (options.signal?.aborted) return Promise.reject(options.signal.reason);
     return new Promise((resolve, reject) => {
-      this.queue.push({ code, signal: options.signal, resolve, reject });
+      this.queue.push({ code, history: options.history ?? [], signal: options.signal, resolve, reject });
       this.pump();
     });
   }
@@ -114,112 +256,130 @@ export class PyodideCodeTool implements CodeTool {
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new Error('pyodide code tool closed'));
-    await Promise.all(this.slots.splice(0).map((s) => this.kill(s)));
+    for (const s of [...this.spare.splice(0), ...this.chains.splice(0)]) s.kill('tool closed');
   }
 
-  private spawn(): Slot {
-    const slot = new Slot(this.limits, this.packagesDir, (s, r) => this.onReply(s, r), (s, why) => this.onDeath(s, why));
-    this.slots.push(slot);
-    return slot;
+  private start(): Sandbox {
+    this.started++;
+    const s = new Sandbox(this.command, this.snapshotBytes!, this.maxReply);
+    // A starting process keeps the host alive; an idle one must not (a CLI run ends when its work does).
+    s.ready.then(() => s.hold(s.busy), () => undefined);
+    return s;
   }
 
-  /** Hands queued cells to idle workers, starting workers up to the pool size. */
+  /** Keeps `size` spare processes starting or ready. */
+  private refill(): void {
+    if (!this.snapshotBytes) return;
+    for (let i = this.spare.length - 1; i >= 0; i--) if (this.spare[i]!.dead) this.spare.splice(i, 1);
+    while (!this.closed && this.spare.length < this.size) this.spare.push(this.start());
+  }
+
   private pump(): void {
-    while (this.queue.length > 0) {
-      let slot = this.slots.find((s) => !s.job && !s.dead);
-      if (!slot && this.slots.length < this.size) slot = this.spawn();
-      if (!slot) return;
+    while (this.queue.length > 0 && this.busy < this.size) {
       const job = this.queue.shift()!;
       if (job.signal?.aborted) {
         job.reject(job.signal.reason);
         continue;
       }
-      this.start(slot, job);
+      this.busy++;
+      void this.execute(job).finally(() => {
+        this.busy--;
+        this.pump();
+      });
     }
   }
 
-  private start(slot: Slot, job: Job): void {
-    const id = this.nextId++;
-    // The clock starts once Python is loaded: a cold start is not the cell's time.
-    slot.job = { id, job };
-    slot.worker.ref();
-    slot.ready.then(
-      () => {
-        if (slot.job?.id !== id) return;
-        slot.job.timer = setTimeout(() => this.abandon(slot, { status: 'timeout', stdout: '', stderr: '', error: limitMessage('timeout', this.limits), ms: this.limits.timeoutMs }), this.limits.timeoutMs);
-        slot.worker.postMessage({ id, code: job.code });
-      },
-      (e: Error) => {
-        if (slot.job?.id === id) this.abandon(slot, { status: 'sandbox_error', stdout: '', stderr: '', error: `pyodide failed to start: ${e.message}`, ms: 0 });
-      },
-    );
-    if (job.signal) {
-      const onAbort = () => {
-        if (slot.job?.id !== id) return;
-        clearTimeout(slot.job.timer);
-        slot.job = undefined;
-        this.replace(slot);
-        job.reject(job.signal!.reason);
-      };
-      job.signal.addEventListener('abort', onAbort, { once: true });
-      slot.job.onAbort = onAbort;
+  /** A process holding exactly `history`, or a spare one (started if none is left). */
+  private take(history: readonly string[]): Sandbox {
+    const k = key(history);
+    const i = this.chains.findIndex((s) => !s.dead && key(s.ran) === k);
+    if (i >= 0) return this.chains.splice(i, 1)[0]!;
+    let s: Sandbox | undefined;
+    while ((s = this.spare.shift()) && s.dead) this.replaced++;
+    const fresh = s ?? this.start();
+    this.refill();
+    return fresh;
+  }
+
+  private keep(s: Sandbox): void {
+    if (this.closed || s.dead) return;
+    this.chains.push(s);
+    while (this.chains.length > this.size * 2) this.chains.shift()!.kill('evicted');
+  }
+
+  private discard(s: Sandbox, why: string): void {
+    s.kill(why);
+    this.replaced++;
+  }
+
+  private async execute(job: Job): Promise<void> {
+    try {
+      await this.snapshot;
+    } catch (e) {
+      return job.resolve({ status: 'sandbox_error', stdout: '', stderr: '', error: `pyodide sandbox: ${(e as Error).message}`, ms: 0 });
+    }
+    const s = this.take(job.history);
+    const onAbort = () => this.discard(s, 'aborted');
+    job.signal?.addEventListener('abort', onAbort, { once: true });
+    s.busy = true;
+    s.hold(true);
+    try {
+      const result = await this.onSandbox(s, job);
+      if (job.signal?.aborted) return job.reject(job.signal.reason);
+      job.resolve(result);
+    } catch (e) {
+      job.reject(e);
+    } finally {
+      job.signal?.removeEventListener('abort', onAbort);
+      s.busy = false;
+      s.hold(false);
     }
   }
 
-  private onReply(slot: Slot, r: WorkerReply): void {
-    const current = slot.job;
-    if (!current || current.id !== r.id) return;
-    this.release(slot);
+  private async onSandbox(s: Sandbox, job: Job): Promise<CodeResult> {
+    const failure = (error: string): CodeResult => ({ status: 'sandbox_error', stdout: '', stderr: '', error, ms: 0 });
+    try {
+      await s.ready;
+    } catch (e) {
+      this.discard(s, 'failed to start');
+      return failure(`pyodide sandbox failed to start: ${(e as Error).message}`);
+    }
+    // Replay what this process has not run (all of the history, for a fresh one).
+    for (const cell of job.history.slice(s.ran.length)) {
+      this.replayed++;
+      const r = await s.run(cell, true, this.limits.timeoutMs);
+      if (r === undefined || r === 'timeout' || r.status === 'memory' || r.fatal || s.dead) {
+        this.discard(s, 'replay failed');
+        return failure(`pyodide sandbox: replaying an earlier cell of the trajectory did not finish (${r === 'timeout' ? 'wall-time limit' : r === undefined ? s.death() : 'memory limit'})`);
+      }
+      s.ran.push(cell);
+    }
+    const r = await s.run(job.code, false, this.limits.timeoutMs);
+    if (r === 'timeout') {
+      this.replaced++;
+      return { status: 'timeout', stdout: '', stderr: '', error: limitMessage('timeout', this.limits), ms: this.limits.timeoutMs };
+    }
+    if (r === undefined) {
+      // The cell ended its own process (a limit of the operating system, or code that kills it).
+      this.discard(s, 'died');
+      if (s.memoryDeath) return { status: 'memory', stdout: '', stderr: '', error: limitMessage('memory', this.limits), ms: 0 };
+      return { status: 'error', stdout: '', stderr: '', error: `SandboxExit: the cell ended its interpreter (${s.death()}); the next cell starts a new one`, ms: 0 };
+    }
+    if (r.fatal) {
+      this.discard(s, 'fatal error');
+      if (MEMORY_DEATH.test(r.error ?? '')) return { status: 'memory', stdout: '', stderr: '', error: limitMessage('memory', this.limits), ms: r.ms ?? 0 };
+      return { status: 'error', stdout: '', stderr: '', error: `SandboxExit: the cell ended its interpreter (${String(r.error ?? 'fatal error').slice(0, 300)}); the next cell starts a new one`, ms: r.ms ?? 0 };
+    }
     const status = r.status ?? 'error';
     const result: CodeResult = { status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', ms: r.ms ?? 0 };
     if (r.value !== undefined) result.value = r.value;
     if (status === 'error') result.error = r.error;
     else if (status !== 'ok') result.error = limitMessage(status, this.limits);
-    if (status === 'memory') this.replace(slot);
-    current.job.resolve(result);
-    this.pump();
-  }
-
-  private onDeath(slot: Slot, why: string): void {
-    if (slot.dead) return;
-    slot.dead = true;
-    if (slot.job) this.abandon(slot, { status: 'sandbox_error', stdout: '', stderr: '', error: `pyodide worker died: ${why}`, ms: 0 });
-    else this.replace(slot);
-  }
-
-  /** Ends the slot's cell with `result` and replaces its worker (it may still be running Python). */
-  private abandon(slot: Slot, result: CodeResult): void {
-    const current = slot.job;
-    if (!current) return;
-    this.release(slot);
-    this.replace(slot);
-    current.job.resolve(result);
-  }
-
-  private release(slot: Slot): void {
-    const current = slot.job;
-    if (!current) return;
-    clearTimeout(current.timer);
-    slot.worker.unref();
-    if (current.onAbort) current.job.signal?.removeEventListener('abort', current.onAbort);
-    slot.job = undefined;
-  }
-
-  private replace(slot: Slot): void {
-    const i = this.slots.indexOf(slot);
-    if (i >= 0) this.slots.splice(i, 1);
-    void this.kill(slot);
-    if (this.closed) return;
-    this.replaced++;
-    if (this.slots.length < this.size) this.spawn();
-    this.pump();
-  }
-
-  private async kill(slot: Slot): Promise<void> {
-    slot.dead = true;
-    slot.worker.removeAllListeners('exit');
-    slot.worker.removeAllListeners('error');
-    slot.worker.on('error', () => undefined);
-    await slot.worker.terminate();
+    if (status === 'memory') this.discard(s, 'memory limit');
+    else {
+      s.ran.push(job.code);
+      this.keep(s);
+    }
+    return result;
   }
 }

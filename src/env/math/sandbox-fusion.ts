@@ -5,9 +5,10 @@
  * "TimeLimitExceeded" | …, return_code, stdout, stderr, execution_time}}`. A `Failed` run is the
  * cell's own error (a traceback on stderr); network errors, HTTP 5xx/429 and `SandboxError` are
  * retried with exponential back-off, and after the last attempt become a `sandbox_error` result,
- * which the environment records as a turn error.
+ * which the environment records as a turn error. Each request is a fresh program, so a cell with a
+ * history is sent after a prelude that first runs the earlier cells with their output discarded.
  */
-import { DEFAULT_CODE_LIMITS, limitMessage, type CodeLimits, type CodeResult, type CodeTool } from './code-tool.ts';
+import { DEFAULT_CODE_LIMITS, limitMessage, type CodeLimits, type CodeResult, type CodeRunOptions, type CodeTool } from './code-tool.ts';
 
 export interface SandboxFusionOptions extends Partial<CodeLimits> {
   /** Base URL of the sandbox, e.g. http://localhost:8080 (`/run_code` is appended). */
@@ -53,7 +54,8 @@ export class SandboxFusionTool implements CodeTool {
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
   }
 
-  async run(code: string, options: { signal?: AbortSignal } = {}): Promise<CodeResult> {
+  async run(code: string, options: CodeRunOptions = {}): Promise<CodeResult> {
+    code = withHistory(code, options.history ?? []);
     let last = '';
     for (let attempt = 0; attempt < this.attempts; attempt++) {
       if (attempt > 0) await this.sleep(this.backoffMs * 2 ** (attempt - 1));
@@ -115,4 +117,25 @@ export class SandboxFusionTool implements CodeTool {
     }
     return { status: 'ok', stdout, stderr, ms };
   }
+}
+
+/**
+ * The program that runs `code` after `history` (each earlier cell in the same globals, its output
+ * and errors discarded), so that a stateless sandbox gives the cell its trajectory's state. The cells
+ * travel as base64, so no cell text can break out of the prelude's string literals.
+ */
+export function withHistory(code: string, history: readonly string[]): string {
+  if (history.length === 0) return code;
+  const b64 = (s: string) => JSON.stringify(Buffer.from(s, 'utf8').toString('base64'));
+  return [
+    'import base64 as _b64, contextlib as _ctx, io as _io',
+    `for _cell in [${history.map(b64).join(', ')}]:`,
+    '    try:',
+    '        with _ctx.redirect_stdout(_io.StringIO()), _ctx.redirect_stderr(_io.StringIO()):',
+    "            exec(compile(_b64.b64decode(_cell).decode('utf-8'), '<cell>', 'exec'), globals())",
+    '    except BaseException:',
+    '        pass',
+    'del _b64, _ctx, _io, _cell',
+    `exec(compile(__import__('base64').b64decode(${b64(code)}).decode('utf-8'), '<cell>', 'exec'), globals())`,
+  ].join('\n');
 }

@@ -1,0 +1,196 @@
+// One code-sandbox process (plain JavaScript: it runs under `node` directly, inside bubblewrap, with
+// Node's permission model on; see confine.ts for the layers around it and docs/reliability.md for the
+// threat model). It loads Python (pyodide) once, then runs the cells it is sent, in order, in one
+// interpreter: the parent gives each process one trajectory's cells only, so a cell sees its own
+// trajectory's earlier cells and nothing else.
+//
+// Two modes. `snapshot`: load Python and the modules cells use most, write one line
+// {snapshot: base64} (a pyodide memory snapshot, taken before any cell ran) and exit. `run`: read such
+// a snapshot from descriptor 4 (restoring it is ~5× faster than loading Python), then speak the
+// protocol: one JSON object per line; stdin: {id, code, quiet}; stdout: {ready: true} once, then one
+// {id, status, stdout, stderr, error?, value?, ms, fatal?} per cell. Nothing else is written to stdout
+// (console output goes to stderr), so the parent can treat any other line as a failure.
+//
+// Limits enforced here (the operating system enforces the hard ones, confine.ts):
+//  - memory: the WebAssembly memory is created with a maximum of `memoryMb`, so Python sees a failed
+//    allocation and raises MemoryError;
+//  - output: stdout + stderr past `outputBytes` makes the next write fail, and the cell stops;
+//  - determinism: the entropy source is a fixed-seed generator and PYTHONHASHSEED is 0, so the same
+//    cells give the same output in every process (random.random() included);
+//  - second layer only: the `js`, `pyodide_js`, `pyodide`, `_pyodide` and `_pyodide_core` modules are
+//    not importable from cells.
+import nodeCrypto from 'node:crypto';
+import { constants as fsConstants, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+const config = JSON.parse(process.argv[2]);
+const { mode, memoryMb, outputBytes, pyodideDir, packagesDir } = config;
+
+const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
+// pyodide and Node print warnings with console.*: keep stdout for the protocol.
+for (const name of ['log', 'info', 'warn', 'debug']) console[name] = console.error;
+
+// Node's permission model refuses process.binding; pyodide's NODEFS asks it only for the file-system
+// constants, which the public fs module has.
+process.binding = (name) => {
+  if (name === 'constants') return { fs: fsConstants };
+  throw new Error(`process.binding('${name}') is not available in the sandbox`);
+};
+
+const RealMemory = WebAssembly.Memory;
+const maxPages = Math.floor((memoryMb * 1024 * 1024) / 65536);
+WebAssembly.Memory = function Memory(desc) {
+  if (desc.shared) return new RealMemory(desc);
+  return new RealMemory({ ...desc, maximum: Math.min(desc.maximum ?? maxPages, maxPages) });
+};
+WebAssembly.Memory.prototype = RealMemory.prototype;
+
+// xorshift128+: the sandbox needs reproducibility here, not unpredictability.
+let s0 = 0x9e3779b97f4a7c15n, s1 = 0xbf58476d1ce4e5b9n;
+const M64 = (1n << 64n) - 1n;
+function next64() {
+  let x = s0;
+  const y = s1;
+  s0 = y;
+  x = (x ^ (x << 23n)) & M64;
+  s1 = x ^ y ^ (x >> 17n) ^ (y >> 26n);
+  return (s1 + y) & M64;
+}
+function fillRandom(array) {
+  const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+  for (let i = 0; i < bytes.length; i += 8) {
+    let v = next64();
+    for (let j = i; j < Math.min(i + 8, bytes.length); j++, v >>= 8n) bytes[j] = Number(v & 0xffn);
+  }
+  return array;
+}
+// Emscripten draws entropy from node:crypto under Node, and from the Web Crypto API elsewhere.
+globalThis.crypto.getRandomValues = fillRandom;
+nodeCrypto.randomFillSync = fillRandom;
+
+const { loadPyodide } = await import(`${pyodideDir}/pyodide.mjs`);
+const options = { indexURL: `${pyodideDir}/`, env: { HOME: '/home/pyodide', PYTHONHASHSEED: '0' } };
+if (mode === 'snapshot') {
+  const maker = await loadPyodide({ ...options, _makeSnapshot: true });
+  maker.runPython('import fractions, math, cmath, decimal, itertools, functools, statistics, random, collections, re');
+  // Exit once the whole line is written: a large write to a pipe completes asynchronously.
+  process.stdout.write(JSON.stringify({ snapshot: Buffer.from(maker.makeMemorySnapshot()).toString('base64') }) + '\n', () => process.exit(0));
+  await new Promise(() => undefined);
+}
+const py = await loadPyodide({ ...options, _loadSnapshot: readFileSync(4) });
+
+let out = '';
+let err = '';
+let written = 0;
+let overflow = false;
+function sink(append) {
+  return {
+    write(bytes) {
+      if (written + bytes.length > outputBytes) {
+        if (!overflow) append(new TextDecoder().decode(bytes.subarray(0, outputBytes - written)));
+        overflow = true;
+        throw new Error('output limit');
+      }
+      written += bytes.length;
+      append(new TextDecoder().decode(bytes));
+      return bytes.length;
+    },
+  };
+}
+py.setStdout(sink((s) => (out += s)));
+py.setStderr(sink((s) => (err += s)));
+
+if (packagesDir) py.runPython(`import sys; sys.path.insert(0, ${JSON.stringify(packagesDir)})`);
+if (packagesDir) py.mountNodeFS(packagesDir, packagesDir);
+
+// A cell runs in the trajectory's one namespace; the value of a trailing expression comes back as
+// its repr (like a notebook). The runner keeps its own references, so the import block below does
+// not reach it.
+py.runPython(`
+from pyodide.code import eval_code as _eval_code
+import sys as _sys
+_ns = {'__name__': '__main__'}
+def _trace_rl_run(code):
+    try:
+        value = _eval_code(code, _ns, filename='<cell>')
+        return None if value is None else repr(value)
+    finally:
+        for stream in (_sys.stdout, _sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+`);
+const runCell = py.globals.get('_trace_rl_run');
+
+py.runPython(`
+import sys, importlib.abc
+from _pyodide._importhook import jsfinder
+for _name in ('js', 'pyodide_js'):
+    try:
+        jsfinder.unregister_js_module(_name)
+    except Exception:
+        pass
+sys.meta_path[:] = [f for f in sys.meta_path if f is not jsfinder]
+_blocked = ('js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core')
+class _BlockBridge(importlib.abc.MetaPathFinder):
+    blocked = _blocked
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in self.blocked:
+            raise ImportError(f"module '{name}' is not available in the sandbox")
+        return None
+for _name in list(sys.modules):
+    if _name.split('.')[0] in _blocked:
+        del sys.modules[_name]
+sys.meta_path.insert(0, _BlockBridge())
+del jsfinder, _name, _BlockBridge, _blocked
+import os as _os
+def _no_processes(*args, **kwargs):
+    raise PermissionError('the sandbox cannot start processes')
+for _name in ('system', 'popen', 'fork', 'forkpty', 'posix_spawn', 'posix_spawnp', 'execv', 'execve', 'execl', 'execle', 'execlp', 'execlpe', 'execvp', 'execvpe', 'spawnv', 'spawnve', 'spawnl', 'spawnle', 'spawnlp', 'spawnlpe', 'spawnvp', 'spawnvpe'):
+    if hasattr(_os, _name):
+        setattr(_os, _name, _no_processes)
+del _os, _name, _no_processes
+`);
+for (const name of ['fetch', 'WebSocket', 'XMLHttpRequest', 'EventSource', 'Request', 'Response', 'Headers']) delete globalThis[name];
+
+/** Drops pyodide's own frames from a traceback, keeping the cell's lines and the exception. */
+function trimTraceback(text) {
+  const lines = text.trimEnd().split('\n');
+  const cell = lines.findIndex((l) => l.includes('File "<cell>"'));
+  if (cell < 0) return lines.slice(-1).join('\n');
+  return ['Traceback (most recent call last):', ...lines.slice(cell)].join('\n');
+}
+
+const lines = createInterface({ input: process.stdin });
+lines.on('line', (line) => {
+  const msg = JSON.parse(line);
+  out = '';
+  err = '';
+  written = 0;
+  overflow = false;
+  const started = performance.now();
+  let status = 'ok';
+  let error;
+  let value;
+  try {
+    value = runCell(msg.code) ?? undefined;
+  } catch (e) {
+    const text = String(e?.message ?? e);
+    if (e?.pyodide_fatal_error) {
+      // The interpreter cannot run another cell: say why, then end this process (the parent replaces it).
+      const reply = { id: msg.id, status: 'error', fatal: true, error: text.trim().split('\n').at(-1)?.slice(0, 300), ms: performance.now() - started };
+      process.stdout.write(JSON.stringify(reply) + '\n', () => process.exit(70));
+      lines.close = () => undefined;
+      return;
+    }
+    status = overflow ? 'output_limit' : /\bMemoryError\b/.test(text) ? 'memory' : 'error';
+    error = trimTraceback(text);
+  }
+  const ms = performance.now() - started;
+  if (msg.quiet) send({ id: msg.id, status, ms });
+  else send({ id: msg.id, status, stdout: out, stderr: err, error, value, ms });
+});
+lines.on('close', () => process.exit(0));
+
+send({ ready: true });

@@ -1,0 +1,256 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { formatObservation, PyodideCodeTool, type CodeResult } from '../../../src/env/index.ts';
+import { confinedCommand } from '../../../src/env/math/sandbox/confine.ts';
+
+/**
+ * Model-written code against the sandbox, as an attacker would write it (issue 31). Every attack
+ * fails closed, the host is checked to be untouched, and the next cell still works. Each attack runs
+ * as its own trajectory (a fresh interpreter). The "escape" cells get past the sandbox's Python
+ * import block (the second layer, which is not a boundary) and run JavaScript in the interpreter's
+ * process, to show that the layers below hold on their own.
+ */
+// The time limit leaves room for the 400 MB of in-memory file writes on a loaded 2-core machine.
+const LIMITS = { timeoutMs: 6000, memoryMb: 96, outputBytes: 4000 };
+process.env.TRACE_RL_TEST_SECRET = 'hunter2';
+const tool = new PyodideCodeTool({ ...LIMITS, workers: 2 });
+const host = mkdtempSync(join(tmpdir(), 'trace-rl-attacks-'));
+let listener: Server;
+let port = 0;
+let connections = 0;
+let bystander: ChildProcess;
+
+before(async () => {
+  listener = createServer((s) => {
+    connections++;
+    s.destroy();
+  });
+  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+  port = (listener.address() as { port: number }).port;
+  bystander = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], { stdio: 'ignore' });
+  await tool.warmup();
+});
+after(async () => {
+  await tool.close();
+  bystander.kill('SIGKILL');
+  await new Promise<void>((r) => listener.close(() => r()));
+  rmSync(host, { recursive: true, force: true });
+});
+
+const run = (code: string, history: string[] = []): Promise<CodeResult> => tool.run(code, { history });
+const obs = (r: CodeResult) => formatObservation(r);
+
+/** A cell that runs `js` (a function body) in the interpreter's JavaScript realm and prints what it returns. */
+function escape(js: string): string {
+  // The import block is not a boundary: the garbage collector hands out the loaded module.
+  return [
+    'import gc',
+    "ffi = next(o for o in gc.get_objects() if type(o).__name__ == 'module' and o.__name__ == 'pyodide.ffi')",
+    `print(ffi.to_js([1]).constructor.constructor(${JSON.stringify(js)})())`,
+  ].join('\n');
+}
+const tryJs = (body: string) => `try { ${body} } catch (e) { return 'blocked ' + (e.code ?? e.message); }`;
+
+/** The host is as it was: no file in its folder, no connection to its listener, its bystander process alive. */
+async function assertHostUntouched(): Promise<void> {
+  assert.deepEqual(readdirSync(host), [], 'nothing written to the host folder');
+  assert.equal(connections, 0, 'no connection reached the host listener');
+  assert.doesNotThrow(() => process.kill(bystander.pid!, 0), 'the bystander process lives');
+  assert.equal(obs(await run('print(6 * 7)')), '42', 'the next cell works');
+}
+
+describe('sandbox attacks: what broke before (issue 31) now fails closed', () => {
+  test('os.system writes no host file', async () => {
+    const r = await run(`import os\nos.system('id > ${host}/pwned.txt')`);
+    assert.equal(r.status, 'error');
+    assert.match(obs(r), /PermissionError: the sandbox cannot start processes/);
+    const raw = await run(`import posix\nposix.system('id > ${host}/pwned.txt')`);
+    assert.notEqual(raw.status, 'ok', obs(raw));
+    await assertHostUntouched();
+  });
+
+  test('the pyodide.ffi route to JavaScript: closed in Python, and the realm it reaches can do nothing', async () => {
+    const blocked = await run("from pyodide.ffi import to_js\nto_js([1]).constructor.constructor('process.kill(process.pid, \"SIGKILL\")')()");
+    assert.match(obs(blocked), /ImportError: module 'pyodide' is not available in the sandbox/);
+    // Past the Python block: the process can kill only itself; the host goes on.
+    const self = await run(escape('process.kill(process.pid, "SIGKILL")'));
+    assert.equal(self.status, 'error');
+    assert.match(obs(self), /^SandboxExit: the cell ended its interpreter/);
+    const fs = await run(escape(tryJs("return process.getBuiltinModule('fs').readFileSync('/etc/hostname', 'utf8')")));
+    assert.equal(obs(fs), 'blocked ERR_ACCESS_DENIED');
+    const write = await run(escape(tryJs(`process.getBuiltinModule('fs').writeFileSync('${host}/pwned.txt', 'x'); return 'written'`)));
+    assert.equal(obs(write), 'blocked ERR_ACCESS_DENIED');
+    const child = await run(escape(tryJs("return String(process.getBuiltinModule('child_process').execSync('id'))")));
+    assert.equal(obs(child), 'blocked ERR_ACCESS_DENIED');
+    const worker = await run(escape(tryJs("new (process.getBuiltinModule('worker_threads').Worker)('1', { eval: true }); return 'started'")));
+    assert.equal(obs(worker), 'blocked ERR_ACCESS_DENIED');
+    const kill = await run(escape(tryJs(`process.kill(${bystander.pid}, 'SIGKILL'); return 'sent'`)));
+    assert.equal(obs(kill), 'blocked ESRCH', 'the host pid does not exist in the sandbox');
+    await assertHostUntouched();
+  });
+
+  test('node:net from the escaped realm and Python sockets reach no listener; DNS resolves nothing', async () => {
+    const start = escape(`globalThis.out = 'pending'; const s = process.getBuiltinModule('net').connect(${port}, '127.0.0.1'); s.on('connect', () => (globalThis.out = 'connected')); s.on('error', (e) => (globalThis.out = 'blocked ' + e.code)); return 'started'`);
+    assert.equal(obs(await run(start)), 'started');
+    await new Promise((r) => setTimeout(r, 300));
+    const outcome = await run(escape('return globalThis.out'), [start]);
+    assert.match(obs(outcome), /^blocked E/, obs(outcome));
+    const py = await run(`import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(('127.0.0.1', ${port}))`);
+    assert.equal(py.status, 'error', obs(py));
+    // Python's resolver is emscripten's stand-in (it invents 172.29.x.x addresses without asking
+    // anyone), and those addresses lead nowhere; the escaped realm's resolver finds nothing.
+    const dns = await run("import socket\nhost = socket.getaddrinfo('example.com', 80)[0][4][0]\nprint(host.startswith('172.29.'))\nsocket.create_connection((host, 80), timeout=2)");
+    assert.equal(dns.status, 'error', obs(dns));
+    assert.match(obs(dns), /^True\n/);
+    const lookup = escape("globalThis.dns = 'pending'; process.getBuiltinModule('dns').lookup('example.com', (e, a) => (globalThis.dns = e ? 'blocked ' + e.code : 'resolved ' + a)); return 'started'");
+    assert.equal(obs(await run(lookup)), 'started');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.match(obs(await run(escape('return globalThis.dns'), [lookup])), /^blocked E/);
+    await assertHostUntouched();
+  });
+
+  test('in-memory files count against the memory limit (15 × 100 MB files with a 96 MB heap)', async () => {
+    const rssBefore = process.memoryUsage().rss;
+    const r = await run("chunk = b'x' * 2**20\nfor i in range(15):\n    with open(f'/tmp/f{i}', 'wb') as f:\n        for _ in range(100):\n            f.write(chunk)\nprint('wrote 1.5 GB')");
+    assert.notEqual(r.status, 'ok', obs(r));
+    assert.ok(['memory', 'error'].includes(r.status), r.status);
+    assert.ok(process.memoryUsage().rss - rssBefore < 200 * 2 ** 20, 'the host process did not hold the files');
+    await assertHostUntouched();
+  });
+
+  test('state does not leak across trajectories: files, builtins overrides, module monkeypatches, a counter file', async () => {
+    const poison = "import builtins, math\nbuiltins.abs = lambda x: 'poisoned'\nmath.sqrt = lambda x: -1\nopen('/tmp/counter', 'w').write('1')";
+    assert.equal((await run(poison)).status, 'ok');
+    const clean = await run("import math, os\nprint(abs(-2), math.sqrt(16), os.path.exists('/tmp/counter'))");
+    assert.equal(obs(clean), '2 4.0 False');
+    // Within its own trajectory a cell does see what the earlier cells did.
+    assert.equal(obs(await run("print(abs(-2), open('/tmp/counter').read())", [poison])), 'poisoned 1');
+  });
+
+  test('same cells, same result, whatever ran before: random and hash order are fixed', async () => {
+    const cell = "import random\nprint(random.random(), list({'a', 'b', 'c', 'd'}))";
+    const first = obs(await run(cell));
+    await run('import random\nfor _ in range(1000): random.random()');
+    assert.equal(obs(await run(cell)), first);
+    const other = new PyodideCodeTool(LIMITS);
+    try {
+      assert.equal(obs(await other.run(cell)), first, 'another tool gives the same output');
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('sandbox attacks: more ways out, each closed', () => {
+  test('fork and process creation: os.fork and subprocess fail in Python; the escaped realm cannot spawn', async () => {
+    assert.match(obs(await run('import os\nos.fork()')), /PermissionError|OSError|not supported/);
+    assert.notEqual((await run("import subprocess\nsubprocess.run(['id'])")).status, 'ok');
+    const bomb = await run(escape(tryJs("const cp = process.getBuiltinModule('child_process'); for (let i = 0; i < 100; i++) cp.spawn(process.execPath, ['-e', '1']); return 'spawned'")));
+    assert.equal(obs(bomb), 'blocked ERR_ACCESS_DENIED');
+    await assertHostUntouched();
+  });
+
+  test('/proc and the environment: no host process or variable is visible', async () => {
+    const env = await run("import os\nprint(sorted(os.environ))");
+    assert.doesNotMatch(obs(env), /TRACE_RL_TEST_SECRET/);
+    const jsEnv = await run(escape('return JSON.stringify(process.env)'));
+    assert.equal(obs(jsEnv), '{"PWD":"/"}', 'bubblewrap cleared the environment (it sets only PWD)');
+    const proc = await run(escape(tryJs("return process.getBuiltinModule('fs').readFileSync('/proc/1/environ', 'utf8')")));
+    assert.equal(obs(proc), 'blocked ERR_ACCESS_DENIED');
+    const pyProc = await run("print(open('/proc/self/environ').read())");
+    assert.doesNotMatch(obs(pyProc), /TRACE_RL_TEST_SECRET/);
+  });
+
+  test('writes outside scratch: a host path written from Python lands nowhere on the host', async () => {
+    const r = await run(`import os\nos.makedirs('${host}', exist_ok=True)\nopen('${host}/pwned.txt', 'w').write('x')\nprint(os.path.exists('${host}/pwned.txt'))`);
+    assert.equal(obs(r), 'True', 'the write succeeded inside the sandbox (its own in-memory scratch)');
+    assert.equal(existsSync(join(host, 'pwned.txt')), false);
+    await assertHostUntouched();
+  });
+
+  test('signal handlers do not outlast the wall-time limit', async () => {
+    const t = performance.now();
+    const r = await run('import signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM):\n    signal.signal(s, signal.SIG_IGN)\nwhile True:\n    pass');
+    assert.equal(r.status, 'timeout');
+    assert.ok(performance.now() - t < LIMITS.timeoutMs + 4000);
+    const js = await run(escape("process.on('SIGTERM', () => {}); process.on('SIGINT', () => {}); for (;;) {}"));
+    assert.equal(js.status, 'timeout');
+    await assertHostUntouched();
+  });
+
+  test('ctypes and the _pyodide internals', async () => {
+    assert.match(obs(await run('import _pyodide')), /ImportError: module '_pyodide' is not available/);
+    assert.match(obs(await run('import _pyodide_core')), /ImportError: module '_pyodide_core' is not available/);
+    const ctypes = await run('import ctypes\nctypes.string_at(2**31 + 12345, 64)');
+    assert.notEqual(ctypes.status, 'ok', obs(ctypes));
+    await assertHostUntouched();
+  });
+
+  test('a reply that is not the protocol, or longer than the output limit allows, ends the process, not the host', async () => {
+    const junk = await run(escape("process.stdout.write('not json\\n'); return 'x'"));
+    assert.match(obs(junk), /^SandboxExit/);
+    const flood = await run(escape("process.stdout.write('x'.repeat(2 ** 22)); return 'x'"));
+    assert.match(obs(flood), /^SandboxExit/);
+    await assertHostUntouched();
+  });
+
+  test('what held before still holds: loops, recursion, huge integers, list bombs, print floods, import js', async () => {
+    assert.equal((await run('while True:\n    pass')).status, 'timeout');
+    assert.match(obs(await run('def f(n):\n    return f(n + 1)\nf(0)')), /RecursionError/);
+    assert.ok(['timeout', 'error', 'memory'].includes((await run('x = 10**(10**7)\nprint(len(str(x)))')).status));
+    assert.equal((await run("a = []\nwhile True:\n    a.append('x' * 10**6)")).status, 'memory');
+    assert.equal((await run("while True:\n    print('spam')")).status, 'output_limit');
+    assert.match(obs(await run('import js')), /ImportError: module 'js' is not available/);
+    await assertHostUntouched();
+  });
+});
+
+describe('each operating-system layer on its own (without Node\'s permission model inside)', () => {
+  /** Runs `script` with node under resource limits, bubblewrap and seccomp only; returns its stdout. */
+  function confined(script: string): Promise<string> {
+    const cmd = confinedCommand({ nodeArgs: ['-e', script], readable: [], limits: LIMITS });
+    return new Promise((resolve, reject) => {
+      const p = spawn(cmd.command, cmd.args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+      (p.stdio[3] as NodeJS.WritableStream).end(cmd.seccomp!);
+      let out = '';
+      let err = '';
+      p.stdout!.on('data', (d) => (out += d));
+      p.stderr!.on('data', (d) => (err += d));
+      p.on('error', reject);
+      p.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`exit ${code}: ${err.slice(-500)}`))));
+    });
+  }
+
+  test('bubblewrap: the file system holds the system libraries and node, nothing of the host', async () => {
+    const out = await confined(`const fs = require('fs'); console.log(JSON.stringify({ root: fs.readdirSync('/').sort(), etc: fs.existsSync('/etc/passwd'), proc: fs.existsSync('/proc/1'), host: fs.existsSync(${JSON.stringify(host)}), cwd: fs.existsSync(${JSON.stringify(process.cwd())}) }))`);
+    const seen = JSON.parse(out) as { root: string[]; etc: boolean; proc: boolean; host: boolean; cwd: boolean };
+    assert.ok(seen.root.every((d) => ['usr', 'lib', 'lib64', 'lib32', 'dev', 'bin', 'sbin', 'libx32'].includes(d)), seen.root.join(' '));
+    assert.deepEqual([seen.etc, seen.proc, seen.host, seen.cwd], [false, false, false, false]);
+    const write = await confined("try { require('fs').writeFileSync('/usr/x', 'x'); console.log('written') } catch (e) { console.log(e.code) }");
+    assert.equal(write, 'EROFS');
+  });
+
+  test('seccomp: no process can be created, no network socket opened; threads still run', async () => {
+    const out = await confined(`const cp = require('child_process');
+      const r = cp.spawnSync(process.execPath, ['-e', '1']);
+      const net = require('net');
+      const s = net.connect(${port}, '127.0.0.1');
+      s.on('error', (e) => {
+        const w = new (require('worker_threads').Worker)('1', { eval: true });
+        w.on('exit', (c) => console.log(JSON.stringify({ spawn: r.error?.code, socket: e.code, thread: c })));
+      });`);
+    assert.deepEqual(JSON.parse(out), { spawn: 'EPERM', socket: 'EAFNOSUPPORT', thread: 0 });
+    assert.equal(connections, 0);
+  });
+
+  test('resource limits: private memory past the limit ends the process', async () => {
+    const script = "const a = []; try { for (let i = 0; i < 64; i++) a.push(Buffer.alloc(32 << 20, 1)); console.log('held ' + a.length * 32 + ' MB') } catch (e) { console.log('refused') }";
+    const out = await confined(script).catch((e: Error) => `died: ${e.message.slice(0, 80)}`);
+    assert.doesNotMatch(out, /held 2048 MB/, 'the 2 GB allocation did not succeed');
+  });
+});

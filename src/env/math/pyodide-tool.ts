@@ -48,6 +48,16 @@ const MEMORY_DEATH = /heap out of memory|bad_alloc|Cannot allocate memory|alloca
 /** Bytes of a sandbox's stderr kept to explain its death. */
 const STDERR_TAIL = 2048;
 
+/**
+ * Writes `bytes` to a child's extra descriptor and closes it. Node opens such pipes in both
+ * directions; the read side would keep the host alive, so the stream is destroyed once written.
+ */
+function hand(stream: unknown, bytes: Buffer): void {
+  const s = stream as NodeJS.WritableStream & { destroy(): void };
+  s.on('error', () => undefined);
+  s.end(bytes, () => s.destroy());
+}
+
 /** One confined interpreter process. */
 class Sandbox {
   readonly proc: ChildProcess;
@@ -64,10 +74,8 @@ class Sandbox {
 
   constructor(cmd: SandboxCommand, snapshot: Buffer, private readonly maxReply: number) {
     this.proc = spawn(cmd.command, cmd.args, { stdio: ['pipe', 'pipe', 'pipe', cmd.seccomp ? 'pipe' : 'ignore', 'pipe'], env: {} });
-    if (cmd.seccomp) (this.proc.stdio[3] as NodeJS.WritableStream).end(cmd.seccomp);
-    const snap = this.proc.stdio[4] as NodeJS.WritableStream;
-    snap.on('error', () => undefined);
-    snap.end(snapshot);
+    if (cmd.seccomp) hand(this.proc.stdio[3], cmd.seccomp);
+    hand(this.proc.stdio[4], snapshot);
     this.proc.stdin!.on('error', () => undefined);
     this.proc.stderr!.setEncoding('utf8');
     this.proc.stderr!.on('data', (d: string) => (this.stderrTail = (this.stderrTail + d).slice(-STDERR_TAIL)));
@@ -175,7 +183,7 @@ const MAX_SNAPSHOT_CHARS = 96 << 20;
 function makeSnapshot(cmd: SandboxCommand): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const proc = spawn(cmd.command, cmd.args, { stdio: ['ignore', 'pipe', 'pipe', cmd.seccomp ? 'pipe' : 'ignore'], env: {} });
-    if (cmd.seccomp) (proc.stdio[3] as NodeJS.WritableStream).end(cmd.seccomp);
+    if (cmd.seccomp) hand(proc.stdio[3], cmd.seccomp);
     const chunks: Buffer[] = [];
     let size = 0;
     let stderr = '';

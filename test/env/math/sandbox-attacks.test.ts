@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatObservation, PyodideCodeTool, type CodeResult } from '../../../src/env/index.ts';
 import { confinedCommand } from '../../../src/env/math/sandbox/confine.ts';
+import { BIN } from '../../helpers/run-cli.ts';
+import { startStandIn } from '../../policy/openai-stand-in.ts';
 
 /**
  * Model-written code against the sandbox, as an attacker would write it (issue 31). Every attack
@@ -252,5 +254,58 @@ describe('each operating-system layer on its own (without Node\'s permission mod
     const script = "const a = []; try { for (let i = 0; i < 64; i++) a.push(Buffer.alloc(32 << 20, 1)); console.log('held ' + a.length * 32 + ' MB') } catch (e) { console.log('refused') }";
     const out = await confined(script).catch((e: Error) => `died: ${e.message.slice(0, 80)}`);
     assert.doesNotMatch(out, /held 2048 MB/, 'the 2 GB allocation did not succeed');
+  });
+});
+
+describe('through the command line, as a user meets it', () => {
+  /** Runs `trace-rl ...args` with `env` added to (or, for PATH, replacing) the environment. */
+  function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  test('trace-rl eval --env math --policy openai against a server that answers with os.system: the eval goes on, the host is untouched', async () => {
+    const attack = `import os\nos.system('id > ${host}/pwned.txt')\nprint('done')`;
+    const server = await startStandIn({ script: (conversation) => (conversation.includes('```output') ? 'So \\boxed{18}.' : `Let me compute.\n\`\`\`python\n${attack}\n\`\`\`\n`) });
+    const out = mkdtempSync(join(tmpdir(), 'trace-rl-attack-eval-'));
+    try {
+      const r = await cli(['eval', '--env', 'math', '--policy', 'openai', '--base-url', server.url, '--questions', '2', '--out', out, '--json']);
+      assert.equal(r.code, 0, r.stderr.slice(-1000));
+      assert.ok(server.requests >= 2, `${server.requests} requests`);
+      assert.ok(server.bodies.some((b) => JSON.stringify(b).includes('PermissionError: the sandbox cannot start processes')), 'the model saw the refusal');
+      await assertHostUntouched();
+    } finally {
+      await server.close();
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  test('without bubblewrap the code tool refuses to start, in one line naming the missing piece and the fix', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'trace-rl-no-bwrap-'));
+    try {
+      const r = await cli(['eval', '--env', 'math', '--policy', 'openai', '--base-url', 'http://127.0.0.1:9/v1', '--questions', '1', '--out', join(empty, 'out')], { PATH: empty });
+      assert.equal(r.code, 2);
+      const lines = r.stderr.trim().split('\n');
+      assert.equal(lines.length, 1, r.stderr);
+      assert.match(lines[0]!, /cannot confine model-written code: .* is not installed\. Fix: install bubblewrap .*env\.math\.unsafeUnconfined=true/);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  test('the loudly named opt-out runs the code unconfined, and says so', async () => {
+    const unconfined = new PyodideCodeTool({ ...LIMITS, unsafeUnconfined: true });
+    try {
+      assert.equal(obs(await unconfined.run('print(6 * 7)')), '42');
+    } finally {
+      await unconfined.close();
+    }
   });
 });

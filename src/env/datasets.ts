@@ -6,8 +6,8 @@
  * A malformed line is a {@link DatasetError} naming file:line; with `skipBadLines` it is recorded in
  * `errors` and the rest of the file is kept.
  */
-import { jsonLines } from '../util/json-lines.ts';
-import { readFileSync } from 'node:fs';
+import { jsonLines, type JsonLine } from '../util/json-lines.ts';
+import { InputFileError, readJsonLinesFile } from '../util/bounded-read.ts';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { z } from 'zod';
@@ -39,15 +39,9 @@ export interface QaExample {
   type?: string;
 }
 
-export class DatasetError extends Error {
+/** A dataset file or line that cannot be used; a user error (one line: file:line and what is expected). */
+export class DatasetError extends InputFileError {
   override name = 'DatasetError';
-  constructor(
-    readonly file: string,
-    readonly line: number,
-    message: string,
-  ) {
-    super(`${file}:${line}: ${message}`);
-  }
 }
 
 const hotpotLike = z.object({
@@ -139,9 +133,14 @@ export interface LoadResult {
 
 /** Parses JSONL text; `file` is only used in error messages. */
 export function parseDatasetJsonl(text: string, file: string, options: LoadOptions = {}): LoadResult {
+  return parseDatasetLines(jsonLines(text), file, options);
+}
+
+/** Converts parsed JSON lines (from text or from a file) into examples. */
+function parseDatasetLines(lines: Iterable<JsonLine>, file: string, options: LoadOptions): LoadResult {
   const examples: QaExample[] = [];
   const errors: DatasetError[] = [];
-  for (const { line, value, error } of jsonLines(text)) {
+  for (const { line, value, error } of lines) {
     if (options.limit !== undefined && examples.length >= options.limit) break;
     try {
       if (error !== undefined) throw new Error(`not valid JSON (${error}); each line must be one JSON object`);
@@ -158,7 +157,8 @@ export function parseDatasetJsonl(text: string, file: string, options: LoadOptio
 }
 
 export function loadJsonlFile(file: string, options: LoadOptions = {}): LoadResult {
-  return parseDatasetJsonl(readFileSync(file, 'utf8'), file, options);
+  // Read through the bounded reader: a device, FIFO or folder is refused, and so is an overlong line.
+  return parseDatasetLines(readJsonLinesFile(file), file, options);
 }
 
 /** One of the four bundled datasets from `dataDir` (default: the repository's data/). */

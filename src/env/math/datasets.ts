@@ -5,10 +5,9 @@
  * `#### <answer>` gives the text after the last `####`). `id` is optional (default `<dataset>-<line>`);
  * `level` and `subject` are kept in `meta`. A malformed line is a {@link DatasetError} naming file:line.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { jsonLines } from '../../util/json-lines.ts';
+import { InputFileError, readJsonLinesFile } from '../../util/bounded-read.ts';
 import { DatasetError, DEFAULT_DATA_DIR } from '../datasets.ts';
 import type { Prompt } from '../../tree/types.ts';
 
@@ -38,15 +37,19 @@ export function loadMathDataset(nameOrFile: string, options: { dataDir?: string;
   const bundled = (MATH_DATASETS as Record<string, string>)[nameOrFile];
   const file = bundled ? path.join(options.dataDir ?? DEFAULT_DATA_DIR, 'math', bundled) : nameOrFile;
   const dataset = bundled ? nameOrFile : path.basename(file).replace(/\.jsonl?$/, '');
-  let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    return parseRows(readJsonLinesFile(file), file, dataset, options.limit);
   } catch (e) {
-    throw new DatasetError(file, 0, `cannot read (${(e as Error).message}); name a bundled dataset (${Object.keys(MATH_DATASETS).join(', ')}) or a JSONL file`);
+    // A path that is not a readable regular file may be a misspelt bundled name: list them.
+    if (e instanceof InputFileError && !(e instanceof DatasetError) && e.line === 0 && !bundled) throw new DatasetError(file, 0, `${e.reason} (or name a bundled dataset: ${Object.keys(MATH_DATASETS).join(', ')})`);
+    throw e;
   }
+}
+
+function parseRows(lines: ReturnType<typeof readJsonLinesFile>, file: string, dataset: string, limit: number | undefined): Prompt[] {
   const out: Prompt[] = [];
-  for (const { line, value, error } of jsonLines(text)) {
-    if (options.limit !== undefined && out.length >= options.limit) break;
+  for (const { line, value, error } of lines) {
+    if (limit !== undefined && out.length >= limit) break;
     if (error !== undefined) throw new DatasetError(file, line, `not valid JSON (${error})`);
     const parsed = row.safeParse(value);
     if (!parsed.success) {

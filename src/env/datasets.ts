@@ -140,12 +140,18 @@ export function parseDatasetJsonl(text: string, file: string, options: LoadOptio
 function parseDatasetLines(lines: Iterable<JsonLine>, file: string, options: LoadOptions): LoadResult {
   const examples: QaExample[] = [];
   const errors: DatasetError[] = [];
+  const seen = new Map<string, number>();
   for (const { line, value, error } of lines) {
     if (options.limit !== undefined && examples.length >= options.limit) break;
     try {
       if (error !== undefined) throw new Error(`not valid JSON (${error}); each line must be one JSON object`);
       const format = !options.format || options.format === 'auto' ? detectFormat(value) : options.format;
-      examples.push(convert(format, value, `${path.basename(file)}:${line}`));
+      const example = convert(format, value, `${path.basename(file)}:${line}`);
+      // Results are kept per id: a second question with the same id would silently replace the first.
+      const first = seen.get(example.id);
+      if (first !== undefined) throw new Error(duplicateId(example.id, first));
+      seen.set(example.id, line);
+      examples.push(example);
     } catch (e) {
       const message = e instanceof z.ZodError ? e.issues.map((x) => `${x.path.join('.') || 'row'}: ${x.message}`).join('; ') : (e as Error).message;
       const err = new DatasetError(file, line, message);
@@ -153,7 +159,16 @@ function parseDatasetLines(lines: Iterable<JsonLine>, file: string, options: Loa
       errors.push(err);
     }
   }
+  if (examples.length === 0 && errors.length === 0) throw new DatasetError(file, 0, NO_ROWS);
   return { examples, errors };
+}
+
+/** Why a dataset file without a question is refused (it would evaluate to an empty table). */
+export const NO_ROWS = 'has no questions (no non-empty lines); give a JSONL file with one question per line';
+
+/** The refusal of a repeated id, naming the line that used it first. */
+export function duplicateId(id: string, firstLine: number): string {
+  return `id "${id}" is already used on line ${firstLine}; give each question its own id`;
 }
 
 export function loadJsonlFile(file: string, options: LoadOptions = {}): LoadResult {

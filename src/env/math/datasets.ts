@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { InputFileError, readJsonLinesFile } from '../../util/bounded-read.ts';
-import { DatasetError, DEFAULT_DATA_DIR } from '../datasets.ts';
+import { DatasetError, DEFAULT_DATA_DIR, duplicateId, NO_ROWS } from '../datasets.ts';
 import type { Prompt } from '../../tree/types.ts';
 
 export const MATH_DATASETS = { gsm8k: 'gsm8k-test.jsonl', 'gsm8k-train': 'gsm8k-train.jsonl', math500: 'math500.jsonl', aime24: 'aime24.jsonl', aime25: 'aime25.jsonl' } as const;
@@ -48,6 +48,7 @@ export function loadMathDataset(nameOrFile: string, options: { dataDir?: string;
 
 function parseRows(lines: ReturnType<typeof readJsonLinesFile>, file: string, dataset: string, limit: number | undefined): Prompt[] {
   const out: Prompt[] = [];
+  const seen = new Map<string, number>();
   for (const { line, value, error } of lines) {
     if (limit !== undefined && out.length >= limit) break;
     if (error !== undefined) throw new DatasetError(file, line, `not valid JSON (${error})`);
@@ -57,10 +58,16 @@ function parseRows(lines: ReturnType<typeof readJsonLinesFile>, file: string, da
       throw new DatasetError(file, line, `${issue.path.join('.') || 'line'}: ${issue.message}; expected {"question" | "problem": string, "answer": string | number}`);
     }
     const r = parsed.data;
+    if (r.id !== undefined) {
+      const first = seen.get(String(r.id));
+      if (first !== undefined) throw new DatasetError(file, line, duplicateId(String(r.id), first));
+      seen.set(String(r.id), line);
+    }
     const meta: Record<string, unknown> = { dataset };
     if (r.level !== undefined) meta.level = String(r.level);
     if (r.subject !== undefined) meta.subject = r.subject;
     out.push({ id: `${dataset}-${r.id ?? line}`, question: (r.question ?? r.problem)!, answers: [goldAnswer(r.answer)], meta });
   }
+  if (out.length === 0) throw new DatasetError(file, 0, NO_ROWS);
   return out;
 }

@@ -245,6 +245,13 @@ async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: Ca
       const model = opts.model ?? (run?.config.policy.kind === 'tiny-lm' ? run.config.policy.model : undefined);
       if (!model) throw new UsageError('--policy tiny-lm needs --model FILE.gguf (or --run DIR of a tiny-lm training run)');
       const file = path.resolve(model);
+      const { checkGgufFile, GgufFileError } = await import('../../tinylm/gguf-file.ts');
+      try {
+        checkGgufFile(file); // before reading it whole: a device or a header bomb is refused here
+      } catch (e) {
+        if (e instanceof GgufFileError) throw new UsageError(`--model ${model}: ${e.message}`);
+        throw e;
+      }
       let bytes: Uint8Array;
       try {
         bytes = new Uint8Array(readFileSync(file));

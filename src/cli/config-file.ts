@@ -1,14 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { InputFileError, readTextFile } from '../util/bounded-read.ts';
 import { parseDocument, stringify as toYaml } from 'yaml';
 import { UsageError } from './io.ts';
+
+/** A configuration is a page of settings; anything larger is not one. */
+const CONFIG_MAX_BYTES = 16 * 1024 * 1024;
 
 /** Reads a YAML or JSON configuration file (JSON is YAML); errors name the file and line. */
 export function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readTextFile(file, { maxFileBytes: CONFIG_MAX_BYTES });
   } catch (e) {
-    throw new UsageError(`cannot read config ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    if (e instanceof InputFileError) throw new UsageError(`cannot read config ${e.message}`);
+    throw e;
   }
   // Warnings (unknown directives, odd tags) are rejected like errors: the yaml library would otherwise
   // print them as multi-line process warnings, and a config it is unsure about should not start a run.

@@ -6,8 +6,8 @@
  * A malformed line is a {@link DatasetError} naming file:line; with `skipBadLines` it is recorded in
  * `errors` and the rest of the file is kept.
  */
-import { jsonLines } from '../util/json-lines.ts';
-import { readFileSync } from 'node:fs';
+import { jsonLines, type JsonLine } from '../util/json-lines.ts';
+import { InputFileError, readJsonLinesFile } from '../util/bounded-read.ts';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { z } from 'zod';
@@ -39,15 +39,9 @@ export interface QaExample {
   type?: string;
 }
 
-export class DatasetError extends Error {
+/** A dataset file or line that cannot be used; a user error (one line: file:line and what is expected). */
+export class DatasetError extends InputFileError {
   override name = 'DatasetError';
-  constructor(
-    readonly file: string,
-    readonly line: number,
-    message: string,
-  ) {
-    super(`${file}:${line}: ${message}`);
-  }
 }
 
 const hotpotLike = z.object({
@@ -139,14 +133,25 @@ export interface LoadResult {
 
 /** Parses JSONL text; `file` is only used in error messages. */
 export function parseDatasetJsonl(text: string, file: string, options: LoadOptions = {}): LoadResult {
+  return parseDatasetLines(jsonLines(text), file, options);
+}
+
+/** Converts parsed JSON lines (from text or from a file) into examples. */
+function parseDatasetLines(lines: Iterable<JsonLine>, file: string, options: LoadOptions): LoadResult {
   const examples: QaExample[] = [];
   const errors: DatasetError[] = [];
-  for (const { line, value, error } of jsonLines(text)) {
+  const seen = new Map<string, number>();
+  for (const { line, value, error } of lines) {
     if (options.limit !== undefined && examples.length >= options.limit) break;
     try {
       if (error !== undefined) throw new Error(`not valid JSON (${error}); each line must be one JSON object`);
       const format = !options.format || options.format === 'auto' ? detectFormat(value) : options.format;
-      examples.push(convert(format, value, `${path.basename(file)}:${line}`));
+      const example = convert(format, value, `${path.basename(file)}:${line}`);
+      // Results are kept per id: a second question with the same id would silently replace the first.
+      const first = seen.get(example.id);
+      if (first !== undefined) throw new Error(duplicateId(example.id, first));
+      seen.set(example.id, line);
+      examples.push(example);
     } catch (e) {
       const message = e instanceof z.ZodError ? e.issues.map((x) => `${x.path.join('.') || 'row'}: ${x.message}`).join('; ') : (e as Error).message;
       const err = new DatasetError(file, line, message);
@@ -154,11 +159,21 @@ export function parseDatasetJsonl(text: string, file: string, options: LoadOptio
       errors.push(err);
     }
   }
+  if (examples.length === 0 && errors.length === 0) throw new DatasetError(file, 0, NO_ROWS);
   return { examples, errors };
 }
 
+/** Why a dataset file without a question is refused (it would evaluate to an empty table). */
+export const NO_ROWS = 'has no questions (no non-empty lines); give a JSONL file with one question per line';
+
+/** The refusal of a repeated id, naming the line that used it first. */
+export function duplicateId(id: string, firstLine: number): string {
+  return `id "${id}" is already used on line ${firstLine}; give each question its own id`;
+}
+
 export function loadJsonlFile(file: string, options: LoadOptions = {}): LoadResult {
-  return parseDatasetJsonl(readFileSync(file, 'utf8'), file, options);
+  // Read through the bounded reader: a device, FIFO or folder is refused, and so is an overlong line.
+  return parseDatasetLines(readJsonLinesFile(file), file, options);
 }
 
 /** One of the four bundled datasets from `dataDir` (default: the repository's data/). */

@@ -5,8 +5,7 @@
  * The corpus is JSONL, one passage per line: Search-R1's `{ id, contents: "\"Title\"\nText" }` or
  * `{ id?, title, text }`.
  */
-import { jsonLines } from '../util/json-lines.ts';
-import { readFileSync } from 'node:fs';
+import { readJsonLinesFile, type ReadLimits } from '../util/bounded-read.ts';
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { Bm25Index } from './bm25.ts';
@@ -19,10 +18,16 @@ const corpusLine = z.union([
   z.object({ id: z.union([z.string(), z.number()]).optional(), title: z.string(), text: z.string() }),
 ]);
 
+/**
+ * A corpus is held whole in the BM25 index, so it may be larger than a dataset but not unbounded:
+ * 1 GiB of JSONL (a few million passages), lines as long as a dataset's.
+ */
+export const CORPUS_LIMITS: ReadLimits = { maxFileBytes: 1024 * 1024 * 1024, maxLineBytes: 4 * 1024 * 1024 };
+
 /** Reads a corpus JSONL file; a bad line is a DatasetError with file:line. */
 export function loadCorpus(file: string): Passage[] {
   const out: Passage[] = [];
-  for (const { line, value, error } of jsonLines(readFileSync(file, 'utf8'))) {
+  for (const { line, value, error } of readJsonLinesFile(file, CORPUS_LIMITS)) {
     if (error !== undefined) throw new DatasetError(file, line, 'not valid JSON; each line must be {"id", "contents"} or {"title", "text"}');
     const r = corpusLine.safeParse(value);
     if (!r.success) throw new DatasetError(file, line, 'expected {"id", "contents": "\\"Title\\"\\nText"} or {"title", "text"}');

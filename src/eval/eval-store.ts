@@ -6,9 +6,12 @@
  *    line). A run killed mid-write leaves at most one partial last line, which is cut off on reopen.
  *    When a question appears twice (it was retried after an error), its last line counts.
  *  - `index.html`: the page (table + trajectories), rewritten at the end of every run.
+ *  - `run.lock`: the PID of the one process writing the folder (train's lock): two evaluations
+ *    appending to one trajectories file interleaved and duplicated their lines.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { RunLock } from '../store/run-dir.ts';
 import type { RolloutTree } from '../tree/types.ts';
 
 export const EVAL_SPEC_FILE = 'eval.json';
@@ -47,6 +50,7 @@ export class EvalStore {
     /** The folder, or undefined for an evaluation kept in memory (training's periodic evaluation). */
     readonly dir: string | undefined,
     private readonly records: Map<string, EvalRecord>,
+    private readonly lock?: RunLock,
   ) {}
 
   static inMemory(): EvalStore {
@@ -56,6 +60,17 @@ export class EvalStore {
   /** Opens `dir` for `spec`: creates it, or continues it when it holds the same evaluation. */
   static open(dir: string, spec: Record<string, unknown>): EvalStore {
     mkdirSync(dir, { recursive: true });
+    // Taken before anything is read, so a second writer never sees (or cuts) a half-written line.
+    const lock = RunLock.acquire(dir, 'evaluation', 'rerun the same command to continue');
+    try {
+      return EvalStore.openLocked(dir, spec, lock);
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
+  }
+
+  private static openLocked(dir: string, spec: Record<string, unknown>, lock: RunLock): EvalStore {
     const specFile = path.join(dir, EVAL_SPEC_FILE);
     const wanted = { format: FORMAT, spec };
     if (existsSync(specFile)) {
@@ -72,7 +87,12 @@ export class EvalStore {
     } else {
       writeFileSync(specFile, JSON.stringify(wanted, null, 2) + '\n');
     }
-    return new EvalStore(dir, readRecords(path.join(dir, TRAJECTORIES_FILE)));
+    return new EvalStore(dir, readRecords(path.join(dir, TRAJECTORIES_FILE)), lock);
+  }
+
+  /** Releases the folder for the next evaluation (a killed process's lock is taken over instead). */
+  close(): void {
+    this.lock?.release();
   }
 
   /** Key of one question. */

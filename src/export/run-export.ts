@@ -1,6 +1,6 @@
 import { createEstimator, type EstimatorName } from '../advantage/index.ts';
 import type { Environment } from '../env/index.ts';
-import { RunStore } from '../store/index.ts';
+import { refuseRunFile, RunStore } from '../store/index.ts';
 import { buildComponents, parseTrainConfig, type TrainConfig } from '../train/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
@@ -44,6 +44,7 @@ export interface ExportRunResult extends BatchMeta {
 
 /** `trace-rl export` as a library call: one stored step's trees → one file. */
 export async function exportRun(options: ExportRunOptions): Promise<ExportRunResult> {
+  refuseRunFile(options.out, [options.dir]);
   const store = RunStore.open(options.dir, { readonly: true });
   try {
     const config = parseTrainConfig(store.config(), { stored: true });

@@ -1,4 +1,5 @@
 import { AtomicWriteError, writeFileAtomic } from '../store/atomic-write.ts';
+import { refuseRunFile } from '../store/own-files.ts';
 import { makeRunDir } from '../store/run-dir.ts';
 import { dirname, resolve } from 'node:path';
 import { byStrategy } from './aggregate.ts';
@@ -44,6 +45,7 @@ export async function writeReport(options: WriteReportOptions): Promise<ReportRe
   const maxViewerBytes = options.maxViewerBytes ?? 6_000_000;
   if (options.runs.length === 0) throw new ReportError('no run folder given: pass at least one RUN_DIR');
   const dirs = [...new Set(options.runs.map((d) => resolve(d)))];
+  refuseRunFile(options.out, dirs);
   const runs = dirs.map((d) => loadRun(d));
   const notes = runs.flatMap((r) => r.notes);
   for (const r of runs) if (r.steps.length === 0) notes.push(`${r.dir}: no completed step yet`);

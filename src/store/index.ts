@@ -2,3 +2,4 @@
 export * from './run-store.ts';
 export { writeFileAtomic, AtomicWriteError } from './atomic-write.ts';
 export { CREATING_MARKER, LOCK_FILE } from './run-dir.ts';
+export { refuseRunFile, runFileAt, RUN_OWN_FILES } from './own-files.ts';

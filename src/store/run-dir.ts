@@ -115,7 +115,8 @@ export function removeFile(file: string): void {
 export class RunLock {
   private constructor(private readonly file: string) {}
 
-  static acquire(dir: string): RunLock {
+  /** `what` and `then` word the busy message for the folder's kind (a run, or an evaluation). */
+  static acquire(dir: string, what = 'run', then = 'resume'): RunLock {
     const file = join(dir, LOCK_FILE);
     for (let attempt = 0; attempt < 2; attempt++) {
       let fd: number;
@@ -125,7 +126,7 @@ export class RunLock {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new RunStoreError(`${dir}: cannot create ${LOCK_FILE} (${reason(e)})`);
         const holder = Number.parseInt(readSafe(file), 10);
         if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
-          throw new RunStoreError(`${dir} is busy: process ${holder} is writing this run (${file}); wait for it to finish or stop it, then resume`);
+          throw new RunStoreError(`${dir} is busy: process ${holder} is writing this ${what} (${file}); wait for it to finish or stop it, then ${then}`);
         }
         removeFile(file); // stale: its process is gone
         continue;

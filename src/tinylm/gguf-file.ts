@@ -1,4 +1,5 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, statSync } from 'node:fs';
+import { checkGgufHeader, GgufHeaderError } from './gguf-header.ts';
 import { UserError } from '../util/user-error.ts';
 
 /** A model path that is not a readable GGUF file; the message (without the path: callers name it) says what it is instead. */
@@ -7,9 +8,11 @@ export class GgufFileError extends UserError {
 }
 
 /**
- * Checks, before llama.cpp or the GGUF reader sees it, that `file` is a regular file starting with the
- * GGUF magic: a folder, a missing path or another kind of file is a one-line GgufFileError (llama.cpp
- * would answer with a stack trace, or a folder would read as an empty model).
+ * Checks, before llama.cpp or the GGUF reader sees it, that `file` is a regular file holding a GGUF
+ * header whose counts and lengths fit the file and whose tensors' data lies inside it (gguf-header.ts).
+ * A folder, a missing path, another kind of file, a header bomb or a truncated model is one
+ * GgufFileError line (llama.cpp would allocate for the claimed counts, print its own log lines, or
+ * answer with a stack trace). No message repeats the file's bytes.
  */
 export function checkGgufFile(file: string): void {
   let size: number;
@@ -23,7 +26,6 @@ export function checkGgufFile(file: string): void {
     const code = (e as NodeJS.ErrnoException).code;
     throw new GgufFileError(code === 'ENOENT' || code === 'ENOTDIR' ? `no such file; give a .gguf model file (e.g. bench/tinylm/warm-start.gguf)` : `cannot read it (${code ?? (e as Error).message})`);
   }
-  const head = Buffer.alloc(4);
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -31,9 +33,11 @@ export function checkGgufFile(file: string): void {
     throw new GgufFileError(`cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   try {
-    readSync(fd, head, 0, 4, 0);
+    checkGgufHeader(fd, size);
+  } catch (e) {
+    if (!(e instanceof GgufHeaderError)) throw e;
+    throw new GgufFileError(/^is not a GGUF file/.test(e.message) ? `${e.message}; give a .gguf model file` : `not a usable GGUF model: ${e.message}`);
   } finally {
     closeSync(fd);
   }
-  if (size < 4 || head.toString('latin1') !== 'GGUF') throw new GgufFileError(`is not a GGUF file (it does not start with "GGUF"); give a .gguf model file`);
 }

@@ -9,6 +9,7 @@
  * unless `include_stop_str_in_output`. Chat prompts use the GGUF's chat template when it has one
  * (node-llama-cpp resolves it), else a plain `role: content` transcript.
  */
+import { randomBytes } from 'node:crypto';
 import type { Hono } from 'hono';
 import { LlamaText, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper } from 'node-llama-cpp';
 import { z } from 'zod';
@@ -126,7 +127,13 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
   };
   const maxDefault = options.defaultMaxTokens ?? 256;
   let wrapper: ChatWrapper | undefined;
-  let created = 0;
+  /** Seed of the next request that gives none (requests differ, and a restarted server repeats them). */
+  let nextSeed = 0;
+  // Response ids: a random prefix per server and a counter per response, so no two responses of one
+  // server share an id (they were `cmpl-<seed counter>`, which seeded requests never advanced).
+  const idPrefix = randomBytes(4).toString('hex');
+  let responses = 0;
+  const responseId = (kind: 'cmpl' | 'chatcmpl') => `${kind}-${idPrefix}-${responses++}`;
   const now = () => Math.floor(options.clock?.() ?? 0);
 
   const run = (prompt: number[], body: z.infer<z.ZodObject<typeof sampling>>, signal: AbortSignal): Promise<Completion> => use((e) => generate(e, prompt, body, signal));
@@ -140,7 +147,7 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
     const out = await engine.generate(prompt, {
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? maxDefault,
       stop: [],
-      seed: body.seed ?? created++,
+      seed: body.seed ?? nextSeed++,
       greedy,
       sampling: { temperature: body.temperature, topP: body.top_p, topK: body.top_k === -1 ? 0 : body.top_k, minP: body.min_p },
       signal,
@@ -220,7 +227,7 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
       at += p.length;
     }
     return c.json({
-      id: `cmpl-${created}`,
+      id: responseId('cmpl'),
       object: 'text_completion',
       created: now(),
       model: options.modelName,
@@ -252,7 +259,7 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
     const r = await run(prompt, body, c.req.raw.signal);
     const enc = new TextEncoder();
     return c.json({
-      id: `chatcmpl-${created}`,
+      id: responseId('chatcmpl'),
       object: 'chat.completion',
       created: now(),
       model: options.modelName,

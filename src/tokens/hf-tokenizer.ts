@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { InputFileError, readTextFile } from '../util/bounded-read.ts';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
@@ -17,8 +18,9 @@ type Json = Record<string, unknown>;
 
 function readJson(file: string): Json {
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Json;
+    return JSON.parse(readTextFile(file)) as Json;
   } catch (e) {
+    if (e instanceof InputFileError) throw new TokenizerError(e.message);
     throw new TokenizerError(`${file}: cannot read it as JSON (${(e as Error).message})`);
   }
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { InputFileError, readTextFile } from '../util/bounded-read.ts';
 import { ChatTemplate, type ChatTemplateOptions } from './chat-template.ts';
 import { loadHfTokenizer, loadQwen3Tokenizer, type ModelTokenizer } from './hf-tokenizer.ts';
 import { ServerTokenizer } from './server-tokenizer.ts';
@@ -45,8 +45,9 @@ export async function loadTranscript(spec: string, options: TranscriptOptions = 
 export function readTools(file: string): unknown[] {
   let v: unknown;
   try {
-    v = JSON.parse(readFileSync(file, 'utf8'));
+    v = JSON.parse(readTextFile(file));
   } catch (e) {
+    if (e instanceof InputFileError) throw new TokenizerError(e.message);
     throw new TokenizerError(`${file}: not JSON (${(e as Error).message})`);
   }
   if (!Array.isArray(v)) throw new TokenizerError(`${file}: expected a JSON array of tool schemas`);

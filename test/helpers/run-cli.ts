@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The real `trace-rl` executable, as a user runs it. */
@@ -37,4 +38,53 @@ export async function startServe(file: string, extra: readonly string[] = []): P
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
   });
   return { child, baseURL };
+}
+
+export interface BoundedCliRun extends CliRun {
+  /** Why the watchdog killed the child (too much memory or time), when it did. */
+  killed?: string;
+  /** Largest resident set seen, in MB. */
+  peakRssMb: number;
+}
+
+/** Resident set size of a live process in MB (Linux /proc), or 0 once it is gone. */
+function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Runs `trace-rl ...args` under a watchdog: the child is killed (SIGKILL) as soon as its resident set
+ * passes `maxRssMb` or it runs longer than `timeoutMs`, so a test of a memory or time bomb fails
+ * quickly and safely on code that does not bound it, instead of taking the machine down.
+ */
+export function runCliBounded(args: readonly string[], limits: { maxRssMb: number; timeoutMs: number }, stdin = ''): Promise<BoundedCliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let killed: string | undefined;
+    let peakRssMb = 0;
+    const t0 = Date.now();
+    const watch = setInterval(() => {
+      const rss = rssMb(child.pid!);
+      peakRssMb = Math.max(peakRssMb, rss);
+      if (killed === undefined && rss > limits.maxRssMb) killed = `resident set ${Math.round(rss)} MB > ${limits.maxRssMb} MB`;
+      else if (killed === undefined && Date.now() - t0 > limits.timeoutMs) killed = `still running after ${limits.timeoutMs} ms`;
+      if (killed !== undefined) child.kill('SIGKILL');
+    }, 50);
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearInterval(watch);
+      resolve({ code, stdout, stderr, peakRssMb, ...(killed !== undefined ? { killed } : {}) });
+    });
+    child.stdin.on('error', () => {}); // a child killed before reading its stdin
+    child.stdin.end(stdin);
+  });
 }

@@ -128,7 +128,7 @@ function jsonlCase(name: string, good: string[], badLine: fc.Arbitrary<string>, 
     name,
     arbitrary: fc.record({ before: fc.nat(4), bad: badLine, after: fc.nat(3) }),
     async check({ before, bad, after }) {
-      const lines = [...Array.from({ length: before }, (_, i) => good[i % good.length]!), bad, ...Array.from({ length: after }, (_, i) => good[i % good.length]!)];
+      const lines = [...Array.from({ length: before }, (_, i) => good[i % good.length]!), bad, ...Array.from({ length: after }, (_, i) => good[(before + i) % good.length]!)];
       const dir = scratch();
       const file = join(dir, 'input.jsonl');
       writeFileSync(file, lines.join('\n'));
@@ -152,7 +152,9 @@ const oneLine = (s: string) => s.trim().length > 0 && !/[\n\r\u2028\u2029]/.test
 
 function datasetCase() {
   const bad = fc.oneof(textInputs(validHotpot), textInputs(validMusique)).filter(oneLine);
-  return jsonlCase('dataset JSONL', [JSON.stringify(validHotpot), JSON.stringify(validMusique)], bad, (text, file) => parseDatasetJsonl(text, file), (e) => e instanceof DatasetError);
+  // Good lines with ids of their own: a repeated id is itself a refused line (issue 31).
+  const good = Array.from({ length: 8 }, (_, i) => JSON.stringify(i % 2 === 0 ? { ...validHotpot, id: `good-${i}` } : { ...validMusique, id: `2hop__good${i}` }));
+  return jsonlCase('dataset JSONL', good, bad, (text, file) => parseDatasetJsonl(text, file), (e) => e instanceof DatasetError);
 }
 
 function corpusCase() {

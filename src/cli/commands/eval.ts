@@ -98,31 +98,41 @@ export function register(program: Command): void {
         if (e instanceof EvalError) throw new UsageError(e.message);
         throw e;
       }
-      const controller = new AbortController();
-      const onSigint = () => {
-        if (controller.signal.aborted) process.exit(130);
-        process.stderr.write('\nstopping: finished questions are kept; rerun the same command to continue\n');
-        controller.abort(new Error('interrupted'));
-      };
-      process.on('SIGINT', onSigint);
-      const progress = opts.quiet ? undefined : evalProgress(out);
-      let result: EvalResult;
       try {
-        result = await runEval({ suite, policy, samples, greedy: temperature === 0, concurrency, engine: config.engine, seed, store, signal: controller.signal, onQuestion: progress?.update });
+        await evaluate(opts, { suite, policy, about, config, out, store, samples, temperature, concurrency, seed });
       } finally {
-        progress?.stop();
-        process.off('SIGINT', onSigint);
-        await (policy as { dispose?: () => Promise<void> }).dispose?.();
+        store.close();
       }
-      const { writeEvalPage } = await import('../../report/index.ts');
-      writeEvalPage(path.join(out, 'index.html'), pageInput(result, suite, about.lines, opts.split));
-      if (opts.json) process.stdout.write(JSON.stringify(resultJson(result)) + '\n');
-      else {
-        process.stdout.write(`${formatTable(result)}\n`);
-        process.stdout.write(`${result.stopped ? `stopped at ${result.records.length}/${result.total} questions; rerun the same command to continue. ` : ''}trajectories: ${path.join(out, 'trajectories.jsonl')}; page: ${path.join(out, 'index.html')}\n`);
-      }
-      if (result.stopped) process.exitCode = 130;
     });
+}
+
+/** Runs an opened evaluation to the end (or Ctrl-C), then writes its page and prints the table. */
+async function evaluate(opts: EvalFlags, e: { suite: ReturnType<typeof buildSuite>; policy: Policy; about: PolicyAbout; config: TrainConfig; out: string; store: EvalStore; samples: number; temperature: number; concurrency: number; seed: number }): Promise<void> {
+  const { suite, policy, about, config, out, store, samples, temperature, concurrency, seed } = e;
+  const controller = new AbortController();
+  const onSigint = () => {
+    if (controller.signal.aborted) process.exit(130);
+    process.stderr.write('\nstopping: finished questions are kept; rerun the same command to continue\n');
+    controller.abort(new Error('interrupted'));
+  };
+  process.on('SIGINT', onSigint);
+  const progress = opts.quiet ? undefined : evalProgress(out);
+  let result: EvalResult;
+  try {
+    result = await runEval({ suite, policy, samples, greedy: temperature === 0, concurrency, engine: config.engine, seed, store, signal: controller.signal, onQuestion: progress?.update });
+  } finally {
+    progress?.stop();
+    process.off('SIGINT', onSigint);
+    await (policy as { dispose?: () => Promise<void> }).dispose?.();
+  }
+  const { writeEvalPage } = await import('../../report/index.ts');
+  writeEvalPage(path.join(out, 'index.html'), pageInput(result, suite, about.lines, opts.split));
+  if (opts.json) process.stdout.write(JSON.stringify(resultJson(result)) + '\n');
+  else {
+    process.stdout.write(`${formatTable(result)}\n`);
+    process.stdout.write(`${result.stopped ? `stopped at ${result.records.length}/${result.total} questions; rerun the same command to continue. ` : ''}trajectories: ${path.join(out, 'trajectories.jsonl')}; page: ${path.join(out, 'index.html')}\n`);
+  }
+  if (result.stopped) process.exitCode = 130;
 }
 
 /** The training run behind `--policy embedded|tiny-lm --run DIR`: its configuration and last policy checkpoint. */
@@ -153,7 +163,7 @@ function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engine: Reco
   if (base) raw.seed = base.seed;
   const set = (p: string, v: unknown) => v !== undefined && setPath(raw, p, v);
   set('env.kind', opts.env);
-  set('env.datasets', opts.datasets);
+  if (opts.datasets !== undefined) setDatasets(raw, opts.env ?? base?.env.kind ?? 'qa', opts.datasets);
   set('env.retrieval', opts.retrieval);
   set('env.retrieverUrl', opts.retrieverUrl);
   set('env.topK', opts.topK !== undefined ? Number(opts.topK) : undefined);
@@ -177,6 +187,20 @@ function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engine: Reco
   return config;
 }
 
+/**
+ * `--datasets` where it means something: qa's list, or math's one evaluation dataset
+ * (env.math.testDataset). Elsewhere it used to be ignored silently (env math ran GSM8K instead).
+ */
+function setDatasets(raw: Record<string, unknown>, kind: string, datasets: string): void {
+  if (kind === 'qa') return setPath(raw, 'env.datasets', datasets);
+  if (kind === 'math') {
+    const list = datasets.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    if (list.length !== 1) throw new UsageError(`--datasets: env math evaluates one dataset (env.math.testDataset), got ${list.length}; give one bundled name or JSONL file, e.g. --datasets math500`);
+    return setPath(raw, 'env.math.testDataset', list[0]);
+  }
+  throw new UsageError(`--datasets is for --env qa or math; env ${kind} makes its own questions (drop --datasets, or use --env qa)`);
+}
+
 /** Held-out (or all) questions per dataset, at most `questions` each. */
 function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy } {
   let setup;
@@ -192,6 +216,8 @@ function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: n
       const own = setup.train.filter((p) => (p.meta?.dataset ?? name) === name && !/~\d+$/.test(p.id));
       prompts = [...held, ...own];
     }
+    // An empty table exits 0 and reads as a result. The loaders refuse empty files; this guards the rest.
+    if (prompts.length === 0) throw new UsageError(`dataset ${name}: no questions to evaluate in the ${split} split; use --split all, or a larger dataset`);
     datasets.set(name, questions !== undefined ? prompts.slice(0, questions) : prompts);
   }
   return { kind: config.env.kind, env: setup.env, datasets, candidates: setup.candidates, fixedPolicy: setup.fixedPolicy ?? setup.scripted };
@@ -219,6 +245,13 @@ async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: Ca
       const model = opts.model ?? (run?.config.policy.kind === 'tiny-lm' ? run.config.policy.model : undefined);
       if (!model) throw new UsageError('--policy tiny-lm needs --model FILE.gguf (or --run DIR of a tiny-lm training run)');
       const file = path.resolve(model);
+      const { checkGgufFile, GgufFileError } = await import('../../tinylm/gguf-file.ts');
+      try {
+        checkGgufFile(file); // before reading it whole: a device or a header bomb is refused here
+      } catch (e) {
+        if (e instanceof GgufFileError) throw new UsageError(`--model ${model}: ${e.message}`);
+        throw e;
+      }
       let bytes: Uint8Array;
       try {
         bytes = new Uint8Array(readFileSync(file));

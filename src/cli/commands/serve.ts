@@ -42,6 +42,7 @@ export function register(program: Command): void {
         throw e;
       }
       const { LlamaEngine, serveOpenAI } = await import('../../tinylm/index.ts');
+      const { reloadModel } = await import('../../tinylm/reload-model.ts');
       let engine;
       try {
         engine = await LlamaEngine.load(file, { sequences, threads, contextSize });
@@ -49,7 +50,7 @@ export function register(program: Command): void {
         throw new UsageError(`--model ${opts.model}: llama.cpp could not load it (${String((e as Error).message).split('\n')[0]}); give a GGUF model file`);
       }
       const name = opts.name ?? basename(file).replace(/\.gguf$/i, '');
-      const reload = opts.allowReload ? (f: string) => LlamaEngine.load(resolve(f), { sequences, threads, contextSize }) : undefined;
+      const reload = opts.allowReload ? (f: string) => reloadModel(f, () => LlamaEngine.load(resolve(f), { sequences, threads, contextSize })) : undefined;
       let server;
       try {
         server = await serveOpenAI(engine, { modelName: name, port, host: opts.host, clock: () => Date.now() / 1000, limits, ...(reload ? { reload } : {}) });

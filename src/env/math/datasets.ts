@@ -5,11 +5,10 @@
  * `#### <answer>` gives the text after the last `####`). `id` is optional (default `<dataset>-<line>`);
  * `level` and `subject` are kept in `meta`. A malformed line is a {@link DatasetError} naming file:line.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { jsonLines } from '../../util/json-lines.ts';
-import { DatasetError, DEFAULT_DATA_DIR } from '../datasets.ts';
+import { InputFileError, readJsonLinesFile } from '../../util/bounded-read.ts';
+import { DatasetError, DEFAULT_DATA_DIR, duplicateId, NO_ROWS } from '../datasets.ts';
 import type { Prompt } from '../../tree/types.ts';
 
 export const MATH_DATASETS = { gsm8k: 'gsm8k-test.jsonl', 'gsm8k-train': 'gsm8k-train.jsonl', math500: 'math500.jsonl', aime24: 'aime24.jsonl', aime25: 'aime25.jsonl' } as const;
@@ -38,15 +37,20 @@ export function loadMathDataset(nameOrFile: string, options: { dataDir?: string;
   const bundled = (MATH_DATASETS as Record<string, string>)[nameOrFile];
   const file = bundled ? path.join(options.dataDir ?? DEFAULT_DATA_DIR, 'math', bundled) : nameOrFile;
   const dataset = bundled ? nameOrFile : path.basename(file).replace(/\.jsonl?$/, '');
-  let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    return parseRows(readJsonLinesFile(file), file, dataset, options.limit);
   } catch (e) {
-    throw new DatasetError(file, 0, `cannot read (${(e as Error).message}); name a bundled dataset (${Object.keys(MATH_DATASETS).join(', ')}) or a JSONL file`);
+    // A path that is not a readable regular file may be a misspelt bundled name: list them.
+    if (e instanceof InputFileError && !(e instanceof DatasetError) && e.line === 0 && !bundled) throw new DatasetError(file, 0, `${e.reason} (or name a bundled dataset: ${Object.keys(MATH_DATASETS).join(', ')})`);
+    throw e;
   }
+}
+
+function parseRows(lines: ReturnType<typeof readJsonLinesFile>, file: string, dataset: string, limit: number | undefined): Prompt[] {
   const out: Prompt[] = [];
-  for (const { line, value, error } of jsonLines(text)) {
-    if (options.limit !== undefined && out.length >= options.limit) break;
+  const seen = new Map<string, number>();
+  for (const { line, value, error } of lines) {
+    if (limit !== undefined && out.length >= limit) break;
     if (error !== undefined) throw new DatasetError(file, line, `not valid JSON (${error})`);
     const parsed = row.safeParse(value);
     if (!parsed.success) {
@@ -54,10 +58,16 @@ export function loadMathDataset(nameOrFile: string, options: { dataDir?: string;
       throw new DatasetError(file, line, `${issue.path.join('.') || 'line'}: ${issue.message}; expected {"question" | "problem": string, "answer": string | number}`);
     }
     const r = parsed.data;
+    if (r.id !== undefined) {
+      const first = seen.get(String(r.id));
+      if (first !== undefined) throw new DatasetError(file, line, duplicateId(String(r.id), first));
+      seen.set(String(r.id), line);
+    }
     const meta: Record<string, unknown> = { dataset };
     if (r.level !== undefined) meta.level = String(r.level);
     if (r.subject !== undefined) meta.subject = r.subject;
     out.push({ id: `${dataset}-${r.id ?? line}`, question: (r.question ?? r.problem)!, answers: [goldAnswer(r.answer)], meta });
   }
+  if (out.length === 0) throw new DatasetError(file, 0, NO_ROWS);
   return out;
 }

@@ -8,11 +8,38 @@
  *  2. unordered top-level lists ("1, -2" = "-2, 1"), tuples/intervals/matrices element-wise in order;
  *  3. numbers: |a − b| ≤ 1e-6 · max(1, |a|, |b|) after exact evaluation;
  *  4. expressions with free variables: equal values at fixed sample points (x = 0.37, 1.91, −2.3…).
+ * Answers are model output, so the work is bounded (issue 31): brackets nested deeper than
+ * {@link GRADE_LIMITS}.nesting overflowed the parser's stack, `\boxed{1000000000!}` ran the engine's
+ * exact factorial for 7.5 s and threw, and list elements were compared pairwise (10,000: over 60 s).
+ * Such an answer is not correct, and the grade says why it was not compared ({@link Grade.undecided}).
  */
 import { ComputeEngine } from '@cortex-js/compute-engine';
 
 const ce = new ComputeEngine();
 type BoxedExpression = ReturnType<ComputeEngine['parse']>;
+
+/** What one grade may cost. */
+export const GRADE_LIMITS = {
+  /** Deepest bracket nesting parsed (MATH answers nest a few levels; 3,000 overflowed the stack). */
+  nesting: 64,
+  /** Longest single expression handed to the Compute Engine, in characters (lists are split first). */
+  expressionChars: 20_000,
+  /** Largest n! evaluated exactly (10,000! takes 20 ms, 100,000! 5 s). */
+  factorial: 10_000,
+  /** Value comparisons between list elements written differently (the rest match by their text). */
+  listComparisons: 256,
+  /** Wall time of one grade (all gold answers), checked between engine calls. */
+  ms: 2000,
+};
+
+/** A grade: `undecided` says why the answer could not be compared (then it is not correct). */
+export interface Grade {
+  correct: boolean;
+  undecided?: string;
+}
+
+/** Why an answer is not compared; caught at the top of a grade. */
+class Undecided extends Error {}
 
 /** The content of the last `\boxed{…}` (or `\fbox{…}`, or `\boxed 5`) in `text`, braces balanced; undefined when there is none. */
 export function lastBoxed(text: string): string | undefined {
@@ -74,36 +101,91 @@ export function normalizeMathAnswer(raw: string): string {
 
 /** True when `answer` (a final answer, not a whole response) is equivalent to `gold`. */
 export function answersMatch(gold: string, answer: string): boolean {
-  const g = normalizeMathAnswer(gold);
-  const a = normalizeMathAnswer(answer);
-  if (g.length === 0 || a.length === 0) return false;
-  if (g === a || g.replace(/\s/g, '') === a.replace(/\s/g, '')) return true;
-  const gl = splitTopLevel(g);
-  const al = splitTopLevel(a);
-  if (gl.length > 1 || al.length > 1) {
-    if (gl.length !== al.length) return false;
-    const rest = [...al];
-    for (const x of gl) {
-      const k = rest.findIndex((y) => answersMatch(x, y));
-      if (k < 0) return false;
-      rest.splice(k, 1);
-    }
-    return true;
-  }
-  return expressionsMatch(parse(g), parse(a));
+  return gradeAgainst([gold], answer).correct;
 }
 
 /** A final answer or a whole response (then its last `\boxed{}`) against the gold answers. */
 export function gradeAnswer(answerOrResponse: string, golds: readonly string[]): boolean {
-  const extracted = lastBoxed(answerOrResponse) ?? answerOrResponse;
-  return golds.some((g) => answersMatch(g, extracted));
+  return gradeDetailed(answerOrResponse, golds).correct;
+}
+
+/** {@link gradeAnswer} with the reason when the answer could not be compared within the limits. */
+export function gradeDetailed(answerOrResponse: string, golds: readonly string[]): Grade {
+  return gradeAgainst(golds, lastBoxed(answerOrResponse) ?? answerOrResponse);
 }
 
 /** The graded result of a whole response: its last boxed answer against the gold answers. */
 export function gradeResponse(response: string, golds: readonly string[]): { correct: boolean; extracted?: string } {
   const extracted = lastBoxed(response);
   if (extracted === undefined) return { correct: false };
-  return { correct: golds.some((g) => answersMatch(g, extracted)), extracted };
+  return { correct: gradeAgainst(golds, extracted).correct, extracted };
+}
+
+/** One answer against several golds under one time budget; correct when any gold matches. */
+function gradeAgainst(golds: readonly string[], answer: string): Grade {
+  const deadline = performance.now() + GRADE_LIMITS.ms;
+  let undecided: string | undefined;
+  for (const g of golds) {
+    try {
+      if (matches(g, answer, deadline)) return { correct: true };
+    } catch (e) {
+      if (!(e instanceof Undecided)) throw e;
+      undecided ??= e.message;
+    }
+  }
+  return undecided === undefined ? { correct: false } : { correct: false, undecided };
+}
+
+/** Whitespace-free normal form: equal keys are equal answers without asking the engine. */
+const textKey = (s: string) => normalizeMathAnswer(s).replace(/\s/g, '');
+
+function matches(gold: string, answer: string, deadline: number): boolean {
+  const g = normalizeMathAnswer(gold);
+  const a = normalizeMathAnswer(answer);
+  if (g.length === 0 || a.length === 0) return false;
+  if (g === a || g.replace(/\s/g, '') === a.replace(/\s/g, '')) return true;
+  const gl = splitTopLevel(g);
+  const al = splitTopLevel(a);
+  if (gl.length > 1 || al.length > 1) return listsMatch(gl, al, deadline);
+  return withEngine(() => expressionsMatch(parse(g), parse(a), deadline));
+}
+
+/**
+ * Unordered lists: elements pair off by their text first (a multiset count, linear), and only the
+ * elements left over are compared by value, at most {@link GRADE_LIMITS}.listComparisons pairs.
+ */
+function listsMatch(gl: readonly string[], al: readonly string[], deadline: number): boolean {
+  if (gl.length !== al.length) return false;
+  const unpaired = new Map<string, string[]>();
+  for (const x of gl) unpaired.set(textKey(x), [...(unpaired.get(textKey(x)) ?? []), x]);
+  const restA: string[] = [];
+  for (const y of al) {
+    const same = unpaired.get(textKey(y));
+    if (same && same.length > 0) same.pop();
+    else restA.push(y);
+  }
+  const restG = [...unpaired.values()].flat();
+  if (restG.length === 0) return true;
+  if (restG.length * restA.length > GRADE_LIMITS.listComparisons) throw new Undecided(`${restG.length} list elements are written differently from the gold's; at most ${Math.floor(Math.sqrt(GRADE_LIMITS.listComparisons))} are compared by value`);
+  for (const x of restG) {
+    const k = restA.findIndex((y) => matches(x, y, deadline));
+    if (k < 0) return false;
+    restA.splice(k, 1);
+  }
+  return true;
+}
+
+/**
+ * Runs Compute Engine work on an answer that passed the limits; anything it throws on such input
+ * (its own timeout, a stack overflow) makes the answer undecided rather than crashing the grade.
+ */
+function withEngine<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof Undecided) throw e;
+    throw new Undecided(`the Compute Engine could not compare it (${(e as Error).name}: ${String((e as Error).message).split('\n')[0]!.slice(0, 80)})`);
+  }
 }
 
 /** Splits "1, -2" at top-level commas (not inside brackets or braces). */
@@ -124,19 +206,51 @@ function splitTopLevel(s: string): string[] {
   return parts.filter((p) => p.length > 0);
 }
 
+/** Parses one expression after checking the limits that protect the parser and the evaluator. */
 function parse(latex: string): BoxedExpression {
-  return ce.parse(latex);
+  if (latex.length > GRADE_LIMITS.expressionChars) throw new Undecided(`an expression of ${latex.length} characters (at most ${GRADE_LIMITS.expressionChars} are parsed)`);
+  const depth = nesting(latex);
+  if (depth > GRADE_LIMITS.nesting) throw new Undecided(`the answer nests brackets ${depth} deep (at most ${GRADE_LIMITS.nesting} are parsed)`);
+  const e = ce.parse(latex);
+  checkFactorials(e);
+  return e;
+}
+
+/** Deepest nesting of (), [] and {} in a string. */
+function nesting(s: string): number {
+  let depth = 0;
+  let max = 0;
+  for (const c of s) {
+    if (c === '(' || c === '[' || c === '{') max = Math.max(max, ++depth);
+    else if (c === ')' || c === ']' || c === '}') depth--;
+  }
+  return max;
+}
+
+/** Refuses n! (and n!!) unless n is a literal no larger than the limit: exact factorials grow without bound. */
+function checkFactorials(root: BoxedExpression): void {
+  const stack = [root];
+  while (stack.length > 0) {
+    const e = stack.pop()!;
+    if (e.operator === 'Factorial' || e.operator === 'Factorial2') {
+      const n = e.op1;
+      const value = n.isNumberLiteral ? n.re : NaN;
+      if (!(Math.abs(value) <= GRADE_LIMITS.factorial)) throw new Undecided(`a factorial of a large or computed number (${n.toString().slice(0, 40)}!; at most ${GRADE_LIMITS.factorial}! is evaluated)`);
+    }
+    if (e.ops) stack.push(...e.ops);
+  }
 }
 
 const SAMPLE_POINTS = [0.37, 1.91, -2.3, 3.7];
 const ORDERED_HEADS = new Set(['Tuple', 'List', 'Pair', 'Triple', 'Matrix', 'Interval', 'Delimiter', 'Range']);
 
-function expressionsMatch(g: BoxedExpression, a: BoxedExpression): boolean {
+function expressionsMatch(g: BoxedExpression, a: BoxedExpression, deadline: number): boolean {
+  if (performance.now() > deadline) throw new Undecided(`grading took over ${GRADE_LIMITS.ms} ms`);
   if (!g.isValid || !a.isValid) return false;
   if (g.isSame(a)) return true;
   if (ORDERED_HEADS.has(g.operator) || ORDERED_HEADS.has(a.operator)) {
     if (g.operator !== a.operator || g.nops !== a.nops) return false;
-    return g.ops!.every((x: BoxedExpression, i: number) => expressionsMatch(x, a.ops![i]!));
+    return g.ops!.every((x: BoxedExpression, i: number) => expressionsMatch(x, a.ops![i]!, deadline));
   }
   const vars = [...new Set([...g.unknowns, ...a.unknowns])];
   if (vars.length === 0) return numbersMatch(g, a);

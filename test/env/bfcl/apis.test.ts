@@ -47,6 +47,34 @@ test('MathAPI: float results, errors as dicts', () => {
   ]);
 });
 
+test('MathAPI: precision is bounded (issue 31): logarithm and square_root answer within a second, as an error dict past the limit', () => {
+  const m = session(['MathAPI']);
+  for (const call of ['logarithm(value=10, base=3, precision=100000)', 'logarithm(value=10, base=3, precision=20000)', 'square_root(number=2, precision=10000000)']) {
+    const t = performance.now();
+    const [out] = m.run([call]);
+    assert.ok(performance.now() - t < 1500, `${call}: ${performance.now() - t} ms`);
+    assert.match(out!, /^\{"error": "precision \d+ is above the \d+ digits this simulator computes/, call);
+  }
+  // Within the limit the result is unchanged (the ground truths use 2–10 digits).
+  assert.deepEqual(m.run(['logarithm(value=100, base=10, precision=4)', 'square_root(number=2, precision=10)']), ["{'result': mpf('2.0')}", "{'result': Decimal('1.414213562')}"]);
+});
+
+test('MathAPI power: a float result out of range raises OverflowError as Python does, never Infinity', () => {
+  const m = session(['MathAPI']);
+  // Calls are literals only: 10**20 is written out, as a model writes it.
+  const e20 = `1${'0'.repeat(20)}`;
+  assert.deepEqual(m.run([`power(base=2.0, exponent=${e20})`, 'power(base=10, exponent=400.0)', `power(base=1.5, exponent=1${'0'.repeat(400)})`, `power(base=0.5, exponent=${e20})`, `power(base=2, exponent=-${e20})`, 'power(base=2.0, exponent=10)']), [
+    "Error during execution: (34, 'Numerical result out of range')",
+    "Error during execution: (34, 'Numerical result out of range')",
+    'Error during execution: int too large to convert to float',
+    '{"result": 0.0}',
+    '{"result": 0.0}',
+    '{"result": 1024.0}',
+  ]);
+  // Multiplication overflows to inf in Python (the official probe records it): unchanged.
+  assert.deepEqual(m.run(['multiply(a=1e200, b=1e200)']), ['{"result": Infinity}']);
+});
+
 test('MessageAPI: login, send (seeded ids), view', () => {
   const m = session(['MessageAPI'], '{"MessageAPI": {}}');
   assert.deepEqual(m.run(["send_message(receiver_id='USR002', message='x')", "message_login(user_id='USR001')", "send_message(receiver_id='USR002', message='hi')", 'view_messages_sent()']), [

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { answersMatch, gradeResponse, lastBoxed, normalizeMathAnswer } from '../../../src/env/math/grader.ts';
+import { answersMatch, gradeDetailed, gradeResponse, lastBoxed, normalizeMathAnswer } from '../../../src/env/math/grader.ts';
 import { runCli } from '../../helpers/run-cli.ts';
 
 const data = (f: string) =>
@@ -125,5 +125,51 @@ describe('math grader', () => {
     assert.equal(bad.stderr.trim().split('\n').length, 1);
     assert.equal(notJson.code, 2);
     assert.match(notJson.stderr, /line 2: not valid JSON/);
+  });
+});
+
+describe('math grader: bounded time, no crash (issue 31)', () => {
+  const deep = `\\boxed{${'('.repeat(3000)}1${')'.repeat(3000)}}`;
+  const list = (n: number) => Array.from({ length: n }, (_, i) => String(i + 1));
+
+  test('a 3000-deep nesting and a huge factorial get a verdict with a reason, quickly', () => {
+    for (const answer of [deep, '\\boxed{1000000000!}', '\\boxed{(10!)!}', '\\boxed{100000!}']) {
+      const t = performance.now();
+      const g = gradeDetailed(answer, ['1']);
+      assert.equal(g.correct, false, answer.slice(0, 30));
+      assert.ok(g.undecided && !g.undecided.includes('\n'), `${answer.slice(0, 30)}: ${g.undecided}`);
+      assert.ok(performance.now() - t < 1500, `${answer.slice(0, 30)}: ${performance.now() - t} ms`);
+    }
+    assert.equal(gradeDetailed('\\boxed{10!}', ['3628800']).correct, true, 'small factorials are still computed');
+    assert.equal(gradeDetailed('\\boxed{((1))}', ['1']).correct, true, 'shallow nesting is still parsed');
+  });
+
+  test('a list against its reverse is matched in linear time: 10,000 elements', () => {
+    for (const n of [1000, 10_000]) {
+      const t = performance.now();
+      assert.equal(answersMatch(list(n).join(', '), [...list(n)].reverse().join(', ')), true, `${n}`);
+      assert.equal(answersMatch(list(n).join(', '), [...list(n).slice(1), '0'].join(', ')), false, `${n}, one element differs`);
+      assert.ok(performance.now() - t < 3000, `${n} elements: ${performance.now() - t} ms`);
+    }
+    // Elements written differently are still compared by value (a few of them).
+    assert.equal(answersMatch('\\frac12, 3, 0.25', '0.25, 0.5, 3'), true);
+  });
+
+  test('trace-rl grade math: every line gets a verdict within bounded time, no stack trace, exit 0', async () => {
+    const rows = [
+      { gold: '1', answer: deep },
+      { gold: '1', answer: '\\boxed{1000000000!}' },
+      { gold: list(1000).join(', '), answer: `\\boxed{${[...list(1000)].reverse().join(', ')}}` },
+      { gold: '2', answer: '\\boxed{2}' },
+    ];
+    const t = performance.now();
+    const r = await runCli(['grade', 'math'], rows.map((x) => JSON.stringify(x)).join('\n') + '\n');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { correct: boolean; error?: string });
+    assert.deepEqual(out.map((o) => o.correct), [false, false, true, true]);
+    assert.match(out[0]!.error ?? '', /nest/);
+    assert.match(out[1]!.error ?? '', /factorial/);
+    assert.ok(performance.now() - t < 20_000, `${performance.now() - t} ms`);
   });
 });

@@ -6,6 +6,17 @@ import { dict, isNumber, iterate, PyError, type PyValue, pyEquals, truthy } from
 import { type BfclApi, method, type Method } from './api.ts';
 
 const result = (v: PyValue) => dict([['result', v]]);
+
+/**
+ * Digits the arbitrary-precision methods compute. BFCL's Python sets `mpmath.mp.dps` / the decimal
+ * context to whatever precision the model asks and computes it (the ground truths ask for 2–10);
+ * here `logarithm(..., precision=100000)` ran synchronously for over a minute, blocking every other
+ * trajectory. Past these (about a second each on this machine) the answer is an error dict, the
+ * shape BFCL's own `except` gives a failed computation.
+ */
+export const PRECISION_LIMITS = { logarithm: 5000, square_root: 100_000 } as const;
+
+const tooPrecise = (precision: number, limit: number) => error(`precision ${precision} is above the ${limit} digits this simulator computes; ask for at most ${limit}`);
 const error = (text: string) => dict([['error', text]]);
 
 /** Run `body`; a Python TypeError becomes `{"error": message}` (BFCL's `except TypeError`). */
@@ -65,6 +76,7 @@ export class MathAPI implements BfclApi {
           const v = typeof value === 'boolean' ? BigInt(value) : value!;
           const b = typeof base === 'boolean' ? BigInt(base) : base!;
           if (num.compare(v, 0n, '<=') || num.compare(b, 0n, '<=')) throw new PyError('ValueError', 'logarithm of a non-positive number');
+          if (Number(precision) > PRECISION_LIMITS.logarithm) return tooPrecise(Number(precision), PRECISION_LIMITS.logarithm);
           return result(mpLogRatio(v as bigint | number, b as bigint | number, Number(precision)));
         } catch (e) {
           return error(e instanceof Error ? e.message : String(e));
@@ -123,7 +135,10 @@ export class MathAPI implements BfclApi {
       ),
       power: method(['base', 'exponent'], ({ base, exponent }) =>
         catchTypeError(() => {
-          if (typeof exponent === 'bigint' && (exponent > 100000n || exponent < -100000n) && isNumber(base!) && typeof base !== 'number') {
+          // An exact int power with a huge exponent has millions of digits (Python grinds on); a negative
+          // exponent is a float power in Python, bounded like any other, and so are bases 0 and ±1.
+          const trivial = base === 0n || base === 1n || base === -1n || typeof base === 'boolean';
+          if (typeof exponent === 'bigint' && exponent > 100000n && !trivial && isNumber(base!) && typeof base !== 'number') {
             throw new PyError('OverflowError', 'integer power too large for this simulator');
           }
           return result(num.pow(base!, exponent!));
@@ -135,6 +150,7 @@ export class MathAPI implements BfclApi {
           if (typeof precision !== 'bigint' || precision < 1n || !isNumber(number!)) {
             return error('Input must be a number or computation resulted in an invalid operation');
           }
+          if (precision > BigInt(PRECISION_LIMITS.square_root)) return tooPrecise(Number(precision), PRECISION_LIMITS.square_root);
           const n = typeof number === 'boolean' ? BigInt(number) : (number as bigint | number);
           return result(decimalSqrt(n, Number(precision)));
         }, 'Input must be a number or computation resulted in an invalid operation'),

@@ -75,13 +75,27 @@ export function pow(a: PyValue, b: PyValue): Num {
   if (typeof x === 'bigint' && typeof y === 'bigint') {
     if (y >= 0n) return x ** y;
     if (x === 0n) throw new PyError('ZeroDivisionError', '0.0 cannot be raised to a negative power');
-    return Math.pow(Number(x), Number(y));
+    return floatPow(powOperand(x), powOperand(y));
   }
-  const fx = toFloat(x);
-  const fy = toFloat(y);
+  const fx = powOperand(x);
+  const fy = powOperand(y);
   if (fx === 0 && fy < 0) throw new PyError('ZeroDivisionError', '0.0 cannot be raised to a negative power');
   if (fx < 0 && !Number.isInteger(fy)) throw new PyError('ValueError', 'complex results are not supported here');
-  return Math.pow(fx, fy);
+  return floatPow(fx, fy);
+}
+
+/** An int operand of float pow: Python converts it and raises when it is beyond a double's range. */
+function powOperand(x: Num): number {
+  const f = toFloat(x);
+  if (typeof x === 'bigint' && !Number.isFinite(f)) throw new PyError('OverflowError', 'int too large to convert to float');
+  return f;
+}
+
+/** Python's float `**`: finite operands whose power is out of range raise (errno ERANGE) instead of giving inf. */
+function floatPow(x: number, y: number): number {
+  const r = Math.pow(x, y);
+  if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y) && !Number.isNaN(r)) throw new PyError('OverflowError', "(34, 'Numerical result out of range')");
+  return r;
 }
 
 export function neg(a: PyValue): Num {

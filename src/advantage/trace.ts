@@ -18,7 +18,7 @@ export type TracePromptTerm = 'none' | 'tree' | 'node' | 'ancestors';
 export const TRACE_PROMPT_TERMS = ['none', 'tree', 'node', 'ancestors'] as const satisfies readonly TracePromptTerm[];
 
 /** The form the `trace` estimator uses (chosen on the gradient bench, docs/advantages.md). */
-export const DEFAULT_PROMPT_TERM: TracePromptTerm = 'none';
+export const DEFAULT_PROMPT_TERM: TracePromptTerm = 'tree';
 
 export interface TraceOptions {
   /** ε in (V − mean) / (std + ε); 1e-6 like grpo so the two agree on unbranched trees. */

@@ -75,8 +75,8 @@ test('treepo on E1: ancestor-group average, then token-weighted whitening', () =
  *   turn b, b1: anchor q, branch b, V = 0   → −0.6/0.5477226       = −1.0954451
  *   turn c   : anchor q, branch c, V = 1    → 0.4/0.5477226        = 0.7302967
  */
-test('trace on E1: each turn is compared at the deepest anchor above it', () => {
-  const r = run('trace');
+test('trace-local on E1: each turn is compared at the deepest anchor above it', () => {
+  const r = run('trace-local');
   const expect: Record<string, number[]> = {
     a1: [0.1217161, 0.5773503],
     a21: [0.1217161, -1.1547005, -1.1547005],
@@ -167,24 +167,24 @@ test("treepo on E3: TreePO's rule counts the chain's group once per turn, unlike
  *   grpo: success 1 − 0.6 = 0.4, failure −0.6.
  *   tree-grpo: a1, a3 = 0.4 + 1/3 = 0.7333333; a21 = −0.6 − 2/3 = −1.2666667; b1 = −0.6 + 0 (one-leaf
  *     tree: mean 0, so r = 0); c = 0.4 + 1 = 1.4 (one-leaf tree c: r − 0 = 1).
- *   trace: turn a 2/3 − 0.6 = 0.0666667; a1 1 − 2/3 = 0.3333333; a2, a21 −0.6666667; b, b1 −0.6; c 0.4.
+ *   trace-local: turn a 2/3 − 0.6 = 0.0666667; a1 1 − 2/3 = 0.3333333; a2, a21 −0.6666667; b, b1 −0.6; c 0.4.
+ *   trace (prompt term tree): below a, + (V(a) − 0.6) = +0.0666667: a1 0.4, a2 and a21 −0.6.
  * A lopsided group is where the two scales part: E1's failures weigh −1.10 with the std, −0.6 without.
  */
-test('advantageScale none on E1: deviations from the group mean, unscaled, for grpo, tree-grpo and trace', () => {
+test('advantageScale none on E1: deviations from the group mean, unscaled, for grpo, tree-grpo, trace-local and trace', () => {
   const none = (name: string) => byId(createEstimator(name, { scale: 'none' }).estimate(buildForest(E1)));
   const grpo = none('grpo');
   for (const [id, v] of Object.entries({ a1: 0.4, a21: -0.6, a3: 0.4, b1: -0.6, c: 0.4 })) assertClose(grpo.get(id)!.advantage, v, 1e-12, `grpo ${id}`);
   const treeGrpo = none('tree-grpo');
   for (const [id, v] of Object.entries({ a1: 0.7333333, a21: -1.2666667, a3: 0.7333333, b1: -0.6, c: 1.4 })) assertClose(treeGrpo.get(id)!.advantage, v, 1e-6, `tree-grpo ${id}`);
-  const trace = none('trace');
-  const expect: Record<string, number[]> = {
-    a1: [0.0666667, 0.3333333],
-    a21: [0.0666667, -0.6666667, -0.6666667],
-    a3: [0.0666667, 0.3333333],
-    b1: [-0.6, -0.6],
-    c: [0.4],
+  const expect: Record<string, Record<string, number[]>> = {
+    'trace-local': { a1: [0.0666667, 0.3333333], a21: [0.0666667, -0.6666667, -0.6666667], a3: [0.0666667, 0.3333333], b1: [-0.6, -0.6], c: [0.4] },
+    trace: { a1: [0.0666667, 0.4], a21: [0.0666667, -0.6, -0.6], a3: [0.0666667, 0.4], b1: [-0.6, -0.6], c: [0.4] },
   };
-  for (const [id, turns] of Object.entries(expect)) turns.forEach((t, k) => assertClose(trace.get(id)!.turns[k], t, 1e-6, `trace ${id} turn ${k}`));
+  for (const [name, leaves] of Object.entries(expect)) {
+    const r = none(name);
+    for (const [id, turns] of Object.entries(leaves)) turns.forEach((t, k) => assertClose(r.get(id)!.turns[k], t, 1e-6, `${name} ${id} turn ${k}`));
+  }
 });
 
 test('advantageScale none is refused for treepo, which whitens by definition', () => {
@@ -279,7 +279,8 @@ test('trace prompt terms on E4: nested branch points', () => {
   assertClose(run('tree-grpo', E4).get('a11')!.advantage, 2.0207259, TOL, 'tree-grpo a11');
 });
 
-test('trace-local is the local rule and trace is the chosen form, by name', () => {
+test('trace-local is the local rule and trace is the chosen form (prompt term tree), by name', () => {
+  assertClose(run('trace', E4).get('a11')!.advantage, 0.4184317, TOL, 'trace a11 (tree form, hand-worked above)');
   const local = run('trace-local', E4);
   const chosen = byId(createTrace({ promptTerm: DEFAULT_PROMPT_TERM }).estimate(buildForest(E4)));
   const named = run('trace', E4);

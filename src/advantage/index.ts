@@ -1,5 +1,5 @@
 /**
- * Tree-aware advantage estimators (TRACE-SPEC §5): `grpo`, `tree-grpo`, `treepo` and `trace`, chosen
+ * Tree-aware advantage estimators (TRACE-SPEC §5): `grpo`, `tree-grpo`, `treepo`, `trace` and `trace-local`, chosen
  * by name through {@link createEstimator}. Each reads one internal {@link Forest} that a batch of
  * RolloutTrees ({@link forestFromTrees}) or a flat node list ({@link buildForest}) converts into, and
  * returns one {@link LeafAdvantage} per rewarded leaf with per-turn values along the leaf's path.
@@ -14,6 +14,6 @@ export { tokenWhiten } from './whiten.ts';
 export { createGrpo, type GrpoOptions } from './grpo.ts';
 export { createTreeGrpo, type TreeGrpoOptions } from './tree-grpo.ts';
 export { createTreepo, treepoRaw, type TreepoOptions } from './treepo.ts';
-export { createTrace, traceTurnAdvantages, type TraceOptions } from './trace.ts';
+export { createTrace, createTraceLocal, traceTurnAdvantages, DEFAULT_PROMPT_TERM, TRACE_PROMPT_TERMS, type TraceOptions, type TracePromptTerm } from './trace.ts';
 export { createEstimator, isEstimatorName, UnknownEstimatorError, type EstimatorOptions } from './registry.ts';
 export { parseForestInput } from './forest-input.ts';

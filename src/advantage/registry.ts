@@ -1,6 +1,6 @@
 import type { AdvantageScale } from './group-stats.ts';
 import { createGrpo } from './grpo.ts';
-import { createTrace } from './trace.ts';
+import { createTrace, createTraceLocal } from './trace.ts';
 import { createTreeGrpo } from './tree-grpo.ts';
 import { createTreepo } from './treepo.ts';
 import { ESTIMATOR_NAMES, type AdvantageEstimator, type EstimatorName } from './types.ts';
@@ -14,10 +14,10 @@ export class UnknownEstimatorError extends Error {
 }
 
 export interface EstimatorOptions {
-  /** Overrides the estimator's ε (grpo, tree-grpo, trace: 1e-6 in the denominator; treepo: 1e-8 in the whitening root). */
+  /** Overrides the estimator's ε (grpo, tree-grpo, trace, trace-local: 1e-6 in the denominator; treepo: 1e-8 in the whitening root). */
   epsilon?: number;
   /**
-   * grpo, tree-grpo, trace: divide group deviations by the group std (`std`, default) or not (`none`,
+   * grpo, tree-grpo, trace, trace-local: divide group deviations by the group std (`std`, default) or not (`none`,
    * Dr. GRPO). treepo whitens over the batch's tokens by definition and accepts only `std`.
    */
   scale?: AdvantageScale;
@@ -28,6 +28,7 @@ const FACTORIES: Record<EstimatorName, (options: EstimatorOptions) => AdvantageE
   'tree-grpo': createTreeGrpo,
   treepo: createTreepo,
   trace: createTrace,
+  'trace-local': createTraceLocal,
 };
 
 export function isEstimatorName(name: string): name is EstimatorName {
@@ -37,6 +38,6 @@ export function isEstimatorName(name: string): name is EstimatorName {
 /** Picks an estimator by name once, at configuration time; unknown names fail here, not mid-step. */
 export function createEstimator(name: string, options: EstimatorOptions = {}): AdvantageEstimator {
   if (!isEstimatorName(name)) throw new UnknownEstimatorError(name);
-  if (name === 'treepo' && options.scale === 'none') throw new RangeError('advantage scale "none" applies to grpo, tree-grpo and trace; treepo whitens over the batch by definition');
+  if (name === 'treepo' && options.scale === 'none') throw new RangeError('advantage scale "none" applies to grpo, tree-grpo, trace and trace-local; treepo whitens over the batch by definition');
   return FACTORIES[name](options);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { budgetProblem, STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, type StrategyName } from '../allocate/index.ts';
-import { ADVANTAGE_SCALES, ESTIMATOR_NAMES } from '../advantage/index.ts';
+import { ADVANTAGE_SCALES, ESTIMATOR_NAMES, isPerNodeEstimator } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
 import { checkSource, parseSourceShorthand } from '../env/qa/sources.ts';
@@ -91,11 +91,11 @@ export const trainConfigSchema = z
     strategy: z
       .preprocess((v) => ({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
       .describe('Allocation strategy and its budget B in trajectories per step (name and budget not given: trace, B = 192; other fields not given take the named strategy’s defaults).'),
-    estimator: z.enum(ESTIMATOR_NAMES).default('trace').describe('Advantage estimator (TRACE-SPEC §5).'),
+    estimator: z.enum(ESTIMATOR_NAMES).default('trace').describe('Advantage estimator (TRACE-SPEC §5; docs/advantages.md). trace keeps a prompt-level term below branch points; trace-local is the earlier rule, each turn compared only at the deepest branch point above it.'),
     advantageScale: z
       .enum(ADVANTAGE_SCALES)
       .default('std')
-      .describe('grpo, tree-grpo, trace: std = divide each group’s deviations by its std (GRPO, the paper); none = keep them unscaled (Dr. GRPO), so a rare outcome in a large or lopsided group (trees have both) does not dominate the update. treepo takes only std.'),
+      .describe('grpo, tree-grpo, trace, trace-local: std = divide each group’s deviations by its std (GRPO, the paper); none = keep them unscaled (Dr. GRPO), so a rare outcome in a large or lopsided group (trees have both) does not dominate the update. treepo takes only std.'),
     predictor: z
       .object({
         kind: z.enum(['mlp', 'beta', 'global']).default('mlp').describe('mlp: the shared learned predictor Ṽ(H); beta: per-prompt Beta-Bernoulli (roots only); global: the running success rate.'),
@@ -113,7 +113,7 @@ export const trainConfigSchema = z
         temperature: z.number().positive().max(4).default(1).describe('tiny-lm only: sampling temperature τ of the rollouts (greedy evaluation is unaffected); the trainer’s log π is the same softmax(logits / τ), so the PPO ratio against the sampled log-probs stays exact. Below 1, rollouts stay closer to the greedy policy that evaluation measures.'),
         clip: z.number().positive().default(0.2).describe('PPO clip ε of the clipped surrogate.'),
         epochs: z.number().int().min(1).default(4).describe('Passes (Adam steps) over each step’s samples.'),
-        sharedTurns: z.enum(['per-leaf', 'once']).default('per-leaf').describe('How a turn shared by several leaves of a tree (a prefix that was expanded) enters the policy loss: per-leaf (default) = once in every leaf’s sample, so a prefix with k leaves below it weighs k; once = one term per tree node (estimator trace only, whose advantages are per node).'),
+        sharedTurns: z.enum(['per-leaf', 'once']).default('per-leaf').describe('How a turn shared by several leaves of a tree (a prefix that was expanded) enters the policy loss: per-leaf (default) = once in every leaf’s sample, so a prefix with k leaves below it weighs k; once = one term per tree node (estimators trace and trace-local only, whose advantages are per node).'),
         warmStart: z.enum(['bc', 'none']).default('bc').describe('embedded policy on the world only: bc = start RL from behaviour cloning on scripted noisy demonstrations (an agent that searches before answering; seeded by policy.bc.seed, cached on disk by a hash of what determines it, so every arm and seed of a comparison starts from the same weights); none = the cold start (zero weights, uniform choices).'),
         bc: z
           .object({
@@ -148,8 +148,8 @@ export const trainConfigSchema = z
     const problem = budgetProblem(c.strategy, c.pool);
     if (problem) ctx.addIssue({ code: 'custom', path: ['strategy', 'budget'], message: problem });
     // Other estimators give a shared turn a different advantage in each leaf: counting it once would pick one arbitrarily.
-    if (c.policy.sharedTurns === 'once' && c.estimator !== 'trace') ctx.addIssue({ code: 'custom', path: ['policy', 'sharedTurns'], message: `once needs estimator trace (per-node advantages), not ${c.estimator}` });
-    if (c.advantageScale === 'none' && c.estimator === 'treepo') ctx.addIssue({ code: 'custom', path: ['advantageScale'], message: 'none applies to grpo, tree-grpo and trace; treepo whitens over the batch by definition' });
+    if (c.policy.sharedTurns === 'once' && !isPerNodeEstimator(c.estimator)) ctx.addIssue({ code: 'custom', path: ['policy', 'sharedTurns'], message: `once needs estimator trace or trace-local (per-node advantages), not ${c.estimator}` });
+    if (c.advantageScale === 'none' && c.estimator === 'treepo') ctx.addIssue({ code: 'custom', path: ['advantageScale'], message: 'none applies to grpo, tree-grpo, trace and trace-local; treepo whitens over the batch by definition' });
   });
 
 export type TrainConfig = z.output<typeof trainConfigSchema>;

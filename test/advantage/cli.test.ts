@@ -7,11 +7,11 @@ import { runCli } from '../helpers/run-cli.ts';
 /** Runs the real `trace-rl advantages` with `input` on stdin. */
 const cli = (args: string[], input: string) => runCli(['advantages', ...args], input);
 
-// Each spawn costs about a second (node + tsx); the estimators share one output path, so two of them
-// (one outcome-only, one per-turn) cover it. The library tests cover all four numerically.
-test('advantages: answers {"leaves":[...]} matching the library; trace adds per-turn values', async () => {
+// Each spawn costs about a second (node + tsx); the estimators share one output path, so three of them
+// (one outcome-only, the two per-turn ones) cover it. The library tests cover all five numerically.
+test('advantages: answers {"leaves":[...]} matching the library; trace and trace-local add per-turn values', async () => {
   const input = JSON.stringify({ nodes: E1 });
-  const names = ['grpo', 'trace'];
+  const names = ['grpo', 'trace', 'trace-local'];
   const runs = await Promise.all(names.map((n) => cli(['--estimator', n], input)));
   runs.forEach((run, k) => {
     assert.equal(run.code, 0, run.stderr);
@@ -19,9 +19,10 @@ test('advantages: answers {"leaves":[...]} matching the library; trace adds per-
     const lib = createEstimator(names[k]).estimate(buildForest(E1));
     assert.deepEqual(out.leaves.map((l) => l.id), ['a1', 'a21', 'a3', 'b1', 'c']);
     out.leaves.forEach((l, j) => assertClose(l.advantage, lib[j].advantage, 1e-12, `${names[k]} ${l.id}`));
-    if (names[k] === 'trace') {
+    if (names[k] !== 'grpo') {
       assert.deepEqual(out.leaves[1].turns!.map((t) => t.id), ['a', 'a2', 'a21']);
-      assertClose(out.leaves[1].turns![0].advantage, 0.1217161, 1e-5, 'trace a21 turn a');
+      assertClose(out.leaves[1].turns![0].advantage, 0.1217161, 1e-5, `${names[k]} a21 turn a`);
+      out.leaves[1].turns!.forEach((t, j) => assertClose(t.advantage, lib[1].turns[j], 1e-12, `${names[k]} a21 turn ${t.id}`));
     } else {
       assert.ok(out.leaves.every((l) => l.turns === undefined));
     }

@@ -1,5 +1,5 @@
 import { test } from 'node:test';
-import { buildForest, createEstimator, createTreepo } from '../../src/advantage/index.ts';
+import { buildForest, createEstimator, createTrace, createTreepo, DEFAULT_PROMPT_TERM, type TracePromptTerm } from '../../src/advantage/index.ts';
 import { assertClose, byId, E1, E2 } from './fixtures.ts';
 
 // Hand values ignore ε = 1e-6 in (std + ε), which moves them by ~2e-6; 1e-5 still separates every
@@ -75,8 +75,8 @@ test('treepo on E1: ancestor-group average, then token-weighted whitening', () =
  *   turn b, b1: anchor q, branch b, V = 0   → −0.6/0.5477226       = −1.0954451
  *   turn c   : anchor q, branch c, V = 1    → 0.4/0.5477226        = 0.7302967
  */
-test('trace on E1: each turn is compared at the deepest anchor above it', () => {
-  const r = run('trace');
+test('trace-local on E1: each turn is compared at the deepest anchor above it', () => {
+  const r = run('trace-local');
   const expect: Record<string, number[]> = {
     a1: [0.1217161, 0.5773503],
     a21: [0.1217161, -1.1547005, -1.1547005],
@@ -167,24 +167,24 @@ test("treepo on E3: TreePO's rule counts the chain's group once per turn, unlike
  *   grpo: success 1 − 0.6 = 0.4, failure −0.6.
  *   tree-grpo: a1, a3 = 0.4 + 1/3 = 0.7333333; a21 = −0.6 − 2/3 = −1.2666667; b1 = −0.6 + 0 (one-leaf
  *     tree: mean 0, so r = 0); c = 0.4 + 1 = 1.4 (one-leaf tree c: r − 0 = 1).
- *   trace: turn a 2/3 − 0.6 = 0.0666667; a1 1 − 2/3 = 0.3333333; a2, a21 −0.6666667; b, b1 −0.6; c 0.4.
+ *   trace-local: turn a 2/3 − 0.6 = 0.0666667; a1 1 − 2/3 = 0.3333333; a2, a21 −0.6666667; b, b1 −0.6; c 0.4.
+ *   trace (prompt term tree): below a, + (V(a) − 0.6) = +0.0666667: a1 0.4, a2 and a21 −0.6.
  * A lopsided group is where the two scales part: E1's failures weigh −1.10 with the std, −0.6 without.
  */
-test('advantageScale none on E1: deviations from the group mean, unscaled, for grpo, tree-grpo and trace', () => {
+test('advantageScale none on E1: deviations from the group mean, unscaled, for grpo, tree-grpo, trace-local and trace', () => {
   const none = (name: string) => byId(createEstimator(name, { scale: 'none' }).estimate(buildForest(E1)));
   const grpo = none('grpo');
   for (const [id, v] of Object.entries({ a1: 0.4, a21: -0.6, a3: 0.4, b1: -0.6, c: 0.4 })) assertClose(grpo.get(id)!.advantage, v, 1e-12, `grpo ${id}`);
   const treeGrpo = none('tree-grpo');
   for (const [id, v] of Object.entries({ a1: 0.7333333, a21: -1.2666667, a3: 0.7333333, b1: -0.6, c: 1.4 })) assertClose(treeGrpo.get(id)!.advantage, v, 1e-6, `tree-grpo ${id}`);
-  const trace = none('trace');
-  const expect: Record<string, number[]> = {
-    a1: [0.0666667, 0.3333333],
-    a21: [0.0666667, -0.6666667, -0.6666667],
-    a3: [0.0666667, 0.3333333],
-    b1: [-0.6, -0.6],
-    c: [0.4],
+  const expect: Record<string, Record<string, number[]>> = {
+    'trace-local': { a1: [0.0666667, 0.3333333], a21: [0.0666667, -0.6666667, -0.6666667], a3: [0.0666667, 0.3333333], b1: [-0.6, -0.6], c: [0.4] },
+    trace: { a1: [0.0666667, 0.4], a21: [0.0666667, -0.6, -0.6], a3: [0.0666667, 0.4], b1: [-0.6, -0.6], c: [0.4] },
   };
-  for (const [id, turns] of Object.entries(expect)) turns.forEach((t, k) => assertClose(trace.get(id)!.turns[k], t, 1e-6, `trace ${id} turn ${k}`));
+  for (const [name, leaves] of Object.entries(expect)) {
+    const r = none(name);
+    for (const [id, turns] of Object.entries(leaves)) turns.forEach((t, k) => assertClose(r.get(id)!.turns[k], t, 1e-6, `${name} ${id} turn ${k}`));
+  }
 });
 
 test('advantageScale none is refused for treepo, which whitens by definition', () => {
@@ -195,4 +195,96 @@ test('advantageScale none is refused for treepo, which whitens by definition', (
     message = (e as Error).message;
   }
   if (!/treepo whitens/.test(message)) throw new Error(`expected a refusal naming treepo, got "${message}"`);
+});
+
+/*
+ * The prompt-level term of issue 33 on E1. Only turns below the branch point a differ between forms;
+ * turns a, b, b1 and c hang below the prompt's own comparison and keep their trace-local values.
+ * Prompt group: mean 0.6, std 0.5477226; group a = {1, 0, 1}: mean 2/3, std 0.5773503.
+ *   local L: a1, a3 (1 − 2/3)/0.5773503 = 0.5773503;  a2, a21 −(2/3)/0.5773503 = −1.1547005
+ *   tree      + z(V(a) = 2/3; prompt) = 0.1217161:      a1, a3 0.6990664;  a2, a21 −1.0329844
+ *   node      + z(V(c); prompt), c = a1 / a2 / a3:      a1, a3 0.5773503 + 0.7302967 = 1.3076470;
+ *                                                       a2, a21 −1.1547005 − 1.0954451 = −2.2501456
+ *   ancestors mean of the comparisons at q and at a:    a1, a3 (0.1217161 + 0.5773503)/2 = 0.3495332;
+ *                                                       a2, a21 (0.1217161 − 1.1547005)/2 = −0.5164922
+ */
+const E1_ABOVE = { a: 0.1217161, b: -1.0954451, c: 0.7302967 };
+const E1_BELOW: Record<string, { a1: number; a2: number }> = {
+  none: { a1: 0.5773503, a2: -1.1547005 },
+  tree: { a1: 0.6990664, a2: -1.0329844 },
+  node: { a1: 1.307647, a2: -2.2501456 },
+  ancestors: { a1: 0.3495332, a2: -0.5164922 },
+};
+
+test('trace prompt terms on E1: only turns below a branch point differ', () => {
+  for (const [term, below] of Object.entries(E1_BELOW)) {
+    const r = byId(createTrace({ promptTerm: term as TracePromptTerm }).estimate(buildForest(E1)));
+    const expect: Record<string, number[]> = {
+      a1: [E1_ABOVE.a, below.a1],
+      a21: [E1_ABOVE.a, below.a2, below.a2],
+      a3: [E1_ABOVE.a, below.a1],
+      b1: [E1_ABOVE.b, E1_ABOVE.b],
+      c: [E1_ABOVE.c],
+    };
+    for (const [id, turns] of Object.entries(expect)) turns.forEach((t, k) => assertClose(r.get(id)!.turns[k], t, TOL, `${term} ${id} turn ${k}`));
+  }
+});
+
+/*
+ * E4, a branch point below a branch point, where `node` and tree-grpo part:
+ *
+ *   q ─┬─ a ─┬─ a1 ─┬─ a11 [1]
+ *      │     │      └─ a12 [0]
+ *      │     └─ a2 [0]
+ *      └─ b [1]
+ *
+ * Prompt {1, 0, 0, 1}: mean 0.5, std √(1/3) = 0.5773503. Anchors q, a (a1 and a2 live), a1.
+ *   a  : at q, V(a) = 1/3  → −0.1666667/0.5773503 = −0.2886751     b : at q, V = 1 → 0.8660254
+ *   a1 : at a ({1,0,0}: mean 1/3, std 0.5773503), V = 0.5 → 0.2886751
+ *   a2 : at a, V = 0 → −0.5773503
+ *   a11, a12: at a1 ({1, 0}: mean 0.5, std 0.7071068) → ±0.7071068
+ * Forms below the first branch point (a1, a11, a12, a2):
+ *   tree:      + z(V(a); prompt) = −0.2886751 → a1 0, a11 0.4184317, a12 −0.9957819, a2 −0.8660254
+ *   node:      + z(V(c); prompt): a1 + 0 = 0.2886751; a11 + 0.8660254 = 1.5731322; a12 − 0.8660254 = −1.5731322;
+ *              a2 − 0.8660254 = −1.4433757
+ *   ancestors: a1 (−0.2886751 + 0.2886751)/2 = 0; a11 (−0.2886751 + 0.2886751 + 0.7071068)/3 = 0.2357023;
+ *              a12 −0.2357023; a2 (−0.2886751 − 0.5773503)/2 = −0.4330127
+ * tree-grpo gives a11 z(1; prompt) + z(1; tree a) = 0.8660254 + 1.1547005 = 2.0207259 on every turn,
+ * node 1.5731322 on the last turn and −0.2886751 on the first: per-turn credit, not a broadcast.
+ */
+const E4 = [
+  { id: 'q', parent: null },
+  { id: 'a', parent: 'q' },
+  { id: 'a1', parent: 'a' },
+  { id: 'a11', parent: 'a1', reward: 1 },
+  { id: 'a12', parent: 'a1', reward: 0 },
+  { id: 'a2', parent: 'a', reward: 0 },
+  { id: 'b', parent: 'q', reward: 1 },
+];
+
+test('trace prompt terms on E4: nested branch points', () => {
+  const expect: Record<string, Record<string, number[]>> = {
+    none: { a11: [-0.2886751, 0.2886751, 0.7071068], a12: [-0.2886751, 0.2886751, -0.7071068], a2: [-0.2886751, -0.5773503], b: [0.8660254] },
+    tree: { a11: [-0.2886751, 0, 0.4184317], a12: [-0.2886751, 0, -0.9957819], a2: [-0.2886751, -0.8660254], b: [0.8660254] },
+    node: { a11: [-0.2886751, 0.2886751, 1.5731322], a12: [-0.2886751, 0.2886751, -1.5731322], a2: [-0.2886751, -1.4433757], b: [0.8660254] },
+    ancestors: { a11: [-0.2886751, 0, 0.2357023], a12: [-0.2886751, 0, -0.2357023], a2: [-0.2886751, -0.4330127], b: [0.8660254] },
+  };
+  for (const [term, leaves] of Object.entries(expect)) {
+    const r = byId(createTrace({ promptTerm: term as TracePromptTerm }).estimate(buildForest(E4)));
+    for (const [id, turns] of Object.entries(leaves)) {
+      turns.forEach((t, k) => assertClose(r.get(id)!.turns[k], t, TOL, `${term} ${id} turn ${k}`));
+      assertClose(r.get(id)!.advantage, turns[turns.length - 1], TOL, `${term} ${id} scalar`);
+    }
+  }
+  assertClose(run('tree-grpo', E4).get('a11')!.advantage, 2.0207259, TOL, 'tree-grpo a11');
+});
+
+test('trace-local is the local rule and trace is the chosen form (prompt term tree), by name', () => {
+  assertClose(run('trace', E4).get('a11')!.advantage, 0.4184317, TOL, 'trace a11 (tree form, hand-worked above)');
+  const local = run('trace-local', E4);
+  const chosen = byId(createTrace({ promptTerm: DEFAULT_PROMPT_TERM }).estimate(buildForest(E4)));
+  const named = run('trace', E4);
+  assertClose(local.get('a11')!.advantage, 0.7071068, TOL, 'trace-local a11');
+  assertClose(named.get('a11')!.advantage, chosen.get('a11')!.advantage, 1e-15, 'trace a11');
+  if (createEstimator('trace-local').name !== 'trace-local' || createEstimator('trace').name !== 'trace') throw new Error('estimator names');
 });

@@ -143,21 +143,31 @@ function tokenWhitened(f: Plain, leaves: readonly ForestNode[], raw: readonly nu
   return out;
 }
 
-/** TRACE per-turn values: for each leaf, one value per node of its path (root excluded). */
-export function oracleTrace(nodes: readonly ForestNode[]): Map<string, number[]> {
+/**
+ * TRACE per-turn values: for each leaf, one value per node of its path (root excluded), written out
+ * from the definitions in docs/advantages.md. `term` is the prompt-level term added below a branch
+ * point (`none`: trace-local; `tree`, `node`, `ancestors`: the forms of issue 33).
+ */
+export function oracleTrace(nodes: readonly ForestNode[], term: 'none' | 'tree' | 'node' | 'ancestors' = 'none'): Map<string, number[]> {
   const f = plain(nodes);
   const live = (x: string) => f.kids.get(x)!.filter((c) => leafRewards(f, c).length > 0);
   const isAnchor = (x: string) => f.parentOf.get(x) === null || live(x).length >= 2;
+  const V = (x: string) => mean(leafRewards(f, x));
   const out = new Map<string, number[]>();
   for (const l of rewardedLeaves(nodes)) {
     const chain = chainTo(f, l.id);
     const turns: number[] = [];
     for (let k = 1; k < chain.length; k++) {
-      let a = k - 1;
-      while (!isAnchor(chain[a])) a--;
-      const group = leafRewards(f, chain[a]);
-      const v = mean(leafRewards(f, chain[a + 1]));
-      turns.push(z(v, group, 1e-6));
+      // Every anchor strictly above turn k, with the branch taken there towards it.
+      const comparisons: number[] = [];
+      for (let a = 0; a < k; a++) if (isAnchor(chain[a])) comparisons.push(z(V(chain[a + 1]), leafRewards(f, chain[a]), 1e-6));
+      const local = comparisons[comparisons.length - 1];
+      const deep = comparisons.length > 1;
+      const prompt = leafRewards(f, chain[0]);
+      if (term === 'none' || !deep) turns.push(local);
+      else if (term === 'tree') turns.push(local + z(V(chain[1]), prompt, 1e-6));
+      else if (term === 'node') turns.push(local + z(V(chain[k]), prompt, 1e-6));
+      else turns.push(mean(comparisons));
     }
     out.set(l.id, turns);
   }

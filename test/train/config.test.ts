@@ -45,8 +45,8 @@ test('the arm label is part of the config', () => {
 
 test('advantageScale: std by default; none for grpo, tree-grpo, trace; refused with treepo on its field', () => {
   assert.equal(parseTrainConfig({}).advantageScale, 'std');
-  for (const estimator of ['grpo', 'tree-grpo', 'trace'] as const) assert.equal(parseTrainConfig({ estimator, advantageScale: 'none' }).advantageScale, 'none');
-  assert.throws(() => parseTrainConfig({ estimator: 'treepo', advantageScale: 'none' }), /advantageScale: none applies to grpo, tree-grpo and trace/);
+  for (const estimator of ['grpo', 'tree-grpo', 'trace', 'trace-local'] as const) assert.equal(parseTrainConfig({ estimator, advantageScale: 'none' }).advantageScale, 'none');
+  assert.throws(() => parseTrainConfig({ estimator: 'treepo', advantageScale: 'none' }), /advantageScale: none applies to grpo, tree-grpo, trace and trace-local/);
   assert.throws(() => parseTrainConfig({ advantageScale: 'mad' }), /advantageScale/);
 });
 

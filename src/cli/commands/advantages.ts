@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { ADVANTAGE_SCALES, createEstimator, ESTIMATOR_NAMES, ForestError, parseForestInput, UnknownEstimatorError, type AdvantageEstimator, type AdvantageScale } from '../../advantage/index.ts';
+import { ADVANTAGE_SCALES, createEstimator, ESTIMATOR_NAMES, ForestError, isPerNodeEstimator, parseForestInput, UnknownEstimatorError, type AdvantageEstimator, type AdvantageScale } from '../../advantage/index.ts';
 import { readStdinRawJson, UsageError, writeJson } from '../io.ts';
 
 /**
- * `trace-rl advantages --estimator grpo|tree-grpo|treepo|trace [--scale std|none]`: a forest on stdin
- * (`{"nodes":[{"id","parent","reward"?,"length"?}]}`), one advantage per leaf on stdout; `trace` adds
- * each leaf's per-turn values. Bad input is one stderr line naming the node and field, exit 2.
+ * `trace-rl advantages --estimator grpo|tree-grpo|treepo|trace|trace-local [--scale std|none]`: a forest on stdin
+ * (`{"nodes":[{"id","parent","reward"?,"length"?}]}`), one advantage per leaf on stdout; `trace` and
+ * `trace-local` add each leaf's per-turn values. Bad input is one stderr line naming the node and field, exit 2.
  */
 export function register(program: Command): void {
   program
@@ -23,7 +23,7 @@ export function register(program: Command): void {
         if (e instanceof ForestError) throw new UsageError(e.message);
         throw e;
       }
-      const withTurns = estimator.name === 'trace';
+      const withTurns = isPerNodeEstimator(estimator.name);
       const leaves = estimator.estimate(forest).map((l) =>
         withTurns
           ? { id: l.id, advantage: l.advantage, turns: l.path.map((id, k) => ({ id, advantage: l.turns[k] })) }

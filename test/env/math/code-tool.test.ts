@@ -1,6 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { InlineArithmeticTool, MathWorldEnv, formatObservation, limitMessage, MathEnv, PyodideCodeTool, SandboxFusionTool, loadMathDataset, worldCandidates, type CodeResult } from '../../../src/env/index.ts';
 
@@ -89,6 +92,23 @@ test('the math world\'s in-process tool prints exactly what pyodide prints for e
   }
   const cells = ran.length;
   assert.ok(cells >= 200, `${cells} cells`);
+});
+
+test('a packages folder is importable in the sandbox, read-only; a missing one is refused by name', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trace-rl-pkgs-'));
+  mkdirSync(join(dir, 'tracepkg'));
+  writeFileSync(join(dir, 'tracepkg', '__init__.py'), 'VALUE = 41\n');
+  const withPackages = new PyodideCodeTool({ ...LIMITS, packagesDir: dir });
+  try {
+    assert.equal(formatObservation(await withPackages.run('import tracepkg\nprint(tracepkg.VALUE + 1)')), '42');
+    const write = await withPackages.run(`open('${dir}/tracepkg/evil.py', 'w').write('x')`);
+    assert.equal(write.status, 'error', formatObservation(write));
+    assert.equal(existsSync(join(dir, 'tracepkg', 'evil.py')), false);
+  } finally {
+    await withPackages.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  assert.throws(() => new PyodideCodeTool({ packagesDir: join(dir, 'missing') }), /env\.math\.packagesDir: .*missing is not a folder/);
 });
 
 describe('url code tool (SandboxFusion run_code API)', () => {

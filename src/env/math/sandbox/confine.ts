@@ -17,7 +17,7 @@
  * modules (a convenience, not a boundary). The parent enforces wall time by killing the process.
  */
 import { spawnSync } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,7 +59,7 @@ export interface SandboxSpec {
 
 /** The command that starts one sandbox process. Throws {@link SandboxUnavailableError} when it cannot be confined. */
 export function sandboxCommand(spec: SandboxSpec): SandboxCommand {
-  const packagesDir = spec.packagesDir === undefined ? undefined : realpathSync(spec.packagesDir);
+  const packagesDir = spec.packagesDir === undefined ? undefined : packagesFolder(spec.packagesDir);
   const config = JSON.stringify({ mode: spec.mode, memoryMb: spec.limits.memoryMb, outputBytes: spec.limits.outputBytes, pyodideDir: PYODIDE_DIR, packagesDir });
   const node = realpathSync(process.execPath);
   const readable = [PYODIDE_DIR, SANDBOX_SCRIPT, ...(packagesDir ? [packagesDir] : [])];
@@ -104,6 +104,16 @@ export function confinedCommand(o: { nodeArgs: string[]; readable: string[]; lim
     ],
     seccomp: sandboxSeccompFilter(),
   };
+}
+
+function packagesFolder(dir: string): string {
+  try {
+    const real = realpathSync(dir);
+    if (statSync(real).isDirectory()) return real;
+  } catch {
+    // reported below
+  }
+  throw new EnvError(`env.math.packagesDir: ${dir} is not a folder; give a directory of pure-Python packages (pip install --target DIR sympy mpmath)`);
 }
 
 /** Namespaces, the system libraries and node read-only, nothing else of the host. */

@@ -11,10 +11,10 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `trace-rl ...args` in a child process with `stdin` as its input. */
-export function runCli(args: readonly string[], stdin = ''): Promise<CliRun> {
+/** Runs `trace-rl ...args` in a child process with `stdin` as its input and `env` over the environment. */
+export function runCli(args: readonly string[], stdin = '', env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

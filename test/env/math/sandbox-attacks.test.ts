@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatObservation, PyodideCodeTool, type CodeResult } from '../../../src/env/index.ts';
 import { confinedCommand } from '../../../src/env/math/sandbox/confine.ts';
-import { BIN } from '../../helpers/run-cli.ts';
+import { runCli } from '../../helpers/run-cli.ts';
 import { startStandIn } from '../../policy/openai-stand-in.ts';
 
 /**
@@ -258,18 +258,7 @@ describe('each operating-system layer on its own (without Node\'s permission mod
 });
 
 describe('through the command line, as a user meets it', () => {
-  /** Runs `trace-rl ...args` with `env` added to (or, for PATH, replacing) the environment. */
-  function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
+  const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, '', env);
 
   test('trace-rl eval --env math --policy openai against a server that answers with os.system: the eval goes on, the host is untouched', async () => {
     const attack = `import os\nos.system('id > ${host}/pwned.txt')\nprint('done')`;

@@ -31,7 +31,10 @@ export async function main(argv: string[]): Promise<void> {
   let program: Command | undefined;
   try {
     program = await buildProgram(argv);
-    await program.parseAsync(argv);
+    const unknown = unknownCommand(program, argv.slice(2));
+    // commander answers `nonsense --help` and `help nonsense` with the general help and exit 0: parse the
+    // name alone instead, so commander raises its unknown-command error (with its suggestion).
+    await program.parseAsync(unknown === undefined ? argv : [...argv.slice(0, 2), unknown]);
   } catch (e) {
     if (e instanceof CommanderError) {
       // Help and --version end with exit code 0; help shown for a missing subcommand is already printed.
@@ -39,7 +42,9 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = 2;
       if (e.code === 'commander.help') return;
       const where = ['trace-rl', ...commandPath(program, argv.slice(2))].join(' ');
-      process.stderr.write(`${where}: ${e.message.replace(/^error: /, '')} (see ${where} --help)\n`);
+      // commander puts its suggestion on a second line: "…\n(Did you mean train?)".
+      const message = e.message.replace(/^error: /, '').replace(/\n\(Did you mean (.+)\?\)$/, '; did you mean $1?');
+      process.stderr.write(`${where}: ${message} (see ${where} --help)\n`);
       return;
     }
     if (e instanceof UserError) {
@@ -64,6 +69,17 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw e;
   }
+}
+
+/**
+ * The command word (the first word; the one after `help`) when it names no command. The program's
+ * own options are only --help and --version, so the first word is always the command.
+ */
+function unknownCommand(program: Command, args: string[]): string | undefined {
+  const words = args.filter((a) => !a.startsWith('-'));
+  const word = words[0] === 'help' ? words[1] : words[0];
+  if (word === undefined || word === 'help') return undefined;
+  return program.commands.some((c) => c.name() === word || c.aliases().includes(word)) ? undefined : word;
 }
 
 /** The subcommand names at the start of the arguments (`retriever serve`), for the --help pointer. */

@@ -1,7 +1,7 @@
-import { createEstimator, type EstimatorName } from '../advantage/index.ts';
+import type { EstimatorName } from '../advantage/index.ts';
 import type { Environment } from '../env/index.ts';
 import { refuseRunFile, RunStore } from '../store/index.ts';
-import { buildComponents, parseTrainConfig, type TrainConfig } from '../train/index.ts';
+import { buildComponents, estimatorFromConfig, parseTrainConfig, type TrainConfig } from '../train/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
 import { buildBatch, ExportError, prepareExport, type BatchMeta } from './rows.ts';
@@ -56,7 +56,7 @@ export async function exportRun(options: ExportRunOptions): Promise<ExportRunRes
     const render = await promptRenderer(config);
     const text = { tokenizer: options.tokenizer, template: options.template, render };
     await prepareExport(trees, text);
-    const batch = buildBatch(trees, { ...text, step, estimator: createEstimator(options.estimator ?? config.estimator, { scale: config.advantageScale }), checkServerIds: options.checkServerIds });
+    const batch = buildBatch(trees, { ...text, step, estimator: estimatorFromConfig({ ...config, estimator: options.estimator ?? config.estimator }), checkServerIds: options.checkServerIds });
     const container = writeBatch(batch, options.format, options.out);
     return { ...batch.meta, file: options.out, rows: batch.rows.length, container };
   } finally {

@@ -7,9 +7,7 @@
  * turns so far and the call's random stream, so it can continue from any prefix.
  */
 import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
-import { CODE_ACTION } from '../env/math/protocol.ts';
-import { mathWorldMeta } from '../env/math/world/problems.ts';
-import { worldCandidates } from '../env/math/world/math-world-env.ts';
+import { CODE_ACTION, mathWorldMeta, worldCandidates } from '../env/math/index.ts';
 
 export class ScriptedMathWorldPolicy implements Policy {
   readonly name = 'math-world-scripted';

@@ -13,7 +13,7 @@
  * thoughts included), so it can continue from any prefix.
  */
 import { titlesIn } from '../env/search-r1.ts';
-import { candidatesFrom, worldMeta, type WorldEnv } from '../env/world/world-env.ts';
+import { candidatesFrom, worldMeta, type WorldEnv } from '../env/world/index.ts';
 import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
 
 export interface ScriptedPolicyOptions {

@@ -1,10 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { createEstimator } from '../advantage/index.ts';
 import { buildBatch, containerOf, prepareExport, rendererFor, writeBatch, type ExportFormat } from '../export/index.ts';
 import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
 import type { Policy } from '../policy/types.ts';
-import { parseTrainConfig, train, type LoopEvent, type TrainConfig } from '../train/index.ts';
+import { estimatorFromConfig, parseTrainConfig, train, type LoopEvent, type TrainConfig } from '../train/index.ts';
 import { weightsReadyFile, WeightsWaitAborted, type WeightsGate } from './weights-gate.ts';
 
 export type RolloutServiceEvent =
@@ -56,7 +55,7 @@ export function batchFile(out: string, step: number, format: ExportFormat): stri
 export async function runRolloutService(options: RolloutServiceOptions): Promise<RolloutServiceResult> {
   const config = parseTrainConfig(options.config);
   const format = options.format ?? 'verl';
-  const estimator = createEstimator(config.estimator);
+  const estimator = estimatorFromConfig(config);
   const batches: string[] = [];
   let render: ReturnType<typeof rendererFor> | undefined;
   const emit = (e: RolloutServiceEvent) => options.onEvent?.(e);

@@ -1,3 +1,4 @@
+import { createEstimator, type AdvantageEstimator } from '../advantage/index.ts';
 import { WorldEnv, type Environment, type KnowsTruth } from '../env/index.ts';
 import { EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
@@ -45,6 +46,15 @@ export async function buildComponents(config: TrainConfig, options: BuildOptions
     await warmStart(policy, env, { seed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: policy.dim }, options.cacheDir);
   }
   return { env, train, test, policy, trainable: policy, predictor };
+}
+
+/**
+ * The run's advantage estimator: its name with its scale. The one place a configuration becomes an
+ * estimator, so the training loop, the rollout service's batches and `trace-rl export` cannot disagree
+ * on `advantageScale` (the service once dropped it).
+ */
+export function estimatorFromConfig(config: Pick<TrainConfig, 'estimator' | 'advantageScale'>): AdvantageEstimator {
+  return createEstimator(config.estimator, { scale: config.advantageScale });
 }
 
 async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {

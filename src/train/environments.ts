@@ -7,8 +7,8 @@
  */
 import type { Environment, KnowsTruth } from '../env/index.ts';
 import { InlineArithmeticTool, MathEnv, MathWorldEnv, QaEnv, Simulator, WorldEnv, createCodeTool, loadMathDataset, qaCandidates, worldCandidates } from '../env/index.ts';
-import { BfclEnv, ScriptedBfclPolicy } from '../env/bfcl/index.ts';
-import { ScriptedMathWorldPolicy, SimulatorPolicy, worldCandidateSource, type CandidateSource, type Policy } from '../policy/index.ts';
+import { BfclEnv } from '../env/bfcl/index.ts';
+import { ScriptedBfclPolicy, ScriptedMathWorldPolicy, SimulatorPolicy, worldCandidateSource, type CandidateSource, type Policy } from '../policy/index.ts';
 import type { Prompt } from '../tree/types.ts';
 import { ConfigError, type TrainConfig } from './config.ts';
 

@@ -1,9 +1,8 @@
-import { createEstimator } from '../advantage/index.ts';
 import { strategyFromConfig } from '../allocate/index.ts';
 import { RunStore } from '../store/index.ts';
 import type { Policy } from '../policy/types.ts';
 import type { RolloutTree } from '../tree/index.ts';
-import { buildComponents, type Components } from './components.ts';
+import { buildComponents, estimatorFromConfig, type Components } from './components.ts';
 import { parseTrainConfig, type TrainConfig } from './config.ts';
 import { collect, evaluate, initialState, learn, shouldEvaluate, stepRecord, type RunState, type StepContext } from './step.ts';
 import { UserError } from '../util/user-error.ts';
@@ -97,7 +96,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     // With an external trainer the rollouts come from its policy and nothing here trains the policy.
     const parts: Components = external ? { ...built, policy: external.policy, trainable: undefined } : built;
     const strategy = strategyFromConfig(config.strategy);
-    const estimator = createEstimator(config.estimator, { scale: config.advantageScale });
+    const estimator = estimatorFromConfig(config);
     let state: RunState = initialState();
     const last = store.lastStep();
     if (last >= 0) {

@@ -13,7 +13,7 @@ import { createRng } from '../util/rng.ts';
 /**
  * Behaviour cloning of the embedded policy on scripted, noisy demonstrations: the starting point of
  * agentic RL is a model that already searches before it answers (an SFT / instruct model), not a
- * uniform random chooser. The world's scripted policy (src/env/world/scripted-policy.ts) plays
+ * uniform random chooser. The world's scripted policy (src/policy/scripted-policy.ts) plays
  * `demosPerPrompt` sampled episodes on every training question; the embedded policy is then fitted by
  * maximum likelihood on the demonstrated actions (full-batch Adam, `epochs` steps; features are
  * extracted once per demonstrated turn). Demonstrations

@@ -11,7 +11,8 @@ import { codepointTokenizer } from '../../src/tokens/index.ts';
 import { runRolloutService, WeightsGate, weightsReadyFile, type RolloutServiceEvent } from '../../src/service/index.ts';
 import { OpenAIPolicy } from '../../src/policy/index.ts';
 import { RunStore } from '../../src/store/index.ts';
-import { startStandIn } from '../policy/openai-stand-in.ts';
+import { defaultScript, startStandIn } from '../policy/openai-stand-in.ts';
+import { createEstimator, forestFromTrees } from '../../src/advantage/index.ts';
 
 /** Small world configuration: 2 steps of 4 prompts and 8 trajectories. */
 export const SERVICE_CONFIG = { steps: 2, pool: 4, strategy: { name: 'trace', budget: 8 }, env: { questions: 300 }, engine: { concurrency: 4, retry: { baseDelayMs: 1 } } };
@@ -90,5 +91,36 @@ test('weights gate: an HTTP POST releases the wait; bad bodies are refused with 
     await assert.rejects(aborted, { name: 'WeightsWaitAborted' });
   } finally {
     await gate.close();
+  }
+});
+
+test('rollout service: batches carry the configured advantageScale (none = unscaled deviations, as train and export give)', async () => {
+  // Comparative questions ("…, A or B?") are answered A and B in turn, so groups have mixed rewards and
+  // a std ≠ 1 that scaling would divide by.
+  let answers = 0;
+  const script = (conversation: string) => {
+    const dialogue = conversation.slice(conversation.lastIndexOf('Question:'));
+    const options = /, (.+) or (.+)\?/.exec(dialogue);
+    if (!options || !dialogue.includes('<information>')) return defaultScript(conversation);
+    return `<answer>${options[1 + (answers++ % 2)]}</answer>`;
+  };
+  const server = await startStandIn({ script });
+  const out = join(mkdtempSync(join(tmpdir(), 'trace-rollout-')), 'run');
+  const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'stand-in', extras: 'vllm' });
+  const gate = new WeightsGate({ dir: out, pollMs: 20 });
+  try {
+    const result = await runRolloutService({ out, config: { ...SERVICE_CONFIG, steps: 1, advantageScale: 'none' }, policy, format: 'jsonl', tokenizer: codepointTokenizer, gate, clock: () => performance.now() });
+    assert.equal(result.config.advantageScale, 'none');
+    const rows = readFileSync(result.batches[0], 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { leaf_id: string; advantage: number });
+    const store = RunStore.open(out, { readonly: true });
+    const forest = forestFromTrees(store.trees(0));
+    store.close();
+    const unscaled = createEstimator('trace', { scale: 'none' }).estimate(forest);
+    const scaled = createEstimator('trace', { scale: 'std' }).estimate(forest);
+    assert.notDeepEqual(unscaled.map((e) => e.advantage), scaled.map((e) => e.advantage), 'the step has mixed groups, where the two scales differ');
+    assert.deepEqual(rows.map((r) => [r.leaf_id, r.advantage]), unscaled.map((e) => [e.id, e.advantage]));
+  } finally {
+    await gate.close();
+    await server.close();
   }
 });

@@ -1,7 +1,7 @@
 /** The BFCL environment passes the shared Environment contract (test/contracts/environment.ts) on real entries. */
 import { join } from 'node:path';
 import { BfclEnv } from '../../../src/env/bfcl/env.ts';
-import { ScriptedBfclPolicy } from '../../../src/env/bfcl/scripted-policy.ts';
+import { ScriptedBfclPolicy } from '../../../src/policy/index.ts';
 import { environmentContract } from '../../contracts/environment.ts';
 
 const options = { dataDir: join(import.meta.dirname, '../../../data/bfcl'), seed: 11, today: { year: 2026, month: 11, day: 30 }, maxTurns: 60 };

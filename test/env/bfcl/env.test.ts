@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { join } from 'node:path';
 import { BfclEnv, parseBfclText } from '../../../src/env/bfcl/env.ts';
-import { ScriptedBfclPolicy } from '../../../src/env/bfcl/scripted-policy.ts';
+import { ScriptedBfclPolicy } from '../../../src/policy/index.ts';
 import type { Prompt } from '../../../src/tree/types.ts';
 import type { Turn } from '../../../src/tree/types.ts';
 import { createRng } from '../../../src/util/rng.ts';

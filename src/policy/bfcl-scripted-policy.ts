@@ -8,11 +8,9 @@
  * ground-truth calls it has used ("gt k"), so its next step depends only on the turns so far and the
  * call's own random stream: it can continue from any prefix.
  */
-import type { Policy, PolicyContext, PolicyOutput } from '../../policy/types.ts';
-import type { Rng } from '../../util/rng.ts';
-import type { BfclEnv } from './env.ts';
-import { parseCall } from './py/literal.ts';
-import { callString } from './tools.ts';
+import { callString, parseCall, type BfclEnv } from '../env/bfcl/index.ts';
+import type { Rng } from '../util/rng.ts';
+import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
 
 export interface BfclNoise {
   /** Chance per step of changing one argument of the call. */

@@ -1,0 +1,39 @@
+/**
+ * Where policies live and how they reach environments, read from the sources: a policy under src/env
+ * made env → policy the one back-arrow between the two families (issue 32), and a policy importing an
+ * environment folder's internal files breaks when that folder reorganises behind its index.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const SRC = resolve(import.meta.dirname, '../../src');
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+/** Relative import specifiers of a file (static `from '…'` and dynamic `import('…')`), resolved under src/. */
+function imports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:from|import\()\s*'(\.[^']+)'/g)].map((m) => relative(SRC, resolve(dirname(file), m[1]!)));
+}
+
+test('no class under src/env implements a policy: policies live in src/policy', () => {
+  const offenders = sources(join(SRC, 'env')).filter((f) => /\bimplements\s+(Trainable)?Policy\b/.test(readFileSync(f, 'utf8')));
+  assert.deepEqual(offenders.map((f) => relative(SRC, f)), []);
+});
+
+test('src/policy reaches an environment folder (env/world, env/math, env/bfcl, …) only through its index.ts', () => {
+  const families = readdirSync(join(SRC, 'env'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `env/${e.name}/`);
+  assert.ok(families.includes('env/math/') && families.includes('env/bfcl/'));
+  const offenders = sources(join(SRC, 'policy')).flatMap((f) =>
+    imports(f)
+      .filter((target) => families.some((fam) => target.startsWith(fam) && target !== `${fam}index.ts`))
+      .map((target) => `${relative(SRC, f)} → ${target}`),
+  );
+  assert.deepEqual(offenders, []);
+});

@@ -21,6 +21,7 @@
 //    not importable from cells.
 import nodeCrypto from 'node:crypto';
 import { constants as fsConstants, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 
 const config = JSON.parse(process.argv[2]);
@@ -68,6 +69,9 @@ function fillRandom(array) {
 globalThis.crypto.getRandomValues = fillRandom;
 nodeCrypto.randomFillSync = fillRandom;
 
+// Loaded with require: importing this 9 MB CommonJS file from ESM would make Node scan it for
+// exports first (about a quarter of a second per process); pyodide skips loading it when it is set.
+createRequire(import.meta.url)(`${pyodideDir}/pyodide.asm.js`); // sets globalThis._createPyodideModule
 const { loadPyodide } = await import(`${pyodideDir}/pyodide.mjs`);
 const options = { indexURL: `${pyodideDir}/`, env: { HOME: '/home/pyodide', PYTHONHASHSEED: '0' } };
 if (mode === 'snapshot') {

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeReport } from '../../src/report/index.ts';
 import { RunStore } from '../../src/store/index.ts';
-import { buildEnvironment, parseTrainConfig } from '../../src/train/index.ts';
+import { buildEnvironment, storedTrainConfig } from '../../src/train/index.ts';
 import { REPORTS, type Arm, type ExperimentName, type Report, type Scale } from './experiments.ts';
 import { accuracyByKind, questionKind } from './by-kind.ts';
 import { kindUse, loadRun, mixedAnchors, per100, toRecord, type RunStats } from './load.ts';
@@ -261,7 +261,7 @@ function trainKinds(dir: string): Map<string, string> {
   const store = RunStore.open(dir, { readonly: true });
   let config;
   try {
-    config = parseTrainConfig(store.config(), { stored: true });
+    config = storedTrainConfig(store);
   } finally {
     store.close();
   }

@@ -1,6 +1,6 @@
 import { runStep } from '../../src/rollout/index.ts';
 import { RunStore } from '../../src/store/index.ts';
-import { buildComponents, parseTrainConfig } from '../../src/train/index.ts';
+import { buildComponents, storedTrainConfig } from '../../src/train/index.ts';
 import { rewardedLeaves } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import type { Prompt } from '../../src/tree/types.ts';
@@ -20,7 +20,7 @@ export async function accuracyByKind(dir: string): Promise<Map<string, { n: numb
   let config;
   let policy: Uint8Array | undefined;
   try {
-    config = parseTrainConfig(store.config(), { stored: true });
+    config = storedTrainConfig(store);
     policy = store.checkpoints(store.lastStep()).policy;
   } finally {
     store.close();

@@ -10,7 +10,7 @@
  */
 import { createEstimator, forestFromTrees } from '../../src/advantage/index.ts';
 import { RunStore } from '../../src/store/index.ts';
-import { parseTrainConfig } from '../../src/train/index.ts';
+import { storedTrainConfig } from '../../src/train/index.ts';
 import { getNode, rewardedLeaves, type RolloutTree } from '../../src/tree/index.ts';
 
 const push = new Map<string, number>();
@@ -21,7 +21,7 @@ const add = <K>(m: Map<K, number>, k: K, v: number) => m.set(k, (m.get(k) ?? 0) 
 for (const dir of process.argv.slice(2)) {
   const store = RunStore.open(dir, { readonly: true });
   try {
-    const config = parseTrainConfig(store.config(), { stored: true });
+    const config = storedTrainConfig(store);
     const estimator = createEstimator(config.estimator, { scale: config.advantageScale });
     for (let step = 0; step <= store.lastStep(); step++) {
       const trees = store.trees(step);

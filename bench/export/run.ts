@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { createEstimator } from '../../src/advantage/index.ts';
 import { buildBatch, exportRun, promptRenderer, serializeBatch } from '../../src/export/index.ts';
 import { RunStore } from '../../src/store/index.ts';
-import { parseTrainConfig, train } from '../../src/train/index.ts';
+import { storedTrainConfig, train } from '../../src/train/index.ts';
 
 const reps = Number(process.argv[process.argv.indexOf('--reps') + 1]) || 7;
 const stats = (xs: number[]) => {
@@ -28,7 +28,7 @@ const t0 = performance.now();
 await train({ out: dir, config: { steps: 1, pool: 256, strategy: { name: 'trace', budget: 1000 }, eval: { every: 100, questions: 10 } }, clock: () => performance.now() });
 const setupMs = performance.now() - t0;
 const store = RunStore.open(dir, { readonly: true });
-const config = parseTrainConfig(store.config(), { stored: true });
+const config = storedTrainConfig(store);
 const trees = store.trees(0);
 store.close();
 const render = await promptRenderer(config);

@@ -10,14 +10,14 @@ import { readFileSync } from 'node:fs';
 import { createEstimator } from '../../src/advantage/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { modelFromGguf, pack, rowLadder, Tokenizer, trajectorySequence } from '../../src/tinylm/index.ts';
-import { parseTrainConfig } from '../../src/train/index.ts';
+import { storedTrainConfig } from '../../src/train/index.ts';
 import { policySamples } from '../../src/train/step.ts';
 
 const dir = process.argv[2]!;
 const gi = process.argv.indexOf('--grid');
 const gridTokens = gi > 0 ? Number(process.argv[gi + 1]) : 4096;
 const store = RunStore.open(dir);
-const config = parseTrainConfig(store.config(), { stored: true });
+const config = storedTrainConfig(store);
 const model = modelFromGguf(new Uint8Array(readFileSync(config.policy.model!)), config.policy.model!);
 const tokenizer = new Tokenizer(model.vocab);
 const estimator = createEstimator(config.estimator, { scale: config.advantageScale });

@@ -1,7 +1,7 @@
 import type { EstimatorName } from '../advantage/index.ts';
 import type { Environment } from '../env/index.ts';
 import { refuseRunFile, RunStore } from '../store/index.ts';
-import { buildComponents, estimatorFromConfig, parseTrainConfig, type TrainConfig } from '../train/index.ts';
+import { buildComponents, estimatorFromConfig, storedTrainConfig, type TrainConfig } from '../train/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
 import { buildBatch, ExportError, prepareExport, type BatchMeta } from './rows.ts';
@@ -47,7 +47,7 @@ export async function exportRun(options: ExportRunOptions): Promise<ExportRunRes
   refuseRunFile(options.out, [options.dir]);
   const store = RunStore.open(options.dir, { readonly: true });
   try {
-    const config = parseTrainConfig(store.config(), { stored: true });
+    const config = storedTrainConfig(store);
     const last = store.lastStep();
     const step = options.step ?? last;
     if (last < 0) throw new ExportError(`${options.dir} has no completed step yet; export after the first step is stored`);

@@ -64,7 +64,7 @@ export class RunStore {
    * start (the creating marker proves it) is replaced; any other existing file is refused, never
    * deleted.
    */
-  static create(dir: string, config: unknown, options: { kind?: RunKind } = {}): RunStore {
+  static create(dir: string, config: unknown, options: { kind?: RunKind; configRevision?: number } = {}): RunStore {
     RunStore.checkNew(dir);
     const created = makeRunDir(dir);
     let lock: RunLock | undefined;
@@ -90,6 +90,7 @@ export class RunStore {
           put.run('config', JSON.stringify(config));
           put.run('status', 'running');
           put.run('kind', options.kind ?? 'train');
+          if (options.configRevision !== undefined) put.run('config_revision', String(options.configRevision));
         })();
       } catch (e) {
         db.close();
@@ -128,6 +129,15 @@ export class RunStore {
       lock?.release();
       throw storeError(e, dir, 'opening');
     }
+  }
+
+  /**
+   * Which revision of the configuration's meaning the run was made with (the caller's own numbering;
+   * runs from before this field are revision 1), so that a reader can keep an old run's settings
+   * meaning what they meant when it was made.
+   */
+  configRevision(): number {
+    return Number(this.meta('config_revision') ?? 1);
   }
 
   /** Which command made this run (runs from before this field are train runs). */

@@ -165,6 +165,20 @@ export class ConfigError extends UserError {
  * strategy had its own options hold every strategy's defaults, so options the named strategy does not
  * take are dropped there (in a user's config they are an error).
  */
+/**
+ * The revision of what a stored configuration means, written into every new run (RunStore's
+ * config_revision). 2: `estimator: trace` keeps a prompt-level term below branch points (issue 33);
+ * runs of revision 1 meant today's `trace-local` by it.
+ */
+export const CONFIG_REVISION = 2;
+
+/** A stored run's configuration, with its settings kept meaning what they meant when it was made. */
+export function storedTrainConfig(store: { config(): unknown; configRevision(): number }): TrainConfig {
+  const config = parseTrainConfig(store.config(), { stored: true });
+  if (store.configRevision() < 2 && config.estimator === 'trace') return { ...config, estimator: 'trace-local' };
+  return config;
+}
+
 export function parseTrainConfig(input: unknown, options: { stored?: boolean } = {}): TrainConfig {
   const parsed = trainConfigSchema.safeParse(options.stored ? withoutForeignOptions(input) : input);
   if (parsed.success) return parsed.data;

@@ -3,7 +3,7 @@ import { RunStore } from '../store/index.ts';
 import type { Policy } from '../policy/types.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import { buildComponents, estimatorFromConfig, type Components } from './components.ts';
-import { parseTrainConfig, type TrainConfig } from './config.ts';
+import { CONFIG_REVISION, parseTrainConfig, storedTrainConfig, type TrainConfig } from './config.ts';
 import { collect, evaluate, initialState, learn, shouldEvaluate, stepRecord, type RunState, type StepContext } from './step.ts';
 import { UserError } from '../util/user-error.ts';
 
@@ -68,7 +68,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     store = RunStore.open(options.out);
     try {
       if (store.kind() !== 'train') throw new TrainError(`${options.out} was made by trace-rl ${store.kind()} (batches for an external trainer), not by train; train cannot resume it: start a train run with another --out`);
-      config = parseTrainConfig(store.config(), { stored: true });
+      config = storedTrainConfig(store);
       if (options.steps !== undefined && options.steps !== config.steps) {
         if (options.steps <= store.lastStep()) throw new TrainError(`--steps ${options.steps}: ${options.out} has already completed ${store.lastStep() + 1} steps; give more steps than that`);
         config = { ...config, steps: options.steps };
@@ -86,7 +86,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
   } else {
     config = parseTrainConfig(options.config ?? {});
     // A run fed to an external trainer is a rollout run: `train --resume` refuses it (its policy is elsewhere).
-    store = RunStore.create(options.out, config, { kind: options.external ? 'rollout' : 'train' });
+    store = RunStore.create(options.out, config, { kind: options.external ? 'rollout' : 'train', configRevision: CONFIG_REVISION });
   }
   let completed = 0;
   let built: Components | undefined;

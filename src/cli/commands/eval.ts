@@ -116,6 +116,7 @@ async function evaluate(opts: EvalFlags, e: { suite: ReturnType<typeof buildSuit
     controller.abort(new Error('interrupted'));
   };
   process.on('SIGINT', onSigint);
+  if (!opts.quiet) for (const line of suite.scope) process.stderr.write(line + '\n');
   const progress = opts.quiet ? undefined : evalProgress(out);
   let result: EvalResult;
   try {
@@ -202,7 +203,9 @@ function setDatasets(raw: Record<string, unknown>, kind: string, datasets: strin
 }
 
 /** Held-out (or all) questions per dataset, at most `questions` each. */
-function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy } {
+type Suite = EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy; scope: string[] };
+
+function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): Suite {
   let setup;
   try {
     setup = buildEnvironment(config);
@@ -210,17 +213,28 @@ function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: n
     throw new UsageError(`cannot build the ${config.env.kind} environment: ${(e as Error).message}`);
   }
   const datasets = new Map<string, Prompt[]>();
+  const scope: string[] = [];
   for (const [name, held] of setup.heldOut) {
-    let prompts = [...held];
-    if (split === 'all') {
-      const own = setup.train.filter((p) => (p.meta?.dataset ?? name) === name && !/~\d+$/.test(p.id));
-      prompts = [...held, ...own];
-    }
+    const own = setup.train.filter((p) => (p.meta?.dataset ?? name) === name && !/~\d+$/.test(p.id));
+    const prompts = split === 'all' ? [...held, ...own] : [...held];
     // An empty table exits 0 and reads as a result. The loaders refuse empty files; this guards the rest.
     if (prompts.length === 0) throw new UsageError(`dataset ${name}: no questions to evaluate in the ${split} split; use --split all, or a larger dataset`);
-    datasets.set(name, questions !== undefined ? prompts.slice(0, questions) : prompts);
+    const evaluated = questions !== undefined ? prompts.slice(0, questions) : prompts;
+    datasets.set(name, evaluated);
+    scope.push(scopeLine(name, evaluated.length, held.length + own.length, split, questions));
   }
-  return { kind: config.env.kind, env: setup.env, datasets, candidates: setup.candidates, fixedPolicy: setup.fixedPolicy ?? setup.scripted };
+  return { kind: config.env.kind, env: setup.env, datasets, candidates: setup.candidates, fixedPolicy: setup.fixedPolicy ?? setup.scripted, scope };
+}
+
+/**
+ * What of a dataset is evaluated, and why, so that "10/10 questions" is not read as the whole file: the
+ * default split is the held-out part of the training split (the questions training never sees).
+ */
+function scopeLine(name: string, evaluated: number, total: number, split: 'held-out' | 'all', questions: number | undefined): string {
+  const why: string[] = [];
+  if (split === 'held-out' && evaluated < total) why.push('the held-out split, which training never sees; --split all evaluates every question');
+  if (questions !== undefined && evaluated === questions) why.push(`--questions ${questions}`);
+  return `eval: ${name}: ${evaluated} of ${total} questions${why.length ? ` (${why.join('; ')})` : ''}`;
 }
 
 interface PolicyAbout {

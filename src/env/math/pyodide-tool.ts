@@ -62,8 +62,9 @@ function hand(stream: unknown, bytes: Buffer): void {
 class Sandbox {
   readonly proc: ChildProcess;
   readonly ready: Promise<void>;
-  /** The cells this interpreter has run, in order (its whole state). */
-  ran: string[] = [];
+  /** The cells this interpreter has run, in order (its whole state), and their lookup key. */
+  readonly ran: string[] = [];
+  ranKey = key([]);
   dead = false;
   busy = false;
   exit?: string;
@@ -109,8 +110,7 @@ class Sandbox {
     this.proc.on('exit', (code, signal) => {
       this.dead = true;
       this.exit ??= signal ? `signal ${signal}` : `exit code ${code}`;
-      const why = this.stderrTail.trim().split('\n').at(-1)?.slice(0, 300);
-      onFail(new Error(`the sandbox process ended (${this.exit})${why ? `: ${why}` : ''}`));
+      onFail(new Error(`the sandbox process ended (${this.death()})`));
       this.pending?.resolve(undefined);
       this.pending = undefined;
     });
@@ -147,8 +147,14 @@ class Sandbox {
 
   /** Why the process died, from its exit and the last line it wrote to stderr. */
   death(): string {
-    const last = this.stderrTail.trim().split('\n').at(-1)?.slice(0, 200);
+    const last = lastLine(this.stderrTail);
     return `${this.exit ?? 'killed'}${last ? `; ${last}` : ''}`;
+  }
+
+  /** Records a cell this interpreter ran to the end (it is now part of its state). */
+  record(cell: string): void {
+    this.ran.push(cell);
+    this.ranKey = key(this.ran);
   }
 
   get memoryDeath(): boolean {
@@ -172,6 +178,9 @@ interface Job {
 }
 
 const key = (cells: readonly string[]) => JSON.stringify(cells);
+
+/** The last line a process wrote to stderr, shortened: what explains its death. */
+const lastLine = (stderr: string) => stderr.trim().split('\n').at(-1)?.slice(0, 300);
 
 /** The largest snapshot line accepted (the snapshot of the standard library is ≈ 28 MB of base64). */
 const MAX_SNAPSHOT_CHARS = 96 << 20;
@@ -201,7 +210,7 @@ function makeSnapshot(cmd: SandboxCommand): Promise<Buffer> {
       } catch {
         // reported below
       }
-      const why = stderr.trim().split('\n').at(-1)?.slice(0, 300);
+      const why = lastLine(stderr);
       reject(new Error(`loading Python in the sandbox failed (${signal ? `signal ${signal}` : `exit code ${code}`})${why ? `: ${why}` : ''}`));
     });
   });
@@ -300,7 +309,7 @@ export class PyodideCodeTool implements CodeTool {
   /** A process holding exactly `history`, or a spare one (started if none is left). */
   private take(history: readonly string[]): Sandbox {
     const k = key(history);
-    const i = this.chains.findIndex((s) => !s.dead && key(s.ran) === k);
+    const i = this.chains.findIndex((s) => !s.dead && s.ranKey === k);
     if (i >= 0) return this.chains.splice(i, 1)[0]!;
     let s: Sandbox | undefined;
     while ((s = this.spare.shift()) && s.dead) this.replaced++;
@@ -360,7 +369,7 @@ export class PyodideCodeTool implements CodeTool {
         this.discard(s, 'replay failed');
         return failure(`pyodide sandbox: replaying an earlier cell of the trajectory did not finish (${r === 'timeout' ? 'wall-time limit' : r === undefined ? s.death() : 'memory limit'})`);
       }
-      s.ran.push(cell);
+      s.record(cell);
     }
     const r = await s.run(job.code, false, this.limits.timeoutMs);
     if (r === 'timeout') {
@@ -385,7 +394,7 @@ export class PyodideCodeTool implements CodeTool {
     else if (status !== 'ok') result.error = limitMessage(status, this.limits);
     if (status === 'memory') this.discard(s, 'memory limit');
     else {
-      s.ran.push(job.code);
+      s.record(job.code);
       this.keep(s);
     }
     return result;

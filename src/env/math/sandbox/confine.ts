@@ -61,7 +61,6 @@ export interface SandboxSpec {
 export function sandboxCommand(spec: SandboxSpec): SandboxCommand {
   const packagesDir = spec.packagesDir === undefined ? undefined : packagesFolder(spec.packagesDir);
   const config = JSON.stringify({ mode: spec.mode, memoryMb: spec.limits.memoryMb, outputBytes: spec.limits.outputBytes, pyodideDir: PYODIDE_DIR, packagesDir });
-  const node = realpathSync(process.execPath);
   const readable = [PYODIDE_DIR, SANDBOX_SCRIPT, ...(packagesDir ? [packagesDir] : [])];
   const nodeArgs = [
     '--experimental-permission',
@@ -71,7 +70,7 @@ export function sandboxCommand(spec: SandboxSpec): SandboxCommand {
     SANDBOX_SCRIPT,
     config,
   ];
-  if (spec.unconfined) return { command: node, args: nodeArgs };
+  if (spec.unconfined) return { command: realpathSync(process.execPath), args: nodeArgs };
   return confinedCommand({ nodeArgs, readable, limits: spec.limits });
 }
 

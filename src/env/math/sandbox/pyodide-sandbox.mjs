@@ -167,7 +167,10 @@ function trimTraceback(text) {
 }
 
 const lines = createInterface({ input: process.stdin });
+/** Set once a fatal error's reply is being written: the process runs nothing more and exits after it. */
+let exiting = false;
 lines.on('line', (line) => {
+  if (exiting) return;
   const msg = JSON.parse(line);
   out = '';
   err = '';
@@ -184,8 +187,8 @@ lines.on('line', (line) => {
     if (e?.pyodide_fatal_error) {
       // The interpreter cannot run another cell: say why, then end this process (the parent replaces it).
       const reply = { id: msg.id, status: 'error', fatal: true, error: text.trim().split('\n').at(-1)?.slice(0, 300), ms: performance.now() - started };
+      exiting = true;
       process.stdout.write(JSON.stringify(reply) + '\n', () => process.exit(70));
-      lines.close = () => undefined;
       return;
     }
     status = overflow ? 'output_limit' : /\bMemoryError\b/.test(text) ? 'memory' : 'error';
@@ -195,6 +198,6 @@ lines.on('line', (line) => {
   if (msg.quiet) send({ id: msg.id, status, ms });
   else send({ id: msg.id, status, stdout: out, stderr: err, error, value, ms });
 });
-lines.on('close', () => process.exit(0));
+lines.on('close', () => exiting || process.exit(0));
 
 send({ ready: true });

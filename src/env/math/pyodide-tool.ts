@@ -86,6 +86,8 @@ class Sandbox {
     this.ready.catch(() => undefined);
     this.proc.stdout!.setEncoding('utf8');
     this.proc.stdout!.on('data', (d: string) => {
+      // A killed process's pipe may still deliver what it wrote before the kill: none of it is a reply.
+      if (this.dead) return;
       this.buffer += d;
       if (this.buffer.length > this.maxReply) return this.kill('a reply longer than the output limit allows');
       let nl: number;

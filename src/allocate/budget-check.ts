@@ -11,6 +11,9 @@ import type { StrategyConfig } from './options.ts';
  *  - the exact root solver gives a prompt at most m_max roots, so its strategies need M ≤ pool · m_max.
  */
 export function budgetProblem(s: StrategyConfig, pool: number): string | undefined {
+  // In turns and tokens M follows from the measured cost of a bare rollout, known only while training;
+  // the ledger stops the step at B and the leftover spends what the plan could not, whatever M is.
+  if (s.unit !== 'trajectories') return undefined;
   if (s.name === 'dapo') return s.budget < s.groupSize ? `budget ${s.budget} is below one dapo group (groupSize ${s.groupSize}): raise the budget or lower groupSize` : undefined;
   const N = 'continuations' in s ? s.continuations : undefined;
   // An invalid N is the schema's error on its own field; a budget derived from it would only add noise.

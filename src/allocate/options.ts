@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BUDGET_UNITS } from '../budget/units.ts';
 
 /** Every allocation strategy, by the name a config uses (TRACE-SPEC §6). */
 export const STRATEGY_NAMES = ['trace', 'grpo', 'dapo', 'pcl', 'knapsack', 'random-tree', 'entropy', 'oracle'] as const;
@@ -10,7 +11,11 @@ export type StrategyName = (typeof STRATEGY_NAMES)[number];
  * entropy) spend M = ⌊B / (1 + N)⌋ roots and give prompt i m_i · N continuations; root-only strategies
  * (grpo, pcl, knapsack) spend all B on bare rollouts; dapo samples until its cap.
  */
-const budget = z.number().int().positive().describe('B: trajectories per step (bare rollouts + continuations), the equal-cost unit');
+const budget = z.number().int().positive().describe('B: the budget per step, in `unit` (trajectories: bare rollouts + continuations)');
+const unit = z
+  .enum(BUDGET_UNITS)
+  .default('trajectories')
+  .describe('the unit of B: trajectories (bare rollouts + continuations, each 1), turns (policy calls = tool calls) or tokens (generated); in turns and tokens a continuation costs only the suffix it generates, roots and the leftover are planned at the expected cost of a bare rollout from earlier steps, and the step ends when B is spent (docs/allocation.md §2)');
 const continuations = z.number().min(0).default(2).describe('N: continuations per bare rollout; tree strategies spend M = ⌊B / (1 + N)⌋ bare rollouts and give prompt i a continuation budget of ⌊m_i · N⌋ (N may be a fraction: ½ = one continuation per two bare rollouts, which leaves more of B to the bare rollouts, i.e. more prompts)');
 const min = z.number().int().min(2).default(2).describe('m_min ≥ 2: fewest bare rollouts a selected prompt gets (one outcome is never mixed)');
 const max = z.number().int().min(2).default(16).describe('m_max: most bare rollouts one prompt gets (tree strategies: also the cap of the leftover top-up)');
@@ -37,7 +42,7 @@ export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', prefixes: 'decision
 
 /** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
 function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N, shape: S) {
-  return z.strictObject({ name: z.literal(name), ...shape }, {
+  return z.strictObject({ name: z.literal(name), unit, ...shape }, {
     error: (issue) => (issue.code === 'unrecognized_keys' ? issue.keys.map((k) => foreignOptionMessage(name, k)).join('; ') : undefined),
   });
 }

@@ -1,5 +1,6 @@
 import { AllocationInputError, InfeasibleBudgetError } from './errors.ts';
 import { IndexedHeap } from './indexed-heap.ts';
+import { solvePricedPrefixes } from './priced-prefix-solver.ts';
 
 /**
  * TRACE prefix expansion for one prompt (TRACE-SPEC §3 step 4). For prefix (j, t) with observed
@@ -10,6 +11,10 @@ import { IndexedHeap } from './indexed-heap.ts';
  * ρ^(K−1)(1 − ρ), does not increase in K, so taking the largest marginal gain budget times is exact
  * (each prefix's gains are a non-increasing sequence; the top-`budget` gains of the union are a prefix
  * of each sequence). Ties go to the earlier prefix in input order.
+ *
+ * With costs (budgets in turns or tokens: a continuation's cost is the suffix it regenerates), the
+ * constraint becomes Σ c·K ≤ budget and greedy is no longer exact; priced-prefix-solver.ts solves that
+ * case exactly. With every cost 1 the two agree and this greedy runs.
  */
 export interface PrefixInput {
   id: string;
@@ -17,6 +22,8 @@ export interface PrefixInput {
   r: number;
   /** Weight w ≥ 0 of this prefix's value w·V_pref(K) (default 1; trace's entropy-weighted prefixes). */
   w?: number;
+  /** Cost c ≥ 1 (an integer) of one continuation from here, in the budget's unit (default 1). */
+  cost?: number;
 }
 
 export interface PrefixAllocation {
@@ -42,13 +49,15 @@ export function flipGain(rho: number, K: number): number {
 
 export function solvePrefixes(prefixes: readonly PrefixInput[], budget: number): PrefixAllocation {
   if (!Number.isInteger(budget) || budget < 0) throw new AllocationInputError('budget', `must be a non-negative integer, got ${budget}`);
-  prefixes.forEach(({ q, r, w }, i) => {
+  prefixes.forEach(({ q, r, w, cost }, i) => {
+    if (cost !== undefined && !(Number.isInteger(cost) && cost >= 1)) throw new AllocationInputError(`prefixes[${i}].cost`, `must be an integer ≥ 1, got ${cost}`);
     if (w !== undefined && !(w >= 0 && Number.isFinite(w))) throw new AllocationInputError(`prefixes[${i}].w`, `must be a finite weight ≥ 0, got ${w}`);
     if (!(q >= 0 && q <= 1)) throw new AllocationInputError(`prefixes[${i}].q`, `must be a probability in [0, 1], got ${q}`);
     if (!(r >= 0 && r <= 1)) throw new AllocationInputError(`prefixes[${i}].r`, `must be a reward in [0, 1], got ${r}`);
   });
   const n = prefixes.length;
   if (n === 0 && budget > 0) throw new InfeasibleBudgetError('budget', budget, 0, null, 'there are no prefixes to continue from');
+  if (prefixes.some((p) => (p.cost ?? 1) !== 1)) return solvePricedPrefixes(prefixes, budget);
   const rho = prefixes.map(({ q, r }) => repeatChance(q, r));
   const k = new Array<number>(n).fill(0);
   const heap = new IndexedHeap(n, true);

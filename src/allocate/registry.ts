@@ -1,5 +1,6 @@
 import { parseStrategyConfig, type OptionsOf, type StrategyName, type StrategyOptionsInput } from './options.ts';
 import type { Strategy } from './types.ts';
+import { uniformLeftover } from './leftover.ts';
 import { dapoStrategy } from './strategies/dapo.ts';
 import { entropyStrategy } from './strategies/entropy.ts';
 import { grpoStrategy } from './strategies/grpo.ts';
@@ -32,5 +33,10 @@ export function createStrategy<N extends StrategyName>(name: N, options: Strateg
 /** Builds a strategy from a config object `{ name, budget, … }`; unknown names fail while parsing. */
 export function strategyFromConfig(config: unknown): Strategy {
   const parsed = parseStrategyConfig(config);
-  return (factories[parsed.name] as (o: typeof parsed) => Strategy)(parsed);
+  const strategy = (factories[parsed.name] as (o: typeof parsed) => Strategy)(parsed);
+  if (parsed.unit === 'trajectories') return strategy;
+  // In turns and tokens the roots' real cost differs from the planned price, so root-only arms (grpo,
+  // pcl, knapsack) need the top-up too to spend B; dapo samples until its cap and keeps no leftover.
+  const leftover = strategy.leftover ?? (parsed.name === 'dapo' ? undefined : uniformLeftover('max' in parsed ? parsed.max : 65_535));
+  return { ...strategy, unit: parsed.unit, ...(leftover ? { leftover } : {}) };
 }

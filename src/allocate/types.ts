@@ -1,3 +1,4 @@
+import type { BudgetUnit } from '../budget/index.ts';
 import type { Rng } from '../util/rng.ts';
 
 /** A prompt in the candidate pool, as the root phase sees it. */
@@ -21,9 +22,12 @@ export interface RootRoundInput {
   candidates: readonly RootCandidate[];
   /** Round number, 0 first. */
   round: number;
-  /** The step's trajectory cap (the strategy's `trajectoryCap`: B for every strategy but dapo). */
+  /**
+   * The step's cap in bare rollouts: the strategy's `cap` (B for every strategy but dapo) over the
+   * expected cost of one bare rollout (1 in the trajectories unit), floored.
+   */
   budget: number;
-  /** Trajectories left under that cap when this round starts (= budget in round 0). */
+  /** Bare rollouts that the ledger's remaining budget pays for when this round starts (= budget in round 0). */
   remaining: number;
   /** Rewards of the bare rollouts of earlier rounds, per prompt id. */
   results: ReadonlyMap<string, readonly number[]>;
@@ -44,6 +48,13 @@ export interface PrefixCandidate {
   depth: number;
   /** Turns the rollout took after the prefix (T_j − t ≥ 1): the decisions a continuation from here regenerates, as observed once. */
   after?: number;
+  /**
+   * Expected cost of one continuation from here in the step's budget unit (absent = 1, the trajectories
+   * unit): the cost of the suffix the observed rollout generated after the prefix, in turns or tokens
+   * (an unbiased one-sample estimate: a continuation draws a new suffix from the same prefix); for the
+   * root (offersRoot), the expected cost of a bare rollout. A positive integer.
+   */
+  cost?: number;
   /** Policy entropy at the turn that follows the prefix (entropy strategy). */
   entropy?: number;
   /** True success probability at the prefix (oracle strategy). */
@@ -55,7 +66,11 @@ export interface PrefixRoundInput {
   /** m_i: bare rollouts this prompt received. */
   m: number;
   prefixes: readonly PrefixCandidate[];
-  /** Continuations this prompt may spend in this round (of the planner's `continuationBudget(m)`: m_i · N for trace). */
+  /**
+   * What this prompt may spend on continuations in this round, in the step's unit: the planner's
+   * `continuationBudget(m)` (m_i · N for trace) times the expected cost of a bare rollout (1 in the
+   * trajectories unit). Σ K · cost ≤ budget.
+   */
   budget: number;
   /** Expansion round (0: prefixes of the bare rollouts; r > 0: of round r − 1's continuations). */
   round?: number;
@@ -66,7 +81,7 @@ export interface LeftoverInput {
   candidates: readonly RootCandidate[];
   /** Bare rollouts each prompt has so far (m_i). */
   roots: ReadonlyMap<string, number>;
-  /** Trajectories left under the step's cap once every continuation has run. */
+  /** Bare rollouts that the budget left once every continuation has run pays for (at their expected cost). */
   remaining: number;
   rng: Rng;
 }
@@ -105,7 +120,7 @@ export interface PrefixPlanner {
    */
   readonly scope?: 'prompt' | 'step';
   /**
-   * Continuations per prefix id (K ≥ 1 only; absent = not expanded); Σ K ≤ input.budget. The engine
+   * Continuations per prefix id (K ≥ 1 only; absent = not expanded); Σ K · cost ≤ input.budget. The engine
    * calls it only for a prompt with at least one prefix candidate and a budget ≥ 1.
    */
   plan(input: PrefixRoundInput): Map<string, number>;
@@ -127,10 +142,12 @@ export interface LeftoverPlanner {
 export interface Strategy {
   readonly name: string;
   /**
-   * Most trajectories (bare + continuations) the strategy may spend in one step: the cap of the
-   * engine's ledger. B for every strategy except dapo, whose cap is larger and whose real cost varies.
+   * Most the strategy may spend in one step, in `unit`: the cap of the engine's ledger. B for every
+   * strategy except dapo, whose cap is larger and whose real cost varies.
    */
-  readonly trajectoryCap: number;
+  readonly cap: number;
+  /** The unit of `cap` (absent: trajectories). */
+  readonly unit?: BudgetUnit;
   readonly roots: RootPlanner;
   /** Absent: root-only (no prefix expansion). */
   readonly prefixes?: PrefixPlanner;

@@ -58,6 +58,13 @@ export class BudgetLedger {
     return { ...this.spent };
   }
 
+  /** What is left under the cap of `unit` (Infinity without one); reserved turns and tokens count as spent. */
+  remaining(unit: 'trajectories' | 'turns' | 'tokens'): number {
+    if (unit === 'trajectories') return this.remainingTrajectories();
+    if (unit === 'turns') return (this.caps.turns ?? Infinity) - this.spent.turns - this.reservedTurns;
+    return (this.caps.tokens ?? Infinity) - this.spent.tokens - this.reservedTokens;
+  }
+
   remainingTrajectories(): number {
     return (this.caps.trajectories ?? Infinity) - trajectories(this.spent);
   }

@@ -37,7 +37,7 @@ export function rootCandidates(prompts: readonly Prompt[], env: unknown, scorer:
  * the prefix; `p` is the true success probability when the environment knows it. `withRoot` (a planner
  * that `offersRoot`, first round only) adds the root itself while the bare outcomes all agree.
  */
-export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, starts?: readonly string[], withRoot = false): PrefixCandidate[] {
+export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, starts?: readonly string[], withRoot = false, price?: Price): PrefixCandidate[] {
   const chains: Array<{ nodes: TreeNode[]; r: number }> = [];
   const firsts = starts ?? root(tree).children.filter((id) => getNode(tree, id).origin === 'bare');
   for (const firstId of firsts) {
@@ -51,9 +51,9 @@ export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environ
     const leaf = nodes[nodes.length - 1];
     if (leaf.reward !== undefined) chains.push({ nodes, r: leaf.reward });
   }
-  const picked: Array<{ node: TreeNode; next: TreeNode; r: number; after: number }> = [];
+  const picked: Array<{ node: TreeNode; next: TreeNode; r: number; after: number; cost?: number }> = [];
   for (const { nodes, r } of chains) {
-    for (let t = 1; t < nodes.length; t++) picked.push({ node: nodes[t - 1], next: nodes[t], r, after: nodes.length - t });
+    for (let t = 1; t < nodes.length; t++) picked.push({ node: nodes[t - 1], next: nodes[t], r, after: nodes.length - t, ...(price ? { cost: suffixCost(nodes.slice(t), price) } : {}) });
   }
   // The root (trace's rootResample) is offered only while every bare outcome agrees: a mixed root
   // group has nothing left to flip. Its `after` is the mean length of those rollouts (all their turns).
@@ -61,19 +61,47 @@ export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environ
   if (withRoot && !starts && rs.length > 0 && rs.every((r) => r === rs[0])) {
     const top = root(tree);
     const next = getNode(tree, top.children[0]);
-    picked.unshift({ node: top, next, r: rs[0], after: chains.reduce((a, c) => a + c.nodes.length, 0) / chains.length });
+    picked.unshift({ node: top, next, r: rs[0], after: chains.reduce((a, c) => a + c.nodes.length, 0) / chains.length, ...(price ? { cost: price.root } : {}) });
   }
   if (picked.length === 0) return [];
   const histories: History[] = picked.map(({ node }) => ({ prompt, turns: turnsTo(tree, node.id) }));
   const q = scorer(histories);
   if (q.length !== histories.length) throw new RangeError(`scorer returned ${q.length} values for ${histories.length} histories`);
-  return picked.map(({ node, next, r, after }, i) => ({
+  return picked.map(({ node, next, r, after, cost }, i) => ({
     id: node.id,
     q: q[i],
     r,
     depth: node.depth,
     after,
+    ...(cost !== undefined ? { cost } : {}),
     ...(next.turn?.entropy !== undefined ? { entropy: next.turn.entropy } : {}),
     ...(knowsTruth(env) ? { p: env.trueSuccess(prompt, histories[i].turns) } : {}),
   }));
+}
+
+/**
+ * How the engine prices trajectories when the budget is in turns or tokens (absent in trajectories,
+ * where every trajectory costs 1): `root` is the expected cost of one bare rollout, a positive integer.
+ */
+export interface Price {
+  unit: 'turns' | 'tokens';
+  root: number;
+}
+
+/** What these turns cost in the price's unit (at least 1: every trajectory makes a call). */
+export function suffixCost(nodes: readonly TreeNode[], price: Pick<Price, 'unit'>): number {
+  if (price.unit === 'turns') return Math.max(1, nodes.length);
+  let tokens = 0;
+  for (const n of nodes) tokens += n.turn?.generatedTokens ?? 0;
+  return Math.max(1, tokens);
+}
+
+/** The cost of the trajectory that starts at `firstId` (down its first children to a leaf). */
+export function chainCost(tree: RolloutTree, firstId: string, price: Pick<Price, 'unit'>): number {
+  const nodes: TreeNode[] = [];
+  for (let n = getNode(tree, firstId); ; n = getNode(tree, n.children[0])) {
+    nodes.push(n);
+    if (n.children.length === 0) break;
+  }
+  return suffixCost(nodes, price);
 }

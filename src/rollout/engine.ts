@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { PrefixCandidate, PrefixRoundInput, RootCandidate, RootRoundInput, Strategy } from '../allocate/types.ts';
-import { BudgetLedger, type Caps, type Spend } from '../budget/index.ts';
+import { BudgetLedger, capIn, type BudgetUnit, type Caps, type Spend } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
 import { createTree, getNode, root } from '../tree/index.ts';
@@ -8,7 +8,7 @@ import type { Prompt, RolloutTree, TurnError } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
 import { isCancellation } from './call.ts';
 import { emptyProgress, type EngineEvent, type Progress } from './events.ts';
-import { prefixCandidates, rootCandidates, type Scorer } from './candidates.ts';
+import { chainCost, prefixCandidates, rootCandidates, type Price, type Scorer } from './candidates.ts';
 import { liveTape, recordTape, replayTape, type Recording, type Tape } from './recorder.ts';
 import { Semaphore } from './semaphore.ts';
 import { engineSettings, type EngineSettings, type EngineSettingsInput } from './settings.ts';
@@ -28,12 +28,18 @@ export interface StepOptions<S> {
   policy: Policy;
   rng: Rng;
   /**
-   * Root counts and prefix plans; the step's ledger is capped at its `trajectoryCap`. Without it,
+   * Root counts and prefix plans; the step's ledger is capped at its `cap`. Without it,
    * `rootPlan` must be given, nothing is expanded and the trajectories are not capped.
    */
   strategy?: Allocator;
-  /** Caps on policy calls and generated tokens for this step (the trajectory cap is the strategy's). */
+  /** Caps on policy calls and generated tokens for this step (the strategy's cap, in its unit, is added). */
   caps?: Omit<Caps, 'trajectories'>;
+  /**
+   * With a strategy whose unit is turns or tokens: the expected cost of one bare rollout, from earlier
+   * steps (default: the stated prior `priorRootCost`). Roots and the leftover are planned at this
+   * price, continuations at the cost of the suffix they regenerate. Ignored in the trajectories unit.
+   */
+  rootCost?: number;
   /** A fixed one-round root plan (prompt id → m); overrides strategy.planRoots. */
   rootPlan?: ReadonlyMap<string, number>;
   /** Ṽ(H) for roots and prefixes; default 0.5 everywhere (the cold-start predictor). */
@@ -118,6 +124,10 @@ class StepRun<S> {
   private readonly candidates: readonly RootCandidate[];
   private readonly rounds: Array<Map<string, number>> = [];
   private rootPlanMs = 0;
+  /** Prices in turns or tokens; undefined in the trajectories unit (every trajectory costs 1). */
+  private readonly price?: Price;
+  /** Cost of this step's finished bare rollouts (sum, count): the leftover's price once known. */
+  private readonly bareCost = { sum: 0, count: 0 };
 
   constructor(private readonly options: StepOptions<S>) {
     this.settings = engineSettings(options.settings);
@@ -137,7 +147,12 @@ class StepRun<S> {
     this.signal = this.internal.signal;
     this.scorer = options.scorer ?? ((hs) => hs.map(() => 0.5));
     this.tape = options.replay ? replayTape(options.replay) : options.record ? recordTape(options.record, isCancellation) : liveTape;
-    this.ledger = new BudgetLedger({ ...options.caps, ...(this.strategy ? { trajectories: this.strategy.trajectoryCap } : {}) });
+    this.ledger = new BudgetLedger({ ...options.caps, ...(this.strategy ? capIn(this.unit, this.strategy.cap) : {}) });
+    if (this.unit !== 'trajectories') {
+      const root = options.rootCost ?? priorRootCost(this.unit, this.settings);
+      if (!(root > 0) || !Number.isFinite(root)) throw new EngineError(`rootCost must be a positive number, got ${root}`);
+      this.price = { unit: this.unit, root: Math.max(1, Math.round(root)) };
+    }
     this.semaphore = new Semaphore(this.settings.concurrency);
     this.candidates = options.candidates ?? rootCandidates(options.prompts, options.env, this.scorer);
   }
@@ -188,8 +203,9 @@ class StepRun<S> {
   /** One root round's plan, timed with the caller's clock (the root solve is allocation, not rollout). */
   private planRoots(strategy: Allocator, round: number, results: ReadonlyMap<string, readonly number[]>): Map<string, number> {
     const t0 = this.options.clock?.();
-    const remaining = this.ledger.remainingTrajectories();
-    const input: RootRoundInput = { candidates: this.candidates, round, budget: strategy.trajectoryCap, remaining, results, rng: this.options.rng.fork(`roots/${round}`) };
+    const root = this.price?.root ?? 1;
+    const remaining = Math.floor(this.ledger.remaining(this.unit) / root);
+    const input: RootRoundInput = { candidates: this.candidates, round, budget: Math.floor(strategy.cap / root), remaining, results, rng: this.options.rng.fork(`roots/${round}`) };
     const plan = strategy.roots.plan(input);
     if (t0 !== undefined) this.rootPlanMs += this.options.clock!() - t0;
     return plan;
@@ -220,19 +236,19 @@ class StepRun<S> {
     const planner = this.strategy?.prefixes;
     if (!planner || this.signal.aborted) return;
     const m = root(ctx.tree).children.length;
-    let left = planner.continuationBudget(m);
+    let left = planner.continuationBudget(m) * this.barePrice();
     const rounds = planner.rounds ?? 1;
     let starts: string[] | undefined;
     for (let round = 0; round < rounds && left > 0 && !this.signal.aborted; round++) {
       const budget = round === rounds - 1 ? left : Math.floor(left / (rounds - round));
       if (!(budget > 0)) continue;
-      const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, starts, planner.offersRoot === true);
+      const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, starts, planner.offersRoot === true, this.price);
       if (prefixes.length === 0) return;
       // Round 0 keeps the one-round stream name, so runs without extra rounds draw exactly as before.
       const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, round, rng: this.options.rng.fork(round === 0 ? `prefix/${ctx.prompt.id}` : `prefix/${ctx.prompt.id}/${round}`) };
       const plan = planner.plan(input);
       const known = new Set(prefixes.map((c) => c.id));
-      const total = this.checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"${round ? ` (round ${round})` : ''}`, 'K', { known, limit: budget, what: 'continuations' });
+      const total = this.checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"${round ? ` (round ${round})` : ''}`, 'K', { known, limit: budget, what: this.what('continuations'), cost: costs(prefixes) });
       left -= total;
       const runs = this.launch(ctx, prefixes, plan, round === 0);
       // The next round expands the prefixes of this round's continuations (their own turns only).
@@ -255,15 +271,15 @@ class StepRun<S> {
     for (const ctx of ctxs) {
       const mi = root(ctx.tree).children.length;
       m += mi;
-      budget += planner.continuationBudget(mi);
-      mine.push({ ctx, prefixes: prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, undefined, planner.offersRoot === true) });
+      budget += planner.continuationBudget(mi) * this.barePrice();
+      mine.push({ ctx, prefixes: prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, undefined, planner.offersRoot === true, this.price) });
     }
     const prefixes = mine.flatMap((x) => x.prefixes);
     if (prefixes.length === 0 || !(budget > 0)) return;
     const plan = planner.plan({ promptId: '', m, prefixes, budget, round: 0, rng: this.options.rng.fork('prefix/step') });
     const known = new Set(prefixes.map((c) => c.id));
     if (known.size !== prefixes.length) throw new EngineError('prefix candidates of different prompts share an id (a prompt id that is another prompt\'s node id?)');
-    this.checkCounts(plan, 'prefixes.plan for the step', 'K', { known, limit: budget, what: 'continuations' });
+    this.checkCounts(plan, 'prefixes.plan for the step', 'K', { known, limit: budget, what: this.what('continuations'), cost: costs(prefixes) });
     await Promise.all(mine.map(({ ctx, prefixes: own }) => this.launch(ctx, own, new Map(own.filter((c) => plan.has(c.id)).map((c) => [c.id, plan.get(c.id)!])), true)));
   }
 
@@ -306,30 +322,60 @@ class StepRun<S> {
    * known exactly.
    */
   async leftoverTopUp(): Promise<void> {
-    const remaining = this.ledger.remainingTrajectories();
+    // In turns and tokens the real costs differ from the expected ones: top up again with what is still
+    // left, at this step's observed bare-rollout cost, until no further bare rollout is expected to fit.
+    // The rounds are capped: a price far below the truth cannot loop for long.
+    const rounds = this.price ? LEFTOVER_ROUNDS : 1;
+    for (let r = 0; r < rounds; r++) if (!(await this.leftoverRound())) return;
+  }
+
+  /** One leftover round; false when it planned nothing. */
+  private async leftoverRound(): Promise<boolean> {
+    const remaining = Math.floor(this.ledger.remaining(this.unit) / this.barePrice());
     const planner = this.strategy?.leftover;
-    if (!planner || this.options.rootPlan || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return;
+    if (!planner || this.options.rootPlan || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return false;
     const roots = new Map([...this.trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
     const plan = planner.plan({ candidates: this.candidates, roots, remaining, rng: this.options.rng.fork('leftover') });
     const total = this.checkCounts(plan, 'leftover.plan', 'Δ', { limit: remaining, what: 'trajectories' });
-    if (total === 0) return;
+    if (total === 0) return false;
     this.rounds.push(plan);
     const runs: Array<Promise<unknown>> = [];
     for (const [id, d] of plan) if (d > 0) runs.push(this.bareRollouts(this.contextFor(this.byId.get(id)!), d));
     this.emit({ kind: 'roots', round: this.rounds.length - 1, prompts: plan.size, trajectories: total, progress: { ...this.progress } });
     await Promise.all(runs);
+    return true;
+  }
+
+  /**
+   * What a bare rollout costs in the step's unit: 1 in trajectories; in turns and tokens the mean of
+   * this step's finished bare rollouts once there are any (continuation budgets and the leftover are
+   * planned after them), else the planned price.
+   */
+  private barePrice(): number {
+    if (!this.price) return 1;
+    return Math.max(1, Math.round(this.bareCost.count > 0 ? this.bareCost.sum / this.bareCost.count : this.price.root));
+  }
+
+  /** The strategy's unit (trajectories without one). */
+  private get unit(): BudgetUnit {
+    return this.strategy?.unit ?? 'trajectories';
+  }
+
+  /** What a planner's total counts: trajectories, or their cost in turns or tokens. */
+  private what(trajectories: string): string {
+    return this.price ? `${this.price.unit} of ${trajectories}` : trajectories;
   }
 
   /**
    * A planner's counts, checked before anything runs: known ids (prompts, or the given prefix ids),
    * non-negative integers, and a total within `limit`. Returns the total.
    */
-  private checkCounts(plan: ReadonlyMap<string, number>, who: string, symbol: string, o: { known?: ReadonlySet<string>; limit?: number; what?: string } = {}): number {
+  private checkCounts(plan: ReadonlyMap<string, number>, who: string, symbol: string, o: { known?: ReadonlySet<string>; limit?: number; what?: string; cost?: ReadonlyMap<string, number> } = {}): number {
     let total = 0;
     for (const [id, n] of plan) {
       if (o.known ? !o.known.has(id) : !this.byId.has(id)) throw new EngineError(`${who} names "${id}", which is not ${o.known ? 'one of its prefix candidates' : `among the ${this.byId.size} prompts`}`);
       if (!Number.isInteger(n) || n < 0) throw new EngineError(`${who} gives "${id}" ${symbol} = ${n}; ${symbol} must be a non-negative integer`);
-      total += n;
+      total += n * (o.cost?.get(id) ?? 1);
     }
     if (o.limit !== undefined && total > o.limit) throw new EngineError(`${who} spends ${total} ${o.what} but only ${o.limit} are available`);
     return total;
@@ -364,6 +410,10 @@ class StepRun<S> {
   }
 
   private finished(ctx: TrajectoryContext<S>, origin: 'bare' | 'continuation', r: TrajectoryResult): void {
+    if (origin === 'bare' && this.price && r.started) {
+      this.bareCost.sum += chainCost(ctx.tree, r.firstNodeId, this.price);
+      this.bareCost.count++;
+    }
     if (origin === 'bare') this.progress.bareDone++;
     else this.progress.continuationDone++;
     if (r.end === 'error') {
@@ -397,6 +447,24 @@ class StepRun<S> {
       rootPlanMs: this.rootPlanMs,
     };
   }
+}
+
+/** Leftover rounds at most in turns and tokens (each spends what the previous one's prices left over). */
+const LEFTOVER_ROUNDS = 4;
+
+/**
+ * The stated prior for the cost of a bare rollout before any step has measured one: half the turn
+ * limit, in turns; in tokens, that many turns of an eighth of the per-call token limit each (the
+ * defaults: 3 turns, 192 tokens). Only the first step of a run plans with it.
+ */
+export function priorRootCost(unit: 'turns' | 'tokens', settings: Pick<EngineSettings, 'maxTurns' | 'maxTokensPerTurn'>): number {
+  const turns = Math.ceil(settings.maxTurns / 2);
+  return unit === 'turns' ? turns : turns * Math.ceil(settings.maxTokensPerTurn / 8);
+}
+
+/** Each candidate's cost (absent in the trajectories unit: 1). */
+function costs(prefixes: readonly PrefixCandidate[]): ReadonlyMap<string, number> | undefined {
+  return prefixes.some((c) => c.cost !== undefined) ? new Map(prefixes.map((c) => [c.id, c.cost ?? 1])) : undefined;
 }
 
 function nextSlot(children: readonly string[]): number {

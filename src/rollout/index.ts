@@ -4,11 +4,11 @@
  * ledger, failures stored on nodes, per-prompt prefix expansion as soon as that prompt's bare
  * rollouts finish, and record / replay of every response. See docs/rollout.md.
  */
-export { runStep, EngineError, type StepOptions, type StepResult, type Allocator } from './engine.ts';
+export { runStep, priorRootCost, EngineError, type StepOptions, type StepResult, type Allocator } from './engine.ts';
 export { greedyAccuracy, sampledAccuracy, type GreedyAccuracyOptions, type SampledAccuracyOptions } from './evaluate.ts';
 export { engineSettings, engineSettingsSchema, type EngineSettings, type EngineSettingsInput } from './settings.ts';
 export { emptyProgress, type EngineEvent, type Progress } from './events.ts';
-export { prefixCandidates, rootCandidates, knowsTruth, type Scorer } from './candidates.ts';
+export { chainCost, prefixCandidates, rootCandidates, knowsTruth, type Price, type Scorer } from './candidates.ts';
 export { Recording, ReplayMissError, RecordingFormatError, ToolStepError, tapeEntrySchema, type TapeEntry, type StepRecord } from './recorder.ts';
 export { Semaphore } from './semaphore.ts';
 export { backoffDelay } from './backoff.ts';

@@ -5,7 +5,7 @@ import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
 import { runEval } from '../eval/index.ts';
-import { greedyAccuracy, rootCandidates, runStep, sampledAccuracy, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
+import { chainCost, greedyAccuracy, rootCandidates, runStep, sampledAccuracy, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
 import { createRng, shuffled } from '../util/rng.ts';
@@ -23,6 +23,11 @@ export interface RunState {
   history: Record<string, [number, number] | [number, number, number]>;
   /** Cost since step 0. */
   cumulative: Spend;
+  /**
+   * Mean cost of one bare rollout in the last step, in turns and tokens: the price the next step plans
+   * its roots at (budgets in turns or tokens only; absent before the first step and in trajectories).
+   */
+  bareCost?: { turns: number; tokens: number };
 }
 
 export function initialState(): RunState {
@@ -88,7 +93,7 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
     (await rootCandidates(pool, parts.env, scorer, history)).map((c) => ({ ...c, expandable: expandableChance(ctx.state.history[c.promptId], overall) })),
   );
   const rollout = await timed(ctx, times, 'time_rollout_ms', 'rollouts', () =>
-    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: ctx.strategy, scorer, candidates, settings: config.engine, clock, signal: ctx.signal, onEvent: ctx.onEvent }),
+    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: ctx.strategy, scorer, candidates, settings: config.engine, clock, signal: ctx.signal, onEvent: ctx.onEvent, ...rootCostOf(ctx) }),
   );
   // The root solve runs inside the engine, before the rollouts it plans: it is allocation time.
   times.time_allocate_ms += rollout.rootPlanMs;
@@ -109,13 +114,20 @@ export async function learn(ctx: StepContext, collected: Collected): Promise<Lea
   return { predictor, policy, times };
 }
 
+/** The price of a bare rollout in the strategy's unit, from the last step (none: the engine's stated prior). */
+function rootCostOf(ctx: StepContext): { rootCost?: number } {
+  const unit = ctx.strategy.unit;
+  const last = ctx.state.bareCost;
+  return (unit === 'turns' || unit === 'tokens') && last ? { rootCost: last[unit] } : {};
+}
+
 /** The stored record of a step (metrics in the registry's order, details, trees, checkpoints) and the next run state. */
 export function stepRecord(ctx: StepContext, collected: Collected, learned: Learned, evaluation?: { metrics: Record<string, number>; times: StepTimes }): StepRecord & { state: RunState } {
   const { parts } = ctx;
   const { rollout } = collected;
   const trees = rollout.trees;
   const predictor = learned.predictor;
-  const state = nextState(ctx.state, trees, rollout.spend);
+  const state = nextState(ctx.state, trees, rollout.spend, ctx.strategy.unit !== undefined && ctx.strategy.unit !== 'trajectories');
   const metrics: Record<string, number> = {
     ...contrastMetrics(trees),
     ...costMetrics(rollout.spend),
@@ -273,7 +285,7 @@ function overallExpandable(history: RunState['history']): number {
   return (multi + 1) / (n + 2);
 }
 
-function nextState(prev: RunState, trees: readonly RolloutTree[], spend: Spend): RunState {
+function nextState(prev: RunState, trees: readonly RolloutTree[], spend: Spend, priced: boolean): RunState {
   const history = { ...prev.history };
   for (const tree of trees) {
     let s = 0;
@@ -300,5 +312,22 @@ function nextState(prev: RunState, trees: readonly RolloutTree[], spend: Spend):
     tokens: c.tokens + spend.tokens,
     toolCalls: c.toolCalls + spend.toolCalls,
   };
-  return { history, cumulative };
+  if (!priced) return { history, cumulative };
+  return { history, cumulative, bareCost: meanBareCost(trees) ?? prev.bareCost };
+}
+
+/** Mean turns and tokens of the bare rollouts that made at least one turn; undefined when none did. */
+function meanBareCost(trees: readonly RolloutTree[]): { turns: number; tokens: number } | undefined {
+  let turns = 0;
+  let tokens = 0;
+  let n = 0;
+  for (const tree of trees) {
+    for (const id of root(tree).children) {
+      if (getNode(tree, id).origin !== 'bare') continue;
+      turns += chainCost(tree, id, { unit: 'turns' });
+      tokens += chainCost(tree, id, { unit: 'tokens' });
+      n++;
+    }
+  }
+  return n > 0 ? { turns: turns / n, tokens: tokens / n } : undefined;
 }

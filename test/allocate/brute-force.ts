@@ -57,3 +57,18 @@ export function brutePrefixes(prefixes: ReadonlyArray<{ q: number; r: number }>,
   walk(0, budget, 0);
   return best;
 }
+
+/** Best Σ w_j V_pref(K_j) over K_j ≥ 0 with Σ c_j K_j ≤ budget (the priced prefix problem). */
+export function brutePricedPrefixes(prefixes: ReadonlyArray<{ q: number; r: number; w?: number; cost: number }>, budget: number): number {
+  let best = 0;
+  const walk = (i: number, left: number, value: number) => {
+    if (i === prefixes.length) {
+      best = Math.max(best, value);
+      return;
+    }
+    const p = prefixes[i];
+    for (let K = 0; K * p.cost <= left; K++) walk(i + 1, left - K * p.cost, value + (p.w ?? 1) * flipChance(repeatChance(p.q, p.r), K));
+  };
+  walk(0, budget, 0);
+  return best;
+}

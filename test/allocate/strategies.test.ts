@@ -38,7 +38,7 @@ function simulateStep(strategy: Strategy, candidates: RootCandidate[], seed: num
   const results = new Map<string, number[]>();
   const trace: StepTrace = { rounds: [], prefixes: [], bare: 0, continuations: 0 };
   const firstM = new Map<string, number>();
-  const cap = strategy.trajectoryCap;
+  const cap = strategy.cap;
   const rounds = strategy.roots.rounds === 'until-empty' ? 100 : 1;
   for (let round = 0; round < rounds; round++) {
     const plan = strategy.roots.plan({ candidates, round, budget: cap, remaining: cap - trace.bare, results, rng: rng.fork(`roots/${round}`) });
@@ -80,7 +80,7 @@ const make = (name: StrategyName, options: Record<string, unknown> = base) => cr
 
 /** Round 0 of a strategy's roots with its whole budget left. */
 function rootsOf(strategy: Strategy, candidates: readonly RootCandidate[]): Map<string, number> {
-  return strategy.roots.plan({ candidates, round: 0, budget: strategy.trajectoryCap, remaining: strategy.trajectoryCap, results: new Map(), rng: createRng(0) });
+  return strategy.roots.plan({ candidates, round: 0, budget: strategy.cap, remaining: strategy.cap, results: new Map(), rng: createRng(0) });
 }
 
 /** Every strategy, plus the ablation variants of trace (uniform roots and/or uniform prefixes). */
@@ -97,7 +97,7 @@ for (const { name, label, extra } of VARIANTS) {
     for (const [n, budget] of [[40, 150], [5, 150], [100, 31], [1, 7], [0, 20]] as const) {
       const options = { ...base, ...extra, budget };
       const strategy = make(name, options);
-      const cap = strategy.trajectoryCap;
+      const cap = strategy.cap;
       const candidates = pool(n, createRng(n * 1000 + budget));
       const a = simulateStep(strategy, candidates, 99);
       assert.ok(a.bare + a.continuations <= cap, `${name}: spent ${a.bare}+${a.continuations} > cap ${cap}`);

@@ -172,7 +172,7 @@ test('tool errors are retried, then recorded as tool_error', async () => {
 
 test('the trajectory cap holds: fewer rollouts start, spend never exceeds it', async () => {
   const { env, policy, prompts } = sim();
-  const res = await runStep({ prompts, env, policy, rng: createRng(1), strategy: { ...fixedAllocator(3, 4, 3), trajectoryCap: 5 }, settings: fast });
+  const res = await runStep({ prompts, env, policy, rng: createRng(1), strategy: { ...fixedAllocator(3, 4, 3), cap: 5 }, settings: fast });
   assert.equal(res.spend.bare + res.spend.continuation, 5);
   const c = treeCounts(res.trees);
   assert.equal(c.bare + c.continuation, 5);
@@ -204,7 +204,7 @@ test('multi-round roots (DAPO protocol): later rounds see earlier results and ge
     rng: createRng(1),
     settings: fast,
     strategy: {
-      trajectoryCap: 1_000_000,
+      cap: 1_000_000,
       roots: {
         rounds: 'until-empty',
         plan: ({ round, results }) => {

@@ -112,7 +112,7 @@ export class SpyTruthEnv<S> extends SpyEnv<S> {
 /** An allocator with fixed roots and "expand the first `perPrompt` prefixes with K each". */
 export function fixedAllocator(m: number, perPrompt: number, K: number, seen?: Array<{ promptId: string; ids: string[]; budget: number }>): Allocator {
   return {
-    trajectoryCap: 1_000_000,
+    cap: 1_000_000,
     roots: { plan: ({ candidates }) => new Map(candidates.map((c) => [c.promptId, m])) },
     prefixes: {
       continuationBudget: (mm) => mm * K,

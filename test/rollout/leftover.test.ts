@@ -19,7 +19,7 @@ test('leftover: what the cap still allows after the continuations becomes extra 
   // 2 roots per prompt (8), 1 continuation on one prefix of each prompt (≤ 4), cap 20: ≥ 8 left over.
   const strategy = {
     ...fixedAllocator(2, 1, 1),
-    trajectoryCap: 20,
+    cap: 20,
     leftover: {
       plan(input: LeftoverInput) {
         seen.push(input);
@@ -57,16 +57,16 @@ test('leftover: nothing left, or a fixed root plan, means no top-up call', async
   const { env, policy, prompts } = sim();
   let calls = 0;
   const leftover = { plan: () => (calls++, new Map<string, number>()) };
-  await runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), trajectoryCap: 8, leftover }, settings: fast });
+  await runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), cap: 8, leftover }, settings: fast });
   assert.equal(calls, 0, 'the roots used the whole cap');
-  await runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), trajectoryCap: 9, leftover }, settings: fast });
+  await runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), cap: 9, leftover }, settings: fast });
   assert.equal(calls, 1);
 });
 
 test('leftover: a plan over the remaining budget or naming an unknown prompt is an EngineError', async () => {
   const { env, policy, prompts } = sim();
   const over = { plan: (i: LeftoverInput) => new Map([[prompts[0].id, i.remaining + 1]]) };
-  await assert.rejects(runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), trajectoryCap: 10, leftover: over }, settings: fast }), EngineError);
+  await assert.rejects(runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), cap: 10, leftover: over }, settings: fast }), EngineError);
   const unknown = { plan: () => new Map([['nope', 1]]) };
-  await assert.rejects(runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), trajectoryCap: 10, leftover: unknown }, settings: fast }), /"nope"/);
+  await assert.rejects(runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), cap: 10, leftover: unknown }, settings: fast }), /"nope"/);
 });

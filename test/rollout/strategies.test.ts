@@ -19,7 +19,7 @@ for (const name of STRATEGY_NAMES) {
     const c = treeCounts(res.trees);
     assert.equal(res.spend.bare, c.bare);
     assert.equal(res.spend.continuation, c.continuation);
-    assert.ok(c.bare + c.continuation <= strategy.trajectoryCap);
+    assert.ok(c.bare + c.continuation <= strategy.cap);
     assert.ok(c.bare > 0);
     for (const t of res.trees) assert.deepEqual(treeFromJSON(treeToJSON(t)), t);
     if (['trace', 'oracle', 'random-tree', 'entropy'].includes(name)) assert.ok(c.continuation > 0, 'tree strategies expand prefixes');

@@ -16,7 +16,7 @@ export function solvedPrefixPlanner(N: number, q: (c: PrefixCandidate) => number
     continuationBudget: perRoot(N),
     plan({ prefixes, budget }) {
       // weight: trace's entropy-weighted prefixes (w·V_pref; absent = the paper's w = 1).
-      const { k } = solvePrefixes(prefixes.map((c) => ({ id: c.id, q: q(c), r: c.r, ...(weight ? { w: weight(c) } : {}) })), budget);
+      const { k } = solvePrefixes(prefixes.map((c) => ({ id: c.id, q: q(c), r: c.r, ...(weight ? { w: weight(c) } : {}), ...(c.cost !== undefined ? { cost: c.cost } : {}) })), budget);
       return positive(prefixes.map((c) => c.id), k);
     },
   };
@@ -30,37 +30,66 @@ export function evenPrefixPlanner(N: number): PrefixPlanner {
   };
 }
 
-/** random-tree: each continuation branches from a prefix drawn uniformly at random (with replacement). */
+/**
+ * random-tree: each continuation branches from a prefix drawn uniformly at random (with replacement).
+ * Priced: a drawn prefix whose continuation no longer fits the budget left is dropped from the draw,
+ * until none fits (with every cost 1 this is the unpriced draw, number for number).
+ */
 export function randomPrefixPlanner(N: number): PrefixPlanner {
   return {
     continuationBudget: perRoot(N),
     plan({ prefixes, budget, rng }) {
       const plan = new Map<string, number>();
-      for (let u = 0; u < budget; u++) {
-        const id = prefixes[rng.int(prefixes.length)].id;
-        plan.set(id, (plan.get(id) ?? 0) + 1);
+      const open = [...prefixes];
+      let left = budget;
+      while (left > 0 && open.length > 0) {
+        const i = rng.int(open.length);
+        const c = open[i];
+        if (costOf(c) > left) {
+          open.splice(i, 1);
+          continue;
+        }
+        left -= costOf(c);
+        plan.set(c.id, (plan.get(c.id) ?? 0) + 1);
       }
       return plan;
     },
   };
 }
 
+/** A continuation's cost in the budget's unit (1 in trajectories). */
+const costOf = (c: PrefixCandidate) => c.cost ?? 1;
+
+/** Round-robin over `order` (candidate indices): one continuation each while it fits, until none fits. */
+function roundRobin(prefixes: readonly PrefixCandidate[], order: readonly number[], budget: number): number[] {
+  const k = prefixes.map(() => 0);
+  let left = budget;
+  for (let placed = true; placed && left > 0; ) {
+    placed = false;
+    for (const i of order) {
+      const c = costOf(prefixes[i]);
+      if (c > left) continue;
+      k[i]++;
+      left -= c;
+      placed = true;
+    }
+  }
+  return k;
+}
+
 /**
  * entropy (ARPO-like): continuations one each to the prefixes in order of decreasing policy entropy at
- * the turn after the prefix, cycling when the budget exceeds the prefixes. Prefixes without an entropy
- * come last; ties keep input order.
+ * the turn after the prefix, cycling when the budget exceeds the prefixes (priced: skipping those that
+ * no longer fit). Prefixes without an entropy come last; ties keep input order.
  */
 export function entropyPrefixPlanner(N: number): PrefixPlanner {
   return {
     continuationBudget: perRoot(N),
     plan({ prefixes, budget }) {
-      const plan = new Map<string, number>();
-      const ranked = prefixes.map((c, i) => ({ id: c.id, h: c.entropy ?? -Infinity, i })).sort((a, b) => b.h - a.h || a.i - b.i);
-      for (let u = 0; u < budget; u++) {
-        const id = ranked[u % ranked.length].id;
-        plan.set(id, (plan.get(id) ?? 0) + 1);
-      }
-      return plan;
+      const order = prefixes.map((c, i) => ({ h: c.entropy ?? -Infinity, i })).sort((a, b) => b.h - a.h || a.i - b.i).map((x) => x.i);
+      const k = roundRobin(prefixes, order, budget);
+      // The plan lists prefixes by rank (highest entropy first).
+      return positive(order.map((i) => prefixes[i].id), order.map((i) => k[i]));
     },
   };
 }
@@ -69,14 +98,17 @@ export function entropyPrefixPlanner(N: number): PrefixPlanner {
  * The uniform prefix allocation of the ablation (deterministic, no predictor): each of the P prefixes
  * gets ⌊budget / P⌋ continuations, and the budget mod P left over goes one each to the shallowest
  * prefixes first (depth t, then input order — one per rollout at t = 1 before any at t = 2), so no
- * rollout is favoured by its position in the input. Returns K in input order.
+ * rollout is favoured by its position in the input. Returns K in input order. With costs, one
+ * continuation each in that order while it fits, round after round (the same rule, priced).
  */
 export function evenPrefixes(prefixes: readonly PrefixCandidate[], budget: number): number[] {
   const P = prefixes.length;
   if (P === 0) return [];
+  const order = prefixes.map((c, i) => ({ d: c.depth, i })).sort((a, b) => a.d - b.d || a.i - b.i).map((x) => x.i);
+  // Priced (turns, tokens): one each in that order while it fits, round after round.
+  if (prefixes.some((c) => costOf(c) !== 1)) return roundRobin(prefixes, order, budget);
   const k = prefixes.map(() => Math.floor(budget / P));
-  const order = prefixes.map((c, i) => ({ d: c.depth, i })).sort((a, b) => a.d - b.d || a.i - b.i);
-  for (let u = 0; u < budget % P; u++) k[order[u].i]++;
+  for (let u = 0; u < budget % P; u++) k[order[u]]++;
   return k;
 }
 

@@ -32,5 +32,5 @@ export function dapoStrategy(o: OptionsOf<'dapo'>): Strategy {
       return plan;
     },
   };
-  return { name: 'dapo', trajectoryCap: o.dapoMaxTrajectories ?? 4 * o.budget, roots };
+  return { name: 'dapo', cap: o.dapoMaxTrajectories ?? 4 * o.budget, roots };
 }

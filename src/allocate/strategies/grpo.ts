@@ -7,5 +7,5 @@ import type { Strategy } from '../types.ts';
  * prefix expansion; the continuation share is spent on more bare rollouts, so it spends all B.
  */
 export function grpoStrategy(o: OptionsOf<'grpo'>): Strategy {
-  return { name: 'grpo', trajectoryCap: o.budget, roots: uniformRootPlanner(allRemaining, o.batchSize) };
+  return { name: 'grpo', cap: o.budget, roots: uniformRootPlanner(allRemaining, o.batchSize) };
 }

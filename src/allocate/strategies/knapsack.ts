@@ -20,5 +20,5 @@ export function knapsackStrategy(o: OptionsOf<'knapsack'>): Strategy {
     const p = historyRate(c, o.knapsackPrior);
     return { v: p, w: knapsackWeight(p) };
   };
-  return { name: 'knapsack', trajectoryCap: o.budget, roots: solvedRootPlanner(allRemaining, value, o) };
+  return { name: 'knapsack', cap: o.budget, roots: solvedRootPlanner(allRemaining, value, o) };
 }

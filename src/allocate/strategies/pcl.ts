@@ -7,5 +7,5 @@ import type { Strategy } from '../types.ts';
  * (m_i ∈ {0} ∪ [m_min, m_max]); no prefix expansion.
  */
 export function pclStrategy(o: OptionsOf<'pcl'>): Strategy {
-  return { name: 'pcl', trajectoryCap: o.budget, roots: solvedRootPlanner(allRemaining, (c) => ({ v: c.v, w: 1 }), o) };
+  return { name: 'pcl', cap: o.budget, roots: solvedRootPlanner(allRemaining, (c) => ({ v: c.v, w: 1 }), o) };
 }

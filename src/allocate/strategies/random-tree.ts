@@ -9,7 +9,7 @@ import type { PrefixPlanner, Strategy } from '../types.ts';
  * prefix planner for each prompt's m · N continuations, and a uniform leftover top-up.
  */
 export function uniformTreeStrategy(name: 'random-tree' | 'entropy', o: OptionsOf<'random-tree' | 'entropy'>, prefixes: PrefixPlanner): Strategy {
-  return { name, trajectoryCap: o.budget, roots: uniformRootPlanner(treeShare(o.continuations), o.batchSize), prefixes, leftover: uniformLeftover(o.max) };
+  return { name, cap: o.budget, roots: uniformRootPlanner(treeShare(o.continuations), o.batchSize), prefixes, leftover: uniformLeftover(o.max) };
 }
 
 /**

@@ -22,7 +22,7 @@ export function solverTreeStrategy(name: 'trace' | 'oracle', o: Omit<OptionsOf<'
   const uniformRoots = o.roots === 'uniform';
   return {
     name,
-    trajectoryCap: o.budget,
+    cap: o.budget,
     roots: uniformRoots ? uniformRootPlanner(treeShare(o.continuations), o.batchSize) : solvedRootPlanner(treeShare(o.continuations), (c) => ({ v: probs.root(c), w: 1 }), o),
     prefixes: o.prefixes === 'uniform' ? evenPrefixPlanner(o.continuations) : solvedPrefixPlanner(o.continuations, probs.prefix),
     leftover: uniformRoots ? uniformLeftover(o.max) : adaptiveLeftover(probs.root, o.max),

@@ -20,7 +20,7 @@ test('a negative N is one error on strategy.continuations, not also a budget com
     () => parseTrainConfig({ strategy: { name: 'trace', continuations: -1 } }),
     (e: Error) => /config\.strategy\.continuations: Too small/.test(e.message) && !/strategy\.budget/.test(e.message),
   );
-  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', continuations: 0.5 } }).strategy, { name: 'trace', budget: 192, continuations: 0.5, min: 2, max: 16 });
+  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', continuations: 0.5 } }).strategy, { name: 'trace', unit: 'trajectories', budget: 192, continuations: 0.5, min: 2, max: 16 });
 });
 
 test('options of another strategy are rejected on their own field path, naming who takes them', () => {
@@ -28,14 +28,14 @@ test('options of another strategy are rejected on their own field path, naming w
   assert.throws(() => parseTrainConfig({ strategy: { name: 'grpo', continuations: 2 } }), /config\.strategy\.continuations: .*not an option of strategy grpo/);
   assert.throws(() => parseTrainConfig({ strategy: { name: 'pcl', roots: 'uniform' } }), /config\.strategy\.roots/);
   // A tree strategy's own defaults are filled in; a root-only one gets none of them.
-  assert.deepEqual(parseTrainConfig({ strategy: { name: 'grpo' } }).strategy, { name: 'grpo', budget: 192 });
+  assert.deepEqual(parseTrainConfig({ strategy: { name: 'grpo' } }).strategy, { name: 'grpo', unit: 'trajectories', budget: 192 });
   assert.equal(parseTrainConfig({ strategy: { name: 'random-tree' } }).strategy.name, 'random-tree');
 });
 
 test('a config stored before per-strategy options (every strategy’s defaults filled in) still reads back', () => {
   const old = { strategy: { name: 'grpo', budget: 48, continuations: 2, min: 2, max: 16, groupSize: 8, knapsackPrior: 1 } };
   assert.throws(() => parseTrainConfig(old), /continuations/);
-  assert.deepEqual(parseTrainConfig(old, { stored: true }).strategy, { name: 'grpo', budget: 48 });
+  assert.deepEqual(parseTrainConfig(old, { stored: true }).strategy, { name: 'grpo', unit: 'trajectories', budget: 48 });
 });
 
 test('the arm label is part of the config', () => {

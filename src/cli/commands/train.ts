@@ -14,6 +14,7 @@ import { progressReporter } from '../progress.ts';
 export const CONFIG_FLAGS = [
   ['--strategy <name>', 'strategy.name'],
   ['--budget <n>', 'strategy.budget'],
+  ['--budget-unit <unit>', 'strategy.unit'],
   ['--continuations <n>', 'strategy.continuations'],
   ['--estimator <name>', 'estimator'],
   ['--steps <n>', 'steps'],

@@ -15,13 +15,22 @@ function markdown(dir: string): string[] {
   });
 }
 
-test('every relative markdown link resolves to a file in the repository', () => {
+/** GitHub's heading anchors: lower case, punctuation other than - and _ dropped, spaces become -. */
+function anchors(text: string): Set<string> {
+  return new Set([...text.matchAll(/^#+ (.*)$/gm)].map(([, h]) => h!.toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-')));
+}
+
+test('every relative markdown link resolves to a file in the repository, and every #anchor to a heading of its file', () => {
   const files = ['README.md', 'BENCHMARKS.md', 'ARCHITECTURE.md'].map((f) => join(ROOT, f)).concat(markdown(join(ROOT, 'docs')));
   const broken: string[] = [];
   for (const file of files) {
     const text = readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '');
     for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
-      if (/^(https?:|mailto:|#)/.test(target!)) continue;
+      if (/^(https?:|mailto:)/.test(target!)) continue;
+      if (target!.startsWith('#')) {
+        if (!anchors(text).has(target!.slice(1))) broken.push(`${relative(ROOT, file)} → ${target} (no such heading)`);
+        continue;
+      }
       const path = decodeURIComponent(target!.split('#')[0]!);
       if (!existsSync(join(dirname(file), path))) broken.push(`${relative(ROOT, file)} → ${target}`);
     }

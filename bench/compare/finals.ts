@@ -3,9 +3,9 @@
  * Only descriptions here; every number in the finals table is read by tables.ts from the out folder.
  *
  * Two kinds of source, because the per-run records (`<out>/records/*.json`, written by analyse) came
- * late: a final with `records` is paired from them (pool.ts's statistics); the earlier finals kept only
- * what analyse printed when they ran (`summary.md` / `summary.json`, computed from the run folders,
- * whose per-seed numbers were not committed), so their paired rows are read from that print.
+ * late: where both arms have records the row is paired from them (pool.ts's statistics); the earlier
+ * finals whose per-seed numbers were not kept have only what analyse printed when they ran
+ * (`summary.md` / `summary.json`, computed from the run folders), so their rows are read from that.
  */
 export interface FinalSpec {
   name: string;
@@ -22,8 +22,8 @@ export interface FinalSpec {
   grpo: string;
   /** The same pair on world env seed 11, a second world (robustness check). */
   env?: { experiment: string; trace: string; grpo: string };
-  /** Pair from records in <out>/records; `reading` is the primary one (the other is shown beside it). */
-  records?: { reading: 'greedy' | 'sampled' };
+  /** The pre-registered reading of held-out success (default greedy); with records holding both, the other is shown beside it. */
+  reading?: 'greedy' | 'sampled';
   /** The experiment write-up: pre-registration, development, the full tables. */
   doc: string;
   command: string;
@@ -96,13 +96,13 @@ export const FINALS: readonly FinalSpec[] = [
   },
   {
     name: 'tiny LM 3', frozen: 'e7b19e9', setting: 'tiny LM from 34 %, B = 64, 40 steps, **sampled** held-out success', arm: 'as 6',
-    out: 'out-tinylm-s', experiment: 'tinylm-s', trace: 'trace-rec', grpo: 'grpo', records: { reading: 'sampled' },
+    out: 'out-tinylm-s', experiment: 'tinylm-s', trace: 'trace-rec', grpo: 'grpo', reading: 'sampled',
     doc: 'docs/experiments/2026-12-tinylm-sampled.md',
     command: 'TRACE_RL_JAX_THREADS=1 npx tsx bench/compare/run.ts --experiments tinylm-s --first-seed 900 --seeds 5 --steps 40 --pool 32 --budget 64 --eval-every 20 --eval-questions 300 --eval-samples 2 --cheap-baseline-predictor --jobs 2 --out bench/compare/out-tinylm-s --plots bench/compare/plots',
   },
   {
     name: 'tiny LM 3, secondary', frozen: 'e7b19e9', setting: 'as tiny LM 3', arm: "the paper's",
-    out: 'out-tinylm-s', experiment: 'tinylm-s', trace: 'trace', grpo: 'grpo', records: { reading: 'sampled' },
+    out: 'out-tinylm-s', experiment: 'tinylm-s', trace: 'trace', grpo: 'grpo', reading: 'sampled',
     doc: 'docs/experiments/2026-12-tinylm-sampled.md',
     command: '(the same run)',
   },

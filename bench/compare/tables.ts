@@ -19,6 +19,8 @@ export const END = '<!-- end generated -->';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '../..');
 
+type Reading = 'greedy' | 'sampled';
+
 interface Delta {
   mean: number;
   lo: number;
@@ -86,55 +88,79 @@ function pairedFromSummary(md: string, experiment: string, trace: string, grpo: 
   return parsePaired(rowAfter(s, heading, flip ? grpo : trace, where)[2]!, where);
 }
 
-function fromSummary(spec: FinalSpec): Row {
-  const dir = join(HERE, spec.out);
-  const where = `bench/compare/${spec.out}/summary.md`;
-  const md = readFileSync(join(dir, 'summary.md'), 'utf8');
-  const json = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Record<string, Array<{ label: string; seeds: number[]; finalAccuracy: { mean: number } }>>;
-  const arm = (label: string) => json[spec.experiment]?.find((a) => a.label === label) ?? fail(`${where}: no arm ${label} in summary.json`);
-  const contrastRow = (label: string) => rowAfter(section(md, spec.experiment, where), 'Contrast per unit of budget', label, where).map(number);
-  const [t, g] = [contrastRow(spec.trace), contrastRow(spec.grpo)];
-  const env = spec.env && { label: 'env seed 11', delta: pairedFromSummary(md, spec.env.experiment, spec.env.trace, spec.env.grpo, where) };
-  return {
-    spec,
-    seeds: arm(spec.trace).seeds,
-    traceFinal: arm(spec.trace).finalAccuracy.mean,
-    grpoFinal: arm(spec.grpo).finalAccuracy.mean,
-    delta: pairedFromSummary(md, spec.experiment, spec.trace, spec.grpo, where),
-    aside: env,
-    // Cells: arm, mixed trees / 100 traj., mixed anchors / 100 traj., effective ratio, trajectories, tokens, ….
-    contrast: [t[1]! / g[1]!, t[2]! / g[2]!, t[5]! / g[5]!],
-    source: where,
-    ...machineDate(md.split('\n')[0]!),
-  };
+interface Summary {
+  md: string;
+  json: Record<string, Array<{ label: string; seeds: number[]; finalAccuracy: { mean: number } }>>;
+  where: string;
 }
 
-function fromRecords(spec: FinalSpec): Row {
+function readSummary(spec: FinalSpec): Summary | null {
+  const dir = join(HERE, spec.out);
+  if (!existsSync(join(dir, 'summary.md'))) return null;
+  return { md: readFileSync(join(dir, 'summary.md'), 'utf8'), json: JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')), where: `bench/compare/${spec.out}/summary.md` };
+}
+
+function readRecords(spec: FinalSpec): RunRecord[] {
   const dir = join(HERE, spec.out, 'records');
-  const all = readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => readRecord(join(dir, f)));
-  const arm = (label: string) => all.filter((r) => r.label === label);
-  const finals = (rs: RunRecord[], reading: 'greedy' | 'sampled') =>
-    new Map(rs.flatMap((r) => {
-      const es = reading === 'greedy' ? r.evals : r.sampledEvals;
-      return es.length ? [[r.seed, es.at(-1)!.accuracy] as const] : [];
-    }));
-  const [t, g] = [arm(spec.trace), arm(spec.grpo)];
-  const reading = spec.records!.reading;
-  const other = reading === 'sampled' ? 'greedy' : 'sampled';
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => readRecord(join(dir, f))) : [];
+}
+
+/** Each seed's last evaluation in one reading. */
+function finals(rs: RunRecord[], reading: Reading): Map<number, number> {
+  return new Map(rs.flatMap((r) => {
+    const es = reading === 'greedy' ? r.evals : r.sampledEvals;
+    return es.length ? [[r.seed, es.at(-1)!.accuracy] as const] : [];
+  }));
+}
+
+/**
+ * One row from the best committed source of each part: the paired difference and the finals from
+ * per-run records where both arms have them, else from analyse's summary; the contrast from records
+ * with per-step metrics where both arms have some, else from the summary.
+ */
+function buildRow(spec: FinalSpec): Row {
+  const summary = readSummary(spec);
+  const need = () => summary ?? fail(`bench/compare/${spec.out}: neither records nor summary.md for final ${spec.name}`);
+  const records = readRecords(spec);
+  const [t, g] = [records.filter((r) => r.label === spec.trace), records.filter((r) => r.label === spec.grpo)];
+  const reading = spec.reading ?? 'greedy';
+  const other: Reading = reading === 'sampled' ? 'greedy' : 'sampled';
+  const fromRecords = finals(t, reading).size > 0 && finals(g, reading).size > 0;
   const mean = (m: Map<number, number>) => meanOf([...m.values()]);
+  const arm = (label: string) => need().json[spec.experiment]?.find((a) => a.label === label) ?? fail(`${need().where}: no arm ${label} in summary.json`);
+
+  let aside: Row['aside'];
+  if (spec.env) aside = { label: 'env seed 11', delta: pairedFromSummary(need().md, spec.env.experiment, spec.env.trace, spec.env.grpo, need().where) };
+  else if (fromRecords && finals(t, other).size > 0) aside = { label: other, delta: pairedBootstrap(finals(t, other), finals(g, other)) };
+
   // Contrast needs per-step arrays, which only records written from a run folder hold.
   const stepped = (rs: RunRecord[]) => rs.filter((r) => r.ratio.length > 0);
-  const per = (rs: RunRecord[], f: (r: RunRecord) => number) => meanOf(stepped(rs).map(f));
-  const ratio = (f: (r: RunRecord) => number) => per(t, f) / per(g, f);
+  const [ts, gs] = [stepped(t), stepped(g)];
+  const ratio = (f: (r: RunRecord) => number) => meanOf(ts.map(f)) / meanOf(gs.map(f));
+  let contrast: Row['contrast'] = null;
+  if (ts.length && gs.length) contrast = [ratio((r) => per100(r, r.mixed)), ratio((r) => per100(r, mixedAnchors(r))), ratio((r) => r.total.tokens)];
+  else if (summary) {
+    const cells = (label: string) => rowAfter(section(summary.md, spec.experiment, summary.where), 'Contrast per unit of budget', label, summary.where).map(number);
+    const [a, b] = [cells(spec.trace), cells(spec.grpo)];
+    // Cells: arm, mixed trees / 100 traj., mixed anchors / 100 traj., effective ratio, trajectories, tokens, ….
+    contrast = [a[1]! / b[1]!, a[2]! / b[2]!, a[5]! / b[5]!];
+  }
+
+  const env = spec.env ? ' and env seed 11' : '';
+  const source = !fromRecords
+    ? `${need().where}`
+    : `Δ and finals from bench/compare/${spec.out}/records (${t.length} + ${g.length} runs; see their source fields); ` +
+      (ts.length && gs.length ? `contrast from the ${ts.length} + ${gs.length} records with per-step metrics` : `contrast${env} from summary.md`);
   return {
     spec,
-    seeds: [...finals(t, reading).keys()].sort((a, b) => a - b),
-    traceFinal: mean(finals(t, reading)),
-    grpoFinal: mean(finals(g, reading)),
-    delta: pairedBootstrap(finals(t, reading), finals(g, reading)),
-    aside: { label: other, delta: pairedBootstrap(finals(t, other), finals(g, other)) },
-    contrast: stepped(t).length && stepped(g).length ? [ratio((r) => per100(r, r.mixed)), ratio((r) => per100(r, mixedAnchors(r))), ratio((r) => r.total.tokens)] : null,
-    source: `bench/compare/${spec.out}/records (${all.length} records; contrast from the ${stepped(t).length} + ${stepped(g).length} with per-step metrics; see their source fields)`,
+    seeds: fromRecords ? [...finals(t, reading).keys()].sort((x, y) => x - y) : arm(spec.trace).seeds,
+    traceFinal: fromRecords ? mean(finals(t, reading)) : arm(spec.trace).finalAccuracy.mean,
+    grpoFinal: fromRecords ? mean(finals(g, reading)) : arm(spec.grpo).finalAccuracy.mean,
+    delta: fromRecords ? pairedBootstrap(finals(t, reading), finals(g, reading)) : pairedFromSummary(need().md, spec.experiment, spec.trace, spec.grpo, need().where),
+    aside,
+    contrast,
+    source,
+    ...(summary ? machineDate(summary.md.split('\n')[0]!) : {}),
   };
 }
 
@@ -146,7 +172,7 @@ const range = (seeds: number[]) => (seeds.length > 1 ? `${seeds[0]}–${seeds.at
 
 /** The markdown block (markers included) that BENCHMARKS.md holds. */
 export function renderFinals(): string {
-  const rows = FINALS.map((spec) => (spec.records && existsSync(join(HERE, spec.out, 'records')) ? fromRecords(spec) : fromSummary(spec)));
+  const rows = FINALS.map(buildRow);
   const out = [
     BEGIN,
     '',

@@ -37,3 +37,10 @@ test('every relative markdown link resolves to a file in the repository, and eve
   }
   assert.deepEqual(broken, []);
 });
+
+test('docs/experiments/README.md lists every experiment file', () => {
+  const dir = join(ROOT, 'docs/experiments');
+  const index = readFileSync(join(dir, 'README.md'), 'utf8');
+  const unlisted = readdirSync(dir).filter((f) => f.endsWith('.md') && f !== 'README.md' && !index.includes(`](${f})`));
+  assert.deepEqual(unlisted, [], 'add each new study to the list in docs/experiments/README.md');
+});

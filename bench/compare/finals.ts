@@ -1,0 +1,109 @@
+/**
+ * The pre-registered finals of TRACE vs GRPO: what each froze and where its committed numbers live.
+ * Only descriptions here; every number in the finals table is read by tables.ts from the out folder.
+ *
+ * Two kinds of source, because the per-run records (`<out>/records/*.json`, written by analyse) came
+ * late: where both arms have records the row is paired from them (pool.ts's statistics); the earlier
+ * finals whose per-seed numbers were not kept have only what analyse printed when they ran
+ * (`summary.md` / `summary.json`, computed from the run folders), so their rows are read from that.
+ */
+export interface FinalSpec {
+  name: string;
+  /** Commit the configuration was frozen at, before its seeds ran. */
+  frozen: string;
+  setting: string;
+  /** What the trace arm is, in words. */
+  arm: string;
+  /** Out folder under bench/compare. */
+  out: string;
+  /** The experiment (a `### name` section of summary.md, a key of summary.json). */
+  experiment: string;
+  trace: string;
+  grpo: string;
+  /** The same pair on world env seed 11, a second world (robustness check). */
+  env?: { experiment: string; trace: string; grpo: string };
+  /** The pre-registered reading of held-out success (default greedy); with records holding both, the other is shown beside it. */
+  reading?: 'greedy' | 'sampled';
+  /** The experiment write-up: pre-registration, development, the full tables. */
+  doc: string;
+  command: string;
+}
+
+/** The command every world final ran with (the table prints it once). */
+export const RUN = 'nice -n 5 npx tsx bench/compare/run.ts';
+const WORLD12 = '--steps 12 --pool 32 --budget 48 --eval-every 4 --eval-questions 500 --env-questions 2500 --cheap-baseline-predictor';
+const MAIN = '--steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --env-questions 2500 --cheap-baseline-predictor --jobs 1';
+const TINY = '--steps 40 --pool 32 --budget 16 --eval-every 10 --eval-questions 300 --cheap-baseline-predictor --jobs 2';
+
+export const FINALS: readonly FinalSpec[] = [
+  {
+    name: '1', frozen: '5e75d3f', setting: 'world, B = 48, 8 steps', arm: "the paper's",
+    out: 'out-final', experiment: 'final', trace: 'trace', grpo: 'grpo',
+    doc: 'docs/experiments/2026-11-final1-first.md',
+    command: `${RUN} --experiments final,final-gold,final-env,final-oracle --first-seed 100 --seeds 10 --steps 8 --pool 32 --budget 48 --eval-every 4 --eval-questions 500 --cheap-baseline-predictor --out bench/compare/out-final`,
+  },
+  {
+    name: '2', frozen: 'fbc61e4', setting: 'world, B = 48, 12 steps', arm: 'predictor roots, decision-weighted prefixes, leftover over the pool',
+    out: 'out-final2', experiment: 'final', trace: 'trace-best', grpo: 'grpo',
+    env: { experiment: 'final-env', trace: 'env11-trace-best', grpo: 'env11-grpo' },
+    doc: 'docs/experiments/2026-11-finals2-4-world.md',
+    command: `${RUN} --experiments final,final-gold,final-env,final-oracle --first-seed 200 --seeds 10 ${WORLD12} --out bench/compare/out-final2 --plots bench/compare/plots/final2`,
+  },
+  {
+    name: '3', frozen: 'd06da9d', setting: 'as 2, one policy pass a step (every arm)', arm: 'as 2',
+    out: 'out-final3', experiment: 'final-epochs1', trace: 'trace-best-e1', grpo: 'grpo-e1',
+    doc: 'docs/experiments/2026-11-finals2-4-world.md',
+    command: `${RUN} --experiments final-epochs1 --first-seed 300 --seeds 10 ${WORLD12} --out bench/compare/out-final3 --plots bench/compare/plots/final3`,
+  },
+  {
+    name: '4', frozen: '0aaabe7', setting: 'as 2', arm: 'uniform roots, decision-weighted prefixes',
+    out: 'out-final4', experiment: 'final-roots', trace: 'trace-best-uniform-root', grpo: 'grpo',
+    env: { experiment: 'final-roots-env', trace: 'env11-trace-best-uniform-root', grpo: 'env11-grpo' },
+    doc: 'docs/experiments/2026-11-finals2-4-world.md',
+    command: `${RUN} --experiments final-roots --first-seed 400 --seeds 10 ${WORLD12} --out bench/compare/out-final4 --plots bench/compare/plots/final4`,
+  },
+  {
+    name: '5', frozen: 'e29edc3', setting: "world, the main job's scale (B = 192, 30 steps)", arm: 'as 4',
+    out: 'out-final5', experiment: 'final-main', trace: 'trace-rec', grpo: 'grpo',
+    env: { experiment: 'final-main-env', trace: 'env11-trace-rec', grpo: 'env11-grpo' },
+    doc: 'docs/experiments/2026-11-final5-main-scale.md',
+    command: `${RUN} --experiments final-main --first-seed 500 --seeds 10 ${MAIN} --out bench/compare/out-final5 --plots bench/compare/plots/final5`,
+  },
+  {
+    name: '6', frozen: 'd4d2ae1', setting: 'as 5', arm: 'as 4 + `rootResample`, N = ½ (the recommendation since)',
+    out: 'out-final6', experiment: 'final-rs', trace: 'trace-rs-half', grpo: 'grpo',
+    env: { experiment: 'final-rs-env', trace: 'env11-trace-rs-half', grpo: 'env11-grpo' },
+    doc: 'docs/experiments/2026-11-final6-root-resample.md',
+    command: `${RUN} --experiments final-rs,final-rs-env --first-seed 600 --seeds 10 ${MAIN} --out bench/compare/out-final6 --plots bench/compare/plots/final6`,
+  },
+  {
+    name: '7', frozen: 'd4e5254', setting: 'math-world from a cold start (1–5 % success), B = 192, 20 steps', arm: "the paper's",
+    out: 'out-final-math', experiment: 'final-math', trace: 'math-trace', grpo: 'math-grpo',
+    doc: 'docs/experiments/2026-11-final7-math-world.md',
+    command: `${RUN} --experiments final-math --first-seed 800 --seeds 10 --steps 20 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --env-questions 2500 --cheap-baseline-predictor --jobs 1 --out bench/compare/out-final-math --plots bench/compare/plots/final-math`,
+  },
+  {
+    name: 'tiny LM 1', frozen: 'c5d3e8e', setting: 'tiny LM d64 × 4 from 17.7 %, B = 16, 40 steps (PPO defect)', arm: 'as 2',
+    out: 'out-tinylm', experiment: 'tinylm', trace: 'trace-best', grpo: 'grpo',
+    doc: 'docs/experiments/2026-11-tinylm.md',
+    command: `${RUN} --experiments tinylm --first-seed 100 --seeds 5 ${TINY} --out bench/compare/out-tinylm --plots bench/compare/plots/tinylm`,
+  },
+  {
+    name: 'tiny LM 2', frozen: 'f4e5f91', setting: 'tiny LM from 34 %, B = 16, 40 steps (PPO defect)', arm: 'as 4',
+    out: 'out-tinylm-d', experiment: 'tinylm-d', trace: 'trace-rec', grpo: 'grpo',
+    doc: 'docs/experiments/2026-11-tinylm-final2.md',
+    command: `${RUN} --experiments tinylm-d --first-seed 700 --seeds 5 ${TINY} --out bench/compare/out-tinylm-d --plots bench/compare/plots/tinylm-d`,
+  },
+  {
+    name: 'tiny LM 3', frozen: 'e7b19e9', setting: 'tiny LM from 34 %, B = 64, 40 steps, **sampled** held-out success', arm: 'as 6',
+    out: 'out-tinylm-s', experiment: 'tinylm-s', trace: 'trace-rec', grpo: 'grpo', reading: 'sampled',
+    doc: 'docs/experiments/2026-12-tinylm-sampled.md',
+    command: 'TRACE_RL_JAX_THREADS=1 npx tsx bench/compare/run.ts --experiments tinylm-s --first-seed 900 --seeds 5 --steps 40 --pool 32 --budget 64 --eval-every 20 --eval-questions 300 --eval-samples 2 --cheap-baseline-predictor --jobs 2 --out bench/compare/out-tinylm-s --plots bench/compare/plots',
+  },
+  {
+    name: 'tiny LM 3, secondary', frozen: 'e7b19e9', setting: 'as tiny LM 3', arm: "the paper's",
+    out: 'out-tinylm-s', experiment: 'tinylm-s', trace: 'trace', grpo: 'grpo', reading: 'sampled',
+    doc: 'docs/experiments/2026-12-tinylm-sampled.md',
+    command: '(the same run)',
+  },
+];

@@ -81,6 +81,8 @@ const REPORT_TABLE = {
   'final-main-env': { paired: 'first' },
   'final-rs': { paired: 'first', kinds: true, curves: true, contrast: true },
   'final-rs-env': { paired: 'first' },
+  'units-trajectories': { paired: 'first', curves: true },
+  'units-tokens': { paired: 'first', curves: true },
   'final-math': { paired: 'first', curves: true, contrast: true },
   'math-shared': { paired: 'first', curves: true, contrast: true },
 } satisfies Record<string, Report>;
@@ -443,6 +445,22 @@ export function arms(experiment: ExperimentName): Arm[] {
         { ...world('env11-trace-rs-half', ROOT_RESAMPLE_TRACE, 'trace-rs-half on world env seed 11'), envSeed: 11, tier: 1 },
         { ...world('env11-grpo', { name: 'grpo' }, 'grpo on world env seed 11'), envSeed: 11, tier: 1 },
       ];
+    case 'units-trajectories':
+    case 'units-tokens': {
+      // Issue 33's development reading (not a final; seeds 0–4): the sixth final's configuration (frozen
+      // at d4d2ae1) with today's trace estimator (prompt-level term), at equal trajectories (B = 192) and
+      // at equal generated tokens, on world env seed 23, which no earlier study used. The token budget,
+      // 11,500 a step, is grpo's mean spend at B = 192 trajectories in the sixth final (343,616 tokens
+      // over 30 steps), fixed before these runs.
+      const tokens = experiment === 'units-tokens';
+      const unit = tokens ? { unit: 'tokens', budget: 11_500 } : {};
+      const tag = tokens ? 'tok-' : 'traj-';
+      const at = tokens ? 'at 11,500 tokens a step' : 'at 192 trajectories a step';
+      return [
+        { ...world(`${tag}trace-rs-half`, { ...ROOT_RESAMPLE_TRACE, ...unit }, `the sixth final's trace (root resampling, N = ½), ${at}`), envSeed: 23 },
+        { ...world(`${tag}grpo`, { name: 'grpo', ...unit }, `uniform groups, ${at}`), envSeed: 23 },
+      ];
+    }
     case 'final-math':
       // Seventh final (frozen before seeds 800–809): the sparse-reward regime the paper targets. math-world's
       // embedded policy starts from zero weights at 1–3 % success, so grpo's groups are almost never mixed.

@@ -45,6 +45,8 @@ export class BudgetLedger {
   private spent = emptySpend();
   private reservedTurns = 0;
   private reservedTokens = 0;
+  /** Calls waiting in `reserveTurn` for reservations held by other calls to settle (FIFO). */
+  private readonly waiting: Array<() => void> = [];
 
   constructor(caps: Caps = {}) {
     for (const [k, v] of Object.entries(caps)) {
@@ -99,6 +101,8 @@ export class BudgetLedger {
       open = false;
       this.reservedTurns -= 1;
       this.reservedTokens -= maxTokens;
+      // Every waiting call looks again (they re-check in FIFO order; those that still do not fit wait on).
+      for (const wake of this.waiting.splice(0)) wake();
     };
     return {
       maxTokens,
@@ -112,6 +116,32 @@ export class BudgetLedger {
       },
       release: close,
     };
+  }
+
+  /**
+   * Like tryReserveTurn, but a call that would fit once the reservations other calls hold are settled
+   * waits for them instead of being refused: a call reserves `maxTokens` and usually settles far fewer,
+   * so near a token cap a refusal would end trajectories the budget can still pay for. Resolves null
+   * only when the call cannot fit even if every pending reservation settled at zero, or on `signal`.
+   */
+  async reserveTurn(maxTokens: number, signal?: AbortSignal): Promise<TurnReservation | null> {
+    for (;;) {
+      const r = this.tryReserveTurn(maxTokens);
+      if (r) return r;
+      const couldFit = (this.caps.turns ?? Infinity) - this.spent.turns >= 1 && (this.caps.tokens ?? Infinity) - this.spent.tokens >= maxTokens;
+      const pending = this.reservedTurns > 0;
+      if (!couldFit || !pending || signal?.aborted) return null;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          signal?.removeEventListener('abort', wake);
+          const i = this.waiting.indexOf(wake);
+          if (i >= 0) this.waiting.splice(i, 1);
+          resolve();
+        };
+        this.waiting.push(wake);
+        signal?.addEventListener('abort', wake, { once: true });
+      });
+    }
   }
 
   recordToolCall(): void {

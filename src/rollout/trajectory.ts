@@ -150,7 +150,8 @@ function errorTurn(error: TurnError): Turn {
 }
 
 /**
- * One policy call with retries. Per attempt: wait for a semaphore permit, reserve one call of up to
+ * One policy call with retries. Per attempt: wait for a semaphore permit, reserve (waiting while other
+ * calls' reservations may still leave room) one call of up to
  * maxTokensPerTurn tokens in the ledger, call, settle. A failed attempt settles 0 tokens but counts
  * the call: the request was made and the server spent work on it.
  */
@@ -166,7 +167,8 @@ async function callPolicy<S>(ctx: TrajectoryContext<S>, nodeId: string, turns: r
     let error: TurnError;
     let retryable = true;
     try {
-      const reservation = ledger.tryReserveTurn(settings.maxTokensPerTurn);
+      const reservation = await ledger.reserveTurn(settings.maxTokensPerTurn, ctx.signal);
+      if (!reservation && ctx.signal?.aborted) return { ok: false, error: { code: 'cancelled', message: 'cancelled while waiting for the budget' } };
       if (!reservation) return { ok: false, error: { code: 'budget', message: 'the budget ledger refused another policy call' } };
       try {
         const output = await ctx.tape.policy(`policy:${key}`, () =>

@@ -46,3 +46,30 @@ test('property: any interleaving of requests never spends past the caps', () => 
     ),
   );
 });
+
+test('reserveTurn waits for pending reservations that may leave room, and refuses only what cannot fit', async () => {
+  const l = new BudgetLedger({ tokens: 100 });
+  const a = (await l.reserveTurn(60))!;
+  // 60 of 100 reserved: a second 60-token call would pass the cap now, but fits if `a` settles small.
+  let b: Awaited<ReturnType<BudgetLedger['reserveTurn']>> | 'pending' = 'pending';
+  const waiting = l.reserveTurn(60).then((r) => (b = r));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(b, 'pending', 'the second call waits instead of being refused');
+  a.settle(10);
+  await waiting;
+  assert.notEqual(b, null, 'granted once the first settled at 10 tokens');
+  (b as unknown as { settle(n: number): void }).settle(50);
+  // 60 spent, nothing pending: a 60-token call can never fit, and is refused at once.
+  assert.equal(await l.reserveTurn(60), null);
+  assert.notEqual(await l.reserveTurn(40), null);
+});
+
+test('a call waiting for the budget is released by its abort signal', async () => {
+  const l = new BudgetLedger({ tokens: 100 });
+  const held = (await l.reserveTurn(80))!;
+  const ac = new AbortController();
+  const waiting = l.reserveTurn(80, ac.signal);
+  ac.abort();
+  assert.equal(await waiting, null);
+  held.release();
+});

@@ -71,3 +71,10 @@ test('an unknown unit is rejected with its path, in the strategy and in the conf
     (e: Error) => /strategy\.unit/.test(e.message) && /trajectories/.test(e.message),
   );
 });
+
+test('a priced step is deterministic for a seed, whatever the concurrency lets finish first', async () => {
+  const a = await step('trace', 'tokens', 750, 15);
+  const b = await step('trace', 'tokens', 750, 15);
+  assert.deepEqual(a.res.trees, b.res.trees);
+  assert.deepEqual(a.res.spend, b.res.spend);
+});

@@ -47,8 +47,8 @@ export function register(program: Command): void {
       }),
     );
     // parseTrainConfig refuses a strategy that cannot spend B on this pool, so every run spends the same B per step.
-    const budgets = new Set(runs.map((r) => r.config.strategy.budget));
-    if (budgets.size > 1) throw new UsageError(`compare: unequal budgets ${[...budgets].join(', ')}; every strategy must get the same --budget`);
+    const budgets = new Set(runs.map((r) => `${r.config.strategy.budget} ${r.config.strategy.unit}`));
+    if (budgets.size > 1) throw new UsageError(`compare: unequal budgets ${[...budgets].join(', ')}; every strategy must get the same --budget and --budget-unit`);
     mkdirSync(out, { recursive: true });
     process.stdout.write(`# trace-rl compare: ${strategies.join(', ')} × ${seeds} seed(s), ${jobs} at a time, in ${out}\n${configToYaml(runs[0].config)}\n`);
     const queue = [...runs];

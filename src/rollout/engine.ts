@@ -126,8 +126,6 @@ class StepRun<S> {
   private rootPlanMs = 0;
   /** Prices in turns or tokens; undefined in the trajectories unit (every trajectory costs 1). */
   private readonly price?: Price;
-  /** Cost of this step's finished bare rollouts (sum, count): the leftover's price once known. */
-  private readonly bareCost = { sum: 0, count: 0 };
 
   constructor(private readonly options: StepOptions<S>) {
     this.settings = engineSettings(options.settings);
@@ -236,7 +234,7 @@ class StepRun<S> {
     const planner = this.strategy?.prefixes;
     if (!planner || this.signal.aborted) return;
     const m = root(ctx.tree).children.length;
-    let left = planner.continuationBudget(m) * this.barePrice();
+    let left = planner.continuationBudget(m) * this.barePrice([ctx.tree]);
     const rounds = planner.rounds ?? 1;
     let starts: string[] | undefined;
     for (let round = 0; round < rounds && left > 0 && !this.signal.aborted; round++) {
@@ -271,7 +269,7 @@ class StepRun<S> {
     for (const ctx of ctxs) {
       const mi = root(ctx.tree).children.length;
       m += mi;
-      budget += planner.continuationBudget(mi) * this.barePrice();
+      budget += planner.continuationBudget(mi) * this.barePrice([ctx.tree]);
       mine.push({ ctx, prefixes: prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, undefined, planner.offersRoot === true, this.price) });
     }
     const prefixes = mine.flatMap((x) => x.prefixes);
@@ -331,7 +329,7 @@ class StepRun<S> {
 
   /** One leftover round; false when it planned nothing. */
   private async leftoverRound(): Promise<boolean> {
-    const remaining = Math.floor(this.ledger.remaining(this.unit) / this.barePrice());
+    const remaining = Math.floor(this.ledger.remaining(this.unit) / this.barePrice([...this.trees.values()]));
     const planner = this.strategy?.leftover;
     if (!planner || this.options.rootPlan || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return false;
     const roots = new Map([...this.trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
@@ -347,13 +345,23 @@ class StepRun<S> {
   }
 
   /**
-   * What a bare rollout costs in the step's unit: 1 in trajectories; in turns and tokens the mean of
-   * this step's finished bare rollouts once there are any (continuation budgets and the leftover are
-   * planned after them), else the planned price.
+   * What a bare rollout costs in the step's unit: 1 in trajectories; in turns and tokens the mean cost
+   * of the bare rollouts of `trees` in this step (a prompt's own when its continuation budget is set,
+   * every prompt's for the leftover; all of them have finished by then, so the price does not depend
+   * on the order they finished in), else the planned price.
    */
-  private barePrice(): number {
+  private barePrice(trees: readonly RolloutTree[]): number {
     if (!this.price) return 1;
-    return Math.max(1, Math.round(this.bareCost.count > 0 ? this.bareCost.sum / this.bareCost.count : this.price.root));
+    let sum = 0;
+    let count = 0;
+    for (const tree of trees) {
+      for (const id of root(tree).children) {
+        if (getNode(tree, id).origin !== 'bare') continue;
+        sum += chainCost(tree, id, this.price);
+        count++;
+      }
+    }
+    return Math.max(1, Math.round(count > 0 ? sum / count : this.price.root));
   }
 
   /** The strategy's unit (trajectories without one). */
@@ -410,10 +418,6 @@ class StepRun<S> {
   }
 
   private finished(ctx: TrajectoryContext<S>, origin: 'bare' | 'continuation', r: TrajectoryResult): void {
-    if (origin === 'bare' && this.price && r.started) {
-      this.bareCost.sum += chainCost(ctx.tree, r.firstNodeId, this.price);
-      this.bareCost.count++;
-    }
     if (origin === 'bare') this.progress.bareDone++;
     else this.progress.continuationDone++;
     if (r.end === 'error') {

@@ -72,9 +72,11 @@ test('an unknown unit is rejected with its path, in the strategy and in the conf
   );
 });
 
-test('a priced step is deterministic for a seed, whatever the concurrency lets finish first', async () => {
-  const a = await step('trace', 'tokens', 750, 15);
-  const b = await step('trace', 'tokens', 750, 15);
-  assert.deepEqual(a.res.trees, b.res.trees);
-  assert.deepEqual(a.res.spend, b.res.spend);
+test('a priced plan does not depend on the order rollouts finish in (concurrency 1 and 4 plan alike)', async () => {
+  const env = new Simulator({ seed: 21 });
+  const run = (concurrency: number) =>
+    runStep({ prompts: env.prompts(24), env, policy: new SimulatorPolicy(env, { tokensPerTurn: 5 }), rng: createRng(4), strategy: createStrategy('trace', { budget: 1500, unit: 'tokens' }), settings: { ...settings, concurrency }, rootCost: 15 });
+  const [a, b] = [await run(1), await run(4)];
+  assert.deepEqual(a.rounds, b.rounds, 'the same roots and leftover');
+  assert.deepEqual(a.trees.map((t) => Object.keys(t.nodes).sort()), b.trees.map((t) => Object.keys(t.nodes).sort()), 'the same continuations');
 });

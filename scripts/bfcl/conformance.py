@@ -3,6 +3,7 @@
 Usage (needs a checkout of ShishirPatil/gorilla and its mpmath dependency; no network):
   TZ=UTC python3 scripts/bfcl/conformance.py --gorilla /path/to/gorilla/berkeley-function-call-leaderboard \
       --data data/bfcl --out test/env/bfcl/fixtures/conformance.json
+  then: gzip -9n test/env/bfcl/fixtures/conformance.json (the test reads the .gz)
 
 For every entry of the four multi-turn categories it runs the ground truth through the official
 executor turn by turn and records each call's result string and a digest of every involved instance's

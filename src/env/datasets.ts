@@ -17,9 +17,9 @@ import type { Prompt } from '../tree/types.ts';
 export type DatasetFormat = 'hotpotqa' | '2wikimultihopqa' | 'musique' | 'bamboogle';
 
 export const DATASET_FILES: Record<DatasetFormat, string> = {
-  hotpotqa: 'hotpotqa-dev-distractor.sample.jsonl',
-  '2wikimultihopqa': '2wikimultihopqa.sample.jsonl',
-  musique: 'musique-ans.sample.jsonl',
+  hotpotqa: 'hotpotqa-dev-distractor.sample.jsonl.gz',
+  '2wikimultihopqa': '2wikimultihopqa.sample.jsonl.gz',
+  musique: 'musique-ans.sample.jsonl.gz',
   bamboogle: 'bamboogle.jsonl',
 };
 

@@ -2,9 +2,11 @@
  * The one way this project reads an input file it did not write itself (datasets, corpora, JSON data
  * files): only a regular file, at most `maxFileBytes` in all and `maxLineBytes` a line, read in chunks.
  * Without it, `--datasets /dev/zero` read forever into one string (8 GB in 9 s), and a FIFO blocked
- * the process. Every refusal is one line naming the file (and line) and what to do instead.
+ * the process. Every refusal is one line naming the file (and line) and what to do instead. A file
+ * named `*.gz` is read through gzip, bounded by what it expands to.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { UserError } from './user-error.ts';
 import type { JsonLine } from './json-lines.ts';
 
@@ -63,9 +65,18 @@ function openRegular(file: string, maxFileBytes: number): { fd: number; size: nu
   return { fd, size: st.size };
 }
 
-/** The whole of a regular file as UTF-8 text (for JSON documents, which are not read by line). */
+/**
+ * The whole of a regular file as UTF-8 text (for JSON documents, which are not read by line); a
+ * `.gz` file is expanded, within the same limit.
+ */
 export function readTextFile(file: string, limits: Pick<ReadLimits, 'maxFileBytes'> = DATASET_LIMITS): string {
-  const { fd, size } = openRegular(file, limits.maxFileBytes);
+  if (file.endsWith('.gz')) return Buffer.concat([...gunzipped(file, { maxFileBytes: limits.maxFileBytes, maxLineBytes: Infinity })]).toString('utf8');
+  return readTextFileBytes(file, limits.maxFileBytes).toString('utf8');
+}
+
+/** The bytes of a regular file of at most `maxFileBytes`. */
+function readTextFileBytes(file: string, maxFileBytes: number): Buffer {
+  const { fd, size } = openRegular(file, maxFileBytes);
   try {
     // Read at most the size fstat reported (plus one byte, to notice a file that is still growing).
     const buf = Buffer.alloc(size + 1);
@@ -76,7 +87,7 @@ export function readTextFile(file: string, limits: Pick<ReadLimits, 'maxFileByte
       got += n;
       if (got > size) throw new InputFileError(file, 0, `grew while it was being read; read it when it is complete`);
     }
-    return buf.toString('utf8', 0, got);
+    return buf.subarray(0, got);
   } finally {
     closeSync(fd);
   }
@@ -93,44 +104,76 @@ export interface TextLine {
  * and a line longer than `maxLineBytes` (a binary file, a file without newlines) is refused by number.
  */
 export function* readLines(file: string, limits: ReadLimits = DATASET_LIMITS): Generator<TextLine> {
+  if (file.endsWith('.gz')) {
+    yield* splitLines(file, gunzipped(file, limits), limits);
+    return;
+  }
   const { fd } = openRegular(file, limits.maxFileBytes);
   try {
     const chunk = Buffer.alloc(64 * 1024);
-    let parts: Buffer[] = [];
-    let partBytes = 0;
-    let line = 1;
     let total = 0;
-    const take = (tail: Buffer): TextLine => {
-      const bytes = parts.length === 0 ? tail : Buffer.concat([...parts, tail]);
-      parts = [];
-      partBytes = 0;
-      const text = bytes.toString('utf8');
-      return { line: line++, text: text.endsWith('\r') ? text.slice(0, -1) : text };
-    };
-    for (;;) {
-      const n = readSync(fd, chunk, 0, chunk.length, null);
-      if (n === 0) break;
-      total += n;
-      if (total > limits.maxFileBytes) throw new InputFileError(file, 0, `grew past the ${mib(limits.maxFileBytes)} limit while it was being read; read it when it is complete`);
-      let start = 0;
+    yield* splitLines(file, (function* () {
       for (;;) {
-        const nl = chunk.indexOf(10, start);
-        const end = nl < 0 || nl >= n ? n : nl;
-        if (partBytes + (end - start) > limits.maxLineBytes) throw new InputFileError(file, line, `line longer than ${mib(limits.maxLineBytes)}; each line must be one record (is this a text file?)`);
-        if (nl < 0 || nl >= n) {
-          // Copied: the chunk buffer is reused by the next read.
-          if (end > start) parts.push(Buffer.from(chunk.subarray(start, end)));
-          partBytes += end - start;
-          break;
-        }
-        yield take(chunk.subarray(start, end));
-        start = nl + 1;
+        const n = readSync(fd, chunk, 0, chunk.length, null);
+        if (n === 0) return;
+        total += n;
+        if (total > limits.maxFileBytes) throw new InputFileError(file, 0, `grew past the ${mib(limits.maxFileBytes)} limit while it was being read; read it when it is complete`);
+        yield chunk.subarray(0, n);
       }
-    }
-    if (partBytes > 0) yield take(Buffer.alloc(0));
+    })(), limits);
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * A gzip file's contents in 64 KiB pieces. The compressed file is bounded like any input, and so is
+ * what it expands to (`maxOutputLength`): a small file that inflates without end (a gzip bomb) is
+ * refused, not held.
+ */
+function* gunzipped(file: string, limits: ReadLimits): Generator<Buffer> {
+  const packed = readTextFileBytes(file, limits.maxFileBytes);
+  let data: Buffer;
+  try {
+    data = gunzipSync(packed, { maxOutputLength: limits.maxFileBytes });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ERR_BUFFER_TOO_LARGE' || /too large|maxOutputLength/i.test((e as Error).message)) throw new InputFileError(file, 0, `expands to more than the ${mib(limits.maxFileBytes)} limit for one input file; split it or keep only the rows you need`);
+    throw new InputFileError(file, 0, `is not a valid gzip file (${(e as Error).message}); give a .gz made by gzip, or the plain file`);
+  }
+  for (let at = 0; at < data.length; at += 64 * 1024) yield data.subarray(at, at + 64 * 1024);
+}
+
+/** Lines out of a stream of chunks (each valid until the next is asked for), within `maxLineBytes`. */
+function* splitLines(file: string, chunks: Iterable<Buffer>, limits: ReadLimits): Generator<TextLine> {
+  let parts: Buffer[] = [];
+  let partBytes = 0;
+  let line = 1;
+  const take = (tail: Buffer): TextLine => {
+    const bytes = parts.length === 0 ? tail : Buffer.concat([...parts, tail]);
+    parts = [];
+    partBytes = 0;
+    const text = bytes.toString('utf8');
+    return { line: line++, text: text.endsWith('\r') ? text.slice(0, -1) : text };
+  };
+  for (const chunk of chunks) {
+    const n = chunk.length;
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      const end = nl < 0 ? n : nl;
+      if (partBytes + (end - start) > limits.maxLineBytes) throw new InputFileError(file, line, `line longer than ${mib(limits.maxLineBytes)}; each line must be one record (is this a text file?)`);
+      if (nl < 0) {
+        // Copied: the chunk's memory is reused by the next read.
+        if (end > start) parts.push(Buffer.from(chunk.subarray(start, end)));
+        partBytes += end - start;
+        break;
+      }
+      yield take(chunk.subarray(start, end));
+      start = nl + 1;
+    }
+  }
+  if (partBytes > 0) yield take(Buffer.alloc(0));
 }
 
 /**

@@ -99,3 +99,20 @@ test('trace-rl eval --env math --set env.math.testDataset=/dev/zero: one line na
   assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   assert.match(r.stderr, /\/dev\/zero: is a device, not a regular file/);
 });
+
+test('a .gz input is read through gzip: the same lines as the plain file, a gzip bomb and a corrupt file refused by name', async () => {
+  const { gzipSync } = await import('node:zlib');
+  const rows = Array.from({ length: 500 }, (_, i) => JSON.stringify({ id: i, text: `row ${i} ${'y'.repeat(i % 97)}` })).join('\n') + '\n';
+  const plain = path.join(dir, 'rows.jsonl');
+  writeFileSync(plain, rows);
+  writeFileSync(plain + '.gz', gzipSync(rows));
+  assert.deepEqual([...readLines(plain + '.gz')], [...readLines(plain)]);
+  assert.equal(readTextFile(plain + '.gz'), rows);
+  // 64 MiB of zeros packs to about 64 KiB: refused at a 1 MiB limit before it is held.
+  const bomb = path.join(dir, 'bomb.jsonl.gz');
+  writeFileSync(bomb, gzipSync(Buffer.alloc(64 * 1024 * 1024)));
+  assert.throws(() => [...readLines(bomb, { maxFileBytes: 1024 * 1024, maxLineBytes: 1024 })], (e) => e instanceof InputFileError && /expands to more than the 1 MiB limit/.test(e.message));
+  const corrupt = path.join(dir, 'corrupt.jsonl.gz');
+  writeFileSync(corrupt, 'not gzip at all');
+  assert.throws(() => [...readLines(corrupt)], (e) => e instanceof InputFileError && /corrupt\.jsonl\.gz: is not a valid gzip file/.test(e.message));
+});

@@ -11,7 +11,7 @@ import { InputFileError, readJsonLinesFile } from '../../util/bounded-read.ts';
 import { DatasetError, DEFAULT_DATA_DIR, duplicateId, NO_ROWS } from '../datasets.ts';
 import type { Prompt } from '../../tree/types.ts';
 
-export const MATH_DATASETS = { gsm8k: 'gsm8k-test.jsonl', 'gsm8k-train': 'gsm8k-train.jsonl', math500: 'math500.jsonl', aime24: 'aime24.jsonl', aime25: 'aime25.jsonl' } as const;
+export const MATH_DATASETS = { gsm8k: 'gsm8k-test.jsonl.gz', 'gsm8k-train': 'gsm8k-train.jsonl.gz', math500: 'math500.jsonl.gz', aime24: 'aime24.jsonl', aime25: 'aime25.jsonl' } as const;
 export type MathDatasetName = keyof typeof MATH_DATASETS;
 
 const row = z

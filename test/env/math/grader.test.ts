@@ -1,18 +1,19 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { readTextFile } from '../../../src/util/bounded-read.ts';
 import { answersMatch, gradeDetailed, gradeResponse, lastBoxed, normalizeMathAnswer } from '../../../src/env/math/grader.ts';
 import { runCli } from '../../helpers/run-cli.ts';
 
 const data = (f: string) =>
-  readFileSync(new URL(`../../../data/math/${f}`, import.meta.url), 'utf8')
+  readTextFile(fileURLToPath(new URL(`../../../data/math/${f}`, import.meta.url)))
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** GSM8K's final answer: the text after "#### ", thousands separators as written. */
-const gsm8k = data('gsm8k-test.jsonl').map((r) => String(r.answer).split('####').pop()!.trim());
-const math500 = data('math500.jsonl').map((r) => String(r.answer));
+const gsm8k = data('gsm8k-test.jsonl.gz').map((r) => String(r.answer).split('####').pop()!.trim());
+const math500 = data('math500.jsonl.gz').map((r) => String(r.answer));
 
 /**
  * Hand-checked pairs (gold, answer, equivalent?), most taken from MATH 500 gold answers: surface

@@ -3,7 +3,8 @@
 Usage (needs a checkout of ShishirPatil/gorilla and its mpmath dependency; no network):
   TZ=UTC python3 scripts/bfcl/conformance.py --gorilla /path/to/gorilla/berkeley-function-call-leaderboard \
       --data data/bfcl --out test/env/bfcl/fixtures/conformance.json
-  then: gzip -9n test/env/bfcl/fixtures/conformance.json (the test reads the .gz)
+  then: gzip -9n test/env/bfcl/fixtures/conformance.json (the test reads the .gz). The repository
+  commits the larger files of data/bfcl as .gz: run this on a copy expanded with gunzip -rk data/bfcl.
 
 For every entry of the four multi-turn categories it runs the ground truth through the official
 executor turn by turn and records each call's result string and a digest of every involved instance's

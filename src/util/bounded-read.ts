@@ -5,7 +5,7 @@
  * the process. Every refusal is one line naming the file (and line) and what to do instead. A file
  * named `*.gz` is read through gzip, bounded by what it expands to.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { UserError } from './user-error.ts';
 import type { JsonLine } from './json-lines.ts';
@@ -91,6 +91,15 @@ function readTextFileBytes(file: string, maxFileBytes: number): Buffer {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * `file` itself when it exists, else `file.gz` when that exists (the repository commits its larger
+ * data files compressed, while a user's copy of the same data is usually plain); else `file`, so the
+ * reader's error names the plain path.
+ */
+export function plainOrGz(file: string): string {
+  return existsSync(file) || !existsSync(`${file}.gz`) ? file : `${file}.gz`;
 }
 
 /** One line of a file: its 1-based number and its text (without the newline or a trailing \r). */

@@ -3,7 +3,7 @@
  * ground truths (possible_answer/) and function docs (func_doc/). Entries are read with a JSON reader
  * that keeps Python's int/float distinction, because the APIs' results show it.
  */
-import { readLines } from '../../util/bounded-read.ts';
+import { plainOrGz, readLines } from '../../util/bounded-read.ts';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseJson } from './py/literal.ts';
@@ -52,8 +52,8 @@ export const CLASS_DOC_FILES: Record<string, string> = {
 
 export class BfclDataError extends Error {}
 
-/** The non-empty lines of a data file (JSON Lines despite the .json names), through the bounded reader. */
-const lines = (path: string): string[] => [...readLines(path)].map((l) => l.text).filter((l) => l.trim() !== '');
+/** The non-empty lines of a data file (JSON Lines despite the .json names; or its .gz), through the bounded reader. */
+const lines = (path: string): string[] => [...readLines(plainOrGz(path))].map((l) => l.text).filter((l) => l.trim() !== '');
 
 function toJs(v: PyValue): unknown {
   if (typeof v === 'bigint') return Number(v);

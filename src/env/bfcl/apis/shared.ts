@@ -6,7 +6,7 @@
  * instances of one entry); a fresh one per check keeps entries independent, where the official harness
  * would let one entry leak into the next.
  */
-import { readTextFile } from '../../../util/bounded-read.ts';
+import { plainOrGz, readTextFile } from '../../../util/bounded-read.ts';
 import { join } from 'node:path';
 import { parseJson } from '../py/literal.ts';
 import { deepCopy, type PyDict, type PyValue } from '../py/value.ts';
@@ -33,7 +33,7 @@ const cache = new Map<string, PyDict>();
 export function loadLongContextData(dataDir: string): PyDict {
   const hit = cache.get(dataDir);
   if (hit) return hit;
-  const parsed = parseJson(readTextFile(join(dataDir, 'long_context.json')));
+  const parsed = parseJson(readTextFile(plainOrGz(join(dataDir, 'long_context.json'))));
   const data = replaceMarkers(parsed) as PyDict;
   cache.set(dataDir, data);
   return data;

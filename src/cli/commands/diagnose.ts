@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { diagnose, diagnosisJson, formatDiagnosis, renderDiagnosisPage, trajectoryBound, type Diagnosis, type DiagnosisAbout } from '../../diagnose/index.ts';
 import type { Prompt } from '../../tree/types.ts';
@@ -100,7 +102,7 @@ export function register(program: Command): void {
       if (maxTurns > L.maxTurns) throw new UsageError(`turn limit ${maxTurns} (from the run or --set) is above ${L.maxTurns}; give --max-turns ${L.maxTurns} or less`);
       const total = trajectoryBound({ prompts, k, rollouts, maxTurns });
       if (total > L.trajectories) throw new UsageError(`--prompts ${prompts} × --k ${k} × (1 + --rollouts ${rollouts} × (turn limit ${maxTurns} − 1)) = up to ${total} trajectories, above the limit of ${L.trajectories}; lower --prompts, --k, --rollouts or --max-turns`);
-      if (opts.html !== undefined && opts.html.trim() === '') throw new UsageError('--html needs a file name, e.g. --html diagnose.html');
+      if (opts.html !== undefined) checkPageTarget(opts.html);
       const suite = buildSuite(config, opts.split, undefined);
       const sample = samplePrompts(suite.datasets, prompts, seed, opts.split);
       const { policy, about: policyAbout } = await buildPolicy(flags, suite, run, temperature, config);
@@ -140,6 +142,29 @@ export function register(program: Command): void {
       if (opts.json) process.stdout.write(JSON.stringify(diagnosisJson(result, about)) + '\n');
       else process.stdout.write(formatDiagnosis(result, about) + (opts.html !== undefined ? `\npage: ${opts.html}` : '') + '\n');
     });
+}
+
+/**
+ * Refuses an --html path that cannot take the page before any sampling is spent (writeFileAtomic
+ * checks again when it writes): an empty name, a folder, a missing parent folder.
+ */
+function checkPageTarget(file: string): void {
+  if (file.trim() === '') throw new UsageError('--html needs a file name, e.g. --html diagnose.html');
+  const target = path.resolve(file);
+  let st;
+  try {
+    st = statSync(target);
+  } catch {
+    // a new file: its folder must exist
+  }
+  if (st && !st.isFile()) throw new UsageError(`--html ${file}: not a regular file (a folder, a device or a pipe); give a file path such as ${path.join(file, 'diagnose.html')}`);
+  let dir;
+  try {
+    dir = statSync(path.dirname(target));
+  } catch {
+    // reported below
+  }
+  if (!dir?.isDirectory()) throw new UsageError(`--html ${file}: folder ${path.dirname(target)} does not exist; create it or choose another path`);
 }
 
 /**

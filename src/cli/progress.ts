@@ -78,6 +78,7 @@ export function engineProgress(options: { label: string; stream?: NodeJS.WriteSt
     : undefined;
   let started = false;
   let last = options.now();
+  let said = '';
   return {
     onEvent(e: EngineEvent) {
       const p = e.progress;
@@ -92,8 +93,11 @@ export function engineProgress(options: { label: string; stream?: NodeJS.WriteSt
         bar.setTotal(Math.max(1, planned));
         bar.update(done, payload);
       } else if (e.kind === 'done' || options.now() - last > 5000) {
+        const line = `${options.label}: ${done}/${planned} trajectories, ${p.turns} policy calls, ${p.failed} failed\n`;
+        // The last trajectory and the step's end carry the same counts: say them once.
+        if (line !== said) stream.write(line);
+        said = line;
         last = options.now();
-        stream.write(`${options.label}: ${done}/${planned} trajectories, ${p.turns} policy calls, ${p.failed} failed\n`);
       }
     },
     stop() {

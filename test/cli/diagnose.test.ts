@@ -67,6 +67,7 @@ test('hostile input: unknown flags and out-of-range sizes exit 2 with one line n
     [['--html', dir], /--html .*not a regular file/],
     [['--html', path.join(dir, 'no', 'such', 'x.html')], /folder .* does not exist/],
     [['--policy', 'nonsense'], /--policy nonsense: choose openai, tiny-lm, embedded or scripted/],
+    [['--warm-start'], /--warm-start is for --policy embedded on --env world without --run/],
   ];
   for (const [extra, message] of cases) {
     const args = ['diagnose', '--env', 'simulator', '--policy', 'scripted', '--quiet', ...extra];

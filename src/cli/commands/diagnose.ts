@@ -3,6 +3,8 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { diagnose, diagnosisJson, formatDiagnosis, renderDiagnosisPage, trajectoryBound, type Diagnosis, type DiagnosisAbout } from '../../diagnose/index.ts';
+import type { WorldEnv } from '../../env/index.ts';
+import type { EmbeddedPolicy } from '../../policy/index.ts';
 import type { Prompt } from '../../tree/types.ts';
 import { writeFileAtomic } from '../../store/index.ts';
 import { createRng, shuffled } from '../../util/rng.ts';
@@ -41,6 +43,7 @@ interface DiagnoseFlags {
   json?: boolean;
   html?: string;
   quiet?: boolean;
+  warmStart?: boolean;
 }
 
 /**
@@ -58,6 +61,7 @@ export function register(program: Command): void {
     .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file')
     .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
     .option('--run <dir>', 'embedded or tiny-lm: a training run folder; its last checkpoint is diagnosed and its env settings are the defaults')
+    .option('--warm-start', 'embedded on the world, without --run: the behaviour-cloning warm start training begins from (policy.warmStart bc, its cached fit), instead of zero weights')
     .option('--datasets <list>', 'qa: comma-separated hotpotqa, 2wiki, musique, bamboogle or JSONL files')
     .option('--retrieval <mode>', 'qa: per-question, pooled or url')
     .option('--retriever-url <url>', 'qa with --retrieval url: the Search-R1-compatible retriever')
@@ -105,7 +109,16 @@ export function register(program: Command): void {
       if (opts.html !== undefined) checkPageTarget(opts.html);
       const suite = buildSuite(config, opts.split, undefined);
       const sample = samplePrompts(suite.datasets, prompts, seed, opts.split);
+      if (opts.warmStart && (opts.policy !== 'embedded' || run || config.env.kind !== 'world')) throw new UsageError('--warm-start is for --policy embedded on --env world without --run (a run has its own trained weights)');
       const { policy, about: policyAbout } = await buildPolicy(flags, suite, run, temperature, config);
+      if (opts.warmStart) {
+        // What training starts from: the same fit and cache key as buildComponents, so the weights are the run's step-0 weights.
+        const { warmStart } = await import('../../train/index.ts');
+        const { seed: bcSeed, ...settings } = config.policy.bc;
+        const embedded = policy as EmbeddedPolicy;
+        await warmStart(embedded, suite.env as WorldEnv, { seed: bcSeed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: embedded.dim });
+        policyAbout.spec = { ...policyAbout.spec, warmStart: 'bc' };
+      }
       const about: DiagnosisAbout = { env: config.env.kind, policy: policyLabel(policyAbout.spec), prompts: sample.length, k, rollouts, maxTurns, seed };
 
       const controller = new AbortController();
@@ -182,6 +195,6 @@ function samplePrompts(datasets: ReadonlyMap<string, readonly Prompt[]>, n: numb
 function policyLabel(spec: Record<string, unknown>): string {
   const kind = String(spec.kind);
   if (kind === 'openai' || kind === 'tiny-lm') return `${kind} ${String(spec.model)}`;
-  if (kind === 'embedded') return spec.run ? `embedded (${String(spec.run)}, step ${String(spec.step)})` : 'embedded (untrained)';
+  if (kind === 'embedded') return spec.run ? `embedded (${String(spec.run)}, step ${String(spec.step)})` : spec.warmStart ? 'embedded (behaviour-cloning warm start)' : 'embedded (untrained)';
   return kind;
 }

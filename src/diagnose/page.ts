@@ -18,7 +18,8 @@ function lines(values: Array<{ depth: number; series: string; value: number }>, 
     encoding: {
       x: { field: 'depth', type: 'quantitative', title: 'depth t (turns in the prefix)', axis: { tickMinStep: 1 } },
       y: { field: 'value', type: 'quantitative', title: yTitle },
-      color: { field: 'series', type: 'nominal', title: null, scale: { scheme: 'tableau10' } },
+      // Below the plot, one entry a line: the series names are sentences, and a side legend cuts them.
+      color: { field: 'series', type: 'nominal', title: null, scale: { scheme: 'tableau10' }, legend: { orient: 'bottom', direction: 'vertical', labelLimit: 600 } },
     },
   };
 }

@@ -82,79 +82,105 @@ export function register(program: Command): void {
     .option('--html <file>', 'also write a self-contained HTML page with the plots (written atomically)')
     .option('--quiet', 'no progress display')
     .action(async (opts: DiagnoseFlags) => {
-      const L = DIAGNOSE_LIMITS;
-      const prompts = parseInteger('--prompts', opts.prompts, { min: 1, max: L.prompts });
-      const k = parseInteger('--k', opts.k, { min: 2, max: L.k });
-      const rollouts = parseInteger('--rollouts', opts.rollouts, { min: 1, max: L.rollouts });
-      if (rollouts > k) throw new UsageError(`--rollouts ${rollouts} > --k ${k}: the expanded rollouts are among the root's k; lower --rollouts or raise --k`);
-      const temperature = parseDecimal('--temperature', opts.temperature, { min: 0, max: 100 });
-      if (temperature === 0) throw new UsageError('--temperature 0 makes every continuation the same greedy trajectory, so no contrast can show; give a temperature > 0 (e.g. 1)');
-      const concurrency = parseInteger('--concurrency', opts.concurrency, { min: 1, max: L.concurrency });
-      const seed = parseInteger('--seed', opts.seed, { min: 0, max: 4294967295 });
-      if (opts.split !== 'held-out' && opts.split !== 'all') throw new UsageError(`--split ${opts.split}: choose all or held-out`);
-      const engine = {
-        maxTurns: opts.maxTurns !== undefined ? parseInteger('--max-turns', opts.maxTurns, { min: 1, max: L.maxTurns }) : undefined,
-        maxTokensPerTurn: parseInteger('--max-tokens', opts.maxTokens, { min: 1, max: 1_000_000 }),
-        timeoutMs: parseInteger('--timeout-ms', opts.timeoutMs, { min: 1, max: 3_600_000 }),
-        retry: { maxAttempts: parseInteger('--retries', opts.retries, { min: 1, max: 10 }) },
-      };
-      // eval's builders, unchanged: the same flags mean the same environment and policy in both commands.
-      const flags: EvalFlags = { ...opts, samples: String(k), questions: undefined, out: undefined, seed: String(seed) };
-      const run = opts.run ? openRun(opts.run, opts.policy) : undefined;
-      const config = evalConfig(flags, run?.config, engine, undefined);
-      const maxTurns = config.engine.maxTurns;
-      if (maxTurns > L.maxTurns) throw new UsageError(`turn limit ${maxTurns} (from the run or --set) is above ${L.maxTurns}; give --max-turns ${L.maxTurns} or less`);
-      const total = trajectoryBound({ prompts, k, rollouts, maxTurns });
-      if (total > L.trajectories) throw new UsageError(`--prompts ${prompts} × --k ${k} × (1 + --rollouts ${rollouts} × (turn limit ${maxTurns} − 1)) = up to ${total} trajectories, above the limit of ${L.trajectories}; lower --prompts, --k, --rollouts or --max-turns`);
-      if (opts.html !== undefined) checkPageTarget(opts.html);
-      const suite = buildSuite(config, opts.split, undefined);
-      const sample = samplePrompts(suite.datasets, prompts, seed, opts.split);
-      if (opts.warmStart && (opts.policy !== 'embedded' || run || config.env.kind !== 'world')) throw new UsageError('--warm-start is for --policy embedded on --env world without --run (a run has its own trained weights)');
-      const { policy, about: policyAbout } = await buildPolicy(flags, suite, run, temperature, config);
-      if (opts.warmStart) {
-        // What training starts from: the same fit and cache key as buildComponents, so the weights are the run's step-0 weights.
-        const { warmStart } = await import('../../train/index.ts');
-        const { seed: bcSeed, ...settings } = config.policy.bc;
-        const embedded = policy as EmbeddedPolicy;
-        await warmStart(embedded, suite.env as WorldEnv, { seed: bcSeed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: embedded.dim });
-        policyAbout.spec = { ...policyAbout.spec, warmStart: 'bc' };
-      }
-      const about: DiagnosisAbout = { env: config.env.kind, policy: policyLabel(policyAbout.spec), prompts: sample.length, k, rollouts, maxTurns, seed };
-
-      const controller = new AbortController();
-      const onSigint = () => {
-        if (controller.signal.aborted) process.exit(130);
-        process.stderr.write('\nstopping: a partial diagnosis would be biased towards short trajectories, so nothing is printed\n');
-        controller.abort(new Error('interrupted'));
-      };
-      process.on('SIGINT', onSigint);
-      const progress = opts.quiet ? undefined : engineProgress({ label: 'diagnose', now: () => performance.now() });
-      let result: Diagnosis;
-      try {
-        result = await diagnose({
-          prompts: sample,
-          env: suite.env,
-          policy,
-          k,
-          rollouts,
-          rng: createRng(seed).fork('diagnose'),
-          settings: { ...config.engine, concurrency },
-          signal: controller.signal,
-          onEvent: progress?.onEvent,
-        });
-      } finally {
-        progress?.stop();
-        process.off('SIGINT', onSigint);
-        await (policy as { dispose?: () => Promise<void> }).dispose?.();
-      }
-      if (result.cancelled) {
-        process.exitCode = 130;
-        return;
-      }
-      if (opts.html !== undefined) writeFileAtomic(opts.html, await renderDiagnosisPage(result, about));
-      if (opts.json) process.stdout.write(JSON.stringify(diagnosisJson(result, about)) + '\n');
-      else process.stdout.write(formatDiagnosis(result, about) + (opts.html !== undefined ? `\npage: ${opts.html}` : '') + '\n');
+      const sizes = parseSizes(opts);
+      const setup = await setUp(opts, sizes);
+      await sampleAndReport(opts, sizes, setup);
     });
+}
+
+type Sizes = ReturnType<typeof parseSizes>;
+
+/** Every number flag, bounded, before anything is built: a refusal costs nothing. */
+function parseSizes(opts: DiagnoseFlags) {
+  const L = DIAGNOSE_LIMITS;
+  const prompts = parseInteger('--prompts', opts.prompts, { min: 1, max: L.prompts });
+  const k = parseInteger('--k', opts.k, { min: 2, max: L.k });
+  const rollouts = parseInteger('--rollouts', opts.rollouts, { min: 1, max: L.rollouts });
+  if (rollouts > k) throw new UsageError(`--rollouts ${rollouts} > --k ${k}: the expanded rollouts are among the root's k; lower --rollouts or raise --k`);
+  const temperature = parseDecimal('--temperature', opts.temperature, { min: 0, max: 100 });
+  if (temperature === 0) throw new UsageError('--temperature 0 makes every continuation the same greedy trajectory, so no contrast can show; give a temperature > 0 (e.g. 1)');
+  const concurrency = parseInteger('--concurrency', opts.concurrency, { min: 1, max: L.concurrency });
+  const seed = parseInteger('--seed', opts.seed, { min: 0, max: 4294967295 });
+  if (opts.split !== 'held-out' && opts.split !== 'all') throw new UsageError(`--split ${opts.split}: choose all or held-out`);
+  const split: 'held-out' | 'all' = opts.split;
+  const engine = {
+    maxTurns: opts.maxTurns !== undefined ? parseInteger('--max-turns', opts.maxTurns, { min: 1, max: L.maxTurns }) : undefined,
+    maxTokensPerTurn: parseInteger('--max-tokens', opts.maxTokens, { min: 1, max: 1_000_000 }),
+    timeoutMs: parseInteger('--timeout-ms', opts.timeoutMs, { min: 1, max: 3_600_000 }),
+    retry: { maxAttempts: parseInteger('--retries', opts.retries, { min: 1, max: 10 }) },
+  };
+  return { prompts, k, rollouts, temperature, concurrency, seed, split, engine };
+}
+
+/**
+ * The environment, the prompt sample and the policy, built by eval's builders; the refusals that need
+ * the configuration (the turn limit it settles on, the trajectory bound) come first.
+ */
+async function setUp(opts: DiagnoseFlags, sizes: Sizes) {
+  const { prompts, k, rollouts, temperature, seed, split, engine } = sizes;
+  const L = DIAGNOSE_LIMITS;
+  // eval's builders, unchanged: the same flags mean the same environment and policy in both commands.
+  const flags: EvalFlags = { ...opts, samples: String(k), questions: undefined, out: undefined, seed: String(seed) };
+  const run = opts.run ? openRun(opts.run, opts.policy) : undefined;
+  const config = evalConfig(flags, run?.config, engine, undefined);
+  const maxTurns = config.engine.maxTurns;
+  if (maxTurns > L.maxTurns) throw new UsageError(`turn limit ${maxTurns} (from the run or --set) is above ${L.maxTurns}; give --max-turns ${L.maxTurns} or less`);
+  const total = trajectoryBound({ prompts, k, rollouts, maxTurns });
+  if (total > L.trajectories) throw new UsageError(`--prompts ${prompts} × --k ${k} × (1 + --rollouts ${rollouts} × (turn limit ${maxTurns} − 1)) = up to ${total} trajectories, above the limit of ${L.trajectories}; lower --prompts, --k, --rollouts or --max-turns`);
+  if (opts.html !== undefined) checkPageTarget(opts.html);
+  const suite = buildSuite(config, split, undefined);
+  const sample = samplePrompts(suite.datasets, prompts, seed, split);
+  if (opts.warmStart && (opts.policy !== 'embedded' || run || config.env.kind !== 'world')) throw new UsageError('--warm-start is for --policy embedded on --env world without --run (a run has its own trained weights)');
+  const { policy, about: policyAbout } = await buildPolicy(flags, suite, run, temperature, config);
+  if (opts.warmStart) {
+    // What training starts from: the same fit and cache key as buildComponents, so the weights are the run's step-0 weights.
+    const { warmStart } = await import('../../train/index.ts');
+    const { seed: bcSeed, ...settings } = config.policy.bc;
+    const embedded = policy as EmbeddedPolicy;
+    await warmStart(embedded, suite.env as WorldEnv, { seed: bcSeed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: embedded.dim });
+    policyAbout.spec = { ...policyAbout.spec, warmStart: 'bc' };
+  }
+  const about: DiagnosisAbout = { env: config.env.kind, policy: policyLabel(policyAbout.spec), prompts: sample.length, k, rollouts, maxTurns, seed };
+  return { config, suite, sample, policy, about };
+}
+
+/** One engine step with the progress bar and Ctrl-C, then the page (atomically) and the table or JSON. */
+async function sampleAndReport(opts: DiagnoseFlags, sizes: Sizes, setup: Awaited<ReturnType<typeof setUp>>): Promise<void> {
+  const { k, rollouts, concurrency, seed } = sizes;
+  const { config, suite, sample, policy, about } = setup;
+  const controller = new AbortController();
+  const onSigint = () => {
+    if (controller.signal.aborted) process.exit(130);
+    process.stderr.write('\nstopping: a partial diagnosis would be biased towards short trajectories, so nothing is printed\n');
+    controller.abort(new Error('interrupted'));
+  };
+  process.on('SIGINT', onSigint);
+  const progress = opts.quiet ? undefined : engineProgress({ label: 'diagnose', now: () => performance.now() });
+  let result: Diagnosis;
+  try {
+    result = await diagnose({
+      prompts: sample,
+      env: suite.env,
+      policy,
+      k,
+      rollouts,
+      rng: createRng(seed).fork('diagnose'),
+      settings: { ...config.engine, concurrency },
+      signal: controller.signal,
+      onEvent: progress?.onEvent,
+    });
+  } finally {
+    progress?.stop();
+    process.off('SIGINT', onSigint);
+    await (policy as { dispose?: () => Promise<void> }).dispose?.();
+  }
+  if (result.cancelled) {
+    process.exitCode = 130;
+    return;
+  }
+  if (opts.html !== undefined) writeFileAtomic(opts.html, await renderDiagnosisPage(result, about));
+  if (opts.json) process.stdout.write(JSON.stringify(diagnosisJson(result, about)) + '\n');
+  else process.stdout.write(formatDiagnosis(result, about) + (opts.html !== undefined ? `\npage: ${opts.html}` : '') + '\n');
 }
 
 /**

@@ -22,7 +22,7 @@ export interface DepthRow {
   depth: number;
   /** Prefixes at depth t with at least two finished trajectories (the root counts once per prompt at t = 0). */
   prefixes: number;
-  /** Bare rollouts that had already ended at or before depth t: their outcome is known, V_t(1 − V_t) = 0. */
+  /** Expanded bare rollouts that had already ended at or before depth t: their outcome is known, V_t(1 − V_t) = 0. */
   ended: number;
   /** Mean V̂_t over the prefixes. */
   meanV: number | null;

@@ -14,4 +14,5 @@ export * as rollout from './rollout/index.ts';
 export * as train from './train/index.ts';
 export * as store from './store/index.ts';
 export * as report from './report/index.ts';
+export * as diagnose from './diagnose/index.ts';
 export { createRng, type Rng } from './util/rng.ts';

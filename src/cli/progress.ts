@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { LoopEvent } from '../train/index.ts';
+import type { EngineEvent } from '../rollout/index.ts';
 
 /**
  * Live progress of a run: a bar on a terminal (step, phase, trajectories, reward, effective ratio),
@@ -56,6 +57,47 @@ export function progressReporter(options: { steps: number; label: string; stream
         }
         default:
           break;
+      }
+    },
+    stop() {
+      if (started) bar?.stop();
+    },
+  };
+}
+
+/**
+ * Live progress of one engine step outside training (`trace-rl diagnose`): trajectories finished of
+ * those planned so far (continuations are planned as each prompt's bare rollouts finish, so the total
+ * grows), and policy calls. A bar on a terminal, a plain line every 5 s otherwise.
+ */
+export function engineProgress(options: { label: string; stream?: NodeJS.WriteStream; now: () => number }) {
+  const stream = options.stream ?? process.stderr;
+  const tty = Boolean(stream.isTTY) && !process.env.TRACE_RL_PLAIN_PROGRESS;
+  const bar = tty
+    ? new cliProgress.SingleBar({ stream, format: `${options.label} [{bar}] {value}/{total} trajectories | {turns} policy calls | {failed} failed`, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic)
+    : undefined;
+  let started = false;
+  let last = options.now();
+  let said = '';
+  return {
+    onEvent(e: EngineEvent) {
+      const p = e.progress;
+      const done = p.bareDone + p.continuationDone;
+      const planned = p.barePlanned + p.continuationPlanned;
+      const payload = { turns: p.turns, failed: p.failed };
+      if (bar) {
+        if (!started) {
+          bar.start(Math.max(1, planned), done, payload);
+          started = true;
+        }
+        bar.setTotal(Math.max(1, planned));
+        bar.update(done, payload);
+      } else if (e.kind === 'done' || options.now() - last > 5000) {
+        const line = `${options.label}: ${done}/${planned} trajectories, ${p.turns} policy calls, ${p.failed} failed\n`;
+        // The last trajectory and the step's end carry the same counts: say them once.
+        if (line !== said) stream.write(line);
+        said = line;
+        last = options.now();
       }
     },
     stop() {

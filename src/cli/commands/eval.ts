@@ -14,7 +14,7 @@ import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-interface EvalFlags {
+export interface EvalFlags {
   env?: string;
   datasets?: string;
   retrieval?: string;
@@ -137,7 +137,7 @@ async function evaluate(opts: EvalFlags, e: { suite: ReturnType<typeof buildSuit
 }
 
 /** The training run behind `--policy embedded|tiny-lm --run DIR`: its configuration and last policy checkpoint. */
-function openRun(dir: string, policyKind: string): { config: TrainConfig; checkpoint: Uint8Array; step: number; dir: string } {
+export function openRun(dir: string, policyKind: string): { config: TrainConfig; checkpoint: Uint8Array; step: number; dir: string } {
   if (policyKind !== 'embedded' && policyKind !== 'tiny-lm') throw new UsageError(`--run is for --policy embedded or tiny-lm (got --policy ${policyKind})`);
   let store: RunStore;
   try {
@@ -159,7 +159,7 @@ function openRun(dir: string, policyKind: string): { config: TrainConfig; checkp
 }
 
 /** The environment settings: the run's (if any), then the flags, then `--set`. */
-function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engine: Record<string, unknown>, questions: number | undefined): TrainConfig {
+export function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engine: Record<string, unknown>, questions: number | undefined): TrainConfig {
   const raw: Record<string, unknown> = { seed: Number(opts.seed), env: { ...(base?.env ?? { kind: 'qa' }) }, engine: { ...(base?.engine ?? {}), ...Object.fromEntries(Object.entries(engine).filter(([, v]) => v !== undefined)) } };
   if (base) raw.seed = base.seed;
   const set = (p: string, v: unknown) => v !== undefined && setPath(raw, p, v);
@@ -205,7 +205,7 @@ function setDatasets(raw: Record<string, unknown>, kind: string, datasets: strin
 /** Held-out (or all) questions per dataset, at most `questions` each. */
 type Suite = EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy; scope: string[] };
 
-function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): Suite {
+export function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): Suite {
   let setup;
   try {
     setup = buildEnvironment(config);
@@ -242,7 +242,7 @@ interface PolicyAbout {
   lines: string[];
 }
 
-async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy }, run: ReturnType<typeof openRun> | undefined, temperature: number, config: TrainConfig): Promise<{ policy: Policy; about: PolicyAbout }> {
+export async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy }, run: ReturnType<typeof openRun> | undefined, temperature: number, config: TrainConfig): Promise<{ policy: Policy; about: PolicyAbout }> {
   const envLine = `environment: ${suite.env.name} (turn limit ${config.engine.maxTurns}, top-k ${config.env.topK}); datasets: ${[...suite.datasets.keys()].join(', ')}; split: ${opts.split}`;
   const sampling = temperature === 0 ? 'greedy' : `sampled at temperature ${temperature}`;
   switch (opts.policy) {

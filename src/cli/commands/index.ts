@@ -26,4 +26,5 @@ export const commands: Record<string, () => Promise<CommandModule>> = {
   grade: () => import('./grade.ts'),
   bfcl: () => import('./bfcl.ts'),
   eval: () => import('./eval.ts'),
+  diagnose: () => import('./diagnose.ts'),
 };

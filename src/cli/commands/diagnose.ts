@@ -1,0 +1,226 @@
+import type { Command } from 'commander';
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { diagnose, diagnosisJson, formatDiagnosis, renderDiagnosisPage, trajectoryBound, type Diagnosis, type DiagnosisAbout } from '../../diagnose/index.ts';
+import type { WorldEnv } from '../../env/index.ts';
+import type { EmbeddedPolicy } from '../../policy/index.ts';
+import type { Prompt } from '../../tree/types.ts';
+import { writeFileAtomic } from '../../store/index.ts';
+import { createRng, shuffled } from '../../util/rng.ts';
+import { parseDecimal, parseInteger, UsageError } from '../io.ts';
+import { engineProgress } from '../progress.ts';
+import { buildPolicy, buildSuite, evalConfig, openRun, type EvalFlags } from './eval.ts';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** Bounds on what one diagnosis may ask for: it runs on a laptop before training, not instead of it. */
+export const DIAGNOSE_LIMITS = { prompts: 1000, k: 256, rollouts: 16, maxTurns: 256, trajectories: 100_000, concurrency: 256 } as const;
+
+interface DiagnoseFlags {
+  env?: string;
+  policy: string;
+  baseUrl?: string[];
+  model?: string;
+  mode: string;
+  run?: string;
+  datasets?: string;
+  retrieval?: string;
+  retrieverUrl?: string;
+  topK?: string;
+  set?: string[];
+  split: string;
+  prompts: string;
+  k: string;
+  rollouts: string;
+  maxTurns?: string;
+  temperature: string;
+  concurrency: string;
+  retries: string;
+  timeoutMs: string;
+  maxTokens: string;
+  seed: string;
+  json?: boolean;
+  html?: string;
+  quiet?: boolean;
+  warmStart?: boolean;
+}
+
+/**
+ * `trace-rl diagnose --env KIND --policy KIND`: before training, where the outcome contrast of a task
+ * lies (issue 33 §4). Environment and policy are built exactly as `trace-rl eval` builds them (its
+ * builders); the sampling is one rollout-engine step with a fixed allocation (src/diagnose).
+ */
+export function register(program: Command): void {
+  program
+    .command('diagnose')
+    .description('before training: where the outcome contrast lies — per depth t, mean V_t(1−V_t) from k continuations, the share of outcome variance still open, the next decision\'s entropy, and what a continuation costs; see docs/diagnose.md')
+    .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s, bfcl’s, math-world’s)')
+    .option('--env <kind>', 'environment kind: qa, world, simulator, bfcl, math, math-world (default: the run’s, else qa)')
+    .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
+    .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file')
+    .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
+    .option('--run <dir>', 'embedded or tiny-lm: a training run folder; its last checkpoint is diagnosed and its env settings are the defaults')
+    .option('--warm-start', 'embedded on the world, without --run: the behaviour-cloning warm start training begins from (policy.warmStart bc, its cached fit), instead of zero weights')
+    .option('--datasets <list>', 'qa: comma-separated hotpotqa, 2wiki, musique, bamboogle or JSONL files')
+    .option('--retrieval <mode>', 'qa: per-question, pooled or url')
+    .option('--retriever-url <url>', 'qa with --retrieval url: the Search-R1-compatible retriever')
+    .option('--top-k <k>', 'documents per search')
+    .option('--set <path=value...>', 'any environment setting, e.g. --set env.successRule=em')
+    .option('--split <which>', 'where prompts are drawn from: all (every question of the environment) or held-out', 'all')
+    .option('--prompts <n>', `prompts sampled (at most ${DIAGNOSE_LIMITS.prompts})`, '8')
+    .option('--k <n>', `trajectories per prefix: the root's rollouts and each prefix's continuations (2 … ${DIAGNOSE_LIMITS.k})`, '8')
+    .option('--rollouts <n>', `bare rollouts per prompt whose every prefix is expanded (1 … min(k, ${DIAGNOSE_LIMITS.rollouts}); the first of the root's k)`, '1')
+    .option('--max-turns <n>', `turn limit per trajectory (at most ${DIAGNOSE_LIMITS.maxTurns}; default the environment's)`)
+    .option('--temperature <t>', 'sampling temperature, > 0 (openai and tiny-lm; the embedded and scripted policies sample at their own)', '1')
+    .option('--concurrency <n>', 'policy requests in flight at most', '8')
+    .option('--retries <n>', 'attempts per policy call or tool step (1 = no retry)', '3')
+    .option('--timeout-ms <ms>', 'per policy call or tool step', '60000')
+    .option('--max-tokens <n>', 'generated tokens per turn at most', '512')
+    .option('--seed <n>', 'seed of the prompt sample and of every sampling stream', '0')
+    .option('--json', 'print exactly one JSON object (per-depth rows, spend) instead of the table')
+    .option('--html <file>', 'also write a self-contained HTML page with the plots (written atomically)')
+    .option('--quiet', 'no progress display')
+    .action(async (opts: DiagnoseFlags) => {
+      const sizes = parseSizes(opts);
+      const setup = await setUp(opts, sizes);
+      await sampleAndReport(opts, sizes, setup);
+    });
+}
+
+type Sizes = ReturnType<typeof parseSizes>;
+
+/** Every number flag, bounded, before anything is built: a refusal costs nothing. */
+function parseSizes(opts: DiagnoseFlags) {
+  const L = DIAGNOSE_LIMITS;
+  const prompts = parseInteger('--prompts', opts.prompts, { min: 1, max: L.prompts });
+  const k = parseInteger('--k', opts.k, { min: 2, max: L.k });
+  const rollouts = parseInteger('--rollouts', opts.rollouts, { min: 1, max: L.rollouts });
+  if (rollouts > k) throw new UsageError(`--rollouts ${rollouts} > --k ${k}: the expanded rollouts are among the root's k; lower --rollouts or raise --k`);
+  const temperature = parseDecimal('--temperature', opts.temperature, { min: 0, max: 100 });
+  if (temperature === 0) throw new UsageError('--temperature 0 makes every continuation the same greedy trajectory, so no contrast can show; give a temperature > 0 (e.g. 1)');
+  const concurrency = parseInteger('--concurrency', opts.concurrency, { min: 1, max: L.concurrency });
+  const seed = parseInteger('--seed', opts.seed, { min: 0, max: 4294967295 });
+  if (opts.split !== 'held-out' && opts.split !== 'all') throw new UsageError(`--split ${opts.split}: choose all or held-out`);
+  const split: 'held-out' | 'all' = opts.split;
+  const engine = {
+    maxTurns: opts.maxTurns !== undefined ? parseInteger('--max-turns', opts.maxTurns, { min: 1, max: L.maxTurns }) : undefined,
+    maxTokensPerTurn: parseInteger('--max-tokens', opts.maxTokens, { min: 1, max: 1_000_000 }),
+    timeoutMs: parseInteger('--timeout-ms', opts.timeoutMs, { min: 1, max: 3_600_000 }),
+    retry: { maxAttempts: parseInteger('--retries', opts.retries, { min: 1, max: 10 }) },
+  };
+  return { prompts, k, rollouts, temperature, concurrency, seed, split, engine };
+}
+
+/**
+ * The environment, the prompt sample and the policy, built by eval's builders; the refusals that need
+ * the configuration (the turn limit it settles on, the trajectory bound) come first.
+ */
+async function setUp(opts: DiagnoseFlags, sizes: Sizes) {
+  const { prompts, k, rollouts, temperature, seed, split, engine } = sizes;
+  const L = DIAGNOSE_LIMITS;
+  // eval's builders, unchanged: the same flags mean the same environment and policy in both commands.
+  const flags: EvalFlags = { ...opts, samples: String(k), questions: undefined, out: undefined, seed: String(seed) };
+  const run = opts.run ? openRun(opts.run, opts.policy) : undefined;
+  const config = evalConfig(flags, run?.config, engine, undefined);
+  const maxTurns = config.engine.maxTurns;
+  if (maxTurns > L.maxTurns) throw new UsageError(`turn limit ${maxTurns} (from the run or --set) is above ${L.maxTurns}; give --max-turns ${L.maxTurns} or less`);
+  const total = trajectoryBound({ prompts, k, rollouts, maxTurns });
+  if (total > L.trajectories) throw new UsageError(`--prompts ${prompts} × --k ${k} × (1 + --rollouts ${rollouts} × (turn limit ${maxTurns} − 1)) = up to ${total} trajectories, above the limit of ${L.trajectories}; lower --prompts, --k, --rollouts or --max-turns`);
+  if (opts.html !== undefined) checkPageTarget(opts.html);
+  const suite = buildSuite(config, split, undefined);
+  const sample = samplePrompts(suite.datasets, prompts, seed, split);
+  if (opts.warmStart && (opts.policy !== 'embedded' || run || config.env.kind !== 'world')) throw new UsageError('--warm-start is for --policy embedded on --env world without --run (a run has its own trained weights)');
+  const { policy, about: policyAbout } = await buildPolicy(flags, suite, run, temperature, config);
+  if (opts.warmStart) {
+    // What training starts from: the same fit and cache key as buildComponents, so the weights are the run's step-0 weights.
+    const { warmStart } = await import('../../train/index.ts');
+    const { seed: bcSeed, ...settings } = config.policy.bc;
+    const embedded = policy as EmbeddedPolicy;
+    await warmStart(embedded, suite.env as WorldEnv, { seed: bcSeed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: embedded.dim });
+    policyAbout.spec = { ...policyAbout.spec, warmStart: 'bc' };
+  }
+  const about: DiagnosisAbout = { env: config.env.kind, policy: policyLabel(policyAbout.spec), prompts: sample.length, k, rollouts, maxTurns, seed };
+  return { config, suite, sample, policy, about };
+}
+
+/** One engine step with the progress bar and Ctrl-C, then the page (atomically) and the table or JSON. */
+async function sampleAndReport(opts: DiagnoseFlags, sizes: Sizes, setup: Awaited<ReturnType<typeof setUp>>): Promise<void> {
+  const { k, rollouts, concurrency, seed } = sizes;
+  const { config, suite, sample, policy, about } = setup;
+  const controller = new AbortController();
+  const onSigint = () => {
+    if (controller.signal.aborted) process.exit(130);
+    process.stderr.write('\nstopping: a partial diagnosis would be biased towards short trajectories, so nothing is printed\n');
+    controller.abort(new Error('interrupted'));
+  };
+  process.on('SIGINT', onSigint);
+  const progress = opts.quiet ? undefined : engineProgress({ label: 'diagnose', now: () => performance.now() });
+  let result: Diagnosis;
+  try {
+    result = await diagnose({
+      prompts: sample,
+      env: suite.env,
+      policy,
+      k,
+      rollouts,
+      rng: createRng(seed).fork('diagnose'),
+      settings: { ...config.engine, concurrency },
+      signal: controller.signal,
+      onEvent: progress?.onEvent,
+    });
+  } finally {
+    progress?.stop();
+    process.off('SIGINT', onSigint);
+    await (policy as { dispose?: () => Promise<void> }).dispose?.();
+  }
+  if (result.cancelled) {
+    process.exitCode = 130;
+    return;
+  }
+  if (opts.html !== undefined) writeFileAtomic(opts.html, await renderDiagnosisPage(result, about));
+  if (opts.json) process.stdout.write(JSON.stringify(diagnosisJson(result, about)) + '\n');
+  else process.stdout.write(formatDiagnosis(result, about) + (opts.html !== undefined ? `\npage: ${opts.html}` : '') + '\n');
+}
+
+/**
+ * Refuses an --html path that cannot take the page before any sampling is spent (writeFileAtomic
+ * checks again when it writes): an empty name, a folder, a missing parent folder.
+ */
+function checkPageTarget(file: string): void {
+  if (file.trim() === '') throw new UsageError('--html needs a file name, e.g. --html diagnose.html');
+  const target = path.resolve(file);
+  let st;
+  try {
+    st = statSync(target);
+  } catch {
+    // a new file: its folder must exist
+  }
+  if (st && !st.isFile()) throw new UsageError(`--html ${file}: not a regular file (a folder, a device or a pipe); give a file path such as ${path.join(file, 'diagnose.html')}`);
+  let dir;
+  try {
+    dir = statSync(path.dirname(target));
+  } catch {
+    // reported below
+  }
+  if (!dir?.isDirectory()) throw new UsageError(`--html ${file}: folder ${path.dirname(target)} does not exist; create it or choose another path`);
+}
+
+/**
+ * `n` prompts drawn without replacement from every dataset of the suite (seeded), each id once: a
+ * prompt listed in two datasets would otherwise be two trees with one id.
+ */
+function samplePrompts(datasets: ReadonlyMap<string, readonly Prompt[]>, n: number, seed: number, split: string): Prompt[] {
+  const seen = new Set<string>();
+  const pool: Prompt[] = [];
+  for (const prompts of datasets.values()) for (const p of prompts) if (!seen.has(p.id)) (seen.add(p.id), pool.push(p));
+  if (n > pool.length) throw new UsageError(`--prompts ${n}: the ${split === 'all' ? '' : 'held-out '}pool holds only ${pool.length} questions; give --prompts ${pool.length} or less${split === 'all' ? '' : ', or --split all'}`);
+  return shuffled(pool, createRng(seed).fork('diagnose/prompts')).slice(0, n);
+}
+
+function policyLabel(spec: Record<string, unknown>): string {
+  const kind = String(spec.kind);
+  if (kind === 'openai' || kind === 'tiny-lm') return `${kind} ${String(spec.model)}`;
+  if (kind === 'embedded') return spec.run ? `embedded (${String(spec.run)}, step ${String(spec.step)})` : spec.warmStart ? 'embedded (behaviour-cloning warm start)' : 'embedded (untrained)';
+  return kind;
+}

@@ -1,0 +1,71 @@
+import type { DepthRow } from './measure.ts';
+import type { Diagnosis } from './run.ts';
+
+/** What was diagnosed, for the table's header, the JSON object and the page. */
+export interface DiagnosisAbout {
+  env: string;
+  policy: string;
+  prompts: number;
+  k: number;
+  rollouts: number;
+  maxTurns: number;
+  seed: number;
+}
+
+/**
+ * V(1 − V) bought per generated token by one continuation at depth t, relative to a fresh rollout at
+ * the root: (contrast_t / tokens_t) / (contrast_0 / tokens_0). Above 1, a continuation there buys
+ * more open contrast per token than a new bare rollout. Null where a term is missing or zero.
+ */
+export function perTokenVsRoot(row: DepthRow, rootRow: DepthRow | undefined): number | null {
+  if (!rootRow || row.contrast === null || rootRow.contrast === null || !rootRow.contrast) return null;
+  const t = row.cost.tokens;
+  const t0 = rootRow.cost.tokens;
+  if (!t || !t0) return null;
+  return row.contrast / t / (rootRow.contrast / t0);
+}
+
+/** The one JSON object `--json` prints. */
+export function diagnosisJson(d: Diagnosis, about: DiagnosisAbout) {
+  const rootRow = d.rows.find((r) => r.depth === 0);
+  return {
+    ...about,
+    estimator: 'unbiased: k/(k-1) * V(1-V) per prefix',
+    depths: d.rows.map((r) => ({ ...r, perTokenVsRoot: perTokenVsRoot(r, rootRow) })),
+    spend: { trajectories: d.spend.bare + d.spend.continuation, bare: d.spend.bare, continuations: d.spend.continuation, turns: d.spend.turns, tokens: d.spend.tokens, toolCalls: d.spend.toolCalls },
+    failed: d.failed,
+  };
+}
+
+const fixed = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(digits));
+
+/** The plain-text table: one row per depth, a header saying what was sampled and how V(1 − V) is estimated. */
+export function formatDiagnosis(d: Diagnosis, about: DiagnosisAbout): string {
+  const rootRow = d.rows.find((r) => r.depth === 0);
+  const truth = d.rows.some((r) => r.trueContrast !== undefined);
+  const head = ['depth', 'prefixes', 'ended', 'mean V', 'V(1-V)', ...(truth ? ['true V(1-V)'] : []), 'open share', 'entropy', 'cont. traj', 'turns', 'tokens', 'V(1-V)/token vs root'];
+  const rows = d.rows.map((r) => [
+    String(r.depth),
+    String(r.prefixes),
+    String(r.ended),
+    fixed(r.meanV),
+    fixed(r.contrast),
+    ...(truth ? [fixed(r.trueContrast)] : []),
+    fixed(r.share),
+    fixed(r.entropy),
+    r.prefixes ? '1' : 'n/a',
+    fixed(r.cost.turns, 2),
+    fixed(r.cost.tokens, 1),
+    fixed(perTokenVsRoot(r, rootRow), 2),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const s = d.spend;
+  return [
+    `diagnose: env ${about.env}, policy ${about.policy}: ${about.prompts} prompts, k = ${about.k} trajectories per prefix, ${about.rollouts} expanded rollout(s) per prompt, turn limit ${about.maxTurns}, seed ${about.seed}`,
+    'V(1-V): mean over prefixes of the unbiased k/(k-1)·V̂(1-V̂); open share: E[V_t(1-V_t)] over every expanded rollout (ended ones count 0) / E[V_0(1-V_0)]; costs: mean per continuation from that depth (depth 0: a full rollout)',
+    line(head),
+    ...rows.map(line),
+    `spent: ${s.bare + s.continuation} trajectories (${s.bare} bare, ${s.continuation} continuations), ${s.turns} policy calls, ${s.tokens} generated tokens, ${s.toolCalls} tool calls${d.failed ? `; ${d.failed} trajectories failed after their retries (left out of every estimate)` : ''}`,
+  ].join('\n');
+}

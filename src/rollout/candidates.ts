@@ -96,12 +96,26 @@ export function suffixCost(nodes: readonly TreeNode[], price: Pick<Price, 'unit'
   return Math.max(1, tokens);
 }
 
-/** The cost of the trajectory that starts at `firstId` (down its first children to a leaf). */
-export function chainCost(tree: RolloutTree, firstId: string, price: Pick<Price, 'unit'>): number {
-  const nodes: TreeNode[] = [];
-  for (let n = getNode(tree, firstId); ; n = getNode(tree, n.children[0])) {
-    nodes.push(n);
-    if (n.children.length === 0) break;
+/**
+ * The mean cost in `unit` of the bare rollouts of `trees` that finished with a reward; undefined when
+ * none did. A trajectory the budget or a failure cut short is not a sample of what a bare rollout
+ * costs: counting it would lower the price, plan more roots, cut more of them, and so spiral.
+ */
+export function meanBareCost(trees: readonly RolloutTree[], unit: Price['unit']): number | undefined {
+  let sum = 0;
+  let count = 0;
+  for (const tree of trees) {
+    for (const id of root(tree).children) {
+      if (getNode(tree, id).origin !== 'bare') continue;
+      const nodes: TreeNode[] = [];
+      for (let n = getNode(tree, id); ; n = getNode(tree, n.children[0])) {
+        nodes.push(n);
+        if (n.children.length === 0) break;
+      }
+      if (nodes[nodes.length - 1].reward === undefined) continue;
+      sum += suffixCost(nodes, { unit });
+      count++;
+    }
   }
-  return suffixCost(nodes, price);
+  return count > 0 ? sum / count : undefined;
 }

@@ -3,16 +3,16 @@ import type { PrefixCandidate, PrefixRoundInput, RootCandidate, RootRoundInput, 
 import { BudgetLedger, capIn, type BudgetUnit, type Caps, type Spend } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
-import { createTree, getNode, root } from '../tree/index.ts';
-import type { Prompt, RolloutTree, TurnError } from '../tree/index.ts';
+import { childId, createTree, getNode, root } from '../tree/index.ts';
+import type { Prompt, RolloutTree, TreeNode, TurnError } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
 import { isCancellation } from './call.ts';
 import { emptyProgress, type EngineEvent, type Progress } from './events.ts';
-import { chainCost, prefixCandidates, rootCandidates, type Price, type Scorer } from './candidates.ts';
+import { meanBareCost, suffixCost, prefixCandidates, rootCandidates, type Price, type Scorer } from './candidates.ts';
 import { liveTape, recordTape, replayTape, type Recording, type Tape } from './recorder.ts';
 import { Semaphore } from './semaphore.ts';
 import { engineSettings, type EngineSettings, type EngineSettingsInput } from './settings.ts';
-import { runTrajectory, type ActionParser, type TrajectoryContext, type TrajectoryResult } from './trajectory.ts';
+import { runTrajectory, type ActionParser, type TrajectoryContext, type TrajectoryResult, type TrajectoryStart } from './trajectory.ts';
 
 /** Misuse of the engine (unknown prompt ids in a plan, bad counts, conflicting options). */
 export class EngineError extends Error {
@@ -126,6 +126,15 @@ class StepRun<S> {
   private rootPlanMs = 0;
   /** Prices in turns or tokens; undefined in the trajectories unit (every trajectory costs 1). */
   private readonly price?: Price;
+  /**
+   * Priced budgets: what the trajectories admitted so far commit, their real cost once finished and
+   * their expected cost while running (by first node id, `admitted`). All of a step's trajectories make
+   * their first call early (the semaphore is per call, not per trajectory), so admission must count
+   * what the running ones will still spend, not only what the ledger has settled.
+   */
+  private committed = 0;
+  private readonly trajectorySlots?: Semaphore;
+  private readonly admitted = new Map<string, number>();
 
   constructor(private readonly options: StepOptions<S>) {
     this.settings = engineSettings(options.settings);
@@ -152,6 +161,7 @@ class StepRun<S> {
       this.price = { unit: this.unit, root: Math.max(1, Math.round(root)) };
     }
     this.semaphore = new Semaphore(this.settings.concurrency);
+    if (this.price) this.trajectorySlots = new Semaphore(2 * this.settings.concurrency);
     this.candidates = options.candidates ?? rootCandidates(options.prompts, options.env, this.scorer);
   }
 
@@ -202,20 +212,21 @@ class StepRun<S> {
   private planRoots(strategy: Allocator, round: number, results: ReadonlyMap<string, readonly number[]>): Map<string, number> {
     const t0 = this.options.clock?.();
     const root = this.price?.root ?? 1;
-    const remaining = Math.floor(this.ledger.remaining(this.unit) / root);
-    const input: RootRoundInput = { candidates: this.candidates, round, budget: Math.floor(strategy.cap / root), remaining, results, rng: this.options.rng.fork(`roots/${round}`) };
+    const remaining = Math.floor(this.spendable(this.ledger.remaining(this.unit)) / root);
+    const input: RootRoundInput = { candidates: this.candidates, round, budget: Math.floor(this.spendable(strategy.cap) / root), remaining, results, rng: this.options.rng.fork(`roots/${round}`) };
     const plan = strategy.roots.plan(input);
     if (t0 !== undefined) this.rootPlanMs += this.options.clock!() - t0;
     return plan;
   }
 
   /** Phase 2 for one prompt: m bare rollouts in the next free slots under its root. */
-  private bareRollouts(ctx: TrajectoryContext<S>, m: number): Promise<TrajectoryResult[]> {
+  private bareRollouts(ctx: TrajectoryContext<S>, m: number, expectedCost?: number): Promise<TrajectoryResult[]> {
     const first = nextSlot(root(ctx.tree).children);
     this.progress.barePlanned += m;
+    const cost = this.price ? { expectedCost: expectedCost ?? this.price.root } : {};
     return Promise.all(
       Array.from({ length: m }, (_, k) =>
-        runTrajectory(ctx, { fromId: ctx.prompt.id, slot: first + k, origin: 'bare' }).then((res) => {
+        this.trajectory(ctx, { fromId: ctx.prompt.id, slot: first + k, origin: 'bare', ...cost }).then((res) => {
           this.finished(ctx, 'bare', res);
           return res;
         }),
@@ -291,7 +302,7 @@ class StepRun<S> {
     for (const c of prefixes) getNode(ctx.tree, c.id).predicted ??= c.q;
     const runs: Array<Promise<TrajectoryResult>> = [];
     const resampled = plan.get(ctx.prompt.id) ?? 0;
-    const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled) : Promise.resolve([]);
+    const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled, this.barePrice([ctx.tree])) : Promise.resolve([]);
     for (const c of prefixes) {
       const K = plan.get(c.id) ?? 0;
       if (K < 1 || c.id === ctx.prompt.id) continue;
@@ -301,7 +312,7 @@ class StepRun<S> {
       for (let k = 0; k < K; k++) {
         this.progress.continuationPlanned++;
         runs.push(
-          runTrajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation' }).then((r) => {
+          this.trajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation', ...(c.cost !== undefined ? { expectedCost: c.cost } : {}) }).then((r) => {
             this.finished(ctx, 'continuation', r);
             return r;
           }),
@@ -329,7 +340,7 @@ class StepRun<S> {
 
   /** One leftover round; false when it planned nothing. */
   private async leftoverRound(): Promise<boolean> {
-    const remaining = Math.floor(this.ledger.remaining(this.unit) / this.barePrice([...this.trees.values()]));
+    const remaining = Math.floor(this.spendable(this.ledger.remaining(this.unit)) / this.barePrice([...this.trees.values()]));
     const planner = this.strategy?.leftover;
     if (!planner || this.options.rootPlan || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return false;
     const roots = new Map([...this.trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
@@ -338,7 +349,8 @@ class StepRun<S> {
     if (total === 0) return false;
     this.rounds.push(plan);
     const runs: Array<Promise<unknown>> = [];
-    for (const [id, d] of plan) if (d > 0) runs.push(this.bareRollouts(this.contextFor(this.byId.get(id)!), d));
+    const price = this.barePrice([...this.trees.values()]);
+    for (const [id, d] of plan) if (d > 0) runs.push(this.bareRollouts(this.contextFor(this.byId.get(id)!), d, price));
     this.emit({ kind: 'roots', round: this.rounds.length - 1, prompts: plan.size, trajectories: total, progress: { ...this.progress } });
     await Promise.all(runs);
     return true;
@@ -346,22 +358,22 @@ class StepRun<S> {
 
   /**
    * What a bare rollout costs in the step's unit: 1 in trajectories; in turns and tokens the mean cost
-   * of the bare rollouts of `trees` in this step (a prompt's own when its continuation budget is set,
+   * of the finished bare rollouts of `trees` in this step (a prompt's own when its continuation budget is set,
    * every prompt's for the leftover; all of them have finished by then, so the price does not depend
    * on the order they finished in), else the planned price.
    */
   private barePrice(trees: readonly RolloutTree[]): number {
     if (!this.price) return 1;
-    let sum = 0;
-    let count = 0;
-    for (const tree of trees) {
-      for (const id of root(tree).children) {
-        if (getNode(tree, id).origin !== 'bare') continue;
-        sum += chainCost(tree, id, this.price);
-        count++;
-      }
-    }
-    return Math.max(1, Math.round(count > 0 ? sum / count : this.price.root));
+    return Math.max(1, Math.round(meanBareCost(trees, this.price.unit) ?? this.price.root));
+  }
+
+  /**
+   * What of `amount` left in the step's unit rollouts can be planned on. In tokens a call is granted
+   * only while maxTokensPerTurn tokens are free, so the last maxTokensPerTurn of the budget can never
+   * pay for a call: planning on them would start trajectories that the cap then cuts short.
+   */
+  private spendable(amount: number): number {
+    return this.unit === 'tokens' ? Math.max(0, amount - this.settings.maxTokensPerTurn) : amount;
   }
 
   /** The strategy's unit (trajectories without one). */
@@ -411,13 +423,50 @@ class StepRun<S> {
         parseAction,
         onRetry: (key, attempt, error, delayMs) => this.emit({ kind: 'retry', key, attempt, error, delayMs, progress: { ...this.progress } }),
         onTurn: () => void this.progress.turns++,
+        ...(this.price ? { covers: (id: string, cost: number) => this.admit(id, cost) } : {}),
       };
       this.contexts.set(p.id, ctx);
     }
     return ctx;
   }
 
+  /**
+   * Runs one trajectory. In priced budgets at most 2 × concurrency trajectories run at once: otherwise
+   * every planned trajectory makes its first call at the start (the semaphore is per call), so all are
+   * admitted before any cost is known, and when the plan's price was low (the policy changed since the
+   * last step) the cap cuts many of them halfway. Gated, admission sees the real cost of those that
+   * finished, and the cap can cut at most the few running at the end.
+   */
+  private async trajectory(ctx: TrajectoryContext<S>, start: TrajectoryStart): Promise<TrajectoryResult> {
+    const slots = this.trajectorySlots;
+    if (!slots) return runTrajectory(ctx, start);
+    try {
+      await slots.acquire(this.signal);
+    } catch {
+      return { firstNodeId: childId(start.fromId, start.slot), started: false };
+    }
+    try {
+      return await runTrajectory(ctx, start);
+    } finally {
+      slots.release();
+    }
+  }
+
+  /** Admits trajectory `id` (expected to cost `cost`) when the budget not yet committed covers it. */
+  private admit(id: string, cost: number): boolean {
+    if (this.spendable(this.strategy!.cap) - this.committed < cost) return false;
+    this.committed += cost;
+    this.admitted.set(id, cost);
+    return true;
+  }
+
   private finished(ctx: TrajectoryContext<S>, origin: 'bare' | 'continuation', r: TrajectoryResult): void {
+    const expected = this.admitted.get(r.firstNodeId);
+    if (expected !== undefined && this.price) {
+      // Replace the expectation by what the trajectory's own turns cost (0 if it left no node).
+      this.committed += (r.leafId ? suffixCost(ownTurns(ctx.tree, r.firstNodeId, r.leafId), this.price) : 0) - expected;
+      this.admitted.delete(r.firstNodeId);
+    }
     if (origin === 'bare') this.progress.bareDone++;
     else this.progress.continuationDone++;
     if (r.end === 'error') {
@@ -464,6 +513,15 @@ const LEFTOVER_ROUNDS = 4;
 export function priorRootCost(unit: 'turns' | 'tokens', settings: Pick<EngineSettings, 'maxTurns' | 'maxTokensPerTurn'>): number {
   const turns = Math.ceil(settings.maxTurns / 2);
   return unit === 'turns' ? turns : turns * Math.ceil(settings.maxTokensPerTurn / 8);
+}
+
+/** The turns from `firstId` down to `leafId` (one trajectory's own nodes, its prefix excluded). */
+function ownTurns(tree: RolloutTree, firstId: string, leafId: string): TreeNode[] {
+  const nodes: TreeNode[] = [];
+  for (let n = getNode(tree, leafId); ; n = getNode(tree, n.parent)) {
+    nodes.unshift(n);
+    if (n.id === firstId || n.parent === null) return nodes;
+  }
 }
 
 /** Each candidate's cost (absent in the trajectories unit: 1). */

@@ -8,7 +8,7 @@ export { runStep, priorRootCost, EngineError, type StepOptions, type StepResult,
 export { greedyAccuracy, sampledAccuracy, type GreedyAccuracyOptions, type SampledAccuracyOptions } from './evaluate.ts';
 export { engineSettings, engineSettingsSchema, type EngineSettings, type EngineSettingsInput } from './settings.ts';
 export { emptyProgress, type EngineEvent, type Progress } from './events.ts';
-export { chainCost, prefixCandidates, rootCandidates, knowsTruth, type Price, type Scorer } from './candidates.ts';
+export { meanBareCost, prefixCandidates, rootCandidates, knowsTruth, type Price, type Scorer } from './candidates.ts';
 export { Recording, ReplayMissError, RecordingFormatError, ToolStepError, tapeEntrySchema, type TapeEntry, type StepRecord } from './recorder.ts';
 export { Semaphore } from './semaphore.ts';
 export { backoffDelay } from './backoff.ts';

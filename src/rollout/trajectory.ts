@@ -40,6 +40,11 @@ export interface TrajectoryContext<S> {
   parseAction?: ActionParser;
   onRetry(key: string, attempt: number, error: TurnError, delayMs: number): void;
   onTurn(): void;
+  /**
+   * Priced budgets only: whether the budget not yet committed covers trajectory `id`, expected to cost
+   * this much; true commits it (the engine settles the commitment when the trajectory ends).
+   */
+  covers?: (id: string, expectedCost: number) => boolean;
 }
 
 /** Where a trajectory starts: below `fromId` (root or prefix node), in child slot `slot`. */
@@ -47,6 +52,12 @@ export interface TrajectoryStart {
   fromId: string;
   slot: number;
   origin: TrajectoryKind;
+  /**
+   * Budgets in turns or tokens: what this trajectory is expected to cost. Its first call is made only
+   * while the budget left covers that (ctx.covers); otherwise it does not start, rather than start and
+   * be cut by the cap halfway (a cut trajectory spends and teaches nothing).
+   */
+  expectedCost?: number;
 }
 
 export interface TrajectoryResult {
@@ -96,7 +107,7 @@ export async function runTrajectory<S>(ctx: TrajectoryContext<S>, start: Traject
 
   for (;;) {
     const nodeId = childId(parentId, slot);
-    const called = await callPolicy(ctx, nodeId, turns, firstNodeId, rng);
+    const called = await callPolicy(ctx, nodeId, turns, firstNodeId, rng, lastId === undefined ? start.expectedCost : undefined);
     if (!called.ok) {
       if (called.error.code === 'cancelled' || (called.error.code === 'budget' && lastId === undefined)) return noNode(called.error.code === 'cancelled' ? 'cancelled' : 'error');
       return fail(errorTurn(called.error), 'error');
@@ -155,7 +166,7 @@ function errorTurn(error: TurnError): Turn {
  * maxTokensPerTurn tokens in the ledger, call, settle. A failed attempt settles 0 tokens but counts
  * the call: the request was made and the server spent work on it.
  */
-async function callPolicy<S>(ctx: TrajectoryContext<S>, nodeId: string, turns: readonly Turn[], trajectoryId: string, rng: Rng): Promise<Attempted<PolicyOutput>> {
+async function callPolicy<S>(ctx: TrajectoryContext<S>, nodeId: string, turns: readonly Turn[], trajectoryId: string, rng: Rng, admitCost?: number): Promise<Attempted<PolicyOutput>> {
   const { settings, ledger, semaphore } = ctx;
   for (let attempt = 1; ; attempt++) {
     const key = `${nodeId}#${attempt}`;
@@ -167,6 +178,8 @@ async function callPolicy<S>(ctx: TrajectoryContext<S>, nodeId: string, turns: r
     let error: TurnError;
     let retryable = true;
     try {
+      // Checked once the call holds its slot, when the spend of the calls before it is known.
+      if (admitCost !== undefined && attempt === 1 && ctx.covers && !ctx.covers(trajectoryId, admitCost)) return { ok: false, error: { code: 'budget', message: 'the budget left does not cover another trajectory' } };
       const reservation = await ledger.reserveTurn(settings.maxTokensPerTurn, ctx.signal);
       if (!reservation && ctx.signal?.aborted) return { ok: false, error: { code: 'cancelled', message: 'cancelled while waiting for the budget' } };
       if (!reservation) return { ok: false, error: { code: 'budget', message: 'the budget ledger refused another policy call' } };

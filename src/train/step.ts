@@ -5,7 +5,7 @@ import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
 import { runEval } from '../eval/index.ts';
-import { chainCost, greedyAccuracy, rootCandidates, runStep, sampledAccuracy, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
+import { greedyAccuracy, meanBareCost, rootCandidates, runStep, sampledAccuracy, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
 import { createRng, shuffled } from '../util/rng.ts';
@@ -313,21 +313,12 @@ function nextState(prev: RunState, trees: readonly RolloutTree[], spend: Spend, 
     toolCalls: c.toolCalls + spend.toolCalls,
   };
   if (!priced) return { history, cumulative };
-  return { history, cumulative, bareCost: meanBareCost(trees) ?? prev.bareCost };
+  return { history, cumulative, bareCost: bareCostOf(trees) ?? prev.bareCost };
 }
 
-/** Mean turns and tokens of the bare rollouts that made at least one turn; undefined when none did. */
-function meanBareCost(trees: readonly RolloutTree[]): { turns: number; tokens: number } | undefined {
-  let turns = 0;
-  let tokens = 0;
-  let n = 0;
-  for (const tree of trees) {
-    for (const id of root(tree).children) {
-      if (getNode(tree, id).origin !== 'bare') continue;
-      turns += chainCost(tree, id, { unit: 'turns' });
-      tokens += chainCost(tree, id, { unit: 'tokens' });
-      n++;
-    }
-  }
-  return n > 0 ? { turns: turns / n, tokens: tokens / n } : undefined;
+/** Mean turns and tokens of the bare rollouts that finished with a reward; undefined when none did. */
+function bareCostOf(trees: readonly RolloutTree[]): { turns: number; tokens: number } | undefined {
+  const turns = meanBareCost(trees, 'turns');
+  const tokens = meanBareCost(trees, 'tokens');
+  return turns !== undefined && tokens !== undefined ? { turns, tokens } : undefined;
 }

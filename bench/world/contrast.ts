@@ -86,6 +86,40 @@ export async function contrastProfile<S>(options: Parameters<typeof contrastTree
   return profileOf(await contrastTrees(options));
 }
 
+/**
+ * The open variance along trajectories: for every bare rollout, V̂(1 − V̂) at its prefix of depth d,
+ * 0 once the rollout has ended (its outcome is decided). By the law of total variance the depth-0 value
+ * V(1 − V) splits into what each later decision resolves, so open[d] / open[0] is the share of the
+ * outcome's variance that choices after turn d still decide; the per-node mean above conditions on
+ * surviving to depth d and so cannot tell a decided short episode from an open long one.
+ */
+export function openProfile(trees: readonly RolloutTree[]): Array<{ depth: number; rollouts: number; open: number }> {
+  const sums: number[] = [];
+  let rollouts = 0;
+  const varAt = (tree: RolloutTree, node: TreeNode): number | undefined => {
+    const starts = node.parent === null ? node.children.filter((c) => tree.nodes[c]!.origin !== 'continuation') : node.children.filter((c) => tree.nodes[c]!.origin === 'continuation');
+    return starts.length < 2 ? undefined : unbiasedVar(starts.map((c) => chainReward(tree, c) ?? 0));
+  };
+  let maxDepth = 0;
+  for (const tree of trees) for (const n of Object.values(tree.nodes)) maxDepth = Math.max(maxDepth, n.depth);
+  for (const tree of trees) {
+    const root = Object.values(tree.nodes).find((n) => n.parent === null)!;
+    for (const first of root.children.filter((c) => tree.nodes[c]!.origin !== 'continuation')) {
+      rollouts++;
+      let node: TreeNode | undefined = root;
+      for (let d = 0; d <= maxDepth; d++) {
+        // A node with children is open; a leaf (or past the end) has its outcome decided.
+        const v = node && node.children.length > 0 ? (varAt(tree, node) ?? 0) : 0;
+        sums[d] = (sums[d] ?? 0) + v;
+        // Follow the bare rollout itself: its first child that is not a continuation.
+        const next: string | undefined = node?.children.find((c) => tree.nodes[c]!.origin !== 'continuation');
+        node = d === 0 ? tree.nodes[first] : next ? tree.nodes[next] : undefined;
+      }
+    }
+  }
+  return sums.map((s, depth) => ({ depth, rollouts, open: s / Math.max(1, rollouts) }));
+}
+
 /** Mean V(1 − V) over nodes at depths ≥ `from`, weighted by node count, divided by depth 0's. */
 export function lateShare(profile: readonly DepthContrast[], from = 2): number {
   const root = profile.find((r) => r.depth === 0);

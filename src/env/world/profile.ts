@@ -1,11 +1,12 @@
 /**
  * World profiles. `default` is the world as it always was. `late` is the late-decision world of issue
- * 34 §2: in the default world the outcome is mostly settled by the first choice after the first search
- * (most questions are 1–2 hops, and comparisons end in a final pick the linear policy cannot learn), so
- * prefixes deeper than one turn carry almost no contrast. The late profile changes three things, each
- * for a reason:
+ * 34 §2. In the default world more than half the questions take at most two searches, and its
+ * comparisons, yes/no questions and bridge-comparisons end in a comparison (of two years, of two
+ * countries) that the embedded policy's features cannot express: after two turns a third of the
+ * outcome variance is settled and much of what remains is that coin flip
+ * (docs/experiments/2026-12-01-late-world.md). The late profile changes three things, each for a reason:
  *  - questions are 3–4-hop bridge chains only, so an episode has 3–4 choices after its first search;
- *  - no comparisons, yes/no or bridge-comparisons: their last step compares two years, which the
+ *  - no comparisons, yes/no or bridge-comparisons: their last step compares two values, which the
  *    embedded policy's features (membership, shape, the words before a mention) cannot express, so
  *    its outcome would be a coin flip nothing can learn;
  *  - the behaviour-cloning demonstrator is noisier (`LATE_DEMO_NOISE_SCALE`), so the warm start

@@ -1,5 +1,5 @@
 import { createEstimator, type AdvantageEstimator } from '../advantage/index.ts';
-import { WorldEnv, type Environment, type KnowsTruth } from '../env/index.ts';
+import { WorldEnv, demoNoise, type Environment, type KnowsTruth } from '../env/index.ts';
 import { EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
 import { initJax } from '../util/jax.ts';
@@ -42,7 +42,9 @@ export async function buildComponents(config: TrainConfig, options: BuildOptions
   const policy = new EmbeddedPolicy({ candidates: setup.candidates });
   // The behaviour-cloning warm start needs the world's scripted demonstrator: world only.
   if (config.policy.warmStart === 'bc' && env instanceof WorldEnv) {
-    const { seed, ...settings } = config.policy.bc;
+    const { seed, ...bc } = config.policy.bc;
+    // The late world profile starts sparser: a noisier demonstrator (src/env/world/profile.ts).
+    const settings = { ...bc, noise: demoNoise(env.profile, bc.noise) };
     await warmStart(policy, env, { seed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: policy.dim }, options.cacheDir);
   }
   return { env, train, test, policy, trainable: policy, predictor };

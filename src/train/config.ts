@@ -79,6 +79,8 @@ export const trainConfigSchema = z
         successThreshold: z.number().min(0).max(1).default(0.3).describe('F1 threshold of the f1 success rule (TRACE-SPEC §2).'),
         prompt: z.enum(['search-r1', 'question']).default('search-r1').describe('World prompt text: search-r1 (instructions + question) or question (`Question: …` alone, what the tiny LM is trained on; use it when serving that model to an OpenAI policy).'),
         math: mathEnvSchema.prefault({}).describe('math and math-world only: datasets, code format and the code tool.'),
+        // Optional with no default, so a configuration that does not set it parses (and hashes its warm start) exactly as before.
+        world: z.object({ profile: z.enum(['default', 'late']).default('default') }).strict().optional().describe('world only: profile default = the world as it always was; late = the late-decision world: 3–4-hop bridge questions only (no comparisons), so several choices follow the first search, and a sparser warm start (the demonstrator noise is policy.bc.noise × 2, capped at 1). docs/environments.md.'),
       })
       .prefault({})
       .refine((e) => e.kind !== 'qa' || e.retrieval !== 'url' || e.retrieverUrl !== undefined, { message: 'retrieval url needs env.retrieverUrl, e.g. http://127.0.0.1:8000 (start one with `trace-rl retriever serve --dataset hotpotqa`)', path: ['retrieverUrl'] }),

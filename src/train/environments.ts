@@ -44,6 +44,7 @@ export const ENVIRONMENTS: Record<TrainConfig['env']['kind'], Builder> = {
       maxTurns: config.engine.maxTurns,
       success: success(config),
       prompt: config.env.prompt,
+      ...(config.env.world ? { profile: config.env.world.profile } : {}),
     });
     return { env: env as Environment<unknown>, train: env.train, test: env.test, heldOut: new Map([['world', env.test]]), candidates: worldCandidateSource(env) };
   },

@@ -7,3 +7,4 @@ export * from './types.ts';
 export { generateWorld, DEFAULT_WORLD_SIZE, type WorldSize } from './generate.ts';
 export { generateQuestions, splitQuestions } from './questions.ts';
 export * from './world-env.ts';
+export { WORLD_PROFILES, LATE_DEMO_NOISE_SCALE, demoNoise, type WorldProfile } from './profile.ts';

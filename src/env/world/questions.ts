@@ -9,6 +9,7 @@
  */
 import { createRng, shuffled, type Rng } from '../../util/rng.ts';
 import type { Attribute, Entity, Relation, World, WorldQuestion } from './types.ts';
+import type { WorldProfile } from './profile.ts';
 
 const NP: Record<Relation, (np: string) => string> = {
   director: (np) => `the director of ${np}`,
@@ -116,16 +117,26 @@ function bridgeComparison(world: World, rng: Rng): WorldQuestion | undefined {
 }
 
 /**
- * `count` distinct questions. Mix: bridge 1–4 hops (hops uniform), comparisons, yes-no and
+ * The late profile's question (src/env/world/profile.ts): a 3- or 4-hop bridge chain whose entities
+ * are all distinct (a chain that comes back to an entity it has read leaves a choice nothing decides).
+ */
+function lateBridge(world: World, rng: Rng): WorldQuestion | undefined {
+  const q = bridge(world, rng, 3 + rng.int(2));
+  return q && new Set(q.goldPath).size === q.goldPath.length ? q : undefined;
+}
+
+/**
+ * `count` distinct questions (profile late: 3–4-hop bridges only). Mix: bridge 1–4 hops (hops uniform), comparisons, yes-no and
  * bridge-comparisons, so the hop histogram covers 1–4 and difficulty spreads widely.
  */
-export function generateQuestions(world: World, count: number, seed = world.seed): WorldQuestion[] {
-  const rng = createRng(seed).fork('questions');
+export function generateQuestions(world: World, count: number, seed = world.seed, profile: WorldProfile = 'default'): WorldQuestion[] {
+  // The late profile draws from its own stream, so the default profile's questions stay exactly as they were.
+  const rng = createRng(seed).fork(profile === 'late' ? 'questions/late' : 'questions');
   const out: WorldQuestion[] = [];
   const seen = new Set<string>();
   for (let tries = 0; out.length < count && tries < count * 50; tries++) {
     const u = rng.next();
-    const q = u < 0.65 ? bridge(world, rng, 1 + rng.int(4)) : u < 0.8 ? comparison(world, rng) : u < 0.9 ? yesNo(world, rng) : bridgeComparison(world, rng);
+    const q = profile === 'late' ? lateBridge(world, rng) : u < 0.65 ? bridge(world, rng, 1 + rng.int(4)) : u < 0.8 ? comparison(world, rng) : u < 0.9 ? yesNo(world, rng) : bridgeComparison(world, rng);
     if (!q || seen.has(q.question)) continue;
     seen.add(q.question);
     out.push({ ...q, id: `w${world.seed}-q${out.length}` });

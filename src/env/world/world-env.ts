@@ -11,6 +11,7 @@ import type { SuccessRule } from '../qa-metrics.ts';
 import { DEFAULT_WORLD_SIZE, generateWorld, type WorldSize } from './generate.ts';
 import { generateQuestions, splitQuestions } from './questions.ts';
 import type { World, WorldQuestion } from './types.ts';
+import type { WorldProfile } from './profile.ts';
 import type { Prompt } from '../../tree/types.ts';
 
 export interface WorldEnvOptions {
@@ -26,6 +27,8 @@ export interface WorldEnvOptions {
   success?: SuccessRule;
   /** Prompt text form (SearchEnvOptions.prompt). Default 'search-r1'. */
   prompt?: 'search-r1' | 'question';
+  /** World profile (src/env/world/profile.ts): default, or late = 3–4-hop bridges whose later choices decide. Default 'default'. */
+  profile?: WorldProfile;
 }
 
 /** What a question's prompt carries in `meta.world`. */
@@ -59,6 +62,7 @@ export class WorldEnv extends SearchEnv {
   readonly train: Prompt[];
   readonly test: Prompt[];
   readonly index: Bm25Index;
+  readonly profile: WorldProfile;
 
   constructor(options: WorldEnvOptions) {
     const world = generateWorld(options.seed, { ...DEFAULT_WORLD_SIZE, ...options.size });
@@ -73,7 +77,8 @@ export class WorldEnv extends SearchEnv {
     });
     this.world = world;
     this.index = index;
-    const split = splitQuestions(generateQuestions(world, options.questions ?? 1500), { testFraction: options.testFraction ?? 0.2, seed: options.seed });
+    this.profile = options.profile ?? 'default';
+    const split = splitQuestions(generateQuestions(world, options.questions ?? 1500, world.seed, this.profile), { testFraction: options.testFraction ?? 0.2, seed: options.seed });
     this.train = split.train.map(questionToPrompt);
     this.test = split.test.map(questionToPrompt);
   }

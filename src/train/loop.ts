@@ -91,10 +91,10 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
   let completed = 0;
   let built: Components | undefined;
   try {
-    built = await buildComponents(config);
     const external = options.external;
     // With an external trainer the rollouts come from its policy and nothing here trains the policy.
-    const parts: Components = external ? { ...built, policy: external.policy, trainable: undefined } : built;
+    built = await buildComponents(config, external ? { policy: external.policy } : {});
+    const parts: Components = built;
     const strategy = strategyFromConfig(config.strategy);
     const estimator = estimatorFromConfig(config);
     let state: RunState = initialState();

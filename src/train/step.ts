@@ -179,7 +179,8 @@ async function updatePredictor(ctx: StepContext, trees: readonly RolloutTree[], 
 /** Step 7: tree-aware advantages per turn, then the clipped-surrogate update of the policy. */
 function updatePolicy(ctx: StepContext, trees: readonly RolloutTree[], pool: readonly Prompt[]) {
   const trainable = ctx.parts.trainable;
-  if (!trainable) return undefined;
+  // Only trainable kinds (embedded, tiny-lm) have update settings; the registry gives no trainable otherwise.
+  if (!trainable || !('clip' in ctx.config.policy)) return undefined;
   const { learningRate, clip, epochs, sharedTurns } = ctx.config.policy;
   return trainable.update(policySamples(ctx.estimator, trees, pool, sharedTurns), { learningRate, clip, epochs });
 }

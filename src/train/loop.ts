@@ -122,9 +122,8 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       if (collected.rollout.cancelled) return stopped();
       const learned = await learn(ctx, collected);
       const evaluation = !external && shouldEvaluate(step, config) ? await evaluateTimed(ctx, step) : undefined;
-      const record = stepRecord(ctx, collected, learned, evaluation);
+      const record = stepRecord(ctx, collected, learned, evaluation, external?.policy.name);
       record.metrics.time_step_ms = options.clock() - t0;
-      if (external) record.details.policy = external.policy.name;
       store.writeStep(record);
       state = record.state;
       completed++;

@@ -13,6 +13,7 @@ import type { Components } from './components.ts';
 import type { TrainConfig } from './config.ts';
 import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, storedBins } from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
+import type { StepDetails } from './step-details.ts';
 
 /** What carries over from one step to the next besides the model checkpoints (stored as JSON). */
 export interface RunState {
@@ -110,7 +111,7 @@ export async function learn(ctx: StepContext, collected: Collected): Promise<Lea
 }
 
 /** The stored record of a step (metrics in the registry's order, details, trees, checkpoints) and the next run state. */
-export function stepRecord(ctx: StepContext, collected: Collected, learned: Learned, evaluation?: { metrics: Record<string, number>; times: StepTimes }): StepRecord & { state: RunState } {
+export function stepRecord(ctx: StepContext, collected: Collected, learned: Learned, evaluation?: { metrics: Record<string, number>; times: StepTimes }, externalPolicy?: string): StepRecord & { state: RunState; details: StepDetails } {
   const { parts } = ctx;
   const { rollout } = collected;
   const trees = rollout.trees;
@@ -130,12 +131,13 @@ export function stepRecord(ctx: StepContext, collected: Collected, learned: Lear
     ...learned.times,
     ...evaluation?.times,
   };
-  const details = {
+  const details: StepDetails = {
     spend: rollout.spend,
     rounds: rollout.rounds.length,
     failures: rollout.failures,
     allocation: allocationDetails(trees),
     reliability: { root: storedBins(predictor.quality.root.reliability), prefix: storedBins(predictor.quality.prefix.reliability) },
+    ...(externalPolicy !== undefined ? { policy: externalPolicy } : {}),
   };
   const checkpoints: Record<string, Uint8Array> = {
     predictor: parts.predictor.save(),

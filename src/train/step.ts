@@ -4,8 +4,8 @@ import type { Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
-import { runEval } from '../eval/index.ts';
-import { greedyAccuracy, rootCandidates, runStep, sampledAccuracy, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
+import { heldOutMetrics } from '../eval/index.ts';
+import { rootCandidates, runStep, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
 import { createRng, shuffled } from '../util/rng.ts';
@@ -211,47 +211,10 @@ export function shouldEvaluate(step: number, config: TrainConfig): boolean {
   return (step + 1) % config.eval.every === 0 || step === config.steps - 1 || step === 0;
 }
 
-/**
- * The held-out evaluation of a step: test_accuracy (greedy success rate on the first `eval.questions`
- * test prompts, one rollout each, no budget cap) for every environment; for qa also EM and F1 per
- * dataset (the first eval.questions held-out questions of each), by the same harness as `trace-rl eval`;
- * with `eval.samples` > 0 also test_accuracy_sampled (that many sampled rollouts per test prompt).
- */
-export async function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<Record<string, number>> {
-  const greedy = ctx.config.env.kind === 'qa' ? await qaEvaluation(ctx) : { test_accuracy: await greedyAccuracy(heldOut(ctx, `eval/${step}`)) };
-  const samples = ctx.config.eval.samples;
-  if (samples === 0) return greedy;
-  return { ...greedy, test_accuracy_sampled: await sampledAccuracy({ ...heldOut(ctx, `eval-sampled/${step}`), samples }) };
-}
-
-function heldOut(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, stream: string) {
-  return {
-    env: ctx.parts.env,
-    policy: ctx.parts.policy,
-    prompts: ctx.parts.test.slice(0, ctx.config.eval.questions),
-    rng: createRng(ctx.config.seed).fork(stream),
-    settings: ctx.config.engine,
-    signal: ctx.signal,
-  };
-}
-
-async function qaEvaluation(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>): Promise<Record<string, number>> {
-  const datasets = new Map<string, Prompt[]>();
-  for (const p of ctx.parts.test) {
-    const name = String(p.meta?.dataset ?? 'qa');
-    const list = datasets.get(name) ?? [];
-    if (list.length < ctx.config.eval.questions) list.push(p);
-    datasets.set(name, list);
-  }
-  if (datasets.size === 0) return {};
-  const result = await runEval({ suite: { kind: 'qa', env: ctx.parts.env, datasets }, policy: ctx.parts.policy, greedy: true, concurrency: ctx.config.engine.concurrency, engine: ctx.config.engine, seed: ctx.config.seed, signal: ctx.signal });
-  const rewards = result.records.map((r) => r.samples[0]?.reward ?? 0);
-  const metrics: Record<string, number> = { test_accuracy: rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length) };
-  for (const [name, d] of result.datasets) {
-    metrics[`eval_em/${name}`] = d.metrics.em!.mean;
-    metrics[`eval_f1/${name}`] = d.metrics.f1!.mean;
-  }
-  return metrics;
+/** The held-out evaluation of a step, by the evaluation harness (src/eval/held-out.ts: what each environment kind logs). */
+export function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<Record<string, number>> {
+  const { config, parts } = ctx;
+  return heldOutMetrics({ kind: config.env.kind, env: parts.env, policy: parts.policy, test: parts.test, questions: config.eval.questions, samples: config.eval.samples, seed: config.seed, step, engine: config.engine, signal: ctx.signal });
 }
 
 /**

@@ -31,7 +31,7 @@ const store = RunStore.open(dir, { readonly: true });
 const config = storedTrainConfig(store);
 const trees = store.trees(0);
 store.close();
-const render = await promptRenderer(config);
+const render = promptRenderer(config);
 const estimator = createEstimator('trace');
 
 const time = (f: () => unknown) => {

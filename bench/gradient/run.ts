@@ -150,7 +150,7 @@ const halfCos = cosine(sum(refSame.halves[0].map((g) => g.total)), sum(refSame.h
 const crossCos = cosine(refTotal, sum(refOther.full.map((g) => g.total)));
 const share = refByDepth.map((r) => dot(r, refTotal) / dot(refTotal, refTotal));
 const out: string[] = [];
-out.push(`Checkpoint: world (env seed ${base.env.seed}) BC warm start; ${P} fixed training prompts, J = ${f3(refSame.success)}; disjoint ${P}, J = ${f3(refOther.success)}; reference ${ROLLOUTS} rollouts per prompt; B = ${B}; seeds ${SEEDS.join(', ')}; ${R} bootstrap draws over prompts.`);
+out.push(`Checkpoint: world (env seed ${base.env.kind === 'world' ? base.env.seed : '?'}) BC warm start; ${P} fixed training prompts, J = ${f3(refSame.success)}; disjoint ${P}, J = ${f3(refOther.success)}; reference ${ROLLOUTS} rollouts per prompt; B = ${B}; seeds ${SEEDS.join(', ')}; ${R} bootstrap draws over prompts.`);
 out.push(`Reference noise: cos(half 1, half 2) = ${f3(halfCos)} (same prompts); cos(same, disjoint) = ${f3(crossCos)}.`);
 out.push(`Share of the reference gradient by turn depth (⟨∇J_t, ∇J⟩/|∇J|²): ${share.map((s, d) => `${d + 1}: ${f3(s)}`).join(', ')}.`);
 out.push('');

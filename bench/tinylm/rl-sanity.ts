@@ -23,7 +23,8 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createEstimator } from '../../src/advantage/index.ts';
 import { strategyFromConfig } from '../../src/allocate/index.ts';
-import { greedyAccuracy, runStep } from '../../src/rollout/index.ts';
+import { greedyAccuracy } from '../../src/eval/index.ts';
+import { runStep } from '../../src/rollout/index.ts';
 import { rewardedLeaves, type Prompt } from '../../src/tree/index.ts';
 import type { TinyLmPolicy } from '../../src/tinylm/index.ts';
 import { buildComponents, collect, initialState, parseTrainConfig, type StepContext } from '../../src/train/index.ts';
@@ -61,6 +62,8 @@ const config = parseTrainConfig({
   policy: { kind: 'tiny-lm', model: values.model, learningRate: num('lr'), epochs: num('epochs') },
   engine: { maxTurns: 6, concurrency: 8 },
 });
+if (config.policy.kind !== 'tiny-lm') throw new Error('rl-sanity trains the tiny LM');
+const update = { learningRate: config.policy.learningRate, clip: config.policy.clip, epochs: config.policy.epochs };
 const built = await buildComponents(config);
 const fixed = built.train.slice(0, Q);
 const parts = { ...built, train: fixed };
@@ -100,7 +103,7 @@ for (let step = 0; step < steps; step++) {
   const batch = policySamples(estimator, collected.rollout.trees, collected.pool);
   const rows = policy.rows(batch);
   const before = policy.trainer.logprobs(rows.map((r) => r.seq));
-  const m = await policy.update(batch, { learningRate: config.policy.learningRate, clip: config.policy.clip, epochs: config.policy.epochs });
+  const m = await policy.update(batch, update);
   const after = policy.trainer.logprobs(rows.map((r) => r.seq));
   // Direction of the update on its own batch: Σ A·Δlog π over trained tokens; per trajectory Δ log-prob.
   let dir = 0;

@@ -15,7 +15,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { WorldEnv } from '../../src/env/index.ts';
-import { greedyAccuracy } from '../../src/rollout/index.ts';
+import { greedyAccuracy } from '../../src/eval/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { BOS_ID, LlamaEngine, LmTrainer, modelFromGguf, TinyLmPolicy, tinyPrompt, Tokenizer, trajectorySequence } from '../../src/tinylm/index.ts';
 import { demonstrations } from '../../src/tinylm/warm-start.ts';

@@ -23,7 +23,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { WorldEnv } from '../../src/env/index.ts';
-import { greedyAccuracy } from '../../src/rollout/index.ts';
+import { greedyAccuracy } from '../../src/eval/index.ts';
 import { modelFromGguf, modelToGguf } from '../../src/tinylm/index.ts';
 import { TinyLmPolicy } from '../../src/tinylm/tiny-lm-policy.ts';
 import { warmStart } from '../../src/tinylm/warm-start.ts';

@@ -9,7 +9,7 @@ import os from 'node:os';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildComponents, parseTrainConfig } from '../../src/train/index.ts';
-import { greedyAccuracy } from '../../src/rollout/index.ts';
+import { greedyAccuracy } from '../../src/eval/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { worldMeta } from '../../src/env/index.ts';
 import { contrastTrees, lateShare, openProfile, profileOf } from './contrast.ts';
@@ -38,7 +38,7 @@ for (const profile of profiles) {
   const profileRows = profileOf(trees);
   const kindOf = new Map(prompts.map((p) => [p.id, worldMeta(p).kind]));
   const s = ((performance.now() - t0) / 1000).toFixed(0);
-  console.log(`\n### ${profile} (env seed ${envSeed}, bc ${JSON.stringify(config.policy.bc)}; ${s} s)\n`);
+  console.log(`\n### ${profile} (env seed ${envSeed}, bc ${JSON.stringify(config.policy.kind === 'embedded' ? config.policy.bc : {})}; ${s} s)\n`);
   console.log(`held-out greedy success: ${JSON.stringify(acc)} on ${test.length} questions\n`);
   console.log('| depth | nodes | mean V̂ | mean V(1−V) | share of depth 0 |');
   console.log('|---|---|---|---|---|');

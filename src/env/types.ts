@@ -40,3 +40,19 @@ export interface Environment<S = unknown> {
 export interface KnowsTruth {
   trueSuccess(prompt: Prompt, turns: readonly Turn[]): number;
 }
+
+/** What an action-choosing policy (the embedded one) may pick from at one turn. */
+export interface ActionCandidates {
+  /** Entity names (or queries) to search. */
+  search: readonly string[];
+  /** Spans to answer. */
+  answer: readonly string[];
+  /** Other tool calls (e.g. the math world's code cells), listed after search and answer. */
+  tool?: readonly Action[];
+}
+
+/**
+ * Lists the candidates at a prefix (prompt + turns so far). Must be a pure function of its input so
+ * the policy-gradient update can rebuild exactly the choice set each recorded action was drawn from.
+ */
+export type CandidateSource = (prompt: Prompt, turns: readonly Turn[]) => ActionCandidates;

@@ -11,7 +11,7 @@ import type { Prompt } from '../tree/types.ts';
 import type { Policy } from '../policy/types.ts';
 import { runStep, type EngineSettingsInput } from '../rollout/index.ts';
 import { leaves, type RolloutTree } from '../tree/index.ts';
-import { createRng } from '../util/rng.ts';
+import { createRng, type Rng } from '../util/rng.ts';
 import { EvalStore, type EvalRecord, type SampleRecord } from './eval-store.ts';
 import { evalKind, type EvalKind } from './kinds.ts';
 import { macroAverage, summarize, type MetricSummary } from './stats.ts';
@@ -36,6 +36,13 @@ export interface EvalOptions {
   /** Engine settings (turn limit, tokens per turn, timeout, retries); concurrency is set from above. */
   engine?: EngineSettingsInput;
   seed?: number;
+  /**
+   * One random stream for every question instead of one per (seed, dataset, question id). A
+   * trajectory forks its stream from its node ids, which name the prompt, so results still do not
+   * depend on scheduling; training's held-out accuracy has measured on such a per-step stream since
+   * its first runs, and keeps doing so.
+   */
+  rng?: Rng;
   /** Where results are kept and resumed from (default: kept in memory only). */
   store?: EvalStore;
   signal?: AbortSignal;
@@ -83,7 +90,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
         prompts: [prompt],
         env: suite.env,
         policy,
-        rng: createRng(seed).fork(`eval/${dataset}/${prompt.id}`),
+        rng: options.rng ?? createRng(seed).fork(`eval/${dataset}/${prompt.id}`),
         rootPlan: new Map([[prompt.id, samples]]),
         greedy,
         settings: { ...options.engine, concurrency: perQuestion },

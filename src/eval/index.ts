@@ -6,3 +6,4 @@ export * from './kinds.ts';
 export * from './stats.ts';
 export * from './eval-store.ts';
 export * from './harness.ts';
+export * from './held-out.ts';

@@ -3,7 +3,8 @@
  * columns (table order) and turns a finished trajectory into one number per column. Answer-shaped
  * environments (qa, world) report the official EM and F1 of the final `<answer>` beside `accuracy`,
  * the environment's own success reward, which is all any other kind reports. Adding an environment
- * kind to evaluation is one entry here (the environment itself comes from src/train/environments.ts).
+ * kind to evaluation is one entry here (the environment itself comes from src/env/registry.ts; what
+ * training logs of it, from src/eval/held-out.ts).
  */
 import { scoreAnswer } from '../env/qa-metrics.ts';
 import type { Prompt } from '../tree/types.ts';

@@ -1,7 +1,7 @@
 import type { EstimatorName } from '../advantage/index.ts';
 import type { Environment } from '../env/index.ts';
 import { refuseRunFile, RunStore } from '../store/index.ts';
-import { buildComponents, estimatorFromConfig, storedTrainConfig, type TrainConfig } from '../train/index.ts';
+import { buildEnvironment, estimatorFromConfig, storedTrainConfig, type TrainConfig } from '../train/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
 import { buildBatch, ExportError, prepareExport, type BatchMeta } from './rows.ts';
@@ -9,12 +9,13 @@ import { writeBatch, type ExportFormat } from './write.ts';
 import type { Prompt } from '../tree/types.ts';
 
 /**
- * The prompt text each tree's policy saw: the run's environment rebuilt from its stored configuration
- * (the world is regenerated from its seed), rendering the prompt found by id in its train or test split.
+ * The prompt text each tree's policy saw: the run's environment kind rebuilt from its stored settings
+ * (the world is regenerated from its seed), rendering the prompt found by id in its train or test
+ * split. Only the environment: rendering text needs no predictor, warm start or model.
  */
-export async function promptRenderer(config: TrainConfig): Promise<(tree: RolloutTree) => string> {
-  const parts = await buildComponents(config);
-  return rendererFor(parts.env, [...parts.train, ...parts.test]);
+export function promptRenderer(config: Pick<TrainConfig, 'env' | 'engine'>): (tree: RolloutTree) => string {
+  const { env, train, test } = buildEnvironment(config);
+  return rendererFor(env, [...train, ...test]);
 }
 
 export function rendererFor(env: Environment<unknown>, prompts: readonly Prompt[]): (tree: RolloutTree) => string {
@@ -53,7 +54,7 @@ export async function exportRun(options: ExportRunOptions): Promise<ExportRunRes
     if (last < 0) throw new ExportError(`${options.dir} has no completed step yet; export after the first step is stored`);
     if (!Number.isInteger(step) || step < 0 || step > last) throw new ExportError(`--step ${step}: ${options.dir} has steps 0–${last}; pick one of them`);
     const trees = store.trees(step);
-    const render = await promptRenderer(config);
+    const render = promptRenderer(config);
     const text = { tokenizer: options.tokenizer, template: options.template, render };
     await prepareExport(trees, text);
     const batch = buildBatch(trees, { ...text, step, estimator: estimatorFromConfig({ ...config, estimator: options.estimator ?? config.estimator }), checkServerIds: options.checkServerIds });

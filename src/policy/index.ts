@@ -14,3 +14,4 @@ export * from './scripted-policy.ts';
 export * from './simulator-policy.ts';
 export * from './math-world-policy.ts';
 export * from './bfcl-scripted-policy.ts';
+export * from './registry.ts';

@@ -37,9 +37,3 @@ const ARTICLES = new Set(['a', 'an', 'the']);
 export function normalizedText(text: string): string {
   return ` ${tokenize(text).filter((t) => !ARTICLES.has(t)).join(' ')} `;
 }
-
-/** True when the normalised `needle` occurs as a whole-word run inside the normalised `haystack`. */
-export function containsPhrase(haystackNormalized: string, needle: string): boolean {
-  const n = normalizedText(needle);
-  return n.trim().length > 0 && haystackNormalized.includes(n);
-}

@@ -1,7 +1,8 @@
 import type { TopLevelSpec } from 'vega-lite';
-import { byStrategy, isNum, mean, record, series, type SeriesPoint } from './aggregate.ts';
+import { byStrategy, isNum, mean, series, type SeriesPoint } from './aggregate.ts';
 import type { RunData } from './load-runs.ts';
 import { METRICS, metricInfo } from '../train/metrics.ts';
+import { readStepDetails } from '../train/step-details.ts';
 
 /** A chart ready for the page: an SVG, or a note saying why it is missing. */
 export interface Chart {
@@ -48,23 +49,6 @@ function curveChart(runs: RunData[], strategies: string[], y: string, x: string,
   return { id, title, caption, spec: curveSpec(points, strategies, x, y, yDomain) };
 }
 
-/** Reliability bins as the training loop stores them in details.reliability.{root,prefix}. */
-interface Bin {
-  lo: number;
-  hi: number;
-  meanPredicted: number;
-  observed: number;
-  count: number;
-}
-
-function bins(value: unknown): Bin[] {
-  if (!Array.isArray(value)) return [];
-  return value.filter((b): b is Bin => {
-    const r = record(b);
-    return !!r && isNum(r.lo) && isNum(r.hi) && isNum(r.meanPredicted) && isNum(r.observed) && isNum(r.count) && r.count > 0;
-  });
-}
-
 /** How many of each run's last steps the calibration chart pools. */
 export const CALIBRATION_LAST_STEPS = 5;
 
@@ -82,7 +66,7 @@ function calibrationChart(runs: RunData[], strategies: string[]): Chart {
       const pooled = new Map<string, { p: number; o: number; c: number }>();
       for (const run of group) {
         for (const s of run.steps.slice(-CALIBRATION_LAST_STEPS)) {
-          for (const b of bins(record(s.details.reliability)?.[kind])) {
+          for (const b of readStepDetails(s.details).reliability?.[kind] ?? []) {
             const key = `${b.lo}:${b.hi}`;
             const acc = pooled.get(key) ?? { p: 0, o: 0, c: 0 };
             acc.p += b.meanPredicted * b.count;
@@ -167,10 +151,10 @@ function depthChart(runs: RunData[], strategies: string[]): Chart {
     let stepsSeen = 0;
     for (const run of group) {
       for (const s of run.steps) {
-        const byDepth = record(record(s.details.allocation)?.continuationsByDepth);
+        const byDepth = readStepDetails(s.details).allocation?.continuationsByDepth;
         if (!byDepth) continue;
         stepsSeen++;
-        for (const [d, n] of Object.entries(byDepth)) if (isNum(n)) totals.set(Number(d), (totals.get(Number(d)) ?? 0) + n);
+        for (const [d, n] of Object.entries(byDepth)) totals.set(Number(d), (totals.get(Number(d)) ?? 0) + n);
       }
     }
     for (const [depth, total] of totals) rows.push({ strategy, depth, perStep: total / stepsSeen });
@@ -189,9 +173,8 @@ function rootAllocationChart(runs: RunData[], strategies: string[]): Chart {
     let total = 0;
     for (const run of group) {
       for (const s of run.steps) {
-        const roots = record(record(s.details.allocation)?.roots);
+        const roots = readStepDetails(s.details).allocation?.roots;
         for (const m of Object.values(roots ?? {})) {
-          if (!isNum(m)) continue;
           counts.set(m, (counts.get(m) ?? 0) + 1);
           total++;
         }

@@ -5,7 +5,6 @@
  * rollouts finish, and record / replay of every response. See docs/rollout.md.
  */
 export { runStep, priorRootCost, EngineError, type StepOptions, type StepResult, type Allocator } from './engine.ts';
-export { greedyAccuracy, sampledAccuracy, type GreedyAccuracyOptions, type SampledAccuracyOptions } from './evaluate.ts';
 export { engineSettings, engineSettingsSchema, type EngineSettings, type EngineSettingsInput } from './settings.ts';
 export { emptyProgress, type EngineEvent, type Progress } from './events.ts';
 export { meanBareCost, prefixCandidates, rootCandidates, knowsTruth, type Price, type Scorer } from './candidates.ts';

@@ -73,44 +73,52 @@ type Attempted<T> = { ok: true; value: T } | { ok: false; error: TurnError };
 
 /**
  * Runs one episode from a start node until the environment says done, the turn limit T (counted from
- * the root) is reached, or a call fails on every attempt. State machine per turn:
- * reserve budget → policy call (retried) → parse action → environment step (retried) → add node.
+ * the root) is reached, or a call fails on every attempt. Each turn (Episode.turn): reserve budget →
+ * policy call (retried) → parse action → environment step (retried) → add node; it either ends the
+ * episode (a result) or leaves it at its new node for the next turn.
  */
 export async function runTrajectory<S>(ctx: TrajectoryContext<S>, start: TrajectoryStart): Promise<TrajectoryResult> {
-  const { tree, settings, ledger } = ctx;
   const firstNodeId = childId(start.fromId, start.slot);
-  if (ctx.signal?.aborted || !ledger.tryStartTrajectory(start.origin)) return { firstNodeId, started: false };
-  const rng = ctx.rng.fork(firstNodeId);
-  const prefix = turnsTo(tree, start.fromId);
-  const turns: Turn[] = [...prefix];
-  // Continuations restore the exact state after the prefix's recorded turns (no tool is called again).
-  let state: S = prefix.length > 0 ? ctx.env.restore(ctx.prompt, prefix) : ctx.env.reset(ctx.prompt);
-  let parentId = start.fromId;
-  let slot = start.slot;
-  let lastId: string | undefined;
-
-  const fail = (nodeTurn: Turn, end: EndReason): TrajectoryResult => {
-    const node = addTurn(tree, parentId, nodeTurn, { origin: start.origin, slot });
-    ctx.onTurn();
-    endTrajectory(tree, node.id, end);
-    return { firstNodeId, started: true, end, leafId: node.id };
-  };
-  const noNode = (end: EndReason): TrajectoryResult => {
-    if (lastId === undefined) {
-      // Nothing of this trajectory is in the tree: return the claim (its issued calls stay counted).
-      ledger.refundTrajectory(start.origin);
-      return { firstNodeId, started: false, end };
-    }
-    endTrajectory(tree, lastId, end);
-    return { firstNodeId, started: true, end, leafId: lastId };
-  };
-
+  if (ctx.signal?.aborted || !ctx.ledger.tryStartTrajectory(start.origin)) return { firstNodeId, started: false };
+  const episode = new Episode(ctx, start, firstNodeId);
   for (;;) {
-    const nodeId = childId(parentId, slot);
-    const called = await callPolicy(ctx, nodeId, turns, firstNodeId, rng, lastId === undefined ? start.expectedCost : undefined);
+    const ended = await episode.turn();
+    if (ended) return ended;
+  }
+}
+
+/** Where an episode is between turns: the environment state, the turns so far, and the node the next turn hangs under. */
+class Episode<S> {
+  private readonly rng: Rng;
+  private readonly turns: Turn[];
+  private state: S;
+  private parentId: string;
+  private slot: number;
+  /** The episode's last node in the tree; undefined until its first turn is added. */
+  private lastId: string | undefined;
+
+  constructor(
+    private readonly ctx: TrajectoryContext<S>,
+    private readonly start: TrajectoryStart,
+    private readonly firstNodeId: string,
+  ) {
+    this.rng = ctx.rng.fork(firstNodeId);
+    const prefix = turnsTo(ctx.tree, start.fromId);
+    this.turns = [...prefix];
+    // Continuations restore the exact state after the prefix's recorded turns (no tool is called again).
+    this.state = prefix.length > 0 ? ctx.env.restore(ctx.prompt, prefix) : ctx.env.reset(ctx.prompt);
+    this.parentId = start.fromId;
+    this.slot = start.slot;
+  }
+
+  /** One turn; the result when the episode ends with it, undefined when it goes on. */
+  async turn(): Promise<TrajectoryResult | undefined> {
+    const { ctx } = this;
+    const nodeId = childId(this.parentId, this.slot);
+    const called = await callPolicy(ctx, nodeId, this.turns, this.firstNodeId, this.rng, this.lastId === undefined ? this.start.expectedCost : undefined);
     if (!called.ok) {
-      if (called.error.code === 'cancelled' || (called.error.code === 'budget' && lastId === undefined)) return noNode(called.error.code === 'cancelled' ? 'cancelled' : 'error');
-      return fail(errorTurn(called.error), 'error');
+      if (called.error.code === 'cancelled' || (called.error.code === 'budget' && this.lastId === undefined)) return this.endWithoutNode(called.error.code === 'cancelled' ? 'cancelled' : 'error');
+      return this.endWithNode(errorTurn(called.error), 'error');
     }
     const output = called.value;
     const { thought, action } = output.action
@@ -126,33 +134,48 @@ export async function runTrajectory<S>(ctx: TrajectoryContext<S>, start: Traject
       ...(output.entropy !== undefined ? { entropy: output.entropy } : {}),
       ...(output.logprob !== undefined ? { logprob: output.logprob } : {}),
     };
-    const stepped = await stepEnv(ctx, nodeId, state, action, rng);
-    if (!stepped.ok) {
-      if (stepped.error.code === 'cancelled') {
-        // The policy's turn was generated and paid for; keep it, observation empty, and stop.
-        return fail({ ...turn, error: stepped.error }, 'cancelled');
-      }
-      return fail({ ...turn, error: stepped.error }, 'error');
-    }
+    const stepped = await stepEnv(ctx, nodeId, this.state, action, this.rng);
+    // Cancelled during the tool call: the policy's turn was generated and paid for; keep it, observation empty, and stop.
+    if (!stepped.ok) return this.endWithNode({ ...turn, error: stepped.error }, stepped.error.code === 'cancelled' ? 'cancelled' : 'error');
     const { record, state: next } = stepped.value;
-    if (next !== undefined) state = next;
+    if (next !== undefined) this.state = next;
     turn.observation = record.observation;
-    const node = addTurn(tree, parentId, turn, { origin: start.origin, slot });
+    const node = addTurn(ctx.tree, this.parentId, turn, { origin: this.start.origin, slot: this.slot });
     ctx.onTurn();
-    turns.push(turn);
-    lastId = node.id;
+    this.turns.push(turn);
+    this.lastId = node.id;
     if (record.done) {
       const end: EndReason = record.reason === 'turn_limit' ? 'turn_limit' : 'answer';
       const reward = record.reward === 1 ? 1 : 0;
-      endTrajectory(tree, node.id, end, reward, record.score);
-      return { firstNodeId, started: true, end, leafId: node.id, reward };
+      endTrajectory(ctx.tree, node.id, end, reward, record.score);
+      return { firstNodeId: this.firstNodeId, started: true, end, leafId: node.id, reward };
     }
-    if (node.depth >= settings.maxTurns) {
-      endTrajectory(tree, node.id, 'turn_limit', 0);
-      return { firstNodeId, started: true, end: 'turn_limit', leafId: node.id, reward: 0 };
+    if (node.depth >= ctx.settings.maxTurns) {
+      endTrajectory(ctx.tree, node.id, 'turn_limit', 0);
+      return { firstNodeId: this.firstNodeId, started: true, end: 'turn_limit', leafId: node.id, reward: 0 };
     }
-    parentId = node.id;
-    slot = 0;
+    this.parentId = node.id;
+    this.slot = 0;
+    return undefined;
+  }
+
+  /** Ends on a failed turn, which is added to the tree as the leaf (with its error). */
+  private endWithNode(nodeTurn: Turn, end: EndReason): TrajectoryResult {
+    const node = addTurn(this.ctx.tree, this.parentId, nodeTurn, { origin: this.start.origin, slot: this.slot });
+    this.ctx.onTurn();
+    endTrajectory(this.ctx.tree, node.id, end);
+    return { firstNodeId: this.firstNodeId, started: true, end, leafId: node.id };
+  }
+
+  /** Ends without a new node: at the last one, or, when the episode has none, as if it never started. */
+  private endWithoutNode(end: EndReason): TrajectoryResult {
+    if (this.lastId === undefined) {
+      // Nothing of this trajectory is in the tree: return the claim (its issued calls stay counted).
+      this.ctx.ledger.refundTrajectory(this.start.origin);
+      return { firstNodeId: this.firstNodeId, started: false, end };
+    }
+    endTrajectory(this.ctx.tree, this.lastId, end);
+    return { firstNodeId: this.firstNodeId, started: true, end, leafId: this.lastId };
   }
 }
 

@@ -10,7 +10,7 @@
  * (node-llama-cpp resolves it), else a plain `role: content` transcript.
  */
 import { randomBytes } from 'node:crypto';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { LlamaText, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper } from 'node-llama-cpp';
 import { z } from 'zod';
 import { createServerApp, HttpError, listen, readJson, tooLarge, type ListenOptions, type RunningServer } from '../http/index.ts';
@@ -95,60 +95,102 @@ interface Completion {
   promptTokens: number;
 }
 
-/** The hono app (exposed for in-process tests); `serveOpenAI` puts it on a port. */
-export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions): Hono {
-  const limits = { ...DEFAULT_OPENAI_LIMITS, ...options.limits };
-  const app = createServerApp({ maxBodyBytes: limits.maxBodyBytes, bodySetting: '--max-body-bytes', badRequest: (e) => e instanceof ContextOverflowError, health: () => ({ model: options.modelName }) });
-  // The served weights; `/reload` swaps them. Each request keeps the engine it started with.
-  let engine = first;
-  const inFlight = new Map<LlamaEngine, number>();
-  const retired = new Set<LlamaEngine>();
-  const use = async <T>(f: (e: LlamaEngine) => Promise<T>): Promise<T> => {
-    const e = engine;
-    inFlight.set(e, (inFlight.get(e) ?? 0) + 1);
-    try {
-      return await f(e);
-    } finally {
-      const left = inFlight.get(e)! - 1;
-      inFlight.set(e, left);
-      if (left === 0 && retired.delete(e)) await e.dispose();
-    }
-  };
-  /** Bounds a prompt before it is tokenised (characters) and after (tokens, ids in the served model's vocabulary). */
-  const checkChars = (chars: number) => {
-    if (chars > limits.maxPromptChars) throw tooLarge(`a prompt of ${chars.toLocaleString('en')} characters`, limits.maxPromptChars, 'characters', '--max-prompt-chars', 'prompt_too_long');
-  };
-  const checkTokens = (ids: readonly number[]) => {
-    const maxTokens = Math.min(limits.maxPromptTokens ?? engine.contextSize, engine.contextSize);
-    const vocab = engine.vocabSize;
-    if (ids.length > maxTokens) throw tooLarge(`a prompt of ${ids.length.toLocaleString('en')} tokens`, maxTokens, 'tokens', limits.maxPromptTokens === undefined ? 'the context length, --context' : '--max-prompt-tokens', 'prompt_too_many_tokens');
-    const bad = ids.findIndex((id) => id >= vocab);
-    if (bad >= 0) throw new HttpError(400, `prompt[${bad}]: token id ${ids[bad]} is outside the vocabulary (0 … ${vocab - 1})`, 'token_out_of_vocabulary', 'prompt');
-  };
-  const maxDefault = options.defaultMaxTokens ?? 256;
-  let wrapper: ChatWrapper | undefined;
+type SamplingBody = z.infer<z.ZodObject<typeof sampling>>;
+
+/**
+ * The served weights and what every route needs of them: the engine (`/reload` swaps it; each request
+ * keeps the engine it started with, and a replaced engine is freed when its last request ends), the
+ * prompt limits, generation with stop strings, and response ids.
+ */
+class ServedModel {
+  private current: LlamaEngine;
+  private readonly inFlight = new Map<LlamaEngine, number>();
+  private readonly retired = new Set<LlamaEngine>();
+  private wrapper: ChatWrapper | undefined;
   /** Seed of the next request that gives none (requests differ, and a restarted server repeats them). */
-  let nextSeed = 0;
+  private nextSeed = 0;
   // Response ids: a random prefix per server and a counter per response, so no two responses of one
   // server share an id (they were `cmpl-<seed counter>`, which seeded requests never advanced).
-  const idPrefix = randomBytes(4).toString('hex');
-  let responses = 0;
-  const responseId = (kind: 'cmpl' | 'chatcmpl') => `${kind}-${idPrefix}-${responses++}`;
-  const now = () => Math.floor(options.clock?.() ?? 0);
+  private readonly idPrefix = randomBytes(4).toString('hex');
+  private responses = 0;
 
-  const run = (prompt: number[], body: z.infer<z.ZodObject<typeof sampling>>, signal: AbortSignal): Promise<Completion> => use((e) => generate(e, prompt, body, signal));
-  const generate = async (engine: LlamaEngine, prompt: number[], body: z.infer<z.ZodObject<typeof sampling>>, signal: AbortSignal): Promise<Completion> => {
+  constructor(
+    first: LlamaEngine,
+    readonly options: OpenAIServerOptions,
+    readonly limits: OpenAIServerLimits,
+  ) {
+    this.current = first;
+  }
+
+  get engine(): LlamaEngine {
+    return this.current;
+  }
+
+  /** Bounds a prompt before it is tokenised (characters). */
+  checkChars(chars: number): void {
+    if (chars > this.limits.maxPromptChars) throw tooLarge(`a prompt of ${chars.toLocaleString('en')} characters`, this.limits.maxPromptChars, 'characters', '--max-prompt-chars', 'prompt_too_long');
+  }
+
+  /** Bounds a prompt after it is tokenised (tokens, ids in the served model's vocabulary). */
+  checkTokens(ids: readonly number[]): void {
+    const { contextSize, vocabSize: vocab } = this.current;
+    const maxTokens = Math.min(this.limits.maxPromptTokens ?? contextSize, contextSize);
+    if (ids.length > maxTokens) throw tooLarge(`a prompt of ${ids.length.toLocaleString('en')} tokens`, maxTokens, 'tokens', this.limits.maxPromptTokens === undefined ? 'the context length, --context' : '--max-prompt-tokens', 'prompt_too_many_tokens');
+    const bad = ids.findIndex((id) => id >= vocab);
+    if (bad >= 0) throw new HttpError(400, `prompt[${bad}]: token id ${ids[bad]} is outside the vocabulary (0 … ${vocab - 1})`, 'token_out_of_vocabulary', 'prompt');
+  }
+
+  withBos(ids: number[]): number[] {
+    const t = this.current.model.tokens;
+    return t.bos !== null && t.shouldPrependBosToken && ids[0] !== t.bos ? [t.bos, ...ids] : ids;
+  }
+
+  /** The chat template, resolved once from the first model that served a chat request. */
+  chatWrapper(): ChatWrapper {
+    return (this.wrapper ??= resolveChatWrapper(this.current.model));
+  }
+
+  responseId(kind: 'cmpl' | 'chatcmpl'): string {
+    return `${kind}-${this.idPrefix}-${this.responses++}`;
+  }
+
+  now(): number {
+    return Math.floor(this.options.clock?.() ?? 0);
+  }
+
+  /** Swaps in the weights of `model` (a GGUF); the old engine is freed once no request uses it. */
+  async reload(reload: (model: string) => Promise<LlamaEngine>, model: string): Promise<void> {
+    const next = await reload(model);
+    const old = this.current;
+    this.current = next;
+    if ((this.inFlight.get(old) ?? 0) === 0) await old.dispose();
+    else this.retired.add(old);
+  }
+
+  /** One completion of `prompt` on the engine serving now. */
+  async complete(prompt: number[], body: SamplingBody, signal: AbortSignal): Promise<Completion> {
+    const e = this.current;
+    this.inFlight.set(e, (this.inFlight.get(e) ?? 0) + 1);
+    try {
+      return await this.generate(e, prompt, body, signal);
+    } finally {
+      const left = this.inFlight.get(e)! - 1;
+      this.inFlight.set(e, left);
+      if (left === 0 && this.retired.delete(e)) await e.dispose();
+    }
+  }
+
+  private async generate(engine: LlamaEngine, prompt: number[], body: SamplingBody, signal: AbortSignal): Promise<Completion> {
     const model = engine.model;
     const stops = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
     const pieces: string[] = [];
     let text = '';
     let cut: number | undefined;
-    const greedy = body.temperature === 0;
     const out = await engine.generate(prompt, {
-      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? maxDefault,
+      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? this.options.defaultMaxTokens ?? 256,
       stop: [],
-      seed: body.seed ?? nextSeed++,
-      greedy,
+      seed: body.seed ?? this.nextSeed++,
+      greedy: body.temperature === 0,
       sampling: { temperature: body.temperature, topP: body.top_p, topK: body.top_k === -1 ? 0 : body.top_k, minP: body.min_p },
       signal,
       until: (ids) => {
@@ -169,113 +211,97 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
       pieces.push(piece);
       text += piece;
     }
-    return {
-      text: cut === undefined ? text : text.slice(0, cut),
-      ids: out.ids,
-      logprobs: out.logprobs,
-      pieces,
-      finish: out.stop === 'length' ? 'length' : 'stop',
-      promptTokens: prompt.length,
-    };
-  };
+    return { text: cut === undefined ? text : text.slice(0, cut), ids: out.ids, logprobs: out.logprobs, pieces, finish: out.stop === 'length' ? 'length' : 'stop', promptTokens: prompt.length };
+  }
+}
 
-  const withBos = (ids: number[]) => {
-    const t = engine.model.tokens;
-    return t.bos !== null && t.shouldPrependBosToken && ids[0] !== t.bos ? [t.bos, ...ids] : ids;
-  };
+const usage = (r: Completion) => ({ prompt_tokens: r.promptTokens, completion_tokens: r.ids.length, total_tokens: r.promptTokens + r.ids.length });
 
-  // vLLM / SGLang / llama.cpp tokenizer routes: clients build token-id prompts with the model's own ids.
-  app.post('/tokenize', async (c) => {
+// vLLM / SGLang / llama.cpp tokenizer routes: clients build token-id prompts with the model's own ids.
+function tokenizeRoute(m: ServedModel) {
+  return async (c: Context) => {
     const body = await readJson(c, tokenizeSchema);
     const text = body.prompt ?? body.content ?? '';
-    checkChars(text.length);
+    m.checkChars(text.length);
     const special = body.add_special_tokens ?? body.add_special ?? true;
-    const ids = [...engine.model.tokenize(text, true)] as number[];
-    const tokens = special ? withBos(ids) : ids;
-    return c.json({ tokens, count: tokens.length, max_model_len: engine.contextSize });
-  });
-  app.post('/detokenize', async (c) => {
+    const ids = [...m.engine.model.tokenize(text, true)] as number[];
+    const tokens = special ? m.withBos(ids) : ids;
+    return c.json({ tokens, count: tokens.length, max_model_len: m.engine.contextSize });
+  };
+}
+
+function detokenizeRoute(m: ServedModel) {
+  return async (c: Context) => {
     const body = await readJson(c, detokenizeSchema);
-    const bad = body.tokens.findIndex((id) => id >= engine.vocabSize);
-    if (bad >= 0) throw new HttpError(400, `tokens[${bad}]: token id ${body.tokens[bad]} is outside the vocabulary (0 … ${engine.vocabSize - 1})`, 'token_out_of_vocabulary', 'tokens');
-    const text = engine.model.detokenize(body.tokens as never, false);
+    const vocab = m.engine.vocabSize;
+    const bad = body.tokens.findIndex((id) => id >= vocab);
+    if (bad >= 0) throw new HttpError(400, `tokens[${bad}]: token id ${body.tokens[bad]} is outside the vocabulary (0 … ${vocab - 1})`, 'token_out_of_vocabulary', 'tokens');
+    const text = m.engine.model.detokenize(body.tokens as never, false);
     return c.json({ prompt: text, content: text });
-  });
-  app.post('/reload', async (c) => {
-    if (!options.reload) throw new HttpError(404, 'this server was started without --allow-reload', 'reload_disabled');
+  };
+}
+
+function reloadRoute(m: ServedModel) {
+  return async (c: Context) => {
+    const reload = m.options.reload;
+    if (!reload) throw new HttpError(404, 'this server was started without --allow-reload', 'reload_disabled');
     const body = await readJson(c, z.looseObject({ model: z.string().min(1) }));
-    const next = await options.reload(body.model);
-    const old = engine;
-    engine = next;
-    if ((inFlight.get(old) ?? 0) === 0) await old.dispose();
-    else retired.add(old);
+    await m.reload(reload, body.model);
     return c.json({ ok: true, model: body.model });
-  });
+  };
+}
 
-  app.get('/v1/models', (c) => c.json({ object: 'list', data: [{ id: options.modelName, object: 'model', created: 0, owned_by: 'trace-rl' }] }));
-
-  app.post('/v1/completions', async (c) => {
+function completionsRoute(m: ServedModel) {
+  return async (c: Context) => {
     const body = await readJson(c, completionSchema);
-    checkChars(typeof body.prompt === 'string' ? body.prompt.length : 0);
-    const prompt = typeof body.prompt === 'string' ? withBos([...engine.model.tokenize(body.prompt, true)]) : body.prompt;
-    checkTokens(prompt);
-    const r = await run(prompt, body, c.req.raw.signal);
+    m.checkChars(typeof body.prompt === 'string' ? body.prompt.length : 0);
+    const prompt = typeof body.prompt === 'string' ? m.withBos([...m.engine.model.tokenize(body.prompt, true)]) : body.prompt;
+    m.checkTokens(prompt);
+    const r = await m.complete(prompt, body, c.req.raw.signal);
     const offsets: number[] = [];
     let at = 0;
     for (const p of r.pieces) {
       offsets.push(at);
       at += p.length;
     }
-    return c.json({
-      id: responseId('cmpl'),
-      object: 'text_completion',
-      created: now(),
-      model: options.modelName,
-      choices: [
-        {
-          index: 0,
-          text: r.text,
-          finish_reason: r.finish,
-          logprobs: body.logprobs == null ? null : { tokens: r.pieces, token_logprobs: r.logprobs, top_logprobs: null, text_offset: offsets },
-          ...(body.return_token_ids ? { token_ids: r.ids, prompt_token_ids: prompt } : {}),
-        },
-      ],
-      usage: { prompt_tokens: r.promptTokens, completion_tokens: r.ids.length, total_tokens: r.promptTokens + r.ids.length },
-    });
-  });
+    const logprobs = body.logprobs == null ? null : { tokens: r.pieces, token_logprobs: r.logprobs, top_logprobs: null, text_offset: offsets };
+    const choice = { index: 0, text: r.text, finish_reason: r.finish, logprobs, ...(body.return_token_ids ? { token_ids: r.ids, prompt_token_ids: prompt } : {}) };
+    return c.json({ id: m.responseId('cmpl'), object: 'text_completion', created: m.now(), model: m.options.modelName, choices: [choice], usage: usage(r) });
+  };
+}
 
-  app.post('/v1/chat/completions', async (c) => {
+function chatRoute(m: ServedModel) {
+  return async (c: Context) => {
     const body = await readJson(c, chatSchema);
-    checkChars(body.messages.reduce((n, m) => n + (m.content?.length ?? 0), 0));
-    const model = engine.model;
-    wrapper ??= resolveChatWrapper(model);
-    const history: ChatHistoryItem[] = body.messages.map((m) =>
-      m.role === 'assistant' ? { type: 'model', response: [m.content ?? ''] } : m.role === 'user' ? { type: 'user', text: m.content ?? '' } : { type: 'system', text: m.content ?? '' },
+    m.checkChars(body.messages.reduce((n, msg) => n + (msg.content?.length ?? 0), 0));
+    const model = m.engine.model;
+    const wrapper = m.chatWrapper();
+    const history: ChatHistoryItem[] = body.messages.map((msg) =>
+      msg.role === 'assistant' ? { type: 'model', response: [msg.content ?? ''] } : msg.role === 'user' ? { type: 'user', text: msg.content ?? '' } : { type: 'system', text: msg.content ?? '' },
     );
     if (history.at(-1)?.type !== 'model') history.push({ type: 'model', response: [] });
     const state = wrapper.generateContextState({ chatHistory: history });
     const prompt = [...LlamaText(state.contextText).tokenize(model.tokenizer)];
-    checkTokens(prompt);
-    const r = await run(prompt, body, c.req.raw.signal);
+    m.checkTokens(prompt);
+    const r = await m.complete(prompt, body, c.req.raw.signal);
     const enc = new TextEncoder();
-    return c.json({
-      id: responseId('chatcmpl'),
-      object: 'chat.completion',
-      created: now(),
-      model: options.modelName,
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content: r.text },
-          finish_reason: r.finish,
-          logprobs: body.logprobs ? { content: r.pieces.map((p, i) => ({ token: p, logprob: r.logprobs[i]!, bytes: [...enc.encode(p)], top_logprobs: [] })) } : null,
-          ...(body.return_token_ids ? { token_ids: r.ids } : {}),
-        },
-      ],
-      usage: { prompt_tokens: r.promptTokens, completion_tokens: r.ids.length, total_tokens: r.promptTokens + r.ids.length },
-    });
-  });
+    const logprobs = body.logprobs ? { content: r.pieces.map((p, i) => ({ token: p, logprob: r.logprobs[i]!, bytes: [...enc.encode(p)], top_logprobs: [] })) } : null;
+    const choice = { index: 0, message: { role: 'assistant', content: r.text }, finish_reason: r.finish, logprobs, ...(body.return_token_ids ? { token_ids: r.ids } : {}) };
+    return c.json({ id: m.responseId('chatcmpl'), object: 'chat.completion', created: m.now(), model: m.options.modelName, choices: [choice], usage: usage(r) });
+  };
+}
 
+/** The hono app (exposed for in-process tests); `serveOpenAI` puts it on a port. One handler per route above. */
+export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions): Hono {
+  const limits = { ...DEFAULT_OPENAI_LIMITS, ...options.limits };
+  const app = createServerApp({ maxBodyBytes: limits.maxBodyBytes, bodySetting: '--max-body-bytes', badRequest: (e) => e instanceof ContextOverflowError, health: () => ({ model: options.modelName }) });
+  const served = new ServedModel(first, options, limits);
+  app.post('/tokenize', tokenizeRoute(served));
+  app.post('/detokenize', detokenizeRoute(served));
+  app.post('/reload', reloadRoute(served));
+  app.get('/v1/models', (c) => c.json({ object: 'list', data: [{ id: options.modelName, object: 'model', created: 0, owned_by: 'trace-rl' }] }));
+  app.post('/v1/completions', completionsRoute(served));
+  app.post('/v1/chat/completions', chatRoute(served));
   return app;
 }
 

@@ -1,8 +1,7 @@
 import { createEstimator, type AdvantageEstimator } from '../advantage/index.ts';
-import { WorldEnv, demoNoise, type Environment, type KnowsTruth } from '../env/index.ts';
-import { EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
+import { WorldEnv, demoNoise, type Environment } from '../env/index.ts';
+import { buildPolicy, ENV_POLICIES, type EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
-import { initJax } from '../util/jax.ts';
 import { ConfigError, type TrainConfig } from './config.ts';
 import { buildEnvironment } from './environments.ts';
 import type { Prompt } from '../tree/types.ts';
@@ -11,8 +10,6 @@ import { warmStart } from './warm-start.ts';
 /** Everything a run is made of, built from the configuration once. */
 export interface Components {
   env: Environment<unknown>;
-  /** Set when the environment knows exact success probabilities (the simulator). */
-  truth?: KnowsTruth;
   train: Prompt[];
   test: Prompt[];
   policy: Policy;
@@ -23,31 +20,36 @@ export interface Components {
 export interface BuildOptions {
   /** Where warm starts are cached (default: $TRACE_RL_CACHE or ~/.cache/trace-rl). */
   cacheDir?: string;
+  /** A policy trained elsewhere (the rollout service's server): used as given, nothing here trains it. */
+  policy?: Policy;
 }
 
+/** The run's environment, predictor and policy (src/env and src/policy registries), the policy warm-started when configured. */
 export async function buildComponents(config: TrainConfig, options: BuildOptions = {}): Promise<Components> {
+  if (config.policy.kind === 'openai' && !options.policy) throw new ConfigError('config.policy.kind: openai is a server whose weights trace-rl train cannot update; serve its rollouts to an external trainer with trace-rl rollout (docs/export.md)');
   const predictor = await buildPredictor(config);
   const setup = buildEnvironment(config);
-  const { env, train, test, truth } = setup;
-  if (setup.fixedPolicy) return { env, truth, train, test, policy: setup.fixedPolicy, predictor };
-  if (config.policy.kind === 'scripted') {
-    if (!setup.scripted) throw new ConfigError(`config.policy.kind: scripted is a fixed noisy policy that env.kind ${config.env.kind} does not have (math-world has one)`);
-    return { env, train, test, policy: setup.scripted, predictor };
-  }
-  if (config.policy.kind === 'tiny-lm') {
-    const policy = await buildTinyLm(config);
-    return { env, train, test, policy, trainable: policy, predictor };
-  }
-  if (!setup.candidates) throw new ConfigError(`config.policy.kind: the embedded policy has no candidate actions in env.kind ${config.env.kind}${setup.needsText ? ' (it needs a policy that writes text: policy.kind tiny-lm, or an OpenAI-compatible server through trace-rl rollout / eval)' : ''}`);
-  const policy = new EmbeddedPolicy({ candidates: setup.candidates });
+  const { env, train, test } = setup;
+  // A policy trained elsewhere, else the policy of an environment that no configured one replaces (the simulator, BFCL): used untrained.
+  const given = options.policy ?? ENV_POLICIES[config.env.kind]?.fixed?.(setup);
+  if (given) return { env, train, test, policy: given, predictor };
+  const { policy, trainable } = await buildPolicy(config.policy, { envKind: config.env.kind, setup, concurrency: config.engine.concurrency }, config.env);
   // The behaviour-cloning warm start needs the world's scripted demonstrator: world only.
-  if (config.policy.warmStart === 'bc' && env instanceof WorldEnv) {
-    const { seed, ...bc } = config.policy.bc;
-    // The late world profile starts sparser: a noisier demonstrator (src/env/world/profile.ts).
-    const settings = { ...bc, noise: demoNoise(env.profile, bc.noise) };
-    await warmStart(policy, env, { seed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: policy.dim }, options.cacheDir);
-  }
-  return { env, train, test, policy, trainable: policy, predictor };
+  if (config.policy.kind === 'embedded' && trainable && config.policy.warmStart === 'bc' && env instanceof WorldEnv) await bcWarmStart(trainable as EmbeddedPolicy, env, config, options.cacheDir);
+  return { env, train, test, policy, ...(trainable ? { trainable } : {}), predictor };
+}
+
+/**
+ * The behaviour-cloning warm start an embedded policy on the world starts RL from (seeded by
+ * policy.bc.seed, cached by a hash of what determines it): training and `trace-rl diagnose --warm-start`
+ * both start from exactly these weights.
+ */
+export async function bcWarmStart(policy: EmbeddedPolicy, env: WorldEnv, config: TrainConfig, cacheDir?: string): Promise<void> {
+  if (config.policy.kind !== 'embedded') throw new Error('bcWarmStart: the warm start is for the embedded policy');
+  const { seed, ...bc } = config.policy.bc;
+  // The late world profile starts sparser: a noisier demonstrator (src/env/world/profile.ts).
+  const settings = { ...bc, noise: demoNoise(env.profile, bc.noise) };
+  await warmStart(policy, env, { seed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: policy.dim }, cacheDir);
 }
 
 /**
@@ -74,21 +76,4 @@ async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {
     case 'global':
       return new GlobalRatePredictor();
   }
-}
-
-/** The tiny LM from its GGUF (imported lazily: node-llama-cpp is heavy); the step passes its update settings. */
-async function buildTinyLm(config: TrainConfig): Promise<TrainablePolicy> {
-  const { readFileSync } = await import('node:fs');
-  const { sequencesFor, TinyLmPolicy } = await import('../tinylm/index.ts');
-  const { checkGgufFile, GgufFileError } = await import('../tinylm/gguf-file.ts');
-  const file = config.policy.model!;
-  try {
-    checkGgufFile(file);
-  } catch (e) {
-    if (e instanceof GgufFileError) throw new ConfigError(`policy.model (--model) ${file}: ${e.message}`);
-    throw e;
-  }
-  await initJax();
-  // One llama.cpp sequence per policy call the rollout engine keeps in flight, decoded in one batch.
-  return TinyLmPolicy.fromBytes(new Uint8Array(readFileSync(file)), { sequences: sequencesFor(config.engine.concurrency), temperature: config.policy.temperature }, file);
 }

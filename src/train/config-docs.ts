@@ -16,6 +16,8 @@ interface JsonSchema {
   maximum?: number;
   exclusiveMinimum?: number;
   exclusiveMaximum?: number;
+  /** Set by mergeVariants on the fields of a union's variants. */
+  ofVariant?: boolean;
 }
 
 /** One leaf setting of the configuration, as the schema describes it. */
@@ -39,8 +41,9 @@ export function configSettings(): SettingDoc[] {
   const out: SettingDoc[] = [];
   const visit = (s: JsonSchema, path: string[], parentDescription?: string) => {
     const variants = s.oneOf ?? s.anyOf;
-    if (variants && variants.every((v) => v.properties?.name?.const !== undefined)) {
-      for (const [k, child] of Object.entries(mergeVariants(variants))) visit(child, [...path, k]);
+    const key = variants && (['name', 'kind'] as const).find((k) => variants.every((v) => v.properties?.[k]?.const !== undefined));
+    if (key) {
+      for (const [k, child] of Object.entries(mergeVariants(variants!, key, key === 'kind' ? s.description : undefined))) visit(child, [...path, k]);
       return;
     }
     const props = collectProperties(s);
@@ -54,7 +57,8 @@ export function configSettings(): SettingDoc[] {
       type: typeOf(s),
       ...(s.enum ? { values: s.enum.map(String) } : {}),
       numeric: types.includes('number') || types.includes('integer'),
-      default: path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults) ?? s.default,
+      // A field of one variant (kind, name) has that variant's default, not the default variant's.
+      default: s.ofVariant && s.default !== undefined ? s.default : (path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults) ?? s.default),
       description: s.description ?? parentDescription ?? '',
     });
   };
@@ -106,28 +110,38 @@ function typeOf(s: JsonSchema): string {
 }
 
 /**
- * A union discriminated by `name` (the strategy options) as one list of fields: `name` lists every
- * value, and each field says which names take it (a field described differently by some names gets
- * one row per description).
+ * A union discriminated by `key` (`name`: the strategy options; `kind`: env and policy) as one list
+ * of fields: `key` lists every value, and each field says which variants take it (a field described
+ * differently, or with another default, by some gets one row per description). A nested object that
+ * several variants take (env.math) is merged field by field the same way.
  */
-function mergeVariants(variants: JsonSchema[]): Record<string, JsonSchema> {
-  const out: Record<string, JsonSchema> = { name: { type: 'string', enum: variants.map((v) => v.properties!.name.const), description: 'which one; each takes the fields below marked with its name (any other field is an error)' } };
-  const rows = new Map<string, { key: string; schema: JsonSchema; names: string[] }>();
+function mergeVariants(variants: JsonSchema[], key: 'name' | 'kind', description?: string): Record<string, JsonSchema> {
+  const values = variants.map((v) => String(v.properties![key].const));
+  const head: JsonSchema = { type: 'string', enum: values, description: description ?? 'which one; each takes the fields below marked with its name (any other field is an error)' };
+  return { [key]: head, ...mergeFields(variants.map((v, i) => ({ name: values[i]!, properties: v.properties! })), key) };
+}
+
+function mergeFields(variants: Array<{ name: string; properties: Record<string, JsonSchema> }>, skip?: string): Record<string, JsonSchema> {
+  const rows = new Map<string, { key: string; schemas: JsonSchema[]; names: string[] }>();
   for (const v of variants) {
-    const name = String(v.properties!.name.const);
-    for (const [k, child] of Object.entries(v.properties!)) {
-      if (k === 'name') continue;
-      const id = `${k}\u0000${child.description ?? ''}`;
-      const row = rows.get(id) ?? { key: k, schema: child, names: [] };
-      row.names.push(name);
+    for (const [k, child] of Object.entries(v.properties)) {
+      if (k === skip) continue;
+      const id = `${k}\u0000${child.description ?? ''}\u0000${collectProperties(child) ? '' : JSON.stringify(child.default)}`;
+      const row = rows.get(id) ?? { key: k, schemas: [], names: [] };
+      row.schemas.push(child);
+      row.names.push(v.name);
       rows.set(id, row);
     }
   }
   const counts = new Map<string, number>();
   for (const r of rows.values()) counts.set(r.key, (counts.get(r.key) ?? 0) + 1);
+  const out: Record<string, JsonSchema> = {};
   for (const r of rows.values()) {
     const key = counts.get(r.key)! > 1 ? `${r.key} (${r.names.join(', ')})` : r.key;
-    out[key] = { ...r.schema, description: `${r.schema.description ?? ''} [${r.names.join(', ')}]` };
+    const nested = r.schemas.map((c) => collectProperties(c));
+    out[key] = nested.every((p) => p && Object.keys(p).length > 0)
+      ? { properties: mergeFields(nested.map((p, i) => ({ name: r.names[i]!, properties: p! }))) }
+      : { ...r.schemas[0]!, description: `${r.schemas[0]!.description ?? ''} [${r.names.join(', ')}]`, ofVariant: true };
   }
   return out;
 }

@@ -7,4 +7,4 @@ export { contrastMetrics, costMetrics } from './step-metrics.ts';
 export { train, TrainError, type TrainOptions, type TrainOutcome, type LoopEvent, type ExternalTrainer } from './loop.ts';
 export { configReference } from './config-docs.ts';
 export { warmStart, warmStartHash, demonstrations, cloneDemonstrations, defaultCacheDir, type WarmStartKey, type WarmStartSettings } from './warm-start.ts';
-export { buildEnvironment, ENVIRONMENTS, type EnvironmentSetup } from './environments.ts';
+export { buildEnvironment, type EnvironmentSetup } from './environments.ts';

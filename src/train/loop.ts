@@ -62,54 +62,20 @@ export class TrainError extends UserError {
  * from the seed and the step number, never from how many steps one process ran).
  */
 export async function train(options: TrainOptions): Promise<TrainOutcome> {
-  let store: RunStore;
-  let config: TrainConfig;
-  if (options.resume) {
-    store = RunStore.open(options.out);
-    try {
-      if (store.kind() !== 'train') throw new TrainError(`${options.out} was made by trace-rl ${store.kind()} (batches for an external trainer), not by train; train cannot resume it: start a train run with another --out`);
-      config = storedTrainConfig(store);
-      if (options.steps !== undefined && options.steps !== config.steps) {
-        if (options.steps <= store.lastStep()) throw new TrainError(`--steps ${options.steps}: ${options.out} has already completed ${store.lastStep() + 1} steps; give more steps than that`);
-        config = { ...config, steps: options.steps };
-        store.updateConfig(config);
-        if (store.status() === 'finished') store.markRunning();
-      }
-    } catch (e) {
-      store.close();
-      throw e;
-    }
-    if (store.status() === 'finished') {
-      store.close();
-      return { dir: options.out, config, completed: 0, status: 'already-finished' };
-    }
-  } else {
-    config = parseTrainConfig(options.config ?? {});
-    // A run fed to an external trainer is a rollout run: `train --resume` refuses it (its policy is elsewhere).
-    store = RunStore.create(options.out, config, { kind: options.external ? 'rollout' : 'train', configRevision: CONFIG_REVISION });
-  }
+  const opened = openRun(options);
+  if ('status' in opened) return opened;
+  const { store, config } = opened;
   let completed = 0;
-  let built: Components | undefined;
+  let parts: Components | undefined;
   try {
-    built = await buildComponents(config);
     const external = options.external;
     // With an external trainer the rollouts come from its policy and nothing here trains the policy.
-    const parts: Components = external ? { ...built, policy: external.policy, trainable: undefined } : built;
+    parts = await buildComponents(config, external ? { policy: external.policy } : {});
     const strategy = strategyFromConfig(config.strategy);
     const estimator = estimatorFromConfig(config);
-    let state: RunState = initialState();
     const last = store.lastStep();
-    if (last >= 0) {
-      const ck = store.checkpoints(last);
-      if (!ck.state || !ck.predictor) throw new TrainError(`${options.out}: step ${last} has no checkpoint to resume from`);
-      parts.predictor.load(ck.predictor);
-      if (parts.trainable) {
-        if (!ck.policy) throw new TrainError(`${options.out}: step ${last} has no policy checkpoint`);
-        parts.trainable.load(ck.policy);
-      }
-      state = JSON.parse(new TextDecoder().decode(ck.state)) as RunState;
-      options.onEvent?.({ kind: 'resumed', from: last + 1 });
-    }
+    let state = last >= 0 ? restoreStep(store, last, parts, options.out) : initialState();
+    if (last >= 0) options.onEvent?.({ kind: 'resumed', from: last + 1 });
     const stopped = () => ({ dir: options.out, config, completed, status: 'stopped' as const });
     for (let step = last + 1; step < config.steps; step++) {
       // With the embedded policy a step never waits on I/O, so without this turn of the event loop
@@ -122,9 +88,8 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       if (collected.rollout.cancelled) return stopped();
       const learned = await learn(ctx, collected);
       const evaluation = !external && shouldEvaluate(step, config) ? await evaluateTimed(ctx, step) : undefined;
-      const record = stepRecord(ctx, collected, learned, evaluation);
+      const record = stepRecord(ctx, collected, learned, evaluation, external?.policy.name);
       record.metrics.time_step_ms = options.clock() - t0;
-      if (external) record.details.policy = external.policy.name;
       store.writeStep(record);
       state = record.state;
       completed++;
@@ -140,9 +105,54 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
   } finally {
     store.close();
     // The run's own policy (not an external trainer's) is freed: a process can run many trains.
-    await built?.trainable?.dispose?.();
-    built?.predictor.dispose?.();
+    await parts?.trainable?.dispose?.();
+    parts?.predictor.dispose?.();
   }
+}
+
+/**
+ * The run's store and configuration: a new run is created (a run fed to an external trainer is a
+ * rollout run, which `train --resume` refuses: its policy is elsewhere); a resumed one keeps its stored
+ * configuration, with a new total of steps when `options.steps` gives one. A finished run is
+ * closed again and reported as such.
+ */
+function openRun(options: TrainOptions): { store: RunStore; config: TrainConfig } | TrainOutcome {
+  if (!options.resume) {
+    const config = parseTrainConfig(options.config ?? {});
+    return { store: RunStore.create(options.out, config, { kind: options.external ? 'rollout' : 'train', configRevision: CONFIG_REVISION }), config };
+  }
+  const store = RunStore.open(options.out);
+  let config: TrainConfig;
+  try {
+    if (store.kind() !== 'train') throw new TrainError(`${options.out} was made by trace-rl ${store.kind()} (batches for an external trainer), not by train; train cannot resume it: start a train run with another --out`);
+    config = storedTrainConfig(store);
+    if (options.steps !== undefined && options.steps !== config.steps) {
+      if (options.steps <= store.lastStep()) throw new TrainError(`--steps ${options.steps}: ${options.out} has already completed ${store.lastStep() + 1} steps; give more steps than that`);
+      config = { ...config, steps: options.steps };
+      store.updateConfig(config);
+      if (store.status() === 'finished') store.markRunning();
+    }
+  } catch (e) {
+    store.close();
+    throw e;
+  }
+  if (store.status() === 'finished') {
+    store.close();
+    return { dir: options.out, config, completed: 0, status: 'already-finished' };
+  }
+  return { store, config };
+}
+
+/** Loads the predictor, the policy and the run state stored with step `last`, for a resumed run. */
+function restoreStep(store: RunStore, last: number, parts: Components, out: string): RunState {
+  const ck = store.checkpoints(last);
+  if (!ck.state || !ck.predictor) throw new TrainError(`${out}: step ${last} has no checkpoint to resume from`);
+  parts.predictor.load(ck.predictor);
+  if (parts.trainable) {
+    if (!ck.policy) throw new TrainError(`${out}: step ${last} has no policy checkpoint`);
+    parts.trainable.load(ck.policy);
+  }
+  return JSON.parse(new TextDecoder().decode(ck.state)) as RunState;
 }
 
 async function evaluateTimed(ctx: StepContext, step: number): Promise<{ metrics: Record<string, number>; times: Record<string, number> }> {

@@ -2,6 +2,7 @@ import type { Spend } from '../budget/index.ts';
 import type { QualityMetrics, ReliabilityBin, StepQuality } from '../predict/index.ts';
 import { isMixed, rewardedLeaves, root, walk } from '../tree/index.ts';
 import type { RolloutTree } from '../tree/types.ts';
+import type { StoredBin } from './step-details.ts';
 
 /** Contrast and reward metrics of one step's trees (keys documented in metrics.ts). */
 export function contrastMetrics(trees: readonly RolloutTree[]): Record<string, number> {
@@ -92,6 +93,6 @@ export function allocationDetails(trees: readonly RolloutTree[]): { roots: Recor
 }
 
 /** Reliability bins as stored in `details.reliability` (and read by the report): empty bins dropped. */
-export function storedBins(bins: readonly ReliabilityBin[]): Array<{ lo: number; hi: number; meanPredicted: number; observed: number; count: number }> {
+export function storedBins(bins: readonly ReliabilityBin[]): StoredBin[] {
   return bins.filter((b) => b.count > 0).map((b) => ({ lo: b.lo, hi: b.hi, meanPredicted: b.meanPredicted, observed: b.observedRate, count: b.count }));
 }

@@ -4,8 +4,8 @@ import type { Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
-import { runEval } from '../eval/index.ts';
-import { greedyAccuracy, meanBareCost, rootCandidates, runStep, sampledAccuracy, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
+import { heldOutMetrics } from '../eval/index.ts';
+import { meanBareCost, rootCandidates, runStep, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
 import { createRng, shuffled } from '../util/rng.ts';
@@ -13,6 +13,7 @@ import type { Components } from './components.ts';
 import type { TrainConfig } from './config.ts';
 import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, storedBins } from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
+import type { StepDetails } from './step-details.ts';
 
 /** What carries over from one step to the next besides the model checkpoints (stored as JSON). */
 export interface RunState {
@@ -122,7 +123,7 @@ function rootCostOf(ctx: StepContext): { rootCost?: number } {
 }
 
 /** The stored record of a step (metrics in the registry's order, details, trees, checkpoints) and the next run state. */
-export function stepRecord(ctx: StepContext, collected: Collected, learned: Learned, evaluation?: { metrics: Record<string, number>; times: StepTimes }): StepRecord & { state: RunState } {
+export function stepRecord(ctx: StepContext, collected: Collected, learned: Learned, evaluation?: { metrics: Record<string, number>; times: StepTimes }, externalPolicy?: string): StepRecord & { state: RunState; details: StepDetails } {
   const { parts } = ctx;
   const { rollout } = collected;
   const trees = rollout.trees;
@@ -142,12 +143,13 @@ export function stepRecord(ctx: StepContext, collected: Collected, learned: Lear
     ...learned.times,
     ...evaluation?.times,
   };
-  const details = {
+  const details: StepDetails = {
     spend: rollout.spend,
     rounds: rollout.rounds.length,
     failures: rollout.failures,
     allocation: allocationDetails(trees),
     reliability: { root: storedBins(predictor.quality.root.reliability), prefix: storedBins(predictor.quality.prefix.reliability) },
+    ...(externalPolicy !== undefined ? { policy: externalPolicy } : {}),
   };
   const checkpoints: Record<string, Uint8Array> = {
     predictor: parts.predictor.save(),
@@ -191,7 +193,8 @@ async function updatePredictor(ctx: StepContext, trees: readonly RolloutTree[], 
 /** Step 7: tree-aware advantages per turn, then the clipped-surrogate update of the policy. */
 function updatePolicy(ctx: StepContext, trees: readonly RolloutTree[], pool: readonly Prompt[]) {
   const trainable = ctx.parts.trainable;
-  if (!trainable) return undefined;
+  // Only trainable kinds (embedded, tiny-lm) have update settings; the registry gives no trainable otherwise.
+  if (!trainable || !('clip' in ctx.config.policy)) return undefined;
   const { learningRate, clip, epochs, sharedTurns } = ctx.config.policy;
   return trainable.update(policySamples(ctx.estimator, trees, pool, sharedTurns), { learningRate, clip, epochs });
 }
@@ -220,47 +223,10 @@ export function shouldEvaluate(step: number, config: TrainConfig): boolean {
   return (step + 1) % config.eval.every === 0 || step === config.steps - 1 || step === 0;
 }
 
-/**
- * The held-out evaluation of a step: test_accuracy (greedy success rate on the first `eval.questions`
- * test prompts, one rollout each, no budget cap) for every environment; for qa also EM and F1 per
- * dataset (the first eval.questions held-out questions of each), by the same harness as `trace-rl eval`;
- * with `eval.samples` > 0 also test_accuracy_sampled (that many sampled rollouts per test prompt).
- */
-export async function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<Record<string, number>> {
-  const greedy = ctx.config.env.kind === 'qa' ? await qaEvaluation(ctx) : { test_accuracy: await greedyAccuracy(heldOut(ctx, `eval/${step}`)) };
-  const samples = ctx.config.eval.samples;
-  if (samples === 0) return greedy;
-  return { ...greedy, test_accuracy_sampled: await sampledAccuracy({ ...heldOut(ctx, `eval-sampled/${step}`), samples }) };
-}
-
-function heldOut(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, stream: string) {
-  return {
-    env: ctx.parts.env,
-    policy: ctx.parts.policy,
-    prompts: ctx.parts.test.slice(0, ctx.config.eval.questions),
-    rng: createRng(ctx.config.seed).fork(stream),
-    settings: ctx.config.engine,
-    signal: ctx.signal,
-  };
-}
-
-async function qaEvaluation(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>): Promise<Record<string, number>> {
-  const datasets = new Map<string, Prompt[]>();
-  for (const p of ctx.parts.test) {
-    const name = String(p.meta?.dataset ?? 'qa');
-    const list = datasets.get(name) ?? [];
-    if (list.length < ctx.config.eval.questions) list.push(p);
-    datasets.set(name, list);
-  }
-  if (datasets.size === 0) return {};
-  const result = await runEval({ suite: { kind: 'qa', env: ctx.parts.env, datasets }, policy: ctx.parts.policy, greedy: true, concurrency: ctx.config.engine.concurrency, engine: ctx.config.engine, seed: ctx.config.seed, signal: ctx.signal });
-  const rewards = result.records.map((r) => r.samples[0]?.reward ?? 0);
-  const metrics: Record<string, number> = { test_accuracy: rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length) };
-  for (const [name, d] of result.datasets) {
-    metrics[`eval_em/${name}`] = d.metrics.em!.mean;
-    metrics[`eval_f1/${name}`] = d.metrics.f1!.mean;
-  }
-  return metrics;
+/** The held-out evaluation of a step, by the evaluation harness (src/eval/held-out.ts: what each environment kind logs). */
+export function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<Record<string, number>> {
+  const { config, parts } = ctx;
+  return heldOutMetrics({ kind: config.env.kind, env: parts.env, policy: parts.policy, test: parts.test, questions: config.eval.questions, samples: config.eval.samples, seed: config.seed, step, engine: config.engine, signal: ctx.signal });
 }
 
 /**

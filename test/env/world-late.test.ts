@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorldEnv, candidatesFrom, demoNoise, generateQuestions, generateWorld, worldMeta, type SearchState } from '../../src/env/index.ts';
-import { greedyAccuracy } from '../../src/rollout/index.ts';
+import { greedyAccuracy } from '../../src/eval/index.ts';
 import { buildComponents, parseTrainConfig } from '../../src/train/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { contrastTrees, openProfile } from '../../bench/world/contrast.ts';
@@ -43,7 +43,7 @@ test('late profile: config option env.world.profile, demonstrator noise × 2 (ca
   assert.equal(demoNoise('late', 0.8), 1);
   assert.equal(demoNoise('default', 0.35), 0.35);
   // Absent, so a default configuration (and its cached warm start's hash) is exactly as before.
-  assert.equal(parseTrainConfig({}).env.world, undefined);
+  assert.equal('world' in parseTrainConfig({}).env, false);
   assert.throws(() => parseTrainConfig({ env: { world: { profile: 'early' } } }));
   const config = parseTrainConfig({ env: { questions: 60, world: { profile: 'late' } }, policy: { warmStart: 'none' } });
   const parts = await buildComponents(config);

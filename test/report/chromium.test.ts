@@ -1,8 +1,8 @@
 /**
  * Opens the report in headless Chromium (Debian's `chromium` package) and checks that the page renders
  * and its script runs without error: the viewer writes data-report-ready="1" on <body> and the first
- * tree into the DOM, which --dump-dom shows. The runs are synthetic (test/report/synthetic-runs.ts)
- * because the training loop is not written yet. A missing Chromium is a failure, not a skip.
+ * tree into the DOM, which --dump-dom shows. The runs are synthetic (test/report/synthetic-runs.ts:
+ * no training needed). A missing Chromium is a failure, not a skip.
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';

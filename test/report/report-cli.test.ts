@@ -1,4 +1,4 @@
-/** `trace-rl report` end to end through bin/trace-rl.js, on synthetic run folders (no training loop yet). */
+/** `trace-rl report` end to end through bin/trace-rl.js, on synthetic run folders (test/report/synthetic-runs.ts: no training needed). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,7 +1,7 @@
 /**
  * The report built from real run folders (real SQLite through RunStore). The runs are synthetic
- * (test/report/synthetic-runs.ts) because the training loop is not written yet; they have the shapes
- * the loop will store.
+ * (test/report/synthetic-runs.ts), so that many strategies, seeds and steps cost no training; their
+ * details are typed by the loop's own schema (src/train/step-details.ts).
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';

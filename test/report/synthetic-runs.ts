@@ -1,11 +1,12 @@
 /**
- * Synthetic but plausible run folders for the report tests. The training loop does not exist yet, so
- * these runs are made here: real RunStore folders (real SQLite) whose steps hold metrics, details and
- * trees shaped as the loop will write them (src/train/metrics.ts keys; details.allocation,
- * details.reliability, details.spend). Outcomes are drawn from a seeded Rng: each prompt has a hidden
+ * Synthetic but plausible run folders for the report tests, made without training so that the report
+ * can be tested on many strategies, seeds and steps in a moment: real RunStore folders (real SQLite)
+ * whose steps hold metrics (src/train/metrics.ts keys), trees and details typed by the loop's own
+ * schema (src/train/step-details.ts). Outcomes are drawn from a seeded Rng: each prompt has a hidden
  * success probability that grows with the step, and the stored Ṽ is a noisy view of it.
  */
 import { RunStore } from '../../src/store/index.ts';
+import { stepDetailsSchema, type StepDetails } from '../../src/train/step-details.ts';
 import { addTurn, createTree, endTrajectory, isMixed, rewardedLeaves, targets } from '../../src/tree/index.ts';
 import type { RolloutTree, TreeNode } from '../../src/tree/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
@@ -146,11 +147,10 @@ export function writeSyntheticRun(o: SyntheticRunOptions): SyntheticRun {
       metrics.test_accuracy = clamp01(0.2 + step * (isTrace ? 0.06 : 0.04) + (rng.next() - 0.5) * 0.04);
       metrics.time_eval_ms = 30;
     }
-    const details: Record<string, unknown> = { spend: { bare, continuation: cont, turns, tokens, toolCalls: turns - bare - cont } };
-    if (!o.bareDetails) {
-      details.allocation = { roots, continuationsByDepth: byDepth };
-      details.reliability = { root: reliability(calib.root), prefix: reliability(calib.prefix) };
-    }
+    const spend = { bare, continuation: cont, turns, tokens, toolCalls: turns - bare - cont };
+    const details: Pick<StepDetails, 'spend'> | StepDetails = o.bareDetails
+      ? { spend }
+      : stepDetailsSchema.parse({ spend, rounds: 1, failures: {}, allocation: { roots, continuationsByDepth: byDepth }, reliability: { root: reliability(calib.root), prefix: reliability(calib.prefix) } } satisfies StepDetails);
     store.writeStep({ step, metrics, details, trees, checkpoints: {} });
     written.push({ step, metrics });
   }

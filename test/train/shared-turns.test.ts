@@ -40,5 +40,5 @@ test('sharedTurns once: every tree node is one nonzero term with its per-node ad
 
 test('sharedTurns once needs the trace estimator', () => {
   assert.throws(() => parseTrainConfig({ estimator: 'grpo', policy: { sharedTurns: 'once' } }), /policy\.sharedTurns: once needs estimator trace/);
-  assert.equal(parseTrainConfig({ policy: { sharedTurns: 'once' } }).policy.sharedTurns, 'once');
+  assert.equal((parseTrainConfig({ policy: { sharedTurns: 'once' } }).policy as { sharedTurns?: string }).sharedTurns, 'once');
 });

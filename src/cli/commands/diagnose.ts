@@ -134,10 +134,8 @@ async function setUp(opts: DiagnoseFlags, sizes: Sizes) {
   const { policy, about: policyAbout } = await buildPolicy(flags, suite, run, temperature, config);
   if (opts.warmStart) {
     // What training starts from: the same fit and cache key as buildComponents, so the weights are the run's step-0 weights.
-    const { warmStart } = await import('../../train/index.ts');
-    const { seed: bcSeed, ...settings } = config.policy.bc;
-    const embedded = policy as EmbeddedPolicy;
-    await warmStart(embedded, suite.env as WorldEnv, { seed: bcSeed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: embedded.dim });
+    const { bcWarmStart } = await import('../../train/index.ts');
+    await bcWarmStart(policy as EmbeddedPolicy, suite.env as WorldEnv, config);
     policyAbout.spec = { ...policyAbout.spec, warmStart: 'bc' };
   }
   const about: DiagnosisAbout = { env: config.env.kind, policy: policyLabel(policyAbout.spec), prompts: sample.length, k, rollouts, maxTurns, seed };

@@ -1,14 +1,16 @@
 import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Prompt } from '../../tree/types.ts';
 import { EvalError, EvalStore, formatTable, resultJson, runEval, type EvalRecord, type EvalResult, type EvalSuite } from '../../eval/index.ts';
-import { EmbeddedPolicy, OpenAIPolicy, type CandidateSource } from '../../policy/index.ts';
-import type { Policy } from '../../policy/types.ts';
+import { buildPolicy as buildFromRegistry, PolicyConfigError, type PolicyConfig } from '../../policy/registry.ts';
+import type { Policy, TrainablePolicy } from '../../policy/types.ts';
+import type { EnvironmentSetup } from '../../env/registry.ts';
+import { policyFromFlags } from '../policy-flags.ts';
 import { RunStore } from '../../store/index.ts';
-import { buildEnvironment, parseTrainConfig, type TrainConfig } from '../../train/index.ts';
+import { buildEnvironment, parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/index.ts';
+import { envKindOf } from '../../env/registry.ts';
 import { setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 
@@ -146,7 +148,7 @@ export function openRun(dir: string, policyKind: string): { config: TrainConfig;
     throw new UsageError(`--run ${dir}: ${(e as Error).message}`);
   }
   try {
-    const config = parseTrainConfig(store.config());
+    const config = storedTrainConfig(store);
     if (config.policy.kind !== policyKind) throw new UsageError(`--run ${dir}: that run trained a ${config.policy.kind} policy, not ${policyKind}; use --policy ${config.policy.kind}`);
     const step = store.lastStep();
     if (step < 0) throw new UsageError(`--run ${dir}: no completed step yet, so there is no trained policy`);
@@ -181,10 +183,8 @@ export function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engin
   }
   const config = parseTrainConfig(raw);
   // A generated environment makes enough questions for the held-out split to hold `questions` of them.
-  if (questions !== undefined && config.env.kind !== 'qa' && opts.split === 'held-out') {
-    const needed = Math.ceil(questions / config.env.testFraction);
-    if (needed > config.env.questions) return parseTrainConfig({ ...raw, env: { ...(raw.env as object), questions: needed } });
-  }
+  const withHeldOut = envKindOf(config.env.kind).withHeldOut;
+  if (questions !== undefined && withHeldOut && opts.split === 'held-out') return { ...config, env: withHeldOut(config.env, questions) as TrainConfig['env'] };
   return config;
 }
 
@@ -203,7 +203,7 @@ function setDatasets(raw: Record<string, unknown>, kind: string, datasets: strin
 }
 
 /** Held-out (or all) questions per dataset, at most `questions` each. */
-type Suite = EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy; scope: string[] };
+type Suite = EvalSuite & { setup: EnvironmentSetup; scope: string[] };
 
 export function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): Suite {
   let setup;
@@ -223,7 +223,7 @@ export function buildSuite(config: TrainConfig, split: 'held-out' | 'all', quest
     datasets.set(name, evaluated);
     scope.push(scopeLine(name, evaluated.length, held.length + own.length, split, questions));
   }
-  return { kind: config.env.kind, env: setup.env, datasets, candidates: setup.candidates, fixedPolicy: setup.fixedPolicy ?? setup.scripted, scope };
+  return { kind: config.env.kind, env: setup.env, datasets, setup, scope };
 }
 
 /**
@@ -242,61 +242,68 @@ interface PolicyAbout {
   lines: string[];
 }
 
-export async function buildPolicy(opts: EvalFlags, suite: EvalSuite & { candidates?: CandidateSource; fixedPolicy?: Policy }, run: ReturnType<typeof openRun> | undefined, temperature: number, config: TrainConfig): Promise<{ policy: Policy; about: PolicyAbout }> {
-  const envLine = `environment: ${suite.env.name} (turn limit ${config.engine.maxTurns}, top-k ${config.env.topK}); datasets: ${[...suite.datasets.keys()].join(', ')}; split: ${opts.split}`;
+/** The policy the flags name, built by the policy registry (src/policy/registry.ts), and what it is in words. */
+export async function buildPolicy(opts: EvalFlags, suite: Suite, run: ReturnType<typeof openRun> | undefined, temperature: number, config: TrainConfig): Promise<{ policy: Policy; about: PolicyAbout }> {
+  const topK = 'topK' in config.env ? `, top-k ${config.env.topK}` : '';
+  const envLine = `environment: ${suite.env.name} (turn limit ${config.engine.maxTurns}${topK}); datasets: ${[...suite.datasets.keys()].join(', ')}; split: ${opts.split}`;
   const sampling = temperature === 0 ? 'greedy' : `sampled at temperature ${temperature}`;
-  switch (opts.policy) {
-    case 'openai': {
-      const urls = opts.baseUrl ?? [];
-      if (urls.length === 0) throw new UsageError('--policy openai needs --base-url, e.g. --base-url http://localhost:8000/v1 (repeat it for several servers)');
-      if (opts.mode !== 'completions' && opts.mode !== 'chat') throw new UsageError(`--mode ${opts.mode}: choose completions or chat`);
-      const model = opts.model ?? 'default';
-      const policy = new OpenAIPolicy({ baseURLs: urls, model, mode: opts.mode, temperature: temperature === 0 ? 1 : temperature });
-      return { policy, about: { spec: { kind: 'openai', model, mode: opts.mode }, lines: [`policy: ${model} on ${urls.length} OpenAI-compatible server(s) (${opts.mode}), ${sampling}`, envLine] } };
-    }
+  const settings = policySettings(opts, run, temperature);
+  let policy: Policy;
+  try {
+    ({ policy } = await buildFromRegistry(settings, { envKind: config.env.kind, setup: suite.setup, concurrency: Number(opts.concurrency) }, config.env));
+  } catch (e) {
+    if (e instanceof PolicyConfigError) throw new UsageError(e.message);
+    throw e;
+  }
+  // A run's checkpoint holds the trained weights (tiny-lm: its GGUF supplies the vocabulary and shape they load into).
+  if (run) (policy as TrainablePolicy).load(run.checkpoint);
+  const line = (what: string) => ({ policy, about: { spec: specOf(settings, run), lines: [`policy: ${what}, ${sampling}`, envLine] } });
+  switch (settings.kind) {
+    case 'openai':
+      return line(`${settings.model} on ${settings.baseUrls.length} OpenAI-compatible server(s) (${settings.mode})`);
     case 'tiny-lm': {
-      // A run's checkpoint holds the trained weights; its GGUF supplies the vocabulary and shape they load into.
+      const { sequencesFor } = await import('../../tinylm/tiny-lm-policy.ts'); // loaded by the registry already
+      // Sequences are not part of the spec: the results do not depend on them, so a resumed evaluation may change --concurrency.
+      return line(`${run ? `tiny LM of ${run.dir} after step ${run.step} (shape of ${settings.model})` : `tiny LM ${settings.model}`} on llama.cpp (${sequencesFor(Number(opts.concurrency))} sequences batched)`);
+    }
+    case 'embedded':
+      return line(run ? `embedded policy of ${run.dir} after step ${run.step}` : 'untrained embedded policy (zero weights)');
+    case 'scripted':
+      return line(`the environment's own ${policy.name} policy`);
+  }
+}
+
+/** The policy settings `--policy` and its flags give (checked by the kind's schema; a bad flag is named). */
+function policySettings(opts: EvalFlags, run: ReturnType<typeof openRun> | undefined, temperature: number): PolicyConfig {
+  const sampled = temperature > 0 ? { temperature } : {};
+  let raw: Record<string, unknown>;
+  switch (opts.policy) {
+    case 'openai':
+      if (opts.mode !== 'completions' && opts.mode !== 'chat') throw new UsageError(`--mode ${opts.mode}: choose completions or chat (token mode is trace-rl rollout's, with --tokenizer)`);
+      raw = { kind: 'openai', baseUrls: opts.baseUrl ?? [], model: opts.model ?? 'default', mode: opts.mode, ...sampled };
+      break;
+    case 'tiny-lm': {
       const model = opts.model ?? (run?.config.policy.kind === 'tiny-lm' ? run.config.policy.model : undefined);
       if (!model) throw new UsageError('--policy tiny-lm needs --model FILE.gguf (or --run DIR of a tiny-lm training run)');
-      const file = path.resolve(model);
-      const { checkGgufFile, GgufFileError } = await import('../../tinylm/gguf-file.ts');
-      try {
-        checkGgufFile(file); // before reading it whole: a device or a header bomb is refused here
-      } catch (e) {
-        if (e instanceof GgufFileError) throw new UsageError(`--model ${model}: ${e.message}`);
-        throw e;
-      }
-      let bytes: Uint8Array;
-      try {
-        bytes = new Uint8Array(readFileSync(file));
-      } catch {
-        throw new UsageError(`--model ${model}: cannot read that file${opts.model ? '' : ` (the model of --run ${opts.run}; give --model if it moved)`}`);
-      }
-      const { sequencesFor, TinyLmPolicy } = await import('../../tinylm/index.ts');
-      const { initJax } = await import('../../util/jax.ts');
-      await initJax();
-      // One llama.cpp sequence per request in flight (--concurrency, validated above), decoded in one batch.
-      // Not part of the spec: the results do not depend on it, so a resumed evaluation may change it.
-      const sequences = sequencesFor(Number(opts.concurrency));
-      const policy = TinyLmPolicy.fromBytes(bytes, { sequences, ...(temperature > 0 ? { temperature } : {}) }, file);
-      if (run) policy.load(run.checkpoint);
-      const what = run ? `tiny LM of ${run.dir} after step ${run.step} (shape of ${file})` : `tiny LM ${file}`;
-      return { policy, about: { spec: { kind: 'tiny-lm', model: file, ...(run ? { run: run.dir, step: run.step } : {}) }, lines: [`policy: ${what} on llama.cpp (${sequences} sequences batched), ${sampling}`, envLine] } };
-    }
-    case 'embedded': {
-      const candidates = suite.candidates;
-      if (!candidates) throw new UsageError(`--policy embedded cannot act in env ${config.env.kind} (no candidate actions there)`);
-      const policy = new EmbeddedPolicy({ candidates });
-      if (run) policy.load(run.checkpoint);
-      const what = run ? `embedded policy of ${run.dir} after step ${run.step}` : 'untrained embedded policy (zero weights)';
-      return { policy, about: { spec: { kind: 'embedded', run: run?.dir ?? null, step: run?.step ?? null }, lines: [`policy: ${what}, ${sampling}`, envLine] } };
-    }
-    case 'scripted': {
-      if (!suite.fixedPolicy) throw new UsageError(`--policy scripted: env ${config.env.kind} has no policy of its own (the simulator, bfcl and math-world have one); use openai, tiny-lm or embedded`);
-      return { policy: suite.fixedPolicy, about: { spec: { kind: 'scripted' }, lines: [`policy: the environment's own ${suite.fixedPolicy.name} policy, ${sampling}`, envLine] } };
+      raw = { kind: 'tiny-lm', model: path.resolve(model), ...sampled };
+      break;
     }
     default:
-      throw new UsageError(`--policy ${opts.policy}: choose openai, tiny-lm, embedded or scripted`);
+      raw = { kind: opts.policy };
+  }
+  return policyFromFlags(raw, { kind: '--policy', baseUrls: '--base-url', model: '--model', mode: '--mode', temperature: '--temperature' });
+}
+
+function specOf(settings: PolicyConfig, run: ReturnType<typeof openRun> | undefined): Record<string, unknown> {
+  switch (settings.kind) {
+    case 'openai':
+      return { kind: 'openai', model: settings.model, mode: settings.mode };
+    case 'tiny-lm':
+      return { kind: 'tiny-lm', model: settings.model, ...(run ? { run: run.dir, step: run.step } : {}) };
+    case 'embedded':
+      return { kind: 'embedded', run: run?.dir ?? null, step: run?.step ?? null };
+    default:
+      return { kind: settings.kind };
   }
 }
 

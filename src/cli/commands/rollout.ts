@@ -2,8 +2,9 @@ import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
 import { EXPORT_FORMATS, isExportFormat } from '../../export/index.ts';
 import { runRolloutService, WeightsGate } from '../../service/index.ts';
-import { OpenAIPolicy } from '../../policy/index.ts';
+import { buildPolicy, type PolicySettings } from '../../policy/registry.ts';
 import { parseTrainConfig } from '../../train/index.ts';
+import { policyFromFlags } from '../policy-flags.ts';
 import { RunStore } from '../../store/index.ts';
 import { parsePort, UsageError, writeJson } from '../io.ts';
 import { addTokenizerOptions, asUsage, transcriptFromOptions } from './export.ts';
@@ -34,32 +35,21 @@ export function register(program: Command): void {
   addTokenizerOptions(cmd);
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
     if (opts.policy !== 'openai') throw new UsageError(`--policy ${String(opts.policy)}: only "openai" is supported (the embedded policy trains itself with trace-rl train)`);
-    const urls = (opts.baseUrl as string[] | undefined) ?? [];
-    if (urls.length === 0) throw new UsageError('--base-url is required with --policy openai, e.g. --base-url http://localhost:8000/v1');
-    for (const u of urls) {
-      let protocol = '';
-      try {
-        protocol = new URL(u).protocol;
-      } catch {
-        // reported below
-      }
-      if (protocol !== 'http:' && protocol !== 'https:') throw new UsageError(`--base-url ${u}: not an http(s) URL; use e.g. http://localhost:8000/v1`);
-    }
     const format = String(opts.format);
     if (!isExportFormat(format)) throw new UsageError(`--format ${format}: choose one of ${EXPORT_FORMATS.join(', ')}`);
-    if (opts.mode !== 'completions' && opts.mode !== 'chat' && opts.mode !== 'tokens') throw new UsageError(`--mode ${String(opts.mode)}: choose tokens, completions or chat`);
-    if (opts.extras !== 'vllm' && opts.extras !== 'none') throw new UsageError(`--extras ${String(opts.extras)}: choose vllm or none`);
+    const settings = policyFromFlags({ kind: 'openai', baseUrls: opts.baseUrl ?? [], model: opts.model, mode: opts.mode, extras: opts.extras }, { baseUrls: '--base-url', model: '--model', mode: '--mode', extras: '--extras' });
     let port: number | undefined;
     if (opts.listen !== undefined) {
       port = parsePort('--listen', opts.listen);
     }
     // Ids go straight to the model in token mode: the byte tokenizer's would be wrong for any real model.
     if (opts.mode === 'tokens' && opts.tokenizer === 'bytes') throw new UsageError('--mode tokens sends token ids to the model: give its tokenizer with --tokenizer hf:DIR, qwen3 or server');
-    const transcript = await transcriptFromOptions(opts, urls[0]);
-    const config = parseTrainConfig(rawConfig(opts));
+    const transcript = await transcriptFromOptions(opts, (settings as PolicySettings<'openai'>).baseUrls[0]);
+    // The run stores the server policy it rolled out with, like any run its policy.
+    const config = parseTrainConfig({ ...rawConfig(opts), policy: settings });
     const out = String(opts.out);
     RunStore.checkNew(out);
-    const policy = new OpenAIPolicy({ baseURLs: urls, model: String(opts.model), mode: opts.mode, extras: opts.extras, transcript });
+    const { policy } = await buildPolicy(settings, { envKind: config.env.kind, concurrency: config.engine.concurrency, transcript });
     const reloadUrl = opts.reloadUrl === undefined ? undefined : String(opts.reloadUrl).replace(/\/+$/, '').replace(/\/v1$/, '');
     const reload = reloadUrl
       ? async (model: string) => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { parseTrainConfig, type TrainConfig } from '../../train/config.ts';
+import { parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/config.ts';
 import { configSettings, type SettingDoc } from '../../train/config-docs.ts';
 import { configToYaml, readConfigFile, setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
@@ -86,7 +86,7 @@ export function register(program: Command): void {
     .option('--quiet', 'no progress display')
     // train's own: `rollout` has a --policy of its own (the external server), so these are not shared config flags.
     .option('--policy <kind>', settingHelp('policy.kind'))
-    .option('--model <file.gguf>', settingHelp('policy.model'));
+    .option('--model <file.gguf>', settingHelp('policy.model (tiny-lm)'));
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
     if (opts.policy !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.kind=${String(opts.policy)}`];
     if (opts.model !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.model=${String(opts.model)}`];
@@ -137,10 +137,10 @@ const RESUMABLE = new Set(['steps']);
  * value is fine, one that changes it is refused (naming both values), except --steps, which sets a
  * new total and says so.
  */
-function resumePlan(store: { config(): unknown; close(): void }, out: string, opts: Record<string, unknown>): { steps: number; resumeSteps?: number } {
+function resumePlan(store: { config(): unknown; configRevision(): number; close(): void }, out: string, opts: Record<string, unknown>): { steps: number; resumeSteps?: number } {
   let stored: TrainConfig;
   try {
-    stored = parseTrainConfig(store.config());
+    stored = storedTrainConfig(store);
   } finally {
     store.close();
   }

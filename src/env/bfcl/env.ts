@@ -28,7 +28,6 @@ import { loadLongContextData, SharedState } from './apis/shared.ts';
 import { pyRepr } from './py/format.ts';
 import { dict, type PyDict } from './py/value.ts';
 import { readStepText, stringToToolCall, toOpenAITools, toolCallToString, type OpenAITool } from './tools.ts';
-import type { PolicyContext } from '../../policy/types.ts';
 
 /** BFCL's step limit per user turn (MAXIMUM_STEP_LIMIT). */
 export const MAX_STEPS_PER_TURN = 20;
@@ -299,10 +298,16 @@ function toolObservation(calls: readonly string[], results: readonly string[]): 
  * BFCL call strings. A reply without tool calls is a text answer; tool calls whose arguments are not
  * a JSON object make the step unreadable (it ends the user turn, as an undecodable step does in BFCL).
  */
+/** The part of a policy call a conversation is read from (a policy's context has at least this). */
+interface ConversationPrefix {
+  prompt: Prompt;
+  turns: readonly Turn[];
+}
+
 export function bfclConversation(env: BfclEnv) {
   return {
-    messages: (ctx: PolicyContext): ChatMessage[] => env.chatMessages(ctx.prompt, ctx.turns),
-    tools: (ctx: PolicyContext): OpenAITool[] => env.tools(ctx.prompt, env.restore(ctx.prompt, ctx.turns)),
+    messages: (ctx: ConversationPrefix): ChatMessage[] => env.chatMessages(ctx.prompt, ctx.turns),
+    tools: (ctx: ConversationPrefix): OpenAITool[] => env.tools(ctx.prompt, env.restore(ctx.prompt, ctx.turns)),
     action(reply: { content: string; toolCalls: readonly { name: string; arguments: string }[] }): { thought: string; action: Action } {
       if (reply.toolCalls.length === 0) return { thought: reply.content, action: { type: 'answer', input: reply.content } };
       try {

@@ -3,7 +3,6 @@
  * per category (the leaderboard's multi-turn table) and overall. Ready for `trace-rl eval` to call;
  * `parseAction` reads text for policies that return text only (default: BFCL's prompt format).
  */
-import type { Policy } from '../../policy/types.ts';
 import type { Action, Prompt, Turn } from '../../tree/types.ts';
 import type { Rng } from '../../util/rng.ts';
 import type { Category } from './data.ts';
@@ -17,9 +16,17 @@ export interface BfclAccuracy {
   errors: Record<string, number>;
 }
 
+/**
+ * What plays an entry: any policy (src/policy) fits. Declared here so the environment does not depend
+ * on the policy family (policies depend on environments, not the other way).
+ */
+export interface BfclPlayer {
+  act(ctx: { prompt: Prompt; rendered: string; turns: readonly Turn[]; rng: Rng; greedy?: boolean; maxTokens: number }): Promise<{ text: string; thought?: string; action?: Action }>;
+}
+
 export async function evaluateBfcl(
   env: BfclEnv,
-  policy: Policy,
+  policy: BfclPlayer,
   prompts: readonly Prompt[],
   options: { rng: Rng; greedy?: boolean; maxTokens?: number; parseAction?: (text: string) => { thought: string; action: Action } },
 ): Promise<BfclAccuracy> {

@@ -12,7 +12,8 @@ import { DEFAULT_WORLD_SIZE, generateWorld, type WorldSize } from './generate.ts
 import { generateQuestions, splitQuestions } from './questions.ts';
 import type { World, WorldQuestion } from './types.ts';
 import type { WorldProfile } from './profile.ts';
-import type { Prompt } from '../../tree/types.ts';
+import type { Prompt, Turn } from '../../tree/types.ts';
+import type { ActionCandidates, CandidateSource } from '../types.ts';
 
 export interface WorldEnvOptions {
   seed: number;
@@ -87,6 +88,11 @@ export class WorldEnv extends SearchEnv {
   candidates(state: SearchState): Candidates {
     return candidatesFrom(this.world, state);
   }
+}
+
+/** The world's candidate extraction ({@link candidatesFrom}) at any recorded prefix, for the embedded policy. */
+export function worldCandidateSource(env: { restore(prompt: Prompt, turns: readonly Turn[]): unknown; candidates(state: never): ActionCandidates }): CandidateSource {
+  return (prompt, turns) => env.candidates(env.restore(prompt, turns) as never);
 }
 
 /** Candidates read from the question's named entities and the passages shown so far (by their titles). */

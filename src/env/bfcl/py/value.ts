@@ -60,8 +60,6 @@ export function dset(d: PyDict, key: PyValue, value: PyValue): void {
   d.set(dictKey(key), value);
 }
 
-export const isDict = (v: PyValue): v is PyDict => v instanceof Map;
-export const isList = (v: PyValue): v is PyValue[] => Array.isArray(v);
 export const isInt = (v: PyValue): v is bigint | boolean => typeof v === 'bigint' || typeof v === 'boolean';
 export const isNumber = (v: PyValue): v is bigint | boolean | number => isInt(v) || typeof v === 'number';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Simulator } from '../../src/env/index.ts';
 import { SimulatorPolicy } from '../../src/policy/index.ts';
-import { sampledAccuracy } from '../../src/rollout/index.ts';
+import { sampledAccuracy } from '../../src/eval/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 // The simulator knows each prompt's exact success probability under its random policy, so the sampled

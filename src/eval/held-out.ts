@@ -1,0 +1,141 @@
+/**
+ * The training loop's held-out evaluation (every `eval.every` steps), by the same harness as
+ * `trace-rl eval` (runEval). What each environment kind logs is its entry in TRAINING_METRICS:
+ * test_accuracy for every kind; qa also EM and F1 per dataset.
+ */
+import type { Environment } from '../env/types.ts';
+import type { Policy } from '../policy/types.ts';
+import type { EngineSettingsInput } from '../rollout/index.ts';
+import type { Prompt } from '../tree/types.ts';
+import { createRng, type Rng } from '../util/rng.ts';
+import { runEval, type EvalResult } from './harness.ts';
+
+export interface HeldOutOptions {
+  kind: string;
+  env: Environment<unknown>;
+  policy: Policy;
+  /** The run's held-out prompts. */
+  test: readonly Prompt[];
+  /** Questions evaluated (per dataset where the kind has datasets). */
+  questions: number;
+  /** Sampled rollouts per question besides the greedy one (0 = greedy only). */
+  samples: number;
+  seed: number;
+  step: number;
+  engine: EngineSettingsInput & { concurrency: number };
+  signal?: AbortSignal;
+}
+
+interface TrainingMetrics {
+  /** The questions of the greedy evaluation, by dataset. */
+  datasets(test: readonly Prompt[], questions: number): Map<string, Prompt[]>;
+  /** One stream per question (qa, like `trace-rl eval`), or the step's one stream (the kinds evaluated so from the start). */
+  perQuestionStreams: boolean;
+  /** Metrics of the greedy evaluation beyond test_accuracy. */
+  extra(result: EvalResult): Record<string, number>;
+}
+
+const firstQuestions = (test: readonly Prompt[], n: number) => new Map([['held-out', test.slice(0, n)]]);
+
+const FIRST_QUESTIONS: TrainingMetrics = { datasets: firstQuestions, perQuestionStreams: false, extra: () => ({}) };
+
+/** Per environment kind; a kind without an entry logs test_accuracy on the first held-out questions. */
+export const TRAINING_METRICS: Record<string, TrainingMetrics> = {
+  qa: {
+    // The first `questions` of each dataset, so every dataset gets its EM and F1.
+    datasets(test, n) {
+      const datasets = new Map<string, Prompt[]>();
+      for (const p of test) {
+        const name = String(p.meta?.dataset ?? 'qa');
+        const list = datasets.get(name) ?? [];
+        if (list.length < n) list.push(p);
+        datasets.set(name, list);
+      }
+      return datasets;
+    },
+    perQuestionStreams: true,
+    extra(result) {
+      const metrics: Record<string, number> = {};
+      for (const [name, d] of result.datasets) {
+        metrics[`eval_em/${name}`] = d.metrics.em!.mean;
+        metrics[`eval_f1/${name}`] = d.metrics.f1!.mean;
+      }
+      return metrics;
+    },
+  },
+};
+
+/**
+ * test_accuracy: the greedy success rate on the held-out questions, one rollout each, no budget cap
+ * (qa: no metric when it has no held-out question); with `samples` > 0 also test_accuracy_sampled, the
+ * mean success of that many sampled rollouts on each of the first held-out questions (drawn as in
+ * training, at the policy's temperature), on the step's own stream.
+ */
+export async function heldOutMetrics(o: HeldOutOptions): Promise<Record<string, number>> {
+  const entry = TRAINING_METRICS[o.kind] ?? FIRST_QUESTIONS;
+  const stream = (name: string) => createRng(o.seed).fork(`${name}/${o.step}`);
+  const common = { env: o.env, policy: o.policy, settings: o.engine, signal: o.signal };
+  const datasets = entry.datasets(o.test, o.questions);
+  const metrics: Record<string, number> = {};
+  if (entry.perQuestionStreams) {
+    if (countOf(datasets) > 0) {
+      const result = await runEval({ suite: { kind: o.kind, env: o.env, datasets }, policy: o.policy, greedy: true, concurrency: o.engine.concurrency, engine: o.engine, seed: o.seed, signal: o.signal });
+      Object.assign(metrics, { test_accuracy: successRate(result, countOf(datasets), 1) }, entry.extra(result));
+    }
+  } else {
+    metrics.test_accuracy = await greedyAccuracy({ ...common, prompts: [...datasets.values()].flat(), rng: stream('eval') });
+  }
+  if (o.samples === 0) return metrics;
+  return { ...metrics, test_accuracy_sampled: await sampledAccuracy({ ...common, prompts: o.test.slice(0, o.questions), rng: stream('eval-sampled'), samples: o.samples }) };
+}
+
+export interface GreedyAccuracyOptions {
+  env: Environment<unknown>;
+  policy: Policy;
+  prompts: readonly Prompt[];
+  /** The evaluation's random stream (greedy decoding ignores it; tools and the simulator may not). */
+  rng: Rng;
+  /** Engine settings (turn limit, concurrency, retries); defaults as in `engineSettings`. */
+  settings?: EngineSettingsInput;
+  signal?: AbortSignal;
+}
+
+export interface SampledAccuracyOptions extends GreedyAccuracyOptions {
+  /** Sampled rollouts per prompt (≥ 1). */
+  samples: number;
+}
+
+/**
+ * Greedy success rate: one greedy rollout per prompt by the evaluation harness, no budget cap, and
+ * the share of prompts whose trajectory was rewarded, Σ reward / #prompts (0 for no prompts). The
+ * training loop's held-out evaluation and the benches measure accuracy this way.
+ */
+export function greedyAccuracy(options: GreedyAccuracyOptions): Promise<number> {
+  return meanReward(options, 1, true);
+}
+
+/**
+ * Sampled success rate: `samples` rollouts per prompt drawn as in training (the policy's own sampling,
+ * at its temperature), Σ reward / (#prompts · samples). It estimates the mean of the policy's success
+ * probabilities over the prompts: what RL maximises, and what moves first when RL reshapes the
+ * sampling distribution without changing its argmax.
+ */
+export function sampledAccuracy(options: SampledAccuracyOptions): Promise<number> {
+  if (!Number.isInteger(options.samples) || options.samples < 1) return Promise.reject(new RangeError(`sampledAccuracy: samples must be an integer ≥ 1, got ${options.samples}`));
+  return meanReward(options, options.samples, false);
+}
+
+async function meanReward(o: GreedyAccuracyOptions, samples: number, greedy: boolean): Promise<number> {
+  const datasets = new Map([['held-out', [...o.prompts]]]);
+  const result = await runEval({ suite: { kind: 'accuracy', env: o.env, datasets }, policy: o.policy, samples, greedy, concurrency: o.settings?.concurrency ?? 8, engine: o.settings, rng: o.rng, signal: o.signal });
+  return successRate(result, o.prompts.length, samples);
+}
+
+const countOf = (datasets: Map<string, Prompt[]>) => [...datasets.values()].reduce((n, d) => n + d.length, 0);
+
+/** Σ reward over every trajectory / (questions · samples), 0 for no question: a trajectory without a reward (an error) counts 0. */
+function successRate(result: EvalResult, questions: number, samples: number): number {
+  let solved = 0;
+  for (const r of result.records) solved += r.samples.reduce((s, x) => s + (x.reward ?? 0), 0);
+  return questions > 0 ? solved / (questions * samples) : 0;
+}

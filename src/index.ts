@@ -11,6 +11,8 @@ export * as predict from './predict/index.ts';
 export * as env from './env/index.ts';
 export * as policy from './policy/index.ts';
 export * as rollout from './rollout/index.ts';
+// The evaluation harness (runEval), training's held-out evaluation and greedyAccuracy / sampledAccuracy (once in rollout).
+export * as evaluation from './eval/index.ts';
 export * as train from './train/index.ts';
 export * as store from './store/index.ts';
 export * as report from './report/index.ts';

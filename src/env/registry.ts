@@ -157,7 +157,7 @@ const mathWorld = kindObject('math-world', {
     .describe('math and math-world: datasets, code format and the code tool.'),
 });
 
-/** Held-out prompts grouped by a key of each prompt, in the order `sorted` gives. */
+/** Prompts grouped by a key of each, groups and prompts in the order the prompts come. */
 function groupBy(prompts: readonly Prompt[], key: (p: Prompt) => string): Map<string, Prompt[]> {
   const groups = new Map<string, Prompt[]>();
   for (const p of prompts) groups.set(key(p), [...(groups.get(key(p)) ?? []), p]);

@@ -42,7 +42,7 @@ export const trainConfigSchema = z
         useGold: z.boolean().default(true).describe('Let the mlp predictor’s structure features compare observations with the gold answer (known at training time in RLVR; it steers allocation only, never the policy). false = history text only.'),
       })
       .prefault({}),
-    policy: policyConfigSchema.describe('The policy: its kind and that kind\'s settings (src/policy/registry.ts); a setting of another kind is an error. embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md); scripted: math-world only, the fixed noisy solver (allocation studies; no update); openai: an OpenAI-compatible server (trace-rl rollout and eval; its weights are trained outside).'),
+    policy: policyConfigSchema.describe('The policy: its kind and that kind\'s settings (src/policy/registry.ts); a setting of another kind is an error. embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md); scripted: the environment\'s own fixed policy (math-world\'s noisy solver; the simulator and bfcl act with theirs whatever is configured), for allocation studies, no update; openai: an OpenAI-compatible server (trace-rl rollout and eval; its weights are trained outside).'),
     engine: engineSettingsSchema.prefault({}),
     eval: z
       .object({

@@ -1,7 +1,8 @@
 /**
  * Where policies live and how they reach environments, read from the sources: a policy under src/env
  * made env → policy the one back-arrow between the two families (issue 32), and a policy importing an
- * environment folder's internal files breaks when that folder reorganises behind its index.
+ * environment folder's internal files breaks when that folder reorganises behind its index; and no
+ * environment imports a policy module, types included.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,5 +36,10 @@ test('src/policy reaches an environment folder (env/world, env/math, env/bfcl, �
       .filter((target) => families.some((fam) => target.startsWith(fam) && target !== `${fam}index.ts`))
       .map((target) => `${relative(SRC, f)} → ${target}`),
   );
+  assert.deepEqual(offenders, []);
+});
+
+test('no file under src/env imports src/policy (not even its types): environments do not depend on policies', () => {
+  const offenders = sources(join(SRC, 'env')).flatMap((f) => imports(f).filter((target) => target.startsWith('policy/')).map((target) => `${relative(SRC, f)} → ${target}`));
   assert.deepEqual(offenders, []);
 });

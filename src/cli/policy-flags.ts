@@ -3,6 +3,7 @@
  * (src/policy/registry.ts), so the allowed values live in one place; a bad value is reported under its
  * flag, e.g. `--base-url notaurl: not an http(s) URL; …`.
  */
+import type { Command } from 'commander';
 import { policyConfigSchema, type PolicyConfig } from '../policy/registry.ts';
 import { UsageError } from './io.ts';
 
@@ -16,4 +17,55 @@ export function policyFromFlags(settings: Record<string, unknown>, flags: Record
   const value = issue.path.reduce<unknown>((o, k) => (o as Record<PropertyKey, unknown> | undefined)?.[k], settings);
   const shown = value === undefined || Array.isArray(value) ? '' : ` ${String(value)}`;
   throw new UsageError(`${flag}${shown}: ${issue.message}`);
+}
+
+const collect = (v: string, acc: string[] = []) => [...acc, v];
+
+/** What commander gives for those flags, and for the ones every such command also has. */
+export interface PolicyAndEnvFlags {
+  policy: string;
+  env?: string;
+  baseUrl?: string[];
+  model?: string;
+  mode: string;
+  run?: string;
+  datasets?: string;
+  retrieval?: string;
+  retrieverUrl?: string;
+  topK?: string;
+  set?: string[];
+  concurrency: string;
+  retries: string;
+  timeoutMs: string;
+  maxTokens: string;
+  maxTurns?: string;
+  split: string;
+  temperature: string;
+  seed: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+/**
+ * The flags that choose a policy and an environment, shared by the commands that run one
+ * (`trace-rl eval`, `trace-rl diagnose`): one text per flag. `what` says what becomes of a run's last
+ * checkpoint ("evaluated", "diagnosed").
+ */
+export function policyAndEnvOptions(cmd: Command, what: string): Command {
+  return cmd
+    .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s, bfcl’s, math-world’s)')
+    .option('--env <kind>', 'environment kind: qa, world, simulator, bfcl, math, math-world (default: the run’s, else qa)')
+    .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
+    .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file (with --run: the run’s model by default)')
+    .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
+    .option('--run <dir>', `embedded or tiny-lm: a training run folder; its last checkpoint is ${what} and its env settings are the defaults`)
+    .option('--datasets <list>', 'qa: comma-separated hotpotqa, 2wiki, musique, bamboogle or JSONL files (a file is named after itself)')
+    .option('--retrieval <mode>', 'qa: per-question, pooled or url')
+    .option('--retriever-url <url>', 'qa with --retrieval url: the Search-R1-compatible retriever')
+    .option('--top-k <k>', 'documents per search')
+    .option('--set <path=value...>', 'any environment setting, e.g. --set env.successRule=em')
+    .option('--concurrency <n>', 'policy requests in flight at most', '8')
+    .option('--retries <n>', 'attempts per policy call or tool step (1 = no retry)', '3')
+    .option('--timeout-ms <ms>', 'per policy call or tool step', '60000')
+    .option('--max-tokens <n>', 'generated tokens per turn at most', '512');
 }

@@ -28,3 +28,19 @@ export async function serveUntilSignal(server: { close(): Promise<void> }, label
   process.removeListener('SIGINT', now);
   process.removeListener('SIGTERM', now);
 }
+
+/**
+ * Ctrl-C for a long command: the first SIGINT prints `stopping` (what is kept and what to do) and
+ * aborts the returned signal, so the work ends at its next safe point; a second exits at once (130).
+ * `done()` removes the handler. train, eval and diagnose stop this way.
+ */
+export function interruptible(stopping: string): { signal: AbortSignal; done(): void } {
+  const controller = new AbortController();
+  const onSigint = () => {
+    if (controller.signal.aborted) process.exit(130);
+    process.stderr.write(`\nstopping: ${stopping}\n`);
+    controller.abort(new Error('interrupted'));
+  };
+  process.on('SIGINT', onSigint);
+  return { signal: controller.signal, done: () => void process.off('SIGINT', onSigint) };
+}

@@ -1,3 +1,5 @@
+import { interruptible } from '../until-signal.ts';
+import { policyAndEnvOptions, type PolicyAndEnvFlags } from '../policy-flags.ts';
 import type { Command } from 'commander';
 import { statSync } from 'node:fs';
 import path from 'node:path';
@@ -12,37 +14,15 @@ import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { engineProgress } from '../progress.ts';
 import { buildPolicy, buildSuite, evalConfig, openRun, type EvalFlags } from './eval.ts';
 
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** Bounds on what one diagnosis may ask for: it runs on a laptop before training, not instead of it. */
 export const DIAGNOSE_LIMITS = { prompts: 1000, k: 256, rollouts: 16, maxTurns: 256, trajectories: 100_000, concurrency: 256 } as const;
 
-interface DiagnoseFlags {
-  env?: string;
-  policy: string;
-  baseUrl?: string[];
-  model?: string;
-  mode: string;
-  run?: string;
-  datasets?: string;
-  retrieval?: string;
-  retrieverUrl?: string;
-  topK?: string;
-  set?: string[];
-  split: string;
+interface DiagnoseFlags extends PolicyAndEnvFlags {
   prompts: string;
   k: string;
   rollouts: string;
-  maxTurns?: string;
-  temperature: string;
-  concurrency: string;
-  retries: string;
-  timeoutMs: string;
-  maxTokens: string;
-  seed: string;
-  json?: boolean;
   html?: string;
-  quiet?: boolean;
   warmStart?: boolean;
 }
 
@@ -52,31 +32,14 @@ interface DiagnoseFlags {
  * builders); the sampling is one rollout-engine step with a fixed allocation (src/diagnose).
  */
 export function register(program: Command): void {
-  program
-    .command('diagnose')
-    .description('before training: where the outcome contrast lies — per depth t, mean V_t(1−V_t) from k continuations, the share of outcome variance still open, the next decision\'s entropy, and what a continuation costs; see docs/diagnose.md')
-    .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s, bfcl’s, math-world’s)')
-    .option('--env <kind>', 'environment kind: qa, world, simulator, bfcl, math, math-world (default: the run’s, else qa)')
-    .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
-    .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file')
-    .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
-    .option('--run <dir>', 'embedded or tiny-lm: a training run folder; its last checkpoint is diagnosed and its env settings are the defaults')
+  policyAndEnvOptions(program.command('diagnose').description('before training: where the outcome contrast lies — per depth t, mean V_t(1−V_t) from k continuations, the share of outcome variance still open, the next decision\'s entropy, and what a continuation costs; see docs/diagnose.md'), 'diagnosed')
     .option('--warm-start', 'embedded on the world, without --run: the behaviour-cloning warm start training begins from (policy.warmStart bc, its cached fit), instead of zero weights')
-    .option('--datasets <list>', 'qa: comma-separated hotpotqa, 2wiki, musique, bamboogle or JSONL files')
-    .option('--retrieval <mode>', 'qa: per-question, pooled or url')
-    .option('--retriever-url <url>', 'qa with --retrieval url: the Search-R1-compatible retriever')
-    .option('--top-k <k>', 'documents per search')
-    .option('--set <path=value...>', 'any environment setting, e.g. --set env.successRule=em')
     .option('--split <which>', 'where prompts are drawn from: all (every question of the environment) or held-out', 'all')
     .option('--prompts <n>', `prompts sampled (at most ${DIAGNOSE_LIMITS.prompts})`, '8')
     .option('--k <n>', `trajectories per prefix: the root's rollouts and each prefix's continuations (2 … ${DIAGNOSE_LIMITS.k})`, '8')
     .option('--rollouts <n>', `bare rollouts per prompt whose every prefix is expanded (1 … min(k, ${DIAGNOSE_LIMITS.rollouts}); the first of the root's k)`, '1')
     .option('--max-turns <n>', `turn limit per trajectory (at most ${DIAGNOSE_LIMITS.maxTurns}; default the environment's)`)
     .option('--temperature <t>', 'sampling temperature, > 0 (openai and tiny-lm; the embedded and scripted policies sample at their own)', '1')
-    .option('--concurrency <n>', 'policy requests in flight at most', '8')
-    .option('--retries <n>', 'attempts per policy call or tool step (1 = no retry)', '3')
-    .option('--timeout-ms <ms>', 'per policy call or tool step', '60000')
-    .option('--max-tokens <n>', 'generated tokens per turn at most', '512')
     .option('--seed <n>', 'seed of the prompt sample and of every sampling stream', '0')
     .option('--json', 'print exactly one JSON object (per-depth rows, spend) instead of the table')
     .option('--html <file>', 'also write a self-contained HTML page with the plots (written atomically)')
@@ -146,13 +109,7 @@ async function setUp(opts: DiagnoseFlags, sizes: Sizes) {
 async function sampleAndReport(opts: DiagnoseFlags, sizes: Sizes, setup: Awaited<ReturnType<typeof setUp>>): Promise<void> {
   const { k, rollouts, concurrency, seed } = sizes;
   const { config, suite, sample, policy, about } = setup;
-  const controller = new AbortController();
-  const onSigint = () => {
-    if (controller.signal.aborted) process.exit(130);
-    process.stderr.write('\nstopping: a partial diagnosis would be biased towards short trajectories, so nothing is printed\n');
-    controller.abort(new Error('interrupted'));
-  };
-  process.on('SIGINT', onSigint);
+  const interrupt = interruptible('a partial diagnosis would be biased towards short trajectories, so nothing is printed');
   const progress = opts.quiet ? undefined : engineProgress({ label: 'diagnose', now: () => performance.now() });
   let result: Diagnosis;
   try {
@@ -164,12 +121,12 @@ async function sampleAndReport(opts: DiagnoseFlags, sizes: Sizes, setup: Awaited
       rollouts,
       rng: createRng(seed).fork('diagnose'),
       settings: { ...config.engine, concurrency },
-      signal: controller.signal,
+      signal: interrupt.signal,
       onEvent: progress?.onEvent,
     });
   } finally {
     progress?.stop();
-    process.off('SIGINT', onSigint);
+    interrupt.done();
     await (policy as { dispose?: () => Promise<void> }).dispose?.();
   }
   if (result.cancelled) {

@@ -1,3 +1,4 @@
+import { interruptible } from '../until-signal.ts';
 import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import path from 'node:path';
@@ -7,40 +8,18 @@ import { EvalError, EvalStore, formatTable, resultJson, runEval, type EvalRecord
 import { buildPolicy as buildFromRegistry, PolicyConfigError, type PolicyConfig } from '../../policy/registry.ts';
 import type { Policy, TrainablePolicy } from '../../policy/types.ts';
 import type { EnvironmentSetup } from '../../env/registry.ts';
-import { policyFromFlags } from '../policy-flags.ts';
+import { policyAndEnvOptions, policyFromFlags, type PolicyAndEnvFlags } from '../policy-flags.ts';
 import { RunStore } from '../../store/index.ts';
 import { buildEnvironment, parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/index.ts';
 import { envKindOf } from '../../env/registry.ts';
 import { setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-export interface EvalFlags {
-  env?: string;
-  datasets?: string;
-  retrieval?: string;
-  retrieverUrl?: string;
-  topK?: string;
-  maxTurns?: string;
-  split: string;
+export interface EvalFlags extends PolicyAndEnvFlags {
   questions?: string;
-  policy: string;
-  baseUrl?: string[];
-  model?: string;
-  mode: string;
-  run?: string;
   samples: string;
-  temperature: string;
-  concurrency: string;
-  retries: string;
-  timeoutMs: string;
-  maxTokens: string;
-  seed: string;
   out?: string;
-  json?: boolean;
-  quiet?: boolean;
-  set?: string[];
 }
 
 /**
@@ -49,31 +28,14 @@ export interface EvalFlags {
  * HTML page. `--json` prints exactly one JSON object.
  */
 export function register(program: Command): void {
-  program
-    .command('eval')
-    .description('evaluate a policy (openai server, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable')
-    .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s, bfcl’s, math-world’s)')
-    .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
-    .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file (with --run: the run’s model by default)')
-    .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
-    .option('--run <dir>', 'embedded or tiny-lm: a training run folder; its last checkpoint is evaluated and its env settings are the defaults')
-    .option('--env <kind>', 'environment kind: qa, world, simulator, … (default: the run’s, else qa)')
-    .option('--datasets <list>', 'qa: comma-separated hotpotqa, 2wiki, musique, bamboogle or JSONL files (a file is named after itself)')
-    .option('--retrieval <mode>', 'qa: per-question, pooled or url')
-    .option('--retriever-url <url>', 'qa with --retrieval url: the Search-R1-compatible retriever')
-    .option('--top-k <k>', 'documents per search')
+  policyAndEnvOptions(program.command('eval').description('evaluate a policy (openai server, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable'), 'evaluated')
     .option('--max-turns <n>', 'turn limit per trajectory')
     .option('--split <which>', 'held-out (the training split’s held-out questions) or all', 'held-out')
     .option('--questions <n>', 'at most n questions per dataset (generated environments generate enough)')
     .option('--samples <n>', 'trajectories per question (n > 1 needs --temperature > 0)', '1')
     .option('--temperature <t>', '0 = greedy; > 0 = sampled at that temperature (openai and tiny-lm; the embedded policy samples at its own temperature 1)', '0')
-    .option('--concurrency <n>', 'policy requests in flight at most', '8')
-    .option('--retries <n>', 'attempts per policy call or search (1 = no retry)', '3')
-    .option('--timeout-ms <ms>', 'per policy call or search', '60000')
-    .option('--max-tokens <n>', 'generated tokens per turn at most', '512')
     .option('--seed <n>', 'seed of the sampling streams (and of the split, unless the run sets it)', '0')
     .option('--out <dir>', 'result folder (resumed when it holds the same evaluation): eval.json, trajectories.jsonl, index.html')
-    .option('--set <path=value...>', 'any environment setting, e.g. --set env.successRule=em')
     .option('--json', 'print exactly one JSON object: {"datasets": {name: {n, em, f1}}, "average": {...}}')
     .option('--quiet', 'no progress display')
     .action(async (opts: EvalFlags) => {
@@ -111,21 +73,15 @@ export function register(program: Command): void {
 /** Runs an opened evaluation to the end (or Ctrl-C), then writes its page and prints the table. */
 async function evaluate(opts: EvalFlags, e: { suite: ReturnType<typeof buildSuite>; policy: Policy; about: PolicyAbout; config: TrainConfig; out: string; store: EvalStore; samples: number; temperature: number; concurrency: number; seed: number }): Promise<void> {
   const { suite, policy, about, config, out, store, samples, temperature, concurrency, seed } = e;
-  const controller = new AbortController();
-  const onSigint = () => {
-    if (controller.signal.aborted) process.exit(130);
-    process.stderr.write('\nstopping: finished questions are kept; rerun the same command to continue\n');
-    controller.abort(new Error('interrupted'));
-  };
-  process.on('SIGINT', onSigint);
+  const interrupt = interruptible('finished questions are kept; rerun the same command to continue');
   if (!opts.quiet) for (const line of suite.scope) process.stderr.write(line + '\n');
   const progress = opts.quiet ? undefined : evalProgress(out);
   let result: EvalResult;
   try {
-    result = await runEval({ suite, policy, samples, greedy: temperature === 0, concurrency, engine: config.engine, seed, store, signal: controller.signal, onQuestion: progress?.update });
+    result = await runEval({ suite, policy, samples, greedy: temperature === 0, concurrency, engine: config.engine, seed, store, signal: interrupt.signal, onQuestion: progress?.update });
   } finally {
     progress?.stop();
-    process.off('SIGINT', onSigint);
+    interrupt.done();
     await (policy as { dispose?: () => Promise<void> }).dispose?.();
   }
   const { writeEvalPage } = await import('../../report/index.ts');

@@ -1,3 +1,4 @@
+import { interruptible } from '../until-signal.ts';
 import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
 import { parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/config.ts';
@@ -108,23 +109,17 @@ export function register(program: Command): void {
       steps = config.steps;
       process.stdout.write(`# trace-rl train: resolved configuration (stored in ${out}/run.sqlite)\n${configToYaml(config)}\n`);
     }
-    const controller = new AbortController();
-    const onSigint = () => {
-      if (controller.signal.aborted) process.exit(130);
-      process.stderr.write('\nstopping: finishing nothing more; the last completed step is kept (Ctrl-C again to quit at once)\n');
-      controller.abort(new Error('interrupted'));
-    };
-    process.on('SIGINT', onSigint);
+    const interrupt = interruptible('finishing nothing more; the last completed step is kept (Ctrl-C again to quit at once)');
     const progress = opts.quiet ? undefined : progressReporter({ steps, label: out });
     try {
       const { train } = await import('../../train/loop.ts'); // the loop loads jax-js, SQLite and the policies
-      const result = await train({ out, config, resume: Boolean(opts.resume), steps: resumeSteps, clock: () => performance.now(), signal: controller.signal, onEvent: progress?.onEvent });
+      const result = await train({ out, config, resume: Boolean(opts.resume), steps: resumeSteps, clock: () => performance.now(), signal: interrupt.signal, onEvent: progress?.onEvent });
       progress?.stop();
       if (result.status === 'already-finished') process.stdout.write(`${out} has already finished all ${result.config.steps} steps; nothing to do (continue it with --resume ${out} --steps N, or start a new run with another --out)\n`);
       else if (result.status === 'stopped') process.stdout.write(`stopped after ${result.completed} new step(s); resume with: trace-rl train --resume ${out}\n`);
       else process.stdout.write(`finished ${result.completed} step(s) in ${out}; report with: trace-rl report ${out}\n`);
     } finally {
-      process.off('SIGINT', onSigint);
+      interrupt.done();
     }
   });
 }

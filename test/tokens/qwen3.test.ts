@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { readTextFile } from '../../src/util/bounded-read.ts';
 import { join } from 'node:path';
 import { createEstimator } from '../../src/advantage/index.ts';
 import { buildBatch } from '../../src/export/index.ts';
@@ -19,8 +20,9 @@ function datasetTexts(): string[] {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (p.endsWith('.jsonl')) {
-        for (const line of readFileSync(p, 'utf8').split('\n').slice(0, 40)) {
+      else if (p.endsWith('.jsonl') || p.endsWith('.jsonl.gz')) {
+        // The larger files are committed gzip-compressed; readTextFile expands them.
+        for (const line of readTextFile(p).split('\n').slice(0, 40)) {
           if (!line) continue;
           // The decoded strings (real text with its unicode), not the JSON escapes.
           const collect = (v: unknown): void => {
@@ -30,7 +32,7 @@ function datasetTexts(): string[] {
           };
           collect(JSON.parse(line));
         }
-      } else if (p.endsWith('.json')) texts.push(readFileSync(p, 'utf8').slice(0, 20_000));
+      } else if (p.endsWith('.json') || p.endsWith('.json.gz')) texts.push(readTextFile(p).slice(0, 20_000));
     }
   };
   walk(data);

@@ -67,13 +67,6 @@ export class BudgetLedger {
     return (this.caps.tokens ?? Infinity) - this.spent.tokens - this.reservedTokens;
   }
 
-  /** What is left under the cap of `unit` counting settled spend only (calls in flight not yet counted). */
-  unsettled(unit: 'trajectories' | 'turns' | 'tokens'): number {
-    if (unit === 'trajectories') return this.remainingTrajectories();
-    if (unit === 'turns') return (this.caps.turns ?? Infinity) - this.spent.turns;
-    return (this.caps.tokens ?? Infinity) - this.spent.tokens;
-  }
-
   remainingTrajectories(): number {
     return (this.caps.trajectories ?? Infinity) - trajectories(this.spent);
   }

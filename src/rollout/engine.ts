@@ -340,7 +340,8 @@ class StepRun<S> {
 
   /** One leftover round; false when it planned nothing. */
   private async leftoverRound(): Promise<boolean> {
-    const remaining = Math.floor(this.spendable(this.ledger.remaining(this.unit)) / this.barePrice([...this.trees.values()]));
+    const price = this.barePrice([...this.trees.values()]);
+    const remaining = Math.floor(this.spendable(this.ledger.remaining(this.unit)) / price);
     const planner = this.strategy?.leftover;
     if (!planner || this.options.rootPlan || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return false;
     const roots = new Map([...this.trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
@@ -349,7 +350,6 @@ class StepRun<S> {
     if (total === 0) return false;
     this.rounds.push(plan);
     const runs: Array<Promise<unknown>> = [];
-    const price = this.barePrice([...this.trees.values()]);
     for (const [id, d] of plan) if (d > 0) runs.push(this.bareRollouts(this.contextFor(this.byId.get(id)!), d, price));
     this.emit({ kind: 'roots', round: this.rounds.length - 1, prompts: plan.size, trajectories: total, progress: { ...this.progress } });
     await Promise.all(runs);

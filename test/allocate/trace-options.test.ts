@@ -126,6 +126,24 @@ test('prefixes: decision-weighted weights prefix j by the turns after it (T_j âˆ
   assert.equal(s.objective, 2.75);
 });
 
+test('branchFrom: prefixes shallower than t_min are not branch points; the rootResample root stays a candidate', () => {
+  // Three prefixes with equal flip chances; the paper spreads 3 continuations one each. With
+  // branchFrom 2 the depth-1 prefix is gone and its share goes to the two deeper ones (2 + 1).
+  const prefixes: PrefixCandidate[] = [
+    { id: 'x/0', q: 0.5, r: 1, depth: 1 },
+    { id: 'x/0/0', q: 0.5, r: 1, depth: 2 },
+    { id: 'x/0/0/0', q: 0.5, r: 1, depth: 3 },
+  ];
+  const input = { promptId: 'x', m: 2, prefixes, budget: 3, rng };
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).prefixes!.plan(input)), { 'x/0': 1, 'x/0/0': 1, 'x/0/0/0': 1 });
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, branchFrom: 2 }).prefixes!.plan(input)), { 'x/0/0': 2, 'x/0/0/0': 1 });
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, branchFrom: 4 }).prefixes!.plan(input)), {}, 'no branch point left: the budget stays for the leftover');
+  // The root candidate of rootResample (depth 0) is one more bare rollout, not a branch point: kept.
+  const withRoot = { ...input, prefixes: [{ id: 'x', q: 0.5, r: 1, depth: 0 }, ...prefixes] };
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9, rootResample: true, branchFrom: 3 }).prefixes!.plan(withRoot)), { x: 2, 'x/0/0/0': 1 });
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, branchFrom: 0 }), /branchFrom/);
+});
+
 test('unknown or misplaced trace options are rejected', () => {
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, expansionRounds: 1.5 }), ZodError);
   assert.throws(() => strategyFromConfig({ name: 'oracle', budget: 9, prefixes: 'decision-weighted' }), ZodError);

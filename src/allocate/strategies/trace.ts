@@ -34,7 +34,7 @@ export function solverTreeStrategy(name: 'trace' | 'oracle', o: Omit<OptionsOf<'
  * options beyond the paper (docs/allocation.md §4) each swap one part: where v comes from (rootPrior),
  * what a root is worth (rootValue), how prefixes are weighted (prefixes: entropy-weighted, decision-weighted), how deep
  * the expansion goes (expansionRounds), whether the root competes with the prefixes (rootResample), where leftover budget goes (leftover),
- * whether prompts share one continuation budget (prefixBudget). Each is an ablation arm of bench/compare.
+ * whether prompts share one continuation budget (prefixBudget), how shallow a branch point may be (branchFrom). Each is an ablation arm of bench/compare.
  */
 export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
   const kappa = o.priorStrength ?? 4;
@@ -47,13 +47,23 @@ export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
     o.prefixes === 'entropy-weighted' ? solvedPrefixPlanner(o.continuations, (c) => c.q, (c) => 1 + beta * (c.entropy ?? 0))
     : o.prefixes === 'decision-weighted' ? solvedPrefixPlanner(o.continuations, (c) => c.q, (c) => c.after ?? 1)
     : paper.prefixes!;
+  const from = o.branchFrom ?? 1;
+  // branchFrom: prefixes shallower than t_min are not branch points; the root (depth 0, rootResample) stays.
+  // With none left the plan is empty and the prompt's continuation budget goes to the leftover.
+  const plan: typeof prefixes.plan =
+    from > 1
+      ? (input) => {
+          const deep = input.prefixes.filter((c) => c.depth === 0 || c.depth >= from);
+          return deep.length > 0 ? prefixes.plan({ ...input, prefixes: deep }) : new Map();
+        }
+      : prefixes.plan;
   return {
     ...paper,
     roots:
       o.rootValue === 'expansion-aware' && !uniformRoots
         ? solvedRootPlanner(treeShare(o.continuations), (c) => ({ v: root(c), w: 1, perUnit: expansionValue(root(c), c.expandable ?? 1, o.continuations) }), o)
         : paper.roots,
-    prefixes: { ...prefixes, ...((o.expansionRounds ?? 1) > 1 ? { rounds: o.expansionRounds } : {}), ...(o.rootResample ? { offersRoot: true } : {}), ...(o.prefixBudget === 'shared' ? { scope: 'step' as const } : {}) },
+    prefixes: { ...prefixes, plan, ...((o.expansionRounds ?? 1) > 1 ? { rounds: o.expansionRounds } : {}), ...(o.rootResample ? { offersRoot: true } : {}), ...(o.prefixBudget === 'shared' ? { scope: 'step' as const } : {}) },
     leftover: o.leftover === 'pool' && !uniformRoots ? poolLeftoverPlanner(root, o.min, o.max) : paper.leftover,
   };
 }

@@ -84,6 +84,7 @@ const REPORT_TABLE = {
   'units-trajectories': { paired: 'first', curves: true },
   'units-tokens': { paired: 'first', curves: true },
   'final-math': { paired: 'first', curves: true, contrast: true },
+  'late-dev': { paired: 'grpo', curves: true, contrast: true },
   'math-shared': { paired: 'first', curves: true, contrast: true },
 } satisfies Record<string, Report>;
 
@@ -119,6 +120,9 @@ export const UNIFORM_ROOT_TRACE: Record<string, unknown> = { name: 'trace', root
  */
 export const ROOT_RESAMPLE_TRACE: Record<string, unknown> = { ...UNIFORM_ROOT_TRACE, rootResample: true, continuations: 0.5 };
 
+/** The late-decision world's token budget per step (issue 34; see `late-dev`). */
+export const LATE_TOKENS = 15_000;
+
 /** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
 export interface ArmExtra {
   predictor?: Record<string, unknown>;
@@ -130,6 +134,8 @@ export interface ArmExtra {
   advantageScale?: 'std' | 'none';
   /** Rollout engine settings (e.g. the tiny LM's turn limit and llama.cpp batch width). */
   engine?: Record<string, unknown>;
+  /** Environment settings beside kind and seed (e.g. the world's profile). */
+  env?: Record<string, unknown>;
 }
 
 /** One arm: a strategy configuration run over every seed. */
@@ -461,6 +467,21 @@ export function arms(experiment: ExperimentName): Arm[] {
         { ...world(`${tag}grpo`, { name: 'grpo', ...unit }, `uniform groups, ${at}`), envSeed: 23 },
       ];
     }
+    case 'late-dev': {
+      // Issue 34 §3 development (seeds 0–4, not a final): the late-decision world (env.world.profile: late)
+      // at equal generated tokens. 15,000 tokens a step is grpo's spend at B = 192 trajectories in the
+      // first steps of a 3-step probe on this world (14,307, 14,313, 15,881; seed 0), fixed before these runs.
+      const late: ArmExtra = { env: { world: { profile: 'late' } } };
+      const tokens = { unit: 'tokens', budget: LATE_TOKENS };
+      const lateWorld = (label: string, strategy: Record<string, unknown>, meaning: string) => world(label, { ...strategy, ...tokens }, `${meaning}, at ${LATE_TOKENS.toLocaleString('en')} tokens a step`, late);
+      return [
+        lateWorld('late-grpo', { name: 'grpo' }, 'uniform groups'),
+        lateWorld('late-trace', { name: 'trace' }, 'the paper (adaptive roots + prefixes, N = 2)'),
+        lateWorld('late-trace-rs-half', ROOT_RESAMPLE_TRACE, 'the sixth final’s trace (uniform roots, decision-weighted prefixes, root resampling, N = ½)'),
+        lateWorld('late-trace-rs-half-b2', { ...ROOT_RESAMPLE_TRACE, branchFrom: 2 }, 'trace-rs-half branching from turn 2 on'),
+        lateWorld('late-trace-rs-adaptive-b2', { name: 'trace', roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 }, 'uniform roots, the paper’s prefix solver, root resampling, N = ½, branching from turn 2 on'),
+      ];
+    }
     case 'final-math':
       // Seventh final (frozen before seeds 800–809): the sparse-reward regime the paper targets. math-world's
       // embedded policy starts from zero weights at 1–3 % success, so grpo's groups are almost never mixed.
@@ -514,7 +535,7 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     seed,
     steps: scale.steps,
     pool: scale.pool,
-    env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed, ...envSize(arm.env, scale.envQuestions) },
+    env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed, ...envSize(arm.env, scale.envQuestions), ...arm.extra?.env },
     strategy: { name, ...optionsFor(name, { budget: scale.budget, continuations: 2, ...arm.strategy }) },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions, ...(scale.evalSamples ? { samples: scale.evalSamples } : {}) },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),

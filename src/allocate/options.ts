@@ -96,7 +96,10 @@ export const strategyOptionSchemas = {
     groupSize: z.number().int().min(2).default(8).describe('G: rollouts per prompt in each dapo round'),
     dapoMaxTrajectories: z.number().int().positive().optional().describe('hard cap on trajectories dapo may spend in one step (it reports its real cost); default 4 · B'),
     dapoRoundPrompts: z.number().int().positive().optional().describe('prompts dapo samples per round; default: its target number of mixed groups'),
-  }),
+  })
+    // dapo's target is ⌊B / G⌋ mixed groups and its rounds are whole groups: B in turns or tokens would make
+    // that target thousands of groups. Its cost in every unit is recorded, so it is compared by that.
+    .refine((o) => o.unit === 'trajectories', { message: 'dapo counts its budget in trajectories (its target is ⌊B / groupSize⌋ mixed groups of whole rollouts); drop unit, and compare it by the real cost in turns or tokens every step records', path: ['unit'] }),
   pcl: strategyObject('pcl', { budget, min, max }).refine(maxAtLeastMin, maxError),
   knapsack: strategyObject('knapsack', {
       budget,

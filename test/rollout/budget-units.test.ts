@@ -72,6 +72,14 @@ test('an unknown unit is rejected with its path, in the strategy and in the conf
   );
 });
 
+test('dapo takes its budget in trajectories only: in tokens its target of ⌊B / G⌋ mixed groups would be meaningless', () => {
+  assert.throws(
+    () => parseTrainConfig({ strategy: { name: 'dapo', budget: 15000, unit: 'tokens' } }),
+    (e: Error) => /strategy\.unit/.test(e.message) && /dapo counts its budget in trajectories/.test(e.message),
+  );
+  assert.doesNotThrow(() => parseTrainConfig({ strategy: { name: 'dapo', budget: 192 } }));
+});
+
 test('a priced plan does not depend on the order rollouts finish in (concurrency 1 and 4 plan alike)', async () => {
   const env = new Simulator({ seed: 21 });
   const run = (concurrency: number) =>

@@ -192,16 +192,21 @@ function perBudgetTable(results: ArmResult[]): string[] {
   const rows = [
     'Contrast per unit of budget (all steps; the fair measure at equal cost, beside the effective ratio): mixed prompt trees and mixed anchors (roots + expanded prefixes whose leaves disagree) per 100 trajectories spent, mean ± sd over seeds.',
     '',
-    '| arm | mixed trees / 100 traj. | mixed anchors / 100 traj. | effective ratio | trajectories | tokens | ratio of mixed trees / 100 to grpo’s |',
-    '|---|---|---|---|---|---|---|',
+    '| arm | mixed trees / 100 traj. | mixed anchors / 100 traj. | mixed trees / 10k tokens | effective ratio | trajectories | tokens | ratio of mixed trees / 100 traj. to grpo’s | ratio of mixed trees / 10k tokens to grpo’s |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
+  // Per generated token as well: at equal tokens a tree arm buys more (cheaper) trajectories, so per trajectory understates its cost.
+  const perTokens = (r: ArmResult['runs'][number]) => (1e4 * r.mixed.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0)) / Math.max(1, r.total.tokens);
   const grpo = results.find((x) => x.arm.label.endsWith('grpo'));
   const grpoTrees = grpo ? meanOf(grpo.runs.map((r) => per100(r, r.mixed))) : NaN;
+  const grpoPerTokens = grpo ? meanOf(grpo.runs.map(perTokens)) : NaN;
   for (const { arm, runs } of results) {
     if (runs.length === 0) continue;
     const trees = spread(runs.map((r) => per100(r, r.mixed)));
     const anchors = spread(runs.map((r) => per100(r, mixedAnchors(r))));
-    rows.push(`| ${arm.label} | ${fmt(trees, 2)} | ${fmt(anchors, 2)} | ${fmt(spread(runs.map((r) => meanOf(r.ratio))))} | ${fmt(spread(runs.map((r) => r.total.trajectories)), 0)} | ${fmt(spread(runs.map((r) => r.total.tokens)), 0)} | ${Number.isFinite(grpoTrees) ? (trees.mean / grpoTrees).toFixed(2) + '×' : '–'} |`);
+    const tokens = spread(runs.map(perTokens));
+    const ratio = (x: number, ref: number) => (Number.isFinite(ref) ? (x / ref).toFixed(2) + '×' : '–');
+    rows.push(`| ${arm.label} | ${fmt(trees, 2)} | ${fmt(anchors, 2)} | ${fmt(tokens, 2)} | ${fmt(spread(runs.map((r) => meanOf(r.ratio))))} | ${fmt(spread(runs.map((r) => r.total.trajectories)), 0)} | ${fmt(spread(runs.map((r) => r.total.tokens)), 0)} | ${ratio(trees.mean, grpoTrees)} | ${ratio(tokens.mean, grpoPerTokens)} |`);
   }
   return rows;
 }

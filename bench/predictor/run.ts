@@ -5,9 +5,13 @@
  *     in RL epochs), grows trees of m bare rollouts + `cont` continuations from random prefixes, and
  *     measures every predictor on the step's nodes BEFORE training on them (online metrics);
  *  2. test: trees grown the same way on prompts never in the pool; every predictor is measured there.
- * Predictors: the MLP (defaults), per-prompt Beta-Bernoulli, global rate, and (simulator) the true
- * probabilities. Then the time to predict and to train one step on 10,000 nodes.
- *   npx tsx bench/predictor/run.ts [--env sim|world|both] [--repeats 3] [--steps 8] [--prompts 64] [--m 8] [--cont 8]
+ * Predictors: the MLP (defaults: question words), the MLP on question templates (names taken out,
+ * `questionFeatures: 'template'`), the per-prompt posterior over each (posterior.ts; k₀ = `--strength`,
+ * prefixes shifted; over the template MLP also k₀/2, 2k₀ and prefixes unchanged), per-prompt
+ * Beta-Bernoulli, global rate, and (simulator) the true probabilities. Brier, ECE (10 bins), AUROC, log
+ * loss. Then the time to predict and to train one step on 10,000 nodes (`--timing 0` skips it).
+ * Environment seeds are first-seed + repeat (default first seed 1).
+ *   npx tsx bench/predictor/run.ts [--env sim|world|both] [--repeats 3] [--first-seed 1] [--steps 8] [--prompts 64] [--m 8] [--cont 8] [--strength 4] [--timing 1]
  */
 import os from 'node:os';
 import { Simulator, WorldEnv } from '../../src/env/index.ts';
@@ -15,8 +19,8 @@ import { ScriptedWorldPolicy, SimulatorPolicy } from '../../src/policy/index.ts'
 import type { Environment, KnowsTruth } from '../../src/env/types.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import {
-  BetaBernoulliPredictor, createFeatures, createMlpPredictor, GlobalRatePredictor, splitQuality, samplesFromTrees,
-  type NodeKind, type StepQuality, type SuccessPredictor, type TargetSample,
+  BetaBernoulliPredictor, createFeatures, createMlpPredictor, ece, GlobalRatePredictor, PosteriorPredictor, splitQuality, samplesFromTrees,
+  type NodeKind, type PosteriorOptions, type StepQuality, type SuccessPredictor, type TargetSample,
 } from '../../src/predict/index.ts';
 import type { RolloutTree } from '../../src/tree/index.ts';
 import { createRng, shuffled, type Rng } from '../../src/util/rng.ts';
@@ -33,6 +37,9 @@ const STEPS = Number(arg('steps', '8'));
 const PROMPTS = Number(arg('prompts', '64'));
 const M = Number(arg('m', '8'));
 const CONT = Number(arg('cont', '8'));
+const FIRST_SEED = Number(arg('first-seed', '1'));
+const STRENGTH = Number(arg('strength', '4'));
+const TIMING = arg('timing', '1') !== '0';
 /** Optional MLP overrides for tuning runs, e.g. --mlp '{"l2":1e-4}'. */
 const MLP_OPTIONS = JSON.parse(arg('mlp', '{}')) as Record<string, unknown>;
 
@@ -61,7 +68,10 @@ async function grow(s: Setup, prompts: readonly Prompt[], rng: Rng): Promise<Rol
 }
 
 type Row = Record<string, StepQuality>;
-const names = ['mlp', 'beta-bernoulli', 'global-rate', 'truth'] as const;
+const names = ['mlp', 'mlp-template', 'posterior-words', 'posterior', 'posterior-k/2', 'posterior-2k', 'posterior-none', 'beta-bernoulli', 'global-rate', 'truth'] as const;
+
+/** The shared predictor seen by an extra posterior: predicts as `p`, trains nothing (p is trained once, by its own posterior). */
+const frozen = (p: SuccessPredictor): SuccessPredictor => ({ name: p.name, predict: (hs) => p.predict(hs), train: () => ({}), save: () => p.save(), load: () => {} });
 
 function measure(predictors: Record<string, SuccessPredictor>, samples: readonly TargetSample[], truth?: KnowsTruth): Row {
   const hs = samples.map((s) => s.history);
@@ -87,11 +97,19 @@ for (const kind of ENVS) {
   const timing = { encode: [] as number[], predict: [] as number[], train: [] as number[], trainFull: [] as number[] };
   let nodesPerStep: number[] = [];
   for (let r = 0; r < REPEATS; r++) {
-    const s = setup(kind, 1 + r);
+    const s = setup(kind, FIRST_SEED + r);
     const rng = createRng(100 + r);
     const features = createFeatures({ hashed: { maxTurns: s.maxTurns } });
     const mlp = await createMlpPredictor({ seed: r, features, ...MLP_OPTIONS });
-    const predictors: Record<string, SuccessPredictor> = { mlp, 'beta-bernoulli': new BetaBernoulliPredictor(), 'global-rate': new GlobalRatePredictor() };
+    const templated = await createMlpPredictor({ seed: r, features: createFeatures({ hashed: { maxTurns: s.maxTurns, questionFeatures: 'template' } }), ...MLP_OPTIONS });
+    const post = (base: SuccessPredictor, o: PosteriorOptions = {}) => new PosteriorPredictor(base, { strength: STRENGTH, ...o });
+    const predictors: Record<string, SuccessPredictor> = {
+      mlp, 'mlp-template': templated, 'posterior-words': post(mlp), posterior: post(templated),
+      'posterior-k/2': post(frozen(templated), { strength: STRENGTH / 2 }), 'posterior-2k': post(frozen(templated), { strength: 2 * STRENGTH }), 'posterior-none': post(frozen(templated), { prefixes: 'none' }),
+      'beta-bernoulli': new BetaBernoulliPredictor(), 'global-rate': new GlobalRatePredictor(),
+    };
+    // Each MLP is trained once, by the posterior over it.
+    const trained = Object.entries(predictors).filter(([n]) => n !== 'mlp' && n !== 'mlp-template').map(([, p]) => p);
     const recent: TargetSample[] = [];
     for (let step = 0; step < STEPS; step++) {
       const prompts = shuffled(s.pool, rng.fork(`pick${step}`)).slice(0, PROMPTS);
@@ -99,12 +117,13 @@ for (const kind of ENVS) {
       nodesPerStep.push(samples.length);
       const row = measure(predictors, samples, s.truth);
       if (step >= STEPS / 2) online.push(row);
-      for (const p of Object.values(predictors)) p.train(samples);
+      for (const p of trained) p.train(samples);
       recent.push(...samples);
       process.stderr.write(`${kind} repeat ${r} step ${step}: ${samples.length} nodes; mlp prefix Brier ${row.mlp.prefix.brier.toFixed(3)}\n`);
     }
     const testSamples = samplesFromTrees(await grow(s, s.test, rng.fork('test')), s.test);
     tests.push(measure(predictors, testSamples, s.truth));
+    if (!TIMING) continue;
     // Time per 10,000 nodes: features alone, prediction (features + network), one training step of a fresh model.
     const tenK = recent.slice(-10_000);
     while (tenK.length < 10_000) tenK.push(...recent.slice(0, 10_000 - tenK.length));
@@ -126,16 +145,16 @@ for (const kind of ENVS) {
     timing.trainFull.push(performance.now() - t0);
   }
   const title = kind === 'sim' ? 'Simulator (exact probabilities known)' : 'Embedded multi-hop world, scripted noisy policy (noise 0.35)';
-  console.log(`\n## ${title}\nnodes per step (min / median / max): ${fmt(nodesPerStep, 0)}`);
+  console.log(`\n## ${title}\nenvironment seeds ${FIRST_SEED}–${FIRST_SEED + REPEATS - 1}; nodes per step (min / median / max): ${fmt(nodesPerStep, 0)}`);
   for (const [label, rows] of [['Unseen test prompts (after training)', tests], [`Online: each step's nodes before training on them, steps ${Math.ceil(STEPS / 2)}–${STEPS - 1} (prompts recur)`, online]] as const) {
     console.log(`\n### ${label} — min / median / max over ${rows.length} ${rows === tests ? 'repeats' : 'steps × repeats'}`);
-    console.log('| nodes | predictor | Brier | AUROC | log loss |');
-    console.log('| --- | --- | --- | --- | --- |');
+    console.log('| nodes | predictor | Brier | ECE | AUROC | log loss |');
+    console.log('| --- | --- | --- | --- | --- | --- |');
     for (const k of ['root', 'prefix'] as NodeKind[]) {
       for (const n of names) {
         if (!rows[0][n]) continue;
         const col = (f: (q: StepQuality[NodeKind]) => number) => fmt(rows.map((x) => f(x[n][k])));
-        console.log(`| ${k} | ${n} | ${col((q) => q.brier)} | ${col((q) => q.auroc)} | ${col((q) => q.logLoss)} |`);
+        console.log(`| ${k} | ${n} | ${col((q) => q.brier)} | ${col((q) => ece(q.reliability))} | ${col((q) => q.auroc)} | ${col((q) => q.logLoss)} |`);
       }
     }
   }
@@ -149,6 +168,7 @@ for (const kind of ENVS) {
     return w > 0 ? `${mean((x) => x.meanPredicted).toFixed(3)} | ${mean((x) => x.observedRate).toFixed(3)} | ${w.toFixed(0)}` : '– | – | 0';
   };
   for (let b = 0; b < 10; b++) console.log(`| [${(b / 10).toFixed(1)}, ${((b + 1) / 10).toFixed(1)}${b === 9 ? ']' : ')'} | ${pooled('root', b)} | ${pooled('prefix', b)} |`);
+  if (!TIMING) continue;
   const ms = (xs: number[]) => fmt(xs.map((x) => x / 1000), 2);
   console.log(`\n### Time per 10,000 nodes (seconds, min / median / max over ${REPEATS} repeats)`);
   console.log('| features only (cold caches) | predict (features + network) | train one step, fresh model (features + 40 Adam updates of 256) | train one step with a full window (4 × 10,000 nodes: 157 updates) |');

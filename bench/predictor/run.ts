@@ -2,7 +2,8 @@
  * Predictor benchmark (TRACE issue 4). For each environment — the simulator with exact success
  * probabilities, and the embedded multi-hop world with its scripted noisy policy — and each repeat:
  *  1. train: `steps` steps; each samples `prompts` prompts from a training pool (so prompts recur, as
- *     in RL epochs), grows trees of m bare rollouts + `cont` continuations from random prefixes, and
+ *     in RL epochs), grows trees of m bare rollouts + `cont` continuations from random prefixes (the
+ *     rollout engine with a fixed allocation, grow.ts), and
  *     measures every predictor on the step's nodes BEFORE training on them (online metrics);
  *  2. test: trees grown the same way on prompts never in the pool; every predictor is measured there.
  * Predictors: the MLP (defaults: question words), the MLP on question templates (names taken out,
@@ -24,7 +25,7 @@ import {
 } from '../../src/predict/index.ts';
 import type { RolloutTree } from '../../src/tree/index.ts';
 import { createRng, shuffled, type Rng } from '../../src/util/rng.ts';
-import { growTree } from './grow.ts';
+import { growTrees } from './grow.ts';
 import type { Prompt } from '../../src/tree/types.ts';
 
 const arg = (name: string, dflt: string) => {
@@ -61,10 +62,8 @@ function setup(kind: string, seed: number): Setup {
   return { env: world as Environment<unknown>, policy: new ScriptedWorldPolicy(world), pool: world.train.slice(0, 200), test: world.test.slice(0, 100), maxTurns: 6 };
 }
 
-async function grow(s: Setup, prompts: readonly Prompt[], rng: Rng): Promise<RolloutTree[]> {
-  const out: RolloutTree[] = [];
-  for (const p of prompts) out.push(await growTree(s.env, s.policy, p, { m: M, continuations: CONT, rng: rng.fork(p.id), maxTurns: s.maxTurns }));
-  return out;
+function grow(s: Setup, prompts: readonly Prompt[], rng: Rng): Promise<RolloutTree[]> {
+  return growTrees(s.env, s.policy, prompts, { m: M, continuations: CONT, rng, maxTurns: s.maxTurns });
 }
 
 type Row = Record<string, StepQuality>;

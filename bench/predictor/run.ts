@@ -8,7 +8,7 @@
  *  2. test: trees grown the same way on prompts never in the pool; every predictor is measured there.
  * Predictors: the MLP (defaults: question words), the MLP on question templates (names taken out,
  * `questionFeatures: 'template'`), the per-prompt posterior over each (posterior.ts; k₀ = `--strength`,
- * prefixes shifted; over the template MLP also k₀/2, 2k₀ and prefixes unchanged), per-prompt
+ * prefixes unchanged; over the default MLP also prefixes shifted, k₀/2 and 2k₀), per-prompt
  * Beta-Bernoulli, global rate, and (simulator) the true probabilities. Brier, ECE (10 bins), AUROC, log
  * loss. Then the time to predict and to train one step on 10,000 nodes (`--timing 0` skips it).
  * Environment seeds are first-seed + repeat (default first seed 1).
@@ -67,9 +67,10 @@ function grow(s: Setup, prompts: readonly Prompt[], rng: Rng): Promise<RolloutTr
 }
 
 type Row = Record<string, StepQuality>;
-const names = ['mlp', 'mlp-template', 'posterior-words', 'posterior', 'posterior-k/2', 'posterior-2k', 'posterior-none', 'beta-bernoulli', 'global-rate', 'truth'] as const;
+const names = ['mlp', 'mlp-template', 'posterior', 'posterior-template', 'posterior-shift', 'posterior-k/2', 'posterior-2k', 'beta-bernoulli', 'global-rate', 'truth'] as const;
 
 /** The shared predictor seen by an extra posterior: predicts as `p`, trains nothing (p is trained once, by its own posterior). */
+const frozenNames = new Set(['posterior-shift', 'posterior-k/2', 'posterior-2k']);
 const frozen = (p: SuccessPredictor): SuccessPredictor => ({ name: p.name, predict: (hs) => p.predict(hs), train: () => ({}), save: () => p.save(), load: () => {} });
 
 function measure(predictors: Record<string, SuccessPredictor>, samples: readonly TargetSample[], truth?: KnowsTruth): Row {
@@ -103,12 +104,12 @@ for (const kind of ENVS) {
     const templated = await createMlpPredictor({ seed: r, features: createFeatures({ hashed: { maxTurns: s.maxTurns, questionFeatures: 'template' } }), ...MLP_OPTIONS });
     const post = (base: SuccessPredictor, o: PosteriorOptions = {}) => new PosteriorPredictor(base, { strength: STRENGTH, ...o });
     const predictors: Record<string, SuccessPredictor> = {
-      mlp, 'mlp-template': templated, 'posterior-words': post(mlp), posterior: post(templated),
-      'posterior-k/2': post(frozen(templated), { strength: STRENGTH / 2 }), 'posterior-2k': post(frozen(templated), { strength: 2 * STRENGTH }), 'posterior-none': post(frozen(templated), { prefixes: 'none' }),
+      mlp, 'mlp-template': templated, posterior: post(mlp), 'posterior-template': post(templated),
+      'posterior-shift': post(frozen(mlp), { prefixes: 'shift' }), 'posterior-k/2': post(frozen(mlp), { strength: STRENGTH / 2 }), 'posterior-2k': post(frozen(mlp), { strength: 2 * STRENGTH }),
       'beta-bernoulli': new BetaBernoulliPredictor(), 'global-rate': new GlobalRatePredictor(),
     };
     // Each MLP is trained once, by the posterior over it.
-    const trained = Object.entries(predictors).filter(([n]) => n !== 'mlp' && n !== 'mlp-template').map(([, p]) => p);
+    const trained = Object.entries(predictors).filter(([n]) => !n.startsWith('mlp') && !frozenNames.has(n)).map(([, p]) => p);
     const recent: TargetSample[] = [];
     for (let step = 0; step < STEPS; step++) {
       const prompts = shuffled(s.pool, rng.fork(`pick${step}`)).slice(0, PROMPTS);
@@ -155,6 +156,22 @@ for (const kind of ENVS) {
         const col = (f: (q: StepQuality[NodeKind]) => number) => fmt(rows.map((x) => f(x[n][k])));
         console.log(`| ${k} | ${n} | ${col((q) => q.brier)} | ${col((q) => ece(q.reliability))} | ${col((q) => q.auroc)} | ${col((q) => q.logLoss)} |`);
       }
+    }
+  }
+  console.log(`\n### Online Brier, paired: mean over ${online.length} steps × repeats of (predictor − beta-bernoulli) and of (predictor − mlp), ± 2 standard errors (steps of one repeat are correlated: read ±2 SE as a rough guide)`);
+  console.log('| nodes | predictor | mean Brier | − beta-bernoulli | − mlp |');
+  console.log('| --- | --- | --- | --- | --- |');
+  const meanSe = (xs: number[], d = 3) => {
+    const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+    const sd = Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / Math.max(1, xs.length - 1));
+    return `${m >= 0 ? '+' : '−'}${Math.abs(m).toFixed(d)} ± ${(2 * sd / Math.sqrt(xs.length)).toFixed(d)}`;
+  };
+  for (const k of ['root', 'prefix'] as NodeKind[]) {
+    for (const n of names) {
+      if (!online[0][n]) continue;
+      const b = (x: Row, m: string) => x[m][k].brier;
+      const mean = online.reduce((a, x) => a + b(x, n), 0) / online.length;
+      console.log(`| ${k} | ${n} | ${mean.toFixed(3)} | ${meanSe(online.map((x) => b(x, n) - b(x, 'beta-bernoulli')))} | ${meanSe(online.map((x) => b(x, n) - b(x, 'mlp')))} |`);
     }
   }
   console.log(`\n### Reliability of the MLP on unseen test prompts (10 bins of Ṽ, pooled over ${REPEATS} repeats)`);

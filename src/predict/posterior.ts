@@ -12,10 +12,13 @@
  *
  * An unseen prompt (Nᵢ = 0) gets μᵢ exactly, so the posterior generalises exactly as the shared model
  * does. Prefixes (`prefixes`):
- *  - 'shift' (default): the shared prediction moved in logit by the prompt's root residual,
+ *  - 'none' (default): Ṽ(H) = μ(H), the shared prediction unchanged (a prefix's own turns already tell
+ *    the shared model much of what the prompt's record would);
+ *  - 'shift': the shared prediction moved in logit by the prompt's root residual,
  *      Ṽ(H) = σ(logit μ(H) + logit Ṽ(root i) − logit μᵢ),
- *    so a prompt the shared model under-rates is under-rated at its prefixes too, by the same log-odds;
- *  - 'none': Ṽ(H) = μ(H), the shared prediction unchanged.
+ *    so a prompt the shared model under-rates is under-rated at its prefixes too, by the same log-odds.
+ *    Measured no better than 'none' (simulator online prefix Brier 0.112 vs 0.108, world 0.149 vs 0.149;
+ *    docs/experiments/2026-12-01-root-predictor.md), hence not the default.
  * The shared predictor is trained on every sample as before; the counts come from root samples only.
  */
 import type { History, SuccessPredictor, TargetSample } from './types.ts';
@@ -29,7 +32,7 @@ export interface PosteriorOptions {
   strength?: number;
   /** λ ∈ (0, 1]: discount of a prompt's counts each time it gets new evidence. Default 1 (none). */
   discount?: number;
-  /** What prefixes get: the shared prediction shifted by the root residual ('shift', default) or unchanged ('none'). */
+  /** What prefixes get: the shared prediction unchanged ('none', default) or shifted by the root residual ('shift'). */
   prefixes?: PrefixRule;
 }
 
@@ -66,7 +69,7 @@ export class PosteriorPredictor implements SuccessPredictor {
     readonly base: SuccessPredictor,
     options: PosteriorOptions = {},
   ) {
-    this.opts = validate({ strength: options.strength ?? 4, discount: options.discount ?? 1, prefixes: options.prefixes ?? 'shift' });
+    this.opts = validate({ strength: options.strength ?? 4, discount: options.discount ?? 1, prefixes: options.prefixes ?? 'none' });
   }
 
   /** Sᵢ and Nᵢ of a prompt (undefined before its first root sample). */

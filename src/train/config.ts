@@ -51,7 +51,7 @@ export const trainConfigSchema = z
           .object({
             strength: z.number().positive().default(4).describe('k₀: weight of the mlp’s prediction μ in leaves; a root of prompt i gets Ṽ = (k₀·μ + Sᵢ) / (k₀ + Nᵢ), Sᵢ and Nᵢ its discounted successes and leaves from earlier steps. kind posterior only; do not combine with strategy.rootPrior: posterior, which would count the same root outcomes a second time.'),
             discount: z.number().gt(0).max(1).default(1).describe('λ: a prompt’s counts are multiplied by λ each time it gets new evidence (1 = no discount; < 1 forgets as the policy changes).'),
-            prefixes: z.enum(['shift', 'none']).default('shift').describe('shift = a prefix gets the mlp’s prediction moved in log-odds by its prompt’s root residual logit(Ṽ root) − logit(μ root); none = the mlp’s prediction unchanged.'),
+            prefixes: z.enum(['none', 'shift']).default('none').describe('none = a prefix gets the mlp’s prediction unchanged; shift = moved in log-odds by its prompt’s root residual logit(Ṽ root) − logit(μ root) (measured no better: docs/experiments/2026-12-01-root-predictor.md).'),
           })
           .strict()
           .prefault({}),

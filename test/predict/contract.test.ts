@@ -23,7 +23,11 @@ predictorContract('mlp', {
   batches,
 });
 predictorContract('posterior over the mlp (template questions, prefixes shifted)', {
-  make: async () => new PosteriorPredictor(await createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6, questionFeatures: 'template' } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 }), { strength: 4, discount: 0.9 }),
+  make: async () => new PosteriorPredictor(await createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6, questionFeatures: 'template' } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 }), { strength: 4, discount: 0.9, prefixes: 'shift' }),
+  batches,
+});
+predictorContract('posterior over the mlp (defaults: question words, prefixes unchanged)', {
+  make: async () => new PosteriorPredictor(await createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6 } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 })),
   batches,
 });
 predictorContract('beta-bernoulli', { make: () => new BetaBernoulliPredictor(), batches });

@@ -66,8 +66,8 @@ test('discount λ multiplies a prompt\'s counts each time it gets new evidence',
 });
 
 test("prefixes 'shift': the shared prediction moved by the root's residual log-odds; 'none': unchanged", () => {
-  const shift = new PosteriorPredictor(stub(), { strength: 4 });
-  const none = new PosteriorPredictor(stub(), { strength: 4, prefixes: 'none' });
+  const shift = new PosteriorPredictor(stub(), { strength: 4, prefixes: 'shift' });
+  const none = new PosteriorPredictor(stub(), { strength: 4 }); // the default
   for (const p of [shift, none]) p.train([root('a', 0.75, 4)]);
   const vRoot = 0.475;
   const [pa, pb] = shift.predict([h(prefix('a')), h(prefix('b'))]);
@@ -81,7 +81,7 @@ test("prefixes 'shift': the shared prediction moved by the root's residual log-o
 });
 
 test('snapshot round trip: evidence, options and the shared predictor travel; wrong snapshots are named errors', () => {
-  const p = new PosteriorPredictor(new GlobalRatePredictor(), { strength: 3, discount: 0.9, prefixes: 'none' });
+  const p = new PosteriorPredictor(new GlobalRatePredictor(), { strength: 3, discount: 0.9, prefixes: 'shift' });
   p.train([root('a', 0.5, 4), root('b', 1, 1), prefix('a', 1)]);
   p.train([root('a', 0.25, 4)]);
   const copy = new PosteriorPredictor(new GlobalRatePredictor(), {}); // options come from the snapshot

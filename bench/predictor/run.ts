@@ -70,7 +70,6 @@ type Row = Record<string, StepQuality>;
 const names = ['mlp', 'mlp-template', 'posterior', 'posterior-template', 'posterior-shift', 'posterior-k/2', 'posterior-2k', 'beta-bernoulli', 'global-rate', 'truth'] as const;
 
 /** The shared predictor seen by an extra posterior: predicts as `p`, trains nothing (p is trained once, by its own posterior). */
-const frozenNames = new Set(['posterior-shift', 'posterior-k/2', 'posterior-2k']);
 const frozen = (p: SuccessPredictor): SuccessPredictor => ({ name: p.name, predict: (hs) => p.predict(hs), train: () => ({}), save: () => p.save(), load: () => {} });
 
 function measure(predictors: Record<string, SuccessPredictor>, samples: readonly TargetSample[], truth?: KnowsTruth): Row {
@@ -108,8 +107,8 @@ for (const kind of ENVS) {
       'posterior-shift': post(frozen(mlp), { prefixes: 'shift' }), 'posterior-k/2': post(frozen(mlp), { strength: STRENGTH / 2 }), 'posterior-2k': post(frozen(mlp), { strength: 2 * STRENGTH }),
       'beta-bernoulli': new BetaBernoulliPredictor(), 'global-rate': new GlobalRatePredictor(),
     };
-    // Each MLP is trained once, by the posterior over it.
-    const trained = Object.entries(predictors).filter(([n]) => !n.startsWith('mlp') && !frozenNames.has(n)).map(([, p]) => p);
+    // Each MLP is trained once, by the posterior over it; the posteriors over a frozen view update only their counts.
+    const trained = Object.entries(predictors).filter(([n]) => !n.startsWith('mlp')).map(([, p]) => p);
     const recent: TargetSample[] = [];
     for (let step = 0; step < STEPS; step++) {
       const prompts = shuffled(s.pool, rng.fork(`pick${step}`)).slice(0, PROMPTS);

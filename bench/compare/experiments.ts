@@ -85,6 +85,7 @@ const REPORT_TABLE = {
   'units-tokens': { paired: 'first', curves: true },
   'final-math': { paired: 'first', curves: true, contrast: true },
   'late-dev': { paired: 'grpo', curves: true, contrast: true },
+  'final-late': { paired: 'first', curves: true, contrast: true },
   'math-shared': { paired: 'first', curves: true, contrast: true },
 } satisfies Record<string, Report>;
 
@@ -122,6 +123,9 @@ export const ROOT_RESAMPLE_TRACE: Record<string, unknown> = { ...UNIFORM_ROOT_TR
 
 /** The late-decision world's token budget per step (issue 34; see `late-dev`). */
 export const LATE_TOKENS = 15_000;
+
+/** late-dev's winner (PENDING: set from the development runs before the final runs). */
+export const LATE_BEST: Record<string, unknown> = { name: 'trace' };
 
 /** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
 export interface ArmExtra {
@@ -480,6 +484,28 @@ export function arms(experiment: ExperimentName): Arm[] {
         lateWorld('late-trace-rs-half', ROOT_RESAMPLE_TRACE, 'the sixth final’s trace (uniform roots, decision-weighted prefixes, root resampling, N = ½)'),
         lateWorld('late-trace-rs-half-b2', { ...ROOT_RESAMPLE_TRACE, branchFrom: 2 }, 'trace-rs-half branching from turn 2 on'),
         lateWorld('late-trace-rs-adaptive-b2', { name: 'trace', roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 }, 'uniform roots, the paper’s prefix solver, root resampling, N = ½, branching from turn 2 on'),
+      ];
+    }
+    case 'final-late': {
+      // Issue 34 §3's first pre-registered final of round two (frozen before seeds 1000–1004 ran; the commit
+      // is in BENCHMARKS.md): the late-decision world at 15,000 generated tokens a step, the arms of §3.
+      // LATE_BEST is late-dev's winner by the rule in docs/experiments/2026-12-01-late-dev.md. "grpo with the
+      // tree-grpo estimator" is read as Tree-GRPO (arXiv 2509.21240): random expansion with its estimator, since
+      // on grpo's flat groups tree-grpo only adds each leaf's own reward. dapo's target is whole groups, so it
+      // runs at 192 trajectories a step and is compared by the tokens it really spends.
+      const late: ArmExtra = { env: { world: { profile: 'late' } } };
+      const tokens = { unit: 'tokens', budget: LATE_TOKENS };
+      const at = `at ${LATE_TOKENS.toLocaleString('en')} tokens a step`;
+      const lateWorld = (label: string, strategy: Record<string, unknown>, meaning: string, extra: ArmExtra = {}, tier = 0): Arm => ({ ...world(label, strategy, meaning, { ...late, ...extra }), tier });
+      return [
+        lateWorld('fl-trace-best', { ...LATE_BEST, ...tokens }, `late-dev's best trace (${JSON.stringify(LATE_BEST)}), ${at}`),
+        lateWorld('fl-grpo', { name: 'grpo', ...tokens }, `uniform groups, ${at}`),
+        lateWorld('fl-trace', { name: 'trace', ...tokens }, `the paper (adaptive roots + prefixes, N = 2, the trace estimator), ${at}`),
+        lateWorld('fl-tree-grpo', { name: 'random-tree', ...tokens }, `Tree-GRPO: continuations at random prefixes with the tree-grpo estimator, ${at}`, { estimator: 'tree-grpo' }, 1),
+        lateWorld('fl-pcl', { name: 'pcl', ...tokens }, `adaptive roots only (the predictor's P(mixed)), ${at}`, {}, 1),
+        lateWorld('fl-knapsack', { name: 'knapsack', ...tokens }, `Knapsack-RL on each prompt's history, ${at}`, {}, 1),
+        lateWorld('fl-random-tree', { name: 'random-tree', ...tokens }, `continuations at random prefixes (the trace estimator), ${at}`, {}, 1),
+        lateWorld('fl-dapo', { name: 'dapo' }, 'dynamic sampling until ⌊192/8⌋ mixed groups, at 192 trajectories a step (cap 4 · 192); its real tokens shown', {}, 1),
       ];
     }
     case 'final-math':

@@ -93,6 +93,18 @@ export function reliability(xs: readonly Outcome[], bins = 10): ReliabilityBin[]
   }));
 }
 
+/** Expected calibration error of reliability bins: Σ_b w_b·|mean p_b − observed_b| / Σ_b w_b (0 = calibrated). */
+export function ece(bins: readonly ReliabilityBin[]): number {
+  let gap = 0;
+  let w = 0;
+  for (const b of bins) {
+    if (b.count <= 0) continue;
+    gap += b.count * Math.abs(b.meanPredicted - b.observedRate);
+    w += b.count;
+  }
+  return w > 0 ? gap / w : NaN;
+}
+
 export interface QualityMetrics {
   nodes: number;
   /** Leaf outcomes behind the nodes (Σ c). */

@@ -14,7 +14,7 @@ import type { FeatureExtractor, History } from './types.ts';
 import { concatColumns, FeatureMatrixBuilder, type FeatureMatrix } from './feature-matrix.ts';
 import { NS, TurnCache, hashAll, pairs, wordsWithNumbers } from './turn-cache.ts';
 import { STRUCTURE_DIM, structureFeatures } from './structure-features.ts';
-import { tokenize } from './text.ts';
+import { templateTokens, tokenize } from './text.ts';
 import type { HistoryEmbedder } from './embeddings.ts';
 
 export interface HashedFeatureOptions {
@@ -28,7 +28,16 @@ export interface HashedFeatureOptions {
   useGold?: boolean;
   /** Hash the words of each turn's thought (all turns, and the last one). Default true. */
   useThoughts?: boolean;
+  /**
+   * What the question namespaces hash. 'words' (default): its words and word pairs (`q`, `q2`), names
+   * included, so pairs cross question words with entity names ("director of kalomer"). 'template': the
+   * words and pairs of its template (`templateTokens`: names and numbers replaced by placeholders) in
+   * namespaces `qt`, `qt2`, so a root's features say what is asked and not about whom.
+   */
+  questionFeatures?: QuestionFeatures;
 }
+
+export type QuestionFeatures = 'words' | 'template';
 
 /** Raised when an extractor is misconfigured or used out of order. */
 export class FeatureError extends Error {
@@ -49,12 +58,13 @@ export class HashedFeatures implements FeatureExtractor {
     if (!Number.isInteger(hashBits) || hashBits < 4 || hashBits > 20) {
       throw new FeatureError(`hashBits must be an integer in [4, 20], got ${hashBits}`);
     }
-    this.opts = { hashBits, maxTokensPerText: options.maxTokensPerText ?? 256, useGold: options.useGold ?? true, useThoughts: options.useThoughts ?? true, maxTurns: options.maxTurns };
+    this.opts = { hashBits, maxTokensPerText: options.maxTokensPerText ?? 256, useGold: options.useGold ?? true, useThoughts: options.useThoughts ?? true, questionFeatures: options.questionFeatures ?? 'words', maxTurns: options.maxTurns };
+    if (this.opts.questionFeatures !== 'words' && this.opts.questionFeatures !== 'template') throw new FeatureError(`questionFeatures must be 'words' or 'template', got ${JSON.stringify(this.opts.questionFeatures)}`);
     this.hashDim = 1 << hashBits;
     this.mask = this.hashDim - 1;
     this.dim = this.hashDim + STRUCTURE_DIM;
     this.turns = new TurnCache(this.opts.maxTokensPerText);
-    this.signature = `hashed-v1(bits=${hashBits},tokens=${this.opts.maxTokensPerText},maxTurns=${this.opts.maxTurns ?? '-'},gold=${this.opts.useGold},thoughts=${this.opts.useThoughts})`;
+    this.signature = `hashed-v1(bits=${hashBits},tokens=${this.opts.maxTokensPerText},maxTurns=${this.opts.maxTurns ?? '-'},gold=${this.opts.useGold},thoughts=${this.opts.useThoughts}${this.opts.questionFeatures === 'words' ? '' : `,question=${this.opts.questionFeatures}`})`;
   }
 
   encode(histories: readonly History[]): FeatureMatrix {
@@ -121,8 +131,13 @@ export class HashedFeatures implements FeatureExtractor {
   private question(text: string): Uint32Array[] {
     let q = this.questions.get(text);
     if (!q) {
-      const tokens = tokenize(text, this.opts.maxTokensPerText);
-      q = [hashAll(NS.question, wordsWithNumbers(tokens)), hashAll(NS.questionPair, pairs(tokens))];
+      if (this.opts.questionFeatures === 'template') {
+        const tokens = templateTokens(text, this.opts.maxTokensPerText);
+        q = [hashAll(NS.questionTemplate, tokens), hashAll(NS.questionTemplatePair, pairs(tokens))];
+      } else {
+        const tokens = tokenize(text, this.opts.maxTokensPerText);
+        q = [hashAll(NS.question, wordsWithNumbers(tokens)), hashAll(NS.questionPair, pairs(tokens))];
+      }
       if (this.questions.size >= 50_000) this.questions.clear();
       this.questions.set(text, q);
     }

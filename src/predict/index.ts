@@ -1,7 +1,7 @@
 /**
  * The shared success predictor Ṽ(H) (TRACE-SPEC §2–4): prefix features (hashed text + structure,
  * optional embeddings), the jax-js network trained online on bottom-up tree targets, baselines
- * (per-prompt Beta-Bernoulli, global rate), and calibration metrics. No I/O except the optional
+ * (per-prompt Beta-Bernoulli, global rate), the per-prompt posterior over the shared prediction, and calibration metrics. No I/O except the optional
  * embeddings client.
  */
 export * from './types.ts';
@@ -12,5 +12,6 @@ export { STRUCTURE_FEATURES } from './structure-features.ts';
 export { fnv1a, hashToken, namespaceSeed } from './hash.ts';
 export * from './mlp-predictor.ts';
 export * from './baselines.ts';
+export * from './posterior.ts';
 export * from './calibration.ts';
 export { SnapshotError } from './snapshot.ts';

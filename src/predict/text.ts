@@ -15,6 +15,26 @@ export function tokenize(text: string, limit = Infinity): string[] {
   return out;
 }
 
+/**
+ * The question's template: its word tokens with the names taken out, so a question's features say what
+ * is asked, not about whom. A name is a capitalised word that does not open the text, or a number; a
+ * run of names becomes one placeholder ("Who directed Silent Harbor 2?" → who directed <name>,
+ * "Simulated task sim-1-5." → simulated task sim <num>). Other words are lower-cased as in tokenize.
+ */
+export function templateTokens(text: string, limit = Infinity): string[] {
+  const out: string[] = [];
+  let first = true;
+  for (const m of text.matchAll(WORD)) {
+    const w = m[0];
+    const name = isNumber(w) ? '<num>' : !first && /^\p{Lu}/u.test(w) ? '<name>' : undefined;
+    first = false;
+    if (name === undefined) out.push(w.toLowerCase());
+    else if (out[out.length - 1] !== name && out[out.length - 1] !== '<name>') out.push(name);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
 /** True for a token that is a number ("3", "0.73"). */
 export function isNumber(token: string): boolean {
   return /^\p{N}+(?:[.,]\p{N}+)*$/u.test(token);

@@ -11,6 +11,8 @@ import { coarseNumber, isNumber, normalizedText, tokenize } from './text.ts';
 export const NS = {
   question: namespaceSeed('q'),
   questionPair: namespaceSeed('q2'),
+  questionTemplate: namespaceSeed('qt'),
+  questionTemplatePair: namespaceSeed('qt2'),
   action: namespaceSeed('a'),
   actionPair: namespaceSeed('a2'),
   actionType: namespaceSeed('t'),

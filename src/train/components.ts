@@ -1,7 +1,7 @@
 import { createEstimator, type AdvantageEstimator } from '../advantage/index.ts';
 import { WorldEnv, demoNoise, type Environment } from '../env/index.ts';
 import { buildPolicy, ENV_POLICIES, type EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
-import { BetaBernoulliPredictor, GlobalRatePredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
+import { BetaBernoulliPredictor, GlobalRatePredictor, PosteriorPredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
 import { ConfigError, type TrainConfig } from './config.ts';
 import { buildEnvironment } from './environments.ts';
 import type { Prompt } from '../tree/types.ts';
@@ -62,15 +62,19 @@ export function estimatorFromConfig(config: Pick<TrainConfig, 'estimator' | 'adv
 }
 
 async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {
+  const mlp = () =>
+    createMlpPredictor({
+      features: createFeatures({ hashed: { maxTurns: config.engine.maxTurns, useGold: config.predictor.useGold, questionFeatures: config.predictor.questionFeatures } }),
+      hidden: config.predictor.hidden,
+      lr: config.predictor.lr,
+      replaySteps: config.predictor.replaySteps,
+      seed: config.seed,
+    });
   switch (config.predictor.kind) {
     case 'mlp':
-      return createMlpPredictor({
-        features: createFeatures({ hashed: { maxTurns: config.engine.maxTurns, useGold: config.predictor.useGold } }),
-        hidden: config.predictor.hidden,
-        lr: config.predictor.lr,
-        replaySteps: config.predictor.replaySteps,
-        seed: config.seed,
-      });
+      return mlp();
+    case 'posterior':
+      return new PosteriorPredictor(await mlp(), config.predictor.posterior);
     case 'beta':
       return new BetaBernoulliPredictor();
     case 'global':

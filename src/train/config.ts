@@ -35,12 +35,28 @@ export const trainConfigSchema = z
       .describe('grpo, tree-grpo, trace, trace-local: std = divide each group’s deviations by its std (GRPO, the paper); none = keep them unscaled (Dr. GRPO), so a rare outcome in a large or lopsided group (trees have both) does not dominate the update. treepo takes only std.'),
     predictor: z
       .object({
-        kind: z.enum(['mlp', 'beta', 'global']).default('mlp').describe('mlp: the shared learned predictor Ṽ(H); beta: per-prompt Beta-Bernoulli (roots only); global: the running success rate.'),
+        kind: z
+          .enum(['mlp', 'posterior', 'beta', 'global'])
+          .default('mlp')
+          .describe('mlp: the shared learned predictor Ṽ(H); posterior: the mlp as the prior of a per-prompt posterior from the prompt’s own earlier root outcomes (predictor.posterior; docs/predictor.md); beta: per-prompt Beta-Bernoulli (roots only); global: the running success rate.'),
         hidden: z.array(z.number().int().min(1)).default([64, 32]).describe('Hidden layer widths of the mlp predictor.'),
         lr: z.number().positive().default(0.003).describe('Adam learning rate of the mlp predictor.'),
         replaySteps: z.number().int().min(1).default(4).describe('Steps of tree targets kept in the predictor’s replay window.'),
         useGold: z.boolean().default(true).describe('Let the mlp predictor’s structure features compare observations with the gold answer (known at training time in RLVR; it steers allocation only, never the policy). false = history text only.'),
+        questionFeatures: z
+          .enum(['words', 'template'])
+          .default('words')
+          .describe('What the mlp predictor hashes of the question (mlp and posterior): words = its words and word pairs, entity names included (the network can memorise names); template = its template, names (capitalised words) and numbers replaced by placeholders, so roots are told apart by what is asked, not about whom.'),
+        posterior: z
+          .object({
+            strength: z.number().positive().default(4).describe('k₀: weight of the mlp’s prediction μ in leaves; a root of prompt i gets Ṽ = (k₀·μ + Sᵢ) / (k₀ + Nᵢ), Sᵢ and Nᵢ its discounted successes and leaves from earlier steps. kind posterior only; do not combine with strategy.rootPrior: posterior, which would count the same root outcomes a second time.'),
+            discount: z.number().gt(0).max(1).default(1).describe('λ: a prompt’s counts are multiplied by λ each time it gets new evidence (1 = no discount; < 1 forgets as the policy changes).'),
+            prefixes: z.enum(['none', 'shift']).default('none').describe('none = a prefix gets the mlp’s prediction unchanged; shift = moved in log-odds by its prompt’s root residual logit(Ṽ root) − logit(μ root) (measured no better: docs/experiments/2026-12-01-root-predictor.md).'),
+          })
+          .strict()
+          .prefault({}),
       })
+      .strict()
       .prefault({}),
     policy: policyConfigSchema.describe('The policy: its kind and that kind\'s settings (src/policy/registry.ts); a setting of another kind is an error. embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md); scripted: the environment\'s own fixed policy (math-world\'s noisy solver; the simulator and bfcl act with theirs whatever is configured), for allocation studies, no update; openai: an OpenAI-compatible server (trace-rl rollout and eval; its weights are trained outside).'),
     engine: engineSettingsSchema.prefault({}),

@@ -4,7 +4,7 @@
  */
 import { WorldEnv } from '../../src/env/index.ts';
 import { ScriptedWorldPolicy } from '../../src/policy/index.ts';
-import { BetaBernoulliPredictor, createFeatures, createMlpPredictor, GlobalRatePredictor, samplesFromTrees, type TargetSample } from '../../src/predict/index.ts';
+import { BetaBernoulliPredictor, createFeatures, createMlpPredictor, GlobalRatePredictor, PosteriorPredictor, samplesFromTrees, type TargetSample } from '../../src/predict/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { predictorContract } from '../contracts/predictor.ts';
@@ -20,6 +20,14 @@ for (const step of [0, 1]) {
 
 predictorContract('mlp', {
   make: () => createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6, useGold: true } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 }),
+  batches,
+});
+predictorContract('posterior over the mlp (template questions, prefixes shifted)', {
+  make: async () => new PosteriorPredictor(await createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6, questionFeatures: 'template' } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 }), { strength: 4, discount: 0.9, prefixes: 'shift' }),
+  batches,
+});
+predictorContract('posterior over the mlp (defaults: question words, prefixes unchanged)', {
+  make: async () => new PosteriorPredictor(await createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6 } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 })),
   batches,
 });
 predictorContract('beta-bernoulli', { make: () => new BetaBernoulliPredictor(), batches });

@@ -88,3 +88,41 @@ test('structure features: depth, turns left, gold answer seen, repeats, invalid 
   const noGold = new HashedFeatures({ maxTurns: 4, useGold: false });
   assert.equal(structure(noGold, noGold.encode(hs), 2, 'gold_in_observations'), 0);
 });
+
+test("question templates: names and numbers become placeholders, so two questions about different entities encode alike at the root", async () => {
+  const { templateTokens } = await import('../../src/predict/text.ts');
+  assert.deepEqual(templateTokens('In which country was the director of Silent Harbor 2 born?'), ['in', 'which', 'country', 'was', 'the', 'director', 'of', '<name>', 'born']);
+  assert.deepEqual(templateTokens('Simulated task sim-1-5.'), ['simulated', 'task', 'sim', '<num>']);
+  assert.deepEqual(templateTokens('Are Kalomer and Vinsel Falls in the same country?'), ['are', '<name>', 'and', '<name>', 'in', 'the', 'same', 'country']);
+  const f = new HashedFeatures({ questionFeatures: 'template' });
+  const words = new HashedFeatures();
+  const hs = [prompt('a', 'Who directed Silent Harbor?'), prompt('b', 'Who directed Iron Letter 2?'), prompt('c', 'Where was Kalomer Vinsel born?')].map((p) => ({ prompt: p, turns: [] }));
+  const m = f.encode(hs);
+  assert.deepEqual(row(m, 0), row(m, 1));
+  assert.notDeepEqual(row(m, 0), row(m, 2));
+  const w = words.encode(hs);
+  assert.notDeepEqual(row(w, 0), row(w, 1), 'the default hashes the names too');
+  assert.notEqual(f.signature, words.signature);
+  assert.ok(!words.signature.includes('question='), 'the default signature is unchanged');
+  assert.throws(() => new HashedFeatures({ questionFeatures: 'names' as 'words' }), /questionFeatures/);
+});
+
+test('question templates on the world: no name word of a mentioned entity is left in any question template', async () => {
+  const { templateTokens, tokenize } = await import('../../src/predict/text.ts');
+  const { WorldEnv } = await import('../../src/env/index.ts');
+  const env = new WorldEnv({ seed: 0, questions: 300 });
+  let names = 0;
+  for (const p of env.train) {
+    const template = new Set(templateTokens(p.question));
+    const mentions = (p.meta!.world as { mentions: string[] }).mentions;
+    const rest = new Set(tokenize(mentions.reduce((q, m) => q.split(m).join(' '), p.question))); // words outside the names ("Which university …")
+    for (const name of mentions) {
+      // Capitalised words of the name ("of" in "The Meadow of Denismor" and articles are common words, kept).
+      for (const w of tokenize(name.split(/\s+/).filter((x) => /^\p{Lu}/u.test(x) && !/^(The|A|An)$/.test(x)).join(' '))) {
+        names++;
+        assert.ok(!template.has(w) || rest.has(w), `${p.question}: "${w}" of "${name}" left in the template ${[...template].join(' ')}`);
+      }
+    }
+  }
+  assert.ok(names > 100);
+});

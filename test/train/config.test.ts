@@ -56,3 +56,16 @@ test('policy.temperature: 1 by default for tiny-lm, taken by it, refused on its 
   assert.throws(() => parseTrainConfig({ policy: { temperature: 0.7 } }), /config\.policy\.temperature: "temperature" is not a setting of policy\.kind embedded \(tiny-lm, openai take it\)/);
   assert.throws(() => parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0 } }), /temperature/);
 });
+
+test('predictor: posterior and question templates are settings with defaults; a foreign field fails on its own path', () => {
+  const c = parseTrainConfig({});
+  assert.equal(c.predictor.kind, 'mlp');
+  assert.equal(c.predictor.questionFeatures, 'words');
+  assert.deepEqual(c.predictor.posterior, { strength: 4, discount: 1, prefixes: 'none' });
+  const p = parseTrainConfig({ predictor: { kind: 'posterior', questionFeatures: 'template', posterior: { strength: 8, discount: 0.9 } } }).predictor;
+  assert.deepEqual([p.kind, p.questionFeatures, p.posterior], ['posterior', 'template', { strength: 8, discount: 0.9, prefixes: 'none' }]);
+  assert.throws(() => parseTrainConfig({ predictor: { kind: 'posterior', posterior: { strenght: 8 } } }), /config\.predictor\.posterior\.strenght: unknown setting "strenght"/);
+  assert.throws(() => parseTrainConfig({ predictor: { hiden: [8] } }), /config\.predictor\.hiden: unknown setting/);
+  assert.throws(() => parseTrainConfig({ predictor: { posterior: { discount: 0 } } }), /config\.predictor\.posterior\.discount/);
+  assert.throws(() => parseTrainConfig({ predictor: { questionFeatures: 'names' } }), /config\.predictor\.questionFeatures/);
+});

@@ -124,8 +124,12 @@ export const ROOT_RESAMPLE_TRACE: Record<string, unknown> = { ...UNIFORM_ROOT_TR
 /** The late-decision world's token budget per step (issue 34; see `late-dev`). */
 export const LATE_TOKENS = 15_000;
 
-/** late-dev's winner (PENDING: set from the development runs before the final runs). */
-export const LATE_BEST: Record<string, unknown> = { name: 'trace' };
+/**
+ * late-dev's winner by the rule fixed before its results (docs/experiments/2026-12-01-late-dev.md): uniform
+ * roots, the paper's prefix solver, root resampling, N = ½, no branch point before turn 2: +8.6 points
+ * [3.7, 13.6] over grpo in final greedy held-out success on seeds 0–4 (late-trace-rs-adaptive-b2).
+ */
+export const LATE_BEST: Record<string, unknown> = { name: 'trace', roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 };
 
 /** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
 export interface ArmExtra {

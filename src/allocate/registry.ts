@@ -1,6 +1,6 @@
 import { parseStrategyConfig, type OptionsOf, type StrategyName, type StrategyOptionsInput } from './options.ts';
 import type { Strategy } from './types.ts';
-import { uniformLeftover } from './leftover.ts';
+import { uniformLeftover } from './parts/leftover.ts';
 import { dapoStrategy } from './strategies/dapo.ts';
 import { entropyStrategy } from './strategies/entropy.ts';
 import { grpoStrategy } from './strategies/grpo.ts';

@@ -128,7 +128,7 @@ export interface PrefixPlanner {
 
 /**
  * Extra bare rollouts (prompt id → Δ ≥ 1) for budget left once every continuation has run. Tree
- * strategies use it so unplaceable continuation budget is not silently saved (see leftover.ts).
+ * strategies use it so unplaceable continuation budget is not silently saved (see parts/leftover.ts).
  */
 export interface LeftoverPlanner {
   plan(input: LeftoverInput): Map<string, number>;

@@ -1,4 +1,4 @@
-import { adaptiveLeftover, poolLeftoverPlanner, uniformLeftover } from '../leftover.ts';
+import { adaptiveLeftover, poolLeftoverPlanner, uniformLeftover } from '../parts/leftover.ts';
 import { expansionValue, posteriorRoot } from '../trace-options.ts';
 import type { OptionsOf } from '../options.ts';
 import { evenPrefixPlanner, solvedPrefixPlanner } from '../parts/prefixes.ts';

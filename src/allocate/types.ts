@@ -154,3 +154,17 @@ export interface Strategy {
   /** Absent: budget left after the continuations stays unspent. */
   readonly leftover?: LeftoverPlanner;
 }
+
+/**
+ * How a strategy's roots spend a budget B in trajectories, as its registry entry answers it (the
+ * configuration's budget check reads this instead of knowing strategies by name). Tree strategies
+ * (with `continuations` N) plan M = ⌊B / (1 + N)⌋ roots, the others M = B:
+ *  - 'solver': the exact root solver gives each selected prompt m_i ∈ [m_min, m_max], so it needs
+ *    m_min ≤ M ≤ pool · m_max;
+ *  - 'uniform': uniform groups of at least 2 over the batch, so M ≥ 2;
+ *  - 'groups': DAPO's rounds of groups of G until its cap, so B ≥ G.
+ */
+export type RootBudget =
+  | { kind: 'solver'; continuations?: number; min: number; max: number }
+  | { kind: 'uniform'; continuations?: number }
+  | { kind: 'groups'; size: number };

@@ -39,6 +39,12 @@ export interface RootRoundInput {
  * that `offersRoot`, the prompt's root (depth 0: a "continuation" from it is a fresh bare rollout).
  */
 export interface PrefixCandidate {
+  /**
+   * What K continuations "from" this candidate mean, so the engine need not infer it from the id:
+   * 'prefix' (absent) = K continuations restored from this prefix; 'root' (only from a planner that
+   * `offersRoot`; id = the prompt's root id) = K more bare rollouts of the prompt, not expanded.
+   */
+  kind?: 'prefix' | 'root';
   id: string;
   /** Ṽ(H(i, j, t)). */
   q: number;
@@ -108,8 +114,8 @@ export interface PrefixPlanner {
   readonly rounds?: number;
   /**
    * true: in round 0 the engine also offers the prompt's root as a candidate (depth 0, id = the prompt's
-   * root id, q = Ṽ(prompt)) while the prompt's bare outcomes all agree (r = that outcome); K there means K
-   * more bare rollouts instead of continuations (trace's `rootResample`). Absent: prefixes only.
+   * root id, q = Ṽ(prompt), kind 'root') while the prompt's bare outcomes all agree (r = that outcome); K
+   * there means K more bare rollouts instead of continuations (trace's `rootResample`). Absent: prefixes only.
    */
   readonly offersRoot?: boolean;
   /**

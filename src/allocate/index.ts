@@ -1,10 +1,13 @@
 /**
- * Allocation: where a step's rollout budget goes (TRACE-SPEC §3 steps 2 and 4, §6). The exact root
- * solver (and Knapsack-RL's weighted variant), the prefix solver, and every strategy behind the
- * `Strategy` interface, built by name with `createStrategy`. Pure: no I/O, randomness passed in.
+ * Allocation: where a step's rollout budget goes (TRACE-SPEC §3 steps 2 and 4, §6). `solvers/`: the
+ * exact root solver (and Knapsack-RL's weighted variant) and the prefix solver; `parts/`: root, prefix
+ * and leftover planners built on them; `strategies/`: every strategy as a composition of parts behind
+ * the `Strategy` interface, built by name with `createStrategy` (`registry.ts`, options in
+ * `options.ts`). Pure: no I/O, randomness passed in.
  */
 export * from './types.ts';
 export * from './errors.ts';
+// The solvers' public part (their heap stays internal).
 export {
   mixedChance, mixedGain, knapsackWeight,
   selectableCounts, isSpendable, spendableBelow, spendableAbove, type Bounds,

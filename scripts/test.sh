@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runs every test file under test/ with node:test through tsx. Node 20 expands no globs and finds no
-# .ts files itself, so the list is built here; an empty list is an error, never a silent pass.
+# Runs every test file under test/ (the library) and bench/ (the benches' own checks: their records,
+# experiments and arithmetic; test/ never imports bench/) with node:test through tsx. Node 20 expands
+# no globs and finds no .ts files itself, so the list is built here; an empty list is an error, never
+# a silent pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(find test -name '*.test.ts' | sort)
+mapfile -t files < <(find test bench -name '*.test.ts' | sort)
 if [ "${#files[@]}" -eq 0 ]; then
   echo "no test files found under test/" >&2
   exit 1

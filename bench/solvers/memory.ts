@@ -1,13 +1,13 @@
 /**
  * Peak memory (maxRSS) and time of the root solver with a huge m_max, each problem in a fresh process
- * (bench/solvers/memory-one.ts), 3 runs each: min / median / max. Issue 19: before the m_max clamp and
+ * (test/allocate/solve-in-fresh-process.ts), 3 runs each: min / median / max. Issue 19: before the m_max clamp and
  * table cap, 2,000 prompts with m_max 65,535 took tens of seconds and ~3 GB.
  *   npx tsx bench/solvers/memory.ts
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const ONE = fileURLToPath(new URL('./memory-one.ts', import.meta.url));
+const ONE = fileURLToPath(new URL('../../test/allocate/solve-in-fresh-process.ts', import.meta.url));
 const cases: Array<[number, number, number]> = [
   [2000, 4000, 65_535],
   [20_000, 800, 65_535],

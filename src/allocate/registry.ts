@@ -1,6 +1,6 @@
-import { parseStrategyConfig, type OptionsOf, type StrategyName, type StrategyOptionsInput } from './options.ts';
-import type { Strategy } from './types.ts';
-import { uniformLeftover } from './leftover.ts';
+import { parseStrategyConfig, type OptionsOf, type StrategyConfig, type StrategyName, type StrategyOptionsInput } from './options.ts';
+import type { RootBudget, Strategy } from './types.ts';
+import { uniformLeftover } from './parts/leftover.ts';
 import { dapoStrategy } from './strategies/dapo.ts';
 import { entropyStrategy } from './strategies/entropy.ts';
 import { grpoStrategy } from './strategies/grpo.ts';
@@ -8,18 +8,21 @@ import { knapsackStrategy } from './strategies/knapsack.ts';
 import { oracleStrategy } from './strategies/oracle.ts';
 import { pclStrategy } from './strategies/pcl.ts';
 import { randomTreeStrategy } from './strategies/random-tree.ts';
-import { traceStrategy } from './strategies/trace.ts';
+import { solverTreeRootBudget, traceStrategy } from './strategies/trace.ts';
 
-/** One constructor per strategy name; the name → implementation choice happens here, once. */
-const factories: { [N in StrategyName]: (o: OptionsOf<N>) => Strategy } = {
-  trace: traceStrategy,
-  grpo: grpoStrategy,
-  dapo: dapoStrategy,
-  pcl: pclStrategy,
-  knapsack: knapsackStrategy,
-  'random-tree': randomTreeStrategy,
-  entropy: entropyStrategy,
-  oracle: oracleStrategy,
+/**
+ * Per strategy name, once: its constructor, and how its roots spend a budget (the configuration's
+ * budget check asks this, see budget-check.ts). The name → implementation choice happens here.
+ */
+const entries: { [N in StrategyName]: { build: (o: OptionsOf<N>) => Strategy; rootBudget: (o: OptionsOf<N>) => RootBudget } } = {
+  trace: { build: traceStrategy, rootBudget: solverTreeRootBudget },
+  grpo: { build: grpoStrategy, rootBudget: () => ({ kind: 'uniform' }) },
+  dapo: { build: dapoStrategy, rootBudget: (o) => ({ kind: 'groups', size: o.groupSize }) },
+  pcl: { build: pclStrategy, rootBudget: (o) => ({ kind: 'solver', min: o.min, max: o.max }) },
+  knapsack: { build: knapsackStrategy, rootBudget: (o) => ({ kind: 'solver', min: o.min, max: o.max }) },
+  'random-tree': { build: randomTreeStrategy, rootBudget: (o) => ({ kind: 'uniform', continuations: o.continuations }) },
+  entropy: { build: entropyStrategy, rootBudget: (o) => ({ kind: 'uniform', continuations: o.continuations }) },
+  oracle: { build: oracleStrategy, rootBudget: solverTreeRootBudget },
 };
 
 /**
@@ -33,10 +36,15 @@ export function createStrategy<N extends StrategyName>(name: N, options: Strateg
 /** Builds a strategy from a config object `{ name, budget, … }`; unknown names fail while parsing. */
 export function strategyFromConfig(config: unknown): Strategy {
   const parsed = parseStrategyConfig(config);
-  const strategy = (factories[parsed.name] as (o: typeof parsed) => Strategy)(parsed);
+  const strategy = (entries[parsed.name].build as (o: typeof parsed) => Strategy)(parsed);
   if (parsed.unit === 'trajectories') return strategy;
   // In turns and tokens the roots' real cost differs from the planned price, so root-only arms (grpo,
   // pcl, knapsack) need the top-up too to spend B; dapo samples until its cap and keeps no leftover.
   const leftover = strategy.leftover ?? (parsed.name === 'dapo' ? undefined : uniformLeftover('max' in parsed ? parsed.max : 65_535));
   return { ...strategy, unit: parsed.unit, ...(leftover ? { leftover } : {}) };
+}
+
+/** How the roots of a parsed strategy config spend its budget (its registry entry's answer). */
+export function rootBudgetOf(config: StrategyConfig): RootBudget {
+  return (entries[config.name].rootBudget as (o: StrategyConfig) => RootBudget)(config);
 }

@@ -1,5 +1,4 @@
-import { MinHeap } from './min-heap.ts';
-import { mixedChance, mixedGain } from './mixed-value.ts';
+import { MinHeap, mixedChance, mixedGain } from './solvers/index.ts';
 import type { RootCandidate } from './types.ts';
 
 /**

@@ -39,6 +39,12 @@ export interface RootRoundInput {
  * that `offersRoot`, the prompt's root (depth 0: a "continuation" from it is a fresh bare rollout).
  */
 export interface PrefixCandidate {
+  /**
+   * What K continuations "from" this candidate mean, so the engine need not infer it from the id:
+   * 'prefix' (absent) = K continuations restored from this prefix; 'root' (only from a planner that
+   * `offersRoot`; id = the prompt's root id) = K more bare rollouts of the prompt, not expanded.
+   */
+  kind?: 'prefix' | 'root';
   id: string;
   /** Ṽ(H(i, j, t)). */
   q: number;
@@ -108,8 +114,8 @@ export interface PrefixPlanner {
   readonly rounds?: number;
   /**
    * true: in round 0 the engine also offers the prompt's root as a candidate (depth 0, id = the prompt's
-   * root id, q = Ṽ(prompt)) while the prompt's bare outcomes all agree (r = that outcome); K there means K
-   * more bare rollouts instead of continuations (trace's `rootResample`). Absent: prefixes only.
+   * root id, q = Ṽ(prompt), kind 'root') while the prompt's bare outcomes all agree (r = that outcome); K
+   * there means K more bare rollouts instead of continuations (trace's `rootResample`). Absent: prefixes only.
    */
   readonly offersRoot?: boolean;
   /**
@@ -128,7 +134,7 @@ export interface PrefixPlanner {
 
 /**
  * Extra bare rollouts (prompt id → Δ ≥ 1) for budget left once every continuation has run. Tree
- * strategies use it so unplaceable continuation budget is not silently saved (see leftover.ts).
+ * strategies use it so unplaceable continuation budget is not silently saved (see parts/leftover.ts).
  */
 export interface LeftoverPlanner {
   plan(input: LeftoverInput): Map<string, number>;
@@ -154,3 +160,17 @@ export interface Strategy {
   /** Absent: budget left after the continuations stays unspent. */
   readonly leftover?: LeftoverPlanner;
 }
+
+/**
+ * How a strategy's roots spend a budget B in trajectories, as its registry entry answers it (the
+ * configuration's budget check reads this instead of knowing strategies by name). Tree strategies
+ * (with `continuations` N) plan M = ⌊B / (1 + N)⌋ roots, the others M = B:
+ *  - 'solver': the exact root solver gives each selected prompt m_i ∈ [m_min, m_max], so it needs
+ *    m_min ≤ M ≤ pool · m_max;
+ *  - 'uniform': uniform groups of at least 2 over the batch, so M ≥ 2;
+ *  - 'groups': DAPO's rounds of groups of G until its cap, so B ≥ G.
+ */
+export type RootBudget =
+  | { kind: 'solver'; continuations?: number; min: number; max: number }
+  | { kind: 'uniform'; continuations?: number }
+  | { kind: 'groups'; size: number };

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { policyConfigSchema, type PolicyConfig } from '../policy/registry.ts';
 import { UsageError } from './io.ts';
+import { settingHelp } from './commands/train.ts';
 
 /** `settings` parsed; `flags` names the flag of each settings field, for the message. */
 export function policyFromFlags(settings: Record<string, unknown>, flags: Record<string, string>): PolicyConfig {
@@ -54,15 +55,16 @@ export interface PolicyAndEnvFlags {
 export function policyAndEnvOptions(cmd: Command, what: string): Command {
   return cmd
     .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s, bfcl’s, math-world’s)')
-    .option('--env <kind>', 'environment kind: qa, world, simulator, bfcl, math, math-world (default: the run’s, else qa)')
+    // The environment flags' help comes from the env schema (the registry's kinds and fields), as train's does.
+    .option('--env <kind>', `${settingHelp('env.kind')} Default: the run’s, else qa.`)
     .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
     .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file (with --run: the run’s model by default)')
     .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
     .option('--run <dir>', `embedded or tiny-lm: a training run folder; its last checkpoint is ${what} and its env settings are the defaults`)
-    .option('--datasets <list>', 'qa: comma-separated hotpotqa, 2wiki, musique, bamboogle or JSONL files (a file is named after itself)')
-    .option('--retrieval <mode>', 'qa: per-question, pooled or url')
-    .option('--retriever-url <url>', 'qa with --retrieval url: the Search-R1-compatible retriever')
-    .option('--top-k <k>', 'documents per search')
+    .option('--datasets <list>', `${settingHelp('env.datasets')} math: one dataset or JSONL file, held out as env.math.testDataset.`)
+    .option('--retrieval <mode>', settingHelp('env.retrieval'))
+    .option('--retriever-url <url>', settingHelp('env.retrieverUrl'))
+    .option('--top-k <k>', settingHelp('env.topK'))
     .option('--set <path=value...>', 'any environment setting, e.g. --set env.successRule=em')
     .option('--concurrency <n>', 'policy requests in flight at most', '8')
     .option('--retries <n>', 'attempts per policy call or tool step (1 = no retry)', '3')

@@ -35,7 +35,7 @@ export function rootCandidates(prompts: readonly Prompt[], env: unknown, scorer:
  * expansion round, whose own prefixes a later round may expand (trace's `expansionRounds`).
  * q = Ṽ(H) from the scorer in one batch; `entropy` is the policy's entropy at the decision that follows
  * the prefix; `p` is the true success probability when the environment knows it. `withRoot` (a planner
- * that `offersRoot`, first round only) adds the root itself while the bare outcomes all agree.
+ * that `offersRoot`, first round only) adds the root itself, of kind 'root', while the bare outcomes all agree.
  */
 export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, starts?: readonly string[], withRoot = false, price?: Price): PrefixCandidate[] {
   const chains: Array<{ nodes: TreeNode[]; r: number }> = [];
@@ -51,7 +51,7 @@ export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environ
     const leaf = nodes[nodes.length - 1];
     if (leaf.reward !== undefined) chains.push({ nodes, r: leaf.reward });
   }
-  const picked: Array<{ node: TreeNode; next: TreeNode; r: number; after: number; cost?: number }> = [];
+  const picked: Array<{ node: TreeNode; next: TreeNode; r: number; after: number; cost?: number; root?: true }> = [];
   for (const { nodes, r } of chains) {
     for (let t = 1; t < nodes.length; t++) picked.push({ node: nodes[t - 1], next: nodes[t], r, after: nodes.length - t, ...(price ? { cost: suffixCost(nodes.slice(t), price) } : {}) });
   }
@@ -61,13 +61,14 @@ export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environ
   if (withRoot && !starts && rs.length > 0 && rs.every((r) => r === rs[0])) {
     const top = root(tree);
     const next = getNode(tree, top.children[0]);
-    picked.unshift({ node: top, next, r: rs[0], after: chains.reduce((a, c) => a + c.nodes.length, 0) / chains.length, ...(price ? { cost: price.root } : {}) });
+    picked.unshift({ node: top, next, r: rs[0], after: chains.reduce((a, c) => a + c.nodes.length, 0) / chains.length, ...(price ? { cost: price.root } : {}), root: true });
   }
   if (picked.length === 0) return [];
   const histories: History[] = picked.map(({ node }) => ({ prompt, turns: turnsTo(tree, node.id) }));
   const q = scorer(histories);
   if (q.length !== histories.length) throw new RangeError(`scorer returned ${q.length} values for ${histories.length} histories`);
-  return picked.map(({ node, next, r, after, cost }, i) => ({
+  return picked.map(({ node, next, r, after, cost, root: isRoot }, i) => ({
+    ...(isRoot ? { kind: 'root' as const } : {}),
     id: node.id,
     q: q[i],
     r,

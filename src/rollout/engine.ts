@@ -293,7 +293,7 @@ class StepRun<S> {
   }
 
   /**
-   * Runs one prompt's planned continuations (and, K at its root, K more bare rollouts, not expanded)
+   * Runs one prompt's planned continuations (and, K at its candidate of kind 'root', K more bare rollouts, not expanded)
    * and reports the expansion (`firstRound`: the prompt counts as expanded); resolves with the
    * continuations' results. Slots are assigned here, in candidate order, before anything runs: ids
    * stay deterministic.
@@ -301,11 +301,13 @@ class StepRun<S> {
   private launch(ctx: TrajectoryContext<S>, prefixes: readonly PrefixCandidate[], plan: ReadonlyMap<string, number>, firstRound: boolean): Promise<TrajectoryResult[]> {
     for (const c of prefixes) getNode(ctx.tree, c.id).predicted ??= c.q;
     const runs: Array<Promise<TrajectoryResult>> = [];
-    const resampled = plan.get(ctx.prompt.id) ?? 0;
+    // K at the candidate of kind 'root' (a planner that offersRoot) is K more bare rollouts, not continuations.
+    const rootCandidate = prefixes.find((c) => c.kind === 'root');
+    const resampled = rootCandidate ? (plan.get(rootCandidate.id) ?? 0) : 0;
     const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled, this.barePrice([ctx.tree])) : Promise.resolve([]);
     for (const c of prefixes) {
       const K = plan.get(c.id) ?? 0;
-      if (K < 1 || c.id === ctx.prompt.id) continue;
+      if (K < 1 || c.kind === 'root') continue;
       const node = getNode(ctx.tree, c.id);
       node.expanded = (node.expanded ?? 0) + K;
       const first = nextSlot(node.children);

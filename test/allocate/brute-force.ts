@@ -1,6 +1,6 @@
 /** Exhaustive oracles for the solvers: enumerate every allocation (small cases only). */
-import { mixedChance } from '../../src/allocate/mixed-value.ts';
-import { flipChance, repeatChance } from '../../src/allocate/prefix-solver.ts';
+import { mixedChance } from '../../src/allocate/solvers/mixed-value.ts';
+import { flipChance, repeatChance } from '../../src/allocate/solvers/prefix-solver.ts';
 
 /** Best Σ w_i V_root(v_i, m_i) over m_i ∈ {0} ∪ [min, max] with Σ m_i = M; null when none exists. */
 export function bruteWeighted(items: ReadonlyArray<{ v: number; w: number }>, M: number, min: number, max: number): number | null {

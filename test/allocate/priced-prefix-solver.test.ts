@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { AllocationInputError } from '../../src/allocate/errors.ts';
-import { PRICED_BUDGET_UNITS, solvePricedPrefixes } from '../../src/allocate/priced-prefix-solver.ts';
-import { flipChance, repeatChance, solvePrefixes } from '../../src/allocate/prefix-solver.ts';
+import { PRICED_BUDGET_UNITS, solvePricedPrefixes } from '../../src/allocate/solvers/priced-prefix-solver.ts';
+import { flipChance, repeatChance, solvePrefixes } from '../../src/allocate/solvers/prefix-solver.ts';
 import { brutePricedPrefixes, brutePrefixes } from './brute-force.ts';
 
 const prob = fc.oneof(fc.constantFrom(0, 1, 0.5), fc.double({ min: 0, max: 1, noNaN: true }));

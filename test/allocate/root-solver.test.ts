@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { InfeasibleBudgetError, AllocationInputError } from '../../src/allocate/errors.ts';
-import { knapsackWeight, mixedChance } from '../../src/allocate/mixed-value.ts';
-import { solveKnapsack } from '../../src/allocate/knapsack-solver.ts';
-import { solveRoots } from '../../src/allocate/root-solver.ts';
-import { solveWeighted } from '../../src/allocate/weighted-solver.ts';
+import { knapsackWeight, mixedChance } from '../../src/allocate/solvers/mixed-value.ts';
+import { solveKnapsack } from '../../src/allocate/solvers/knapsack-solver.ts';
+import { solveRoots } from '../../src/allocate/solvers/root-solver.ts';
+import { solveWeighted } from '../../src/allocate/solvers/weighted-solver.ts';
 import { bruteWeighted, bruteWidest } from './brute-force.ts';
 
 const close = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mixedChance } from '../../src/allocate/mixed-value.ts';
+import { mixedChance } from '../../src/allocate/solvers/mixed-value.ts';
 import { bruteWeighted } from './brute-force.ts';
 import { runCli } from '../helpers/run-cli.ts';
 

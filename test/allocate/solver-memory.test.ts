@@ -13,7 +13,7 @@ import { createRng } from '../../src/util/rng.ts';
 import { runCli } from '../reliability/cli-in-process.ts';
 import { bruteWeighted } from './brute-force.ts';
 
-const SCRIPT = fileURLToPath(new URL('../../bench/solvers/memory-one.ts', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('./solve-in-fresh-process.ts', import.meta.url));
 const measure = (n: number, budget: number, max: number) =>
   JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', SCRIPT, String(n), String(budget), String(max)], { encoding: 'utf8', timeout: 120_000 })) as { error?: string; spent?: number; maxRssMb: number };
 

@@ -55,6 +55,8 @@ test('rootResample: the root is offered (depth 0, q = Ṽ(prompt), r = the agree
     }
     offered++;
     assert.ok(rootCandidate, `${input.promptId}: agreeing outcomes → the root is offered`);
+    assert.equal(rootCandidate.kind, 'root', 'the candidate says what K there means: more bare rollouts');
+    assert.ok(input.prefixes.every((c) => c === rootCandidate || c.kind === undefined), 'every other candidate is a prefix');
     assert.equal(rootCandidate.depth, 0);
     assert.equal(rootCandidate.q, 0.4, 'q = Ṽ(prompt), the empty history');
     assert.equal(rootCandidate.r, first[0].r);

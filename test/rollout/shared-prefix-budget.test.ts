@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createStrategy, strategyFromConfig } from '../../src/allocate/index.ts';
-import { solvePrefixes } from '../../src/allocate/prefix-solver.ts';
+import { solvePrefixes } from '../../src/allocate/solvers/prefix-solver.ts';
 import type { PrefixRoundInput } from '../../src/allocate/types.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { getNode } from '../../src/tree/index.ts';

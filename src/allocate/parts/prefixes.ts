@@ -1,4 +1,4 @@
-import { solvePrefixes } from '../prefix-solver.ts';
+import { solvePrefixes } from '../solvers/index.ts';
 import type { PrefixCandidate, PrefixPlanner } from '../types.ts';
 
 /**

@@ -1,5 +1,4 @@
-import { spendableBelow, type Bounds } from '../feasibility.ts';
-import { solveWeighted } from '../weighted-solver.ts';
+import { solveWeighted, spendableBelow, type Bounds } from '../solvers/index.ts';
 import type { RootCandidate, RootPlanner, RootRoundInput } from '../types.ts';
 
 /** How many bare rollouts a root planner spends of what the ledger has left. */

@@ -1,4 +1,4 @@
-import { knapsackWeight } from '../mixed-value.ts';
+import { knapsackWeight } from '../solvers/index.ts';
 import type { OptionsOf } from '../options.ts';
 import { allRemaining, solvedRootPlanner } from '../parts/roots.ts';
 import type { RootCandidate, Strategy } from '../types.ts';

@@ -1,4 +1,4 @@
-import { uniformLeftover } from '../leftover.ts';
+import { uniformLeftover } from '../parts/leftover.ts';
 import type { OptionsOf } from '../options.ts';
 import { randomPrefixPlanner } from '../parts/prefixes.ts';
 import { treeShare, uniformRootPlanner } from '../parts/roots.ts';

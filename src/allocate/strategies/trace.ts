@@ -1,9 +1,9 @@
-import { adaptiveLeftover, poolLeftoverPlanner, uniformLeftover } from '../leftover.ts';
+import { adaptiveLeftover, poolLeftoverPlanner, uniformLeftover } from '../parts/leftover.ts';
 import { expansionValue, posteriorRoot } from '../trace-options.ts';
 import type { OptionsOf } from '../options.ts';
 import { evenPrefixPlanner, solvedPrefixPlanner } from '../parts/prefixes.ts';
 import { solvedRootPlanner, treeShare, uniformRootPlanner } from '../parts/roots.ts';
-import type { PrefixCandidate, RootCandidate, Strategy } from '../types.ts';
+import type { PrefixCandidate, RootBudget, RootCandidate, Strategy } from '../types.ts';
 
 /** Where a solver tree strategy reads its probabilities: the predictor's (trace) or the truth (oracle). */
 export interface Probabilities {
@@ -27,6 +27,11 @@ export function solverTreeStrategy(name: 'trace' | 'oracle', o: Omit<OptionsOf<'
     prefixes: o.prefixes === 'uniform' ? evenPrefixPlanner(o.continuations) : solvedPrefixPlanner(o.continuations, probs.prefix),
     leftover: uniformRoots ? uniformLeftover(o.max) : adaptiveLeftover(probs.root, o.max),
   };
+}
+
+/** The roots' budget of the solver tree strategies: the exact root solver, or the ablation's uniform groups. */
+export function solverTreeRootBudget(o: Pick<OptionsOf<'oracle'>, 'roots' | 'continuations' | 'min' | 'max'>): RootBudget {
+  return o.roots === 'uniform' ? { kind: 'uniform', continuations: o.continuations } : { kind: 'solver', continuations: o.continuations, min: o.min, max: o.max };
 }
 
 /**

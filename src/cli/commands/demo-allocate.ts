@@ -21,7 +21,7 @@ const optionsSchema = z
   .refine((o) => o.budget <= o.prompts * o.max, { message: 'more rollouts than prompts × --max can take', path: ['budget'] });
 
 /**
- * `trace-rl demo-allocate`: the allocation demo (src/allocate/demo.ts) on the command line — grpo,
+ * `trace-rl demo-allocate`: the allocation demo (src/allocate/demo/demo.ts) on the command line — grpo,
  * trace (noisy predictor) and oracle spend the same M bare rollouts; prints the effective ratio of each.
  */
 export function register(program: Command): void {

@@ -1,4 +1,4 @@
-import { AllocationInputError, InfeasibleBudgetError } from './errors.ts';
+import { AllocationInputError, InfeasibleBudgetError } from '../errors.ts';
 import { isSpendable, selectableCounts, spendableAbove, spendableBelow, type Bounds } from './feasibility.ts';
 import { mixedChance } from './mixed-value.ts';
 import { DpTooLargeError, solveByDp } from './bounded-dp.ts';

@@ -1,7 +1,7 @@
-import { createRng } from '../util/rng.ts';
-import { createStrategy } from './registry.ts';
+import { createRng } from '../../util/rng.ts';
+import { createStrategy } from '../registry.ts';
 import { beta, binomial, noisyPrediction } from './sampling.ts';
-import type { RootCandidate, Strategy } from './types.ts';
+import type { RootCandidate, Strategy } from '../types.ts';
 
 /**
  * The allocation demo: does spending M bare rollouts where outcomes are likely mixed give more

@@ -1,4 +1,4 @@
-import { AllocationInputError, InfeasibleBudgetError } from './errors.ts';
+import { AllocationInputError, InfeasibleBudgetError } from '../errors.ts';
 import { IndexedHeap } from './indexed-heap.ts';
 import { solvePricedPrefixes } from './priced-prefix-solver.ts';
 

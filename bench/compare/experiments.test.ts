@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { arms, DEFAULT_SCALE, EXPERIMENTS, runConfig } from '../../bench/compare/experiments.ts';
+import { arms, DEFAULT_SCALE, EXPERIMENTS, runConfig } from './experiments.ts';
 import { parseTrainConfig } from '../../src/train/index.ts';
 
 // bench/compare validates a run's config only when it starts it; a frozen experiment whose arm the schema

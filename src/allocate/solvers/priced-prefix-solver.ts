@@ -1,4 +1,4 @@
-import { AllocationInputError } from './errors.ts';
+import { AllocationInputError } from '../errors.ts';
 import type { PrefixAllocation, PrefixInput } from './prefix-solver.ts';
 
 /**

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
-import { loadRun, readRecord, toRecord } from '../../bench/compare/load.ts';
-import { pairedBootstrap } from '../../bench/compare/stats.ts';
+import { loadRun, readRecord, toRecord } from './load.ts';
+import { pairedBootstrap } from './stats.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { train } from '../../src/train/index.ts';
 

@@ -29,8 +29,3 @@ export function mixedGain(v: number, m: number): number {
 export function knapsackWeight(p: number): number {
   return p * (1 - p) * (1 - p);
 }
-
-/** Knapsack-RL's value of k rollouts for a prompt of success rate p: V_root(p, k) · p(1 − p)². */
-export function knapsackValue(p: number, k: number): number {
-  return knapsackWeight(p) * mixedChance(p, k);
-}

@@ -14,11 +14,11 @@ import { buildComponents, collect, initialState, parseTrainConfig } from '../../
 import { policySamples } from '../../src/train/step.ts';
 import { rewardedLeaves, turnsTo } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
-import { aligned, gram, ResampledReference, resampleWeights } from '../../bench/gradient/cosine-bootstrap.ts';
-import { baselined } from '../../bench/gradient/reference.ts';
-import { ScoreGradients } from '../../bench/gradient/score-gradient.ts';
-import { cosine, SparseSum, sum, toDense, type SparseVec } from '../../bench/gradient/sparse.ts';
-import { updateDirection } from '../../bench/gradient/update-direction.ts';
+import { aligned, gram, ResampledReference, resampleWeights } from './cosine-bootstrap.ts';
+import { baselined } from './reference.ts';
+import { ScoreGradients } from './score-gradient.ts';
+import { cosine, SparseSum, sum, toDense, type SparseVec } from './sparse.ts';
+import { updateDirection } from './update-direction.ts';
 
 const config = parseTrainConfig({ env: { questions: 60 }, pool: 8, strategy: { name: 'random-tree', budget: 24, continuations: 2 }, policy: { warmStart: 'none' } });
 

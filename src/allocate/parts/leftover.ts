@@ -1,7 +1,6 @@
-import { MinHeap } from './min-heap.ts';
-import type { LeftoverInput, LeftoverPlanner, RootCandidate } from './types.ts';
-import { mixedGain } from './mixed-value.ts';
-import { poolLeftover } from './trace-options.ts';
+import { MinHeap, mixedGain } from '../solvers/index.ts';
+import type { LeftoverInput, LeftoverPlanner, RootCandidate } from '../types.ts';
+import { poolLeftover } from '../trace-options.ts';
 
 /**
  * What a tree strategy does with continuation budget it could not place: a prompt whose bare rollouts

@@ -1,4 +1,4 @@
-import type { Rng } from '../util/rng.ts';
+import type { Rng } from '../../util/rng.ts';
 
 /** Samplers for simulations (the allocation demo); all randomness comes from the Rng passed in. */
 

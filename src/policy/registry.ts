@@ -67,9 +67,10 @@ const scripted = z.strictObject({ kind: z.literal('scripted') });
 
 const simulatorTabular = z.strictObject({
   kind: z.literal('simulator-tabular'),
-  learningRate: z.number().positive().default(2).describe('simulator-tabular: step size η of plain gradient ascent on the node logits, θ ← θ + η·∇L (no optimiser state; the surrogate is a mean over the step’s turns, so η is large).'),
+  learningRate: z.number().positive().default(100).describe('simulator-tabular: step size η of plain gradient ascent on the node logits, θ ← θ + η·∇L (no optimiser state; the surrogate is an average over the step’s samples, so η is large; 100 was chosen on development seeds, bench/compare/experiments.ts SIM_LEARN).'),
   clip,
   epochs: z.number().int().min(1).default(1).describe('simulator-tabular: gradient steps over each step’s samples (the clipped surrogate of each pass against the rollouts’ own log-probabilities).'),
+  normalise: z.enum(['turns', 'samples']).default('samples').describe('simulator-tabular: what the surrogate’s sum over turns is divided by: samples (default) = the number of samples (one per rewarded leaf, ≈ B), so every mixed group adds to the step, REINFORCE’s (1/B) Σ A ∇log π; turns = the turns with a nonzero advantage (the embedded policy’s rule), so a step’s size does not grow with the contrast it found.'),
   sharedTurns,
 });
 
@@ -166,9 +167,9 @@ export const POLICY_KINDS: { [K in PolicyKindName]: PolicyKind<K> } = {
   },
   'simulator-tabular': {
     trainable: true,
-    async build(_settings, { envKind, setup }) {
+    async build(settings, { envKind, setup }) {
       if (envKind !== 'simulator' || !(setup?.env instanceof Simulator)) throw new PolicyConfigError(`policy.kind: simulator-tabular holds one softmax per simulator node; it acts in env.kind simulator only, not ${envKind}`);
-      return new SimulatorTabularPolicy(setup.env);
+      return new SimulatorTabularPolicy(setup.env, { normalise: settings.normalise });
     },
     environment: (policy, setup) => (setup.env as unknown as Simulator).withPlayer(policy as SimulatorTabularPolicy) as Environment<unknown>,
   },

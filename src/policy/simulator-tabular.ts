@@ -16,6 +16,13 @@ import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, Tr
 export interface SimulatorTabularOptions {
   /** Tokens the policy reports per turn (for budget accounting). Default 8, as SimulatorPolicy. */
   tokensPerTurn?: number;
+  /**
+   * What the surrogate's sum over turns is divided by: `turns` (the embedded policy's rule) = the
+   * contributing turns n, so a step's size does not grow with the contrast it found; `samples` = the
+   * number of samples (one per rewarded leaf, ≈ B at equal trajectories), so every mixed group adds
+   * to the step (REINFORCE's (1/B) Σ A ∇log π). Default samples.
+   */
+  normalise?: 'turns' | 'samples';
 }
 
 const MAGIC = 'trace-rl/simulator-tabular@1';
@@ -26,6 +33,7 @@ export const nodeKey = (promptId: string, path: readonly number[]) => `${promptI
 export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
   readonly name = 'simulator-tabular';
   private readonly tokensPerTurn: number;
+  private readonly normalise: 'turns' | 'samples';
   /** θ of the nodes an update has touched; every other node is at log p_b. */
   private readonly logits = new Map<string, Float64Array>();
 
@@ -34,6 +42,7 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
     options: SimulatorTabularOptions = {},
   ) {
     this.tokensPerTurn = options.tokensPerTurn ?? 8;
+    this.normalise = options.normalise ?? 'samples';
   }
 
   /** π(· | node): softmax(θ_node) for an updated node, the tree's p_b otherwise (= softmax(log p_b)). */
@@ -95,7 +104,8 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
    *   L = mean_turns min(ρ·A, clip(ρ, 1 − ε, 1 + ε)·A),  ρ = π(a)/π_old(a),
    * π_old the behaviour log-probability stored on the turn (the current π when absent). For the
    * tabular softmax ∂L/∂θ_node,c = ρ·A·(1[c = a] − π_c) / n for an unclipped turn at that node (0 when
-   * clipped), n the contributing turns. No optimiser state: η = options.learningRate is the step.
+   * clipped), n the contributing turns (normalise `samples`: n = the number of samples instead). No
+   * optimiser state: η = options.learningRate is the step.
    * Turns with an error, zero advantage, or an action that is no branch of its node are skipped.
    */
   update(samples: readonly PolicySample[], options: PolicyUpdateOptions): UpdateMetrics {
@@ -151,7 +161,8 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
         gradient.set(key, g);
       }
     }
-    if (n > 0) for (const g of gradient.values()) for (let c = 0; c < g.d.length; c++) g.d[c]! /= n;
+    const divisor = this.normalise === 'samples' ? samples.length : n;
+    if (divisor > 0) for (const g of gradient.values()) for (let c = 0; c < g.d.length; c++) g.d[c]! /= divisor;
     const metrics = { turns: n, loss: n ? -objective / n : 0, clipFraction: n ? clipped / n : 0, approxKl: n ? kl / n : 0, entropy: n ? ent / n : 0 };
     return { gradient, metrics };
   }

@@ -8,6 +8,7 @@ import { accuracyByKind, questionKind } from './by-kind.ts';
 import { kindUse, loadRun, mixedAnchors, per100, toRecord, type RunStats } from './load.ts';
 import { barChart, bandChart, writeSvg, type BandRow, type BarRow } from './plots.ts';
 import { fmt, fmtPaired, meanOf, pairedBootstrap, spread, type Spread } from './stats.ts';
+import { oracleShareTable } from './oracle-share.ts';
 
 export interface AnalyseOptions {
   out: string;
@@ -75,6 +76,13 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
       if (report.paired) md.push(...pairedTable(sampled, report.paired === 'grpo' ? 'grpo' : undefined), '', ...reachGrpoTable(sampled), '');
       json[`${experiment}-sampled`] = sampled.map((r) => ({ label: r.arm.label, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
       if (report.curves) await writeCurves(`${experiment}-sampled`, 'sampled', sampled, o.plots);
+    }
+    // Runs whose policy supplies the truth (the simulator's tabular one) logged exact J on their training prompts.
+    if (report.exact) {
+      const exact = results.map((r) => ({ ...r, runs: r.runs.filter((x) => (x.exactEvals ?? []).length > 0).map((x) => ({ ...x, evals: x.exactEvals! })) }));
+      md.push('The same on exact J, the policy’s expected success on every training prompt (train_accuracy_exact, no sampling noise; a tabular policy shares nothing between prompts, so held-out J does not move):', '');
+      md.push(...pairedTable(exact, 'grpo'), '', ...oracleShareTable(exact), '');
+      json[`${experiment}-exact`] = exact.map((r) => ({ label: r.arm.label, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
     }
     await writeReports(experiment, results, o);
   }
@@ -216,7 +224,7 @@ function perBudgetTable(results: ArmResult[]): string[] {
  * arm, or with `against`, each arm minus the arm of that label.
  */
 function pairedTable(results: ArmResult[], against?: string): string[] {
-  const ref = against === undefined ? results[0] : results.find((r) => r.arm.label === against);
+  const ref = against === undefined ? results[0] : (results.find((r) => r.arm.label === against) ?? results.find((r) => r.arm.strategy.name === against));
   if (!ref || ref.runs.length === 0) return [];
   // Differences are always first minus second of pairedBootstrap.
   const diff = (runs: RunStats[], by: (runs: RunStats[]) => Map<number, number>) => (against === undefined ? pairedBootstrap(by(ref.runs), by(runs)) : pairedBootstrap(by(runs), by(ref.runs)));

@@ -33,6 +33,8 @@ export interface RunStats {
   evals: EvalPoint[];
   /** Sampled held-out evaluations (test_accuracy_sampled; runs with eval.samples > 0, else empty). */
   sampledEvals: EvalPoint[];
+  /** Exact J on the training prompts (train_accuracy_exact; runs whose policy supplies the truth, else empty; absent in older records). */
+  exactEvals?: EvalPoint[];
   total: { trajectories: number; turns: number; tokens: number };
   wallSeconds: number;
 }
@@ -64,6 +66,7 @@ export function loadRun(dir: string): RunStats | null {
       continuationShare: cont / (bare + cont),
       evals: evalPoints(steps, 'test_accuracy'),
       sampledEvals: evalPoints(steps, 'test_accuracy_sampled'),
+      exactEvals: evalPoints(steps, 'train_accuracy_exact'),
       total: { trajectories: last.cum_trajectories, turns: last.cum_turns, tokens: last.cum_tokens },
       wallSeconds: meanOf(m('time_step_ms')) * steps.length / 1000,
     };

@@ -12,7 +12,8 @@
  * that puts some prompts near 0, some near 1 and many in between.
  *
  * Observations carry a noisy "clue" of the value below the branch taken, so learned predictors have a
- * signal to calibrate; `trueSuccess` is exact for SimulatorPolicy's (src/policy) branch probabilities.
+ * signal to calibrate; `trueSuccess` is exact for SimulatorPolicy's (src/policy) branch probabilities,
+ * or, on a view made by `withPlayer`, for that player's (a learnable policy's current ones).
  */
 import type { Action, Prompt, Turn } from '../tree/types.ts';
 import { checkAction } from './search-env.ts';
@@ -36,6 +37,15 @@ export interface SimBranch {
 
 export interface SimNode {
   branches: SimBranch[];
+}
+
+/**
+ * What the simulator needs of a player to know its exact success probability: the chance π_b of each
+ * branch at a node, named by its prompt and the branch indices that lead to it (src/policy's
+ * learnable tabular policy is one). Probabilities must sum to 1 over the node's branches.
+ */
+export interface SimPlayer {
+  branchProbabilities(promptId: string, path: readonly number[], node: SimNode): readonly number[];
 }
 
 export interface SimulatorOptions {
@@ -91,11 +101,28 @@ export function nodeValue(node: SimNode, turnsLeft: number): number {
   return v;
 }
 
+/**
+ * Value of a subtree under a player's branch probabilities π_b (L turns left, `path` the node's branch indices):
+ *   V_π(node, L) = Σ_b π_b · (answer ? r_b : [L > 1] · V_π(child_b, L − 1)).
+ */
+export function playerValue(node: SimNode, turnsLeft: number, promptId: string, path: readonly number[], player: SimPlayer): number {
+  if (turnsLeft <= 0) return 0;
+  const pi = player.branchProbabilities(promptId, path, node);
+  let v = 0;
+  node.branches.forEach((b, i) => {
+    if (b.kind === 'answer') v += pi[i]! * (b.reward ?? 0);
+    else if (turnsLeft > 1 && b.child) v += pi[i]! * playerValue(b.child, turnsLeft - 1, promptId, [...path, i], player);
+  });
+  return v;
+}
+
 export class Simulator implements Environment<SimState>, KnowsTruth {
   readonly name = 'simulator';
   readonly maxTurns: number;
   private readonly opts: Required<Omit<SimulatorOptions, 'trees'>>;
-  private readonly trees = new Map<string, SimNode>();
+  private trees = new Map<string, SimNode>();
+  /** Whose success `trueSuccess` is: absent = the matching random policy (the tree's p_b). */
+  private player?: SimPlayer;
 
   constructor(options: SimulatorOptions) {
     const maxDepth = options.maxDepth ?? 4;
@@ -185,11 +212,24 @@ export class Simulator implements Environment<SimState>, KnowsTruth {
     return s;
   }
 
-  /** Exact success probability after `turns` under the matching random policy. */
+  /** Exact success probability after `turns` under the matching random policy, or this view's player. */
   trueSuccess(prompt: Prompt, turns: readonly Turn[]): number {
     const s = this.restore(prompt, turns);
     if (s.done) return s.reward ?? 0;
+    if (this.player) return playerValue(this.node(s), this.opts.maxTurns - s.turn, s.promptId, s.path, this.player);
     return nodeValue(this.node(s), this.opts.maxTurns - s.turn);
+  }
+
+  /**
+   * The same simulator (same trees, shared, same rules) whose `trueSuccess` is exact for `player`:
+   * what allocation's true p and the exact held-out J read when the policy is learnable. The
+   * environment only knows the player by its own type (SimPlayer), never a policy.
+   */
+  withPlayer(player: SimPlayer): Simulator {
+    const view = new Simulator({ ...this.opts });
+    view.trees = this.trees;
+    view.player = player;
+    return view;
   }
 
   private transition(state: SimState, action: Action): StepOutcome<SimState> {

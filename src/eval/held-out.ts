@@ -1,9 +1,10 @@
 /**
  * The training loop's held-out evaluation (every `eval.every` steps), by the same harness as
  * `trace-rl eval` (runEval). What each environment kind logs is its entry in TRAINING_METRICS:
- * test_accuracy for every kind; qa also EM and F1 per dataset.
+ * test_accuracy for every kind; qa also EM and F1 per dataset; a run whose policy supplies the exact
+ * success probabilities (the simulator's tabular policy) also its exact J, with no sampling noise.
  */
-import type { Environment } from '../env/types.ts';
+import type { Environment, KnowsTruth } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
 import type { EngineSettingsInput } from '../rollout/index.ts';
 import type { Prompt } from '../tree/types.ts';
@@ -24,6 +25,10 @@ export interface HeldOutOptions {
   step: number;
   engine: EngineSettingsInput & { concurrency: number };
   signal?: AbortSignal;
+  /** The exact success probabilities of the run's policy, when it supplies them: exact J is logged. */
+  truth?: KnowsTruth;
+  /** The run's training prompts (train_accuracy_exact, with `truth`). */
+  train?: readonly Prompt[];
 }
 
 interface TrainingMetrics {
@@ -85,8 +90,19 @@ export async function heldOutMetrics(o: HeldOutOptions): Promise<Record<string, 
   } else {
     metrics.test_accuracy = await greedyAccuracy({ ...common, prompts: [...datasets.values()].flat(), rng: stream('eval') });
   }
+  if (o.truth) Object.assign(metrics, exactAccuracy(o.truth, o.test.slice(0, o.questions), o.train ?? []));
   if (o.samples === 0) return metrics;
   return { ...metrics, test_accuracy_sampled: await sampledAccuracy({ ...common, prompts: o.test.slice(0, o.questions), rng: stream('eval-sampled'), samples: o.samples }) };
+}
+
+/**
+ * Exact J, the policy's expected success from the root, J = mean_i V_π(prompt i), on the first held-out
+ * questions (test_accuracy_exact) and on every training prompt (train_accuracy_exact: a policy with
+ * nothing shared between prompts, as the tabular one, learns only those).
+ */
+export function exactAccuracy(truth: KnowsTruth, test: readonly Prompt[], train: readonly Prompt[]): Record<string, number> {
+  const J = (ps: readonly Prompt[]) => (ps.length ? ps.reduce((s, p) => s + truth.trueSuccess(p, []), 0) / ps.length : 0);
+  return { test_accuracy_exact: J(test), ...(train.length ? { train_accuracy_exact: J(train) } : {}) };
 }
 
 export interface GreedyAccuracyOptions {

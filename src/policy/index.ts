@@ -15,3 +15,4 @@ export * from './simulator-policy.ts';
 export * from './math-world-policy.ts';
 export * from './bfcl-scripted-policy.ts';
 export * from './registry.ts';
+export * from './simulator-tabular.ts';

@@ -10,7 +10,8 @@
 import { z } from 'zod';
 import type { EnvironmentSetup } from '../env/registry.ts';
 import type { BfclEnv } from '../env/bfcl/index.ts';
-import type { Simulator } from '../env/simulator.ts';
+import { Simulator } from '../env/simulator.ts';
+import type { Environment } from '../env/types.ts';
 import type { Transcript } from '../tokens/index.ts';
 import { hasField, knownFields } from '../util/known-fields.ts';
 import { UserError } from '../util/user-error.ts';
@@ -19,6 +20,7 @@ import { EmbeddedPolicy } from './embedded/index.ts';
 import { ScriptedMathWorldPolicy } from './math-world-policy.ts';
 import { OpenAIPolicy } from './openai/index.ts';
 import { SimulatorPolicy } from './simulator-policy.ts';
+import { SimulatorTabularPolicy } from './simulator-tabular.ts';
 import type { Policy, TrainablePolicy } from './types.ts';
 
 /** A policy that cannot be built from its settings where it was asked for; the message says why. */
@@ -63,6 +65,15 @@ const tinyLm = z.strictObject({
 
 const scripted = z.strictObject({ kind: z.literal('scripted') });
 
+const simulatorTabular = z.strictObject({
+  kind: z.literal('simulator-tabular'),
+  learningRate: z.number().positive().default(100).describe('simulator-tabular: step size η of plain gradient ascent on the node logits, θ ← θ + η·∇L (no optimiser state; the surrogate is an average over the step’s samples, so η is large; 100 was chosen on development seeds, bench/compare/experiments.ts SIM_LEARN).'),
+  clip,
+  epochs: z.number().int().min(1).default(1).describe('simulator-tabular: gradient steps over each step’s samples (the clipped surrogate of each pass against the rollouts’ own log-probabilities).'),
+  normalise: z.enum(['turns', 'samples']).default('samples').describe('simulator-tabular: what the surrogate’s sum over turns is divided by: samples (default) = the number of samples (one per rewarded leaf, ≈ B), so every mixed group adds to the step, REINFORCE’s (1/B) Σ A ∇log π; turns = the turns with a nonzero advantage (the embedded policy’s rule), so a step’s size does not grow with the contrast it found.'),
+  sharedTurns,
+});
+
 const openai = z.strictObject({
   kind: z.literal('openai'),
   baseUrls: z
@@ -77,13 +88,13 @@ const openai = z.strictObject({
 
 export const policyConfigSchema = z.preprocess(
   (v) => (v === undefined ? { kind: 'embedded' } : typeof v === 'object' && v !== null && !('kind' in v) ? { kind: 'embedded', ...v } : v),
-  z.discriminatedUnion('kind', [embedded, tinyLm, scripted, openai], { error: (issue) => (issue.code === 'invalid_union' ? 'Invalid option: expected one of "embedded"|"tiny-lm"|"scripted"|"openai"' : undefined) }),
+  z.discriminatedUnion('kind', [embedded, tinyLm, scripted, openai, simulatorTabular], { error: (issue) => (issue.code === 'invalid_union' ? 'Invalid option: expected one of "embedded"|"tiny-lm"|"scripted"|"openai"|"simulator-tabular"' : undefined) }),
 );
 
 export type PolicyConfig = z.output<typeof policyConfigSchema>;
 export type PolicyKindName = PolicyConfig['kind'];
 export type PolicySettings<K extends PolicyKindName> = Extract<PolicyConfig, { kind: K }>;
-export const POLICY_KIND_SCHEMAS = { embedded, 'tiny-lm': tinyLm, scripted, openai } as const;
+export const POLICY_KIND_SCHEMAS = { embedded, 'tiny-lm': tinyLm, scripted, openai, 'simulator-tabular': simulatorTabular } as const;
 
 /** What a policy acts in and with: the environment and how many calls are in flight. */
 export interface PolicyBuildContext {
@@ -97,15 +108,22 @@ export interface PolicyBuildContext {
 }
 
 /**
- * Policies an environment kind brings: `fixed` acts there whatever policy is configured (the
- * simulator's known-probability policy; BFCL's scripted caller, since no trainable policy here can
+ * Policies an environment kind brings: `fixed` acts there whatever policy is configured, except the
+ * kinds in `replacedBy`, written for that environment (the simulator's known-probability policy, which
+ * its learnable tabular policy replaces; BFCL's scripted caller, since no trainable policy here can
  * call its functions); `scripted` is what `policy.kind: scripted` means there.
  */
-export const ENV_POLICIES: Record<string, { fixed?: (setup: EnvironmentSetup) => Policy; scripted?: (setup: EnvironmentSetup, envSettings: Record<string, unknown>) => Policy }> = {
-  simulator: { fixed: (s) => new SimulatorPolicy(s.env as unknown as Simulator) },
+export const ENV_POLICIES: Record<string, { fixed?: (setup: EnvironmentSetup) => Policy; replacedBy?: readonly PolicyKindName[]; scripted?: (setup: EnvironmentSetup, envSettings: Record<string, unknown>) => Policy }> = {
+  simulator: { fixed: (s) => new SimulatorPolicy(s.env as unknown as Simulator), replacedBy: ['simulator-tabular'] },
   bfcl: { fixed: (s) => new ScriptedBfclPolicy(s.env as unknown as BfclEnv) },
   'math-world': { scripted: (_s, env) => new ScriptedMathWorldPolicy({ noise: (env.math as { noise: number }).noise }) },
 };
+
+/** The environment's fixed policy, unless the configured kind is one written to replace it there. */
+export function envFixedPolicy(envKind: string, setup: EnvironmentSetup, configured: PolicyKindName): Policy | undefined {
+  const own = ENV_POLICIES[envKind];
+  return own?.replacedBy?.includes(configured) ? undefined : own?.fixed?.(setup);
+}
 
 /** The environment's own policy (fixed, else scripted), when it has one: what `policy.kind: scripted` means. */
 export function envOwnPolicy(envKind: string, setup: EnvironmentSetup, envSettings: Record<string, unknown>): Policy | undefined {
@@ -117,6 +135,11 @@ interface PolicyKind<K extends PolicyKindName> {
   /** Training updates it (the step passes learningRate, clip and epochs). */
   trainable: boolean;
   build(settings: PolicySettings<K>, context: PolicyBuildContext, envSettings: Record<string, unknown>): Promise<Policy>;
+  /**
+   * The environment as this policy's runs see it, when the policy changes what it knows: the
+   * simulator whose exact success probabilities (allocation's true p, exact J) are this policy's.
+   */
+  environment?(policy: Policy, setup: EnvironmentSetup): Environment<unknown>;
 }
 
 export const POLICY_KINDS: { [K in PolicyKindName]: PolicyKind<K> } = {
@@ -142,6 +165,14 @@ export const POLICY_KINDS: { [K in PolicyKindName]: PolicyKind<K> } = {
       return own;
     },
   },
+  'simulator-tabular': {
+    trainable: true,
+    async build(settings, { envKind, setup }) {
+      if (envKind !== 'simulator' || !(setup?.env instanceof Simulator)) throw new PolicyConfigError(`policy.kind: simulator-tabular holds one softmax per simulator node; it acts in env.kind simulator only, not ${envKind}`);
+      return new SimulatorTabularPolicy(setup.env, { normalise: settings.normalise });
+    },
+    environment: (policy, setup) => (setup.env as unknown as Simulator).withPlayer(policy as SimulatorTabularPolicy) as Environment<unknown>,
+  },
   openai: {
     trainable: false,
     async build(settings, { transcript }) {
@@ -151,11 +182,15 @@ export const POLICY_KINDS: { [K in PolicyKindName]: PolicyKind<K> } = {
   },
 };
 
-/** The policy `settings` names, acting in the environment of `context`; `trainable` is set for kinds training updates. */
-export async function buildPolicy(settings: PolicyConfig, context: PolicyBuildContext, envSettings: Record<string, unknown> = {}): Promise<{ policy: Policy; trainable?: TrainablePolicy }> {
+/**
+ * The policy `settings` names, acting in the environment of `context`; `trainable` is set for kinds
+ * training updates; `env` for kinds that change what the environment knows (see PolicyKind.environment).
+ */
+export async function buildPolicy(settings: PolicyConfig, context: PolicyBuildContext, envSettings: Record<string, unknown> = {}): Promise<{ policy: Policy; trainable?: TrainablePolicy; env?: Environment<unknown> }> {
   const kind = POLICY_KINDS[settings.kind] as PolicyKind<PolicyKindName>;
   const policy = await kind.build(settings, context, envSettings);
-  return kind.trainable ? { policy, trainable: policy as TrainablePolicy } : { policy };
+  const env = kind.environment && context.setup ? kind.environment(policy, context.setup) : undefined;
+  return { policy, ...(kind.trainable ? { trainable: policy as TrainablePolicy } : {}), ...(env ? { env } : {}) };
 }
 
 /**

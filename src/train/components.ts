@@ -1,6 +1,6 @@
 import { createEstimator, type AdvantageEstimator } from '../advantage/index.ts';
-import { WorldEnv, demoNoise, type Environment } from '../env/index.ts';
-import { buildPolicy, ENV_POLICIES, type EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
+import { WorldEnv, demoNoise, type Environment, type KnowsTruth } from '../env/index.ts';
+import { buildPolicy, envFixedPolicy, type EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor, PosteriorPredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
 import { ConfigError, type TrainConfig } from './config.ts';
 import { buildEnvironment } from './environments.ts';
@@ -15,6 +15,11 @@ export interface Components {
   policy: Policy;
   trainable?: TrainablePolicy;
   predictor: SuccessPredictor;
+  /**
+   * Set when the exact success probabilities are the run's own policy's (policy.kind
+   * simulator-tabular): `env` then knows them, and the held-out evaluation logs exact J from it.
+   */
+  truth?: KnowsTruth;
 }
 
 export interface BuildOptions {
@@ -29,14 +34,17 @@ export async function buildComponents(config: TrainConfig, options: BuildOptions
   if (config.policy.kind === 'openai' && !options.policy) throw new ConfigError('config.policy.kind: openai is a server whose weights trace-rl train cannot update; serve its rollouts to an external trainer with trace-rl rollout (docs/export.md)');
   const predictor = await buildPredictor(config);
   const setup = buildEnvironment(config);
-  const { env, train, test } = setup;
-  // A policy trained elsewhere, else the policy of an environment that no configured one replaces (the simulator, BFCL): used untrained.
-  const given = options.policy ?? ENV_POLICIES[config.env.kind]?.fixed?.(setup);
-  if (given) return { env, train, test, policy: given, predictor };
-  const { policy, trainable } = await buildPolicy(config.policy, { envKind: config.env.kind, setup, concurrency: config.engine.concurrency }, config.env);
+  const { train, test } = setup;
+  // A policy trained elsewhere, else the policy of an environment that the configured kind does not replace (the simulator, BFCL): used untrained.
+  const given = options.policy ?? envFixedPolicy(config.env.kind, setup, config.policy.kind);
+  if (given) return { env: setup.env, train, test, policy: given, predictor };
+  const built = await buildPolicy(config.policy, { envKind: config.env.kind, setup, concurrency: config.engine.concurrency }, config.env);
+  const { policy, trainable } = built;
+  // A policy that changes what the environment knows (the simulator's truth, under the learnable policy).
+  const env = built.env ?? setup.env;
   // The behaviour-cloning warm start needs the world's scripted demonstrator: world only.
   if (config.policy.kind === 'embedded' && trainable && config.policy.warmStart === 'bc' && env instanceof WorldEnv) await bcWarmStart(trainable as EmbeddedPolicy, env, config, options.cacheDir);
-  return { env, train, test, policy, ...(trainable ? { trainable } : {}), predictor };
+  return { env, train, test, policy, ...(trainable ? { trainable } : {}), predictor, ...(built.env ? { truth: built.env as unknown as KnowsTruth } : {}) };
 }
 
 /**

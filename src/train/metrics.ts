@@ -38,6 +38,8 @@ export const METRICS: readonly MetricInfo[] = [
   { key: 'eval_f1/<dataset>', group: 'eval', meaning: 'env qa: greedy token F1 of the final answer on the dataset’s held-out questions', formula: 'mean F1' },
   { key: 'test_accuracy', group: 'eval', meaning: 'greedy success rate on held-out test questions (logged every eval.every steps)', formula: 'mean success' },
   { key: 'test_accuracy_sampled', group: 'eval', meaning: 'success rate of eval.samples rollouts per held-out test question, sampled as in training (logged with test_accuracy when eval.samples > 0)', formula: 'Σ r / (#questions · samples)' },
+  { key: 'test_accuracy_exact', group: 'eval', meaning: 'policy.kind simulator-tabular: exact expected success of the current policy on the held-out questions (no sampling noise; logged with test_accuracy)', formula: 'mean_i V_π(prompt i), by recursion over the simulator tree' },
+  { key: 'train_accuracy_exact', group: 'eval', meaning: 'policy.kind simulator-tabular: exact expected success of the current policy on every training prompt (what a tabular policy, with nothing shared between prompts, learns)', formula: 'mean_i V_π(prompt i) over the training prompts' },
   { key: 'time_allocate_ms', group: 'time', meaning: 'scoring roots and solving the root allocation', formula: 'wall ms' },
   { key: 'time_rollout_ms', group: 'time', meaning: 'bare rollouts and prefix expansion (overlapped per prompt)', formula: 'wall ms' },
   { key: 'time_predictor_ms', group: 'time', meaning: 'predictor evaluation and update', formula: 'wall ms' },

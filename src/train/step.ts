@@ -226,7 +226,7 @@ export function shouldEvaluate(step: number, config: TrainConfig): boolean {
 /** The held-out evaluation of a step, by the evaluation harness (src/eval/held-out.ts: what each environment kind logs). */
 export function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<Record<string, number>> {
   const { config, parts } = ctx;
-  return heldOutMetrics({ kind: config.env.kind, env: parts.env, policy: parts.policy, test: parts.test, questions: config.eval.questions, samples: config.eval.samples, seed: config.seed, step, engine: config.engine, signal: ctx.signal });
+  return heldOutMetrics({ kind: config.env.kind, env: parts.env, policy: parts.policy, test: parts.test, questions: config.eval.questions, samples: config.eval.samples, seed: config.seed, step, engine: config.engine, signal: ctx.signal, ...(parts.truth ? { truth: parts.truth, train: parts.train } : {}) });
 }
 
 /**

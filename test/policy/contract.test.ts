@@ -1,12 +1,12 @@
 /**
  * Every policy passes the shared contract (test/contracts/policy.ts): the embedded policy, the two
- * model-free policies, the tiny LM (a small random-weight llama GGUF written by the project, loaded by
+ * model-free policies, the simulator's learnable tabular policy, the tiny LM (a small random-weight llama GGUF written by the project, loaded by
  * llama.cpp), and the OpenAI client against two real HTTP servers: the scripted stand-in and
  * `trace-rl serve`'s app in front of the same tiny GGUF.
  */
 import { after } from 'node:test';
 import { Simulator, WorldEnv } from '../../src/env/index.ts';
-import { EmbeddedPolicy, OpenAIPolicy, ScriptedWorldPolicy, SimulatorPolicy, worldCandidateSource, type Policy } from '../../src/policy/index.ts';
+import { EmbeddedPolicy, OpenAIPolicy, ScriptedWorldPolicy, SimulatorPolicy, SimulatorTabularPolicy, worldCandidateSource, type Policy } from '../../src/policy/index.ts';
 import { LlamaEngine, TinyLmPolicy } from '../../src/tinylm/index.ts';
 import { serveOpenAI } from '../../src/tinylm/openai-server.ts';
 import { loadTranscript } from '../../src/tokens/index.ts';
@@ -29,6 +29,7 @@ policyContract('scripted world', { make: () => new ScriptedWorldPolicy(world, { 
 
 const simulator = new Simulator({ seed: 3 });
 policyContract('simulator', { make: () => new SimulatorPolicy(simulator), env: simulator, prompts: simulator.prompts(4) });
+policyContract('simulator-tabular', { make: () => new SimulatorTabularPolicy(simulator), env: simulator, prompts: simulator.prompts(4), update: { learningRate: 50, clip: 0.2, epochs: 1 } });
 
 // The tiny LM: a random-weight llama over the world's vocabulary (its turns are mostly invalid, which
 // is fine here: the contract is about the mechanics, not the skill).

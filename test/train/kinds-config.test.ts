@@ -41,6 +41,7 @@ const FOREIGN_POLICY: Record<string, [field: string, value: unknown, owner: stri
   'tiny-lm': ['warmStart', 'none', 'embedded'],
   scripted: ['clip', 0.1, 'embedded'],
   openai: ['epochs', 2, 'embedded'],
+  'simulator-tabular': ['warmStart', 'bc', 'embedded'],
 };
 
 test('every policy kind refuses a setting of another kind under its own path', () => {

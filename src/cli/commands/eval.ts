@@ -226,6 +226,8 @@ export async function buildPolicy(opts: EvalFlags, suite: Suite, run: ReturnType
       return line(run ? `embedded policy of ${run.dir} after step ${run.step}` : 'untrained embedded policy (zero weights)');
     case 'scripted':
       return line(`the environment's own ${policy.name} policy`);
+    case 'simulator-tabular':
+      return line(run ? `simulator tabular policy of ${run.dir} after step ${run.step}` : 'untrained simulator tabular policy (the random policy)');
   }
 }
 

@@ -5,6 +5,7 @@
  * pairedBootstrap). Meaningful only where the oracle's gain is clearly above 0.
  */
 import type { RunStats } from './load.ts';
+import { resampleStream } from './stats.ts';
 
 export interface ShareInput {
   label: string;
@@ -26,13 +27,7 @@ export function oracleShare(arm: ShareInput['bySeed'], grpo: ShareInput['bySeed'
     }
     return a / o;
   };
-  let state = seed >>> 0;
-  const next = () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 4294967296;
-  };
+  const next = resampleStream(seed);
   const shares = new Float64Array(resamples);
   for (let r = 0; r < resamples; r++) shares[r] = ratio(Array.from({ length: n }, () => Math.floor(next() * n)));
   shares.sort();

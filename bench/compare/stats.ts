@@ -30,6 +30,17 @@ export function fmt(s: Spread, digits = 3, pct = false): string {
   return `${f(s.mean)} ± ${f(s.sd)} [${f(s.min)}–${f(s.max)}]${pct ? ' %' : ''}`;
 }
 
+/** xorshift32 in [0, 1): a fixed, dependency-free stream for bootstrap resampling, so tables are reproducible. */
+export function resampleStream(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 4294967296;
+  };
+}
+
 /**
  * Paired difference a − b over seeds (same seed in both arms): its mean and a 95 % percentile
  * bootstrap interval (resampling seeds with replacement, `resamples` times, seeded so tables are
@@ -40,14 +51,7 @@ export function pairedBootstrap(a: ReadonlyMap<number, number>, b: ReadonlyMap<n
   const n = d.length;
   if (n === 0) return { mean: NaN, lo: NaN, hi: NaN, n };
   const mean = d.reduce((x, y) => x + y, 0) / n;
-  let state = seed >>> 0;
-  const next = () => {
-    // xorshift32: a fixed, dependency-free stream for the resampling.
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 4294967296;
-  };
+  const next = resampleStream(seed);
   const means = new Float64Array(resamples);
   for (let r = 0; r < resamples; r++) {
     let s = 0;

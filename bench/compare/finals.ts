@@ -83,6 +83,18 @@ export const FINALS: readonly FinalSpec[] = [
     command: `${RUN} --experiments final-math --first-seed 800 --seeds 10 --steps 20 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --env-questions 2500 --cheap-baseline-predictor --jobs 1 --out bench/compare/out-final-math --plots bench/compare/plots/final-math`,
   },
   {
+    name: 'R2 late', frozen: '30d5273', setting: 'the late-decision world, **15,000 generated tokens a step**, 30 steps (contrast columns per trajectory)', arm: 'uniform roots, the paper\'s prefix solver, `rootResample`, N = ½, `branchFrom: 2`',
+    out: 'out-final-late', experiment: 'final-late', trace: 'fl-trace-best', grpo: 'fl-grpo',
+    doc: 'docs/experiments/2026-12-01-final-late.md',
+    command: `${RUN} --experiments final-late --first-seed 1000 --seeds 5 --steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --eval-samples 2 --env-questions 2500 --cheap-baseline-predictor --jobs 2 --out bench/compare/out-final-late --plots bench/compare/plots/final-late`,
+  },
+  {
+    name: 'R2 late, secondary', frozen: '30d5273', setting: 'as R2 late', arm: "the paper's",
+    out: 'out-final-late', experiment: 'final-late', trace: 'fl-trace', grpo: 'fl-grpo',
+    doc: 'docs/experiments/2026-12-01-final-late.md',
+    command: '(the same run)',
+  },
+  {
     name: 'tiny LM 1', frozen: 'c5d3e8e', setting: 'tiny LM d64 × 4 from 17.7 %, B = 16, 40 steps (PPO defect)', arm: 'as 2',
     out: 'out-tinylm', experiment: 'tinylm', trace: 'trace-best', grpo: 'grpo',
     doc: 'docs/experiments/2026-11-tinylm.md',

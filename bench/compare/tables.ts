@@ -9,7 +9,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FINALS, RUN, type FinalSpec } from './finals.ts';
+import { FINALS, type FinalSpec } from './finals.ts';
 import { mixedAnchors, per100, readRecord, type RunRecord } from './load.ts';
 import { meanOf, pairedBootstrap } from './stats.ts';
 
@@ -185,11 +185,9 @@ export function renderFinals(): string {
     out.push(`| [${r.spec.name}](${r.spec.doc}) | ${r.spec.frozen} | ${range(r.seeds)} | ${r.spec.setting} | ${r.spec.arm} | ${r.traceFinal.toFixed(3)} | ${r.grpoFinal.toFixed(3)} | ${pts(r.delta)}${aside} | ${c.join(' | ')} |`);
   }
   const machines = [...new Set(rows.flatMap((r) => (r.machine ? [r.machine] : [])))];
-  out.push('', `Where each row comes from, the date its analysis printed, and the command that reruns it (\`${RUN} …\`; machine: ${machines.join('; ')}, as printed, unless a record's source says otherwise):`, '');
-  for (const r of rows) {
-    const cmd = r.spec.command.startsWith(`${RUN} `) ? `… ${r.spec.command.slice(RUN.length + 1)}` : r.spec.command;
-    out.push(`- **${r.spec.name}**: ${r.source}${r.date ? `, ${r.date}` : ''}: \`${cmd}\``);
-  }
+  // The commands that rerun each final are in its write-up and in finals.ts; here only where the numbers come from.
+  out.push('', `Where each row comes from and the date its analysis printed (machine: ${machines.join('; ')}, as printed, unless a record's source says otherwise; the command that reruns each final is in its write-up and in \`bench/compare/finals.ts\`):`, '');
+  for (const r of rows) out.push(`- **${r.spec.name}**: ${r.source}${r.date ? `, ${r.date}` : ''}.`);
   out.push('', END);
   return out.join('\n');
 }

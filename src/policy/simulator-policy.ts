@@ -3,7 +3,7 @@
  * tree's probabilities p_b, so `Simulator.trueSuccess` is exactly its success probability. Needs no
  * model, which makes oracle comparisons and predictor calibration cheap.
  */
-import type { Simulator } from '../env/simulator.ts';
+import type { SimNode, Simulator } from '../env/simulator.ts';
 import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
 
 export interface SimulatorPolicyOptions {
@@ -24,31 +24,46 @@ export class SimulatorPolicy implements Policy {
 
   async act(ctx: PolicyContext): Promise<PolicyOutput> {
     const state = this.sim.restore(ctx.prompt, ctx.turns);
-    const { branches } = this.sim.node(state);
-    let index = 0;
-    if (ctx.greedy) {
-      for (let i = 1; i < branches.length; i++) if (branches[i]!.p > branches[index]!.p) index = i;
-    } else {
-      let u = ctx.rng.next();
-      index = branches.length - 1;
-      for (let i = 0; i < branches.length; i++) {
-        u -= branches[i]!.p;
-        if (u < 0) {
-          index = i;
-          break;
-        }
+    const node = this.sim.node(state);
+    return simulatorTurn(node, node.branches.map((x) => x.p), ctx, this.tokensPerTurn);
+  }
+}
+
+/**
+ * One simulator turn with branch probabilities `probs` (the tree's p_b, or a learned policy's): the
+ * likeliest branch when greedy, else an inverse-CDF draw of one uniform, so a policy whose probs equal
+ * p_b acts exactly as this one; its log-probability and the node's entropy.
+ */
+export function simulatorTurn(node: SimNode, probs: readonly number[], ctx: PolicyContext, tokensPerTurn: number): PolicyOutput {
+  let index = 0;
+  if (ctx.greedy) {
+    for (let i = 1; i < probs.length; i++) if (probs[i]! > probs[index]!) index = i;
+  } else {
+    let u = ctx.rng.next();
+    index = probs.length - 1;
+    for (let i = 0; i < probs.length; i++) {
+      u -= probs[i]!;
+      if (u < 0) {
+        index = i;
+        break;
       }
     }
-    const b = branches[index]!;
-    const entropy = -branches.reduce((h, x) => h + (x.p > 0 ? x.p * Math.log(x.p) : 0), 0);
-    const thought = `Taking option ${b.label}.`;
-    return {
-      text: `<think>${thought}</think>\n<${b.kind}>${b.label}</${b.kind}>`,
-      action: { type: b.kind, input: b.label },
-      thought,
-      generatedTokens: this.tokensPerTurn,
-      logprob: Math.log(b.p),
-      entropy,
-    };
   }
+  const b = node.branches[index]!;
+  const thought = `Taking option ${b.label}.`;
+  return {
+    text: `<think>${thought}</think>\n<${b.kind}>${b.label}</${b.kind}>`,
+    action: { type: b.kind, input: b.label },
+    thought,
+    generatedTokens: tokensPerTurn,
+    logprob: Math.log(probs[index]!),
+    entropy: branchEntropy(probs),
+  };
+}
+
+/** −Σ p log p over a node's branch probabilities, in nats. */
+export function branchEntropy(probs: readonly number[]): number {
+  let h = 0;
+  for (const x of probs) if (x > 0) h -= x * Math.log(x);
+  return h;
 }

@@ -11,6 +11,7 @@
 import { type SimNode, type SimPlayer, type Simulator } from '../env/simulator.ts';
 import type { Action, Prompt, Turn } from '../tree/types.ts';
 import { PolicySnapshotError } from './embedded/embedded-policy.ts';
+import { branchEntropy, simulatorTurn } from './simulator-policy.ts';
 import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from './types.ts';
 
 export interface SimulatorTabularOptions {
@@ -65,31 +66,8 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
 
   async act(ctx: PolicyContext): Promise<PolicyOutput> {
     const { node, probs } = this.at(ctx.prompt, ctx.turns);
-    let index = 0;
-    if (ctx.greedy) {
-      for (let i = 1; i < probs.length; i++) if (probs[i]! > probs[index]!) index = i;
-    } else {
-      // The same inverse-CDF walk as SimulatorPolicy, so an untouched node samples exactly as it does.
-      let u = ctx.rng.next();
-      index = probs.length - 1;
-      for (let i = 0; i < probs.length; i++) {
-        u -= probs[i]!;
-        if (u < 0) {
-          index = i;
-          break;
-        }
-      }
-    }
-    const b = node.branches[index]!;
-    const thought = `Taking option ${b.label}.`;
-    return {
-      text: `<think>${thought}</think>\n<${b.kind}>${b.label}</${b.kind}>`,
-      action: { type: b.kind, input: b.label },
-      thought,
-      generatedTokens: this.tokensPerTurn,
-      logprob: Math.log(probs[index]!),
-      entropy: entropy(probs),
-    };
+    // SimulatorPolicy's turn on this node's learned probabilities: an untouched node acts exactly as it does.
+    return simulatorTurn(node, probs, ctx, this.tokensPerTurn);
   }
 
   /** log π(action | prompt, turns), or undefined when the action is not a branch of that node. */
@@ -148,7 +126,7 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
         const ratio = Math.exp(logp - old);
         n++;
         kl += old - logp;
-        ent += entropy(probs);
+        ent += branchEntropy(probs);
         objective += Math.min(ratio * A, Math.min(Math.max(ratio, 1 - clip), 1 + clip) * A);
         const isClipped = (A > 0 && ratio > 1 + clip) || (A < 0 && ratio < 1 - clip);
         if (isClipped) {
@@ -205,11 +183,4 @@ export function softmax(theta: ArrayLike<number>): number[] {
   const e = Array.from({ length: theta.length }, (_, i) => Math.exp(theta[i]! - max));
   const z = e.reduce((a, b) => a + b, 0);
   return e.map((x) => x / z);
-}
-
-/** H = −Σ π log π (nats). */
-function entropy(p: readonly number[]): number {
-  let h = 0;
-  for (const x of p) if (x > 0) h -= x * Math.log(x);
-  return h;
 }

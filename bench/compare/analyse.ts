@@ -1,11 +1,11 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeReport } from '../../src/report/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { buildEnvironment, storedTrainConfig } from '../../src/train/index.ts';
 import { REPORTS, type Arm, type ExperimentName, type Report, type Scale } from './experiments.ts';
 import { accuracyByKind, questionKind } from './by-kind.ts';
-import { kindUse, loadRun, mixedAnchors, per100, toRecord, type RunStats } from './load.ts';
+import { kindUse, loadRun, mixedAnchors, per100, readRecord, toRecord, type RunStats } from './load.ts';
 import { barChart, bandChart, writeSvg, type BandRow, type BarRow } from './plots.ts';
 import { fmt, fmtPaired, meanOf, pairedBootstrap, spread, type Spread } from './stats.ts';
 import { oracleShareTable } from './oracle-share.ts';
@@ -44,7 +44,7 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
   for (const [experiment, arms] of o.experiments) {
     const results: ArmResult[] = arms.map((arm) => ({
       arm,
-      runs: o.seeds.map((s) => loadRun(o.runDir(arm.label, s))).filter((r): r is RunStats => r !== null && r.finished),
+      runs: o.seeds.map((s) => loadRun(o.runDir(arm.label, s)) ?? fromRecord(o.out, arm.label, s)).filter((r): r is RunStats => r !== null && r.finished),
     }));
     writeRecords(results, o.out);
     const missing = results.filter((r) => r.runs.length < o.seeds.length).map((r) => `${r.arm.label} (${r.runs.length}/${o.seeds.length})`);
@@ -61,10 +61,10 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     if (simulated) md.push(...oracleLines(results), '');
     const report = REPORTS[experiment];
     if (report.paired) md.push(...perBudgetTable(results), '', ...pairedTable(results, report.paired === 'grpo' ? 'grpo' : undefined), '', ...reachGrpoTable(results), '');
-    if (report.kinds) md.push(...(await kindTable(results, o)), '');
+    if (report.kinds) md.push(...(await kindTable(withFolders(results), o)), '');
     if (report.byKind) {
       const { byKind } = report;
-      const chosen = byKind === 'all' ? results : results.filter((r) => byKind.includes(r.arm.label));
+      const chosen = withFolders(byKind === 'all' ? results : results.filter((r) => byKind.includes(r.arm.label)));
       md.push(...(await finalByKindTable(chosen.map((r) => ({ ...r, runs: r.runs.slice(0, o.byKindSeeds ?? r.runs.length) })), o)), '');
     }
     json[experiment] = results.map((r) => ({ label: r.arm.label, meaning: r.arm.meaning, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
@@ -91,6 +91,23 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
   writeFileSync(join(o.out, 'summary.json'), JSON.stringify(json, null, 2));
   process.stdout.write(md.join('\n') + '\n');
   o.log(`wrote ${join(o.out, 'summary.md')}, reports in ${o.out}, plots in ${o.plots}`);
+}
+
+/**
+ * A finished run whose folder is gone (run folders are not committed; a session's machine is not kept)
+ * but whose record is: its numbers, with no folder (dir ''), so a final completed in a later session
+ * still pairs every seed. Reports and by-kind tables, which read the folder, leave it out.
+ */
+function fromRecord(out: string, label: string, seed: number): RunStats | null {
+  const path = join(out, 'records', `${label}-s${seed}.json`);
+  if (!existsSync(path)) return null;
+  const { label: _label, source: _source, ...stats } = readRecord(path);
+  return { ...stats, dir: '' };
+}
+
+/** The runs whose folder is here (the tables that read the store: kinds, by kind). */
+function withFolders(results: ArmResult[]): ArmResult[] {
+  return results.map((r) => ({ ...r, runs: r.runs.filter((x) => x.dir !== '') }));
 }
 
 /** One small JSON record per finished run (see RunRecord), committed with the summary; bench/compare/pool.ts pairs them. */
@@ -395,7 +412,9 @@ async function writeCurves(name: string, decoding: 'greedy' | 'sampled', results
 
 /** One HTML report per experiment (writeReport groups runs by their arm label, config.arm). */
 async function writeReports(experiment: ExperimentName, results: ArmResult[], o: AnalyseOptions): Promise<void> {
-  const runs = results.flatMap((r) => r.runs.map((x) => x.dir));
+  const runs = results.flatMap((r) => r.runs.map((x) => x.dir)).filter((dir) => dir !== '');
+  const fromRecords = results.reduce((n, r) => n + r.runs.filter((x) => x.dir === '').length, 0);
+  if (fromRecords > 0) o.log(`${experiment}: ${fromRecords} run(s) read from records (no run folder here) are not in the HTML report`);
   if (runs.length === 0) return;
   const res = await writeReport({ runs, out: join(o.out, `${experiment}.html`), maxPromptsPerStep: 8 });
   o.log(`report ${res.out} (${Math.round(res.bytes / 1024)} KB)`);

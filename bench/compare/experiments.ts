@@ -10,6 +10,8 @@
  *  tinylm-d  the same from the longer warm start (34 %): the recommendation, grpo, random-tree, the paper's trace
  *  sim-learn simulator + its learnable tabular policy, exact J (issue 34 §1): grpo, pcl on the true p,
  *            pcl on each learned predictor, the paper's trace, uniform-root trace
+ *  final-r2-* issue 34 §3's finals at equal tokens beside final-late: the default world, math-world, and
+ *            both (and the late world) on two unused world seeds (roundTwo)
  */
 import { optionsFor, type StrategyName } from '../../src/allocate/index.ts';
 
@@ -95,6 +97,14 @@ const REPORT_TABLE = {
   'final-late': { paired: 'first', curves: true, contrast: true },
   'math-shared': { paired: 'first', curves: true, contrast: true },
   'sim-learn': { paired: 'grpo', exact: true },
+  'final-r2-world': { paired: 'first', curves: true, contrast: true },
+  'final-r2-math': { paired: 'first', curves: true, contrast: true },
+  'final-r2-world-env37': { paired: 'first' },
+  'final-r2-world-env53': { paired: 'first' },
+  'final-r2-late-env37': { paired: 'first' },
+  'final-r2-late-env53': { paired: 'first' },
+  'final-r2-math-env37': { paired: 'first' },
+  'final-r2-math-env53': { paired: 'first' },
 } satisfies Record<string, Report>;
 
 /** The experiments, in the order `--experiments` runs them by default (the order of REPORT_TABLE). */
@@ -138,6 +148,15 @@ export const LATE_TOKENS = 15_000;
  * [3.7, 13.6] over grpo in final greedy held-out success on seeds 0–4 (late-trace-rs-adaptive-b2).
  */
 export const LATE_BEST: Record<string, unknown> = { name: 'trace', roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 };
+
+/**
+ * Round two's token budgets per step on the default world and on math-world (issue 34 §3): grpo's mean
+ * spend at B = 192 trajectories there, read from committed results before the final-r2 runs. World:
+ * 11,500 (units-tokens; the sixth final's grpo spent 343,616 tokens over 30 steps). math-world: 6,000
+ * (the seventh final's grpo spent 120,219 tokens over 20 steps, 6,011 a step).
+ */
+export const WORLD_TOKENS = 11_500;
+export const MATH_TOKENS = 6_000;
 
 /** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
 export interface ArmExtra {
@@ -199,7 +218,7 @@ export const SIM_LEARN: ArmExtra = { policy: { kind: 'simulator-tabular', learni
 export function arms(experiment: ExperimentName): Arm[] {
   const world = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({ label, env: 'world', strategy, meaning, ...(extra ? { extra } : {}) });
   const sim = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({ label, env: 'simulator', strategy, meaning, ...(extra ? { extra } : {}) });
-  const math = (label: string, strategy: Record<string, unknown>, meaning: string): Arm => ({ label, env: 'math-world', strategy, meaning });
+  const math = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({ label, env: 'math-world', strategy, meaning, ...(extra ? { extra } : {}) });
   switch (experiment) {
     case 'main':
       return [
@@ -531,6 +550,15 @@ export function arms(experiment: ExperimentName): Arm[] {
         lateWorld('fl-dapo', { name: 'dapo' }, 'dynamic sampling until ⌊192/8⌋ mixed groups, at 192 trajectories a step (cap 4 · 192); its real tokens shown', {}, 1),
       ];
     }
+    case 'final-r2-world':
+    case 'final-r2-math':
+    case 'final-r2-world-env37':
+    case 'final-r2-world-env53':
+    case 'final-r2-late-env37':
+    case 'final-r2-late-env53':
+    case 'final-r2-math-env37':
+    case 'final-r2-math-env53':
+      return roundTwo(experiment, world, math);
     case 'final-math':
       // Seventh final (frozen before seeds 800–809): the sparse-reward regime the paper targets. math-world's
       // embedded policy starts from zero weights at 1–3 % success, so grpo's groups are almost never mixed.
@@ -576,6 +604,51 @@ export function arms(experiment: ExperimentName): Arm[] {
         sim('sim-grpo', { name: 'grpo' }, 'uniform groups'),
       ].map((a) => ({ ...a, tier: 3 }));
   }
+}
+
+/**
+ * Issue 34 §3's remaining pre-registered finals (frozen before seeds 1005–1009 ran; the commit is in
+ * BENCHMARKS.md and docs/experiments/2026-12-01-final-r2.md). LATE_BEST, chosen on late-dev and not
+ * tuned on any of these settings, against grpo and the paper's trace at equal generated tokens:
+ *  - tier 0: the default world (env seed 7) at the main job's scale, WORLD_TOKENS a step; math-world
+ *    (env seed 7), MATH_TOKENS a step;
+ *  - tier 1: LATE_BEST and grpo on two world seeds no study used (37, 53): the default world, the
+ *    late-decision world (LATE_TOKENS) and math-world;
+ *  - tier 2: the other baselines of §3 on the default world and math-world (Tree-GRPO, pcl, knapsack,
+ *    random-tree, dapo at 192 trajectories with its real tokens shown).
+ * Each setting is its own experiment so its paired table compares arms on the same world.
+ */
+function roundTwo(
+  experiment: 'final-r2-world' | 'final-r2-math' | 'final-r2-world-env37' | 'final-r2-world-env53' | 'final-r2-late-env37' | 'final-r2-late-env53' | 'final-r2-math-env37' | 'final-r2-math-env53',
+  world: (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra) => Arm,
+  math: (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra) => Arm,
+): Arm[] {
+  const [, , setting, envTag] = experiment.split('-') as [string, string, 'world' | 'math' | 'late', string | undefined];
+  const budget = setting === 'math' ? MATH_TOKENS : setting === 'late' ? LATE_TOKENS : WORLD_TOKENS;
+  const tokens = { unit: 'tokens', budget };
+  const at = `at ${budget.toLocaleString('en')} tokens a step`;
+  const envSeed = envTag ? Number(envTag.slice(3)) : undefined;
+  const tag = `r2${setting[0]}${envSeed ?? ''}`;
+  const base: ArmExtra = setting === 'late' ? { env: { world: { profile: 'late' } } } : {};
+  const arm = (name: string, strategy: Record<string, unknown>, meaning: string, tier: number, extra: ArmExtra = {}): Arm => {
+    const a = (setting === 'math' ? math : world)(`${tag}-${name}`, strategy, meaning, { ...base, ...extra });
+    return { ...a, tier, ...(envSeed === undefined ? {} : { envSeed }) };
+  };
+  const where = envSeed === undefined ? '' : ` on world seed ${envSeed}`;
+  const core = [
+    arm('trace-best', { ...LATE_BEST, ...tokens }, `late-dev's best trace (${JSON.stringify(LATE_BEST)}), ${at}${where}`, envSeed === undefined ? 0 : 1),
+    arm('grpo', { name: 'grpo', ...tokens }, `uniform groups, ${at}${where}`, envSeed === undefined ? 0 : 1),
+  ];
+  if (envSeed !== undefined) return core;
+  return [
+    ...core,
+    arm('trace', { name: 'trace', ...tokens }, `the paper (adaptive roots + prefixes, N = 2, the trace estimator), ${at}`, 0),
+    arm('tree-grpo', { name: 'random-tree', ...tokens }, `Tree-GRPO: continuations at random prefixes with the tree-grpo estimator, ${at}`, 2, { estimator: 'tree-grpo' }),
+    arm('pcl', { name: 'pcl', ...tokens }, `adaptive roots only (the predictor's P(mixed)), ${at}`, 2),
+    arm('knapsack', { name: 'knapsack', ...tokens }, `Knapsack-RL on each prompt's history, ${at}`, 2),
+    arm('random-tree', { name: 'random-tree', ...tokens }, `continuations at random prefixes (the trace estimator), ${at}`, 2),
+    arm('dapo', { name: 'dapo' }, 'dynamic sampling until ⌊192/8⌋ mixed groups, at 192 trajectories a step (cap 4 · 192); its real tokens shown', 2),
+  ];
 }
 
 /**

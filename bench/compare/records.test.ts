@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
+import { analyse } from './analyse.ts';
+import { DEFAULT_SCALE, type Arm } from './experiments.ts';
 import { loadRun, readRecord, toRecord } from './load.ts';
 import { pairedBootstrap } from './stats.ts';
 import { RunStore } from '../../src/store/index.ts';
@@ -51,4 +53,40 @@ test('a run record keeps what analyse reads (NaN included), and pool.ts pairs re
   const missing = spawnSync(process.execPath, ['--import', 'tsx', 'bench/compare/pool.ts', '--records', records, '--arms', 'trace,dapo', '--reference', 'grpo'], { encoding: 'utf8' });
   assert.equal(missing.status, 2);
   assert.match(missing.stderr, /--reference grpo is not one of --arms trace,dapo/);
+});
+
+// A final completed in a later session: the earlier session's run folders are gone, their records are
+// committed. analyse must pair those seeds from the records exactly as it did from the folders.
+test('analyse reads a run from its record when the run folder is gone, with the same numbers', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'trace-records-analyse-'));
+  const clock = () => performance.now();
+  const base = { steps: 2, pool: 16, env: { questions: 300 }, eval: { every: 1, questions: 30 } };
+  const arms: Arm[] = [
+    { label: 'trace', env: 'world', strategy: { name: 'trace', budget: 24 }, meaning: 'trace' },
+    { label: 'grpo', env: 'world', strategy: { name: 'grpo', budget: 24 }, meaning: 'grpo' },
+  ];
+  const seeds = [3, 4];
+  const runDir = (label: string, seed: number) => join(root, 'runs', `${label}-s${seed}`);
+  for (const arm of arms) for (const seed of seeds) await train({ out: runDir(arm.label, seed), config: { ...base, seed, strategy: arm.strategy }, clock });
+  const lines: string[] = [];
+  const options = { out: root, plots: join(root, 'plots'), experiments: new Map([['final-env' as const, arms]]), seeds, runDir, scale: { ...DEFAULT_SCALE, steps: 2 }, machine: 'test', log: (l: string) => lines.push(l) };
+  const quiet = process.stdout.write;
+  const summary = async () => {
+    process.stdout.write = () => true;
+    try {
+      await analyse(options);
+    } finally {
+      process.stdout.write = quiet;
+    }
+    return JSON.parse(readFileSync(join(root, 'summary.json'), 'utf8')) as Record<string, unknown>;
+  };
+  const fromFolders = await summary();
+  rmSync(runDir('grpo', 4), { recursive: true });
+  const fromRecord = await summary();
+  assert.deepEqual(fromRecord, fromFolders, 'grpo seed 4 read from its record gives the same summary');
+  assert.ok(lines.some((l) => /1 run\(s\) read from records .* not in the HTML report/.test(l)), lines.join('\n'));
+  rmSync(join(root, 'records', 'grpo-s4.json'));
+  const without = await summary();
+  assert.deepEqual((without['final-env'] as Array<{ label: string; seeds: number[] }>).map((r) => [r.label, r.seeds]), [['trace', [3, 4]], ['grpo', [3]]], 'with neither folder nor record the seed is missing, not invented');
+  rmSync(root, { recursive: true });
 });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse } from 'yaml';
 import { RECOMMENDED_TRACE_OPTIONS } from '../../src/allocate/index.ts';
+import { EQUAL_TOKEN_BUDGETS, withEqualTokens } from '../../src/cli/commands/compare.ts';
 import { runCli } from '../reliability/cli-in-process.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'trace-rl-compare-'));
@@ -40,4 +41,26 @@ test('compare: an option none of the compared strategies takes, or a bad --trace
   assert.equal(t.code, 2);
   assert.match(t.stderr, /--trace: "best" is not one of recommended, paper/);
   assert.equal(existsSync(join(root, 'bad')), false);
+});
+
+test('compare: with no budget given it runs at equal generated tokens (math-world 6,000 a step); dapo runs whole groups and says so', async () => {
+  const r = await runCli(['compare', '--env', 'math-world', '--set', 'env.math.problems=200', '--set', 'eval.questions=20', '--pool', '16', '--steps', '1', '--seeds', '1', '--jobs', '2', '--strategies', 'grpo,dapo', '--out', join(root, 'tokens')]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(strategyOf(join(root, 'tokens', 'grpo-s0')), { name: 'grpo', unit: 'tokens', budget: EQUAL_TOKEN_BUDGETS['math-world'] });
+  const dapo = strategyOf(join(root, 'tokens', 'dapo-s0'));
+  assert.equal(dapo.unit, 'trajectories');
+  assert.equal(dapo.budget, 192);
+  assert.match(r.stdout, /dapo counts whole groups: it runs at 192 trajectories a step/);
+  // A budget on the command line is the user's: no token default on top of it.
+  const given = await runCli(['compare', ...SIM, '--strategies', 'grpo', '--out', join(root, 'given')]);
+  assert.equal(given.code, 0, given.stderr);
+  assert.deepEqual(strategyOf(join(root, 'given', 'grpo-s0')), { name: 'grpo', unit: 'trajectories', budget: 24 });
+});
+
+test('compare: the token default follows the environment (the world, its late profile); environments with no measured figure keep trajectories', () => {
+  const strategy = (raw: Record<string, unknown>) => withEqualTokens(raw).strategy;
+  assert.deepEqual(strategy({}), { unit: 'tokens', budget: EQUAL_TOKEN_BUDGETS.world });
+  assert.deepEqual(strategy({ env: { world: { profile: 'late' } } }), { unit: 'tokens', budget: EQUAL_TOKEN_BUDGETS['world-late'] });
+  assert.equal(strategy({ env: { kind: 'simulator' } }), undefined);
+  assert.deepEqual(strategy({ strategy: { unit: 'turns' } }), { unit: 'turns' });
 });

@@ -37,20 +37,23 @@ export function register(program: Command): void {
     if (opts.strategy || opts.seed) throw new UsageError('compare sets the strategy and seed of each run: use --strategies and --seeds instead of --strategy / --seed');
     if (opts.trace !== 'recommended' && opts.trace !== 'paper') throw new UsageError(`--trace: "${String(opts.trace)}" is not one of recommended, paper`);
     const out = resolve(String(opts.out));
-    const base = rawConfig(opts);
+    const base = withEqualTokens(rawConfig(opts));
     const strategyOptions = strategyOptionsFor(strategies as StrategyName[], (base.strategy ?? {}) as Record<string, unknown>, opts.trace);
     // Validate once up front: a bad value stops everything before any run starts.
     const runs = strategies.flatMap((name) =>
       Array.from({ length: seeds }, (_, seed) => {
-        const config = parseTrainConfig({ ...base, seed, strategy: { ...strategyOptions(name as StrategyName), name } });
+        const config = parseTrainConfig({ ...base, seed, strategy: { ...dapoUnit(name, strategyOptions(name as StrategyName)), name } });
         return { name, seed, dir: join(out, `${name}-s${seed}`), config };
       }),
     );
-    // parseTrainConfig refuses a strategy that cannot spend B on this pool, so every run spends the same B per step.
-    const budgets = new Set(runs.map((r) => `${r.config.strategy.budget} ${r.config.strategy.unit}`));
+    // parseTrainConfig refuses a strategy that cannot spend B on this pool, so every run spends the same B
+    // per step; dapo, whose unit is whole groups, is read by the tokens it really spends.
+    const budgets = new Set(runs.filter((r) => r.name !== 'dapo' || strategies.length === 1).map((r) => `${r.config.strategy.budget} ${r.config.strategy.unit}`));
     if (budgets.size > 1) throw new UsageError(`compare: unequal budgets ${[...budgets].join(', ')}; every strategy must get the same --budget and --budget-unit`);
     mkdirSync(out, { recursive: true });
     process.stdout.write(`# trace-rl compare: ${strategies.join(', ')} × ${seeds} seed(s), ${jobs} at a time, in ${out}\n${configToYaml(runs[0].config)}\n`);
+    const dapo = runs.find((r) => r.name === 'dapo' && r.config.strategy.unit !== runs[0].config.strategy.unit);
+    if (dapo) process.stdout.write(`# dapo counts whole groups: it runs at ${dapo.config.strategy.budget} trajectories a step; the report shows the tokens it really spends\n`);
     const queue = [...runs];
     const failures: string[] = [];
     const worker = async () => {
@@ -78,6 +81,31 @@ function strategyOptionsFor(strategies: readonly StrategyName[], given: Record<s
     if (!strategies.some((n) => optionKeys(n).includes(key))) throw new UsageError(`strategy.${key}: none of the compared strategies (${strategies.join(', ')}) takes this option`);
   }
   return (name) => ({ ...(name === 'trace' && trace === 'recommended' ? RECOMMENDED_TRACE_OPTIONS : {}), ...optionsFor(name, given) });
+}
+
+/**
+ * compare's budget when the command gives none: equal generated tokens, the cost unit of issue 34's
+ * finals, at grpo's mean spend at 192 trajectories a step on each embedded environment (measured in
+ * committed results, BENCHMARKS.md): a tree strategy's continuations re-generate only the turns after
+ * their branch point, so at equal trajectories it would pay less than grpo for the same budget. Other
+ * environments have no measured figure and keep train's default (192 trajectories a step).
+ */
+export const EQUAL_TOKEN_BUDGETS = { world: 11_500, 'world-late': 15_000, 'math-world': 6_000 } as const;
+
+export function withEqualTokens(base: Record<string, unknown>): Record<string, unknown> {
+  const strategy = (base.strategy ?? {}) as Record<string, unknown>;
+  if (strategy.budget !== undefined || strategy.unit !== undefined) return base;
+  const env = parseTrainConfig(base).env;
+  const key = env.kind === 'world' ? (env.world?.profile === 'late' ? 'world-late' : 'world') : env.kind;
+  const budget = (EQUAL_TOKEN_BUDGETS as Record<string, number>)[key];
+  return budget === undefined ? base : { ...base, strategy: { ...strategy, unit: 'tokens', budget } };
+}
+
+/** dapo's target is whole groups (⌊B / G⌋ mixed ones): beside a budget in turns or tokens it runs at train's default trajectories. */
+function dapoUnit(name: string, options: Record<string, unknown>): Record<string, unknown> {
+  if (name !== 'dapo' || options.unit === undefined || options.unit === 'trajectories') return options;
+  const { unit: _unit, budget: _budget, ...rest } = options;
+  return rest;
 }
 
 /** Runs (or resumes, or skips when finished) one run in a child process; its progress lines go to stderr. */

@@ -93,3 +93,18 @@ test('--env qa --datasets DIR names the folder', async () => {
   assert.ok(oneLine(r.stderr), r.stderr);
   assert.match(r.stderr, new RegExp(`${dir}: is a folder`));
 });
+
+test('a server that is not there: every question fails, the table is not passed off as a score of 0 (exit 1, the error named)', async () => {
+  // A real port, listened on and closed, so the connection is refused.
+  const { createServer } = await import('node:net');
+  const port = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+  const r = await runCli(['eval', '--env', 'world', '--questions', '3', '--policy', 'openai', '--base-url', `http://127.0.0.1:${port}/v1`, '--model', 'm', '--set', 'engine.retry.maxAttempts=1', '--out', tmp(), '--quiet']);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /3 of 3 questions ended in an error after the engine's retries \(first: [^)]+\)/);
+  assert.match(r.stderr, /every question failed: check the server \(--base-url, --model\)/);
+});

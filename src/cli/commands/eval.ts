@@ -92,6 +92,24 @@ async function evaluate(opts: EvalFlags, e: { suite: ReturnType<typeof buildSuit
     process.stdout.write(`${result.stopped ? `stopped at ${result.records.length}/${result.total} questions; rerun the same command to continue. ` : ''}trajectories: ${path.join(out, 'trajectories.jsonl')}; page: ${path.join(out, 'index.html')}\n`);
   }
   if (result.stopped) process.exitCode = 130;
+  else reportErrors(result);
+}
+
+/**
+ * Questions that failed after the engine's retries score 0 in the table; say so, with the first error,
+ * and exit 1 when every question failed (an unreachable server or a wrong --base-url or --model would
+ * otherwise read as a policy that scores 0).
+ */
+function reportErrors(result: EvalResult): void {
+  const failed = result.records.filter((r) => r.errors > 0);
+  if (failed.length === 0) return;
+  const first = failed[0]!.samples.find((s) => s.error)?.error ?? 'no message';
+  const all = failed.length === result.records.length;
+  process.stderr.write(
+    `trace-rl eval: ${failed.length} of ${result.records.length} questions ended in an error after the engine's retries (first: ${first}); they score 0 above and run again when the same command is rerun` +
+      (all ? '; every question failed: check the server (--base-url, --model) before reading the table\n' : '\n'),
+  );
+  if (all) process.exitCode = 1;
 }
 
 /** The training run behind `--policy embedded|tiny-lm --run DIR`: its configuration and last policy checkpoint. */

@@ -1,15 +1,26 @@
 import { z } from 'zod';
 import { UserError } from '../util/user-error.ts';
 import { jsonLines } from '../util/json-lines.ts';
+import { DATASET_LIMITS } from '../util/bounded-read.ts';
 
 /** A user-facing error: printed as one line on stderr, exit code 2, nothing on stdout. */
 export class UsageError extends UserError {
   override name = 'UsageError';
 }
 
-export async function readStdin(): Promise<string> {
+/**
+ * All of stdin as text, refused past `maxBytes` (the dataset limit, 256 MiB, by default): `yes | trace-rl
+ * grade math` or `< /dev/zero` would otherwise read into memory until the process dies. It stops reading
+ * at the limit, so the refusal comes at once, not when the writer gives up.
+ */
+export async function readStdin(maxBytes = DATASET_LIMITS.maxFileBytes, input: NodeJS.ReadableStream = process.stdin): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  let bytes = 0;
+  for await (const chunk of input) {
+    bytes += (chunk as Buffer).length;
+    if (bytes > maxBytes) throw new UsageError(`stdin: more than ${(maxBytes / (1024 * 1024)).toLocaleString('en', { maximumFractionDigits: 1 })} MiB; split the input into smaller batches`);
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The real `trace-rl` executable, as a user runs it. */
@@ -62,7 +62,7 @@ function rssMb(pid: number): number {
  * passes `maxRssMb` or it runs longer than `timeoutMs`, so a test of a memory or time bomb fails
  * quickly and safely on code that does not bound it, instead of taking the machine down.
  */
-export function runCliBounded(args: readonly string[], limits: { maxRssMb: number; timeoutMs: number }, stdin = ''): Promise<BoundedCliRun> {
+export function runCliBounded(args: readonly string[], limits: { maxRssMb: number; timeoutMs: number }, stdin: string | { file: string } = ''): Promise<BoundedCliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -84,7 +84,13 @@ export function runCliBounded(args: readonly string[], limits: { maxRssMb: numbe
       clearInterval(watch);
       resolve({ code, stdout, stderr, peakRssMb, ...(killed !== undefined ? { killed } : {}) });
     });
-    child.stdin.on('error', () => {}); // a child killed before reading its stdin
-    child.stdin.end(stdin);
+    child.stdin.on('error', () => {}); // a child killed (or done) before reading all of its stdin
+    if (typeof stdin === 'string') child.stdin.end(stdin);
+    else {
+      // A file such as /dev/zero never ends: stop reading it when the child is gone.
+      const source = createReadStream(stdin.file).on('error', () => {});
+      source.pipe(child.stdin);
+      child.on('close', () => source.destroy());
+    }
   });
 }

@@ -116,3 +116,10 @@ test('a .gz input is read through gzip: the same lines as the plain file, a gzip
   writeFileSync(corrupt, 'not gzip at all');
   assert.throws(() => [...readLines(corrupt)], (e) => e instanceof InputFileError && /corrupt\.jsonl\.gz: is not a valid gzip file/.test(e.message));
 });
+
+test('trace-rl grade math < /dev/zero: stdin is refused past 256 MiB at once, exit 2, bounded memory', async () => {
+  const r = await runCliBounded(['grade', 'math'], CLI_LIMITS, { file: '/dev/zero' });
+  assert.equal(r.killed, undefined, `killed: ${r.killed}`);
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.stderr, 'trace-rl: stdin: more than 256 MiB; split the input into smaller batches\n');
+});

@@ -129,6 +129,8 @@ describe('math grader', () => {
   });
 });
 
+// The time bounds below catch a hang or a super-linear blow-up (an unbounded factorial, a quadratic list
+// match), not a speed: they are 3–10× the old bounds, so a loaded CI machine does not fail them.
 describe('math grader: bounded time, no crash (issue 31)', () => {
   const deep = `\\boxed{${'('.repeat(3000)}1${')'.repeat(3000)}}`;
   const list = (n: number) => Array.from({ length: n }, (_, i) => String(i + 1));
@@ -139,7 +141,7 @@ describe('math grader: bounded time, no crash (issue 31)', () => {
       const g = gradeDetailed(answer, ['1']);
       assert.equal(g.correct, false, answer.slice(0, 30));
       assert.ok(g.undecided && !g.undecided.includes('\n'), `${answer.slice(0, 30)}: ${g.undecided}`);
-      assert.ok(performance.now() - t < 1500, `${answer.slice(0, 30)}: ${performance.now() - t} ms`);
+      assert.ok(performance.now() - t < 15_000, `${answer.slice(0, 30)}: ${performance.now() - t} ms`);
     }
     assert.equal(gradeDetailed('\\boxed{10!}', ['3628800']).correct, true, 'small factorials are still computed');
     assert.equal(gradeDetailed('\\boxed{((1))}', ['1']).correct, true, 'shallow nesting is still parsed');
@@ -150,7 +152,7 @@ describe('math grader: bounded time, no crash (issue 31)', () => {
       const t = performance.now();
       assert.equal(answersMatch(list(n).join(', '), [...list(n)].reverse().join(', ')), true, `${n}`);
       assert.equal(answersMatch(list(n).join(', '), [...list(n).slice(1), '0'].join(', ')), false, `${n}, one element differs`);
-      assert.ok(performance.now() - t < 3000, `${n} elements: ${performance.now() - t} ms`);
+      assert.ok(performance.now() - t < 10_000, `${n} elements: ${performance.now() - t} ms`);
     }
     // Elements written differently are still compared by value (a few of them).
     assert.equal(answersMatch('\\frac12, 3, 0.25', '0.25, 0.5, 3'), true);
@@ -171,6 +173,6 @@ describe('math grader: bounded time, no crash (issue 31)', () => {
     assert.deepEqual(out.map((o) => o.correct), [false, false, true, true]);
     assert.match(out[0]!.error ?? '', /nest/);
     assert.match(out[1]!.error ?? '', /factorial/);
-    assert.ok(performance.now() - t < 20_000, `${performance.now() - t} ms`);
+    assert.ok(performance.now() - t < 120_000, `${performance.now() - t} ms`);
   });
 });

@@ -592,6 +592,10 @@ export function arms(experiment: ExperimentName): Arm[] {
         sim('sl-pcl-oracle', { name: 'oracle', continuations: 0 }, 'pcl on the true p (the exact root solver, all B on roots)', cheap),
         sim('sl-pcl-mlp', { name: 'pcl' }, 'pcl on the shared MLP Ṽ', at({ kind: 'mlp' })),
         sim('sl-pcl-beta', { name: 'pcl' }, 'pcl on the per-prompt Beta-Bernoulli', at({ kind: 'beta' })),
+        // Added after the four arms above ran (seeds 0–2): the shared MLP as the prior of a per-prompt
+        // posterior (predictor.kind posterior), as it is and forgetting old evidence as the policy moves.
+        sim('sl-pcl-posterior', { name: 'pcl' }, 'pcl on the MLP-prior per-prompt posterior (k₀ = 4, no discount)', at({ kind: 'posterior' })),
+        sim('sl-pcl-posterior-d08', { name: 'pcl' }, 'pcl on the MLP-prior posterior, discount λ = 0.8', at({ kind: 'posterior', posterior: { discount: 0.8 } })),
         // The tree arms after the root measurement (tier 1), so a run cut short by the clock still has it.
         { ...sim('sl-trace', { name: 'trace' }, 'the paper’s trace on the shared MLP Ṽ', at({ kind: 'mlp' })), tier: 1 },
         { ...sim('sl-trace-uniform-root', UNIFORM_ROOT_TRACE, 'uniform roots, decision-weighted prefixes on the MLP Ṽ', at({ kind: 'mlp' })), tier: 1 },

@@ -30,15 +30,15 @@ const maxError = { message: 'max must be ≥ min', path: ['max'] };
 
 /**
  * The trace options `trace-rl compare --trace recommended` (its default) runs; `{}` is the paper's
- * method. Issue 13, BENCHMARKS.md: decision-weighted prefixes were chosen on development seeds in the
- * second round; uniform roots (the paper's own ablation arm) in the fourth, by a rule fixed before its
- * final (seeds 400–409), where they beat the predictor-chosen roots by +3.6 points [1.6, 5.7]; root
- * re-sampling at N = ½ in the sixth, by a rule fixed before its final (seeds 600–609: −1.7 [−3.7, 0.4]
- * against grpo, −1.6 [−3.3, 0.1] on another world; the fifth final's options had been −2.3 [−4.2, −0.3]
- * there). Prompts are drawn as grpo draws them (64 at the main job's scale); the prefix solver decides,
- * per prompt, between one more bare rollout and a continuation at the prefix the predictor values.
+ * method. Issue 34, round two (BENCHMARKS.md): uniform roots, root re-sampling at N = ½, the paper's prefix
+ * solver, and no branch point before turn 2 — late-dev's winner (seeds 0–4), by the rule written in
+ * docs/experiments/2026-12-01-final-r2.md before its results: it became the recommendation because on the
+ * default world at equal tokens (seeds 1005–1009) it did not lose to grpo (−1.8 [−4.5, +0.8] points).
+ * It ties grpo on the late-decision world too, and it loses on math-world; it does not beat grpo anywhere.
+ * The earlier recommendation (rounds four to six: decision-weighted prefixes) is
+ * `{ roots: 'uniform', prefixes: 'decision-weighted', rootResample: true, continuations: 0.5 }`.
  */
-export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', prefixes: 'decision-weighted', rootResample: true, continuations: 0.5 } as const;
+export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 } as const;
 
 /** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
 function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N, shape: S) {

@@ -23,7 +23,7 @@ export function register(program: Command): void {
     .command('compare')
     .description('run several strategies × seeds at equal budget on the same environment, then write one comparison report')
     .option('--strategies <list>', 'comma-separated strategies', 'trace,grpo')
-    .option('--trace <which>', 'the trace arm: recommended (uniform roots, N = ½, and per prompt the solver’s choice between one more bare rollout and a continuation at a decision-weighted prefix; chosen by pre-registered comparisons, BENCHMARKS.md) or paper (the published method)', 'recommended')
+    .option('--trace <which>', 'the trace arm: recommended (uniform roots, N = ½, and per prompt the solver’s choice between one more bare rollout and a continuation at a prefix from turn 2 on; chosen by pre-registered comparisons, BENCHMARKS.md) or paper (the published method)', 'recommended')
     .option('--seeds <n>', 'seeds per strategy (0..n-1)', '3')
     .option('--out <dir>', 'folder for the runs and the report', 'runs/compare')
     .option('--jobs <n>', 'runs at once (each uses one core)', String(Math.max(1, Math.min(2, availableParallelism()))));

@@ -35,6 +35,20 @@ const WORLD12 = '--steps 12 --pool 32 --budget 48 --eval-every 4 --eval-question
 const MAIN = '--steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --env-questions 2500 --cheap-baseline-predictor --jobs 1';
 const TINY = '--steps 40 --pool 32 --budget 16 --eval-every 10 --eval-questions 300 --cheap-baseline-predictor --jobs 2';
 
+/** Round two's other finals (frozen at 4a2ae2a): [name, setting, trace arm in words, experiment, trace label, grpo label]. */
+const R2_ROWS: ReadonlyArray<[string, string, string, string, string, string]> = [
+  ['R2 world', "the default world at the main job's scale, **11,500 generated tokens a step**, 30 steps", 'as R2 late (not tuned again)', 'final-r2-world', 'r2w-trace-best', 'r2w-grpo'],
+  ['R2 world, secondary', 'as R2 world', "the paper's", 'final-r2-world', 'r2w-trace', 'r2w-grpo'],
+  ['R2 math', 'math-world, **6,000 generated tokens a step**, 30 steps', 'as R2 late (not tuned again)', 'final-r2-math', 'r2m-trace-best', 'r2m-grpo'],
+  ['R2 math, secondary', 'as R2 math', "the paper's", 'final-r2-math', 'r2m-trace', 'r2m-grpo'],
+  ...(['world', 'late', 'math'] as const).flatMap((setting) =>
+    [37, 53].map((seed): [string, string, string, string, string, string] => [
+      `R2 ${setting}, world seed ${seed}`, `as R2 ${setting} on world seed ${seed} (unused before)`, 'as R2 late', `final-r2-${setting}-env${seed}`, `r2${setting[0]}${seed}-trace-best`, `r2${setting[0]}${seed}-grpo`,
+    ]),
+  ),
+];
+const R2_COMMAND = `${RUN} --experiments final-r2-world,final-r2-math,final-r2-world-env37,final-r2-world-env53,final-r2-late-env37,final-r2-late-env53,final-r2-math-env37,final-r2-math-env53 --first-seed 1005 --seeds 5 --steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --eval-samples 2 --env-questions 2500 --cheap-baseline-predictor --jobs 2 --out bench/compare/out-final-r2 --plots bench/compare/plots/final-r2`;
+
 export const FINALS: readonly FinalSpec[] = [
   {
     name: '1', frozen: '5e75d3f', setting: 'world, B = 48, 8 steps', arm: "the paper's",
@@ -94,66 +108,12 @@ export const FINALS: readonly FinalSpec[] = [
     doc: 'docs/experiments/2026-12-01-final-late.md',
     command: '(the same run)',
   },
-  {
-    name: 'R2 world', frozen: '4a2ae2a', setting: "the default world at the main job's scale, **11,500 generated tokens a step**, 30 steps", arm: "as R2 late (not tuned again)",
-    out: 'out-final-r2', experiment: 'final-r2-world', trace: 'r2w-trace-best', grpo: 'r2w-grpo',
+  // Round two's other finals: one run of the command below (the first row carries it).
+  ...R2_ROWS.map(([name, setting, arm, experiment, trace, grpo], i): FinalSpec => ({
+    name, frozen: '4a2ae2a', setting, arm, out: 'out-final-r2', experiment, trace, grpo,
     doc: 'docs/experiments/2026-12-01-final-r2.md',
-    command: `${RUN} --experiments final-r2-world,final-r2-math,final-r2-world-env37,final-r2-world-env53,final-r2-late-env37,final-r2-late-env53,final-r2-math-env37,final-r2-math-env53 --first-seed 1005 --seeds 5 --steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --eval-samples 2 --env-questions 2500 --cheap-baseline-predictor --jobs 2 --out bench/compare/out-final-r2 --plots bench/compare/plots/final-r2`,
-  },
-  {
-    name: 'R2 world, secondary', frozen: '4a2ae2a', setting: "as R2 world", arm: "the paper's",
-    out: 'out-final-r2', experiment: 'final-r2-world', trace: 'r2w-trace', grpo: 'r2w-grpo',
-    doc: 'docs/experiments/2026-12-01-final-r2.md',
-    command: '(the same run)',
-  },
-  {
-    name: 'R2 math', frozen: '4a2ae2a', setting: "math-world, **6,000 generated tokens a step**, 30 steps", arm: "as R2 late (not tuned again)",
-    out: 'out-final-r2', experiment: 'final-r2-math', trace: 'r2m-trace-best', grpo: 'r2m-grpo',
-    doc: 'docs/experiments/2026-12-01-final-r2.md',
-    command: '(the same run)',
-  },
-  {
-    name: 'R2 math, secondary', frozen: '4a2ae2a', setting: "as R2 math", arm: "the paper's",
-    out: 'out-final-r2', experiment: 'final-r2-math', trace: 'r2m-trace', grpo: 'r2m-grpo',
-    doc: 'docs/experiments/2026-12-01-final-r2.md',
-    command: '(the same run)',
-  },
-  {
-    name: 'R2 world, world seed 37', frozen: '4a2ae2a', setting: "as R2 world on world seed 37 (unused before)", arm: "as R2 late",
-    out: 'out-final-r2', experiment: 'final-r2-world-env37', trace: 'r2w37-trace-best', grpo: 'r2w37-grpo',
-    doc: 'docs/experiments/2026-12-01-final-r2.md',
-    command: '(the same run)',
-  },
-  {
-    name: 'R2 world, world seed 53', frozen: '4a2ae2a', setting: "as R2 world on world seed 53 (unused before)", arm: "as R2 late",
-    out: 'out-final-r2', experiment: 'final-r2-world-env53', trace: 'r2w53-trace-best', grpo: 'r2w53-grpo',
-    doc: 'docs/experiments/2026-12-01-final-r2.md',
-    command: '(the same run)',
-  },
-  {
-    name: 'R2 late, world seed 37', frozen: '4a2ae2a', setting: "as R2 late on world seed 37 (unused before)", arm: "as R2 late",
-    out: 'out-final-r2', experiment: 'final-r2-late-env37', trace: 'r2l37-trace-best', grpo: 'r2l37-grpo',
-    doc: 'docs/experiments/2026-12-01-final-r2.md',
-    command: '(the same run)',
-  },
-  {
-    name: 'R2 late, world seed 53', frozen: '4a2ae2a', setting: "as R2 late on world seed 53 (unused before)", arm: "as R2 late",
-    out: 'out-final-r2', experiment: 'final-r2-late-env53', trace: 'r2l53-trace-best', grpo: 'r2l53-grpo',
-    doc: 'docs/experiments/2026-12-01-final-r2.md',
-    command: '(the same run)',
-  },
-  {
-    name: 'R2 math, world seed 37', frozen: '4a2ae2a', setting: "as R2 math on world seed 37 (unused before)", arm: "as R2 late",
-    out: 'out-final-r2', experiment: 'final-r2-math-env37', trace: 'r2m37-trace-best', grpo: 'r2m37-grpo',
-    doc: 'docs/experiments/2026-12-01-final-r2.md',
-    command: '(the same run)',
-  },
-  {
-    name: 'R2 math, world seed 53', frozen: '4a2ae2a', setting: "as R2 math on world seed 53 (unused before)", arm: "as R2 late",
-    out: 'out-final-r2', experiment: 'final-r2-math-env53', trace: 'r2m53-trace-best', grpo: 'r2m53-grpo',
-    doc: 'docs/experiments/2026-12-01-final-r2.md',
-    command: '(the same run)',
-  },
+    command: i === 0 ? R2_COMMAND : '(the same run)',
+  })),
   {
     name: 'tiny LM 1', frozen: 'c5d3e8e', setting: 'tiny LM d64 × 4 from 17.7 %, B = 16, 40 steps (PPO defect)', arm: 'as 2',
     out: 'out-tinylm', experiment: 'tinylm', trace: 'trace-best', grpo: 'grpo',

@@ -72,9 +72,10 @@ test('an empty dataset and /dev/null are errors, not an empty table', async () =
 
 test('--datasets with --env math is honoured (one dataset); with an environment that has none it is refused', async () => {
   const math = write('mine-math.jsonl', [{ question: '1+1?', answer: '2' }]);
-  // The openai policy at a closed port: the question is attempted (and errors), so the table names the dataset used.
+  // The openai policy at a closed port: the question is attempted (and errors), so the table names the
+  // dataset used; every question failed, so the exit code is 1 (see 'a server that is not there').
   const r = await runCli(['eval', '--env', 'math', '--datasets', math, '--policy', 'openai', '--base-url', 'http://127.0.0.1:9/v1', '--retries', '1', '--out', tmp(), '--json', '--quiet']);
-  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.code, 1, r.stderr);
   assert.deepEqual(Object.keys(JSON.parse(r.stdout).datasets), [math]);
   const two = await runCli(['eval', '--env', 'math', '--datasets', `gsm8k,${math}`, '--policy', 'openai', '--base-url', 'http://127.0.0.1:9/v1', '--out', tmp(), '--quiet']);
   assert.equal(two.code, 2, two.stderr);

@@ -596,6 +596,17 @@ export function arms(experiment: ExperimentName): Arm[] {
         // posterior (predictor.kind posterior), as it is and forgetting old evidence as the policy moves.
         sim('sl-pcl-posterior', { name: 'pcl' }, 'pcl on the MLP-prior per-prompt posterior (k₀ = 4, no discount)', at({ kind: 'posterior' })),
         sim('sl-pcl-posterior-d08', { name: 'pcl' }, 'pcl on the MLP-prior posterior, discount λ = 0.8', at({ kind: 'posterior', posterior: { discount: 0.8 } })),
+        // Added 2026-12-02 (development): the posterior arm spread B over 53 prompts a step where the oracle
+        // concentrates on 33; a weaker prior (k₀ = 1, 2) lets one visit's outcomes discard a solved prompt.
+        sim('sl-pcl-posterior-k1', { name: 'pcl' }, 'pcl on the MLP-prior posterior, k₀ = 1', at({ kind: 'posterior', posterior: { strength: 1 } })),
+        sim('sl-pcl-posterior-k2', { name: 'pcl' }, 'pcl on the MLP-prior posterior, k₀ = 2', at({ kind: 'posterior', posterior: { strength: 2 } })),
+        // The value of evidence (2026-12-02, development): pcl on the true p seen through k fresh outcomes a
+        // prompt and step (oracle truthSamples), an upper bound for a per-prompt predictor with k outcomes.
+        // After the value of evidence (2026-12-02, development): the posterior read against the fitted population
+        // of success rates (predictor.posterior.population), which says "solved" after fewer agreeing outcomes.
+        sim('sl-pcl-posterior-pop', { name: 'pcl' }, 'pcl on the posterior with the population prior (the MLP for unseen prompts)', at({ kind: 'posterior', posterior: { population: true } })),
+        sim('sl-pcl-posterior-pop-d08', { name: 'pcl' }, 'the same, discount λ = 0.8', at({ kind: 'posterior', posterior: { population: true, discount: 0.8 } })),
+        ...[2, 4, 8, 16, 64].map((k) => sim(`sl-pcl-oracle-k${k}`, { name: 'oracle', continuations: 0, truthSamples: k }, `pcl on the true p seen through ${k} fresh outcomes a step`, cheap)),
         // The tree arms after the root measurement (tier 1), so a run cut short by the clock still has it.
         { ...sim('sl-trace', { name: 'trace' }, 'the paper’s trace on the shared MLP Ṽ', at({ kind: 'mlp' })), tier: 1 },
         { ...sim('sl-trace-uniform-root', UNIFORM_ROOT_TRACE, 'uniform roots, decision-weighted prefixes on the MLP Ṽ', at({ kind: 'mlp' })), tier: 1 },

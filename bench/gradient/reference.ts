@@ -9,11 +9,17 @@ import type { ScoreGradients } from './score-gradient.ts';
 import { SparseSum } from './sparse.ts';
 import type { PromptGradient } from './update-direction.ts';
 
+/** A prompt's reference gradient with the rollouts it came from: their number and mean success. */
+export interface ReferencePromptGradient extends PromptGradient {
+  samples: number;
+  success: number;
+}
+
 export interface ReferenceGradient {
   /** ∇J_p estimated from all rollouts of each prompt. */
-  full: PromptGradient[];
+  full: ReferencePromptGradient[];
   /** The same from the first and the second half of the rollouts (the reference's own noise). */
-  halves: [PromptGradient[], PromptGradient[]];
+  halves: [ReferencePromptGradient[], ReferencePromptGradient[]];
   /** Mean success over all rollouts (J of the prompt set). */
   success: number;
 }
@@ -26,8 +32,8 @@ export interface ReferenceGradient {
  * (no reward) are left out. Prompts run `chunk` at a time so only a chunk's trees are held.
  */
 export async function referenceGradient(env: Environment<unknown>, policy: EmbeddedPolicy, prompts: readonly Prompt[], rollouts: number, rng: Rng, settings: Partial<EngineSettings>, grads: ScoreGradients, maxDepth: number, chunk = 4): Promise<ReferenceGradient> {
-  const full: PromptGradient[] = [];
-  const halves: [PromptGradient[], PromptGradient[]] = [[], []];
+  const full: ReferencePromptGradient[] = [];
+  const halves: [ReferencePromptGradient[], ReferencePromptGradient[]] = [[], []];
   let successes = 0;
   let count = 0;
   for (let c = 0; c < prompts.length; c += chunk) {
@@ -48,7 +54,7 @@ export async function referenceGradient(env: Environment<unknown>, policy: Embed
 }
 
 /** One prompt's leave-one-out REINFORCE gradient from its rollouts (the formula above), whole and by turn depth. */
-export function baselined(prompt: Prompt, samples: ReadonlyArray<{ reward: number; turns: readonly Turn[] }>, grads: ScoreGradients, maxDepth: number): PromptGradient {
+export function baselined(prompt: Prompt, samples: ReadonlyArray<{ reward: number; turns: readonly Turn[] }>, grads: ScoreGradients, maxDepth: number): ReferencePromptGradient {
   const total = new SparseSum();
   const byDepth = Array.from({ length: maxDepth }, () => new SparseSum());
   const n = samples.length;
@@ -65,7 +71,8 @@ export function baselined(prompt: Prompt, samples: ReadonlyArray<{ reward: numbe
       });
     }
   }
-  return { promptId: prompt.id, total: total.finish(), byDepth: byDepth.map((d) => d.finish()) };
+  const success = n ? samples.reduce((a, s) => a + s.reward, 0) / n : Number.NaN;
+  return { promptId: prompt.id, total: total.finish(), byDepth: byDepth.map((d) => d.finish()), samples: n, success };
 }
 
 /**

@@ -21,15 +21,11 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { strategyFromConfig } from '../../src/allocate/index.ts';
 import { createEstimator } from '../../src/advantage/index.ts';
-import { EmbeddedPolicy } from '../../src/policy/index.ts';
-import { buildComponents, collect, initialState, parseTrainConfig } from '../../src/train/index.ts';
-import { createRng } from '../../src/util/rng.ts';
+import { collect, initialState, parseTrainConfig } from '../../src/train/index.ts';
 import { ESTIMATORS, GRADIENT_ARMS } from './arms.ts';
 import { aligned, gram, interval, ResampledReference, resampleWeights } from './cosine-bootstrap.ts';
-import { cachedReference, referenceGradient } from './reference.ts';
+import { gradientCheckpoint } from './checkpoint.ts';
 import { pairedBootstrap } from '../compare/stats.ts';
-import { createHash } from 'node:crypto';
-import { ScoreGradients } from './score-gradient.ts';
 import { cosine, dot, sum, type SparseVec } from './sparse.ts';
 import { updateDirection } from './update-direction.ts';
 
@@ -54,24 +50,8 @@ if (SEEDS.some((s) => s >= 1000)) throw new Error('seeds ≥ 1000 are reserved f
 const started = Date.now();
 const log = (msg: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${msg}`);
 
-// The checkpoint: the main job's configuration at step 0 (world env seed 7, BC warm start).
-const base = parseTrainConfig({ pool: P, strategy: { name: 'grpo', budget: B } });
-const parts = await buildComponents(base);
-const policy = parts.trainable as EmbeddedPolicy;
-const maxDepth = base.engine.maxTurns;
-const same = parts.train.slice(0, P);
-const disjoint = parts.train.slice(P, 2 * P);
+const { base, parts, maxDepth, same, disjoint, grads, refSame, refOther } = await gradientCheckpoint({ prompts: P, rollouts: ROLLOUTS, budget: B, cache: values['reference-cache'], log });
 const promptsById = new Map([...same, ...disjoint].map((p) => [p.id, p]));
-const grads = new ScoreGradients(policy);
-log(`checkpoint ready; ${P} prompts, ${ROLLOUTS} reference rollouts each (same and disjoint sets)`);
-
-const refRng = createRng(0).fork('gradient-bench');
-const key = (set: string, prompts: readonly { id: string }[]) => ({ set, rollouts: ROLLOUTS, prompts: prompts.map((p) => p.id), env: base.env, engine: base.engine, checkpoint: createHash('sha256').update(policy.save()).digest('hex') });
-const cacheFile = (set: string) => (values['reference-cache'] ? `${values['reference-cache']}.${set}.json` : undefined);
-const refSame = await cachedReference(cacheFile('same'), key('same', same), () => referenceGradient(parts.env, policy, same, ROLLOUTS, refRng.fork('same'), base.engine, grads, maxDepth));
-log(`reference on the same prompts: J = ${refSame.success.toFixed(3)}`);
-const refOther = await cachedReference(cacheFile('disjoint'), key('disjoint', disjoint), () => referenceGradient(parts.env, policy, disjoint, ROLLOUTS, refRng.fork('disjoint'), base.engine, grads, maxDepth));
-log(`reference on disjoint prompts: J = ${refOther.success.toFixed(3)}`);
 
 const R = Number(values.resamples);
 const wSame = resampleWeights(P, R, 1);

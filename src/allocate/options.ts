@@ -88,7 +88,10 @@ export const strategyOptionSchemas = {
       const k = rootSolverOption(o);
       if (k) ctx.addIssue({ code: 'custom', path: [k], message: `${k}: ${ROOT_SOLVER_OPTIONS[k]} steers the root solver, which roots: uniform does not use; drop one of the two` });
     }),
-  oracle: strategyObject('oracle', { ...solverTreeFields }).refine(maxAtLeastMin, maxError),
+  oracle: strategyObject('oracle', {
+    ...solverTreeFields,
+    truthSamples: z.number().int().min(1).max(100_000).optional().describe('a measuring instrument: the root solver sees each prompt’s true p only through this many fresh outcomes a step, v = (1 + successes) / (2 + k); what a per-prompt predictor with that much evidence could reach at best. Default: the exact p'),
+  }).refine(maxAtLeastMin, maxError),
   grpo: strategyObject('grpo', { budget, batchSize }),
   dapo: strategyObject('dapo', {
     budget,

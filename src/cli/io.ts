@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { UserError } from '../util/user-error.ts';
 import { jsonLines } from '../util/json-lines.ts';
-import { DATASET_LIMITS } from '../util/bounded-read.ts';
+import { DATASET_LIMITS, mib } from '../util/bounded-read.ts';
 
 /** A user-facing error: printed as one line on stderr, exit code 2, nothing on stdout. */
 export class UsageError extends UserError {
@@ -9,16 +9,17 @@ export class UsageError extends UserError {
 }
 
 /**
- * All of stdin as text, refused past `maxBytes` (the dataset limit, 256 MiB, by default): `yes | trace-rl
+ * All of stdin as text, refused past the dataset limit (256 MiB): `yes | trace-rl
  * grade math` or `< /dev/zero` would otherwise read into memory until the process dies. It stops reading
  * at the limit, so the refusal comes at once, not when the writer gives up.
  */
-export async function readStdin(maxBytes = DATASET_LIMITS.maxFileBytes, input: NodeJS.ReadableStream = process.stdin): Promise<string> {
+export async function readStdin(): Promise<string> {
+  const maxBytes = DATASET_LIMITS.maxFileBytes;
   const chunks: Buffer[] = [];
   let bytes = 0;
-  for await (const chunk of input) {
+  for await (const chunk of process.stdin) {
     bytes += (chunk as Buffer).length;
-    if (bytes > maxBytes) throw new UsageError(`stdin: more than ${(maxBytes / (1024 * 1024)).toLocaleString('en', { maximumFractionDigits: 1 })} MiB; split the input into smaller batches`);
+    if (bytes > maxBytes) throw new UsageError(`stdin: more than ${mib(maxBytes)}; split the input into smaller batches`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');

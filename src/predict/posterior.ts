@@ -11,7 +11,12 @@
  *   Ṽ(root i) = (k₀·μᵢ + Sᵢ) / (k₀ + Nᵢ).
  *
  * An unseen prompt (Nᵢ = 0) gets μᵢ exactly, so the posterior generalises exactly as the shared model
- * does. Prefixes (`prefixes`):
+ * does. With `population: true` a seen prompt's prior is instead the population prior g, the fitted
+ * distribution of success rates across prompts (population-prior.ts): Ṽ(root i) = E[p] under
+ * g(p) · p^Sᵢ · (1 − p)^(Nᵢ − Sᵢ), so its few outcomes are read against what prompts are like (among many
+ * solved ones, 3 for 3 is likely solved). μᵢ is then the value of unseen prompts only: as k₀ pseudo-
+ * outcomes it would rule out p near 0 or 1 (a fraction of a pseudo-failure at p = 0.9975 weighs 0.0025^f),
+ * which is exactly what the population prior is there to allow. Prefixes (`prefixes`):
  *  - 'none' (default): Ṽ(H) = μ(H), the shared prediction unchanged (a prefix's own turns already tell
  *    the shared model much of what the prompt's record would);
  *  - 'shift': the shared prediction moved in logit by the prompt's root residual,
@@ -24,6 +29,7 @@
 import type { History, SuccessPredictor, TargetSample } from './types.ts';
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from './snapshot.ts';
 import { PredictorConfigError } from './mlp-predictor.ts';
+import { fitPopulation, GRID, populationMean, uniformPopulation } from './population-prior.ts';
 
 export type PrefixRule = 'shift' | 'none';
 
@@ -34,6 +40,8 @@ export interface PosteriorOptions {
   discount?: number;
   /** What prefixes get: the shared prediction unchanged ('none', default) or shifted by the root residual ('shift'). */
   prefixes?: PrefixRule;
+  /** Read a prompt's evidence against the fitted population of success rates (default false: the flat Beta). */
+  population?: boolean;
 }
 
 interface Evidence {
@@ -63,13 +71,15 @@ export class PosteriorPredictor implements SuccessPredictor {
   readonly name = 'posterior';
   private opts: Required<PosteriorOptions>;
   private evidence = new Map<string, Evidence>();
+  /** g, the population prior over GRID (used when `population` is on). */
+  private population = uniformPopulation();
 
   constructor(
     /** The shared predictor whose prediction is each prompt's prior (trained here on every sample). */
     readonly base: SuccessPredictor,
     options: PosteriorOptions = {},
   ) {
-    this.opts = validate({ strength: options.strength ?? 4, discount: options.discount ?? 1, prefixes: options.prefixes ?? 'none' });
+    this.opts = validate({ strength: options.strength ?? 4, discount: options.discount ?? 1, prefixes: options.prefixes ?? 'none', population: options.population ?? false });
   }
 
   /** Sᵢ and Nᵢ of a prompt (undefined before its first root sample). */
@@ -85,14 +95,20 @@ export class PosteriorPredictor implements SuccessPredictor {
     const roots = this.rootsNeeded(histories);
     const mu = this.base.predict([...histories, ...roots]);
     const muRoot = new Map(roots.map((h, i) => [h.prompt.id, mu[histories.length + i]!]));
-    const { strength } = this.opts;
     return histories.map((h, i) => {
       const e = this.evidence.get(h.prompt.id);
-      if (h.turns.length === 0) return posteriorMean(mu[i]!, e, strength);
+      if (h.turns.length === 0) return this.rootValue(mu[i]!, e);
       if (this.opts.prefixes === 'none' || !e || e.n <= 0) return mu[i]!;
       const m = muRoot.get(h.prompt.id)!;
-      return shiftedPrefix(mu[i]!, m, posteriorMean(m, e, strength), true);
+      return shiftedPrefix(mu[i]!, m, this.rootValue(m, e), true);
     });
+  }
+
+  /** Ṽ(root) from the shared prediction μ and the prompt's evidence (the module comment's two forms). */
+  private rootValue(mu: number, e: Evidence | undefined): number {
+    const { strength, population } = this.opts;
+    if (!population || !e || e.n <= 0) return posteriorMean(mu, e, strength);
+    return populationMean(this.population, e.s, e.n - e.s);
   }
 
   train(samples: readonly TargetSample[]): Record<string, number> {
@@ -106,6 +122,7 @@ export class PosteriorPredictor implements SuccessPredictor {
       e.n = λ * e.n + s.count;
       this.evidence.set(s.history.prompt.id, e);
     }
+    if (this.opts.population && roots > 0) this.population = fitPopulation(this.evidence.values(), this.population);
     return { ...this.base.train(samples), posteriorRoots: roots, posteriorPrompts: this.evidence.size };
   }
 
@@ -115,7 +132,7 @@ export class PosteriorPredictor implements SuccessPredictor {
     padded.set(base);
     const ids = [...this.evidence.keys()].sort();
     return encodeSnapshot(
-      { kind: this.name, options: this.opts, base: this.base.name, baseBytes: base.length, evidence: ids.map((id) => [id, this.evidence.get(id)!.s, this.evidence.get(id)!.n]) },
+      { kind: this.name, options: this.opts, base: this.base.name, baseBytes: base.length, evidence: ids.map((id) => [id, this.evidence.get(id)!.s, this.evidence.get(id)!.n]), population: [...this.population] },
       { base: new Int32Array(padded.buffer) },
     );
   }
@@ -125,11 +142,15 @@ export class PosteriorPredictor implements SuccessPredictor {
     if (header.kind !== this.name) throw new SnapshotError(`snapshot is of a "${String(header.kind)}" predictor, not "${this.name}"`);
     if (header.base !== this.base.name) throw new SnapshotError(`snapshot's shared predictor is "${String(header.base)}", this posterior's is "${this.base.name}": build it over the same kind`);
     const opts = validate(header.options as Required<PosteriorOptions>);
+    // Snapshots written before the population prior have none: the uniform start.
+    const g = header.population as number[] | undefined;
+    if (g !== undefined && (!Array.isArray(g) || g.length !== GRID.length || !g.every((x) => Number.isFinite(x) && x >= 0))) throw new SnapshotError(`posterior snapshot's population prior is not ${GRID.length} non-negative numbers: the snapshot is damaged`);
     const blob = blobs.base;
     if (!blob) throw new SnapshotError('posterior snapshot has no "base" blob: the snapshot is truncated');
     this.base.load(new Uint8Array(blob.buffer, blob.byteOffset, header.baseBytes as number));
     this.opts = opts;
     this.evidence = new Map((header.evidence as [string, number, number][]).map(([id, s, n]) => [id, { s, n }]));
+    this.population = g ? Float64Array.from(g) : uniformPopulation();
   }
 
   dispose(): void {
@@ -145,10 +166,11 @@ export class PosteriorPredictor implements SuccessPredictor {
   }
 }
 
-function validate(o: Required<PosteriorOptions>): Required<PosteriorOptions> {
+function validate(o: PosteriorOptions & Omit<Required<PosteriorOptions>, 'population'>): Required<PosteriorOptions> {
   const bad = (field: string, value: unknown, want: string) => new PredictorConfigError(`posterior predictor: ${field} = ${JSON.stringify(value)}; ${want}`);
   if (!(o.strength > 0 && Number.isFinite(o.strength))) throw bad('strength', o.strength, 'must be a finite number > 0 (pseudo-leaves of the shared prediction)');
   if (!(o.discount > 0 && o.discount <= 1)) throw bad('discount', o.discount, 'must be in (0, 1] (1 = no discount)');
   if (o.prefixes !== 'shift' && o.prefixes !== 'none') throw bad('prefixes', o.prefixes, "use 'shift' or 'none'");
-  return { strength: o.strength, discount: o.discount, prefixes: o.prefixes };
+  if (o.population !== undefined && typeof o.population !== 'boolean') throw bad('population', o.population, 'must be true or false');
+  return { strength: o.strength, discount: o.discount, prefixes: o.prefixes, population: o.population ?? false };
 }

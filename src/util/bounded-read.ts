@@ -36,7 +36,8 @@ export class InputFileError extends UserError {
   }
 }
 
-const mib = (n: number) => `${(n / (1024 * 1024)).toLocaleString('en', { maximumFractionDigits: 1 })} MiB`;
+/** A byte count as MiB for messages: `256 MiB`, `0.5 MiB`. */
+export const mib = (n: number) => `${(n / (1024 * 1024)).toLocaleString('en', { maximumFractionDigits: 1 })} MiB`;
 
 /**
  * Opens `file` for reading and checks it is a regular file no larger than `maxFileBytes`. Opened

@@ -156,6 +156,36 @@ test('trace follows the predictor; oracle follows the truth', () => {
   assert.throws(() => rootsOf(createStrategy('oracle', opts), [{ promptId: 'x', v: 0.5 }]), /true success probability/);
 });
 
+test('oracle truthSamples: k: the root solver sees p through k fresh outcomes, v = (1 + s) / (2 + k)', () => {
+  // 'solved' (p = 1) is always seen as v = 3/4 with k = 2; 'close' (p = 0.9) as 3/4 when both outcomes
+  // succeed (0.81 of steps: a tie, and ties go to the lower index), else 1/2 or 1/4, whose mixed chance
+  // beats 3/4's or ties it. The exact oracle always picks 'close' (p = 1 never mixes).
+  const candidates: RootCandidate[] = [
+    { promptId: 'solved', v: 0.5, p: 1 },
+    { promptId: 'close', v: 0.5, p: 0.9 },
+  ];
+  const opts = { budget: 2, continuations: 0, min: 2, max: 2 };
+  const plan = (s: Strategy, seed: number) => [...s.roots.plan({ candidates, round: 0, budget: 2, remaining: 2, results: new Map(), rng: createRng(seed) }).keys()];
+  const exact = createStrategy('oracle', opts);
+  const seen = createStrategy('oracle', { ...opts, truthSamples: 2 });
+  const steps = 4000;
+  let solved = 0;
+  for (let seed = 0; seed < steps; seed++) {
+    assert.deepEqual(plan(exact, seed), ['close']);
+    const picked = plan(seen, seed);
+    assert.deepEqual(picked, plan(seen, seed), 'the same step draws the same outcomes');
+    if (picked[0] === 'solved') solved++;
+  }
+  // P(both succeed) = 0.81, or one fails and 'close' is seen at 1/4 (v = 1/4 and 3/4 tie on mixed chance): 0.01.
+  const expected = 0.81 + 0.01;
+  assert.ok(Math.abs(solved / steps - expected) < 4 * Math.sqrt((expected * (1 - expected)) / steps), `picked the solved prompt in ${solved} of ${steps} steps, expected about ${expected * steps}`);
+  // Many outcomes: the seen p is the truth to within sampling error, and the plan is the exact oracle's.
+  const many = createStrategy('oracle', { ...opts, truthSamples: 100_000 });
+  for (let seed = 0; seed < 20; seed++) assert.deepEqual(plan(many, seed), ['close']);
+  assert.throws(() => strategyFromConfig({ name: 'oracle', budget: 10, truthSamples: 0 }), /truthSamples/);
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 10, truthSamples: 4 }), /truthSamples/);
+});
+
 test('entropy picks the highest-entropy prefixes; random-tree spreads at random', () => {
   const prefixes: PrefixCandidate[] = [0.1, 2.5, 0.7, 1.9].map((h, i) => ({ id: `p${i}`, q: 0.5, r: 1, depth: 1, entropy: h }));
   const e = createStrategy('entropy', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes, budget: 3, rng: createRng(0) });

@@ -88,7 +88,9 @@ function strategyOptionsFor(strategies: readonly StrategyName[], given: Record<s
  * finals, at grpo's mean spend at 192 trajectories a step on each embedded environment (measured in
  * committed results, BENCHMARKS.md): a tree strategy's continuations re-generate only the turns after
  * their branch point, so at equal trajectories it would pay less than grpo for the same budget. Other
- * environments have no measured figure and keep train's default (192 trajectories a step).
+ * environments have no measured figure and keep train's default (192 trajectories a step). The same
+ * numbers are in bench/compare/experiments.ts (WORLD_TOKENS, LATE_TOKENS, MATH_TOKENS) on purpose: those
+ * are frozen with the finals that used them, these may move when a new measurement does.
  */
 export const EQUAL_TOKEN_BUDGETS = { world: 11_500, 'world-late': 15_000, 'math-world': 6_000 } as const;
 

@@ -105,6 +105,7 @@ const REPORT_TABLE = {
   'final-r2-late-env53': { paired: 'first' },
   'final-r2-math-env37': { paired: 'first' },
   'final-r2-math-env53': { paired: 'first' },
+  'final-late-20': { paired: 'first', curves: true, contrast: true },
 } satisfies Record<string, Report>;
 
 /** The experiments, in the order `--experiments` runs them by default (the order of REPORT_TABLE). */
@@ -548,6 +549,18 @@ export function arms(experiment: ExperimentName): Arm[] {
         lateWorld('fl-knapsack', { name: 'knapsack', ...tokens }, `Knapsack-RL on each prompt's history, ${at}`, {}, 1),
         lateWorld('fl-random-tree', { name: 'random-tree', ...tokens }, `continuations at random prefixes (the trace estimator), ${at}`, {}, 1),
         lateWorld('fl-dapo', { name: 'dapo' }, 'dynamic sampling until ⌊192/8⌋ mixed groups, at 192 trajectories a step (cap 4 · 192); its real tokens shown', {}, 1),
+      ];
+    }
+    case 'final-late-20': {
+      // Issue 34 §3, the late world's decisive test (pre-registered 2026-12-02, docs/experiments/2026-12-02-final-late-20.md;
+      // frozen before seeds 1010–1029 ran, the commit in BENCHMARKS.md): final-late's setting and its two core
+      // arms, unchanged, on 20 fresh seeds, since 5 seeds gave intervals of ± 6 points on this world.
+      const late: ArmExtra = { env: { world: { profile: 'late' } } };
+      const tokens = { unit: 'tokens', budget: LATE_TOKENS };
+      const at = `at ${LATE_TOKENS.toLocaleString('en')} tokens a step`;
+      return [
+        world('f20-trace-best', { ...LATE_BEST, ...tokens }, `late-dev's best trace (${JSON.stringify(LATE_BEST)}), ${at}`, late),
+        world('f20-grpo', { name: 'grpo', ...tokens }, `uniform groups, ${at}`, late),
       ];
     }
     case 'final-r2-world':

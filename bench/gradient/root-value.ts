@@ -13,6 +13,9 @@
  * own t_i enters its value): what a root value that knows which kinds teach could reach.
  *
  *   npx tsx bench/gradient/root-value.ts [--prompts 64] [--rollouts 1024] [--reference-cache file] [--resamples 2000] [--json out.json]
+ *
+ * Measured (128 + 128 prompts, 1,024 rollouts): bench/gradient/results/root-value.md, read in
+ * docs/experiments/2026-12-02-root-evidence-and-value.md.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -133,11 +136,15 @@ const ci = (x: { point: number; lo: number; hi: number }) => `${f3(x.point)} [${
 
 const t = rows.map((r) => r.general);
 const reliability = pearson(rows.map((r) => r.halves[0]), rows.map((r) => r.halves[1]));
+// Every bootstrap draws the same prompt indices (one seeded stream), so differences are paired.
+const mixed = rows.map(VALUES[0]!.value);
+const rho = (v: readonly number[], idx: readonly number[]) => spearman(idx.map((i) => v[i]!), idx.map((i) => t[i]!));
 const table = VALUES.map(({ name, value }) => {
   const v = rows.map(value);
   return {
     name,
-    spearman: bootstrap((idx) => spearman(idx.map((i) => v[i]!), idx.map((i) => t[i]!))),
+    spearman: bootstrap((idx) => rho(v, idx)),
+    vsMixed: bootstrap((idx) => rho(v, idx) - rho(mixed, idx)),
     topHalf: bootstrap((idx) => topHalfShare(idx.map((i) => v[i]!), idx.map((i) => t[i]!))),
   };
 });
@@ -152,9 +159,9 @@ const out: string[] = [];
 out.push(`Checkpoint: world (env seed 7) BC warm start; ${rows.length} prompts (${P} same + ${P} disjoint), ${values.rollouts} reference rollouts each; J = ${f3(refSame.success)} / ${f3(refOther.success)}.`);
 out.push(`Split-half reliability of a prompt's generalising signal t_i (Pearson, halves of its rollouts): ${f3(reliability)}.`);
 out.push('');
-out.push('| root value (from the true p) | Spearman with t_i | share of Σ t_i in its top half |');
-out.push('|---|---|---|');
-for (const r of table) out.push(`| ${r.name} | ${ci(r.spearman)} | ${ci(r.topHalf)} |`);
+out.push('| root value (from the true p) | Spearman with t_i | Δ Spearman vs P(mixed, 3), paired | share of Σ t_i in its top half |');
+out.push('|---|---|---|---|');
+for (const r of table) out.push(`| ${r.name} | ${ci(r.spearman)} | ${r === table[0] ? '' : ci(r.vsMixed)} | ${ci(r.topHalf)} |`);
 out.push('');
 out.push('| question kind | prompts | mean p | mean P(mixed, 3) | mean t_i (generalising) | t_i per unit P(mixed) | mean own signal |');
 out.push('|---|---|---|---|---|---|---|');

@@ -141,15 +141,19 @@ export class PosteriorPredictor implements SuccessPredictor {
     const { header, blobs } = decodeSnapshot(snapshot);
     if (header.kind !== this.name) throw new SnapshotError(`snapshot is of a "${String(header.kind)}" predictor, not "${this.name}"`);
     if (header.base !== this.base.name) throw new SnapshotError(`snapshot's shared predictor is "${String(header.base)}", this posterior's is "${this.base.name}": build it over the same kind`);
+    if (typeof header.options !== 'object' || header.options === null) throw new SnapshotError('posterior snapshot has no options: the snapshot is damaged');
     const opts = validate(header.options as Required<PosteriorOptions>);
     // Snapshots written before the population prior have none: the uniform start.
     const g = header.population as number[] | undefined;
     if (g !== undefined && (!Array.isArray(g) || g.length !== GRID.length || !g.every((x) => Number.isFinite(x) && x >= 0))) throw new SnapshotError(`posterior snapshot's population prior is not ${GRID.length} non-negative numbers: the snapshot is damaged`);
+    const evidence = evidenceOf(header.evidence);
     const blob = blobs.base;
     if (!blob) throw new SnapshotError('posterior snapshot has no "base" blob: the snapshot is truncated');
-    this.base.load(new Uint8Array(blob.buffer, blob.byteOffset, header.baseBytes as number));
+    const baseBytes = header.baseBytes;
+    if (!Number.isInteger(baseBytes) || (baseBytes as number) < 0 || (baseBytes as number) > blob.byteLength) throw new SnapshotError(`posterior snapshot's baseBytes ${JSON.stringify(baseBytes)} is not a length within its ${blob.byteLength}-byte "base" blob: the snapshot is damaged`);
+    this.base.load(new Uint8Array(blob.buffer, blob.byteOffset, baseBytes as number));
     this.opts = opts;
-    this.evidence = new Map((header.evidence as [string, number, number][]).map(([id, s, n]) => [id, { s, n }]));
+    this.evidence = evidence;
     this.population = g ? Float64Array.from(g) : uniformPopulation();
   }
 
@@ -164,6 +168,18 @@ export class PosteriorPredictor implements SuccessPredictor {
     for (const h of histories) if (h.turns.length > 0 && !out.has(h.prompt.id) && (this.evidence.get(h.prompt.id)?.n ?? 0) > 0) out.set(h.prompt.id, { prompt: h.prompt, turns: [] });
     return [...out.values()];
   }
+}
+
+/** A snapshot's [id, S, N] rows as evidence, refused by name unless each is a string and 0 ≤ S ≤ N finite. */
+function evidenceOf(rows: unknown): Map<string, Evidence> {
+  if (!Array.isArray(rows)) throw new SnapshotError('posterior snapshot has no evidence list: the snapshot is damaged');
+  const out = new Map<string, Evidence>();
+  rows.forEach((row: unknown, i) => {
+    const ok = Array.isArray(row) && row.length === 3 && typeof row[0] === 'string' && [row[1], row[2]].every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0) && row[1] <= row[2] * (1 + 1e-9);
+    if (!ok) throw new SnapshotError(`posterior snapshot's evidence row ${i} is ${JSON.stringify(row)?.slice(0, 80)}, not [prompt id, successes, outcomes] with 0 ≤ successes ≤ outcomes: the snapshot is damaged`);
+    out.set(row[0] as string, { s: row[1] as number, n: row[2] as number });
+  });
+  return out;
 }
 
 function validate(o: PosteriorOptions & Omit<Required<PosteriorOptions>, 'population'>): Required<PosteriorOptions> {

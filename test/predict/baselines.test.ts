@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BetaBernoulliPredictor, GlobalRatePredictor, SnapshotError, type TargetSample } from '../../src/predict/index.ts';
+import { decodeSnapshot, encodeSnapshot } from '../../src/predict/snapshot.ts';
 import { prompt, turn } from './helpers.ts';
 
 const root = (id: string, target: number, count: number): TargetSample => ({ history: { prompt: prompt(id, `q ${id}`), turns: [] }, target, count, kind: 'root' });
@@ -34,4 +35,22 @@ test('global rate: leaf-weighted success rate over roots, prior before data', ()
   copy.load(g.save());
   assert.deepEqual(copy.predict([root('z', 0, 0).history]), [4 / 6]);
   assert.throws(() => copy.load(new BetaBernoulliPredictor().save()), SnapshotError);
+});
+
+test('Beta-Bernoulli: a damaged snapshot (a hostile checkpoint file) is refused by name and leaves the model unchanged', () => {
+  const bb = new BetaBernoulliPredictor();
+  bb.train([root('a', 0.5, 4)]);
+  const before = bb.predict([root('a', 0, 0).history]);
+  const good = decodeSnapshot(bb.save()).header;
+  const damaged: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['no posterior list', { ...good, posterior: 'x' }, /no posterior list/],
+    ['a row with a negative α', { ...good, posterior: [['a', -1, 2]] }, /posterior row 0/],
+    ['a row with a number for an id', { ...good, posterior: [[7, 1, 2]] }, /posterior row 0/],
+    ['a NaN-making discount', { ...good, options: { alpha0: 1, beta0: 1, discount: 3 } }, /discount in \(0, 1\]/],
+    ['no options', { ...good, options: undefined }, /options/],
+  ];
+  for (const [what, header, message] of damaged) {
+    assert.throws(() => bb.load(encodeSnapshot(header)), (e: Error) => e instanceof SnapshotError && message.test(e.message), what);
+    assert.deepEqual(bb.predict([root('a', 0, 0).history]), before, `${what}: unchanged`);
+  }
 });

@@ -10,6 +10,7 @@ import {
   type History, type SuccessPredictor, type TargetSample,
 } from '../../src/predict/index.ts';
 import { fitPopulation, GRID, populationMean, uniformPopulation } from '../../src/predict/population-prior.ts';
+import { decodeSnapshot, encodeSnapshot } from '../../src/predict/snapshot.ts';
 import { prompt, turn } from './helpers.ts';
 
 const root = (id: string, target = 0, count = 0): TargetSample => ({ history: { prompt: prompt(id, `q ${id}`), turns: [] }, target, count, kind: 'root' });
@@ -141,4 +142,24 @@ test('population: true: a seen root gets E[p] under g(p)·p^S(1 − p)^(N − S)
   const off = new PosteriorPredictor(stub(), { strength: 4 });
   off.train([root('new', 1, 3)]);
   close(off.predict([h(root('new'))])[0]!, flat, 'flat Beta');
+});
+
+test('a damaged posterior snapshot (a hostile checkpoint file) is refused by name and leaves the model unchanged', () => {
+  const p = new PosteriorPredictor(new GlobalRatePredictor(), { population: true });
+  p.train([root('a', 0.5, 4)]);
+  const probe = [h(root('a')), h(root('b'))];
+  const before = p.predict(probe);
+  const { header, blobs } = decodeSnapshot(p.save());
+  const damaged: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['no evidence list', { ...header, evidence: {} }, /no evidence list/],
+    ['successes above outcomes', { ...header, evidence: [['a', 5, 4]] }, /evidence row 0/],
+    ['a non-finite count', { ...header, evidence: [['a', 1, null]] }, /evidence row 0/],
+    ['a base length past its blob', { ...header, baseBytes: 1e9 }, /baseBytes/],
+    ['a population of the wrong size', { ...header, population: [1, 2] }, /population prior/],
+    ['no options', { ...header, options: 'x' }, /no options/],
+  ];
+  for (const [what, bad, message] of damaged) {
+    assert.throws(() => p.load(encodeSnapshot(bad, blobs)), (e: Error) => e instanceof SnapshotError && message.test(e.message), what);
+    assert.deepEqual(p.predict(probe), before, `${what}: unchanged`);
+  }
 });

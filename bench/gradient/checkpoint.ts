@@ -21,8 +21,8 @@ export async function gradientCheckpoint(o: { prompts: number; rollouts: number;
   const grads = new ScoreGradients(policy);
   o.log(`checkpoint ready; ${o.prompts} prompts, ${o.rollouts} reference rollouts each (same and disjoint sets)`);
   const refRng = createRng(0).fork('gradient-bench');
-  // `version` 2: each prompt's gradient carries its own success rate (older cache files are recomputed).
-  const key = (set: string, prompts: readonly { id: string }[]) => ({ version: 2, set, rollouts: o.rollouts, prompts: prompts.map((p) => p.id), env: base.env, engine: base.engine, checkpoint: createHash('sha256').update(policy.save()).digest('hex') });
+  // `version` 3: each prompt's gradient carries its success rate and path share (older cache files are recomputed).
+  const key = (set: string, prompts: readonly { id: string }[]) => ({ version: 3, set, rollouts: o.rollouts, prompts: prompts.map((p) => p.id), env: base.env, engine: base.engine, checkpoint: createHash('sha256').update(policy.save()).digest('hex') });
   const file = (set: string) => (o.cache ? `${o.cache}.${set}.json` : undefined);
   const reference = (set: string, prompts: typeof same): Promise<ReferenceGradient> =>
     cachedReference(file(set), key(set, prompts), () => referenceGradient(parts.env, policy, prompts, o.rollouts, refRng.fork(set), base.engine, grads, maxDepth));

@@ -8,11 +8,13 @@ import type { Rng } from '../../src/util/rng.ts';
 import type { ScoreGradients } from './score-gradient.ts';
 import { SparseSum } from './sparse.ts';
 import type { PromptGradient } from './update-direction.ts';
+import { pathShare } from './path-share.ts';
 
-/** A prompt's reference gradient with the rollouts it came from: their number and mean success. */
+/** A prompt's reference gradient with the rollouts it came from: their number, mean success and path share (path-share.ts). */
 export interface ReferencePromptGradient extends PromptGradient {
   samples: number;
   success: number;
+  pathShare: number;
 }
 
 export interface ReferenceGradient {
@@ -72,7 +74,7 @@ export function baselined(prompt: Prompt, samples: ReadonlyArray<{ reward: numbe
     }
   }
   const success = n ? samples.reduce((a, s) => a + s.reward, 0) / n : Number.NaN;
-  return { promptId: prompt.id, total: total.finish(), byDepth: byDepth.map((d) => d.finish()), samples: n, success };
+  return { promptId: prompt.id, total: total.finish(), byDepth: byDepth.map((d) => d.finish()), samples: n, success, pathShare: pathShare(samples) };
 }
 
 /**

@@ -50,6 +50,8 @@ interface PromptRow {
   halves: [number, number];
   /** ⟨g⁽¹⁾, g⁽²⁾⟩: the prompt's own squared signal. */
   own: number;
+  /** Share of its outcome variance its actions before the last turn explain (path-share.ts; NaN when it has none). */
+  path: number;
   set: 'same' | 'disjoint';
 }
 
@@ -64,6 +66,7 @@ function rowsOf(set: 'same' | 'disjoint', prompts: typeof same, ref: typeof refS
     general: along(g),
     halves: [along(ref.halves[0][i]!), along(ref.halves[1][i]!)],
     own: dot(ref.halves[0][i]!.total, ref.halves[1][i]!.total),
+    path: g.pathShare,
     set,
   }));
 }
@@ -89,6 +92,7 @@ const VALUES: Array<{ name: string; value: (r: PromptRow) => number }> = [
   { name: 'p(1 − p)² (knapsack)', value: (r) => r.p * (1 - r.p) ** 2 },
   { name: '1 − p (room to improve)', value: (r) => 1 - r.p },
   { name: 'own signal |∇J_i|² (oracle)', value: (r) => r.own },
+  { name: 'P(mixed, 3) × path share (learnable contrast)', value: (r) => mixedChance(r.p, 3) * (Number.isFinite(r.path) ? r.path : 0) },
   { name: 'P(mixed, 3) × kind weight (cross-fitted)', value: (r) => mixedChance(r.p, 3) * (weightsFrom[r.set].get(r.kind) ?? 0) },
 ];
 
@@ -121,7 +125,8 @@ const kinds = [...new Set(rows.map((r) => r.kind))].sort();
 const byKind = kinds.map((kind) => {
   const rs = rows.filter((r) => r.kind === kind);
   const m = (f: (r: PromptRow) => number) => rs.reduce((s, r) => s + f(r), 0) / rs.length;
-  return { kind, n: rs.length, p: m((r) => r.p), mixed: m((r) => mixedChance(r.p, 3)), general: m((r) => r.general), own: m((r) => r.own) };
+  const withPath = rs.filter((r) => Number.isFinite(r.path));
+  return { kind, n: rs.length, p: m((r) => r.p), mixed: m((r) => mixedChance(r.p, 3)), general: m((r) => r.general), own: m((r) => r.own), path: withPath.reduce((s, r) => s + r.path, 0) / withPath.length };
 });
 
 const out: string[] = [];
@@ -132,9 +137,9 @@ out.push('| root value (from the true p) | Spearman with t_i | Δ Spearman vs P(
 out.push('|---|---|---|---|');
 for (const r of table) out.push(`| ${r.name} | ${ci(r.spearman)} | ${r === table[0] ? '' : ci(r.vsMixed)} | ${ci(r.topHalf)} |`);
 out.push('');
-out.push('| question kind | prompts | mean p | mean P(mixed, 3) | mean t_i (generalising) | t_i per unit P(mixed) | mean own signal |');
-out.push('|---|---|---|---|---|---|---|');
-for (const k of byKind) out.push(`| ${k.kind} | ${k.n} | ${f3(k.p)} | ${f3(k.mixed)} | ${f3(k.general)} | ${f3(k.general / k.mixed)} | ${f3(k.own)} |`);
+out.push('| question kind | prompts | mean p | mean P(mixed, 3) | mean t_i (generalising) | t_i per unit P(mixed) | mean own signal | mean path share (mixed prompts) |');
+out.push('|---|---|---|---|---|---|---|---|');
+for (const k of byKind) out.push(`| ${k.kind} | ${k.n} | ${f3(k.p)} | ${f3(k.mixed)} | ${f3(k.general)} | ${f3(k.general / k.mixed)} | ${f3(k.own)} | ${f3(k.path)} |`);
 console.log(out.join('\n'));
 log('done');
 if (values.json) writeFileSync(values.json, JSON.stringify({ prompts: rows.length, rollouts: Number(values.rollouts), reliability, values: table, byKind, rows }, null, 2) + '\n');

@@ -108,6 +108,12 @@ export const FINALS: readonly FinalSpec[] = [
     doc: 'docs/experiments/2026-12-01-final-late.md',
     command: '(the same run)',
   },
+  {
+    name: 'R2 late, 20 seeds', frozen: '2358601', setting: 'as R2 late, seeds 1010–1029', arm: 'as R2 late (not tuned again)',
+    out: 'out-final-late-20', experiment: 'final-late-20', trace: 'f20-trace-best', grpo: 'f20-grpo',
+    doc: 'docs/experiments/2026-12-02-final-late-20.md',
+    command: `${RUN} --experiments final-late-20 --first-seed 1010 --seeds 20 --steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --eval-samples 2 --env-questions 2500 --cheap-baseline-predictor --jobs 2 --out bench/compare/out-final-late-20 --plots bench/compare/plots/final-late-20`,
+  },
   // Round two's other finals: one run of the command below (the first row carries it).
   ...R2_ROWS.map(([name, setting, arm, experiment, trace, grpo], i): FinalSpec => ({
     name, frozen: '4a2ae2a', setting, arm, out: 'out-final-r2', experiment, trace, grpo,

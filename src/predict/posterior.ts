@@ -25,6 +25,15 @@
  *    Measured no better than 'none' (simulator online prefix Brier 0.112 vs 0.108, world 0.149 vs 0.149;
  *    docs/experiments/2026-12-01-root-predictor.md), hence not the default.
  * The shared predictor is trained on every sample as before; the counts come from root samples only.
+ *
+ * `evidence: 'first-turn'` counts a rollout that went past its first turn by the shared prediction after
+ * that turn instead of its 0/1 outcome (a rollout that ended at its first turn keeps its outcome): with
+ * the step's depth-1 prefix samples j (prediction qⱼ before this step's training, cⱼ leaves below),
+ *   Sᵢ ← λSᵢ + Σⱼ qⱼcⱼ + (y·c − Σⱼ yⱼcⱼ),   Nᵢ ← λNᵢ + c.
+ * E[qⱼ] = p for a calibrated shared predictor, and its spread over rollouts is below the outcome's, so a
+ * rollout is worth more than one outcome (the oracle's gain needs many: docs/experiments/2026-12-02-root-
+ * evidence-and-value.md); a miscalibrated one biases Ṽ. The depth-1 histories must be predictable when
+ * `train` runs (the training loop's calibration pass prepares them).
  */
 import type { History, SuccessPredictor, TargetSample } from './types.ts';
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from './snapshot.ts';
@@ -42,7 +51,11 @@ export interface PosteriorOptions {
   prefixes?: PrefixRule;
   /** Read a prompt's evidence against the fitted population of success rates (default false: the flat Beta). */
   population?: boolean;
+  /** What a rollout adds to its prompt's evidence: its outcome ('outcomes', default) or the shared prediction after its first turn ('first-turn'). */
+  evidence?: EvidenceRule;
 }
+
+export type EvidenceRule = 'outcomes' | 'first-turn';
 
 interface Evidence {
   /** Sᵢ: discounted successes (Σ y·c). */
@@ -79,7 +92,7 @@ export class PosteriorPredictor implements SuccessPredictor {
     readonly base: SuccessPredictor,
     options: PosteriorOptions = {},
   ) {
-    this.opts = validate({ strength: options.strength ?? 4, discount: options.discount ?? 1, prefixes: options.prefixes ?? 'none', population: options.population ?? false });
+    this.opts = validate({ strength: options.strength ?? 4, discount: options.discount ?? 1, prefixes: options.prefixes ?? 'none', population: options.population ?? false, evidence: options.evidence ?? 'outcomes' });
   }
 
   /** Sᵢ and Nᵢ of a prompt (undefined before its first root sample). */
@@ -113,17 +126,27 @@ export class PosteriorPredictor implements SuccessPredictor {
 
   train(samples: readonly TargetSample[]): Record<string, number> {
     const λ = this.opts.discount;
+    const shift = this.opts.evidence === 'first-turn' ? this.firstTurnShift(samples) : undefined;
     let roots = 0;
     for (const s of samples) {
       if (!isRoot(s)) continue;
       roots++;
       const e = this.evidence.get(s.history.prompt.id) ?? { s: 0, n: 0 };
-      e.s = λ * e.s + s.target * s.count;
+      e.s = λ * e.s + s.target * s.count + (shift?.get(s.history.prompt.id) ?? 0);
       e.n = λ * e.n + s.count;
       this.evidence.set(s.history.prompt.id, e);
     }
     if (this.opts.population && roots > 0) this.population = fitPopulation(this.evidence.values(), this.population);
     return { ...this.base.train(samples), posteriorRoots: roots, posteriorPrompts: this.evidence.size };
+  }
+
+  /** Per prompt, Σⱼ (qⱼ − yⱼ)·cⱼ over its depth-1 prefix samples: what replacing their outcomes by predictions adds to S. */
+  private firstTurnShift(samples: readonly TargetSample[]): Map<string, number> {
+    const firsts = samples.filter((s) => s.kind !== 'leaf' && s.history.turns.length === 1);
+    const q = firsts.length ? this.base.predict(firsts.map((s) => s.history)) : [];
+    const shift = new Map<string, number>();
+    firsts.forEach((s, j) => shift.set(s.history.prompt.id, (shift.get(s.history.prompt.id) ?? 0) + (q[j]! - s.target) * s.count));
+    return shift;
   }
 
   save(): Uint8Array {
@@ -182,11 +205,13 @@ function evidenceOf(rows: unknown): Map<string, Evidence> {
   return out;
 }
 
-function validate(o: PosteriorOptions & Omit<Required<PosteriorOptions>, 'population'>): Required<PosteriorOptions> {
+function validate(o: PosteriorOptions & Omit<Required<PosteriorOptions>, 'population' | 'evidence'>): Required<PosteriorOptions> {
   const bad = (field: string, value: unknown, want: string) => new PredictorConfigError(`posterior predictor: ${field} = ${JSON.stringify(value)}; ${want}`);
   if (!(o.strength > 0 && Number.isFinite(o.strength))) throw bad('strength', o.strength, 'must be a finite number > 0 (pseudo-leaves of the shared prediction)');
   if (!(o.discount > 0 && o.discount <= 1)) throw bad('discount', o.discount, 'must be in (0, 1] (1 = no discount)');
   if (o.prefixes !== 'shift' && o.prefixes !== 'none') throw bad('prefixes', o.prefixes, "use 'shift' or 'none'");
   if (o.population !== undefined && typeof o.population !== 'boolean') throw bad('population', o.population, 'must be true or false');
-  return { strength: o.strength, discount: o.discount, prefixes: o.prefixes, population: o.population ?? false };
+  const evidence = o.evidence ?? 'outcomes';
+  if (evidence !== 'outcomes' && evidence !== 'first-turn') throw bad('evidence', o.evidence, "use 'outcomes' or 'first-turn'");
+  return { strength: o.strength, discount: o.discount, prefixes: o.prefixes, population: o.population ?? false, evidence };
 }

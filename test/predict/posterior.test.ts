@@ -163,3 +163,18 @@ test('a damaged posterior snapshot (a hostile checkpoint file) is refused by nam
     assert.deepEqual(p.predict(probe), before, `${what}: unchanged`);
   }
 });
+
+test("evidence 'first-turn': a rollout past its first turn counts as the shared prediction after it; one that ended there keeps its outcome", () => {
+  const ft = new PosteriorPredictor(stub(), { strength: 4, evidence: 'first-turn' });
+  const base = stub();
+  const outcomes = new PosteriorPredictor(base, { strength: 4 });
+  // Prompt a: 4 rollouts, 3 successes; two went past turn 1 (both succeeded, μ = 0.5 there), two ended at it (one success).
+  const step = [root('a', 0.75, 4), { ...prefix('a', 1), count: 1 }, { ...prefix('a', 1), count: 1 }];
+  ft.train(step);
+  outcomes.train(step);
+  // S = 0.5 + 0.5 (the predictions) + (3 − 2) (the outcomes of the rollouts that ended at turn 1) = 2, N = 4.
+  assert.deepEqual(ft.evidenceOf('a'), { s: 2, n: 4 });
+  close(ft.predict([h(root('a'))])[0]!, (0.8 + 2) / 8, 'first-turn');
+  close(outcomes.predict([h(root('a'))])[0]!, (0.8 + 3) / 8, 'outcomes (the default)');
+  assert.throws(() => new PosteriorPredictor(stub(), { evidence: 'all' as 'outcomes' }), (e: Error) => e instanceof PredictorConfigError && e.message.includes('evidence'));
+});

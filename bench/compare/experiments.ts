@@ -615,14 +615,10 @@ export function arms(experiment: ExperimentName): Arm[] {
         sim('sl-pcl-posterior-k2', { name: 'pcl' }, 'pcl on the MLP-prior posterior, k₀ = 2', at({ kind: 'posterior', posterior: { strength: 2 } })),
         // The value of evidence (2026-12-02, development): pcl on the true p seen through k fresh outcomes a
         // prompt and step (oracle truthSamples), an upper bound for a per-prompt predictor with k outcomes.
-        // After the value of evidence (2026-12-02, development): the posterior read against the fitted population
-        // of success rates (predictor.posterior.population), which says "solved" after fewer agreeing outcomes.
-        sim('sl-pcl-posterior-pop', { name: 'pcl' }, 'pcl on the posterior with the population prior (the MLP for unseen prompts)', at({ kind: 'posterior', posterior: { population: true } })),
-        sim('sl-pcl-posterior-pop-d08', { name: 'pcl' }, 'the same, discount λ = 0.8', at({ kind: 'posterior', posterior: { population: true, discount: 0.8 } })),
-        // After the value of evidence (2026-12-02, development): a rollout counted by the MLP's prediction after its
-        // first turn, which spreads less than its outcome, so each rollout is worth more than one outcome.
-        sim('sl-pcl-posterior-ft', { name: 'pcl' }, 'pcl on the MLP-prior posterior, rollouts counted by the prediction after turn 1', at({ kind: 'posterior', posterior: { evidence: 'first-turn' } })),
-        sim('sl-pcl-posterior-ft-d08', { name: 'pcl' }, 'the same, discount λ = 0.8', at({ kind: 'posterior', posterior: { evidence: 'first-turn', discount: 0.8 } })),
+        // Two posterior variants ran here on 2026-12-02 and were removed as measured worse (their records stay in
+        // out-dev-sim-learn; the code is at cbbae25): sl-pcl-posterior-pop(-d08), a population prior over success
+        // rates, and sl-pcl-posterior-ft(-d08), rollouts counted by the MLP's prediction after their first turn
+        // (docs/experiments/2026-12-02-root-evidence-and-value.md).
         ...[2, 4, 8, 16, 64].map((k) => sim(`sl-pcl-oracle-k${k}`, { name: 'oracle', continuations: 0, truthSamples: k }, `pcl on the true p seen through ${k} fresh outcomes a step`, cheap)),
         // The tree arms after the root measurement (tier 1), so a run cut short by the clock still has it.
         { ...sim('sl-trace', { name: 'trace' }, 'the paper’s trace on the shared MLP Ṽ', at({ kind: 'mlp' })), tier: 1 },

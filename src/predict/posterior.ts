@@ -11,12 +11,7 @@
  *   Ṽ(root i) = (k₀·μᵢ + Sᵢ) / (k₀ + Nᵢ).
  *
  * An unseen prompt (Nᵢ = 0) gets μᵢ exactly, so the posterior generalises exactly as the shared model
- * does. With `population: true` a seen prompt's prior is instead the population prior g, the fitted
- * distribution of success rates across prompts (population-prior.ts): Ṽ(root i) = E[p] under
- * g(p) · p^Sᵢ · (1 − p)^(Nᵢ − Sᵢ), so its few outcomes are read against what prompts are like (among many
- * solved ones, 3 for 3 is likely solved). μᵢ is then the value of unseen prompts only: as k₀ pseudo-
- * outcomes it would rule out p near 0 or 1 (a fraction of a pseudo-failure at p = 0.9975 weighs 0.0025^f),
- * which is exactly what the population prior is there to allow. Prefixes (`prefixes`):
+ * does. Prefixes (`prefixes`):
  *  - 'none' (default): Ṽ(H) = μ(H), the shared prediction unchanged (a prefix's own turns already tell
  *    the shared model much of what the prompt's record would);
  *  - 'shift': the shared prediction moved in logit by the prompt's root residual,
@@ -25,20 +20,10 @@
  *    Measured no better than 'none' (simulator online prefix Brier 0.112 vs 0.108, world 0.149 vs 0.149;
  *    docs/experiments/2026-12-01-root-predictor.md), hence not the default.
  * The shared predictor is trained on every sample as before; the counts come from root samples only.
- *
- * `evidence: 'first-turn'` counts a rollout that went past its first turn by the shared prediction after
- * that turn instead of its 0/1 outcome (a rollout that ended at its first turn keeps its outcome): with
- * the step's depth-1 prefix samples j (prediction qⱼ before this step's training, cⱼ leaves below),
- *   Sᵢ ← λSᵢ + Σⱼ qⱼcⱼ + (y·c − Σⱼ yⱼcⱼ),   Nᵢ ← λNᵢ + c.
- * E[qⱼ] = p for a calibrated shared predictor, and its spread over rollouts is below the outcome's, so a
- * rollout is worth more than one outcome (the oracle's gain needs many: docs/experiments/2026-12-02-root-
- * evidence-and-value.md); a miscalibrated one biases Ṽ. The depth-1 histories must be predictable when
- * `train` runs (the training loop's calibration pass prepares them).
  */
 import type { History, SuccessPredictor, TargetSample } from './types.ts';
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from './snapshot.ts';
 import { PredictorConfigError } from './mlp-predictor.ts';
-import { fitPopulation, GRID, populationMean, uniformPopulation } from './population-prior.ts';
 
 export type PrefixRule = 'shift' | 'none';
 
@@ -49,13 +34,7 @@ export interface PosteriorOptions {
   discount?: number;
   /** What prefixes get: the shared prediction unchanged ('none', default) or shifted by the root residual ('shift'). */
   prefixes?: PrefixRule;
-  /** Read a prompt's evidence against the fitted population of success rates (default false: the flat Beta). */
-  population?: boolean;
-  /** What a rollout adds to its prompt's evidence: its outcome ('outcomes', default) or the shared prediction after its first turn ('first-turn'). */
-  evidence?: EvidenceRule;
 }
-
-export type EvidenceRule = 'outcomes' | 'first-turn';
 
 interface Evidence {
   /** Sᵢ: discounted successes (Σ y·c). */
@@ -84,15 +63,13 @@ export class PosteriorPredictor implements SuccessPredictor {
   readonly name = 'posterior';
   private opts: Required<PosteriorOptions>;
   private evidence = new Map<string, Evidence>();
-  /** g, the population prior over GRID (used when `population` is on). */
-  private population = uniformPopulation();
 
   constructor(
     /** The shared predictor whose prediction is each prompt's prior (trained here on every sample). */
     readonly base: SuccessPredictor,
     options: PosteriorOptions = {},
   ) {
-    this.opts = validate({ strength: options.strength ?? 4, discount: options.discount ?? 1, prefixes: options.prefixes ?? 'none', population: options.population ?? false, evidence: options.evidence ?? 'outcomes' });
+    this.opts = validate({ strength: options.strength ?? 4, discount: options.discount ?? 1, prefixes: options.prefixes ?? 'none' });
   }
 
   /** Sᵢ and Nᵢ of a prompt (undefined before its first root sample). */
@@ -108,45 +85,28 @@ export class PosteriorPredictor implements SuccessPredictor {
     const roots = this.rootsNeeded(histories);
     const mu = this.base.predict([...histories, ...roots]);
     const muRoot = new Map(roots.map((h, i) => [h.prompt.id, mu[histories.length + i]!]));
+    const { strength } = this.opts;
     return histories.map((h, i) => {
       const e = this.evidence.get(h.prompt.id);
-      if (h.turns.length === 0) return this.rootValue(mu[i]!, e);
+      if (h.turns.length === 0) return posteriorMean(mu[i]!, e, strength);
       if (this.opts.prefixes === 'none' || !e || e.n <= 0) return mu[i]!;
       const m = muRoot.get(h.prompt.id)!;
-      return shiftedPrefix(mu[i]!, m, this.rootValue(m, e), true);
+      return shiftedPrefix(mu[i]!, m, posteriorMean(m, e, strength), true);
     });
-  }
-
-  /** Ṽ(root) from the shared prediction μ and the prompt's evidence (the module comment's two forms). */
-  private rootValue(mu: number, e: Evidence | undefined): number {
-    const { strength, population } = this.opts;
-    if (!population || !e || e.n <= 0) return posteriorMean(mu, e, strength);
-    return populationMean(this.population, e.s, e.n - e.s);
   }
 
   train(samples: readonly TargetSample[]): Record<string, number> {
     const λ = this.opts.discount;
-    const shift = this.opts.evidence === 'first-turn' ? this.firstTurnShift(samples) : undefined;
     let roots = 0;
     for (const s of samples) {
       if (!isRoot(s)) continue;
       roots++;
       const e = this.evidence.get(s.history.prompt.id) ?? { s: 0, n: 0 };
-      e.s = λ * e.s + s.target * s.count + (shift?.get(s.history.prompt.id) ?? 0);
+      e.s = λ * e.s + s.target * s.count;
       e.n = λ * e.n + s.count;
       this.evidence.set(s.history.prompt.id, e);
     }
-    if (this.opts.population && roots > 0) this.population = fitPopulation(this.evidence.values(), this.population);
     return { ...this.base.train(samples), posteriorRoots: roots, posteriorPrompts: this.evidence.size };
-  }
-
-  /** Per prompt, Σⱼ (qⱼ − yⱼ)·cⱼ over its depth-1 prefix samples: what replacing their outcomes by predictions adds to S. */
-  private firstTurnShift(samples: readonly TargetSample[]): Map<string, number> {
-    const firsts = samples.filter((s) => s.kind !== 'leaf' && s.history.turns.length === 1);
-    const q = firsts.length ? this.base.predict(firsts.map((s) => s.history)) : [];
-    const shift = new Map<string, number>();
-    firsts.forEach((s, j) => shift.set(s.history.prompt.id, (shift.get(s.history.prompt.id) ?? 0) + (q[j]! - s.target) * s.count));
-    return shift;
   }
 
   save(): Uint8Array {
@@ -155,7 +115,7 @@ export class PosteriorPredictor implements SuccessPredictor {
     padded.set(base);
     const ids = [...this.evidence.keys()].sort();
     return encodeSnapshot(
-      { kind: this.name, options: this.opts, base: this.base.name, baseBytes: base.length, evidence: ids.map((id) => [id, this.evidence.get(id)!.s, this.evidence.get(id)!.n]), population: [...this.population] },
+      { kind: this.name, options: this.opts, base: this.base.name, baseBytes: base.length, evidence: ids.map((id) => [id, this.evidence.get(id)!.s, this.evidence.get(id)!.n]) },
       { base: new Int32Array(padded.buffer) },
     );
   }
@@ -166,9 +126,6 @@ export class PosteriorPredictor implements SuccessPredictor {
     if (header.base !== this.base.name) throw new SnapshotError(`snapshot's shared predictor is "${String(header.base)}", this posterior's is "${this.base.name}": build it over the same kind`);
     if (typeof header.options !== 'object' || header.options === null) throw new SnapshotError('posterior snapshot has no options: the snapshot is damaged');
     const opts = validate(header.options as Required<PosteriorOptions>);
-    // Snapshots written before the population prior have none: the uniform start.
-    const g = header.population as number[] | undefined;
-    if (g !== undefined && (!Array.isArray(g) || g.length !== GRID.length || !g.every((x) => Number.isFinite(x) && x >= 0))) throw new SnapshotError(`posterior snapshot's population prior is not ${GRID.length} non-negative numbers: the snapshot is damaged`);
     const evidence = evidenceOf(header.evidence);
     const blob = blobs.base;
     if (!blob) throw new SnapshotError('posterior snapshot has no "base" blob: the snapshot is truncated');
@@ -177,7 +134,6 @@ export class PosteriorPredictor implements SuccessPredictor {
     this.base.load(new Uint8Array(blob.buffer, blob.byteOffset, baseBytes as number));
     this.opts = opts;
     this.evidence = evidence;
-    this.population = g ? Float64Array.from(g) : uniformPopulation();
   }
 
   dispose(): void {
@@ -205,13 +161,10 @@ function evidenceOf(rows: unknown): Map<string, Evidence> {
   return out;
 }
 
-function validate(o: PosteriorOptions & Omit<Required<PosteriorOptions>, 'population' | 'evidence'>): Required<PosteriorOptions> {
+function validate(o: Required<PosteriorOptions>): Required<PosteriorOptions> {
   const bad = (field: string, value: unknown, want: string) => new PredictorConfigError(`posterior predictor: ${field} = ${JSON.stringify(value)}; ${want}`);
   if (!(o.strength > 0 && Number.isFinite(o.strength))) throw bad('strength', o.strength, 'must be a finite number > 0 (pseudo-leaves of the shared prediction)');
   if (!(o.discount > 0 && o.discount <= 1)) throw bad('discount', o.discount, 'must be in (0, 1] (1 = no discount)');
   if (o.prefixes !== 'shift' && o.prefixes !== 'none') throw bad('prefixes', o.prefixes, "use 'shift' or 'none'");
-  if (o.population !== undefined && typeof o.population !== 'boolean') throw bad('population', o.population, 'must be true or false');
-  const evidence = o.evidence ?? 'outcomes';
-  if (evidence !== 'outcomes' && evidence !== 'first-turn') throw bad('evidence', o.evidence, "use 'outcomes' or 'first-turn'");
-  return { strength: o.strength, discount: o.discount, prefixes: o.prefixes, population: o.population ?? false, evidence };
+  return { strength: o.strength, discount: o.discount, prefixes: o.prefixes };
 }

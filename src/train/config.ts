@@ -52,8 +52,6 @@ export const trainConfigSchema = z
             strength: z.number().positive().default(4).describe('k₀: weight of the mlp’s prediction μ in leaves; a root of prompt i gets Ṽ = (k₀·μ + Sᵢ) / (k₀ + Nᵢ), Sᵢ and Nᵢ its discounted successes and leaves from earlier steps. kind posterior only; do not combine with strategy.rootPrior: posterior, which would count the same root outcomes a second time.'),
             discount: z.number().gt(0).max(1).default(1).describe('λ: a prompt’s counts are multiplied by λ each time it gets new evidence (1 = no discount; < 1 forgets as the policy changes).'),
             prefixes: z.enum(['none', 'shift']).default('none').describe('none = a prefix gets the mlp’s prediction unchanged; shift = moved in log-odds by its prompt’s root residual logit(Ṽ root) − logit(μ root) (measured no better: docs/experiments/2026-12-01-root-predictor.md).'),
-            evidence: z.enum(['outcomes', 'first-turn']).default('outcomes').describe('What a root rollout adds to its prompt’s counts: its 0/1 outcome (outcomes), or, for a rollout that went past its first turn, the mlp’s prediction after that turn (first-turn: less spread than an outcome for a calibrated mlp, biased by a miscalibrated one).'),
-            population: z.boolean().default(false).describe('true = a prompt’s evidence is read against the population prior, the distribution of success rates across prompts fitted to all their outcomes (src/predict/population-prior.ts): a seen prompt gets Ṽ = E[p] under g(p)·p^S·(1 − p)^(N − S) instead of the Beta mean around μ (μ stays the value of unseen prompts), so a few agreeing outcomes on a population with many solved or hopeless prompts say “solved” or “hopeless” sooner.'),
           })
           .strict()
           .prefault({}),

@@ -22,8 +22,8 @@ predictorContract('mlp', {
   make: () => createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6, useGold: true } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 }),
   batches,
 });
-predictorContract('posterior over the mlp (template questions, prefixes shifted, population prior)', {
-  make: async () => new PosteriorPredictor(await createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6, questionFeatures: 'template' } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 }), { strength: 4, discount: 0.9, prefixes: 'shift', population: true }),
+predictorContract('posterior over the mlp (template questions, prefixes shifted)', {
+  make: async () => new PosteriorPredictor(await createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6, questionFeatures: 'template' } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 }), { strength: 4, discount: 0.9, prefixes: 'shift' }),
   batches,
 });
 predictorContract('posterior over the mlp (defaults: question words, prefixes unchanged)', {

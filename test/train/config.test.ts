@@ -61,9 +61,9 @@ test('predictor: posterior and question templates are settings with defaults; a 
   const c = parseTrainConfig({});
   assert.equal(c.predictor.kind, 'mlp');
   assert.equal(c.predictor.questionFeatures, 'words');
-  assert.deepEqual(c.predictor.posterior, { strength: 4, discount: 1, prefixes: 'none', evidence: 'outcomes', population: false });
+  assert.deepEqual(c.predictor.posterior, { strength: 4, discount: 1, prefixes: 'none' });
   const p = parseTrainConfig({ predictor: { kind: 'posterior', questionFeatures: 'template', posterior: { strength: 8, discount: 0.9 } } }).predictor;
-  assert.deepEqual([p.kind, p.questionFeatures, p.posterior], ['posterior', 'template', { strength: 8, discount: 0.9, prefixes: 'none', evidence: 'outcomes', population: false }]);
+  assert.deepEqual([p.kind, p.questionFeatures, p.posterior], ['posterior', 'template', { strength: 8, discount: 0.9, prefixes: 'none' }]);
   assert.throws(() => parseTrainConfig({ predictor: { kind: 'posterior', posterior: { strenght: 8 } } }), /config\.predictor\.posterior\.strenght: unknown setting "strenght"/);
   assert.throws(() => parseTrainConfig({ predictor: { hiden: [8] } }), /config\.predictor\.hiden: unknown setting/);
   assert.throws(() => parseTrainConfig({ predictor: { posterior: { discount: 0 } } }), /config\.predictor\.posterior\.discount/);

@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util';
 import { mixedChance } from '../../src/allocate/solvers/mixed-value.ts';
 import { resampleStream } from '../compare/stats.ts';
 import { gradientCheckpoint } from './checkpoint.ts';
+import { interval } from './cosine-bootstrap.ts';
 import type { ReferencePromptGradient } from './reference.ts';
 import { pearson, spearman, topHalfShare } from './rank-stats.ts';
 import { dot, sum } from './sparse.ts';
@@ -96,20 +97,17 @@ const VALUES: Array<{ name: string; value: (r: PromptRow) => number }> = [
   { name: 'P(mixed, 3) × kind weight (cross-fitted)', value: (r) => mixedChance(r.p, 3) * (weightsFrom[r.set].get(r.kind) ?? 0) },
 ];
 
-const R = Number(values.resamples);
-function bootstrap(stat: (idx: readonly number[]) => number): { point: number; lo: number; hi: number } {
-  const n = rows.length;
-  const all = rows.map((_, i) => i);
-  const next = resampleStream(7);
-  const draws = Array.from({ length: R }, () => stat(Array.from({ length: n }, () => Math.floor(next() * n)))).filter(Number.isFinite).sort((a, b) => a - b);
-  return { point: stat(all), lo: draws[Math.floor(0.025 * draws.length)]!, hi: draws[Math.ceil(0.975 * draws.length) - 1]! };
-}
+// One set of prompt draws (index lists) for every statistic, so differences between values are paired.
+const next = resampleStream(7);
+const draws = Array.from({ length: Number(values.resamples) }, () => Array.from({ length: rows.length }, () => Math.floor(next() * rows.length)));
+const everyPrompt = rows.map((_, i) => i);
+/** The statistic on every prompt, and its 95 % percentile interval over the prompt draws. */
+const bootstrap = (stat: (idx: readonly number[]) => number) => interval(Float64Array.from([everyPrompt, ...draws], stat));
 const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : '–');
 const ci = (x: { point: number; lo: number; hi: number }) => `${f3(x.point)} [${f3(x.lo)}, ${f3(x.hi)}]`;
 
 const t = rows.map((r) => r.general);
 const reliability = pearson(rows.map((r) => r.halves[0]), rows.map((r) => r.halves[1]));
-// Every bootstrap draws the same prompt indices (one seeded stream), so differences are paired.
 const mixed = rows.map(VALUES[0]!.value);
 const rho = (v: readonly number[], idx: readonly number[]) => spearman(idx.map((i) => v[i]!), idx.map((i) => t[i]!));
 const table = VALUES.map(({ name, value }) => {

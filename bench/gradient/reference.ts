@@ -10,9 +10,8 @@ import { SparseSum } from './sparse.ts';
 import type { PromptGradient } from './update-direction.ts';
 import { pathShare } from './path-share.ts';
 
-/** A prompt's reference gradient with the rollouts it came from: their number, mean success and path share (path-share.ts). */
+/** A prompt's reference gradient with its rollouts' mean success and path share (path-share.ts). */
 export interface ReferencePromptGradient extends PromptGradient {
-  samples: number;
   success: number;
   pathShare: number;
 }
@@ -21,7 +20,7 @@ export interface ReferenceGradient {
   /** ∇J_p estimated from all rollouts of each prompt. */
   full: ReferencePromptGradient[];
   /** The same from the first and the second half of the rollouts (the reference's own noise). */
-  halves: [ReferencePromptGradient[], ReferencePromptGradient[]];
+  halves: [PromptGradient[], PromptGradient[]];
   /** Mean success over all rollouts (J of the prompt set). */
   success: number;
 }
@@ -35,7 +34,7 @@ export interface ReferenceGradient {
  */
 export async function referenceGradient(env: Environment<unknown>, policy: EmbeddedPolicy, prompts: readonly Prompt[], rollouts: number, rng: Rng, settings: Partial<EngineSettings>, grads: ScoreGradients, maxDepth: number, chunk = 4): Promise<ReferenceGradient> {
   const full: ReferencePromptGradient[] = [];
-  const halves: [ReferencePromptGradient[], ReferencePromptGradient[]] = [[], []];
+  const halves: [PromptGradient[], PromptGradient[]] = [[], []];
   let successes = 0;
   let count = 0;
   for (let c = 0; c < prompts.length; c += chunk) {
@@ -44,10 +43,11 @@ export async function referenceGradient(env: Environment<unknown>, policy: Embed
     for (const tree of trees) {
       const prompt = part.find((p) => p.id === tree.promptId)!;
       const samples = rewardedLeaves(tree).map((leaf) => ({ reward: leaf.reward!, turns: turnsTo(tree, leaf.id) }));
-      successes += samples.reduce((a, s) => a + s.reward, 0);
+      const won = samples.reduce((a, s) => a + s.reward, 0);
+      successes += won;
       count += samples.length;
       const half = samples.length >> 1;
-      full.push(baselined(prompt, samples, grads, maxDepth));
+      full.push({ ...baselined(prompt, samples, grads, maxDepth), success: samples.length ? won / samples.length : Number.NaN, pathShare: pathShare(samples) });
       halves[0].push(baselined(prompt, samples.slice(0, half), grads, maxDepth));
       halves[1].push(baselined(prompt, samples.slice(half), grads, maxDepth));
     }
@@ -56,7 +56,7 @@ export async function referenceGradient(env: Environment<unknown>, policy: Embed
 }
 
 /** One prompt's leave-one-out REINFORCE gradient from its rollouts (the formula above), whole and by turn depth. */
-export function baselined(prompt: Prompt, samples: ReadonlyArray<{ reward: number; turns: readonly Turn[] }>, grads: ScoreGradients, maxDepth: number): ReferencePromptGradient {
+export function baselined(prompt: Prompt, samples: ReadonlyArray<{ reward: number; turns: readonly Turn[] }>, grads: ScoreGradients, maxDepth: number): PromptGradient {
   const total = new SparseSum();
   const byDepth = Array.from({ length: maxDepth }, () => new SparseSum());
   const n = samples.length;
@@ -73,8 +73,7 @@ export function baselined(prompt: Prompt, samples: ReadonlyArray<{ reward: numbe
       });
     }
   }
-  const success = n ? samples.reduce((a, s) => a + s.reward, 0) / n : Number.NaN;
-  return { promptId: prompt.id, total: total.finish(), byDepth: byDepth.map((d) => d.finish()), samples: n, success, pathShare: pathShare(samples) };
+  return { promptId: prompt.id, total: total.finish(), byDepth: byDepth.map((d) => d.finish()) };
 }
 
 /**

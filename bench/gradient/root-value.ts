@@ -23,7 +23,7 @@ import { mixedChance } from '../../src/allocate/solvers/mixed-value.ts';
 import { resampleStream } from '../compare/stats.ts';
 import { gradientCheckpoint } from './checkpoint.ts';
 import { interval } from './cosine-bootstrap.ts';
-import type { ReferencePromptGradient } from './reference.ts';
+import type { PromptGradient } from './update-direction.ts';
 import { pearson, spearman, topHalfShare } from './rank-stats.ts';
 import { dot, sum } from './sparse.ts';
 
@@ -59,7 +59,7 @@ interface PromptRow {
 function rowsOf(set: 'same' | 'disjoint', prompts: typeof same, ref: typeof refSame, other: typeof refSame): PromptRow[] {
   const target = sum(other.full.map((g) => g.total));
   const norm = Math.sqrt(dot(target, target));
-  const along = (g: ReferencePromptGradient) => dot(g.total, target) / norm;
+  const along = (g: PromptGradient) => dot(g.total, target) / norm;
   return ref.full.map((g, i) => ({
     id: g.promptId,
     kind: String((prompts.find((p) => p.id === g.promptId)?.meta?.world as { kind?: string } | undefined)?.kind ?? 'unknown'),

@@ -10,7 +10,7 @@
  *   the same number); `prior` before any data.
  */
 import type { History, SuccessPredictor, TargetSample } from './types.ts';
-import { decodeSnapshot, encodeSnapshot, SnapshotError } from './snapshot.ts';
+import { decodeSnapshot, encodeSnapshot, promptRows, SnapshotError } from './snapshot.ts';
 
 const isRoot = (s: TargetSample) => s.kind === 'root' || (s.kind === undefined && s.history.turns.length === 0);
 
@@ -66,15 +66,9 @@ export class BetaBernoulliPredictor implements SuccessPredictor {
     const o = header.options as Required<BetaBernoulliOptions> | undefined;
     const positive = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x > 0;
     if (!o || !positive(o.alpha0) || !positive(o.beta0) || !(positive(o.discount) && o.discount <= 1)) throw new SnapshotError(`beta-bernoulli snapshot's options ${JSON.stringify(o)?.slice(0, 80)} are not alpha0, beta0 > 0 and discount in (0, 1]: the snapshot is damaged`);
-    const rows = header.posterior;
-    if (!Array.isArray(rows)) throw new SnapshotError('beta-bernoulli snapshot has no posterior list: the snapshot is damaged');
-    const posterior = new Map<string, { a: number; b: number }>();
-    rows.forEach((row: unknown, i) => {
-      if (!Array.isArray(row) || row.length !== 3 || typeof row[0] !== 'string' || !positive(row[1]) || !positive(row[2])) throw new SnapshotError(`beta-bernoulli snapshot's posterior row ${i} is ${JSON.stringify(row)?.slice(0, 80)}, not [prompt id, α > 0, β > 0]: the snapshot is damaged`);
-      posterior.set(row[0] as string, { a: row[1] as number, b: row[2] as number });
-    });
+    const rows = promptRows(header.posterior, 'beta-bernoulli', 'posterior', '[prompt id, α > 0, β > 0]', (a, b) => a > 0 && b > 0);
     this.opts = { alpha0: o.alpha0, beta0: o.beta0, discount: o.discount };
-    this.posterior = posterior;
+    this.posterior = new Map(rows.map(([id, a, b]) => [id, { a, b }]));
   }
 }
 

@@ -22,7 +22,7 @@
  * The shared predictor is trained on every sample as before; the counts come from root samples only.
  */
 import type { History, SuccessPredictor, TargetSample } from './types.ts';
-import { decodeSnapshot, encodeSnapshot, SnapshotError } from './snapshot.ts';
+import { decodeSnapshot, encodeSnapshot, promptRows, SnapshotError } from './snapshot.ts';
 import { PredictorConfigError } from './mlp-predictor.ts';
 
 export type PrefixRule = 'shift' | 'none';
@@ -149,16 +149,10 @@ export class PosteriorPredictor implements SuccessPredictor {
   }
 }
 
-/** A snapshot's [id, S, N] rows as evidence, refused by name unless each is a string and 0 ≤ S ≤ N finite. */
+/** A snapshot's [id, S, N] rows as evidence, refused by name unless 0 ≤ S ≤ N. */
 function evidenceOf(rows: unknown): Map<string, Evidence> {
-  if (!Array.isArray(rows)) throw new SnapshotError('posterior snapshot has no evidence list: the snapshot is damaged');
-  const out = new Map<string, Evidence>();
-  rows.forEach((row: unknown, i) => {
-    const ok = Array.isArray(row) && row.length === 3 && typeof row[0] === 'string' && [row[1], row[2]].every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0) && row[1] <= row[2] * (1 + 1e-9);
-    if (!ok) throw new SnapshotError(`posterior snapshot's evidence row ${i} is ${JSON.stringify(row)?.slice(0, 80)}, not [prompt id, successes, outcomes] with 0 ≤ successes ≤ outcomes: the snapshot is damaged`);
-    out.set(row[0] as string, { s: row[1] as number, n: row[2] as number });
-  });
-  return out;
+  const checked = promptRows(rows, 'posterior', 'evidence', '[prompt id, successes, outcomes] with 0 ≤ successes ≤ outcomes', (s, n) => s >= 0 && n >= 0 && s <= n * (1 + 1e-9));
+  return new Map(checked.map(([id, s, n]) => [id, { s, n }]));
 }
 
 function validate(o: Required<PosteriorOptions>): Required<PosteriorOptions> {

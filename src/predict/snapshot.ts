@@ -10,6 +10,21 @@ export class SnapshotError extends Error {
   override name = 'SnapshotError';
 }
 
+/**
+ * A snapshot header's list of [prompt id, x, y] rows (per-prompt counts), refused by name unless it is a
+ * list and every row is a string and two finite numbers that `ok` accepts: a checkpoint file is input.
+ */
+export function promptRows(rows: unknown, owner: string, list: string, want: string, ok: (x: number, y: number) => boolean): Array<[string, number, number]> {
+  if (!Array.isArray(rows)) throw new SnapshotError(`${owner} snapshot has no ${list} list: the snapshot is damaged`);
+  const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+  return rows.map((row: unknown, i) => {
+    if (!(Array.isArray(row) && row.length === 3 && typeof row[0] === 'string' && finite(row[1]) && finite(row[2]) && ok(row[1], row[2]))) {
+      throw new SnapshotError(`${owner} snapshot's ${list} row ${i} is ${JSON.stringify(row)?.slice(0, 80)}, not ${want}: the snapshot is damaged`);
+    }
+    return [row[0], row[1], row[2]];
+  });
+}
+
 type Blob = Float32Array | Int32Array;
 interface BlobEntry {
   name: string;

@@ -555,13 +555,9 @@ export function arms(experiment: ExperimentName): Arm[] {
       // Issue 34 §3, the late world's decisive test (pre-registered 2026-12-02, docs/experiments/2026-12-02-final-late-20.md;
       // frozen before seeds 1010–1029 ran, the commit in BENCHMARKS.md): final-late's setting and its two core
       // arms, unchanged, on 20 fresh seeds, since 5 seeds gave intervals of ± 6 points on this world.
-      const late: ArmExtra = { env: { world: { profile: 'late' } } };
-      const tokens = { unit: 'tokens', budget: LATE_TOKENS };
-      const at = `at ${LATE_TOKENS.toLocaleString('en')} tokens a step`;
-      return [
-        world('f20-trace-best', { ...LATE_BEST, ...tokens }, `late-dev's best trace (${JSON.stringify(LATE_BEST)}), ${at}`, late),
-        world('f20-grpo', { name: 'grpo', ...tokens }, `uniform groups, ${at}`, late),
-      ];
+      return arms('final-late')
+        .filter((a) => a.label === 'fl-trace-best' || a.label === 'fl-grpo')
+        .map((a) => ({ ...a, label: a.label.replace(/^fl-/, 'f20-') }));
     }
     case 'final-r2-world':
     case 'final-r2-math':

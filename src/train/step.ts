@@ -195,8 +195,8 @@ function updatePolicy(ctx: StepContext, trees: readonly RolloutTree[], pool: rea
   const trainable = ctx.parts.trainable;
   // Only trainable kinds (embedded, tiny-lm) have update settings; the registry gives no trainable otherwise.
   if (!trainable || !('clip' in ctx.config.policy)) return undefined;
-  const { learningRate, clip, epochs, sharedTurns } = ctx.config.policy;
-  return trainable.update(policySamples(ctx.estimator, trees, pool, sharedTurns), { learningRate, clip, epochs });
+  const { learningRate, clip, epochs, normalise, sharedTurns } = ctx.config.policy;
+  return trainable.update(policySamples(ctx.estimator, trees, pool, sharedTurns), { learningRate, clip, epochs, normalise });
 }
 
 /**

@@ -92,7 +92,16 @@ export const strategyOptionSchemas = {
     ...solverTreeFields,
     truthSamples: z.number().int().min(1).max(100_000).optional().describe('a measuring instrument: the root solver sees each prompt’s true p only through this many fresh outcomes a step, v = (1 + successes) / (2 + k); what a per-prompt predictor with that much evidence could reach at best. Default: the exact p'),
   }).refine(maxAtLeastMin, maxError),
-  grpo: strategyObject('grpo', { budget, batchSize }),
+  grpo: strategyObject('grpo', {
+    budget,
+    batchSize,
+    groupSize: z
+      .number()
+      .int()
+      .min(2)
+      .optional()
+      .describe('G: rollouts per prompt (TRL’s num_generations, verl’s rollout.n); grpo then takes ⌊B / G⌋ prompts of the pool, the first ones of its random draw, so a pool larger than B / G is a candidate pool that grpo samples from at random while the allocators choose among all of it. Default: ⌊B / pool⌋ (at least 2), every prompt of the pool'),
+  }),
   dapo: strategyObject('dapo', {
     budget,
     batchSize: z.number().int().positive().optional().describe('dapo: mixed groups to collect per step; default ⌊B / groupSize⌋'),

@@ -16,7 +16,7 @@ import { solverTreeRootBudget, traceStrategy } from './strategies/trace.ts';
  */
 const entries: { [N in StrategyName]: { build: (o: OptionsOf<N>) => Strategy; rootBudget: (o: OptionsOf<N>) => RootBudget } } = {
   trace: { build: traceStrategy, rootBudget: solverTreeRootBudget },
-  grpo: { build: grpoStrategy, rootBudget: () => ({ kind: 'uniform' }) },
+  grpo: { build: grpoStrategy, rootBudget: (o) => (o.groupSize === undefined ? { kind: 'uniform' } : { kind: 'groups', size: o.groupSize }) },
   dapo: { build: dapoStrategy, rootBudget: (o) => ({ kind: 'groups', size: o.groupSize }) },
   pcl: { build: pclStrategy, rootBudget: (o) => ({ kind: 'solver', min: o.min, max: o.max }) },
   knapsack: { build: knapsackStrategy, rootBudget: (o) => ({ kind: 'solver', min: o.min, max: o.max }) },

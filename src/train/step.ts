@@ -203,8 +203,12 @@ function updatePolicy(ctx: StepContext, trees: readonly RolloutTree[], pool: rea
  * One sample per rewarded leaf: the turns from the root and their advantages. With sharedTurns
  * `once`, a node already in an earlier leaf's sample gets advantage 0 there (the policy skips zero
  * advantages), so every tree node is one term of the loss; only valid for per-node advantages (trace).
+ * With `importance`, each leaf's advantages are scaled by Π 1/children over the branch points on its
+ * path below the root (the turn nodes a continuation was restored from), so the leaves grown from one
+ * bare rollout weigh, together, as that one rollout would: the tree then estimates the policy gradient
+ * of the rollouts it started from instead of over-counting the expanded prefixes.
  */
-export function policySamples(estimator: AdvantageEstimator, trees: readonly RolloutTree[], pool: readonly Prompt[], sharedTurns: 'per-leaf' | 'once' = 'per-leaf'): PolicySample[] {
+export function policySamples(estimator: AdvantageEstimator, trees: readonly RolloutTree[], pool: readonly Prompt[], sharedTurns: SharedTurns = 'per-leaf'): PolicySample[] {
   const prompts = new Map(pool.map((p) => [p.id, p]));
   const byPrompt = new Map(trees.map((t) => [t.promptId, t]));
   const seen = sharedTurns === 'once' ? new Set<string>() : undefined;
@@ -212,10 +216,23 @@ export function policySamples(estimator: AdvantageEstimator, trees: readonly Rol
   for (const adv of estimator.estimate(forestFromTrees(trees))) {
     const promptId = adv.path[0].split('/')[0];
     const tree = byPrompt.get(promptId)!;
-    const advantages = seen ? adv.turns.map((a, i) => (seen.has(adv.path[i]) ? 0 : (seen.add(adv.path[i]), a))) : adv.turns;
+    const w = sharedTurns === 'importance' ? leafWeight(tree, adv.path) : 1;
+    const advantages = seen ? adv.turns.map((a, i) => (seen.has(adv.path[i]) ? 0 : (seen.add(adv.path[i]), a))) : w === 1 ? adv.turns : adv.turns.map((a) => a * w);
     samples.push({ prompt: prompts.get(promptId)!, turns: turnsTo(tree, adv.id), advantages });
   }
   return samples;
+}
+
+export type SharedTurns = 'per-leaf' | 'once' | 'importance';
+
+/** Π 1/children over the turn nodes of a leaf's path that have more than one child (its branch points). */
+export function leafWeight(tree: RolloutTree, path: readonly string[]): number {
+  let w = 1;
+  for (const id of path) {
+    const n = getNode(tree, id).children.length;
+    if (n > 1) w /= n;
+  }
+  return w;
 }
 
 /** Evaluation steps: the first, every `eval.every`-th, and the last. */

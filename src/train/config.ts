@@ -140,7 +140,11 @@ function withoutForeignOptions(input: unknown): unknown {
   const strategy = (input as { strategy?: Record<string, unknown> } | null)?.strategy;
   const name = strategy?.name;
   if (!strategy || !(STRATEGY_NAMES as readonly unknown[]).includes(name)) return input;
-  return { ...(input as object), strategy: { name, ...optionsFor(name as StrategyName, strategy) } };
+  const own = optionsFor(name as StrategyName, strategy) as Record<string, unknown>;
+  // A config holding options foreign to its strategy is of the format that stored every strategy's
+  // defaults; its groupSize was dapo's, so for grpo (which takes groupSize since) it means nothing.
+  if (name === 'grpo' && Object.keys(strategy).some((k) => k !== 'name' && !(k in own))) delete own.groupSize;
+  return { ...(input as object), strategy: { name, ...own } };
 }
 
 /** A stored config's env and policy with only the fields of their kinds (see parseTrainConfig). */

@@ -106,6 +106,11 @@ const REPORT_TABLE = {
   'final-r2-math-env37': { paired: 'first' },
   'final-r2-math-env53': { paired: 'first' },
   'final-late-20': { paired: 'first', curves: true, contrast: true },
+  'headroom-prefix-turns': { paired: 'grpo', exact: true },
+  'headroom-prefix-samples': { paired: 'grpo', exact: true },
+  'headroom-prefix-batch': { paired: 'grpo', exact: true },
+  'elasticity-world': { paired: 'grpo', curves: true },
+  'elasticity-late': { paired: 'grpo', curves: true },
 } satisfies Record<string, Report>;
 
 /** The experiments, in the order `--experiments` runs them by default (the order of REPORT_TABLE). */
@@ -157,6 +162,8 @@ export const LATE_BEST: Record<string, unknown> = { name: 'trace', roots: 'unifo
  * (the seventh final's grpo spent 120,219 tokens over 20 steps, 6,011 a step).
  */
 export const WORLD_TOKENS = 11_500;
+/** The learnable simulator's tokens a step: what grpo's 192 trajectories cost there (134,072 over 30 steps, sl-grpo seed 0). */
+export const SIM_TOKENS = 4_500;
 export const MATH_TOKENS = 6_000;
 
 /** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
@@ -558,6 +565,34 @@ export function arms(experiment: ExperimentName): Arm[] {
       return arms('final-late')
         .filter((a) => a.label === 'fl-trace-best' || a.label === 'fl-grpo')
         .map((a) => ({ ...a, label: a.label.replace(/^fl-/, 'f20-') }));
+    }
+    case 'headroom-prefix-turns':
+    case 'headroom-prefix-samples':
+    case 'headroom-prefix-batch': {
+      // Oracle prefix headroom in the learnable simulator: do prefixes add anything over the oracle's roots
+      // alone, when both see the true p? Equal generated tokens (SIM_TOKENS, what grpo's 192 trajectories
+      // cost there), each normalisation of the surrogate its own experiment so grpo is paired within it.
+      // No arm reads Ṽ, so all train the running rate.
+      const normalise = experiment.slice('headroom-prefix-'.length);
+      const tokens = { unit: 'tokens', budget: SIM_TOKENS };
+      const extra: ArmExtra = { ...SIM_LEARN, policy: { ...SIM_LEARN.policy, normalise }, predictor: { kind: 'global' } };
+      const at = (label: string, strategy: Record<string, unknown>, meaning: string) => sim(`hp-${normalise}-${label}`, { ...strategy, ...tokens }, `${meaning}, normalise ${normalise}`, extra);
+      return [
+        at('grpo', { name: 'grpo' }, 'uniform groups'),
+        at('pcl-oracle', { name: 'oracle', continuations: 0 }, 'roots only: the exact root solver on the true p'),
+        at('oracle-half', { name: 'oracle', continuations: 0.5 }, 'the exact root and prefix solvers on the true p, N = ½'),
+        at('oracle-n2', { name: 'oracle', continuations: 2 }, 'the exact root and prefix solvers on the true p, N = 2'),
+        at('oracle-uniform-roots', { name: 'oracle', roots: 'uniform', continuations: 2 }, 'uniform roots, the prefix solver on the true p, N = 2'),
+      ];
+    }
+    case 'elasticity-world':
+    case 'elasticity-late': {
+      // Budget elasticity: grpo at ½×, 1× and 2× the finals' tokens a step, so a final's Δ can be read as a
+      // compute multiplier (bench/compare/elasticity.ts). Development seeds; grpo never reads Ṽ.
+      const late = experiment === 'elasticity-late';
+      const budget = late ? LATE_TOKENS : WORLD_TOKENS;
+      const extra: ArmExtra = { ...(late ? { env: { world: { profile: 'late' } } } : {}), predictor: { kind: 'global' } };
+      return [0.5, 1, 2].map((c) => world(`el${late ? 'l' : 'w'}-grpo-x${c}`, { name: 'grpo', unit: 'tokens', budget: Math.round(budget * c) }, `grpo at ${c}× ${budget.toLocaleString('en')} tokens a step`, extra));
     }
     case 'final-r2-world':
     case 'final-r2-math':

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { BUDGET_UNITS } from '../budget/units.ts';
 
 /** Every allocation strategy, by the name a config uses (TRACE-SPEC §6). */
-export const STRATEGY_NAMES = ['trace', 'grpo', 'dapo', 'pcl', 'knapsack', 'random-tree', 'entropy', 'oracle'] as const;
+export const STRATEGY_NAMES = ['trace', 'grpo', 'dapo', 'pcl', 'knapsack', 'random-tree', 'entropy', 'oracle', 'guarded'] as const;
 export type StrategyName = (typeof STRATEGY_NAMES)[number];
 
 /**
@@ -115,6 +115,17 @@ export const strategyOptionSchemas = {
     // that target thousands of groups. Its cost in every unit is recorded, so it is compared by that.
     .refine((o) => o.unit === 'trajectories', { message: 'dapo counts its budget in trajectories (its target is ⌊B / groupSize⌋ mixed groups of whole rollouts); drop unit, and compare it by the real cost in turns or tokens every step records', path: ['unit'] }),
   pcl: strategyObject('pcl', { budget, min, max }).refine(maxAtLeastMin, maxError),
+  guarded: strategyObject('guarded', {
+    budget,
+    min,
+    max,
+    groupSize: z.number().int().min(2).optional().describe('guarded: G of its grpo part (as grpo’s groupSize); default ⌊B / pool⌋, at least 2'),
+    explore: z.number().gt(0).max(0.5).default(0.25).describe('guarded: ε, the share of each step the root solver spends over the prompts grpo’s part leaves out, at the start and whenever the test finds its yield lower; grpo’s part keeps 1 − ε, so a step keeps at least (1 − ε) of grpo’s distinct prompts whatever the solver does'),
+    maxShare: z.number().gt(0).max(1).default(0.75).describe('guarded: the most of a step the solver’s part may grow to, one ε at a time, each rung after a sequential test found its distinct mixed prompts per unit of budget higher than grpo’s part'),
+    alpha: z.number().gt(0).max(0.5).default(0.05).describe('guarded: the sequential test’s family-wise level between two changes of the share (the n-th look at α · 6/(π² n²))'),
+  })
+    .refine(maxAtLeastMin, maxError)
+    .refine((o) => o.maxShare >= o.explore, { message: 'maxShare must be ≥ explore', path: ['maxShare'] }),
   knapsack: strategyObject('knapsack', {
       budget,
       min,
@@ -169,6 +180,7 @@ export const strategyConfigSchema = z.discriminatedUnion('name', [
   strategyOptionSchemas['random-tree'],
   strategyOptionSchemas.entropy,
   strategyOptionSchemas.oracle,
+  strategyOptionSchemas.guarded,
 ], { error: (issue) => (issue.code === 'invalid_union' ? `Invalid option: expected one of ${STRATEGY_NAMES.map((n) => JSON.stringify(n)).join('|')}` : undefined) });
 
 /** Parses a strategy config (defaults filled); throws ZodError naming each bad field. */

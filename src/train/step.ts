@@ -1,6 +1,6 @@
 import type { AdvantageEstimator } from '../advantage/index.ts';
 import { forestFromTrees } from '../advantage/index.ts';
-import type { Strategy } from '../allocate/index.ts';
+import type { AdaptiveStep, GuardState, Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
@@ -11,7 +11,7 @@ import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tre
 import { createRng, shuffled } from '../util/rng.ts';
 import type { Components } from './components.ts';
 import type { TrainConfig } from './config.ts';
-import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, storedBins } from './step-metrics.ts';
+import { allocationDetails, contrastMetrics, costMetrics, guardMetrics, predictorMetrics, promptOutcomes, storedBins } from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
 import type { StepDetails } from './step-details.ts';
 
@@ -29,6 +29,8 @@ export interface RunState {
    * its roots at (budgets in turns or tokens only; absent before the first step and in trajectories).
    */
   bareCost?: { turns: number; tokens: number };
+  /** An adaptive strategy's state (guarded: its share and the test's counts); absent for the others. */
+  guard?: GuardState;
 }
 
 export function initialState(): RunState {
@@ -56,6 +58,8 @@ export interface Collected {
   pool: Prompt[];
   rollout: StepResult;
   times: StepTimes;
+  /** The adaptive strategy's step, when the strategy adapts (its outcome is read in stepRecord). */
+  adaptive?: AdaptiveStep;
 }
 
 /** What the learn phase produced. */
@@ -93,13 +97,14 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
   const candidates = await timed(ctx, times, 'time_allocate_ms', 'score roots', async () =>
     (await rootCandidates(pool, parts.env, scorer, history)).map((c) => ({ ...c, expandable: expandableChance(ctx.state.history[c.promptId], overall) })),
   );
+  const adaptive = ctx.strategy.adapt?.(ctx.state.guard);
   const rollout = await timed(ctx, times, 'time_rollout_ms', 'rollouts', () =>
-    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: ctx.strategy, scorer, candidates, settings: config.engine, clock, signal: ctx.signal, onEvent: ctx.onEvent, ...rootCostOf(ctx) }),
+    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: adaptive?.strategy ?? ctx.strategy, scorer, candidates, settings: config.engine, clock, signal: ctx.signal, onEvent: ctx.onEvent, ...rootCostOf(ctx) }),
   );
   // The root solve runs inside the engine, before the rollouts it plans: it is allocation time.
   times.time_allocate_ms += rollout.rootPlanMs;
   times.time_rollout_ms -= rollout.rootPlanMs;
-  return { step, pool, rollout, times };
+  return { step, pool, rollout, times, ...(adaptive ? { adaptive } : {}) };
 }
 
 /**
@@ -128,9 +133,11 @@ export function stepRecord(ctx: StepContext, collected: Collected, learned: Lear
   const { rollout } = collected;
   const trees = rollout.trees;
   const predictor = learned.predictor;
-  const state = nextState(ctx.state, trees, rollout.spend, ctx.strategy.unit !== undefined && ctx.strategy.unit !== 'trajectories');
+  const guarded = collected.adaptive?.observe(promptOutcomes(trees, ctx.strategy.unit ?? 'trajectories'));
+  const state = { ...nextState(ctx.state, trees, rollout.spend, ctx.strategy.unit !== undefined && ctx.strategy.unit !== 'trajectories'), ...(guarded ? { guard: guarded.state } : {}) };
   const metrics: Record<string, number> = {
     ...contrastMetrics(trees),
+    ...(guarded ? guardMetrics(collected.adaptive!.share, guarded) : {}),
     ...costMetrics(rollout.spend),
     cum_trajectories: state.cumulative.bare + state.cumulative.continuation,
     cum_turns: state.cumulative.turns,

@@ -40,6 +40,21 @@ const maxError = { message: 'max must be ≥ min', path: ['max'] };
  */
 export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 } as const;
 
+/** trace's named presets: the fields each one sets, under whatever the config gives explicitly. */
+export const TRACE_PRESETS = { paper: {}, recommended: RECOMMENDED_TRACE_OPTIONS } as const;
+export type TracePreset = keyof typeof TRACE_PRESETS;
+
+/**
+ * A trace config with its preset's fields filled in where the config leaves them out (explicit fields
+ * win); any other config unchanged. Run before the schema, so the stored config holds every field.
+ */
+export function withPreset(config: unknown): unknown {
+  if (typeof config !== 'object' || config === null) return config;
+  const c = config as { name?: unknown; preset?: unknown };
+  if (c.name !== 'trace' || typeof c.preset !== 'string' || !(c.preset in TRACE_PRESETS)) return config;
+  return { ...TRACE_PRESETS[c.preset as TracePreset], ...c };
+}
+
 /** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
 function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N, shape: S) {
   return z.strictObject({ name: z.literal(name), unit, ...shape }, {
@@ -56,6 +71,7 @@ const solverTreeFields = { budget, continuations, min, max, batchSize, roots, pr
  */
 const traceFields = {
   ...solverTreeFields,
+  preset: z.enum(['paper', 'recommended']).optional().describe('a named set of the options below, filled in where the config leaves them out (explicit options win): paper = the published method (no option beyond it); recommended = what the pre-registered comparisons support (uniform roots, root re-sampling, N = ½, branchFrom 2; BENCHMARKS.md). Absent = paper for the library; a train configuration that names trace without a preset gets recommended'),
   prefixes: z.enum(['adaptive', 'uniform', 'entropy-weighted', 'decision-weighted']).optional().describe('the paper’s ablation of the prefixes: adaptive (default) = the prefix solver on ρ; uniform = a prompt’s m · N continuations spread evenly over its intermediate prefixes, the remainder one each, shallowest first; entropy-weighted (trace only, beyond the paper, after AT²PO) = the prefix solver with prefix j’s value weighted by 1 + entropyWeight · H_j, H_j the policy entropy at the turn after the prefix; decision-weighted (trace only, beyond the paper) = weighted by the turns the rollout took after the prefix (T_j − t), the decisions a flip there gives credit to'),
   entropyWeight: z.number().min(0).optional().describe('prefixes: entropy-weighted only: β of the weight 1 + β·H (H in nats); default 1'),
   rootValue: z.enum(['mixed', 'expansion-aware']).optional().describe('mixed (default, the paper) = V_root(v, m); expansion-aware = V_root(v, m) + m · d · (1 − (v² + (1 − v)²)^N), the mixed anchors its continuations can add, d = the chance a rollout of the prompt has an intermediate prefix (from earlier steps)'),
@@ -185,5 +201,5 @@ export const strategyConfigSchema = z.discriminatedUnion('name', [
 
 /** Parses a strategy config (defaults filled); throws ZodError naming each bad field. */
 export function parseStrategyConfig(config: unknown): StrategyConfig {
-  return strategyConfigSchema.parse(config) as StrategyConfig;
+  return strategyConfigSchema.parse(withPreset(config)) as StrategyConfig;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { budgetProblem, STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, type StrategyName } from '../allocate/index.ts';
+import { budgetProblem, STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, withPreset, type StrategyName } from '../allocate/index.ts';
 import { ADVANTAGE_SCALES, ESTIMATOR_NAMES, isPerNodeEstimator } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
@@ -26,7 +26,7 @@ export const trainConfigSchema = z
       .describe('Label of this run’s arm in reports: runs with the same label are seeds of one arm (default: strategy.name), so several arms of one strategy (e.g. the ablation) appear side by side in one report.'),
     pool: z.number().int().min(1).default(64).describe('Candidate prompts drawn per step (the pool the root allocation chooses from).'),
     strategy: z
-      .preprocess((v) => ({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
+      .preprocess((v) => withPreset({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
       .describe('Allocation strategy and its budget B in trajectories per step (name and budget not given: trace, B = 192; other fields not given take the named strategy’s defaults).'),
     estimator: z.enum(ESTIMATOR_NAMES).default('trace').describe('Advantage estimator (TRACE-SPEC §5; docs/advantages.md). trace keeps a prompt-level term below branch points; trace-local is the earlier rule, each turn compared only at the deepest branch point above it.'),
     advantageScale: z
@@ -107,7 +107,7 @@ export function storedTrainConfig(store: { config(): unknown; configRevision(): 
  * environment and policy kinds, which runs stored before those had a schema per kind hold.
  */
 export function parseTrainConfig(input: unknown, options: { stored?: boolean } = {}): TrainConfig {
-  const parsed = trainConfigSchema.safeParse(options.stored ? withoutForeignOptions(withoutOtherKindsFields(input)) : input);
+  const parsed = trainConfigSchema.safeParse(options.stored ? withoutForeignOptions(withoutOtherKindsFields(input)) : withDefaultPreset(input));
   if (parsed.success) return parsed.data;
   throw new ConfigError(
     parsed.error.issues
@@ -134,6 +134,20 @@ function otherKindMessage(input: unknown, path: readonly PropertyKey[], key: str
   const field = [...path.slice(1), key].join('.');
   const owners = (family === 'env' ? envKindsTaking : policyKindsTaking)(field).filter((k) => k !== kind);
   return `"${key}" is not a setting of ${family}.kind ${kind}${owners.length ? ` (${owners.join(', ')} ${owners.length > 1 ? 'take' : 'takes'} it)` : ' (misspelt? docs/configuration.md lists every setting)'}`;
+}
+
+/**
+ * A user's config that names trace (or leaves the strategy's name to the default, trace) without a
+ * preset runs the recommended one: what the evidence supports, not the paper's configuration, which
+ * `preset: paper` names. Stored configs are left alone: they hold every field, and those stored before
+ * presets existed meant the paper by an absent one.
+ */
+function withDefaultPreset(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null) return input;
+  const strategy = (input as { strategy?: unknown }).strategy;
+  const s = typeof strategy === 'object' && strategy !== null ? (strategy as Record<string, unknown>) : strategy === undefined ? {} : undefined;
+  if (!s || (s.name ?? DEFAULT_STRATEGY.name) !== 'trace' || 'preset' in s) return input;
+  return { ...input, strategy: { ...s, preset: 'recommended' } };
 }
 
 function withoutForeignOptions(input: unknown): unknown {

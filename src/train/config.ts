@@ -89,8 +89,8 @@ export class ConfigError extends UserError {
 
 /**
  * The revision of what a stored configuration means, written into every new run (RunStore's
- * config_revision). 2: `estimator: trace` keeps a prompt-level term below branch points (issue 33);
- * runs of revision 1 meant today's `trace-local` by it.
+ * config_revision), so a stored run keeps meaning what it meant when it was made. 2: `estimator: trace`
+ * keeps a prompt-level term below branch points; runs of revision 1 meant today's `trace-local` by it.
  */
 export const CONFIG_REVISION = 2;
 

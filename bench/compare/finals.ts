@@ -177,7 +177,7 @@ export const README_SUMMARY: readonly SummaryGroup[] = [
     why: 'most groups all fail, and a continuation from a failing prefix rarely flips',
   },
   {
-    regime: 'round one, best trace: finals 1–7 (world, math-world) and the tiny LM on llama.cpp',
+    regime: "round one, each final's primary arm: finals 1–7 (world, math-world) and the tiny LM on llama.cpp",
     budget: 'equal trajectories',
     finals: ['1', '2', '3', '4', '5', '6', '7', 'tiny LM 1', 'tiny LM 2', 'tiny LM 3'],
     why: 'two handicaps, fixed since: the estimator and the cost unit',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { budgetProblem, STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, withPreset, type StrategyName } from '../allocate/index.ts';
-import { ADVANTAGE_SCALES, ESTIMATOR_NAMES, isPerNodeEstimator } from '../advantage/index.ts';
+import { ADVANTAGE_SCALES, ESTIMATOR_NAMES, isPerNodeEstimator, scaleProblem } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
 import { DEFAULT_ENV_KIND, envConfigSchema, envKindsTaking, storedEnvSettings } from '../env/registry.ts';
@@ -75,7 +75,8 @@ export const trainConfigSchema = z
     if (problem) ctx.addIssue({ code: 'custom', path: ['strategy', 'budget'], message: problem });
     // Other estimators give a shared turn a different advantage in each leaf: counting it once would pick one arbitrarily.
     if ('sharedTurns' in c.policy && c.policy.sharedTurns === 'once' && !isPerNodeEstimator(c.estimator)) ctx.addIssue({ code: 'custom', path: ['policy', 'sharedTurns'], message: `once needs estimator trace or trace-local (per-node advantages), not ${c.estimator}` });
-    if (c.advantageScale === 'none' && c.estimator === 'treepo') ctx.addIssue({ code: 'custom', path: ['advantageScale'], message: 'none applies to grpo, tree-grpo, trace and trace-local; treepo whitens over the batch by definition' });
+    const scale = scaleProblem(c.estimator, c.advantageScale);
+    if (scale) ctx.addIssue({ code: 'custom', path: ['advantageScale'], message: scale });
   });
 
 export type TrainConfig = z.output<typeof trainConfigSchema>;
@@ -88,8 +89,8 @@ export class ConfigError extends UserError {
 
 /**
  * The revision of what a stored configuration means, written into every new run (RunStore's
- * config_revision). 2: `estimator: trace` keeps a prompt-level term below branch points (issue 33);
- * runs of revision 1 meant today's `trace-local` by it.
+ * config_revision), so a stored run keeps meaning what it meant when it was made. 2: `estimator: trace`
+ * keeps a prompt-level term below branch points; runs of revision 1 meant today's `trace-local` by it.
  */
 export const CONFIG_REVISION = 2;
 

@@ -7,9 +7,14 @@ export type RootShare = (input: RootRoundInput) => number;
 /** Root-only strategies: every trajectory left becomes a bare rollout. */
 export const allRemaining: RootShare = (input) => Math.floor(input.remaining);
 
-/** Tree strategies: M = ⌊remaining / (1 + N)⌋ roots, so the m_i · N continuations fit too (M + N·M ≤ B). */
+/** M = ⌊B / (1 + N)⌋: the most roots whose m_i · N continuations fit in B too (M + N·M ≤ B). */
+export function treeRootCount(B: number, N: number): number {
+  return Math.floor(B / (1 + N));
+}
+
+/** Tree strategies: M = ⌊remaining / (1 + N)⌋ roots of what the ledger has left. */
 export function treeShare(N: number): RootShare {
-  return (input) => Math.floor(input.remaining / (1 + N));
+  return (input) => treeRootCount(input.remaining, N);
 }
 
 /**

@@ -84,8 +84,8 @@ function strategyOptionsFor(strategies: readonly StrategyName[], given: Record<s
 }
 
 /**
- * compare's budget when the command gives none: equal generated tokens, the cost unit of issue 34's
- * finals, at grpo's mean spend at 192 trajectories a step on each embedded environment (measured in
+ * compare's budget when the command gives none: equal generated tokens, the cost unit the equal-budget
+ * finals compare at, at grpo's mean spend at 192 trajectories a step on each embedded environment (measured in
  * committed results, BENCHMARKS.md): a tree strategy's continuations re-generate only the turns after
  * their branch point, so at equal trajectories it would pay less than grpo for the same budget. Other
  * environments have no measured figure and keep train's default (192 trajectories a step). The same

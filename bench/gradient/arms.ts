@@ -20,6 +20,8 @@ export const ESTIMATORS: Record<string, () => AdvantageEstimator> = {
 };
 
 const TREE_ESTIMATORS = Object.keys(ESTIMATORS);
+/** The leaf weightings beside per-leaf (policy.sharedTurns): once needs per-node advantages (trace forms). */
+const WEIGHTED = ['trace:tree@once', 'trace:tree@importance', 'tree-grpo@importance'];
 
 /**
  * grpo's own trees (where every trace form is grpo), the sixth final's tree arm (frozen at d4d2ae1:
@@ -29,5 +31,9 @@ const TREE_ESTIMATORS = Object.keys(ESTIMATORS);
 export const GRADIENT_ARMS: readonly GradientArm[] = [
   { label: 'grpo', strategy: { name: 'grpo' }, estimators: ['grpo', 'tree-grpo'] },
   { label: 'trace-rs-half', strategy: ROOT_RESAMPLE_TRACE, estimators: TREE_ESTIMATORS },
-  { label: 'trace-rec', strategy: UNIFORM_ROOT_TRACE, estimators: TREE_ESTIMATORS },
+  { label: 'trace-rec', strategy: UNIFORM_ROOT_TRACE, estimators: [...TREE_ESTIMATORS, ...WEIGHTED] },
+  // The paper's prefix solver at N = 2 on uniform roots, with the flip rule and outcome-blind: does
+  // branching where the outcome is uncertain, not where it can be flipped, point better?
+  { label: 'trace-flip', strategy: { name: 'trace', roots: 'uniform' }, estimators: ['trace:tree', 'tree-grpo', ...WEIGHTED] },
+  { label: 'trace-blind', strategy: { name: 'trace', roots: 'uniform', prefixValue: 'outcome-blind' }, estimators: ['trace:tree', 'tree-grpo', ...WEIGHTED] },
 ];

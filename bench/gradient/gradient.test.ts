@@ -56,6 +56,13 @@ test('an arm’s update direction is the policy’s surrogate gradient at ratio 
     const depths = sum(dir.flatMap((d) => d.byDepth));
     assertDenseClose(toDense(depths, policy.dim), toDense(sum(dir.map((d) => d.total)), policy.dim), `${estimator.name} by depth`);
   }
+  // With a leaf weighting the direction is the gradient of the samples that weighting gives the trainer.
+  for (const weighting of ['once', 'importance'] as const) {
+    const estimator = createTrace({ promptTerm: 'node' });
+    const dir = updateDirection(rollout.trees, estimator, prompts, new ScoreGradients(policy), config.engine.maxTurns, weighting);
+    const { gradient, metrics } = policy.surrogate(policySamples(estimator, rollout.trees, pool, weighting));
+    assertDenseClose(toDense(sum(dir.map((d) => d.total)), policy.dim), gradient.map((g) => g * metrics.turns), weighting);
+  }
 });
 
 test('the reference is leave-one-out REINFORCE: the surrogate gradient with A = R − mean of the other rollouts, × turns / n', async () => {

@@ -28,6 +28,7 @@ import { gradientCheckpoint } from './checkpoint.ts';
 import { pairedBootstrap } from '../compare/stats.ts';
 import { cosine, dot, sum, type SparseVec } from './sparse.ts';
 import { updateDirection } from './update-direction.ts';
+import type { SharedTurns } from '../../src/train/step.ts';
 
 const { values } = parseArgs({
   options: {
@@ -78,14 +79,17 @@ for (const arm of GRADIENT_ARMS) {
   spend[arm.label] = { trajectories: [], turns: [], tokens: [] };
   const perEstimator = new Map<string, { same: Float64Array[]; other: Float64Array[]; byDepth: number[][] }>();
   for (const seed of SEEDS) {
-    const config = parseTrainConfig({ seed, pool: P, strategy: { ...arm.strategy, budget: B } });
+    // An arm naming trace means the paper plus the options it lists, as when the arms were chosen.
+    const config = parseTrainConfig({ seed, pool: P, strategy: { ...(arm.strategy.name === 'trace' ? { preset: 'paper' } : {}), ...arm.strategy, budget: B } });
     const ctx = { config, parts: { ...parts, train: same }, strategy: strategyFromConfig(config.strategy), estimator: createEstimator('grpo'), state: initialState(), clock: () => 0 };
     const { rollout } = await collect(ctx, 0);
     spend[arm.label]!.trajectories.push(rollout.spend.bare + rollout.spend.continuation);
     spend[arm.label]!.turns.push(rollout.spend.turns);
     spend[arm.label]!.tokens.push(rollout.spend.tokens);
     for (const name of arm.estimators) {
-      const dir = updateDirection(rollout.trees, ESTIMATORS[name]!(), promptsById, grads, maxDepth);
+      // `estimator@weighting`: the leaf weighting (policy.sharedTurns) the samples are built with.
+      const [estimator, weighting = 'per-leaf'] = name.split('@') as [string, SharedTurns?];
+      const dir = updateDirection(rollout.trees, ESTIMATORS[estimator]!(), promptsById, grads, maxDepth, weighting);
       const vecs = aligned(ids, dir.map((g) => ({ promptId: g.promptId, v: g.total })));
       const aa = gram(vecs, vecs, true);
       const e = perEstimator.get(name) ?? { same: [], other: [], byDepth: [] };

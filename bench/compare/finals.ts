@@ -155,6 +155,11 @@ export interface SummaryGroup {
   budget: string;
   finals: readonly string[];
   why: string;
+  /**
+   * The budget-elasticity reading of the group's first final: grpo's arms at ½× and 2× its tokens
+   * (bench/compare/elasticity.ts) and that final's folder and arms, so its Δ reads as a compute multiplier.
+   */
+  elasticity?: { out: string; tag: string; final: { folder: string; trace: string; grpo: string } };
 }
 
 export const README_SUMMARY: readonly SummaryGroup[] = [
@@ -163,12 +168,14 @@ export const README_SUMMARY: readonly SummaryGroup[] = [
     budget: 'equal tokens',
     finals: ['R2 late, 20 seeds', 'R2 late, world seed 37', 'R2 late, world seed 53'],
     why: 'trees hold more mixed anchors, but that extra contrast does not show in held-out success',
+    elasticity: { out: 'out-dev-elasticity', tag: 'ell', final: { folder: 'out-final-late-20', trace: 'f20-trace-best', grpo: 'f20-grpo' } },
   },
   {
     regime: "default world at the main job's scale, 3 worlds",
     budget: 'equal tokens',
     finals: ['R2 world', 'R2 world, world seed 37', 'R2 world, world seed 53'],
     why: 'the first search decides; a continuation is no cheaper contrast than a fresh rollout',
+    elasticity: { out: 'out-dev-elasticity', tag: 'elw', final: { folder: 'out-final-r2', trace: 'r2w-trace-best', grpo: 'r2w-grpo' } },
   },
   {
     regime: 'math-world from a cold start (1–5 % success), 3 worlds',

@@ -11,7 +11,8 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FINALS, README_SUMMARY, type FinalSpec } from './finals.ts';
+import { FINALS, README_SUMMARY, type FinalSpec, type SummaryGroup } from './finals.ts';
+import { finals as finalsOf, multiplier, paired } from './elasticity.ts';
 import { mixedAnchors, per100, readRecord, type RunRecord } from './load.ts';
 import { meanOf, pairedBootstrap } from './stats.ts';
 
@@ -227,15 +228,17 @@ export function renderReadme(): string {
   const out = [
     BEGIN_README,
     '',
-    '| regime | budget | trace − grpo, points [95 %] (seeds) | mixed anchors / traj., trace ÷ grpo | why |',
-    '|---|---|---|---|---|',
+    '| regime | budget | trace − grpo, points [95 %] (seeds) | the first final is worth, in grpo’s compute | mixed anchors / traj., trace ÷ grpo | why |',
+    '|---|---|---|---|---|---|',
   ];
   for (const g of README_SUMMARY) {
     const rs = g.finals.map(rowOf);
     const means = rs.map((r) => r.delta.mean);
     const values = rs.length <= 4 ? rs.map((r) => `${pts(r.delta)} (${r.delta.n})`).join('; ') : `means ${signed(Math.min(...means))} to ${signed(Math.max(...means))}`;
-    out.push(`| ${g.regime} | ${g.budget} | **${verdict(rs)}**: ${values} | ${spread(rs.map((r) => r.contrast?.[1] ?? NaN))} | ${g.why} |`);
+    out.push(`| ${g.regime} | ${g.budget} | **${verdict(rs)}**: ${values} | ${worth(g)} | ${spread(rs.map((r) => r.contrast?.[1] ?? NaN))} | ${g.why} |`);
   }
+  const power = powerLine();
+  if (power) out.push('', power);
   const above = FINALS.filter((spec) => side(rowOf(spec.name).delta) === 'ahead');
   out.push(
     '',
@@ -244,6 +247,30 @@ export function renderReadme(): string {
     END,
   );
   return out.join('\n');
+}
+
+/** The group's first final as a compute multiplier c× [lo, hi] of grpo's (elasticity.ts), or – without its records. */
+function worth(g: SummaryGroup): string {
+  const e = g.elasticity;
+  if (!e) return '–';
+  const dir = join(HERE, e.out, 'records');
+  const slopes = paired(finalsOf(dir, `${e.tag}-grpo-x2`), finalsOf(dir, `${e.tag}-grpo-x0.5`)).map((d) => d / 2);
+  const deltas = paired(finalsOf(join(HERE, e.final.folder, 'records'), e.final.trace), finalsOf(join(HERE, e.final.folder, 'records'), e.final.grpo));
+  if (slopes.length < 2 || deltas.length < 2) return '–';
+  const m = multiplier(slopes, deltas);
+  const slope = `grpo gains ${signed(100 * m.slope.mean)} a doubling (${m.slope.n} seeds)`;
+  return m.c.lo === null || m.c.hi === null ? `${m.c.mean.toFixed(2)}×, unbounded (${slope}, its interval reaches 0)` : `${m.c.mean.toFixed(2)}× [${m.c.lo.toFixed(2)}, ${m.c.hi.toFixed(2)}] (${slope})`;
+}
+
+/** How many paired seeds a +3-point difference needs (80 % power, two-sided 5 %) at the late world's measured paired sd. */
+function powerLine(): string | undefined {
+  const dir = join(HERE, 'out-final-late-20', 'records');
+  const d = paired(finalsOf(dir, 'f20-trace-best'), finalsOf(dir, 'f20-grpo'));
+  if (d.length < 3) return undefined;
+  const mean = d.reduce((a, b) => a + b, 0) / d.length;
+  const sd = Math.sqrt(d.reduce((a, b) => a + (b - mean) ** 2, 0) / (d.length - 1));
+  const n = Math.ceil(((1.959964 + 0.841621) * sd / 0.03) ** 2);
+  return `Power: the late world's paired sd is ${(100 * sd).toFixed(1)} points a seed (${d.length} seeds), so a +3-point difference needs ${n} paired seeds for 80 % power at a two-sided 5 % level; "ties" on 5 seeds rules out only differences of about ±${(100 * 2.776 * sd / Math.sqrt(5)).toFixed(0)} points.`;
 }
 
 /** Replaces the generated block that starts with `begin` in a markdown text; throws when the markers are missing. */

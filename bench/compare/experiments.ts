@@ -634,6 +634,10 @@ export function arms(experiment: ExperimentName): Arm[] {
         at('guarded', { name: 'guarded', groupSize: 8 }, 'guarded: grpo G = 8 with ε = ¼ to the root solver on the posterior', { predictor: { kind: 'posterior' } }),
         at('guarded-batch', { name: 'guarded', groupSize: 8 }, 'guarded, normalise batch', { predictor: { kind: 'posterior' }, ...batch }),
         at('pcl-posterior', { name: 'pcl' }, 'pcl on the posterior over all 256', { predictor: { kind: 'posterior' } }),
+        // Added after the five arms above had started (seeds 0–1 seen): grpo's G = 3 is what every earlier
+        // final ran (B / pool at pool 64), so the best grpo here may not be G = 8; guarded on that G too.
+        at('grpo-g3', { name: 'grpo', groupSize: 3 }, 'grpo, G = 3 on ⌊B / 3⌋ random prompts of 256 (the earlier finals’ group size)', { predictor: { kind: 'global' } }),
+        at('guarded-g3', { name: 'guarded', groupSize: 3 }, 'guarded on grpo’s G = 3, ε = ¼, posterior', { predictor: { kind: 'posterior' } }),
       ];
     }
     case 'final-r2-world':

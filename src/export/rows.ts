@@ -80,6 +80,10 @@ export interface BatchMeta {
   tokenizer: string;
   /** Leaves without a reward (failed trajectories): not exported, as the estimator gives them no advantage. */
   skipped_leaves: number;
+  /** Of the skipped leaves, the trajectories that ended in an error (a server or tool failure after the engine's retries). */
+  failed_leaves: number;
+  /** complete: no trajectory of the step failed; partial: failed_leaves of them did and are missing from the rows. */
+  status: 'complete' | 'partial';
 }
 
 export interface ExportBatch {
@@ -122,8 +126,15 @@ export function buildBatch(trees: readonly RolloutTree[], options: ExportOptions
     return leafRow(options.step, tree, adv, (n) => tokensOf(tree, n));
   });
   let leafCount = 0;
-  for (const t of trees) for (const id in t.nodes) if (t.nodes[id].children.length === 0 && t.nodes[id].parent !== null) leafCount++;
-  const meta: BatchMeta = { format_version: EXPORT_FORMAT_VERSION, step: options.step, estimator: options.estimator.name, tokenizer: transcript.name, skipped_leaves: leafCount - rows.length };
+  let failed = 0;
+  for (const t of trees) {
+    for (const id in t.nodes) {
+      const n = t.nodes[id];
+      if (n.children.length === 0 && n.parent !== null) leafCount++;
+      if (n.end === 'error') failed++;
+    }
+  }
+  const meta: BatchMeta = { format_version: EXPORT_FORMAT_VERSION, step: options.step, estimator: options.estimator.name, tokenizer: transcript.name, skipped_leaves: leafCount - rows.length, failed_leaves: failed, status: failed > 0 ? 'partial' : 'complete' };
   return { meta, rows, nodes };
 }
 

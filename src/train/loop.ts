@@ -18,6 +18,12 @@ export interface ExternalTrainer {
   /** The policy being trained elsewhere, e.g. an OpenAIPolicy on the trainer's inference servers. */
   policy: Policy;
   /**
+   * Called with a step's rollout trees before anything is learned or stored; throwing ends the run
+   * there, without the step (the steps before it, and whatever the trainer was handed, are kept).
+   * The rollout service refuses a step whose every trajectory failed this way.
+   */
+  review?(step: { step: number; trees: readonly RolloutTree[] }): void;
+  /**
    * Called once the step is stored. Resolves 'continue' when the trainer has taken the step (for all
    * but the last step: trained on it and loaded new weights), 'stopped' if the wait was cancelled.
    */
@@ -86,6 +92,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       const t0 = options.clock();
       const collected = await collect(ctx, step);
       if (collected.rollout.cancelled) return stopped();
+      external?.review?.({ step, trees: collected.rollout.trees });
       const learned = await learn(ctx, collected);
       const evaluation = !external && shouldEvaluate(step, config) ? await evaluateTimed(ctx, step) : undefined;
       const record = stepRecord(ctx, collected, learned, evaluation, external?.policy.name);

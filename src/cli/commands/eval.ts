@@ -14,6 +14,7 @@ import { buildEnvironment, parseTrainConfig, storedTrainConfig, type TrainConfig
 import { envKindOf } from '../../env/registry.ts';
 import { setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
+import { reportFailures } from '../failures.ts';
 
 
 export interface EvalFlags extends PolicyAndEnvFlags {
@@ -96,20 +97,21 @@ async function evaluate(opts: EvalFlags, e: { suite: ReturnType<typeof buildSuit
 }
 
 /**
- * Questions that failed after the engine's retries score 0 in the table; say so, with the first error,
- * and exit 1 when every question failed (an unreachable server or a wrong --base-url or --model would
- * otherwise read as a policy that scores 0).
+ * Questions that failed after the engine's retries score 0 in the table: say so, with the first error,
+ * and exit 1 when every question failed (src/cli/failures.ts).
  */
 function reportErrors(result: EvalResult): void {
   const failed = result.records.filter((r) => r.errors > 0);
-  if (failed.length === 0) return;
-  const first = failed[0]!.samples.find((s) => s.error)?.error ?? 'no message';
-  const all = failed.length === result.records.length;
-  process.stderr.write(
-    `trace-rl eval: ${failed.length} of ${result.records.length} questions ended in an error after the engine's retries (first: ${first}); they score 0 above and run again when the same command is rerun` +
-      (all ? '; every question failed: check the server (--base-url, --model) before reading the table\n' : '\n'),
-  );
-  if (all) process.exitCode = 1;
+  const first = failed[0]?.samples.find((s) => s.error)?.error ?? 'no message';
+  reportFailures({
+    command: 'trace-rl eval',
+    failed: failed.length,
+    total: result.records.length,
+    unit: 'questions',
+    causes: `first: ${first}`,
+    kept: 'they score 0 above and run again when the same command is rerun',
+    whenAll: 'every question failed: check the server (--base-url, --model) before reading the table',
+  });
 }
 
 /** The training run behind `--policy embedded|tiny-lm --run DIR`: its configuration and last policy checkpoint. */

@@ -117,7 +117,7 @@ export function register(program: Command): void {
         total: e.failures.trajectories,
         unit: `trajectories of step ${e.step}`,
         causes: failureCauses(e.failures),
-        kept: written > 0 ? `no batch was written for it; the ${written} earlier batch(es) in ${path.join(out, 'batches')} are complete` : 'no batch was written and the run folder was removed',
+        kept: written > 0 ? `no batch was written for it; the ${written} earlier batch(es) in ${path.join(out, 'batches')} are kept` : 'no batch was written and the run folder was removed',
         whenAll: `every one failed: check that ${e.servers.join(', ')} is up and answers (--base-url, --model, the API key, --set engine.timeoutMs=…)`,
       });
     } finally {

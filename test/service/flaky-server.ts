@@ -33,7 +33,7 @@ export async function startFlakyServer(options: { behaviour?: (n: number) => Beh
     for await (const c of req) chunks.push(c as Buffer);
     const path = req.url ?? '';
     state.seen.push({ path, authorization: req.headers.authorization });
-    const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const json = (status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) return json(401, { error: { message: 'invalid API key' } });
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
     if (path === '/tokenize') {

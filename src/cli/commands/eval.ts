@@ -258,7 +258,7 @@ function policySettings(opts: EvalFlags, run: ReturnType<typeof openRun> | undef
   switch (opts.policy) {
     case 'openai':
       if (opts.mode !== 'completions' && opts.mode !== 'chat') throw new UsageError(`--mode ${opts.mode}: choose completions or chat (token mode is trace-rl rollout's, with --tokenizer)`);
-      raw = { kind: 'openai', baseUrls: opts.baseUrl ?? [], model: opts.model ?? 'default', mode: opts.mode, ...sampled };
+      raw = { kind: 'openai', baseUrls: opts.baseUrl ?? [], model: opts.model ?? 'default', mode: opts.mode, ...(opts.apiKeyFile !== undefined ? { apiKeyFile: path.resolve(opts.apiKeyFile) } : {}), ...sampled };
       break;
     case 'tiny-lm': {
       const model = opts.model ?? (run?.config.policy.kind === 'tiny-lm' ? run.config.policy.model : undefined);
@@ -269,7 +269,7 @@ function policySettings(opts: EvalFlags, run: ReturnType<typeof openRun> | undef
     default:
       raw = { kind: opts.policy };
   }
-  return policyFromFlags(raw, { kind: '--policy', baseUrls: '--base-url', model: '--model', mode: '--mode', temperature: '--temperature' });
+  return policyFromFlags(raw, { kind: '--policy', baseUrls: '--base-url', model: '--model', mode: '--mode', temperature: '--temperature', apiKeyFile: '--api-key-file' });
 }
 
 function specOf(settings: PolicyConfig, run: ReturnType<typeof openRun> | undefined): Record<string, unknown> {

@@ -160,3 +160,27 @@ test('a step that partly failed: exit 0, one stderr line saying how many failed 
     await server.close();
   }
 });
+
+test('Ctrl-C while the service waits for weights: a clean stop, done "stopped", exit 130', async () => {
+  const { spawn } = await import('node:child_process');
+  const { createInterface } = await import('node:readline');
+  const { BIN } = await import('../helpers/run-cli.ts');
+  const server = await startFlakyServer();
+  const out = fresh();
+  try {
+    const child = spawn(process.execPath, [BIN, 'rollout', '--policy', 'openai', '--base-url', server.url, '--out', out, '--quiet', ...ARGS, '--steps', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const events: Array<Record<string, unknown>> = [];
+    createInterface({ input: child.stdout }).on('line', (l) => {
+      const e = JSON.parse(l) as Record<string, unknown>;
+      events.push(e);
+      if (e.event === 'waiting') child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    assert.equal(code, 130);
+    assert.deepEqual(events.map((e) => e.event), ['batch', 'waiting', 'done']);
+    assert.equal(events.at(-1)!.status, 'stopped');
+    assert.ok(existsSync(String(events[0]!.file)), 'the batch written before the stop is kept');
+  } finally {
+    await server.close();
+  }
+});

@@ -1,5 +1,5 @@
 import { strategyFromConfig } from '../allocate/index.ts';
-import { RunStore } from '../store/index.ts';
+import { MetricsLog, RunStore } from '../store/index.ts';
 import type { Policy } from '../policy/types.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import { buildComponents, estimatorFromConfig, type Components } from './components.ts';
@@ -81,6 +81,8 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     const estimator = estimatorFromConfig(config);
     const last = store.lastStep();
     let state = last >= 0 ? restoreStep(store, last, parts, options.out) : initialState();
+    const metricsLog = new MetricsLog(options.out);
+    if (last >= 0) metricsLog.reset(store.steps());
     if (last >= 0) options.onEvent?.({ kind: 'resumed', from: last + 1 });
     const stopped = () => ({ dir: options.out, config, completed, status: 'stopped' as const });
     for (let step = last + 1; step < config.steps; step++) {
@@ -98,6 +100,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       const record = stepRecord(ctx, collected, learned, evaluation, external?.policy.name);
       record.metrics.time_step_ms = options.clock() - t0;
       store.writeStep(record);
+      metricsLog.append(step, record.metrics);
       state = record.state;
       completed++;
       options.onEvent?.({ kind: 'step', step, metrics: record.metrics });

@@ -34,6 +34,8 @@ export interface RolloutServiceOptions {
   /** The policy's servers, named when a step fails (default: an OpenAIPolicy's base URLs). */
   servers?: readonly string[];
   clock: () => number;
+  /** Milliseconds since the epoch, for TensorBoard's wall time (train/loop.ts). */
+  wallClock?: () => number;
   signal?: AbortSignal;
   onEvent?: (e: RolloutServiceEvent) => void;
 }
@@ -92,6 +94,7 @@ export async function runRolloutService(options: RolloutServiceOptions): Promise
     out: options.out,
     config,
     clock: options.clock,
+    ...(options.wallClock ? { wallClock: options.wallClock } : {}),
     signal: options.signal,
     onEvent: emit,
     external: {

@@ -42,6 +42,8 @@ export interface TrainOptions {
   /** Learn through an external trainer instead of updating the policy in process (no evaluation here then: the trainer owns it). */
   external?: ExternalTrainer;
   clock: () => number;
+  /** Milliseconds since the epoch, for the wall time of TensorBoard's events (default: none, 0). */
+  wallClock?: () => number;
   signal?: AbortSignal;
   onEvent?: (e: LoopEvent) => void;
 }
@@ -82,7 +84,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     const last = store.lastStep();
     let state = last >= 0 ? restoreStep(store, last, parts, options.out) : initialState();
     const metricsLog = new MetricsLog(options.out);
-    if (last >= 0) metricsLog.reset(store.steps());
+    if (last >= 0) metricsLog.reset(store.steps(), options.wallClock?.());
     if (last >= 0) options.onEvent?.({ kind: 'resumed', from: last + 1 });
     const stopped = () => ({ dir: options.out, config, completed, status: 'stopped' as const });
     for (let step = last + 1; step < config.steps; step++) {
@@ -100,7 +102,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       const record = stepRecord(ctx, collected, learned, evaluation, external?.policy.name);
       record.metrics.time_step_ms = options.clock() - t0;
       store.writeStep(record);
-      metricsLog.append(step, record.metrics);
+      metricsLog.append(step, record.metrics, options.wallClock?.());
       state = record.state;
       completed++;
       options.onEvent?.({ kind: 'step', step, metrics: record.metrics });

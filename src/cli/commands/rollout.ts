@@ -92,6 +92,7 @@ export function register(program: Command): void {
         gate,
         servers: settings.baseUrls,
         clock: () => performance.now(),
+        wallClock: () => Date.now(),
         signal: interrupt.signal,
         onEvent: (e) => {
           if (e.kind === 'batch') {

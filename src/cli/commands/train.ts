@@ -113,7 +113,7 @@ export function register(program: Command): void {
     const progress = opts.quiet ? undefined : progressReporter({ steps, label: out });
     try {
       const { train } = await import('../../train/loop.ts'); // the loop loads jax-js, SQLite and the policies
-      const result = await train({ out, config, resume: Boolean(opts.resume), steps: resumeSteps, clock: () => performance.now(), signal: interrupt.signal, onEvent: progress?.onEvent });
+      const result = await train({ out, config, resume: Boolean(opts.resume), steps: resumeSteps, clock: () => performance.now(), wallClock: () => Date.now(), signal: interrupt.signal, onEvent: progress?.onEvent });
       progress?.stop();
       if (result.status === 'already-finished') process.stdout.write(`${out} has already finished all ${result.config.steps} steps; nothing to do (continue it with --resume ${out} --steps N, or start a new run with another --out)\n`);
       else if (result.status === 'stopped') {

@@ -3,13 +3,20 @@
 // (built by `npm run build`; `npm pack` and `npm ci` run it through `prepare`). A source checkout
 // (src/ beside dist/; the package ships no src/) runs the TypeScript sources through tsx instead, so
 // development and the tests always run the current code, never a stale build.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
-const source = new URL('../src/cli/bin.ts', import.meta.url);
-if (existsSync(source)) {
-  const { register } = await import('tsx/esm/api');
-  register();
-  await import(source.href);
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  // A bare version query needs none of the command's code: answered before tsx or the CLI modules load,
+  // from the same package.json the CLI reads (commander prints the same line for it).
+  process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
 } else {
-  await import(new URL('../dist/cli/bin.js', import.meta.url).href);
+  const source = new URL('../src/cli/bin.ts', import.meta.url);
+  if (existsSync(source)) {
+    const { register } = await import('tsx/esm/api');
+    register();
+    await import(source.href);
+  } else {
+    await import(new URL('../dist/cli/bin.js', import.meta.url).href);
+  }
 }

@@ -106,6 +106,14 @@ const REPORT_TABLE = {
   'final-r2-math-env37': { paired: 'first' },
   'final-r2-math-env53': { paired: 'first' },
   'final-late-20': { paired: 'first', curves: true, contrast: true },
+  'headroom-prefix-turns': { paired: 'grpo', exact: true },
+  'headroom-prefix-samples': { paired: 'grpo', exact: true },
+  'headroom-prefix-batch': { paired: 'grpo', exact: true },
+  'elasticity-world': { paired: 'grpo', curves: true },
+  'elasticity-late': { paired: 'grpo', curves: true },
+  'select-sim': { paired: 'grpo', exact: true },
+  'select-world': { paired: 'grpo', curves: true, contrast: true },
+  'select-late': { paired: 'grpo', curves: true, contrast: true },
 } satisfies Record<string, Report>;
 
 /** The experiments, in the order `--experiments` runs them by default (the order of REPORT_TABLE). */
@@ -157,6 +165,8 @@ export const LATE_BEST: Record<string, unknown> = { name: 'trace', roots: 'unifo
  * (the seventh final's grpo spent 120,219 tokens over 20 steps, 6,011 a step).
  */
 export const WORLD_TOKENS = 11_500;
+/** The learnable simulator's tokens a step: what grpo's 192 trajectories cost there (134,072 over 30 steps, sl-grpo seed 0). */
+export const SIM_TOKENS = 4_500;
 export const MATH_TOKENS = 6_000;
 
 /** Per-arm config overrides beyond the strategy (e.g. the predictor without gold-answer features). */
@@ -172,6 +182,8 @@ export interface ArmExtra {
   engine?: Record<string, unknown>;
   /** Environment settings beside kind and seed (e.g. the world's profile, the simulator's number of prompts). */
   env?: Record<string, unknown>;
+  /** Candidate prompts a step (default: the scale's pool): larger than the budget covers in the prompt-selection regime. */
+  pool?: number;
 }
 
 /** One arm: a strategy configuration run over every seed. */
@@ -559,6 +571,71 @@ export function arms(experiment: ExperimentName): Arm[] {
         .filter((a) => a.label === 'fl-trace-best' || a.label === 'fl-grpo')
         .map((a) => ({ ...a, label: a.label.replace(/^fl-/, 'f20-') }));
     }
+    case 'headroom-prefix-turns':
+    case 'headroom-prefix-samples':
+    case 'headroom-prefix-batch': {
+      // Oracle prefix headroom in the learnable simulator: do prefixes add anything over the oracle's roots
+      // alone, when both see the true p? Equal generated tokens (SIM_TOKENS, what grpo's 192 trajectories
+      // cost there), each normalisation of the surrogate its own experiment so grpo is paired within it.
+      // No arm reads Ṽ, so all train the running rate.
+      const normalise = experiment.slice('headroom-prefix-'.length);
+      const tokens = { unit: 'tokens', budget: SIM_TOKENS };
+      const extra: ArmExtra = { ...SIM_LEARN, policy: { ...SIM_LEARN.policy, normalise }, predictor: { kind: 'global' } };
+      const at = (label: string, strategy: Record<string, unknown>, meaning: string) => sim(`hp-${normalise}-${label}`, { ...strategy, ...tokens }, `${meaning}, normalise ${normalise}`, extra);
+      return [
+        at('grpo', { name: 'grpo' }, 'uniform groups'),
+        at('pcl-oracle', { name: 'oracle', continuations: 0 }, 'roots only: the exact root solver on the true p'),
+        at('oracle-half', { name: 'oracle', continuations: 0.5 }, 'the exact root and prefix solvers on the true p, N = ½'),
+        at('oracle-n2', { name: 'oracle', continuations: 2 }, 'the exact root and prefix solvers on the true p, N = 2'),
+        at('oracle-uniform-roots', { name: 'oracle', roots: 'uniform', continuations: 2 }, 'uniform roots, the prefix solver on the true p, N = 2'),
+      ];
+    }
+    case 'elasticity-world':
+    case 'elasticity-late': {
+      // Budget elasticity: grpo at ½×, 1× and 2× the finals' tokens a step, so a final's Δ can be read as a
+      // compute multiplier (bench/compare/elasticity.ts). Development seeds; grpo never reads Ṽ.
+      const late = experiment === 'elasticity-late';
+      const budget = late ? LATE_TOKENS : WORLD_TOKENS;
+      const extra: ArmExtra = { ...(late ? { env: { world: { profile: 'late' } } } : {}), predictor: { kind: 'global' } };
+      return [0.5, 1, 2].map((c) => world(`el${late ? 'l' : 'w'}-grpo-x${c}`, { name: 'grpo', unit: 'tokens', budget: Math.round(budget * c) }, `grpo at ${c}× ${budget.toLocaleString('en')} tokens a step`, extra));
+    }
+    case 'select-sim': {
+      // Root headroom in the prompt-selection regime, where it can be measured exactly: 256 candidates of
+      // 480 training prompts (each recurs about every other step), grpo's fixed G = 8 on ⌊B / 8⌋ of them at
+      // random, against the oracle's roots over all 256 (exact p, and p seen through k fresh outcomes), pcl
+      // on the posterior, and guarded. Equal tokens; the first arm listed is grpo (paired: 'grpo').
+      const tokens = { unit: 'tokens', budget: SIM_TOKENS };
+      const base: ArmExtra = { ...SIM_LEARN, env: { questions: 600 }, pool: 256 };
+      const cheap: ArmExtra = { ...base, predictor: { kind: 'global' } };
+      const learned: ArmExtra = { ...base, predictor: { kind: 'posterior' } };
+      const at = (label: string, strategy: Record<string, unknown>, meaning: string, extra: ArmExtra) => sim(`ss-${label}`, { ...strategy, ...tokens }, meaning, extra);
+      return [
+        at('grpo', { name: 'grpo', groupSize: 8 }, 'grpo, G = 8 on ⌊B / 8⌋ random prompts of 256', cheap),
+        at('grpo-g2', { name: 'grpo' }, 'grpo, default G (⌊B / pool⌋ → 2) on ⌊B / 2⌋ random prompts of 256', cheap),
+        at('pcl-oracle', { name: 'oracle', continuations: 0 }, 'the exact root solver on the true p over all 256', cheap),
+        at('pcl-oracle-k4', { name: 'oracle', continuations: 0, truthSamples: 4 }, 'the root solver on p seen through 4 fresh outcomes', cheap),
+        at('pcl-oracle-k8', { name: 'oracle', continuations: 0, truthSamples: 8 }, 'the root solver on p seen through 8 fresh outcomes', cheap),
+        at('pcl-posterior', { name: 'pcl' }, 'pcl on the MLP-prior per-prompt posterior over all 256', learned),
+        at('guarded', { name: 'guarded', groupSize: 8 }, 'guarded: grpo G = 8 with ε = ¼ to the root solver on the posterior', learned),
+      ];
+    }
+    case 'select-world':
+    case 'select-late': {
+      // The prompt-selection regime on the world (default or late-decision): 256 candidates a step of the
+      // training split, grpo's fixed G = 8, at the finals' tokens a step; guarded and pcl read the posterior.
+      const late = experiment === 'select-late';
+      const tokens = { unit: 'tokens', budget: late ? LATE_TOKENS : WORLD_TOKENS };
+      const base: ArmExtra = { ...(late ? { env: { world: { profile: 'late' } } } : {}), pool: 256 };
+      const batch = { policy: { normalise: 'batch' } };
+      const at = (label: string, strategy: Record<string, unknown>, meaning: string, extra: ArmExtra) => world(`s${late ? 'l' : 'w'}-${label}`, { ...strategy, ...tokens }, meaning, { ...base, ...extra });
+      return [
+        at('grpo', { name: 'grpo', groupSize: 8 }, 'grpo, G = 8 on ⌊B / 8⌋ random prompts of 256', { predictor: { kind: 'global' } }),
+        at('grpo-batch', { name: 'grpo', groupSize: 8 }, 'as grpo, the surrogate divided by every sampled turn (normalise batch)', { predictor: { kind: 'global' }, ...batch }),
+        at('guarded', { name: 'guarded', groupSize: 8 }, 'guarded: grpo G = 8 with ε = ¼ to the root solver on the posterior', { predictor: { kind: 'posterior' } }),
+        at('guarded-batch', { name: 'guarded', groupSize: 8 }, 'guarded, normalise batch', { predictor: { kind: 'posterior' }, ...batch }),
+        at('pcl-posterior', { name: 'pcl' }, 'pcl on the posterior over all 256', { predictor: { kind: 'posterior' } }),
+      ];
+    }
     case 'final-r2-world':
     case 'final-r2-math':
     case 'final-r2-world-env37':
@@ -696,9 +773,10 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     arm: arm.label,
     seed,
     steps: scale.steps,
-    pool: scale.pool,
+    pool: arm.extra?.pool ?? scale.pool,
     env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed, ...envSize(arm.env, scale.envQuestions), ...arm.extra?.env },
-    strategy: { name, ...optionsFor(name, { budget: scale.budget, continuations: 2, ...arm.strategy }) },
+    // An arm that names trace without a preset means the paper plus the options it lists, as when it was frozen.
+    strategy: { name, ...optionsFor(name, { budget: scale.budget, continuations: 2, ...(name === 'trace' ? { preset: 'paper' } : {}), ...arm.strategy }) },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions, ...(scale.evalSamples ? { samples: scale.evalSamples } : {}) },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
     ...(arm.extra?.estimator ? { estimator: arm.extra.estimator } : {}),

@@ -145,3 +145,47 @@ export const FINALS: readonly FinalSpec[] = [
     command: '(the same run)',
   },
 ];
+
+/**
+ * The README's summary: the finals grouped by regime. Names point into FINALS; the words (regime,
+ * budget, why) are descriptions, and every number beside them is computed by tables.ts from the rows.
+ */
+export interface SummaryGroup {
+  regime: string;
+  budget: string;
+  finals: readonly string[];
+  why: string;
+}
+
+export const README_SUMMARY: readonly SummaryGroup[] = [
+  {
+    regime: 'late-decision world (turns after the first are uncertain), 3 worlds',
+    budget: 'equal tokens',
+    finals: ['R2 late, 20 seeds', 'R2 late, world seed 37', 'R2 late, world seed 53'],
+    why: 'trees hold more mixed anchors, but that extra contrast does not show in held-out success',
+  },
+  {
+    regime: "default world at the main job's scale, 3 worlds",
+    budget: 'equal tokens',
+    finals: ['R2 world', 'R2 world, world seed 37', 'R2 world, world seed 53'],
+    why: 'the first search decides; a continuation is no cheaper contrast than a fresh rollout',
+  },
+  {
+    regime: 'math-world from a cold start (1–5 % success), 3 worlds',
+    budget: 'equal tokens',
+    finals: ['R2 math', 'R2 math, world seed 37', 'R2 math, world seed 53'],
+    why: 'most groups all fail, and a continuation from a failing prefix rarely flips',
+  },
+  {
+    regime: "round one, each final's primary arm: finals 1–7 (world, math-world) and the tiny LM on llama.cpp",
+    budget: 'equal trajectories',
+    finals: ['1', '2', '3', '4', '5', '6', '7', 'tiny LM 1', 'tiny LM 2', 'tiny LM 3'],
+    why: 'two handicaps, fixed since: the estimator and the cost unit',
+  },
+  {
+    regime: "the paper's own configuration (round two's secondary arms; tiny LM 3's)",
+    budget: 'equal tokens (tiny LM: trajectories)',
+    finals: ['R2 late, secondary', 'R2 world, secondary', 'R2 math, secondary', 'tiny LM 3, secondary'],
+    why: 'adaptive roots at N = 2 spend most of the budget on continuations over few prompts; the recommended options draw prompts as grpo does',
+  },
+];

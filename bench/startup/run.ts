@@ -1,9 +1,10 @@
 /**
- * CLI start-up (issue 20): `--version`, `solve roots` on a 2-prompt input and `score` on one line, for
- * the code before the package build (a git worktree of --before, run as it was: tsx + eager imports)
- * and for the packed package installed into an empty project (compiled dist/, lazy subcommands), in
- * one run, interleaved so load changes hit both alike.
- * Run: npx tsx bench/startup/run.ts [--reps 15] [--before 2d6cb33]
+ * CLI start-up: `--version`, `solve roots` on a 2-prompt input and `score` on one line, against
+ * `node -e 0` (what any Node command pays before its own code), for the packed package installed into
+ * an empty project (compiled dist/, lazy subcommands), this checkout's bin (TypeScript through tsx, as
+ * a contributor runs it) and, with --before, the code at an older commit (a git worktree, run as it
+ * was). One run, interleaved, so load changes hit every variant alike.
+ * Run: npx tsx bench/startup/run.ts [--reps 15] [--before 2d6cb33 | --before none]
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -14,10 +15,13 @@ import { installPacked, REPO } from '../../scripts/install-packed.ts';
 
 const { values } = parseArgs({ options: { reps: { type: 'string', default: '15' }, before: { type: 'string', default: '2d6cb33' } } });
 const reps = Number(values.reps);
+const before = values.before === 'none' ? undefined : values.before;
 
-const beforeDir = join(mkdtempSync(join(os.tmpdir(), 'trace-rl-before-')), 'repo');
-execFileSync('git', ['worktree', 'add', '--detach', '-q', beforeDir, values.before], { cwd: REPO });
-symlinkSync(join(REPO, 'node_modules'), join(beforeDir, 'node_modules'));
+const beforeDir = before ? join(mkdtempSync(join(os.tmpdir(), 'trace-rl-before-')), 'repo') : undefined;
+if (beforeDir) {
+  execFileSync('git', ['worktree', 'add', '--detach', '-q', beforeDir, before!], { cwd: REPO });
+  symlinkSync(join(REPO, 'node_modules'), join(beforeDir, 'node_modules'));
+}
 const packed = installPacked();
 
 const cases: Array<{ name: string; args: string[]; input: string }> = [
@@ -26,10 +30,14 @@ const cases: Array<{ name: string; args: string[]; input: string }> = [
   { name: 'score (1 line)', args: ['score'], input: '{"prediction":"Paris","gold":"paris"}\n' },
 ];
 const fmt = (x: number) => x.toFixed(3);
-const variants = [
-  { name: 'before', command: [process.execPath, join(beforeDir, 'bin', 'trace-rl.js')] },
-  { name: 'after', command: [packed.bin] },
+/** Each variant runs a case's arguments; `node -e 0` ignores them (the floor every variant stands on). */
+const variants: Array<{ name: string; command: string[]; args?: string[] }> = [
+  { name: 'node -e 0', command: [process.execPath, '-e', '0'], args: [] },
+  ...(beforeDir ? [{ name: `before (${before})`, command: [process.execPath, join(beforeDir, 'bin', 'trace-rl.js')] }] : []),
+  { name: 'checkout (tsx)', command: [process.execPath, join(REPO, 'bin', 'trace-rl.js')] },
+  { name: 'packed (dist)', command: [packed.bin] },
 ];
+const PACKED = variants.length - 1;
 
 /**
  * Wall seconds and CPU seconds (user + system, from GNU time) of one run. On a shared machine the wall
@@ -51,20 +59,22 @@ const stats = (xs: number[]) => {
 const cell = (s: { min: number; median: number; max: number }) => `${fmt(s.min)} / ${fmt(s.median)} / ${fmt(s.max)}`;
 
 console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, load avg ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-console.log(`date: ${new Date().toISOString()}; before = ${values.before} (tsx, eager imports), after = npm pack of this checkout installed in an empty project; ${reps} runs each, interleaved, after one warm-up`);
-console.log('| command | measure | before min / median / max (s) | after min / median / max (s) | median ratio before/after |');
-console.log('|---|---|---|---|---|');
+console.log(`date: ${new Date().toISOString()}; ${reps} runs of each variant, interleaved, after one warm-up; packed = npm pack of this checkout installed in an empty project`);
+console.log(`| command | measure | ${variants.map((v) => `${v.name} min / median / max (s)`).join(' | ')} | median ÷ node -e 0: ${variants.slice(1).map((v) => v.name).join(', ')} |`);
+console.log(`|---|---|${variants.map(() => '---|').join('')}---|`);
 try {
   for (const c of cases) {
     const runs = variants.map(() => [] as Array<{ wall: number; cpu: number }>);
-    variants.forEach((v) => seconds(v.command, c.args, c.input));
-    for (let i = 0; i < reps; i++) variants.forEach((v, k) => runs[k]!.push(seconds(v.command, c.args, c.input)));
+    const run = (v: (typeof variants)[number]) => seconds(v.command, v.args ?? c.args, c.input);
+    variants.forEach(run);
+    for (let i = 0; i < reps; i++) variants.forEach((v, k) => runs[k]!.push(run(v)));
     for (const measure of ['wall', 'cpu'] as const) {
-      const [b, a] = runs.map((r) => stats(r.map((x) => x[measure]))) as [ReturnType<typeof stats>, ReturnType<typeof stats>];
-      console.log(`| ${c.name} | ${measure} | ${cell(b)} | ${cell(a)} | ${(b.median / a.median).toFixed(1)}× |`);
+      const s = runs.map((r) => stats(r.map((x) => x[measure])));
+      const ratios = s.slice(1).map((x) => `${(x.median / s[0]!.median).toFixed(1)}×`).join(', ');
+      console.log(`| ${c.name} | ${measure} | ${s.map(cell).join(' | ')} | ${ratios} |`);
     }
   }
 } finally {
-  execFileSync('git', ['worktree', 'remove', '--force', beforeDir], { cwd: REPO });
+  if (beforeDir) execFileSync('git', ['worktree', 'remove', '--force', beforeDir], { cwd: REPO });
   rmSync(dirname(packed.project), { recursive: true, force: true });
 }

@@ -35,9 +35,20 @@ export function isEstimatorName(name: string): name is EstimatorName {
   return (ESTIMATOR_NAMES as readonly string[]).includes(name);
 }
 
+/**
+ * Why estimator `name` cannot take advantage scale `scale`, or undefined when it can: treepo whitens
+ * over the batch's tokens by definition, so leaving its deviations unscaled would not be treepo. The
+ * configuration schema and createEstimator both ask this, so the rule is written once.
+ */
+export function scaleProblem(name: EstimatorName, scale: AdvantageScale | undefined): string | undefined {
+  if (name === 'treepo' && scale === 'none') return 'none applies to grpo, tree-grpo, trace and trace-local; treepo whitens over the batch by definition';
+  return undefined;
+}
+
 /** Picks an estimator by name once, at configuration time; unknown names fail here, not mid-step. */
 export function createEstimator(name: string, options: EstimatorOptions = {}): AdvantageEstimator {
   if (!isEstimatorName(name)) throw new UnknownEstimatorError(name);
-  if (name === 'treepo' && options.scale === 'none') throw new RangeError('advantage scale "none" applies to grpo, tree-grpo, trace and trace-local; treepo whitens over the batch by definition');
+  const problem = scaleProblem(name, options.scale);
+  if (problem) throw new RangeError(`advantage scale ${problem}`);
   return FACTORIES[name](options);
 }

@@ -3,10 +3,12 @@ import { subtreeStats, zScore, type AdvantageScale, type GroupStats } from './gr
 import type { AdvantageEstimator, Forest, LeafAdvantage } from './types.ts';
 
 /**
- * How a turn below a branch point keeps a prompt-level comparison (issue 33 §1). Every form adds
+ * How a turn below a branch point keeps a prompt-level comparison, so that its credit still says how
+ * its prompt's group did and not only how its siblings did. Every form adds
  * nothing where the deepest anchor above the turn is the prompt itself (that comparison already is
  * the prompt's), so with no branch points below the prompts each form equals `grpo`.
- *  - `none`: the deepest anchor's comparison alone (the rule until issue 33; estimator `trace-local`).
+ *  - `none`: the deepest anchor's comparison alone (estimator `trace-local`; runs stored at config
+ *    revision 1 meant it by `trace`).
  *  - `tree`: + z(V(r); G_prompt), r = the prompt's child on the turn's path (Tree-GRPO's tree value).
  *  - `node`: + z(V(c); G_prompt), the branch taken at the deepest anchor compared also with the whole
  *    prompt group (on a leaf's private turns V(c) is the leaf's reward, so there this is grpo's
@@ -115,7 +117,10 @@ export function createTrace(options: TraceOptions = {}): AdvantageEstimator {
   return traceEstimator('trace', options.promptTerm ?? DEFAULT_PROMPT_TERM, options);
 }
 
-/** `trace-local`: the rule before issue 33, each turn compared only at the deepest anchor above it. */
+/**
+ * `trace-local`: each turn compared only at the deepest anchor above it (no prompt-level term); kept as
+ * an ablation of that term and for runs stored at config revision 1, which meant it by `trace`.
+ */
 export function createTraceLocal(options: Omit<TraceOptions, 'promptTerm'> = {}): AdvantageEstimator {
   return traceEstimator('trace-local', 'none', options);
 }

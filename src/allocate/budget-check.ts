@@ -1,4 +1,5 @@
 import type { StrategyConfig } from './options.ts';
+import { treeRootCount } from './parts/roots.ts';
 import { rootBudgetOf } from './registry.ts';
 
 /**
@@ -21,7 +22,7 @@ export function budgetProblem(s: StrategyConfig, pool: number): string | undefin
   const N = need.continuations;
   // An invalid N is the schema's error on its own field; a budget derived from it would only add noise.
   if (N !== undefined && !(N >= 0)) return undefined;
-  const M = N === undefined ? s.budget : Math.floor(s.budget / (1 + N));
+  const M = N === undefined ? s.budget : treeRootCount(s.budget, N);
   const roots = N === undefined ? `${M} roots` : `M = ⌊B / (1 + N)⌋ = ⌊${s.budget} / ${1 + N}⌋ = ${M} roots`;
   const least = need.kind === 'solver' ? need.min : 2;
   if (M < least) return `budget ${s.budget} gives ${s.name} ${roots}, below ${need.kind === 'solver' ? `m_min = ${least}` : 'one group of 2'}: nothing would be rolled out; raise the budget to at least ${least * (1 + (N ?? 0))}`;

@@ -15,7 +15,7 @@ export {
   solveRoots, type RootProblem, solveKnapsack, type KnapsackProblem,
   solvePrefixes, repeatChance, flipChance, flipGain, type PrefixInput, type PrefixAllocation,
 } from './solvers/index.ts';
-export { STRATEGY_NAMES, RECOMMENDED_TRACE_OPTIONS, strategyOptionSchemas, strategyConfigSchema, parseStrategyConfig, foreignOptionMessage, optionKeys, optionsFor, type StrategyName, type OptionsOf, type StrategyOptionsInput, type StrategyConfig, type StrategyConfigInput } from './options.ts';
+export { STRATEGY_NAMES, RECOMMENDED_TRACE_OPTIONS, TRACE_PRESETS, withPreset, type TracePreset, strategyOptionSchemas, strategyConfigSchema, parseStrategyConfig, foreignOptionMessage, optionKeys, optionsFor, type StrategyName, type OptionsOf, type StrategyOptionsInput, type StrategyConfig, type StrategyConfigInput } from './options.ts';
 export { createStrategy, strategyFromConfig } from './registry.ts';
 export { isMixedGroup } from './strategies/dapo.ts';
 export { historyRate } from './strategies/knapsack.ts';
@@ -25,3 +25,4 @@ export { adaptiveTopUp, uniformTopUp, adaptiveLeftover, uniformLeftover } from '
 export { allRemaining, treeShare, uniformRootPlanner, uniformRoots, solvedRootPlanner, type RootShare, type RootValue } from './parts/roots.ts';
 export { solvedPrefixPlanner, evenPrefixPlanner, randomPrefixPlanner, entropyPrefixPlanner, evenPrefixes } from './parts/prefixes.ts';
 export { budgetProblem } from './budget-check.ts';
+export { binomialUpperTail, initialGuard, nextGuard, spentAlpha, yieldTest, type GuardOptions, type GuardState, type PartYield } from './guard.ts';

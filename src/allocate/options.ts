@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { BUDGET_UNITS } from '../budget/units.ts';
 
 /** Every allocation strategy, by the name a config uses (TRACE-SPEC §6). */
-export const STRATEGY_NAMES = ['trace', 'grpo', 'dapo', 'pcl', 'knapsack', 'random-tree', 'entropy', 'oracle'] as const;
+export const STRATEGY_NAMES = ['trace', 'grpo', 'dapo', 'pcl', 'knapsack', 'random-tree', 'entropy', 'oracle', 'guarded'] as const;
 export type StrategyName = (typeof STRATEGY_NAMES)[number];
 
 /**
@@ -40,6 +40,21 @@ const maxError = { message: 'max must be ≥ min', path: ['max'] };
  */
 export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 } as const;
 
+/** trace's named presets: the fields each one sets, under whatever the config gives explicitly. */
+export const TRACE_PRESETS = { paper: {}, recommended: RECOMMENDED_TRACE_OPTIONS } as const;
+export type TracePreset = keyof typeof TRACE_PRESETS;
+
+/**
+ * A trace config with its preset's fields filled in where the config leaves them out (explicit fields
+ * win); any other config unchanged. Run before the schema, so the stored config holds every field.
+ */
+export function withPreset(config: unknown): unknown {
+  if (typeof config !== 'object' || config === null) return config;
+  const c = config as { name?: unknown; preset?: unknown };
+  if (c.name !== 'trace' || typeof c.preset !== 'string' || !(c.preset in TRACE_PRESETS)) return config;
+  return { ...TRACE_PRESETS[c.preset as TracePreset], ...c };
+}
+
 /** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
 function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N, shape: S) {
   return z.strictObject({ name: z.literal(name), unit, ...shape }, {
@@ -56,6 +71,7 @@ const solverTreeFields = { budget, continuations, min, max, batchSize, roots, pr
  */
 const traceFields = {
   ...solverTreeFields,
+  preset: z.enum(['paper', 'recommended']).optional().describe('a named set of the options below, filled in where the config leaves them out (explicit options win): paper = the published method (no option beyond it); recommended = what the pre-registered comparisons support (uniform roots, root re-sampling, N = ½, branchFrom 2; BENCHMARKS.md). Absent = paper for the library; a train configuration that names trace without a preset gets recommended'),
   prefixes: z.enum(['adaptive', 'uniform', 'entropy-weighted', 'decision-weighted']).optional().describe('the paper’s ablation of the prefixes: adaptive (default) = the prefix solver on ρ; uniform = a prompt’s m · N continuations spread evenly over its intermediate prefixes, the remainder one each, shallowest first; entropy-weighted (trace only, beyond the paper, after AT²PO) = the prefix solver with prefix j’s value weighted by 1 + entropyWeight · H_j, H_j the policy entropy at the turn after the prefix; decision-weighted (trace only, beyond the paper) = weighted by the turns the rollout took after the prefix (T_j − t), the decisions a flip there gives credit to'),
   entropyWeight: z.number().min(0).optional().describe('prefixes: entropy-weighted only: β of the weight 1 + β·H (H in nats); default 1'),
   rootValue: z.enum(['mixed', 'expansion-aware']).optional().describe('mixed (default, the paper) = V_root(v, m); expansion-aware = V_root(v, m) + m · d · (1 − (v² + (1 − v)²)^N), the mixed anchors its continuations can add, d = the chance a rollout of the prompt has an intermediate prefix (from earlier steps)'),
@@ -65,6 +81,7 @@ const traceFields = {
   rootResample: z.boolean().optional().describe('false (default, the paper) = continuations branch from intermediate prefixes only; true (beyond the paper) = the prompt’s root is also a candidate of the prefix solver while its bare outcomes all agree (q = Ṽ(prompt), r = that outcome, depth 0; decision-weighted: weighted by the mean turns of its bare rollouts), and a “continuation” from it is one more bare rollout, so the solver itself trades bare rollouts against continuations'),
   leftover: z.enum(['top-up', 'pool']).optional().describe('top-up (default) = unplaceable budget becomes extra bare rollouts of already selected prompts; pool = solved as a root problem over the whole pool (new prompts get ≥ m_min)'),
   branchFrom: z.number().int().min(1).optional().describe('t_min: the shallowest intermediate prefix a continuation may branch from, in turns (1, the default and the paper: every intermediate prefix); 2 = never re-run from after the first turn, for tasks whose first turn decides nothing (the late-decision world’s first search of the one entity the question names); rootResample’s root candidate is kept'),
+  prefixValue: z.enum(['flip', 'outcome-blind']).optional().describe('flip (default, the paper) = a prefix is worth the chance a continuation flips its rollout’s observed reward r, ρ = r·q + (1 − r)(1 − q), so where the tree branches depends on the outcome it saw; outcome-blind = r replaced by the prediction q itself, ρ = q² + (1 − q)², whose first continuation is worth 2·q(1 − q) = 2·V̂(1 − V̂): branch points chosen without looking at the outcomes below them'),
   prefixBudget: z.enum(['per-prompt', 'shared']).optional().describe('per-prompt (default, the paper) = prompt i spends its own m_i · N continuations on its own prefixes as soon as its bare rollouts finish; shared (beyond the paper) = once every bare rollout of the step has finished, the prefix solver spends Σ m_i · N over the prefixes of all prompts at once, so continuations go to the prompts whose outcomes they can flip (the step waits for its slowest prompt)'),
 };
 const dependentOptions = (o: { rootPrior?: string; priorStrength?: number; prefixes?: string; entropyWeight?: number }) =>
@@ -82,6 +99,7 @@ export const strategyOptionSchemas = {
     .refine(maxAtLeastMin, maxError)
     .refine(dependentOptions, dependentError)
     .refine((o) => !(o.rootResample && o.prefixes === 'uniform'), { message: 'rootResample: true needs the prefix solver; prefixes: uniform spreads continuations evenly and has none', path: ['rootResample'] })
+    .refine((o) => !(o.prefixValue === 'outcome-blind' && o.prefixes === 'uniform'), { message: 'prefixValue: outcome-blind steers the prefix solver; prefixes: uniform spreads continuations evenly and has none', path: ['prefixValue'] })
     .refine((o) => !(o.prefixBudget === 'shared' && o.prefixes === 'uniform'), { message: 'prefixBudget: shared needs the prefix solver; prefixes: uniform spreads continuations evenly and has none', path: ['prefixBudget'] })
     .refine((o) => !(o.prefixBudget === 'shared' && (o.expansionRounds ?? 1) > 1), { message: 'prefixBudget: shared plans one expansion round for the whole step; drop expansionRounds or use prefixBudget: per-prompt', path: ['prefixBudget'] })
     .superRefine((o, ctx) => {
@@ -92,7 +110,16 @@ export const strategyOptionSchemas = {
     ...solverTreeFields,
     truthSamples: z.number().int().min(1).max(100_000).optional().describe('a measuring instrument: the root solver sees each prompt’s true p only through this many fresh outcomes a step, v = (1 + successes) / (2 + k); what a per-prompt predictor with that much evidence could reach at best. Default: the exact p'),
   }).refine(maxAtLeastMin, maxError),
-  grpo: strategyObject('grpo', { budget, batchSize }),
+  grpo: strategyObject('grpo', {
+    budget,
+    batchSize,
+    groupSize: z
+      .number()
+      .int()
+      .min(2)
+      .optional()
+      .describe('G: rollouts per prompt (TRL’s num_generations, verl’s rollout.n); grpo then takes ⌊B / G⌋ prompts of the pool, the first ones of its random draw, so a pool larger than B / G is a candidate pool that grpo samples from at random while the allocators choose among all of it. Default: ⌊B / pool⌋ (at least 2), every prompt of the pool'),
+  }),
   dapo: strategyObject('dapo', {
     budget,
     batchSize: z.number().int().positive().optional().describe('dapo: mixed groups to collect per step; default ⌊B / groupSize⌋'),
@@ -104,6 +131,17 @@ export const strategyOptionSchemas = {
     // that target thousands of groups. Its cost in every unit is recorded, so it is compared by that.
     .refine((o) => o.unit === 'trajectories', { message: 'dapo counts its budget in trajectories (its target is ⌊B / groupSize⌋ mixed groups of whole rollouts); drop unit, and compare it by the real cost in turns or tokens every step records', path: ['unit'] }),
   pcl: strategyObject('pcl', { budget, min, max }).refine(maxAtLeastMin, maxError),
+  guarded: strategyObject('guarded', {
+    budget,
+    min,
+    max,
+    groupSize: z.number().int().min(2).optional().describe('guarded: G of its grpo part (as grpo’s groupSize); default ⌊B / pool⌋, at least 2'),
+    explore: z.number().gt(0).max(0.5).default(0.25).describe('guarded: ε, the share of each step the root solver spends over the prompts grpo’s part leaves out, at the start and whenever the test finds its yield lower; grpo’s part keeps 1 − ε, so a step keeps at least (1 − ε) of grpo’s distinct prompts whatever the solver does'),
+    maxShare: z.number().gt(0).max(1).default(0.75).describe('guarded: the most of a step the solver’s part may grow to, one ε at a time, each rung after a sequential test found its distinct mixed prompts per unit of budget higher than grpo’s part'),
+    alpha: z.number().gt(0).max(0.5).default(0.05).describe('guarded: the sequential test’s family-wise level between two changes of the share (the n-th look at α · 6/(π² n²))'),
+  })
+    .refine(maxAtLeastMin, maxError)
+    .refine((o) => o.maxShare >= o.explore, { message: 'maxShare must be ≥ explore', path: ['maxShare'] }),
   knapsack: strategyObject('knapsack', {
       budget,
       min,
@@ -158,9 +196,10 @@ export const strategyConfigSchema = z.discriminatedUnion('name', [
   strategyOptionSchemas['random-tree'],
   strategyOptionSchemas.entropy,
   strategyOptionSchemas.oracle,
+  strategyOptionSchemas.guarded,
 ], { error: (issue) => (issue.code === 'invalid_union' ? `Invalid option: expected one of ${STRATEGY_NAMES.map((n) => JSON.stringify(n)).join('|')}` : undefined) });
 
 /** Parses a strategy config (defaults filled); throws ZodError naming each bad field. */
 export function parseStrategyConfig(config: unknown): StrategyConfig {
-  return strategyConfigSchema.parse(config) as StrategyConfig;
+  return strategyConfigSchema.parse(withPreset(config)) as StrategyConfig;
 }

@@ -1,5 +1,6 @@
 import type { BudgetUnit } from '../budget/index.ts';
 import type { Rng } from '../util/rng.ts';
+import type { GuardState, PartYield } from './guard.ts';
 
 /** A prompt in the candidate pool, as the root phase sees it. */
 export interface RootCandidate {
@@ -159,6 +160,29 @@ export interface Strategy {
   readonly prefixes?: PrefixPlanner;
   /** Absent: budget left after the continuations stays unspent. */
   readonly leftover?: LeftoverPlanner;
+  /**
+   * A strategy that adapts between steps from what its parts yielded (guarded): given the state the
+   * last step left (undefined at the start), the strategy to plan this step with and how to read its
+   * outcome into the next state. The state is plain JSON, kept in the run state (resume restores it).
+   */
+  readonly adapt?: (state: GuardState | undefined) => AdaptiveStep;
+}
+
+/** One prompt's outcome in a step, as an adaptive strategy reads it. */
+export interface PromptOutcome {
+  promptId: string;
+  /** Its tree holds both a success and a failure. */
+  mixed: boolean;
+  /** What it spent, in the step's budget unit. */
+  cost: number;
+}
+
+/** One step of an adaptive strategy. */
+export interface AdaptiveStep {
+  strategy: Strategy;
+  /** The share of the step its solver part may spend (a metric). */
+  share: number;
+  observe(outcomes: readonly PromptOutcome[]): { state: GuardState; base: PartYield; explore: PartYield };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Caps, Spend } from './ledger.ts';
 
 /**
- * The unit a step's budget B is counted in (issue 33 §2): trajectories (bare rollouts + continuations,
+ * The unit a step's budget B is counted in: trajectories (bare rollouts + continuations,
  * the paper's count), turns (policy calls; each turn makes at most one tool call) or generated tokens
  * (what an inference server bills). A continuation generates only its suffix, so in turns and tokens it
  * costs less than a bare rollout: prefix sharing buys more trajectories at equal spend.

@@ -47,3 +47,23 @@ export function setPath(target: Record<string, unknown>, path: string, value: un
   }
   o[keys[keys.length - 1]] = value;
 }
+
+/**
+ * Applies `--set path=value` pairs to a raw configuration, in order (a later pair wins). A value that
+ * parses as JSON is taken as JSON (numbers, booleans, lists, objects); anything else stays a string,
+ * so `--set env.successRule=em` needs no quotes. The schema checks the result, not this.
+ */
+export function applySetPairs(raw: Record<string, unknown>, pairs: readonly string[], example: string): void {
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new UsageError(`--set ${pair}: expected path=value, e.g. --set ${example}`);
+    const text = pair.slice(eq + 1);
+    let value: unknown = text;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      // not JSON: keep the string
+    }
+    setPath(raw, pair.slice(0, eq), value);
+  }
+}

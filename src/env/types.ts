@@ -16,7 +16,7 @@ export interface StepOutcome<S> {
 }
 
 /**
- * The environment contract (DESIGN.md). States are values: `step` never mutates its input, so a
+ * The environment contract. States are values: `step` never mutates its input, so a
  * continuation can start from any stored prefix. `restore` rebuilds the exact state after a prefix
  * of recorded turns without calling tools again (observations are taken from the turns).
  */

@@ -22,6 +22,7 @@ import { OpenAIPolicy } from './openai/index.ts';
 import { resolveApiKey } from './openai/api-key.ts';
 import { SimulatorPolicy } from './simulator-policy.ts';
 import { SimulatorTabularPolicy } from './simulator-tabular.ts';
+import { NORMALISATIONS, type Normalise } from './surrogate.ts';
 import type { Policy, TrainablePolicy } from './types.ts';
 
 /** A policy that cannot be built from its settings where it was asked for; the message says why. */
@@ -33,13 +34,19 @@ export class PolicyConfigError extends UserError {
 const learningRate = (value: number) => z.number().positive().default(value).describe(`Adam step size of the policy update; the step passes it to the policy, which uses it as given (default ${value} for this kind: the tiny LM's token-level update needs a far smaller one).`);
 const clip = z.number().positive().default(0.2).describe('PPO clip ε of the clipped surrogate.');
 const epochs = z.number().int().min(1).default(4).describe('Passes (Adam steps) over each step’s samples.');
-const sharedTurns = z.enum(['per-leaf', 'once']).default('per-leaf').describe('How a turn shared by several leaves of a tree (a prefix that was expanded) enters the policy loss: per-leaf (default) = once in every leaf’s sample, so a prefix with k leaves below it weighs k; once = one term per tree node (estimators trace and trace-local only, whose advantages are per node).');
+const normalise = (value: Normalise) =>
+  z
+    .enum(NORMALISATIONS)
+    .default(value)
+    .describe(`What the clipped surrogate's sum is divided by (default ${value} for this kind): turns = the turns (the tiny LM: tokens) with a nonzero advantage, so a step is the same size however little contrast it found; samples = the number of samples (one per rewarded leaf), REINFORCE's (1/B) Σ A ∇log π, so every mixed group adds to the step; batch = every sampled turn (token) of the step, zero-advantage ones included, verl's token-mean. It decides whether an allocator's extra contrast can show up in the update at all.`);
+const sharedTurns = z.enum(['per-leaf', 'once', 'importance']).default('per-leaf').describe('How a turn shared by several leaves of a tree (a prefix that was expanded) enters the policy loss: per-leaf (default, as Tree-GRPO and TreePO) = once in every leaf’s sample, so a prefix with k leaves below it weighs k; once = one term per tree node (estimators trace and trace-local only, whose advantages are per node); importance = each leaf weighted by Π 1/children over the branch points on its path, so the leaves grown from one bare rollout weigh together as that rollout and expanded prefixes are not over-counted (with outcome-blind branching, strategy.prefixValue, the branch points do not depend on the outcomes below them either).');
 
 const embedded = z.strictObject({
   kind: z.literal('embedded'),
   learningRate: learningRate(0.1),
   clip,
   epochs,
+  normalise: normalise('turns'),
   sharedTurns,
   warmStart: z.enum(['bc', 'none']).default('bc').describe('embedded policy on the world only: bc = start RL from behaviour cloning on scripted noisy demonstrations (an agent that searches before answering; seeded by policy.bc.seed, cached on disk by a hash of what determines it, so every arm and seed of a comparison starts from the same weights); none = the cold start (zero weights, uniform choices).'),
   bc: z
@@ -61,6 +68,7 @@ const tinyLm = z.strictObject({
   temperature: z.number().positive().max(4).default(1).describe('tiny-lm and openai: sampling temperature τ of the rollouts (greedy evaluation is unaffected); the trainer’s log π is the same softmax(logits / τ), so the PPO ratio against the sampled log-probs stays exact. Below 1, rollouts stay closer to the greedy policy that evaluation measures.'),
   clip,
   epochs,
+  normalise: normalise('turns'),
   sharedTurns,
 });
 
@@ -71,7 +79,7 @@ const simulatorTabular = z.strictObject({
   learningRate: z.number().positive().default(100).describe('simulator-tabular: step size η of plain gradient ascent on the node logits, θ ← θ + η·∇L (no optimiser state; the surrogate is an average over the step’s samples, so η is large; 100 was chosen on development seeds, bench/compare/experiments.ts SIM_LEARN).'),
   clip,
   epochs: z.number().int().min(1).default(1).describe('simulator-tabular: gradient steps over each step’s samples (the clipped surrogate of each pass against the rollouts’ own log-probabilities).'),
-  normalise: z.enum(['turns', 'samples']).default('samples').describe('simulator-tabular: what the surrogate’s sum over turns is divided by: samples (default) = the number of samples (one per rewarded leaf, ≈ B), so every mixed group adds to the step, REINFORCE’s (1/B) Σ A ∇log π; turns = the turns with a nonzero advantage (the embedded policy’s rule), so a step’s size does not grow with the contrast it found.'),
+  normalise: normalise('samples'),
   sharedTurns,
 });
 
@@ -173,7 +181,7 @@ export const POLICY_KINDS: { [K in PolicyKindName]: PolicyKind<K> } = {
     trainable: true,
     async build(settings, { envKind, setup }) {
       if (envKind !== 'simulator' || !(setup?.env instanceof Simulator)) throw new PolicyConfigError(`policy.kind: simulator-tabular holds one softmax per simulator node; it acts in env.kind simulator only, not ${envKind}`);
-      return new SimulatorTabularPolicy(setup.env, { normalise: settings.normalise });
+      return new SimulatorTabularPolicy(setup.env);
     },
     environment: (policy, setup) => (setup.env as unknown as Simulator).withPlayer(policy as SimulatorTabularPolicy) as Environment<unknown>,
   },

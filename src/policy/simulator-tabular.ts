@@ -12,18 +12,12 @@ import { type SimNode, type SimPlayer, type Simulator } from '../env/simulator.t
 import type { Action, Prompt, Turn } from '../tree/types.ts';
 import { PolicySnapshotError } from './embedded/embedded-policy.ts';
 import { branchEntropy, simulatorTurn } from './simulator-policy.ts';
+import { clippedTerm, surrogateDivisor, type Normalise } from './surrogate.ts';
 import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from './types.ts';
 
 export interface SimulatorTabularOptions {
   /** Tokens the policy reports per turn (for budget accounting). Default 8, as SimulatorPolicy. */
   tokensPerTurn?: number;
-  /**
-   * What the surrogate's sum over turns is divided by: `turns` (the embedded policy's rule) = the
-   * contributing turns n, so a step's size does not grow with the contrast it found; `samples` = the
-   * number of samples (one per rewarded leaf, ≈ B at equal trajectories), so every mixed group adds
-   * to the step (REINFORCE's (1/B) Σ A ∇log π). Default samples.
-   */
-  normalise?: 'turns' | 'samples';
 }
 
 const MAGIC = 'trace-rl/simulator-tabular@1';
@@ -34,7 +28,6 @@ export const nodeKey = (promptId: string, path: readonly number[]) => `${promptI
 export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
   readonly name = 'simulator-tabular';
   private readonly tokensPerTurn: number;
-  private readonly normalise: 'turns' | 'samples';
   /** θ of the nodes an update has touched; every other node is at log p_b. */
   private readonly logits = new Map<string, Float64Array>();
 
@@ -43,7 +36,6 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
     options: SimulatorTabularOptions = {},
   ) {
     this.tokensPerTurn = options.tokensPerTurn ?? 8;
-    this.normalise = options.normalise ?? 'samples';
   }
 
   /** π(· | node): softmax(θ_node) for an updated node, the tree's p_b otherwise (= softmax(log p_b)). */
@@ -81,15 +73,15 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
    * Plain gradient ascent on PPO's clipped surrogate, `epochs` passes, each θ ← θ + η·∇L with
    *   L = mean_turns min(ρ·A, clip(ρ, 1 − ε, 1 + ε)·A),  ρ = π(a)/π_old(a),
    * π_old the behaviour log-probability stored on the turn (the current π when absent). For the
-   * tabular softmax ∂L/∂θ_node,c = ρ·A·(1[c = a] − π_c) / n for an unclipped turn at that node (0 when
-   * clipped), n the contributing turns (normalise `samples`: n = the number of samples instead). No
-   * optimiser state: η = options.learningRate is the step.
+   * tabular softmax ∂L/∂θ_node,c = ρ·A·(1[c = a] − π_c) / D for an unclipped turn at that node (0 when
+   * clipped), D by options.normalise (default samples: the number of samples). No optimiser state:
+   * η = options.learningRate is the step.
    * Turns with an error, zero advantage, or an action that is no branch of its node are skipped.
    */
   update(samples: readonly PolicySample[], options: PolicyUpdateOptions): UpdateMetrics {
     let first: UpdateMetrics | undefined;
     for (let e = 0; e < options.epochs; e++) {
-      const { gradient, metrics } = this.surrogate(samples, options.clip);
+      const { gradient, metrics } = this.surrogate(samples, options.clip, options.normalise);
       for (const [key, g] of gradient) {
         const theta = this.logits.get(key) ?? g.theta;
         for (let c = 0; c < theta.length; c++) theta[c]! += options.learningRate * g.d[c]!;
@@ -101,7 +93,7 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
   }
 
   /** The surrogate L (as −metrics.loss) and its exact gradient per node key (see `update`). */
-  surrogate(samples: readonly PolicySample[], clip: number): { gradient: Map<string, { theta: Float64Array; d: Float64Array }>; metrics: UpdateMetrics } {
+  surrogate(samples: readonly PolicySample[], clip: number, normalise: Normalise = 'samples'): { gradient: Map<string, { theta: Float64Array; d: Float64Array }>; metrics: UpdateMetrics } {
     const gradient = new Map<string, { theta: Float64Array; d: Float64Array }>();
     let n = 0;
     let objective = 0;
@@ -127,21 +119,21 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
         n++;
         kl += old - logp;
         ent += branchEntropy(probs);
-        objective += Math.min(ratio * A, Math.min(Math.max(ratio, 1 - clip), 1 + clip) * A);
-        const isClipped = (A > 0 && ratio > 1 + clip) || (A < 0 && ratio < 1 - clip);
-        if (isClipped) {
+        const term = clippedTerm(ratio, A, clip);
+        objective += term.objective;
+        if (term.clipped) {
           clipped++;
           continue;
         }
         const key = nodeKey(s.prompt.id, state.path);
         const g = gradient.get(key) ?? { theta, d: new Float64Array(theta.length) };
-        for (let c = 0; c < probs.length; c++) g.d[c]! += ratio * A * ((c === k ? 1 : 0) - probs[c]!);
+        for (let c = 0; c < probs.length; c++) g.d[c]! += term.coef * ((c === k ? 1 : 0) - probs[c]!);
         gradient.set(key, g);
       }
     }
-    const divisor = this.normalise === 'samples' ? samples.length : n;
-    if (divisor > 0) for (const g of gradient.values()) for (let c = 0; c < g.d.length; c++) g.d[c]! /= divisor;
-    const metrics = { turns: n, loss: n ? -objective / n : 0, clipFraction: n ? clipped / n : 0, approxKl: n ? kl / n : 0, entropy: n ? ent / n : 0 };
+    const D = n > 0 ? surrogateDivisor(normalise, n, samples) : 0;
+    if (D > 0) for (const g of gradient.values()) for (let c = 0; c < g.d.length; c++) g.d[c]! /= D;
+    const metrics = { turns: n, loss: D ? -objective / D : 0, clipFraction: n ? clipped / n : 0, approxKl: n ? kl / n : 0, entropy: n ? ent / n : 0 };
     return { gradient, metrics };
   }
 

@@ -1,3 +1,4 @@
+import type { Normalise } from './surrogate.ts';
 import type { Action, Prompt, TokenSpan, Turn } from '../tree/types.ts';
 import type { Rng } from '../util/rng.ts';
 
@@ -59,6 +60,8 @@ export interface PolicyUpdateOptions {
   clip: number;
   /** Passes over the samples. */
   epochs: number;
+  /** What the surrogate's sum is divided by (policy/surrogate.ts); absent = the policy's default. */
+  normalise?: Normalise;
 }
 
 export interface UpdateMetrics {

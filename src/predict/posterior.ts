@@ -1,6 +1,7 @@
 /**
- * Per-prompt posterior over a shared predictor (issue 34 §1; the shared prediction as the prior of a
- * per-prompt estimate, as in the GPS line of work). Prompt i keeps discounted counts of its own root
+ * Per-prompt posterior over a shared predictor (the shared prediction as the prior of a per-prompt
+ * estimate, as in the GPS line of work), because a prompt seen before has evidence of its own that
+ * the shared model averages away. Prompt i keeps discounted counts of its own root
  * outcomes from earlier steps: each root sample with target y and leaf count c updates
  *
  *   Sᵢ ← λ·Sᵢ + y·c,   Nᵢ ← λ·Nᵢ + c          (λ = `discount`, applied per new evidence)
@@ -18,7 +19,7 @@
  *      Ṽ(H) = σ(logit μ(H) + logit Ṽ(root i) − logit μᵢ),
  *    so a prompt the shared model under-rates is under-rated at its prefixes too, by the same log-odds.
  *    Measured no better than 'none' (simulator online prefix Brier 0.112 vs 0.108, world 0.149 vs 0.149;
- *    docs/experiments/2026-12-01-root-predictor.md), hence not the default.
+ *    bench/predictor), hence not the default.
  * The shared predictor is trained on every sample as before; the counts come from root samples only.
  */
 import type { History, SuccessPredictor, TargetSample } from './types.ts';
@@ -28,7 +29,7 @@ import { PredictorConfigError } from './mlp-predictor.ts';
 export type PrefixRule = 'shift' | 'none';
 
 export interface PosteriorOptions {
-  /** k₀: weight of the shared prediction, in leaves. Default 4 (bench/predictor; docs/experiments/2026-12-01-root-predictor.md). */
+  /** k₀: weight of the shared prediction, in leaves. Default 4 (bench/predictor compared 2, 4 and 8 on held-out Brier). */
   strength?: number;
   /** λ ∈ (0, 1]: discount of a prompt's counts each time it gets new evidence. Default 1 (none). */
   discount?: number;

@@ -16,6 +16,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PolicyCallError } from '../policy/errors.ts';
+import type { Normalise } from '../policy/surrogate.ts';
 import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../policy/types.ts';
 import { LlamaEngine } from './llama-engine.ts';
 import { modelFromGguf, modelToGguf, type LlamaModel, type LlamaWeights } from './model.ts';
@@ -135,7 +136,8 @@ export class TinyLmPolicy implements TrainablePolicy {
 
   /**
    * PPO update on the samples: `epochs` passes, each ONE Adam step on the whole batch (gradients summed
-   * over its packed grids, every trained token weighted 1 / all trained tokens), as `policy.epochs`
+   * over its packed grids, every trained token weighted 1 / D, D by `normalise`: the trained tokens by
+   * default, the samples, or every generated token of the step), as `policy.epochs`
    * promises and the embedded policy does; then weight sync. Not one Adam step per grid (`LmTrainer.fit`,
    * the warm start's loop): grids are formed by sequence length (rows of 128, 256, 512, … positions),
    * and length follows the outcome (an immediate answer is short, a search chain long), so a group's
@@ -149,12 +151,14 @@ export class TinyLmPolicy implements TrainablePolicy {
    */
   async update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<UpdateMetrics> {
     const lr = options.learningRate;
-    const rows = this.rows(samples).filter((r) => r.advantages!.some((a, t) => a !== 0 && r.seq.mask[t] === 1));
+    const all = this.rows(samples);
+    const rows = all.filter((r) => r.advantages!.some((a, t) => a !== 0 && r.seq.mask[t] === 1));
+    const divisor = tokenDivisor(options.normalise ?? 'turns', samples.length, all);
     // Longest first: the packing breaks ties by this order, so it fixes which rows share a grid.
     const ordered = [...rows].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
     let first: (BatchStats & RatioStats) | undefined;
     for (let e = 0; e < options.epochs; e++) {
-      const s = await this.trainer.step('ppo', ordered, lr, options.clip);
+      const s = await this.trainer.step('ppo', ordered, lr, options.clip, divisor);
       first ??= s;
     }
     let ent = 0;
@@ -220,4 +224,15 @@ export class TinyLmPolicy implements TrainablePolicy {
     this.trainer.dispose();
     if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The token-level D of the surrogate (policy/surrogate.ts's rules at token grain): undefined = the
+ * trained tokens (the trainer's default); samples = one per sample; batch = every generated token of
+ * the step, rows whose advantages are all zero included (verl's token-mean).
+ */
+export function tokenDivisor(normalise: Normalise, samples: number, rows: readonly TrainRow[]): number | undefined {
+  if (normalise === 'turns') return undefined;
+  if (normalise === 'samples') return samples;
+  return rows.reduce((n, r) => n + r.seq.mask.reduce((a: number, m) => a + m, 0), 0);
 }

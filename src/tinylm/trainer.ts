@@ -291,20 +291,22 @@ export class LmTrainer {
 
   /**
    * One Adam step of size `lr` on all the rows (PPO clips the ratio to [1 − clip, 1 + clip]): the
-   * gradient of the loss averaged over every trained token, summed over as many packed grids as the
+   * gradient of the loss summed over trained tokens and divided by `divisor` (default: their number,
+   * the mean; the policy's `normalise` chooses another), summed over as many packed grids as the
    * rows need (rows of one length, the longest row's). This is a PPO pass: a group's rows
    * must share one step (grids follow length, and length follows the outcome). Rows without trainable
    * tokens contribute nothing. PPO's ratio statistics come from the loss's own forward pass.
    */
-  async step(kind: 'sft' | 'ppo', rows: readonly TrainRow[], lr: number, clip = 0.2): Promise<BatchStats & RatioStats> {
+  async step(kind: 'sft' | 'ppo', rows: readonly TrainRow[], lr: number, clip = 0.2, divisor?: number): Promise<BatchStats & RatioStats> {
     const { used, lengths, counts } = this.usable(rows);
     const tokens = counts.reduce((a, b) => a + b, 0);
     if (tokens === 0) return { loss: 0, tokens: 0, clipFraction: 0, approxKl: 0 };
+    if (divisor !== undefined && !(divisor > 0)) throw new RangeError(`divisor must be positive, got ${divisor}`);
     // One row length per step (the longest row's): with the ladder, each step would add its own mix of
     // grid shapes, and jax-js's heap (4 GiB, reused only per size class) ran out after ~30 RL steps.
     const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: [this.rowLength(Math.max(...lengths))], gridTokens: this.opts.gridTokens });
     const ratios: RatioSums = { clipped: 0, kl: 0, n: 0 };
-    const loss = await this.update(kind, grids, used, tokens, lr, clip, kind === 'ppo' ? ratios : undefined);
+    const loss = await this.update(kind, grids, used, divisor ?? tokens, lr, clip, kind === 'ppo' ? ratios : undefined);
     return { loss, tokens, ...ratioStats(ratios) };
   }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { budgetProblem, STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, type StrategyName } from '../allocate/index.ts';
-import { ADVANTAGE_SCALES, ESTIMATOR_NAMES, isPerNodeEstimator } from '../advantage/index.ts';
+import { budgetProblem, STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, withPreset, type StrategyName } from '../allocate/index.ts';
+import { ADVANTAGE_SCALES, ESTIMATOR_NAMES, isPerNodeEstimator, scaleProblem } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
 import { DEFAULT_ENV_KIND, envConfigSchema, envKindsTaking, storedEnvSettings } from '../env/registry.ts';
@@ -26,7 +26,7 @@ export const trainConfigSchema = z
       .describe('Label of this run’s arm in reports: runs with the same label are seeds of one arm (default: strategy.name), so several arms of one strategy (e.g. the ablation) appear side by side in one report.'),
     pool: z.number().int().min(1).default(64).describe('Candidate prompts drawn per step (the pool the root allocation chooses from).'),
     strategy: z
-      .preprocess((v) => ({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
+      .preprocess((v) => withPreset({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
       .describe('Allocation strategy and its budget B in trajectories per step (name and budget not given: trace, B = 192; other fields not given take the named strategy’s defaults).'),
     estimator: z.enum(ESTIMATOR_NAMES).default('trace').describe('Advantage estimator (TRACE-SPEC §5; docs/advantages.md). trace keeps a prompt-level term below branch points; trace-local is the earlier rule, each turn compared only at the deepest branch point above it.'),
     advantageScale: z
@@ -75,7 +75,8 @@ export const trainConfigSchema = z
     if (problem) ctx.addIssue({ code: 'custom', path: ['strategy', 'budget'], message: problem });
     // Other estimators give a shared turn a different advantage in each leaf: counting it once would pick one arbitrarily.
     if ('sharedTurns' in c.policy && c.policy.sharedTurns === 'once' && !isPerNodeEstimator(c.estimator)) ctx.addIssue({ code: 'custom', path: ['policy', 'sharedTurns'], message: `once needs estimator trace or trace-local (per-node advantages), not ${c.estimator}` });
-    if (c.advantageScale === 'none' && c.estimator === 'treepo') ctx.addIssue({ code: 'custom', path: ['advantageScale'], message: 'none applies to grpo, tree-grpo, trace and trace-local; treepo whitens over the batch by definition' });
+    const scale = scaleProblem(c.estimator, c.advantageScale);
+    if (scale) ctx.addIssue({ code: 'custom', path: ['advantageScale'], message: scale });
   });
 
 export type TrainConfig = z.output<typeof trainConfigSchema>;
@@ -88,8 +89,8 @@ export class ConfigError extends UserError {
 
 /**
  * The revision of what a stored configuration means, written into every new run (RunStore's
- * config_revision). 2: `estimator: trace` keeps a prompt-level term below branch points (issue 33);
- * runs of revision 1 meant today's `trace-local` by it.
+ * config_revision), so a stored run keeps meaning what it meant when it was made. 2: `estimator: trace`
+ * keeps a prompt-level term below branch points; runs of revision 1 meant today's `trace-local` by it.
  */
 export const CONFIG_REVISION = 2;
 
@@ -107,7 +108,7 @@ export function storedTrainConfig(store: { config(): unknown; configRevision(): 
  * environment and policy kinds, which runs stored before those had a schema per kind hold.
  */
 export function parseTrainConfig(input: unknown, options: { stored?: boolean } = {}): TrainConfig {
-  const parsed = trainConfigSchema.safeParse(options.stored ? withoutForeignOptions(withoutOtherKindsFields(input)) : input);
+  const parsed = trainConfigSchema.safeParse(options.stored ? withoutForeignOptions(withoutOtherKindsFields(input)) : withDefaultPreset(input));
   if (parsed.success) return parsed.data;
   throw new ConfigError(
     parsed.error.issues
@@ -136,11 +137,29 @@ function otherKindMessage(input: unknown, path: readonly PropertyKey[], key: str
   return `"${key}" is not a setting of ${family}.kind ${kind}${owners.length ? ` (${owners.join(', ')} ${owners.length > 1 ? 'take' : 'takes'} it)` : ' (misspelt? docs/configuration.md lists every setting)'}`;
 }
 
+/**
+ * A user's config that names trace (or leaves the strategy's name to the default, trace) without a
+ * preset runs the recommended one: what the evidence supports, not the paper's configuration, which
+ * `preset: paper` names. Stored configs are left alone: they hold every field, and those stored before
+ * presets existed meant the paper by an absent one.
+ */
+function withDefaultPreset(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null) return input;
+  const strategy = (input as { strategy?: unknown }).strategy;
+  const s = typeof strategy === 'object' && strategy !== null ? (strategy as Record<string, unknown>) : strategy === undefined ? {} : undefined;
+  if (!s || (s.name ?? DEFAULT_STRATEGY.name) !== 'trace' || 'preset' in s) return input;
+  return { ...input, strategy: { ...s, preset: 'recommended' } };
+}
+
 function withoutForeignOptions(input: unknown): unknown {
   const strategy = (input as { strategy?: Record<string, unknown> } | null)?.strategy;
   const name = strategy?.name;
   if (!strategy || !(STRATEGY_NAMES as readonly unknown[]).includes(name)) return input;
-  return { ...(input as object), strategy: { name, ...optionsFor(name as StrategyName, strategy) } };
+  const own = optionsFor(name as StrategyName, strategy) as Record<string, unknown>;
+  // A config holding options foreign to its strategy is of the format that stored every strategy's
+  // defaults; its groupSize was dapo's, so for grpo (which takes groupSize since) it means nothing.
+  if (name === 'grpo' && Object.keys(strategy).some((k) => k !== 'name' && !(k in own))) delete own.groupSize;
+  return { ...(input as object), strategy: { name, ...own } };
 }
 
 /** A stored config's env and policy with only the fields of their kinds (see parseTrainConfig). */

@@ -1,4 +1,5 @@
-import type { Spend } from '../budget/index.ts';
+import type { PromptOutcome } from '../allocate/index.ts';
+import type { BudgetUnit, Spend } from '../budget/index.ts';
 import type { QualityMetrics, ReliabilityBin, StepQuality } from '../predict/index.ts';
 import { isMixed, rewardedLeaves, root, walk } from '../tree/index.ts';
 import type { RolloutTree } from '../tree/types.ts';
@@ -95,4 +96,26 @@ export function allocationDetails(trees: readonly RolloutTree[]): { roots: Recor
 /** Reliability bins as stored in `details.reliability` (and read by the report): empty bins dropped. */
 export function storedBins(bins: readonly ReliabilityBin[]): StoredBin[] {
   return bins.filter((b) => b.count > 0).map((b) => ({ lo: b.lo, hi: b.hi, meanPredicted: b.meanPredicted, observed: b.observedRate, count: b.count }));
+}
+
+/** Each prompt's outcome as an adaptive strategy reads it: mixed or not, and its tree's cost in the budget's unit. */
+export function promptOutcomes(trees: readonly RolloutTree[], unit: BudgetUnit): PromptOutcome[] {
+  return trees
+    .filter((t) => root(t).children.length > 0)
+    .map((tree) => {
+      let cost = 0;
+      walk(tree, tree.promptId, (n) => {
+        if (n.parent === null) return;
+        if (unit === 'trajectories') cost += n.children.length === 0 ? 1 : 0;
+        else if (unit === 'turns') cost += 1;
+        else cost += n.turn?.generatedTokens ?? 0;
+      });
+      return { promptId: tree.promptId, mixed: isMixed(tree), cost };
+    });
+}
+
+/** The guard's metrics: the share its solver part had, and each part's distinct mixed prompts per 1,000 units of budget. */
+export function guardMetrics(share: number, y: { base: { mixed: number; cost: number }; explore: { mixed: number; cost: number } }): Record<string, number> {
+  const per1000 = (p: { mixed: number; cost: number }) => (p.cost > 0 ? (1000 * p.mixed) / p.cost : 0);
+  return { guard_share: share, guard_base_yield: per1000(y.base), guard_explore_yield: per1000(y.explore) };
 }

@@ -1,6 +1,6 @@
 import type { AdvantageEstimator } from '../advantage/index.ts';
 import { forestFromTrees } from '../advantage/index.ts';
-import type { Strategy } from '../allocate/index.ts';
+import type { AdaptiveStep, GuardState, Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
@@ -11,7 +11,7 @@ import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tre
 import { createRng, shuffled } from '../util/rng.ts';
 import type { Components } from './components.ts';
 import type { TrainConfig } from './config.ts';
-import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, storedBins } from './step-metrics.ts';
+import { allocationDetails, contrastMetrics, costMetrics, guardMetrics, predictorMetrics, promptOutcomes, storedBins } from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
 import type { StepDetails } from './step-details.ts';
 
@@ -29,6 +29,8 @@ export interface RunState {
    * its roots at (budgets in turns or tokens only; absent before the first step and in trajectories).
    */
   bareCost?: { turns: number; tokens: number };
+  /** An adaptive strategy's state (guarded: its share and the test's counts); absent for the others. */
+  guard?: GuardState;
 }
 
 export function initialState(): RunState {
@@ -56,6 +58,8 @@ export interface Collected {
   pool: Prompt[];
   rollout: StepResult;
   times: StepTimes;
+  /** The adaptive strategy's step, when the strategy adapts (its outcome is read in stepRecord). */
+  adaptive?: AdaptiveStep;
 }
 
 /** What the learn phase produced. */
@@ -93,13 +97,14 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
   const candidates = await timed(ctx, times, 'time_allocate_ms', 'score roots', async () =>
     (await rootCandidates(pool, parts.env, scorer, history)).map((c) => ({ ...c, expandable: expandableChance(ctx.state.history[c.promptId], overall) })),
   );
+  const adaptive = ctx.strategy.adapt?.(ctx.state.guard);
   const rollout = await timed(ctx, times, 'time_rollout_ms', 'rollouts', () =>
-    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: ctx.strategy, scorer, candidates, settings: config.engine, clock, signal: ctx.signal, onEvent: ctx.onEvent, ...rootCostOf(ctx) }),
+    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: adaptive?.strategy ?? ctx.strategy, scorer, candidates, settings: config.engine, clock, signal: ctx.signal, onEvent: ctx.onEvent, ...rootCostOf(ctx) }),
   );
   // The root solve runs inside the engine, before the rollouts it plans: it is allocation time.
   times.time_allocate_ms += rollout.rootPlanMs;
   times.time_rollout_ms -= rollout.rootPlanMs;
-  return { step, pool, rollout, times };
+  return { step, pool, rollout, times, ...(adaptive ? { adaptive } : {}) };
 }
 
 /**
@@ -128,9 +133,11 @@ export function stepRecord(ctx: StepContext, collected: Collected, learned: Lear
   const { rollout } = collected;
   const trees = rollout.trees;
   const predictor = learned.predictor;
-  const state = nextState(ctx.state, trees, rollout.spend, ctx.strategy.unit !== undefined && ctx.strategy.unit !== 'trajectories');
+  const guarded = collected.adaptive?.observe(promptOutcomes(trees, ctx.strategy.unit ?? 'trajectories'));
+  const state = { ...nextState(ctx.state, trees, rollout.spend, ctx.strategy.unit !== undefined && ctx.strategy.unit !== 'trajectories'), ...(guarded ? { guard: guarded.state } : {}) };
   const metrics: Record<string, number> = {
     ...contrastMetrics(trees),
+    ...(guarded ? guardMetrics(collected.adaptive!.share, guarded) : {}),
     ...costMetrics(rollout.spend),
     cum_trajectories: state.cumulative.bare + state.cumulative.continuation,
     cum_turns: state.cumulative.turns,
@@ -195,16 +202,20 @@ function updatePolicy(ctx: StepContext, trees: readonly RolloutTree[], pool: rea
   const trainable = ctx.parts.trainable;
   // Only trainable kinds (embedded, tiny-lm) have update settings; the registry gives no trainable otherwise.
   if (!trainable || !('clip' in ctx.config.policy)) return undefined;
-  const { learningRate, clip, epochs, sharedTurns } = ctx.config.policy;
-  return trainable.update(policySamples(ctx.estimator, trees, pool, sharedTurns), { learningRate, clip, epochs });
+  const { learningRate, clip, epochs, normalise, sharedTurns } = ctx.config.policy;
+  return trainable.update(policySamples(ctx.estimator, trees, pool, sharedTurns), { learningRate, clip, epochs, normalise });
 }
 
 /**
  * One sample per rewarded leaf: the turns from the root and their advantages. With sharedTurns
  * `once`, a node already in an earlier leaf's sample gets advantage 0 there (the policy skips zero
  * advantages), so every tree node is one term of the loss; only valid for per-node advantages (trace).
+ * With `importance`, each leaf's advantages are scaled by Π 1/children over the branch points on its
+ * path below the root (the turn nodes a continuation was restored from), so the leaves grown from one
+ * bare rollout weigh, together, as that one rollout would: the tree then estimates the policy gradient
+ * of the rollouts it started from instead of over-counting the expanded prefixes.
  */
-export function policySamples(estimator: AdvantageEstimator, trees: readonly RolloutTree[], pool: readonly Prompt[], sharedTurns: 'per-leaf' | 'once' = 'per-leaf'): PolicySample[] {
+export function policySamples(estimator: AdvantageEstimator, trees: readonly RolloutTree[], pool: readonly Prompt[], sharedTurns: SharedTurns = 'per-leaf'): PolicySample[] {
   const prompts = new Map(pool.map((p) => [p.id, p]));
   const byPrompt = new Map(trees.map((t) => [t.promptId, t]));
   const seen = sharedTurns === 'once' ? new Set<string>() : undefined;
@@ -212,10 +223,23 @@ export function policySamples(estimator: AdvantageEstimator, trees: readonly Rol
   for (const adv of estimator.estimate(forestFromTrees(trees))) {
     const promptId = adv.path[0].split('/')[0];
     const tree = byPrompt.get(promptId)!;
-    const advantages = seen ? adv.turns.map((a, i) => (seen.has(adv.path[i]) ? 0 : (seen.add(adv.path[i]), a))) : adv.turns;
+    const w = sharedTurns === 'importance' ? leafWeight(tree, adv.path) : 1;
+    const advantages = seen ? adv.turns.map((a, i) => (seen.has(adv.path[i]) ? 0 : (seen.add(adv.path[i]), a))) : w === 1 ? adv.turns : adv.turns.map((a) => a * w);
     samples.push({ prompt: prompts.get(promptId)!, turns: turnsTo(tree, adv.id), advantages });
   }
   return samples;
+}
+
+export type SharedTurns = 'per-leaf' | 'once' | 'importance';
+
+/** Π 1/children over the turn nodes of a leaf's path that have more than one child (its branch points). */
+export function leafWeight(tree: RolloutTree, path: readonly string[]): number {
+  let w = 1;
+  for (const id of path) {
+    const n = getNode(tree, id).children.length;
+    if (n > 1) w /= n;
+  }
+  return w;
 }
 
 /** Evaluation steps: the first, every `eval.every`-th, and the last. */

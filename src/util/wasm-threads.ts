@@ -72,8 +72,7 @@ class ThreadWorker {
  * the pool. The cause: the pool's backend keeps every buffer a queued kernel uses until that kernel has
  * run, so a grid's whole gradient program is resident at once (2.35 GB against one thread's 1.50 GB for
  * 4,096 positions of 512-token rows; past 4 GiB for 768-token rows). LmTrainer therefore defaults to
- * 2,048-position grids on the pool (1.95 GB there; bench/tinylm/pool-heap.ts, BENCHMARKS.md "Kernel
- * threads"), and the run that crashed now passes; it stays opt-in until a long run has passed too.
+ * 2,048-position grids on the pool (1.95 GB there, measured by bench/tinylm/pool-heap.ts), and the run that crashed now passes; it stays opt-in until a long run has passed too.
  */
 export function jaxThreads(): number {
   const set = process.env.TRACE_RL_JAX_THREADS;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ZodError } from 'zod';
-import { STRATEGY_NAMES, createStrategy, evenPrefixes, optionsFor, strategyFromConfig, type StrategyName } from '../../src/allocate/index.ts';
+import { STRATEGY_NAMES, budgetProblem, createStrategy, evenPrefixes, optionsFor, parseStrategyConfig, strategyFromConfig, type StrategyName } from '../../src/allocate/index.ts';
 import type { PrefixCandidate, RootCandidate, Strategy } from '../../src/allocate/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
 
@@ -132,6 +132,20 @@ test('grpo: uniform group sizes over the batch, the remainder to the first promp
   assert.deepEqual([...plan.values()], [5, 5, 5, 4, 4, 4, 4, 4, 4, 4]);
   const batch = rootsOf(createStrategy('grpo', { budget: 43, batchSize: 4 }), candidates);
   assert.deepEqual([...batch.keys()], ['q0', 'q1', 'q2', 'q3']);
+});
+
+test('grpo groupSize: G rollouts on ⌊B / G⌋ prompts of a larger pool; a pool too small gets the rest round-robin', () => {
+  const candidates = pool(40, createRng(3));
+  const plan = rootsOf(createStrategy('grpo', { budget: 43, groupSize: 8 }), candidates);
+  assert.deepEqual([...plan.keys()], ['q0', 'q1', 'q2', 'q3', 'q4']);
+  assert.deepEqual([...plan.values()], [9, 9, 9, 8, 8]);
+  assert.equal(simulateStep(createStrategy('grpo', { budget: 43, groupSize: 8 }), candidates, 1).bare, 43);
+  // Three prompts cannot hold 43 in groups of 8: every trajectory is still spent, none silently saved.
+  const small = rootsOf(createStrategy('grpo', { budget: 43, groupSize: 8 }), candidates.slice(0, 3));
+  assert.deepEqual([...small.values()], [15, 14, 14]);
+  // Without groupSize the plan is the one the default always gave (G = ⌊B / pool⌋).
+  assert.deepEqual(rootsOf(createStrategy('grpo', { budget: 120 }), candidates), rootsOf(createStrategy('grpo', { budget: 120, groupSize: 3 }), candidates));
+  assert.match(budgetProblem(parseStrategyConfig({ name: 'grpo', budget: 6, groupSize: 8 }), 64) ?? '', /below one grpo group \(groupSize 8\)/);
 });
 
 test('dapo: rounds continue until enough mixed groups, never past its cap', () => {

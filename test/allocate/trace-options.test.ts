@@ -144,6 +144,24 @@ test('branchFrom: prefixes shallower than t_min are not branch points; the rootR
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, branchFrom: 0 }), /branchFrom/);
 });
 
+test('prefixValue outcome-blind: the plan ignores the observed rewards and spends by V̂(1 − V̂)', () => {
+  // q = 0.9 observed a failure (the paper's flip rule loves it: ρ = 0.1); q = 0.5 observed a success.
+  const prefixes: PrefixCandidate[] = [
+    { id: 'x/0', q: 0.9, r: 0, depth: 1 },
+    { id: 'x/1', q: 0.5, r: 1, depth: 1 },
+  ];
+  const input = { promptId: 'x', m: 2, prefixes, budget: 2, rng };
+  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).prefixes!.plan(input)), { 'x/0': 1, 'x/1': 1 }, 'flip: 0.9 then 0.5, then ρ-discounted 0.09 < 0.5');
+  const blind = createStrategy('trace', { budget: 9, prefixValue: 'outcome-blind' }).prefixes!;
+  // Outcome-blind: first gains 2·0.9·0.1 = 0.18 and 2·0.5·0.5 = 0.5, second at 0.5 is 0.5·0.5 = 0.25 > 0.18.
+  assert.deepEqual(plan(blind.plan(input)), { 'x/1': 2 });
+  for (const flipped of [[1, 1], [0, 0], [1, 0]]) {
+    const other = { ...input, prefixes: prefixes.map((c, i) => ({ ...c, r: flipped[i]! })) };
+    assert.deepEqual(plan(blind.plan(other)), { 'x/1': 2 }, `rewards ${flipped}`);
+  }
+  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, prefixes: 'uniform', prefixValue: 'outcome-blind' }), /prefixValue: outcome-blind steers the prefix solver/);
+});
+
 test('unknown or misplaced trace options are rejected', () => {
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, expansionRounds: 1.5 }), ZodError);
   assert.throws(() => strategyFromConfig({ name: 'oracle', budget: 9, prefixes: 'decision-weighted' }), ZodError);

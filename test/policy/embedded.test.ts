@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { WorldEnv, parseTurn } from '../../src/env/index.ts';
 import { EmbeddedPolicy, PolicySnapshotError, worldCandidateSource } from '../../src/policy/embedded/index.ts';
 import type { PolicySample } from '../../src/policy/types.ts';
+import { NORMALISATIONS } from '../../src/policy/surrogate.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { leaves, turnsTo, type RolloutTree } from '../../src/tree/index.ts';
 import { createRng, shuffled } from '../../src/util/rng.ts';
@@ -80,26 +81,39 @@ test('sampling follows π; greedy takes the argmax', async () => {
   assert.deepEqual(g.action, d.actions[d.probs.indexOf(Math.max(...d.probs))]);
 });
 
-test('the surrogate gradient matches finite differences, and clipped turns give none', async () => {
+test('the surrogate gradient matches finite differences under every normalisation, and clipped turns give none', async () => {
   const policy = make();
   const prompts = env.train.slice(0, 6);
   const trees = await rollouts(policy, prompts, 3, 2);
-  const samples = grpoSamples(trees, prompts).map((s, i) => ({ ...s, advantages: s.turns.map((_, j) => ((i + j) % 3) - 1 + 0.3) }));
+  // Every third sample carries no advantage (a dead group): only batch counts its turns.
+  const samples = grpoSamples(trees, prompts).map((s, i) => ({ ...s, advantages: s.turns.map((_, j) => (i % 3 === 2 ? 0 : ((i + j) % 3) - 1 + 0.3)) }));
   policy.update(samples, { learningRate: 0.05 }); // move off π_old so ratios ≠ 1
-  const opts = { clip: 0.2, entropyCoef: 0.01 };
-  const { gradient } = policy.surrogate(samples, opts);
-  const top = [...gradient.keys()].sort((a, b) => Math.abs(gradient[b]!) - Math.abs(gradient[a]!)).slice(0, 5);
-  assert.ok(Math.abs(gradient[top[0]!]!) > 1e-4);
-  const L = () => -policy.surrogate(samples, opts).metrics.loss;
-  for (const i of top) {
-    const w = policy.weight(i);
-    const h = 1e-6;
-    policy.weight(i, w + h);
-    const up = L();
-    policy.weight(i, w - h);
-    const down = L();
-    policy.weight(i, w);
-    assert.ok(Math.abs((up - down) / (2 * h) - gradient[i]!) < 1e-5, `weight ${i}: fd ${(up - down) / (2 * h)} vs ${gradient[i]}`);
+  const byForm = new Map<string, { gradient: Float64Array; turns: number }>();
+  for (const normalise of NORMALISATIONS) {
+    const opts = { clip: 0.2, entropyCoef: 0.01, normalise };
+    const { gradient, metrics } = policy.surrogate(samples, opts);
+    byForm.set(normalise, { gradient, turns: metrics.turns });
+    const top = [...gradient.keys()].sort((a, b) => Math.abs(gradient[b]!) - Math.abs(gradient[a]!)).slice(0, 5);
+    assert.ok(Math.abs(gradient[top[0]!]!) > 1e-5, normalise);
+    const L = () => -policy.surrogate(samples, opts).metrics.loss;
+    for (const i of top) {
+      const w = policy.weight(i);
+      const h = 1e-6;
+      policy.weight(i, w + h);
+      const up = L();
+      policy.weight(i, w - h);
+      const down = L();
+      policy.weight(i, w);
+      assert.ok(Math.abs((up - down) / (2 * h) - gradient[i]!) < 1e-5, `${normalise}, weight ${i}: fd ${(up - down) / (2 * h)} vs ${gradient[i]}`);
+    }
+  }
+  // The three forms differ only by their divisor: contributing turns, samples, every sampled turn.
+  const all = samples.reduce((n, s) => n + s.turns.length, 0);
+  const { gradient: gt, turns: n } = byForm.get('turns')!;
+  assert.ok(n < all && samples.length !== n, 'the divisors differ on this batch');
+  for (const [form, D] of [['samples', samples.length], ['batch', all]] as const) {
+    const g = byForm.get(form)!.gradient;
+    for (let i = 0; i < g.length; i += 97) assert.ok(Math.abs(g[i]! * D - gt[i]! * n) < 1e-9, `${form}[${i}]`);
   }
   // A positive-advantage turn whose ratio is already above 1 + ε contributes no gradient.
   const prompt = env.train[0]!;

@@ -84,16 +84,20 @@ test('one update moves the logits in the advantage’s direction by exactly η·
   const s = await forced(sim, [], 's', 'search', Math.log(0.3));
   const c = await forced(sim, [s], 'c', 'answer', Math.log(0.4));
   const a = await forced(sim, [], 'a', 'answer', Math.log(0.5));
-  // Two samples: s → c with A = +1 (both turns), a with A = −0.5. normalise samples: n = 2.
+  // Two samples: s → c with A = +1 (both turns), a with A = −0.5. 
   const samples: PolicySample[] = [
     { prompt, turns: [s, c], advantages: [1, 1] },
     { prompt, turns: [a], advantages: [-0.5] },
+    // Two dead samples (no advantage): counted by samples and batch, never by turns.
+    { prompt, turns: [s, c], advantages: [0, 0] },
+    { prompt, turns: [a], advantages: [0] },
   ];
   const eta = 0.3;
-  for (const normalise of ['samples', 'turns'] as const) {
-    const policy = new SimulatorTabularPolicy(sim, { normalise });
-    const n = normalise === 'samples' ? 2 : 3;
-    const metrics = policy.update(samples, { learningRate: eta, clip: 0.2, epochs: 1 });
+  // samples: the four samples; turns: the three contributing turns; batch: all six sampled turns.
+  for (const normalise of ['samples', 'turns', 'batch'] as const) {
+    const policy = new SimulatorTabularPolicy(sim);
+    const n = { samples: 4, turns: 3, batch: 6 }[normalise];
+    const metrics = policy.update(samples, { learningRate: eta, clip: 0.2, epochs: 1, normalise });
     assert.equal(metrics.turns, 3);
     const root = policy.nodeLogits('hand', [], tree());
     const want = p.map((pc, i) => Math.log(pc) + (eta / n) * (1 * ((i === 1 ? 1 : 0) - pc) + -0.5 * ((i === 0 ? 1 : 0) - pc)));

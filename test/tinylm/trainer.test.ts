@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { formatInformation } from '../../src/env/search-r1.ts';
 import { initWeights, LmTrainer, trajectorySequence } from '../../src/tinylm/index.ts';
+import { tokenDivisor } from '../../src/tinylm/tiny-lm-policy.ts';
 import { grow } from '../../src/tinylm/warm-start.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { initJax } from '../../src/util/jax.ts';
@@ -114,5 +115,31 @@ test('fit reports PPO ratio statistics from its own forward pass: the log π eac
   assert.ok(Math.abs(kl / n) > 1e-3, `the first step moved the policy (KL ${kl / n})`);
   assert.ok(Math.abs(second.approxKl - kl / n) < 1e-5, `KL from the pass ${second.approxKl} vs from logprobs() ${kl / n}`);
   assert.equal(second.clipFraction, clipped / n);
+  trainer.dispose();
+});
+
+test('normalise: the PPO loss is the same sum over trained tokens divided by D, for every form of D', async () => {
+  const { model } = fixture();
+  const trainer = new LmTrainer(model, { gridTokens: 1024 });
+  const seqs = rows();
+  const own = trainer.logprobs(seqs);
+  // Row 2 is a dead group's sample: no advantage anywhere, so only batch's D counts its tokens.
+  const train = seqs.map((seq, j) => ({ seq: { ...seq, logprobs: own[j]! }, advantages: seq.ids.map((_, t) => (seq.mask[t] === 1 && j < 2 ? (j % 2 ? -0.5 : 1) : 0)) }));
+  // Move the weights off π_old first, so the ratios (and clipping) are not all 1.
+  await trainer.fit('ppo', train, 0.05, { clip: 0.2 });
+  const generated = seqs.reduce((n, q) => n + q.mask.reduce((a, m) => a + m, 0), 0);
+  const trainedTokens = seqs.slice(0, 2).reduce((n, q) => n + q.mask.reduce((a, m) => a + m, 0), 0);
+  assert.equal(tokenDivisor('turns', 3, train), undefined);
+  assert.equal(tokenDivisor('samples', 3, train), 3);
+  assert.equal(tokenDivisor('batch', 3, train), generated);
+  // A step of size 0 reports the loss at the current weights without moving them.
+  const at = async (divisor?: number) => (await trainer.step('ppo', train, 0, 0.2, divisor)).loss;
+  const mean = await at();
+  assert.ok(Math.abs(mean) > 1e-4, `a loss to compare (${mean})`);
+  for (const D of [3, generated]) {
+    const loss = await at(D);
+    assert.ok(Math.abs(loss * D - mean * trainedTokens) < 1e-4 * Math.abs(mean * trainedTokens), `D = ${D}: ${loss} × D vs ${mean} × ${trainedTokens}`);
+  }
+  await assert.rejects(() => trainer.step('ppo', train, 0, 0.2, 0), /divisor must be positive/);
   trainer.dispose();
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { configReference, parseTrainConfig } from '../../src/train/index.ts';
+import { configReference, DEFAULT_STRATEGY, parseTrainConfig } from '../../src/train/index.ts';
 
 test('docs/configuration.md is the schema’s own reference (regenerate with trace-rl config --docs)', () => {
   const docs = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
@@ -20,7 +20,24 @@ test('a negative N is one error on strategy.continuations, not also a budget com
     () => parseTrainConfig({ strategy: { name: 'trace', continuations: -1 } }),
     (e: Error) => /config\.strategy\.continuations: Too small/.test(e.message) && !/strategy\.budget/.test(e.message),
   );
-  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', continuations: 0.5 } }).strategy, { name: 'trace', unit: 'trajectories', budget: 192, continuations: 0.5, min: 2, max: 16 });
+  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', preset: 'paper', continuations: 0.5 } }).strategy, { name: 'trace', preset: 'paper', unit: 'trajectories', budget: 192, continuations: 0.5, min: 2, max: 16 });
+});
+
+test('trace presets: a config naming trace runs the recommended preset, explicit options win, paper is the published method; stored configs keep their meaning', () => {
+  const recommended = { name: 'trace', preset: 'recommended', unit: 'trajectories', budget: 192, min: 2, max: 16, roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 };
+  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace' } }).strategy, recommended);
+  assert.deepEqual(parseTrainConfig({}).strategy, parseTrainConfig({ strategy: { name: DEFAULT_STRATEGY.name } }).strategy, 'the default strategy is the same with or without its name');
+  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', continuations: 1 } }).strategy, { ...recommended, continuations: 1 });
+  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', preset: 'paper' } }).strategy, { name: 'trace', preset: 'paper', unit: 'trajectories', budget: 192, continuations: 2, min: 2, max: 16 });
+  // A run stored before presets holds no preset: it meant the paper, and reads back so.
+  const old = { strategy: { name: 'trace', unit: 'trajectories', budget: 48, continuations: 2, min: 2, max: 16 } };
+  assert.deepEqual(parseTrainConfig(old, { stored: true }).strategy, old.strategy);
+  // A stored recommended run reads back identical (its preset's fields are stored explicitly).
+  const stored = parseTrainConfig({ strategy: { name: 'trace' } });
+  assert.deepEqual(parseTrainConfig(stored, { stored: true }).strategy, stored.strategy);
+  assert.throws(() => parseTrainConfig({ strategy: { name: 'trace', preset: 'best' } }), /config\.strategy\.preset/);
+  // The recommended preset has uniform roots, so a root-solver option beside it asks to choose.
+  assert.throws(() => parseTrainConfig({ strategy: { name: 'trace', leftover: 'pool' } }), /leftover: pool steers the root solver/);
 });
 
 test('options of another strategy are rejected on their own field path, naming who takes them', () => {
@@ -51,8 +68,8 @@ test('advantageScale: std by default; none for grpo, tree-grpo, trace; refused w
 });
 
 test('policy.temperature: 1 by default for tiny-lm, taken by it, refused on its field for the embedded policy', () => {
-  assert.deepEqual(parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf' } }).policy, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003, temperature: 1, clip: 0.2, epochs: 4, sharedTurns: 'per-leaf' });
-  assert.deepEqual(parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0.7 } }).policy, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003, temperature: 0.7, clip: 0.2, epochs: 4, sharedTurns: 'per-leaf' });
+  assert.deepEqual(parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf' } }).policy, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003, temperature: 1, clip: 0.2, epochs: 4, normalise: 'turns', sharedTurns: 'per-leaf' });
+  assert.deepEqual(parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0.7 } }).policy, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003, temperature: 0.7, clip: 0.2, epochs: 4, normalise: 'turns', sharedTurns: 'per-leaf' });
   assert.throws(() => parseTrainConfig({ policy: { temperature: 0.7 } }), /config\.policy\.temperature: "temperature" is not a setting of policy\.kind embedded \(tiny-lm, openai take it\)/);
   assert.throws(() => parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0 } }), /temperature/);
 });

@@ -7,32 +7,39 @@ export type RootShare = (input: RootRoundInput) => number;
 /** Root-only strategies: every trajectory left becomes a bare rollout. */
 export const allRemaining: RootShare = (input) => Math.floor(input.remaining);
 
-/** Tree strategies: M = ⌊remaining / (1 + N)⌋ roots, so the m_i · N continuations fit too (M + N·M ≤ B). */
+/** M = ⌊B / (1 + N)⌋: the most roots whose m_i · N continuations fit in B too (M + N·M ≤ B). */
+export function treeRootCount(B: number, N: number): number {
+  return Math.floor(B / (1 + N));
+}
+
+/** Tree strategies: M = ⌊remaining / (1 + N)⌋ roots of what the ledger has left. */
 export function treeShare(N: number): RootShare {
-  return (input) => Math.floor(input.remaining / (1 + N));
+  return (input) => treeRootCount(input.remaining, N);
 }
 
 /**
  * Uniform group sizes over the first `batchSize` candidates (default all), spending `share` bare
  * rollouts: group size g = max(2, ⌊total / n⌋) on as many prompts as fit, the remainder one extra each
- * to the first prompts. Ignores predictions (the GRPO protocol and the ablation's uniform roots).
+ * to the first prompts. With `groupSize` G the group size is fixed instead (TRL's num_generations):
+ * G rollouts on each of the first ⌊total / G⌋ candidates (a random draw, as the pool is), the remainder
+ * one extra each, round after round. Ignores predictions (the GRPO protocol and the ablation's uniform roots).
  */
-export function uniformRootPlanner(share: RootShare, batchSize?: number): RootPlanner {
-  return { plan: (input) => uniformRoots(input.candidates, share(input), batchSize) };
+export function uniformRootPlanner(share: RootShare, batchSize?: number, groupSize?: number): RootPlanner {
+  return { plan: (input) => uniformRoots(input.candidates, share(input), batchSize, groupSize) };
 }
 
-export function uniformRoots(candidates: readonly RootCandidate[], total: number, batchSize?: number): Map<string, number> {
+export function uniformRoots(candidates: readonly RootCandidate[], total: number, batchSize?: number, groupSize?: number): Map<string, number> {
   const batch = candidates.slice(0, batchSize ?? candidates.length);
   const plan = new Map<string, number>();
   if (batch.length === 0 || total < 2) return plan;
-  const g = Math.max(2, Math.floor(total / batch.length));
+  const g = groupSize ?? Math.max(2, Math.floor(total / batch.length));
   const used = Math.min(batch.length, Math.floor(total / g));
-  let extra = total - used * g;
-  for (let i = 0; i < used; i++) {
-    const add = extra > 0 ? 1 : 0;
-    extra -= add;
-    plan.set(batch[i].promptId, g + add);
-  }
+  if (used === 0) return plan;
+  const counts = new Array<number>(used).fill(g);
+  // Without groupSize the remainder is below `used`: one round. With it, a pool too small for ⌊total / G⌋
+  // groups gets the rest round-robin rather than leaving budget unspent.
+  for (let extra = total - used * g, i = 0; extra > 0; extra--, i = (i + 1) % used) counts[i]!++;
+  counts.forEach((m, i) => plan.set(batch[i]!.promptId, m));
   return plan;
 }
 

@@ -1,6 +1,10 @@
 import { AllocationInputError, InfeasibleBudgetError } from '../errors.ts';
 import { IndexedHeap } from './indexed-heap.ts';
 import { solvePricedPrefixes } from './priced-prefix-solver.ts';
+import { flipChance, flipGain, repeatChance, type PrefixAllocation, type PrefixInput } from './prefix-value.ts';
+
+// Callers import the prefix problem from here, with its solver.
+export { flipChance, flipGain, repeatChance, type PrefixAllocation, type PrefixInput } from './prefix-value.ts';
 
 /**
  * TRACE prefix expansion for one prompt (TRACE-SPEC §3 step 4). For prefix (j, t) with observed
@@ -16,37 +20,6 @@ import { solvePricedPrefixes } from './priced-prefix-solver.ts';
  * constraint becomes Σ c·K ≤ budget and greedy is no longer exact; priced-prefix-solver.ts solves that
  * case exactly. With every cost 1 the two agree and this greedy runs.
  */
-export interface PrefixInput {
-  id: string;
-  q: number;
-  r: number;
-  /** Weight w ≥ 0 of this prefix's value w·V_pref(K) (default 1; trace's entropy-weighted prefixes). */
-  w?: number;
-  /** Cost c ≥ 1 (an integer) of one continuation from here, in the budget's unit (default 1). */
-  cost?: number;
-}
-
-export interface PrefixAllocation {
-  /** K per prefix, in input order (0 = not expanded). */
-  k: number[];
-  objective: number;
-}
-
-/** ρ = r·q + (1 − r)(1 − q). */
-export function repeatChance(q: number, r: number): number {
-  return r * q + (1 - r) * (1 - q);
-}
-
-/** V_pref(K) = 1 − ρ^K. */
-export function flipChance(rho: number, K: number): number {
-  return 1 - rho ** K;
-}
-
-/** Marginal gain of the K-th continuation, ρ^(K−1)(1 − ρ) (K ≥ 1). */
-export function flipGain(rho: number, K: number): number {
-  return rho ** (K - 1) * (1 - rho);
-}
-
 export function solvePrefixes(prefixes: readonly PrefixInput[], budget: number): PrefixAllocation {
   if (!Number.isInteger(budget) || budget < 0) throw new AllocationInputError('budget', `must be a non-negative integer, got ${budget}`);
   prefixes.forEach(({ q, r, w, cost }, i) => {

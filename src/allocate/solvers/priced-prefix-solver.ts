@@ -1,5 +1,5 @@
 import { AllocationInputError } from '../errors.ts';
-import type { PrefixAllocation, PrefixInput } from './prefix-solver.ts';
+import { flipChance, repeatChance, type PrefixAllocation, type PrefixInput } from './prefix-value.ts';
 
 /**
  * Most (prefix, budget unit) cells the table may hold (Int32 choices: 64 MB). Above it the costs are
@@ -32,9 +32,9 @@ export function solvePricedPrefixes(prefixes: readonly PrefixInput[], budget: nu
   const C = scale === 1 ? budget : PRICED_BUDGET_UNITS;
   const cost = prefixes.map((p) => (scale === 1 ? (p.cost ?? 1) : Math.ceil((p.cost ?? 1) * scale - 1e-9)));
   if (n * (C + 1) > PRICED_TABLE_LIMIT) throw new AllocationInputError('prefixes', `${n} prefixes × ${C + 1} budget units exceed the priced solver's limit of ${PRICED_TABLE_LIMIT.toLocaleString('en')} cells; lower the budget or the number of prefixes`);
-  const rho = prefixes.map(({ q, r }) => r * q + (1 - r) * (1 - q));
+  const rho = prefixes.map(({ q, r }) => repeatChance(q, r));
   const w = prefixes.map((p) => p.w ?? 1);
-  const value = (j: number, K: number) => w[j] * (1 - rho[j] ** K);
+  const value = (j: number, K: number) => w[j] * flipChance(rho[j], K);
   let best = new Float64Array(C + 1);
   const choice = new Int32Array(n * (C + 1));
   // Prefixes are added last first, so that best[b] after prefix j is the optimum over j..n−1 and the

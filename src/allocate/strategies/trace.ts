@@ -39,7 +39,7 @@ export function solverTreeRootBudget(o: Pick<OptionsOf<'oracle'>, 'roots' | 'con
  * options beyond the paper (docs/allocation.md §4) each swap one part: where v comes from (rootPrior),
  * what a root is worth (rootValue), how prefixes are weighted (prefixes: entropy-weighted, decision-weighted), how deep
  * the expansion goes (expansionRounds), whether the root competes with the prefixes (rootResample), where leftover budget goes (leftover),
- * whether prompts share one continuation budget (prefixBudget), how shallow a branch point may be (branchFrom). Each is an ablation arm of bench/compare.
+ * whether prompts share one continuation budget (prefixBudget), how shallow a branch point may be (branchFrom), whether the observed outcome steers branching (prefixValue). Each is an ablation arm of bench/compare.
  */
 export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
   const kappa = o.priorStrength ?? 4;
@@ -53,13 +53,16 @@ export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
     : o.prefixes === 'decision-weighted' ? solvedPrefixPlanner(o.continuations, (c) => c.q, (c) => c.after ?? 1)
     : paper.prefixes!;
   const from = o.branchFrom ?? 1;
+  const blind = o.prefixValue === 'outcome-blind';
   // branchFrom: prefixes shallower than t_min are not branch points; the root (depth 0, rootResample) stays.
   // With none left the plan is empty and the prompt's continuation budget goes to the leftover.
+  // outcome-blind: the solver sees each candidate's prediction in place of the outcome it observed.
   const plan: typeof prefixes.plan =
-    from > 1
+    from > 1 || blind
       ? (input) => {
-          const deep = input.prefixes.filter((c) => c.depth === 0 || c.depth >= from);
-          return deep.length > 0 ? prefixes.plan({ ...input, prefixes: deep }) : new Map();
+          const deep = from > 1 ? input.prefixes.filter((c) => c.depth === 0 || c.depth >= from) : input.prefixes;
+          const seen = blind ? deep.map((c) => ({ ...c, r: c.q })) : deep;
+          return seen.length > 0 ? prefixes.plan({ ...input, prefixes: seen }) : new Map();
         }
       : prefixes.plan;
   return {

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { optionKeys, optionsFor, RECOMMENDED_TRACE_OPTIONS, STRATEGY_NAMES, type StrategyName } from '../../allocate/index.ts';
+import { optionKeys, optionsFor, STRATEGY_NAMES, type StrategyName } from '../../allocate/index.ts';
 import { RUN_DB, RunStore } from '../../store/index.ts';
 import { parseTrainConfig } from '../../train/config.ts';
 import { configToYaml } from '../config-file.ts';
@@ -72,7 +72,7 @@ export function register(program: Command): void {
 
 /**
  * Each compared strategy's options: the config's strategy options that strategy takes (budget for all,
- * N for the tree strategies, …), on top of the recommended trace options for `--trace recommended`. An
+ * N for the tree strategies, …), and trace's preset named by `--trace` (recommended or paper). An
  * option none of the compared strategies takes is a usage error, not silently dropped.
  */
 function strategyOptionsFor(strategies: readonly StrategyName[], given: Record<string, unknown>, trace: unknown): (name: StrategyName) => Record<string, unknown> {
@@ -80,12 +80,12 @@ function strategyOptionsFor(strategies: readonly StrategyName[], given: Record<s
     if (key === 'name') continue;
     if (!strategies.some((n) => optionKeys(n).includes(key))) throw new UsageError(`strategy.${key}: none of the compared strategies (${strategies.join(', ')}) takes this option`);
   }
-  return (name) => ({ ...(name === 'trace' && trace === 'recommended' ? RECOMMENDED_TRACE_OPTIONS : {}), ...optionsFor(name, given) });
+  return (name) => ({ ...(name === 'trace' ? { preset: trace } : {}), ...optionsFor(name, given) });
 }
 
 /**
- * compare's budget when the command gives none: equal generated tokens, the cost unit of issue 34's
- * finals, at grpo's mean spend at 192 trajectories a step on each embedded environment (measured in
+ * compare's budget when the command gives none: equal generated tokens, the cost unit the equal-budget
+ * finals compare at, at grpo's mean spend at 192 trajectories a step on each embedded environment (measured in
  * committed results, BENCHMARKS.md): a tree strategy's continuations re-generate only the turns after
  * their branch point, so at equal trajectories it would pay less than grpo for the same budget. Other
  * environments have no measured figure and keep train's default (192 trajectories a step). The same

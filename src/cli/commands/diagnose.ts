@@ -28,7 +28,7 @@ interface DiagnoseFlags extends PolicyAndEnvFlags {
 
 /**
  * `trace-rl diagnose --env KIND --policy KIND`: before training, where the outcome contrast of a task
- * lies (issue 33 §4). Environment and policy are built exactly as `trace-rl eval` builds them (its
+ * lies, per turn depth. Environment and policy are built exactly as `trace-rl eval` builds them (its
  * builders); the sampling is one rollout-engine step with a fixed allocation (src/diagnose).
  */
 export function register(program: Command): void {

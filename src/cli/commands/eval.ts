@@ -12,7 +12,7 @@ import { policyAndEnvOptions, policyFromFlags, type PolicyAndEnvFlags } from '..
 import { RunStore } from '../../store/index.ts';
 import { buildEnvironment, parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/index.ts';
 import { envKindOf } from '../../env/registry.ts';
-import { setPath } from '../config-file.ts';
+import { applySetPairs, setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { reportFailures } from '../failures.ts';
 
@@ -148,17 +148,7 @@ export function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engin
   set('env.retrieval', opts.retrieval);
   set('env.retrieverUrl', opts.retrieverUrl);
   set('env.topK', opts.topK !== undefined ? Number(opts.topK) : undefined);
-  for (const pair of opts.set ?? []) {
-    const eq = pair.indexOf('=');
-    if (eq < 1) throw new UsageError(`--set ${pair}: expected path=value, e.g. --set env.successRule=em`);
-    let value: unknown = pair.slice(eq + 1);
-    try {
-      value = JSON.parse(value as string);
-    } catch {
-      // a plain string
-    }
-    setPath(raw, pair.slice(0, eq), value);
-  }
+  applySetPairs(raw, opts.set ?? [], 'env.successRule=em');
   const config = parseTrainConfig(raw);
   // A generated environment makes enough questions for the held-out split to hold `questions` of them.
   const withHeldOut = envKindOf(config.env.kind).withHeldOut;

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
 import { parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/config.ts';
 import { configSettings, type SettingDoc } from '../../train/config-docs.ts';
-import { configToYaml, readConfigFile, setPath } from '../config-file.ts';
+import { applySetPairs, configToYaml, readConfigFile, setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { progressReporter } from '../progress.ts';
 
@@ -55,18 +55,7 @@ export function rawConfig(opts: Record<string, unknown>): Record<string, unknown
     const name = flag.split(' ')[0]!;
     setPath(raw, path, setting(path).numeric ? (setting(path).type.startsWith('integer') ? parseInteger(name, value) : parseDecimal(name, value)) : value);
   }
-  for (const pair of (opts.set as string[] | undefined) ?? []) {
-    const eq = pair.indexOf('=');
-    if (eq < 1) throw new UsageError(`--set ${pair}: expected path=value, e.g. --set predictor.replaySteps=8`);
-    const text = pair.slice(eq + 1);
-    let value: unknown = text;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      // not JSON: keep the string
-    }
-    setPath(raw, pair.slice(0, eq), value);
-  }
+  applySetPairs(raw, (opts.set as string[] | undefined) ?? [], 'predictor.replaySteps=8');
   return raw;
 }
 

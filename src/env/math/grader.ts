@@ -8,7 +8,7 @@
  *  2. unordered top-level lists ("1, -2" = "-2, 1"), tuples/intervals/matrices element-wise in order;
  *  3. numbers: |a − b| ≤ 1e-6 · max(1, |a|, |b|) after exact evaluation;
  *  4. expressions with free variables: equal values at fixed sample points (x = 0.37, 1.91, −2.3…).
- * Answers are model output, so the work is bounded (issue 31): brackets nested deeper than
+ * Answers are model output, so the work is bounded: brackets nested deeper than
  * {@link GRADE_LIMITS}.nesting overflowed the parser's stack, `\boxed{1000000000!}` ran the engine's
  * exact factorial for 7.5 s and threw, and list elements were compared pairwise (10,000: over 60 s).
  * Such an answer is not correct, and the grade says why it was not compared ({@link Grade.undecided}).

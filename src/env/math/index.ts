@@ -1,5 +1,5 @@
 /**
- * Math with a code interpreter (issue #15): the code tool (pyodide workers or a SandboxFusion server),
+ * Math with a code interpreter: the code tool (pyodide workers or a SandboxFusion server),
  * the answer grader, the tool-integrated reasoning protocols, the multi-turn environment, the math
  * datasets, and the synthetic trainable math world.
  */

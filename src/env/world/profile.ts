@@ -1,10 +1,10 @@
 /**
- * World profiles. `default` is the world as it always was. `late` is the late-decision world of issue
- * 34 §2. In the default world more than half the questions take at most two searches, and its
+ * World profiles. `default` is the world as it always was. `late` is the late-decision world, where
+ * turns after the first still decide the outcome. In the default world more than half the questions take at most two searches, and its
  * comparisons, yes/no questions and bridge-comparisons end in a comparison (of two years, of two
  * countries) that the embedded policy's features cannot express: after two turns a third of the
  * outcome variance is settled and much of what remains is that coin flip
- * (docs/experiments/2026-12-01-late-world.md). The late profile changes three things, each for a reason:
+ * (measured by bench/world/late.ts). The late profile changes three things, each for a reason:
  *  - questions are 3–4-hop bridge chains only, so an episode has 3–4 choices after its first search;
  *  - no comparisons, yes/no or bridge-comparisons: their last step compares two values, which the
  *    embedded policy's features (membership, shape, the words before a mention) cannot express, so

@@ -3,6 +3,7 @@ import type { PolicyContext, PolicyOutput, PolicySample, TrainablePolicy, Update
 import { candidateActions, type CandidateSource } from './candidates.ts';
 import { featureContext, featureIndices } from './features.ts';
 import { LinearScorer } from './linear-scorer.ts';
+import { clippedTerm, surrogateDivisor, type Normalise } from '../surrogate.ts';
 
 export interface EmbeddedPolicyOptions {
   /** Where the choice set at each turn comes from (for the world: `worldCandidateSource(env)`). */
@@ -20,6 +21,8 @@ export interface UpdateOptions {
   epochs?: number;
   /** Weight of the entropy bonus. Default 0. */
   entropyCoef?: number;
+  /** What the surrogate's sum is divided by (see {@link Normalise}). Default turns. */
+  normalise?: Normalise;
 }
 
 /** One recorded decision: the candidates' feature indices and which one was taken. */
@@ -105,7 +108,8 @@ export class EmbeddedPolicy implements TrainablePolicy {
 
   /**
    * Policy-gradient update with PPO's clipped surrogate, maximising
-   *   L = mean_turns min(ρ·A, clip(ρ, 1 − ε, 1 + ε)·A) + β·H,  ρ = π(a)/π_old(a),
+   *   L = (1/D) Σ_turns [min(ρ·A, clip(ρ, 1 − ε, 1 + ε)·A) + β·H],  ρ = π(a)/π_old(a),
+   * D by `options.normalise` (the contributing turns by default),
    * where π_old is the behaviour log-probability stored on the turn (Turn.logprob; the current policy
    * when absent, i.e. plain REINFORCE). Only the policy's choices carry gradient: observations are
    * inputs, never targets. ∇ log π(a) = φ(a) − Σ_c π(c) φ(c) for the linear softmax. Turns with an
@@ -125,9 +129,10 @@ export class EmbeddedPolicy implements TrainablePolicy {
   /**
    * The objective L (as `-metrics.loss`) and its exact gradient ∂L/∂w at the current weights.
    * Per turn, ∂/∂logit_c of min(ρA, clip(ρ)A) is ρ·A·(1[c = a] − π_c) when unclipped, 0 when clipped;
-   * of the entropy bonus β·H it is −β·π_c(log π_c + H). Both are averaged over contributing turns.
+   * of the entropy bonus β·H it is −β·π_c(log π_c + H). Both are divided by D (`normalise`); the
+   * loss is −L with that same D, the other metrics are means over contributing turns.
    */
-  surrogate(samples: readonly PolicySample[], options: Pick<UpdateOptions, 'clip' | 'entropyCoef'> = {}): { gradient: Float64Array; metrics: UpdateMetrics } {
+  surrogate(samples: readonly PolicySample[], options: Pick<UpdateOptions, 'clip' | 'entropyCoef' | 'normalise'> = {}): { gradient: Float64Array; metrics: UpdateMetrics } {
     const eps = options.clip ?? 0.2;
     const beta = options.entropyCoef ?? 0;
     const g = new Float64Array(this.dim);
@@ -152,10 +157,10 @@ export class EmbeddedPolicy implements TrainablePolicy {
         n++;
         kl += old - logp;
         ent += H;
-        objective += Math.min(ratio * A, Math.min(Math.max(ratio, 1 - eps), 1 + eps) * A) + beta * H;
-        const isClipped = (A > 0 && ratio > 1 + eps) || (A < 0 && ratio < 1 - eps);
-        if (isClipped) clipped++;
-        const coef = isClipped ? 0 : ratio * A;
+        const term = clippedTerm(ratio, A, eps);
+        objective += term.objective + beta * H;
+        if (term.clipped) clipped++;
+        const coef = term.coef;
         for (let c = 0; c < d.actions.length; c++) {
           const pc = d.probs[c]!;
           let dl = coef * ((c === k ? 1 : 0) - pc);
@@ -166,8 +171,9 @@ export class EmbeddedPolicy implements TrainablePolicy {
         }
       }
     }
-    if (n > 0) for (let i = 0; i < g.length; i++) g[i]! /= n;
-    const metrics = { turns: n, loss: n ? -objective / n : 0, clipFraction: n ? clipped / n : 0, approxKl: n ? kl / n : 0, entropy: n ? ent / n : 0 };
+    const D = n > 0 ? surrogateDivisor(options.normalise ?? 'turns', n, samples) : 0;
+    if (D > 0) for (let i = 0; i < g.length; i++) g[i]! /= D;
+    const metrics = { turns: n, loss: D ? -objective / D : 0, clipFraction: n ? clipped / n : 0, approxKl: n ? kl / n : 0, entropy: n ? ent / n : 0 };
     return { gradient: g, metrics };
   }
 

@@ -79,8 +79,10 @@ test('server that is not there (connection refused): exit 1, the cause named', a
 });
 
 test('server going down mid-step: the partial batch holds only the finished rows, marked partial; the next step fails, earlier batches kept', async () => {
-  // One call at a time, so the trajectories finished before the server goes down are the first ones.
-  const server = await startFlakyServer({ behaviour: (i) => (i < 5 ? 'ok' : 'down') });
+  // A bare rollout needs two calls (search, then answer) and continuations start only after them, so
+  // once 8 calls have been answered some trajectories have finished and the continuations have not,
+  // whatever order the engine makes the calls in.
+  const server = await startFlakyServer({ behaviour: (i) => (i < 8 ? 'ok' : 'down') });
   const out = fresh();
   const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'm' });
   const gate = new WeightsGate({ dir: out, pollMs: 20 });
@@ -104,6 +106,7 @@ test('server going down mid-step: the partial batch holds only the finished rows
     assert.equal(batch.step, 0);
     assert.equal(batch.status, 'partial');
     assert.ok(batch.failures.failed > 0 && batch.rows > 0, `some failed (${batch.failures.failed}), some finished (${batch.rows})`);
+    assert.equal(server.completions, 9, 'the server went down at the 9th call and was not reached again');
     assert.equal(batch.rows + batch.failures.failed, batch.failures.trajectories, 'every finished trajectory is a row, every failed one is missing');
     const rows = readFileSync(batch.file, 'utf8').trim().split('\n');
     assert.equal(rows.length, batch.rows, 'the file holds exactly the rows it says');

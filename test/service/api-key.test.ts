@@ -77,8 +77,8 @@ test('OPENAI_API_KEY is honoured too; a wrong key is one line saying the server 
     const r = await runCli(['rollout', '--policy', 'openai', '--base-url', server.url, '--tokenizer', 'codepoints', '--out', join(root, 'wrong-key'), '--quiet', ...ARGS], '', { ...NO_KEY, TRACE_RL_API_KEY: wrong });
     assert.equal(r.code, 1, r.stderr);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-    assert.match(r.stderr, /HTTP 401: 401 invalid API key \(the server refused the API key: set TRACE_RL_API_KEY or OPENAI_API_KEY, or policy\.apiKeyFile\)/);
-    assert.ok(!(r.stdout + r.stderr).includes(KEY), 'not even the wrong key is printed');
+    assert.match(r.stderr, /HTTP 401: 401 invalid API key \(got Bearer \[API key\]\) \(the server refused the API key: set TRACE_RL_API_KEY or OPENAI_API_KEY, or policy\.apiKeyFile\)/);
+    assert.ok(!(r.stdout + r.stderr).includes(KEY), 'not even the wrong key, echoed back by the server, is printed');
   } finally {
     await server.close();
   }

@@ -34,7 +34,8 @@ export async function startFlakyServer(options: { behaviour?: (n: number) => Beh
     const path = req.url ?? '';
     state.seen.push({ path, authorization: req.headers.authorization });
     const json = (status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) return json(401, { error: { message: 'invalid API key' } });
+    // Echoes what it was sent, as careless servers do: a client must not store or print it.
+    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) return json(401, { error: { message: `invalid API key (got ${req.headers.authorization ?? 'none'})` } });
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
     if (path === '/tokenize') {
       const text = String(body.prompt ?? body.content ?? '');

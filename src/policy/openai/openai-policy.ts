@@ -78,6 +78,8 @@ export class OpenAIPolicy implements Policy {
   private readonly opts: Required<Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation' | 'transcript' | 'maxResponseBytes'>> & Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation' | 'transcript'>;
   /** Servers that refused a token-id prompt (HTTP 400/422) and answered the same request as text. */
   private readonly textOnly = new Set<number>();
+  /** The API key, cut out of failure messages: a server may echo what it was sent, and messages are stored on nodes. */
+  private readonly secret?: string;
 
   constructor(options: OpenAIPolicyOptions) {
     if (options.baseURLs.length === 0) throw new RangeError('OpenAIPolicy: baseURLs is empty; give at least one server URL such as http://localhost:8000/v1');
@@ -95,6 +97,7 @@ export class OpenAIPolicy implements Policy {
     if (this.opts.mode === 'tokens' && !this.opts.transcript) throw new RangeError('OpenAIPolicy: mode "tokens" needs a transcript (the model’s tokenizer, e.g. loadTranscript("qwen3"))');
     this.name = `openai:${options.model}`;
     this.router = new Router(options.baseURLs, { slack: this.opts.stickySlack });
+    if (options.apiKey) this.secret = options.apiKey;
     const fetch = boundedFetch(options.maxResponseBytes ?? MAX_RESPONSE_BYTES);
     this.clients = options.baseURLs.map((baseURL) => new OpenAI({ baseURL, apiKey: options.apiKey ?? 'EMPTY', maxRetries: 0, fetch }));
   }
@@ -121,7 +124,7 @@ export class OpenAIPolicy implements Policy {
         ...(structured ? { action: structured.action, thought: structured.thought } : {}),
       };
     } catch (e) {
-      throw toPolicyError(e, route.url);
+      throw toPolicyError(e, route.url, this.secret);
     } finally {
       route.done();
     }
@@ -184,7 +187,7 @@ export class OpenAIPolicy implements Policy {
       }
       return output(full, r, ctx, span);
     } catch (e) {
-      throw toPolicyError(e, route.url);
+      throw toPolicyError(e, route.url, this.secret);
     } finally {
       route.done();
     }
@@ -266,11 +269,15 @@ const MAX_MESSAGE_CHARS = 300;
  * Maps client errors to failure data: timeouts → 'timeout'; connection failures, 408/409/429/5xx →
  * retryable 'server_error'; other 4xx → non-retryable 'server_error' (the request itself is wrong;
  * 401/403 say to check the API key); unparseable, incomplete or oversized bodies → 'parse_error'.
- * Aborts pass through (the engine owns them). `url`, the server called, starts the message.
+ * Aborts pass through (the engine owns them). `url`, the server called, starts the message; `secret`
+ * (the API key) is replaced by "[API key]" wherever the server's text repeats it.
  */
-export function toPolicyError(e: unknown, url?: string): unknown {
+export function toPolicyError(e: unknown, url?: string, secret?: string): unknown {
   if (e instanceof PolicyCallError || e instanceof OpenAI.APIUserAbortError) return e;
-  const at = (text: string) => `${url ? `${url}: ` : ''}${text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text}`;
+  const at = (raw: string) => {
+    const text = secret ? raw.split(secret).join('[API key]') : raw;
+    return `${url ? `${url}: ` : ''}${text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text}`;
+  };
   if (e instanceof OpenAI.APIConnectionTimeoutError) return new PolicyCallError('timeout', at(`server timed out: ${e.message}`));
   if (e instanceof OpenAI.APIConnectionError) {
     const cause = (e as { cause?: unknown }).cause;

@@ -93,6 +93,17 @@ export interface ExportBatch {
   nodes: Map<string, NodeTokens>;
 }
 
+/**
+ * The line to show when no row carries the rollout's log-probabilities (all `response_logprobs` 0,
+ * `logprobs_known` false), which a trainer's importance ratio needs; nothing when some do, or there
+ * are no rows. The embedded policy chooses among candidate actions and samples no tokens, so its rows'
+ * ids are the tokenizer's encoding of the chosen text: good for testing a pipeline, not for training.
+ */
+export function logprobWarning(batch: Pick<ExportBatch, 'rows'>): string | undefined {
+  if (batch.rows.length === 0 || batch.rows.some((r) => r.logprobs_known)) return undefined;
+  return `none of the ${batch.rows.length} rows has rollout log-probabilities matched to its token ids (response_logprobs are 0, logprobs_known false): the embedded policy samples no tokens (its ids are the tokenizer's encoding of the chosen text), and a server must return token ids with its log-probabilities (trace-rl rollout --extras vllm, or --mode tokens); use these rows to test a pipeline, not to train on`;
+}
+
 /** Raised when trees and estimator output disagree (a leaf the trees do not hold). */
 export class ExportError extends Error {
   override name = 'ExportError';

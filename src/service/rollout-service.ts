@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { buildBatch, containerOf, prepareExport, rendererFor, writeBatch, type BatchMeta, type ExportFormat } from '../export/index.ts';
+import { buildBatch, containerOf, logprobWarning, prepareExport, rendererFor, writeBatch, type BatchMeta, type ExportFormat } from '../export/index.ts';
 import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
 import type { Policy } from '../policy/types.ts';
 import { OpenAIPolicy } from '../policy/openai/index.ts';
@@ -11,7 +11,7 @@ import { weightsReadyFile, WeightsWaitAborted, type WeightsGate } from './weight
 
 export type RolloutServiceEvent =
   | LoopEvent
-  | { kind: 'batch'; step: number; file: string; rows: number; leaves: number; status: BatchMeta['status']; failures: FailureSummary }
+  | { kind: 'batch'; step: number; file: string; rows: number; leaves: number; status: BatchMeta['status']; failures: FailureSummary; warning?: string }
   | { kind: 'waiting'; step: number; file: string; url?: string }
   | { kind: 'weights'; step: number };
 
@@ -117,7 +117,8 @@ export async function runRolloutService(options: RolloutServiceOptions): Promise
         batches.push(file);
         const failures = failuresOf.get(step) ?? summariseFailures(trees);
         failuresOf.delete(step);
-        emit({ kind: 'batch', step, file, rows: batch.rows.length, leaves: batch.rows.length + batch.meta.skipped_leaves, status: batch.meta.status, failures });
+        const warning = logprobWarning(batch);
+        emit({ kind: 'batch', step, file, rows: batch.rows.length, leaves: batch.rows.length + batch.meta.skipped_leaves, status: batch.meta.status, failures, ...(warning ? { warning } : {}) });
         if (last) return 'continue';
         emit({ kind: 'waiting', step, file: weightsReadyFile(options.gate.dir, step), ...(options.gate.url ? { url: `${options.gate.url}/weights` } : {}) });
         try {

@@ -61,11 +61,17 @@ export async function startFlakyServer(options: { behaviour?: (n: number) => Beh
         for (const stop of (body.stop as string[] | undefined) ?? []) {
           const at = text.indexOf(stop);
           if (at >= 0) {
-            text = text.slice(0, at);
+            // Like vLLM: the matched stop string stays in the output only when the request asks.
+            text = text.slice(0, at) + (body.include_stop_str_in_output ? stop : '');
             break;
           }
         }
-        return json(200, { id: `cmpl-${n}`, object: 'text_completion', created: 0, model: String(body.model), choices: [{ index: 0, text, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: [...text].length, total_tokens: 1 + [...text].length } });
+        // One token per code point, as the stand-in: ids and log-probabilities when the request asks.
+        const chars = [...text];
+        const choice: Record<string, unknown> = { index: 0, text, finish_reason: 'stop' };
+        if (body.logprobs !== undefined && body.logprobs !== null) choice.logprobs = { tokens: chars, token_logprobs: chars.map(() => -0.5), text_offset: chars.map((_, i) => i), top_logprobs: null };
+        if (body.return_token_ids) choice.token_ids = chars.map((ch) => ch.codePointAt(0)!);
+        return json(200, { id: `cmpl-${n}`, object: 'text_completion', created: 0, model: String(body.model), choices: [choice], usage: { prompt_tokens: 1, completion_tokens: chars.length, total_tokens: 1 + chars.length } });
       }
     }
   }

@@ -19,7 +19,7 @@ import { startFlakyServer, type Behaviour } from './flaky-server.ts';
 const root = mkdtempSync(join(tmpdir(), 'trace-rollout-fail-'));
 let n = 0;
 const fresh = () => join(root, `run${n++}`);
-const ARGS = ['--tokenizer', 'codepoints', '--steps', '1', '--pool', '4', '--budget', '8', '--set', 'env.questions=300', '--set', 'engine.retry.baseDelayMs=1', '--set', 'engine.retry.maxAttempts=2'];
+const ARGS = ['--extras', 'vllm', '--tokenizer', 'codepoints', '--steps', '1', '--pool', '4', '--budget', '8', '--set', 'env.questions=300', '--set', 'engine.retry.baseDelayMs=1', '--set', 'engine.retry.maxAttempts=2'];
 
 async function failingRun(behaviour: Behaviour, extra: string[] = []) {
   const server = await startFlakyServer({ behaviour: () => behaviour });
@@ -183,6 +183,17 @@ test('Ctrl-C while the service waits for weights: a clean stop, done "stopped", 
     assert.deepEqual(events.map((e) => e.event), ['batch', 'waiting', 'done']);
     assert.equal(events.at(-1)!.status, 'stopped');
     assert.ok(existsSync(String(events[0]!.file)), 'the batch written before the stop is kept');
+  } finally {
+    await server.close();
+  }
+});
+
+test('batches without usable log-probabilities (a server that returns no token ids) are said to be so, once', async () => {
+  const server = await startFlakyServer();
+  try {
+    const r = await runCli(['rollout', '--policy', 'openai', '--base-url', server.url, '--out', fresh(), '--quiet', ...ARGS, '--extras', 'none']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, 'trace-rl rollout: none of the 8 rows has rollout log-probabilities matched to its token ids (response_logprobs are 0, logprobs_known false): the embedded policy samples no tokens (its ids are the tokenizer\'s encoding of the chosen text), and a server must return token ids with its log-probabilities (trace-rl rollout --extras vllm, or --mode tokens); use these rows to test a pipeline, not to train on\n');
   } finally {
     await server.close();
   }

@@ -65,6 +65,7 @@ export function register(program: Command): void {
         const { tokenizer, template } = await transcriptFromOptions(opts, opts.baseUrl, resolveApiKey({ env: process.env })?.key);
         const result = await exportRun({ dir, step, format: opts.format, out: opts.out, estimator: opts.estimator as never, tokenizer, template, checkServerIds: opts.checkServerIds });
         writeJson(result);
+        if (result.warning) process.stderr.write(`trace-rl export: ${result.warning}\n`);
       } catch (e) {
         throw asUsage(e);
       }

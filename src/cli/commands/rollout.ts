@@ -79,6 +79,7 @@ export function register(program: Command): void {
     const progress = opts.quiet ? undefined : progressReporter({ steps: config.steps, label: 'trace-rl rollout', now: () => performance.now(), linesEveryMs: 5000 });
     if (!opts.quiet) process.stderr.write(`trace-rl rollout: ${config.steps} step(s) of ${config.strategy.budget} trajectories from ${settings.baseUrls.join(', ')} (${settings.model}); batches in ${path.join(out, 'batches')}\n`);
     let written = 0;
+    let warned = false;
     try {
       await gate.start();
       const result = await runRolloutService({
@@ -99,6 +100,9 @@ export function register(program: Command): void {
             written++;
             writeJson({ event: 'batch', step: e.step, file: e.file, rows: e.rows, leaves: e.leaves, status: e.status, failed: e.failures.failed });
             reportPartial(e);
+            // Said once: every batch from the same server is alike.
+            if (e.warning && !warned) process.stderr.write(`trace-rl rollout: ${e.warning}\n`);
+            warned ||= e.warning !== undefined;
             if (!opts.quiet) process.stderr.write(`trace-rl rollout: step ${e.step}: batch ${e.file}: ${e.rows} rows, ${e.status}\n`);
           } else if (e.kind === 'waiting') writeJson({ event: 'waiting', step: e.step, file: e.file, ...(e.url ? { url: e.url } : {}) });
           else if (e.kind === 'weights') writeJson({ event: 'weights', step: e.step });

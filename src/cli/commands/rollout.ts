@@ -78,8 +78,7 @@ export function register(program: Command): void {
     const interrupt = interruptible('the batches written so far are kept; start a new run with another --out to continue (Ctrl-C again to quit at once)');
     const progress = opts.quiet ? undefined : progressReporter({ steps: config.steps, label: 'trace-rl rollout', now: () => performance.now(), linesEveryMs: 5000 });
     if (!opts.quiet) process.stderr.write(`trace-rl rollout: ${config.steps} step(s) of ${config.strategy.budget} trajectories from ${settings.baseUrls.join(', ')} (${settings.model}); batches in ${path.join(out, 'batches')}\n`);
-    let written = 0;
-    let warned = false;
+    const output = serviceOutput(Boolean(opts.quiet), progress);
     try {
       await gate.start();
       const result = await runRolloutService({
@@ -95,19 +94,7 @@ export function register(program: Command): void {
         clock: () => performance.now(),
         wallClock: () => Date.now(),
         signal: interrupt.signal,
-        onEvent: (e) => {
-          if (e.kind === 'batch') {
-            written++;
-            writeJson({ event: 'batch', step: e.step, file: e.file, rows: e.rows, leaves: e.leaves, status: e.status, failed: e.failures.failed });
-            reportPartial(e);
-            // Said once: every batch from the same server is alike.
-            if (e.warning && !warned) process.stderr.write(`trace-rl rollout: ${e.warning}\n`);
-            warned ||= e.warning !== undefined;
-            if (!opts.quiet) process.stderr.write(`trace-rl rollout: step ${e.step}: batch ${e.file}: ${e.rows} rows, ${e.status}\n`);
-          } else if (e.kind === 'waiting') writeJson({ event: 'waiting', step: e.step, file: e.file, ...(e.url ? { url: e.url } : {}) });
-          else if (e.kind === 'weights') writeJson({ event: 'weights', step: e.step });
-          else progress?.onEvent(e);
-        },
+        onEvent: output.onEvent,
       });
       progress?.stop();
       writeJson({ event: 'done', status: result.status, batches: result.batches.length, out });
@@ -115,20 +102,50 @@ export function register(program: Command): void {
     } catch (e) {
       progress?.stop();
       if (!(e instanceof RolloutStepFailed)) throw asUsage(e);
-      writeJson({ event: 'done', status: 'failed', batches: written, out, error: e.message });
-      reportFailures({
-        command: 'trace-rl rollout',
-        failed: e.failures.failed,
-        total: e.failures.trajectories,
-        unit: `trajectories of step ${e.step}`,
-        causes: failureCauses(e.failures),
-        kept: written > 0 ? `no batch was written for it; the ${written} earlier batch(es) in ${path.join(out, 'batches')} are kept` : 'no batch was written and the run folder was removed',
-        whenAll: `every one failed: check that ${e.servers.join(', ')} is up and answers (--base-url, --model, the API key, --set engine.timeoutMs=…)`,
-      });
+      reportStepFailed(e, output.written(), out);
     } finally {
       interrupt.done();
       await gate.close();
     }
+  });
+}
+
+/**
+ * The service's events as the trainer reads them (JSON lines on stdout) and as a person does (stderr:
+ * the batch, a partial step's failures, a missing-log-probabilities warning once, and progress).
+ */
+function serviceOutput(quiet: boolean, progress: ReturnType<typeof progressReporter> | undefined) {
+  let written = 0;
+  let warned = false;
+  return {
+    written: () => written,
+    onEvent(e: RolloutServiceEvent): void {
+      if (e.kind === 'batch') {
+        written++;
+        writeJson({ event: 'batch', step: e.step, file: e.file, rows: e.rows, leaves: e.leaves, status: e.status, failed: e.failures.failed });
+        reportPartial(e);
+        // Said once: every batch from the same server is alike.
+        if (e.warning && !warned) process.stderr.write(`trace-rl rollout: ${e.warning}\n`);
+        warned ||= e.warning !== undefined;
+        if (!quiet) process.stderr.write(`trace-rl rollout: step ${e.step}: batch ${e.file}: ${e.rows} rows, ${e.status}\n`);
+      } else if (e.kind === 'waiting') writeJson({ event: 'waiting', step: e.step, file: e.file, ...(e.url ? { url: e.url } : {}) });
+      else if (e.kind === 'weights') writeJson({ event: 'weights', step: e.step });
+      else progress?.onEvent(e);
+    },
+  };
+}
+
+/** Every trajectory of a step failed: `done` with status failed for the trainer, one line (exit 1) for the person. */
+function reportStepFailed(e: RolloutStepFailed, written: number, out: string): void {
+  writeJson({ event: 'done', status: 'failed', batches: written, out, error: e.message });
+  reportFailures({
+    command: 'trace-rl rollout',
+    failed: e.failures.failed,
+    total: e.failures.trajectories,
+    unit: `trajectories of step ${e.step}`,
+    causes: failureCauses(e.failures),
+    kept: written > 0 ? `no batch was written for it; the ${written} earlier batch(es) in ${path.join(out, 'batches')} are kept` : 'no batch was written and the run folder was removed',
+    whenAll: `every one failed: check that ${e.servers.join(', ')} is up and answers (--base-url, --model, the API key, --set engine.timeoutMs=…)`,
   });
 }
 

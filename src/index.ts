@@ -14,6 +14,11 @@ export * as rollout from './rollout/index.ts';
 // The evaluation harness (runEval), training's held-out evaluation and greedyAccuracy / sampledAccuracy (once in rollout).
 export * as evaluation from './eval/index.ts';
 export * as train from './train/index.ts';
+// Hand-off to external trainers (exportRun, buildBatch, writeBatch, …; docs/export.md) and the rollout service.
+export * as exporting from './export/index.ts';
+export * as service from './service/index.ts';
+// Tokenizers and transcripts the batches are built with (loadTranscript, codepointTokenizer, …).
+export * as tokens from './tokens/index.ts';
 export * as store from './store/index.ts';
 export * as report from './report/index.ts';
 export * as diagnose from './diagnose/index.ts';

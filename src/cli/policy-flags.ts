@@ -28,6 +28,7 @@ export interface PolicyAndEnvFlags {
   env?: string;
   baseUrl?: string[];
   model?: string;
+  apiKeyFile?: string;
   mode: string;
   run?: string;
   datasets?: string;
@@ -60,6 +61,7 @@ export function policyAndEnvOptions(cmd: Command, what: string): Command {
     .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
     .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file (with --run: the run’s model by default)')
     .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
+    .option('--api-key-file <file>', 'openai: a file whose first line is the server’s API key (else TRACE_RL_API_KEY, else OPENAI_API_KEY; never stored)')
     .option('--run <dir>', `embedded or tiny-lm: a training run folder; its last checkpoint is ${what} and its env settings are the defaults`)
     .option('--datasets <list>', `${settingHelp('env.datasets')} math: one dataset or JSONL file, held out as env.math.testDataset.`)
     .option('--retrieval <mode>', settingHelp('env.retrieval'))

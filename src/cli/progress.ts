@@ -6,7 +6,7 @@ import type { EngineEvent } from '../rollout/index.ts';
  * Live progress of a run: a bar on a terminal (step, phase, trajectories, reward, effective ratio),
  * one plain line per finished step otherwise (CI logs, pipes).
  */
-export function progressReporter(options: { steps: number; label: string; stream?: NodeJS.WriteStream }) {
+export function progressReporter(options: { steps: number; label: string; stream?: NodeJS.WriteStream; now?: () => number; linesEveryMs?: number }) {
   const stream = options.stream ?? process.stderr;
   // Runs started by `compare` share one terminal, so they print plain lines instead of fighting over a bar.
   const tty = Boolean(stream.isTTY) && !process.env.TRACE_RL_PLAIN_PROGRESS;
@@ -22,6 +22,9 @@ export function progressReporter(options: { steps: number; label: string; stream
       )
     : undefined;
   let started = false;
+  // Without a bar, a long step (a remote server) also says how far it is, at most every linesEveryMs.
+  let lastLine = options.now?.() ?? 0;
+  let step = 0;
   const payload = { phase: 'starting', traj: 0, reward: '-', eff: '-' };
   const fmt = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(3));
   return {
@@ -38,12 +41,19 @@ export function progressReporter(options: { steps: number; label: string; stream
         case 'trajectory':
           payload.traj = e.progress.bareDone + e.progress.continuationDone;
           bar?.update(payload);
+          if (!bar && options.linesEveryMs !== undefined && options.now && options.now() - lastLine >= options.linesEveryMs) {
+            lastLine = options.now();
+            const p = e.progress;
+            stream.write(`${options.label} step ${step + 1}/${options.steps}: ${payload.traj}/${p.barePlanned + p.continuationPlanned} trajectories, ${p.turns} policy calls, ${p.failed} failed\n`);
+          }
           break;
         case 'resumed':
+          step = e.from;
           if (bar) bar.update(e.from, payload);
           else stream.write(`${options.label} resuming at step ${e.from}\n`);
           break;
         case 'step': {
+          step = e.step + 1;
           const m = e.metrics;
           payload.reward = fmt(m.reward_mean);
           payload.eff = fmt(m.effective_ratio);

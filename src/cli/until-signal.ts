@@ -32,7 +32,7 @@ export async function serveUntilSignal(server: { close(): Promise<void> }, label
 /**
  * Ctrl-C for a long command: the first SIGINT prints `stopping` (what is kept and what to do) and
  * aborts the returned signal, so the work ends at its next safe point; a second exits at once (130).
- * `done()` removes the handler. train, eval and diagnose stop this way.
+ * `done()` removes the handler. train, eval, diagnose and rollout stop this way, and exit 130 after the clean stop.
  */
 export function interruptible(stopping: string): { signal: AbortSignal; done(): void } {
   const controller = new AbortController();

@@ -34,10 +34,23 @@ export function diagnosisJson(d: Diagnosis, about: DiagnosisAbout) {
     depths: d.rows.map((r) => ({ ...r, perTokenVsRoot: perTokenVsRoot(r, rootRow) })),
     spend: { trajectories: d.spend.bare + d.spend.continuation, bare: d.spend.bare, continuations: d.spend.continuation, turns: d.spend.turns, tokens: d.spend.tokens, toolCalls: d.spend.toolCalls },
     failed: d.failed,
+    notes: shareNote(d, about),
   };
 }
 
 const fixed = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(digits));
+
+/**
+ * Why an open share above 1 is possible, when one is: the true share cannot exceed 1 (V is a
+ * martingale, so E[V_t(1 − V_t)] = E[V_0(1 − V_0)] − E[(V_t − V_0)²]), but each V_t is estimated from k
+ * trajectories and the share is a ratio of two noisy means, so noise alone can push it past 1.
+ */
+export function shareNote(d: Diagnosis, about: Pick<DiagnosisAbout, 'k' | 'prompts'>): string[] {
+  const above = d.rows.filter((r) => r.share !== null && r.share > 1);
+  if (above.length === 0) return [];
+  const where = above.map((r) => `t = ${r.depth}: ${fixed(r.share)}`).join(', ');
+  return [`open share above 1 (${where}) is sampling noise: the true share is at most 1 (E[V_t(1-V_t)] = E[V_0(1-V_0)] - E[(V_t - V_0)^2]), but each V_t is estimated from k = ${about.k} trajectories over ${about.prompts} prompts; read it as about 1 (this turn settles little), or raise --k / --prompts for a tighter estimate`];
+}
 
 /** The plain-text table: one row per depth, a header saying what was sampled and how V(1 − V) is estimated. */
 export function formatDiagnosis(d: Diagnosis, about: DiagnosisAbout): string {
@@ -66,6 +79,7 @@ export function formatDiagnosis(d: Diagnosis, about: DiagnosisAbout): string {
     'V(1-V): mean over prefixes of the unbiased k/(k-1)·V̂(1-V̂); open share: E[V_t(1-V_t)] over every expanded rollout (ended ones count 0) / E[V_0(1-V_0)]; costs: mean per continuation from that depth (depth 0: a full rollout)',
     line(head),
     ...rows.map(line),
+    ...shareNote(d, about),
     `spent: ${s.bare + s.continuation} trajectories (${s.bare} bare, ${s.continuation} continuations), ${s.turns} policy calls, ${s.tokens} generated tokens, ${s.toolCalls} tool calls${d.failed ? `; ${d.failed} trajectories failed after their retries (left out of every estimate)` : ''}`,
   ].join('\n');
 }

@@ -8,5 +8,5 @@
  */
 export { contrastEstimate, depthRows, treeSamples, type DepthRow, type PrefixSample } from './measure.ts';
 export { diagnose, diagnosisAllocator, trajectoryBound, type DiagnoseOptions, type Diagnosis } from './run.ts';
-export { diagnosisJson, formatDiagnosis, perTokenVsRoot, type DiagnosisAbout } from './format.ts';
+export { diagnosisJson, formatDiagnosis, perTokenVsRoot, shareNote, type DiagnosisAbout } from './format.ts';
 export { renderDiagnosisPage } from './page.ts';

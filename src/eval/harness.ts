@@ -151,16 +151,30 @@ export function tabulate(kind: EvalKind, datasets: readonly string[], records: r
   return { metrics: kind.metrics, datasets: out, average };
 }
 
-/** The `--json` object: `{"datasets": {name: {n, <metric>: mean}}, "average": {<metric>: mean}}`. */
-export function resultJson(result: Pick<EvalResult, 'metrics' | 'datasets' | 'average'>): { datasets: Record<string, Record<string, number>>; average: Record<string, number> } {
-  const datasets: Record<string, Record<string, number>> = {};
-  for (const [name, d] of result.datasets) {
-    datasets[name] = { n: d.n };
-    for (const m of result.metrics) datasets[name][m] = round(d.metrics[m]!.mean);
-  }
-  const average: Record<string, number> = {};
-  for (const m of result.metrics) average[m] = round(result.average[m]!.mean);
-  return { datasets, average };
+/** A metric's 95 % interval in the `--json` object: [lo, hi]. */
+export type Interval = [number, number];
+
+/** One row of the `--json` object: n, errors, each metric's mean, and `ci95`: each metric's 95 % interval. */
+export type JsonRow = Record<string, number | Record<string, Interval>>;
+
+/**
+ * The `--json` object: `{"datasets": {name: {n, errors, <metric>: mean, ci95: {<metric>: [lo, hi]}}},
+ * "average": {<metric>: mean, ci95: {…}}}`, the same numbers and intervals as the table.
+ */
+export function resultJson(result: Pick<EvalResult, 'metrics' | 'datasets' | 'average'>): { datasets: Record<string, JsonRow>; average: JsonRow } {
+  const row = (summaries: Record<string, MetricSummary>, head: Record<string, number>): JsonRow => {
+    const ci95: Record<string, Interval> = {};
+    const out: JsonRow = { ...head };
+    for (const m of result.metrics) {
+      out[m] = round(summaries[m]!.mean);
+      ci95[m] = [round(summaries[m]!.lo), round(summaries[m]!.hi)];
+    }
+    out.ci95 = ci95;
+    return out;
+  };
+  const datasets: Record<string, JsonRow> = {};
+  for (const [name, d] of result.datasets) datasets[name] = row(d.metrics, { n: d.n, errors: d.errors });
+  return { datasets, average: row(result.average, {}) };
 }
 
 const round = (x: number) => Math.round(x * 1e4) / 1e4;

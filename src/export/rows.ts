@@ -80,6 +80,10 @@ export interface BatchMeta {
   tokenizer: string;
   /** Leaves without a reward (failed trajectories): not exported, as the estimator gives them no advantage. */
   skipped_leaves: number;
+  /** Of the skipped leaves, the trajectories that ended in an error (a server or tool failure after the engine's retries). */
+  failed_leaves: number;
+  /** complete: no trajectory of the step failed; partial: failed_leaves of them did and are missing from the rows. */
+  status: 'complete' | 'partial';
 }
 
 export interface ExportBatch {
@@ -87,6 +91,17 @@ export interface ExportBatch {
   rows: LeafRow[];
   /** Every node on an exported path, tokenised once (prompt included). */
   nodes: Map<string, NodeTokens>;
+}
+
+/**
+ * The line to show when no row carries the rollout's log-probabilities (all `response_logprobs` 0,
+ * `logprobs_known` false), which a trainer's importance ratio needs; nothing when some do, or there
+ * are no rows. The embedded policy chooses among candidate actions and samples no tokens, so its rows'
+ * ids are the tokenizer's encoding of the chosen text: good for testing a pipeline, not for training.
+ */
+export function logprobWarning(batch: Pick<ExportBatch, 'rows'>): string | undefined {
+  if (batch.rows.length === 0 || batch.rows.some((r) => r.logprobs_known)) return undefined;
+  return `none of the ${batch.rows.length} rows has rollout log-probabilities matched to its token ids (response_logprobs are 0, logprobs_known false): the embedded policy samples no tokens (its ids are the tokenizer's encoding of the chosen text), and a server must return token ids with its log-probabilities (trace-rl rollout --extras vllm, or --mode tokens); use these rows to test a pipeline, not to train on`;
 }
 
 /** Raised when trees and estimator output disagree (a leaf the trees do not hold). */
@@ -122,8 +137,15 @@ export function buildBatch(trees: readonly RolloutTree[], options: ExportOptions
     return leafRow(options.step, tree, adv, (n) => tokensOf(tree, n));
   });
   let leafCount = 0;
-  for (const t of trees) for (const id in t.nodes) if (t.nodes[id].children.length === 0 && t.nodes[id].parent !== null) leafCount++;
-  const meta: BatchMeta = { format_version: EXPORT_FORMAT_VERSION, step: options.step, estimator: options.estimator.name, tokenizer: transcript.name, skipped_leaves: leafCount - rows.length };
+  let failed = 0;
+  for (const t of trees) {
+    for (const id in t.nodes) {
+      const n = t.nodes[id];
+      if (n.children.length === 0 && n.parent !== null) leafCount++;
+      if (n.end === 'error') failed++;
+    }
+  }
+  const meta: BatchMeta = { format_version: EXPORT_FORMAT_VERSION, step: options.step, estimator: options.estimator.name, tokenizer: transcript.name, skipped_leaves: leafCount - rows.length, failed_leaves: failed, status: failed > 0 ? 'partial' : 'complete' };
   return { meta, rows, nodes };
 }
 

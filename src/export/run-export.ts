@@ -4,7 +4,7 @@ import { refuseRunFile, RunStore } from '../store/index.ts';
 import { buildEnvironment, estimatorFromConfig, storedTrainConfig, type TrainConfig } from '../train/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
-import { buildBatch, ExportError, prepareExport, type BatchMeta } from './rows.ts';
+import { buildBatch, ExportError, logprobWarning, prepareExport, type BatchMeta } from './rows.ts';
 import { writeBatch, type ExportFormat } from './write.ts';
 import type { Prompt } from '../tree/types.ts';
 
@@ -41,6 +41,8 @@ export interface ExportRunResult extends BatchMeta {
   file: string;
   rows: number;
   container: 'parquet' | 'jsonl';
+  /** Set when no row carries rollout log-probabilities (see logprobWarning). */
+  warning?: string;
 }
 
 /** `trace-rl export` as a library call: one stored step's trees → one file. */
@@ -59,7 +61,8 @@ export async function exportRun(options: ExportRunOptions): Promise<ExportRunRes
     await prepareExport(trees, text);
     const batch = buildBatch(trees, { ...text, step, estimator: estimatorFromConfig({ ...config, estimator: options.estimator ?? config.estimator }), checkServerIds: options.checkServerIds });
     const container = writeBatch(batch, options.format, options.out);
-    return { ...batch.meta, file: options.out, rows: batch.rows.length, container };
+    const warning = logprobWarning(batch);
+    return { ...batch.meta, file: options.out, rows: batch.rows.length, container, ...(warning ? { warning } : {}) };
   } finally {
     store.close();
   }

@@ -19,6 +19,7 @@ import { ScriptedBfclPolicy } from './bfcl-scripted-policy.ts';
 import { EmbeddedPolicy } from './embedded/index.ts';
 import { ScriptedMathWorldPolicy } from './math-world-policy.ts';
 import { OpenAIPolicy } from './openai/index.ts';
+import { resolveApiKey } from './openai/api-key.ts';
 import { SimulatorPolicy } from './simulator-policy.ts';
 import { SimulatorTabularPolicy } from './simulator-tabular.ts';
 import { NORMALISATIONS, type Normalise } from './surrogate.ts';
@@ -92,6 +93,7 @@ const openai = z.strictObject({
   mode: z.enum(['completions', 'chat', 'tokens']).default('completions').describe('openai: completions (one growing prompt), chat (the server applies its chat template) or tokens (token ids in and out: exact; needs the model’s tokenizer).'),
   extras: z.enum(['none', 'vllm']).default('none').describe('openai: server-specific request extras: vllm asks for token ids; none sends plain OpenAI fields.'),
   temperature: z.number().positive().max(4).default(1).describe('tiny-lm and openai: sampling temperature τ of the rollouts (greedy evaluation is unaffected); the trainer’s log π is the same softmax(logits / τ), so the PPO ratio against the sampled log-probs stays exact. Below 1, rollouts stay closer to the greedy policy that evaluation measures.'),
+  apiKeyFile: z.string().min(1).optional().describe('openai: a file whose first line is the servers’ API key (sent as a Bearer token to every server, the tokenizer endpoint included). Without it the key comes from TRACE_RL_API_KEY, else OPENAI_API_KEY; never from a flag or this configuration, which is stored in the run (only the file’s path is).'),
 });
 
 export const policyConfigSchema = z.preprocess(
@@ -113,6 +115,8 @@ export interface PolicyBuildContext {
   concurrency: number;
   /** Token mode of an OpenAI-compatible server: the model's tokenizer and template. */
   transcript?: Transcript;
+  /** Where openai's API key variables are read (default process.env; see policy/openai/api-key.ts). */
+  environment?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -183,9 +187,10 @@ export const POLICY_KINDS: { [K in PolicyKindName]: PolicyKind<K> } = {
   },
   openai: {
     trainable: false,
-    async build(settings, { transcript }) {
+    async build(settings, { transcript, environment }) {
       if (settings.mode === 'tokens' && !transcript) throw new PolicyConfigError('policy.mode tokens sends token ids to the model: it needs the model’s tokenizer (trace-rl rollout --tokenizer)');
-      return new OpenAIPolicy({ baseURLs: settings.baseUrls, model: settings.model, mode: settings.mode, extras: settings.extras, temperature: settings.temperature, ...(transcript ? { transcript } : {}) });
+      const key = resolveApiKey({ file: settings.apiKeyFile, env: environment ?? process.env });
+      return new OpenAIPolicy({ baseURLs: settings.baseUrls, model: settings.model, mode: settings.mode, extras: settings.extras, temperature: settings.temperature, ...(key ? { apiKey: key.key } : {}), ...(transcript ? { transcript } : {}) });
     },
   },
 };

@@ -12,3 +12,4 @@ export { Recording, ReplayMissError, RecordingFormatError, ToolStepError, tapeEn
 export { Semaphore } from './semaphore.ts';
 export { backoffDelay } from './backoff.ts';
 export { searchR1Action, type ActionParser } from './trajectory.ts';
+export { summariseFailures, failureCauses, type FailureSummary } from './failures.ts';

@@ -1,14 +1,17 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { buildBatch, containerOf, prepareExport, rendererFor, writeBatch, type ExportFormat } from '../export/index.ts';
+import { buildBatch, containerOf, logprobWarning, prepareExport, rendererFor, writeBatch, type BatchMeta, type ExportFormat } from '../export/index.ts';
 import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
 import type { Policy } from '../policy/types.ts';
+import { OpenAIPolicy } from '../policy/openai/index.ts';
+import { failureCauses, summariseFailures, type FailureSummary } from '../rollout/index.ts';
+import { writeFileAtomic } from '../store/atomic-write.ts';
 import { estimatorFromConfig, parseTrainConfig, train, type LoopEvent, type TrainConfig } from '../train/index.ts';
 import { weightsReadyFile, WeightsWaitAborted, type WeightsGate } from './weights-gate.ts';
 
 export type RolloutServiceEvent =
   | LoopEvent
-  | { kind: 'batch'; step: number; file: string; rows: number; leaves: number }
+  | { kind: 'batch'; step: number; file: string; rows: number; leaves: number; status: BatchMeta['status']; failures: FailureSummary; warning?: string }
   | { kind: 'waiting'; step: number; file: string; url?: string }
   | { kind: 'weights'; step: number };
 
@@ -28,7 +31,11 @@ export interface RolloutServiceOptions {
   checkServerIds?: boolean;
   /** Where the trainer's "weights updated" signal arrives. */
   gate: WeightsGate;
+  /** The policy's servers, named when a step fails (default: an OpenAIPolicy's base URLs). */
+  servers?: readonly string[];
   clock: () => number;
+  /** Milliseconds since the epoch, for TensorBoard's wall time (train/loop.ts). */
+  wallClock?: () => number;
   signal?: AbortSignal;
   onEvent?: (e: RolloutServiceEvent) => void;
 }
@@ -38,6 +45,28 @@ export interface RolloutServiceResult {
   /** Batch files written, by step. */
   batches: string[];
   status: 'finished' | 'stopped';
+}
+
+/**
+ * Every trajectory of a step failed after the engine's retries (the server is down, answers errors or
+ * garbage, or stalls past engine.timeoutMs): the run ends before the step is stored, and no batch is
+ * written for it. Earlier steps and their batches are kept.
+ */
+export class RolloutStepFailed extends Error {
+  override name = 'RolloutStepFailed';
+  constructor(
+    readonly step: number,
+    readonly failures: FailureSummary,
+    readonly servers: readonly string[],
+  ) {
+    const where = servers.length ? ` (server ${servers.join(', ')})` : '';
+    super(`step ${step}: all ${failures.trajectories} trajectories ended in an error after the engine's retries${where}: ${failureCauses(failures)}; no batch was written for this step`);
+  }
+}
+
+/** `batches/step-<N>.meta.json`: the batch's metadata (status complete or partial, failed and skipped leaves, rows). */
+export function batchMetaFile(out: string, step: number): string {
+  return join(out, 'batches', `step-${step}.meta.json`);
 }
 
 /** `batches/step-<N>.parquet` (or .jsonl for the JSONL forms). */
@@ -59,14 +88,22 @@ export async function runRolloutService(options: RolloutServiceOptions): Promise
   const batches: string[] = [];
   let render: ReturnType<typeof rendererFor> | undefined;
   const emit = (e: RolloutServiceEvent) => options.onEvent?.(e);
+  const servers = options.servers ?? (options.policy instanceof OpenAIPolicy ? options.policy.router.urls : []);
+  const failuresOf = new Map<number, FailureSummary>();
   const outcome = await train({
     out: options.out,
     config,
     clock: options.clock,
+    ...(options.wallClock ? { wallClock: options.wallClock } : {}),
     signal: options.signal,
     onEvent: emit,
     external: {
       policy: options.policy,
+      review({ step, trees }) {
+        const failures = summariseFailures(trees);
+        if (failures.trajectories > 0 && failures.failed === failures.trajectories) throw new RolloutStepFailed(step, failures, servers);
+        failuresOf.set(step, failures);
+      },
       async handOff({ step, trees, parts, last }) {
         render ??= rendererFor(parts.env, [...parts.train, ...parts.test]);
         const text = { tokenizer: options.tokenizer, template: options.template, render };
@@ -74,9 +111,14 @@ export async function runRolloutService(options: RolloutServiceOptions): Promise
         const batch = buildBatch(trees, { ...text, step, estimator, checkServerIds: options.checkServerIds });
         const file = batchFile(options.out, step, format);
         mkdirSync(dirname(file), { recursive: true });
+        // The metadata first: a trainer that sees the batch file can read whether it is partial.
+        writeFileAtomic(batchMetaFile(options.out, step), JSON.stringify({ ...batch.meta, rows: batch.rows.length, file }) + '\n');
         writeBatch(batch, format, file);
         batches.push(file);
-        emit({ kind: 'batch', step, file, rows: batch.rows.length, leaves: batch.rows.length + batch.meta.skipped_leaves });
+        const failures = failuresOf.get(step) ?? summariseFailures(trees);
+        failuresOf.delete(step);
+        const warning = logprobWarning(batch);
+        emit({ kind: 'batch', step, file, rows: batch.rows.length, leaves: batch.rows.length + batch.meta.skipped_leaves, status: batch.meta.status, failures, ...(warning ? { warning } : {}) });
         if (last) return 'continue';
         emit({ kind: 'waiting', step, file: weightsReadyFile(options.gate.dir, step), ...(options.gate.url ? { url: `${options.gate.url}/weights` } : {}) });
         try {

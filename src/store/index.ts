@@ -3,3 +3,5 @@ export * from './run-store.ts';
 export { writeFileAtomic, AtomicWriteError } from './atomic-write.ts';
 export { CREATING_MARKER, LOCK_FILE } from './run-dir.ts';
 export { refuseRunFile, runFileAt, RUN_OWN_FILES } from './own-files.ts';
+export { MetricsLog, METRICS_JSONL, METRICS_CSV, METRICS_TFEVENTS } from './metrics-log.ts';
+export { crc32c, maskedCrc } from './tfevents.ts';

@@ -7,9 +7,10 @@ import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { CREATING_MARKER, LOCK_FILE, RunStoreError } from './run-dir.ts';
 import { RUN_DB } from './run-store.ts';
+import { METRICS_CSV, METRICS_JSONL, METRICS_TFEVENTS } from './metrics-log.ts';
 
-/** The database, SQLite's side files for it, the writer's lock and the creating marker. */
-export const RUN_OWN_FILES = [RUN_DB, `${RUN_DB}-wal`, `${RUN_DB}-shm`, `${RUN_DB}-journal`, LOCK_FILE, CREATING_MARKER] as const;
+/** The database, SQLite’s side files for it, the writer’s lock, the creating marker and the metrics stream. */
+export const RUN_OWN_FILES = [RUN_DB, `${RUN_DB}-wal`, `${RUN_DB}-shm`, `${RUN_DB}-journal`, LOCK_FILE, CREATING_MARKER, METRICS_JSONL, METRICS_CSV, METRICS_TFEVENTS] as const;
 
 function realpathOr(p: string): string | undefined {
   try {

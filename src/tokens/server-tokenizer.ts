@@ -21,8 +21,12 @@ export class ServerTokenizer implements Tokenizer {
   private readonly encoded = new Map<string, number[]>();
   private readonly decoded = new Map<string, string>();
 
-  constructor(baseURL: string) {
+  private readonly headers: Record<string, string>;
+
+  /** `apiKey`, when the server needs one, is sent as a Bearer token (the policy's own key). */
+  constructor(baseURL: string, options: { apiKey?: string } = {}) {
     this.root = serverRoot(baseURL);
+    this.headers = { 'content-type': 'application/json', ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) };
     this.name = `server:${this.root}`;
   }
 
@@ -31,7 +35,7 @@ export class ServerTokenizer implements Tokenizer {
     // A server that has just started (or is busy) may refuse a connection: three tries, 0.2 s then 0.8 s apart.
     for (let attempt = 0; !res; attempt++) {
       try {
-        res = await fetch(`${this.root}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        res = await fetch(`${this.root}${path}`, { method: 'POST', headers: this.headers, body: JSON.stringify(body) });
       } catch (e) {
         const cause = (e as { cause?: { code?: string; message?: string } }).cause;
         if (attempt === 2) throw new TokenizerError(`${this.root}${path}: cannot reach the server (${(e as Error).message}${cause ? `: ${cause.code ?? cause.message}` : ''})`);

@@ -86,8 +86,42 @@ export function configReference(): string {
     '|---|---|---|---|',
     ...rows,
     '',
+    ...NAME_MAP,
+    '',
   ].join('\n');
 }
+
+/**
+ * The settings under the names researchers know from TRL's GRPOConfig and verl's PPO/GRPO YAML. Only
+ * names are mapped here (each meaning stays in the schema's description above); "—" where the other
+ * trainer has no such setting. A TRACE step does not give every prompt the same number of
+ * trajectories, so `num_generations` / `rollout.n` match only grpo's uniform allocation.
+ */
+const NAME_MAP = [
+  '## The same settings in TRL and verl',
+  '',
+  'A starting point for moving a GRPO setup over (TRL `GRPOConfig`, verl `ppo_trainer.yaml` with',
+  '`algorithm.adv_estimator: grpo`). `examples/config/trace.yaml` is a commented configuration that',
+  '`trace-rl train --config` runs.',
+  '',
+  '| trace-rl | TRL GRPOConfig | verl | note |',
+  '|---|---|---|---|',
+  '| `strategy.groupSize` (grpo) | `num_generations` | `actor_rollout_ref.rollout.n` | grpo’s group size G; without it G = ⌊`strategy.budget` / `pool`⌋. TRACE strategies give each prompt its own m_i instead |',
+  '| `pool` | `generation_batch_size` / `num_generations` | `data.train_batch_size` | prompts per step (for TRACE: the candidates the root allocation chooses from) |',
+  '| `strategy.budget` (unit trajectories) | `generation_batch_size` | `data.train_batch_size` × `rollout.n` | trajectories per step, B |',
+  '| `engine.maxTurns` | — (multi-turn rollouts are the user’s `rollout_func`) | `actor_rollout_ref.rollout.multi_turn.max_assistant_turns` | turn limit T |',
+  '| `engine.maxTokensPerTurn` | `max_completion_length` (per completion, not per turn) | `actor_rollout_ref.rollout.response_length` (whole response) | tokens per policy call |',
+  '| `policy.temperature` | `temperature` | `actor_rollout_ref.rollout.temperature` | sampling temperature τ |',
+  '| `policy.clip` | `epsilon` | `actor_rollout_ref.actor.clip_ratio` | PPO clip ε |',
+  '| `policy.learningRate` | `learning_rate` | `actor_rollout_ref.actor.optim.lr` | policy step size |',
+  '| `policy.epochs` | `num_iterations` | `actor_rollout_ref.actor.ppo_epochs` | passes over a step’s samples |',
+  '| `advantageScale` | `scale_rewards` (`group` ↔ `std`, `none` ↔ `none`) | `algorithm.norm_adv_by_std_in_grpo` (true ↔ `std`) | divide group deviations by their std or not (Dr. GRPO) |',
+  '| `estimator` | — (GRPO only) | `algorithm.adv_estimator` | grpo, tree-grpo, treepo, trace, trace-local |',
+  '| `steps` | `max_steps` | `trainer.total_training_steps` | training steps |',
+  '| `seed` | `seed` | `data.seed` | one seed for the run |',
+  '| `policy.baseUrls` (openai) | `vllm_server_base_url` (`vllm_mode: server`) | — (verl starts its own servers) | inference servers |',
+  '| `eval.every` | `eval_steps` | `trainer.test_freq` | held-out evaluation every k steps |',
+];
 
 function collectProperties(s: JsonSchema): Record<string, JsonSchema> | undefined {
   if (s.properties) return s.properties;

@@ -1,5 +1,5 @@
 import { strategyFromConfig } from '../allocate/index.ts';
-import { RunStore } from '../store/index.ts';
+import { MetricsLog, RunStore } from '../store/index.ts';
 import type { Policy } from '../policy/types.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import { buildComponents, estimatorFromConfig, type Components } from './components.ts';
@@ -17,6 +17,12 @@ export type LoopEvent = Parameters<NonNullable<StepContext['onEvent']>>[0] | { k
 export interface ExternalTrainer {
   /** The policy being trained elsewhere, e.g. an OpenAIPolicy on the trainer's inference servers. */
   policy: Policy;
+  /**
+   * Called with a step's rollout trees before anything is learned or stored; throwing ends the run
+   * there, without the step (the steps before it, and whatever the trainer was handed, are kept).
+   * The rollout service refuses a step whose every trajectory failed this way.
+   */
+  review?(step: { step: number; trees: readonly RolloutTree[] }): void;
   /**
    * Called once the step is stored. Resolves 'continue' when the trainer has taken the step (for all
    * but the last step: trained on it and loaded new weights), 'stopped' if the wait was cancelled.
@@ -36,6 +42,8 @@ export interface TrainOptions {
   /** Learn through an external trainer instead of updating the policy in process (no evaluation here then: the trainer owns it). */
   external?: ExternalTrainer;
   clock: () => number;
+  /** Milliseconds since the epoch, for the wall time of TensorBoard's events (default: none, 0). */
+  wallClock?: () => number;
   signal?: AbortSignal;
   onEvent?: (e: LoopEvent) => void;
 }
@@ -75,6 +83,8 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     const estimator = estimatorFromConfig(config);
     const last = store.lastStep();
     let state = last >= 0 ? restoreStep(store, last, parts, options.out) : initialState();
+    const metricsLog = new MetricsLog(options.out);
+    if (last >= 0) metricsLog.reset(store.steps(), options.wallClock?.());
     if (last >= 0) options.onEvent?.({ kind: 'resumed', from: last + 1 });
     const stopped = () => ({ dir: options.out, config, completed, status: 'stopped' as const });
     for (let step = last + 1; step < config.steps; step++) {
@@ -86,11 +96,13 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       const t0 = options.clock();
       const collected = await collect(ctx, step);
       if (collected.rollout.cancelled) return stopped();
+      external?.review?.({ step, trees: collected.rollout.trees });
       const learned = await learn(ctx, collected);
       const evaluation = !external && shouldEvaluate(step, config) ? await evaluateTimed(ctx, step) : undefined;
       const record = stepRecord(ctx, collected, learned, evaluation, external?.policy.name);
       record.metrics.time_step_ms = options.clock() - t0;
       store.writeStep(record);
+      metricsLog.append(step, record.metrics, options.wallClock?.());
       state = record.state;
       completed++;
       options.onEvent?.({ kind: 'step', step, metrics: record.metrics });

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { contrastEstimate, depthRows, diagnose, treeSamples } from '../../src/diagnose/index.ts';
+import { contrastEstimate, depthRows, diagnose, shareNote, treeSamples } from '../../src/diagnose/index.ts';
 import { Simulator } from '../../src/env/index.ts';
 import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { addTurn, createTree, endTrajectory, getNode, root, type RolloutTree } from '../../src/tree/index.ts';
@@ -135,4 +135,12 @@ test('the simulator through the engine: rows agree with a plain recomputation; s
   // Same seed, other concurrency: the same trees, so the same rows.
   const again = await run(1);
   assert.deepEqual(again.d.rows, d.rows);
+});
+
+test('an open share above 1 is explained (sampling noise: the true share is at most 1); none when every share is ≤ 1', () => {
+  const rows = (shares: Array<number | null>) => ({ rows: shares.map((share, depth) => ({ depth, share })) }) as unknown as Parameters<typeof shareNote>[0];
+  assert.deepEqual(shareNote(rows([1, 0.9, 0.4, null]), { k: 8, prompts: 20 }), []);
+  const [note, ...rest] = shareNote(rows([1, 1.0412, 0.97, 1.2]), { k: 8, prompts: 20 });
+  assert.equal(rest.length, 0);
+  assert.match(note!, /^open share above 1 \(t = 1: 1\.041, t = 3: 1\.200\) is sampling noise: the true share is at most 1 .*k = 8 trajectories over 20 prompts/);
 });

@@ -27,10 +27,25 @@ test('Wilson interval for 0/1 scores and normal interval for F1, by hand', () =>
   assert.ok(Math.abs(avg.hi - avg.mean - (1.96 * Math.sqrt(0.25 / 4 + 0.16 / 16)) / 2) < 1e-12);
 });
 
-test('the JSON object has exactly datasets.{name}.{n, metrics} and average.{metrics}', () => {
+test('the JSON object has exactly datasets.{name}.{n, errors, metrics, ci95} and average.{metrics, ci95}: the table’s means and intervals', () => {
   const rec = (dataset: string, id: string, em: number, f1: number, accuracy: number) => ({ dataset, id, question: '', answers: ['x'], samples: [], metrics: { em, f1, accuracy }, errors: 0, tree: { promptId: id, prompt: '', nodes: {} } });
   const t = tabulate(ANSWER_METRICS, ['a', 'b'], [rec('a', '1', 1, 1, 1), rec('a', '2', 0, 0.5, 1), rec('b', '3', 0, 0, 0)]);
-  assert.deepEqual(resultJson(t), { datasets: { a: { n: 2, em: 0.5, f1: 0.75, accuracy: 1 }, b: { n: 1, em: 0, f1: 0, accuracy: 0 } }, average: { em: 0.25, f1: 0.375, accuracy: 0.5 } });
+  const json = resultJson(t);
+  const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
+  const ci = (s: { lo: number; hi: number }) => [r4(s.lo), r4(s.hi)];
+  const a = t.datasets.get('a')!.metrics;
+  const b = t.datasets.get('b')!.metrics;
+  assert.deepEqual(json, {
+    datasets: {
+      a: { n: 2, errors: 0, em: 0.5, f1: 0.75, accuracy: 1, ci95: { em: ci(a.em!), f1: ci(a.f1!), accuracy: ci(a.accuracy!) } },
+      b: { n: 1, errors: 0, em: 0, f1: 0, accuracy: 0, ci95: { em: ci(b.em!), f1: ci(b.f1!), accuracy: ci(b.accuracy!) } },
+    },
+    average: { em: 0.25, f1: 0.375, accuracy: 0.5, ci95: { em: ci(t.average.em!), f1: ci(t.average.f1!), accuracy: ci(t.average.accuracy!) } },
+  });
+  // The intervals are the table's, and real ones: dataset a's em (one success of two) spans most of [0, 1].
+  const aEm = (resultJson(t).datasets.a!.ci95 as Record<string, [number, number]>).em!;
+  assert.ok(aEm[0] < 0.5 && aEm[1] > 0.5 && aEm[1] - aEm[0] > 0.3, JSON.stringify(aEm));
+  assert.ok(formatTable(t).includes(`${a.em!.lo.toFixed(3)}, ${a.em!.hi.toFixed(3)}]`));
   assert.match(formatTable(t), /^dataset +n +errors +em \[95% CI\] +f1 \[95% CI\] +accuracy \[95% CI\]\n/);
   assert.match(formatTable(t), /\naverage +0\.250 \[/);
 });
@@ -41,7 +56,7 @@ test('CLI: every environment kind evaluates through one command; --json prints o
   const w = JSON.parse(world.stdout) as { datasets: Record<string, Record<string, number>>; average: Record<string, number> };
   assert.equal(world.stdout.trim().split('\n').length, 1);
   assert.deepEqual(Object.keys(w.datasets), ['world']);
-  assert.deepEqual(Object.keys(w.datasets.world!).sort(), ['accuracy', 'em', 'f1', 'n']);
+  assert.deepEqual(Object.keys(w.datasets.world!).sort(), ['accuracy', 'ci95', 'em', 'errors', 'f1', 'n']);
   assert.equal(w.datasets.world!.n, 12);
   const sim = await runCli(['eval', '--env', 'simulator', '--policy', 'scripted', '--questions', '30', '--out', tmp(), '--json', '--quiet']);
   assert.equal(sim.code, 0, sim.stderr);

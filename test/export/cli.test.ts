@@ -44,7 +44,10 @@ test('trace-rl export writes the step as Parquet equal to the library’s rows; 
     cli(['export', run.dir, '--format', 'csv', '--out', out + '.y']),
   ]);
   assert.equal(ok.code, 0, ok.stderr);
-  const summary = JSON.parse(ok.stdout) as { rows: number; estimator: string; container: string };
+  // The embedded policy samples no tokens: its rows are said to carry no log-probabilities.
+  assert.match(ok.stderr, /^trace-rl export: none of the \d+ rows has rollout log-probabilities matched to its token ids/);
+  const summary = JSON.parse(ok.stdout) as { rows: number; estimator: string; container: string; warning?: string };
+  assert.ok(summary.warning?.startsWith('none of the'));
   assert.equal(summary.estimator, 'tree-grpo');
   assert.equal(summary.container, 'parquet');
   const rows = await parquetReadObjects({ file: new Uint8Array(readFileSync(out)).buffer });

@@ -11,10 +11,10 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `trace-rl ...args` in a child process with `stdin` as its input and `env` over the environment. */
-export function runCli(args: readonly string[], stdin = '', env: Record<string, string> = {}): Promise<CliRun> {
+/** Runs `trace-rl ...args` in a child process with `stdin` as its input, `env` over the environment, in `cwd` (default this process's). */
+export function runCli(args: readonly string[], stdin = '', env: Record<string, string> = {}, cwd?: string): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env }, ...(cwd ? { cwd } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

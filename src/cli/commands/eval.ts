@@ -14,6 +14,7 @@ import { buildEnvironment, parseTrainConfig, storedTrainConfig, type TrainConfig
 import { envKindOf } from '../../env/registry.ts';
 import { applySetPairs, setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
+import { reportFailures } from '../failures.ts';
 
 
 export interface EvalFlags extends PolicyAndEnvFlags {
@@ -36,7 +37,7 @@ export function register(program: Command): void {
     .option('--temperature <t>', '0 = greedy; > 0 = sampled at that temperature (openai and tiny-lm; the embedded policy samples at its own temperature 1)', '0')
     .option('--seed <n>', 'seed of the sampling streams (and of the split, unless the run sets it)', '0')
     .option('--out <dir>', 'result folder (resumed when it holds the same evaluation): eval.json, trajectories.jsonl, index.html')
-    .option('--json', 'print exactly one JSON object: {"datasets": {name: {n, em, f1}}, "average": {...}}')
+    .option('--json', 'print exactly one JSON object: {"datasets": {name: {n, errors, em, f1, ci95: {em: [lo, hi], f1: [lo, hi]}}}, "average": {em, f1, ci95}, "out": DIR}')
     .option('--quiet', 'no progress display')
     .action(async (opts: EvalFlags) => {
       const int = (flag: string, v: string, min: number) => parseInteger(flag, v, { min });
@@ -54,6 +55,8 @@ export function register(program: Command): void {
       const suite = buildSuite(config, opts.split as 'held-out' | 'all', questions);
       const { policy, about } = await buildPolicy(opts, suite, run, temperature, config);
       const out = path.resolve(opts.out ?? path.join('runs', `eval-${opts.policy}-${config.env.kind}`));
+      // Said even with --quiet: without --out the results land in a folder the user did not name.
+      if (opts.out === undefined) process.stderr.write(`eval: no --out given: writing to ${out} (eval.json, trajectories.jsonl, index.html; resumed there when the same evaluation runs again)\n`);
       const spec = { env: config.env, maxTurns: config.engine.maxTurns, split: opts.split, questions: questions ?? null, policy: about.spec, samples, temperature, seed };
       let store: EvalStore;
       try {
@@ -86,7 +89,7 @@ async function evaluate(opts: EvalFlags, e: { suite: ReturnType<typeof buildSuit
   }
   const { writeEvalPage } = await import('../../report/index.ts');
   writeEvalPage(path.join(out, 'index.html'), pageInput(result, suite, about.lines, opts.split));
-  if (opts.json) process.stdout.write(JSON.stringify(resultJson(result)) + '\n');
+  if (opts.json) process.stdout.write(JSON.stringify({ ...resultJson(result), out }) + '\n');
   else {
     process.stdout.write(`${formatTable(result)}\n`);
     process.stdout.write(`${result.stopped ? `stopped at ${result.records.length}/${result.total} questions; rerun the same command to continue. ` : ''}trajectories: ${path.join(out, 'trajectories.jsonl')}; page: ${path.join(out, 'index.html')}\n`);
@@ -96,20 +99,21 @@ async function evaluate(opts: EvalFlags, e: { suite: ReturnType<typeof buildSuit
 }
 
 /**
- * Questions that failed after the engine's retries score 0 in the table; say so, with the first error,
- * and exit 1 when every question failed (an unreachable server or a wrong --base-url or --model would
- * otherwise read as a policy that scores 0).
+ * Questions that failed after the engine's retries score 0 in the table: say so, with the first error,
+ * and exit 1 when every question failed (src/cli/failures.ts).
  */
 function reportErrors(result: EvalResult): void {
   const failed = result.records.filter((r) => r.errors > 0);
-  if (failed.length === 0) return;
-  const first = failed[0]!.samples.find((s) => s.error)?.error ?? 'no message';
-  const all = failed.length === result.records.length;
-  process.stderr.write(
-    `trace-rl eval: ${failed.length} of ${result.records.length} questions ended in an error after the engine's retries (first: ${first}); they score 0 above and run again when the same command is rerun` +
-      (all ? '; every question failed: check the server (--base-url, --model) before reading the table\n' : '\n'),
-  );
-  if (all) process.exitCode = 1;
+  const first = failed[0]?.samples.find((s) => s.error)?.error ?? 'no message';
+  reportFailures({
+    command: 'trace-rl eval',
+    failed: failed.length,
+    total: result.records.length,
+    unit: 'questions',
+    causes: `first: ${first}`,
+    kept: 'they score 0 above and run again when the same command is rerun',
+    whenAll: 'every question failed: check the server (--base-url, --model) before reading the table',
+  });
 }
 
 /** The training run behind `--policy embedded|tiny-lm --run DIR`: its configuration and last policy checkpoint. */
@@ -185,20 +189,22 @@ export function buildSuite(config: TrainConfig, split: 'held-out' | 'all', quest
     if (prompts.length === 0) throw new UsageError(`dataset ${name}: no questions to evaluate in the ${split} split; use --split all, or a larger dataset`);
     const evaluated = questions !== undefined ? prompts.slice(0, questions) : prompts;
     datasets.set(name, evaluated);
-    scope.push(scopeLine(name, evaluated.length, held.length + own.length, split, questions));
+    scope.push(scopeLine(name, evaluated.length, held.length, held.length + own.length, split, questions));
   }
   return { kind: config.env.kind, env: setup.env, datasets, setup, scope };
 }
 
 /**
  * What of a dataset is evaluated, and why, so that "10/10 questions" is not read as the whole file: the
- * default split is the held-out part of the training split (the questions training never sees).
+ * default split is the held-out part of the training split (the questions training never sees), and
+ * the line gives that split's size, then the dataset's.
  */
-function scopeLine(name: string, evaluated: number, total: number, split: 'held-out' | 'all', questions: number | undefined): string {
+function scopeLine(name: string, evaluated: number, held: number, total: number, split: 'held-out' | 'all', questions: number | undefined): string {
   const why: string[] = [];
-  if (split === 'held-out' && evaluated < total) why.push('the held-out split, which training never sees; --split all evaluates every question');
+  if (split === 'held-out' && held < total) why.push(`of ${total} in the dataset; training never sees these; --split all evaluates every question`);
   if (questions !== undefined && evaluated === questions) why.push(`--questions ${questions}`);
-  return `eval: ${name}: ${evaluated} of ${total} questions${why.length ? ` (${why.join('; ')})` : ''}`;
+  const of = split === 'held-out' ? `${held} held-out` : `${total}`;
+  return `eval: ${name}: ${evaluated} of ${of} questions${why.length ? ` (${why.join('; ')})` : ''}`;
 }
 
 interface PolicyAbout {
@@ -246,7 +252,7 @@ function policySettings(opts: EvalFlags, run: ReturnType<typeof openRun> | undef
   switch (opts.policy) {
     case 'openai':
       if (opts.mode !== 'completions' && opts.mode !== 'chat') throw new UsageError(`--mode ${opts.mode}: choose completions or chat (token mode is trace-rl rollout's, with --tokenizer)`);
-      raw = { kind: 'openai', baseUrls: opts.baseUrl ?? [], model: opts.model ?? 'default', mode: opts.mode, ...sampled };
+      raw = { kind: 'openai', baseUrls: opts.baseUrl ?? [], model: opts.model ?? 'default', mode: opts.mode, ...(opts.apiKeyFile !== undefined ? { apiKeyFile: path.resolve(opts.apiKeyFile) } : {}), ...sampled };
       break;
     case 'tiny-lm': {
       const model = opts.model ?? (run?.config.policy.kind === 'tiny-lm' ? run.config.policy.model : undefined);
@@ -257,7 +263,7 @@ function policySettings(opts: EvalFlags, run: ReturnType<typeof openRun> | undef
     default:
       raw = { kind: opts.policy };
   }
-  return policyFromFlags(raw, { kind: '--policy', baseUrls: '--base-url', model: '--model', mode: '--mode', temperature: '--temperature' });
+  return policyFromFlags(raw, { kind: '--policy', baseUrls: '--base-url', model: '--model', mode: '--mode', temperature: '--temperature', apiKeyFile: '--api-key-file' });
 }
 
 function specOf(settings: PolicyConfig, run: ReturnType<typeof openRun> | undefined): Record<string, unknown> {

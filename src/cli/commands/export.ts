@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { resolveApiKey } from '../../policy/openai/api-key.ts';
 import { isEstimatorName, ESTIMATOR_NAMES } from '../../advantage/index.ts';
 import { EXPORT_FORMATS, ExportError, exportRun, isExportFormat, TokenizerMismatchError } from '../../export/index.ts';
 import { loadTranscript, readTools, TOKENIZER_SPECS, TokenizerError, type Transcript } from '../../tokens/index.ts';
@@ -22,7 +23,7 @@ export function addTokenizerOptions(cmd: Command): Command {
 }
 
 /** The transcript the tokenizer options describe (`serverURL` for `--tokenizer server`). */
-export async function transcriptFromOptions(opts: Record<string, unknown>, serverURL?: string): Promise<Transcript> {
+export async function transcriptFromOptions(opts: Record<string, unknown>, serverURL?: string, apiKey?: string): Promise<Transcript> {
   const thinking = opts.thinking === undefined ? undefined : opts.thinking === 'on' ? true : opts.thinking === 'off' ? false : null;
   if (thinking === null) throw new UsageError(`--thinking ${String(opts.thinking)}: choose on or off`);
   if (!opts.chatTemplate && (opts.thinking !== undefined || opts.system !== undefined || opts.tools !== undefined)) throw new UsageError('--thinking, --system and --tools apply to the chat template: add --chat-template');
@@ -33,6 +34,7 @@ export async function transcriptFromOptions(opts: Record<string, unknown>, serve
       ...(opts.system !== undefined ? { system: String(opts.system) } : {}),
       ...(opts.tools !== undefined ? { tools: readTools(String(opts.tools)) } : {}),
       ...(serverURL ? { serverURL } : {}),
+      ...(apiKey ? { apiKey } : {}),
     });
   } catch (e) {
     throw asUsage(e);
@@ -60,9 +62,10 @@ export function register(program: Command): void {
         step = parseInteger('--step', opts.step, { min: 0 });
       }
       try {
-        const { tokenizer, template } = await transcriptFromOptions(opts, opts.baseUrl);
+        const { tokenizer, template } = await transcriptFromOptions(opts, opts.baseUrl, resolveApiKey({ env: process.env })?.key);
         const result = await exportRun({ dir, step, format: opts.format, out: opts.out, estimator: opts.estimator as never, tokenizer, template, checkServerIds: opts.checkServerIds });
         writeJson(result);
+        if (result.warning) process.stderr.write(`trace-rl export: ${result.warning}\n`);
       } catch (e) {
         throw asUsage(e);
       }

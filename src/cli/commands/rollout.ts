@@ -1,8 +1,14 @@
 import type { Command } from 'commander';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EXPORT_FORMATS, isExportFormat } from '../../export/index.ts';
-import { runRolloutService, WeightsGate } from '../../service/index.ts';
+import { RolloutStepFailed, runRolloutService, WeightsGate, type RolloutServiceEvent } from '../../service/index.ts';
 import { buildPolicy, type PolicySettings } from '../../policy/registry.ts';
+import { resolveApiKey } from '../../policy/openai/api-key.ts';
+import { failureCauses } from '../../rollout/index.ts';
+import { reportFailures } from '../failures.ts';
+import { progressReporter } from '../progress.ts';
+import { interruptible } from '../until-signal.ts';
 import { parseTrainConfig } from '../../train/index.ts';
 import { policyFromFlags } from '../policy-flags.ts';
 import { RunStore } from '../../store/index.ts';
@@ -14,9 +20,13 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 /**
  * `trace-rl rollout --policy openai --base-url URL --steps N --out DIR`: the rollout service for an
- * external trainer. Prints one JSON line per event on stdout: `batch` (a batch file is ready),
- * `waiting` (which file to create, or which URL to POST, once new weights are loaded), `weights`,
- * and `done`.
+ * external trainer. Prints one JSON line per event on stdout: `batch` (a batch file is ready, with its
+ * status: complete, or partial when some trajectories failed), `waiting` (which file to create, or
+ * which URL to POST, once new weights are loaded), `weights`, and `done` (status finished, stopped or
+ * failed). Progress, per-step summaries and failures go to stderr. A step whose every trajectory
+ * failed ends the service: exit code 1, one stderr line naming the server and the cause. Ctrl-C stops
+ * at the next safe point and exits 130. The server's API key comes from TRACE_RL_API_KEY,
+ * OPENAI_API_KEY or --api-key-file, never a flag value.
  */
 export function register(program: Command): void {
   const cmd = program
@@ -27,25 +37,31 @@ export function register(program: Command): void {
     .option('--model <name>', 'model name sent to the server', 'default')
     .option('--mode <mode>', 'tokens (token ids in, token ids out: exact), completions (growing text prompt) or chat', 'completions')
     .option('--extras <kind>', 'vllm (ask for token ids) or none', 'none')
+    .option('--api-key-file <file>', 'a file whose first line is the servers\u2019 API key (else TRACE_RL_API_KEY, else OPENAI_API_KEY; the key is never stored)')
     .requiredOption('--out <dir>', 'run folder to create: run.sqlite, batches/step-N.*, weights-step-N.ready')
     .option('--format <form>', `batch form: ${EXPORT_FORMATS.join(', ')}`, 'verl')
     .option('--no-check-server-ids', 'keep server token ids even when --tokenizer does not reproduce the text')
     .option('--listen <port>', 'also accept POST /weights {"step": N} on this port (0 = any free port)')
-    .option('--reload-url <url>', 'with --listen: a /weights body\'s "model" (new GGUF) is sent to this trace-rl serve --allow-reload (POST <url>/reload) before the next step');
+    .option('--reload-url <url>', 'with --listen: a /weights body\'s "model" (new GGUF) is sent to this trace-rl serve --allow-reload (POST <url>/reload) before the next step')
+    .option('--quiet', 'no progress on stderr (failures are still reported)');
   addTokenizerOptions(cmd);
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
     if (opts.policy !== 'openai') throw new UsageError(`--policy ${String(opts.policy)}: only "openai" is supported (the embedded policy trains itself with trace-rl train)`);
     const format = String(opts.format);
     if (!isExportFormat(format)) throw new UsageError(`--format ${format}: choose one of ${EXPORT_FORMATS.join(', ')}`);
-    const settings = policyFromFlags({ kind: 'openai', baseUrls: opts.baseUrl ?? [], model: opts.model, mode: opts.mode, extras: opts.extras }, { baseUrls: '--base-url', model: '--model', mode: '--mode', extras: '--extras' });
+    const settings = policyFromFlags(
+      { kind: 'openai', baseUrls: opts.baseUrl ?? [], model: opts.model, mode: opts.mode, extras: opts.extras, ...(opts.apiKeyFile !== undefined ? { apiKeyFile: path.resolve(String(opts.apiKeyFile)) } : {}) },
+      { baseUrls: '--base-url', model: '--model', mode: '--mode', extras: '--extras', apiKeyFile: '--api-key-file' },
+    ) as PolicySettings<'openai'>;
     let port: number | undefined;
     if (opts.listen !== undefined) {
       port = parsePort('--listen', opts.listen);
     }
     // Ids go straight to the model in token mode: the byte tokenizer's would be wrong for any real model.
     if (opts.mode === 'tokens' && opts.tokenizer === 'bytes') throw new UsageError('--mode tokens sends token ids to the model: give its tokenizer with --tokenizer hf:DIR, qwen3 or server');
-    const transcript = await transcriptFromOptions(opts, (settings as PolicySettings<'openai'>).baseUrls[0]);
-    // The run stores the server policy it rolled out with, like any run its policy.
+    const apiKey = resolveApiKey({ file: settings.apiKeyFile, env: process.env })?.key;
+    const transcript = await transcriptFromOptions(opts, settings.baseUrls[0], apiKey);
+    // The run stores the server policy it rolled out with, like any run its policy (the key file's path, never the key).
     const config = parseTrainConfig({ ...rawConfig(opts), policy: settings });
     const out = String(opts.out);
     RunStore.checkNew(out);
@@ -53,14 +69,16 @@ export function register(program: Command): void {
     const reloadUrl = opts.reloadUrl === undefined ? undefined : String(opts.reloadUrl).replace(/\/+$/, '').replace(/\/v1$/, '');
     const reload = reloadUrl
       ? async (model: string) => {
-          const res = await fetch(`${reloadUrl}/reload`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model }) });
-          if (!res.ok) throw new Error(`${reloadUrl}/reload answered HTTP ${res.status}: ${await res.text()}`);
+          const headers = { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) };
+          const res = await fetch(`${reloadUrl}/reload`, { method: 'POST', headers, body: JSON.stringify({ model }), signal: AbortSignal.timeout(RELOAD_TIMEOUT_MS) });
+          if (!res.ok) throw new Error(`${reloadUrl}/reload answered HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
         }
       : undefined;
     const gate = new WeightsGate({ dir: out, port, ...(reload ? { reload } : {}) });
-    const controller = new AbortController();
-    const onSigint = () => controller.abort(new Error('interrupted'));
-    process.on('SIGINT', onSigint);
+    const interrupt = interruptible('the batches written so far are kept; start a new run with another --out to continue (Ctrl-C again to quit at once)');
+    const progress = opts.quiet ? undefined : progressReporter({ steps: config.steps, label: 'trace-rl rollout', now: () => performance.now(), linesEveryMs: 5000 });
+    if (!opts.quiet) process.stderr.write(`trace-rl rollout: ${config.steps} step(s) of ${config.strategy.budget} trajectories from ${settings.baseUrls.join(', ')} (${settings.model}); batches in ${path.join(out, 'batches')}\n`);
+    const output = serviceOutput(Boolean(opts.quiet), progress);
     try {
       await gate.start();
       const result = await runRolloutService({
@@ -72,20 +90,77 @@ export function register(program: Command): void {
         template: transcript.template,
         checkServerIds: opts.checkServerIds !== false,
         gate,
+        servers: settings.baseUrls,
         clock: () => performance.now(),
-        signal: controller.signal,
-        onEvent: (e) => {
-          if (e.kind === 'batch') writeJson({ event: 'batch', step: e.step, file: e.file, rows: e.rows, leaves: e.leaves });
-          else if (e.kind === 'waiting') writeJson({ event: 'waiting', step: e.step, file: e.file, ...(e.url ? { url: e.url } : {}) });
-          else if (e.kind === 'weights') writeJson({ event: 'weights', step: e.step });
-        },
+        wallClock: () => Date.now(),
+        signal: interrupt.signal,
+        onEvent: output.onEvent,
       });
+      progress?.stop();
       writeJson({ event: 'done', status: result.status, batches: result.batches.length, out });
+      if (result.status === 'stopped') process.exitCode = 130;
     } catch (e) {
-      throw asUsage(e);
+      progress?.stop();
+      if (!(e instanceof RolloutStepFailed)) throw asUsage(e);
+      reportStepFailed(e, output.written(), out);
     } finally {
-      process.off('SIGINT', onSigint);
+      interrupt.done();
       await gate.close();
     }
+  });
+}
+
+/**
+ * The service's events as the trainer reads them (JSON lines on stdout) and as a person does (stderr:
+ * the batch, a partial step's failures, a missing-log-probabilities warning once, and progress).
+ */
+function serviceOutput(quiet: boolean, progress: ReturnType<typeof progressReporter> | undefined) {
+  let written = 0;
+  let warned = false;
+  return {
+    written: () => written,
+    onEvent(e: RolloutServiceEvent): void {
+      if (e.kind === 'batch') {
+        written++;
+        writeJson({ event: 'batch', step: e.step, file: e.file, rows: e.rows, leaves: e.leaves, status: e.status, failed: e.failures.failed });
+        reportPartial(e);
+        // Said once: every batch from the same server is alike.
+        if (e.warning && !warned) process.stderr.write(`trace-rl rollout: ${e.warning}\n`);
+        warned ||= e.warning !== undefined;
+        if (!quiet) process.stderr.write(`trace-rl rollout: step ${e.step}: batch ${e.file}: ${e.rows} rows, ${e.status}\n`);
+      } else if (e.kind === 'waiting') writeJson({ event: 'waiting', step: e.step, file: e.file, ...(e.url ? { url: e.url } : {}) });
+      else if (e.kind === 'weights') writeJson({ event: 'weights', step: e.step });
+      else progress?.onEvent(e);
+    },
+  };
+}
+
+/** Every trajectory of a step failed: `done` with status failed for the trainer, one line (exit 1) for the person. */
+function reportStepFailed(e: RolloutStepFailed, written: number, out: string): void {
+  writeJson({ event: 'done', status: 'failed', batches: written, out, error: e.message });
+  reportFailures({
+    command: 'trace-rl rollout',
+    failed: e.failures.failed,
+    total: e.failures.trajectories,
+    unit: `trajectories of step ${e.step}`,
+    causes: failureCauses(e.failures),
+    kept: written > 0 ? `no batch was written for it; the ${written} earlier batch(es) in ${path.join(out, 'batches')} are kept` : 'no batch was written and the run folder was removed',
+    whenAll: `every one failed: check that ${e.servers.join(', ')} is up and answers (--base-url, --model, the API key, --set engine.timeoutMs=…)`,
+  });
+}
+
+/** Longest a trace-rl serve may take to load new weights. */
+const RELOAD_TIMEOUT_MS = 10 * 60_000;
+
+/** A batch some of whose trajectories failed: how many, why, and that the batch holds only the rest. */
+function reportPartial(e: Extract<RolloutServiceEvent, { kind: 'batch' }>): void {
+  reportFailures({
+    command: 'trace-rl rollout',
+    failed: e.failures.failed,
+    total: e.failures.trajectories,
+    unit: `trajectories of step ${e.step}`,
+    causes: failureCauses(e.failures),
+    kept: `the batch holds the ${e.rows} rows of the others and is marked partial (${e.file}, and its .meta.json)`,
+    whenAll: '',
   });
 }

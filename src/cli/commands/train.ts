@@ -102,10 +102,14 @@ export function register(program: Command): void {
     const progress = opts.quiet ? undefined : progressReporter({ steps, label: out });
     try {
       const { train } = await import('../../train/loop.ts'); // the loop loads jax-js, SQLite and the policies
-      const result = await train({ out, config, resume: Boolean(opts.resume), steps: resumeSteps, clock: () => performance.now(), signal: interrupt.signal, onEvent: progress?.onEvent });
+      const result = await train({ out, config, resume: Boolean(opts.resume), steps: resumeSteps, clock: () => performance.now(), wallClock: () => Date.now(), signal: interrupt.signal, onEvent: progress?.onEvent });
       progress?.stop();
       if (result.status === 'already-finished') process.stdout.write(`${out} has already finished all ${result.config.steps} steps; nothing to do (continue it with --resume ${out} --steps N, or start a new run with another --out)\n`);
-      else if (result.status === 'stopped') process.stdout.write(`stopped after ${result.completed} new step(s); resume with: trace-rl train --resume ${out}\n`);
+      else if (result.status === 'stopped') {
+        process.stdout.write(`stopped after ${result.completed} new step(s); resume with: trace-rl train --resume ${out}\n`);
+        // The shell's convention for a command ended by Ctrl-C, after a clean stop.
+        process.exitCode = 130;
+      }
       else process.stdout.write(`finished ${result.completed} step(s) in ${out}; report with: trace-rl report ${out}\n`);
     } finally {
       interrupt.done();

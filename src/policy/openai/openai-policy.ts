@@ -6,13 +6,20 @@ import type { Action } from '../../tree/types.ts';
 import type { Policy, PolicyContext, PolicyOutput } from '../types.ts';
 import { MalformedResponseError, parseResponse, restoreStopTag, tokenSpan } from './response.ts';
 import { Router } from './router.ts';
+import { boundedFetch, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-fetch.ts';
 
 export interface OpenAIPolicyOptions {
   /** One or more server base URLs (e.g. http://host:8000/v1); requests go to the least-loaded one. */
   baseURLs: readonly string[];
   model: string;
-  /** Default 'EMPTY' (local servers ignore it). */
+  /**
+   * Sent as `Authorization: Bearer <key>` to every server. Default 'EMPTY' (local servers ignore it).
+   * The CLI and the policy registry read it from TRACE_RL_API_KEY / OPENAI_API_KEY or policy.apiKeyFile
+   * (policy/openai/api-key.ts), never from a flag or a stored configuration.
+   */
   apiKey?: string;
+  /** Largest response body accepted from a server, in bytes (default 32 MiB); more is a parse_error. */
+  maxResponseBytes?: number;
   /**
    * 'tokens': token-in/token-out on /v1/completions — the prompt is a list of token ids (the
    * transcript's prompt ids, then each earlier turn's sampled ids and its observation's ids), never
@@ -68,9 +75,11 @@ export class OpenAIPolicy implements Policy {
   readonly name: string;
   readonly router: Router;
   private readonly clients: OpenAI[];
-  private readonly opts: Required<Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation' | 'transcript'>> & Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation' | 'transcript'>;
+  private readonly opts: Required<Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation' | 'transcript' | 'maxResponseBytes'>> & Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation' | 'transcript'>;
   /** Servers that refused a token-id prompt (HTTP 400/422) and answered the same request as text. */
   private readonly textOnly = new Set<number>();
+  /** The API key, cut out of failure messages: a server may echo what it was sent, and messages are stored on nodes. */
+  private readonly secret?: string;
 
   constructor(options: OpenAIPolicyOptions) {
     if (options.baseURLs.length === 0) throw new RangeError('OpenAIPolicy: baseURLs is empty; give at least one server URL such as http://localhost:8000/v1');
@@ -88,7 +97,9 @@ export class OpenAIPolicy implements Policy {
     if (this.opts.mode === 'tokens' && !this.opts.transcript) throw new RangeError('OpenAIPolicy: mode "tokens" needs a transcript (the model’s tokenizer, e.g. loadTranscript("qwen3"))');
     this.name = `openai:${options.model}`;
     this.router = new Router(options.baseURLs, { slack: this.opts.stickySlack });
-    this.clients = options.baseURLs.map((baseURL) => new OpenAI({ baseURL, apiKey: options.apiKey ?? 'EMPTY', maxRetries: 0 }));
+    if (options.apiKey) this.secret = options.apiKey;
+    const fetch = boundedFetch(options.maxResponseBytes ?? MAX_RESPONSE_BYTES);
+    this.clients = options.baseURLs.map((baseURL) => new OpenAI({ baseURL, apiKey: options.apiKey ?? 'EMPTY', maxRetries: 0, fetch }));
   }
 
   async act(ctx: PolicyContext): Promise<PolicyOutput> {
@@ -113,7 +124,7 @@ export class OpenAIPolicy implements Policy {
         ...(structured ? { action: structured.action, thought: structured.thought } : {}),
       };
     } catch (e) {
-      throw toPolicyError(e);
+      throw toPolicyError(e, route.url, this.secret);
     } finally {
       route.done();
     }
@@ -176,7 +187,7 @@ export class OpenAIPolicy implements Policy {
       }
       return output(full, r, ctx, span);
     } catch (e) {
-      throw toPolicyError(e);
+      throw toPolicyError(e, route.url, this.secret);
     } finally {
       route.done();
     }
@@ -240,21 +251,48 @@ function turnText(t: PolicyContext['turns'][number]): string {
   return t.text ?? `<think>${t.thought}</think>\n<${t.action.type}>${t.action.input}</${t.action.type}>`;
 }
 
+/** Why a connection failed: the operating system's code (ECONNREFUSED, ECONNRESET, …) in the error's causes, else the innermost cause's message. */
+function systemCode(e: unknown): string | undefined {
+  let innermost: string | undefined;
+  for (let c: unknown = (e as { cause?: unknown }).cause, depth = 0; c instanceof Error && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
+    const code = (c as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
+    innermost = c.message;
+  }
+  return innermost;
+}
+
+/** Longest server-supplied text kept in a failure message (an HTML error page would fill the store and the terminal). */
+const MAX_MESSAGE_CHARS = 300;
+
 /**
  * Maps client errors to failure data: timeouts → 'timeout'; connection failures, 408/409/429/5xx →
- * retryable 'server_error'; other 4xx → non-retryable 'server_error' (the request itself is wrong);
- * unparseable or incomplete bodies → 'parse_error'. Aborts pass through (the engine owns them).
+ * retryable 'server_error'; other 4xx → non-retryable 'server_error' (the request itself is wrong;
+ * 401/403 say to check the API key); unparseable, incomplete or oversized bodies → 'parse_error'.
+ * Aborts pass through (the engine owns them). `url`, the server called, starts the message; `secret`
+ * (the API key) is replaced by "[API key]" wherever the server's text repeats it.
  */
-export function toPolicyError(e: unknown): unknown {
+export function toPolicyError(e: unknown, url?: string, secret?: string): unknown {
   if (e instanceof PolicyCallError || e instanceof OpenAI.APIUserAbortError) return e;
-  if (e instanceof OpenAI.APIConnectionTimeoutError) return new PolicyCallError('timeout', `server timed out: ${e.message}`);
-  if (e instanceof OpenAI.APIConnectionError) return new PolicyCallError('server_error', `connection failed: ${e.message}`);
+  const at = (raw: string) => {
+    const text = secret ? raw.split(secret).join('[API key]') : raw;
+    return `${url ? `${url}: ` : ''}${text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text}`;
+  };
+  if (e instanceof OpenAI.APIConnectionTimeoutError) return new PolicyCallError('timeout', at(`server timed out: ${e.message}`));
+  if (e instanceof OpenAI.APIConnectionError) {
+    const cause = (e as { cause?: unknown }).cause;
+    if (cause instanceof ResponseTooLargeError) return new PolicyCallError('parse_error', at(cause.message), false);
+    const code = systemCode(e);
+    return new PolicyCallError('server_error', at(`connection failed: ${e.message}${code ? ` (${code})` : ''}`));
+  }
   if (e instanceof OpenAI.APIError) {
     const s = e.status ?? 0;
     const retryable = s === 408 || s === 409 || s === 429 || s >= 500;
-    return new PolicyCallError('server_error', `HTTP ${s}: ${e.message}`, retryable);
+    const key = s === 401 || s === 403 ? ' (the server refused the API key: set TRACE_RL_API_KEY or OPENAI_API_KEY, or policy.apiKeyFile)' : '';
+    return new PolicyCallError('server_error', `${at(`HTTP ${s}: ${e.message}`)}${key}`, retryable);
   }
-  if (e instanceof SyntaxError) return new PolicyCallError('parse_error', `response is not valid JSON: ${e.message}`);
-  if (e instanceof MalformedResponseError) return new PolicyCallError('parse_error', e.message);
+  if (e instanceof ResponseTooLargeError) return new PolicyCallError('parse_error', at(e.message), false);
+  if (e instanceof SyntaxError) return new PolicyCallError('parse_error', at(`response is not valid JSON: ${e.message}`));
+  if (e instanceof MalformedResponseError) return new PolicyCallError('parse_error', at(e.message));
   return e;
 }

@@ -67,7 +67,9 @@ test('train --resume on a folder made by rollout is refused', async () => {
 });
 
 test('budgets a strategy cannot spend are errors: below m_min, and more roots than pool × max (unequal budgets in compare)', async () => {
-  saysNo(await runCli(['train', '--budget', '1', '--out', join(root, 'b1')]), /^trace-rl: config\.strategy\.budget: budget 1 gives trace M = ⌊B \/ \(1 \+ N\)⌋ = ⌊1 \/ 3⌋ = 0 roots, below m_min = 2: nothing would be rolled out; raise the budget to at least 6\n$/);
+  // trace's recommended preset (N = ½, uniform roots) and the paper's (N = 2, the root solver's m_min).
+  saysNo(await runCli(['train', '--budget', '1', '--out', join(root, 'b1')]), /^trace-rl: config\.strategy\.budget: budget 1 gives trace M = ⌊B \/ \(1 \+ N\)⌋ = ⌊1 \/ 1\.5⌋ = 0 roots, below one group of 2: nothing would be rolled out; raise the budget to at least 3\n$/);
+  saysNo(await runCli(['train', '--budget', '1', '--set', 'strategy.preset=paper', '--out', join(root, 'b1')]), /^trace-rl: config\.strategy\.budget: budget 1 gives trace M = ⌊B \/ \(1 \+ N\)⌋ = ⌊1 \/ 3⌋ = 0 roots, below m_min = 2: nothing would be rolled out; raise the budget to at least 6\n$/);
   saysNo(await runCli(['train', '--strategy', 'grpo', '--budget', '1', '--out', join(root, 'b1')]), /grpo 1 roots, below one group of 2/);
   // The paper's trace: its root solver caps a prompt at m_max (the recommended trace's uniform roots have no cap).
   const cmp = await runCli(['compare', '--strategies', 'trace,grpo', '--trace', 'paper', '--pool', '1', '--budget', '192', '--seeds', '1', '--out', join(root, 'cmp')]);

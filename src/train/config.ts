@@ -154,11 +154,15 @@ function withDefaultPreset(input: unknown): unknown {
 function withoutForeignOptions(input: unknown): unknown {
   const strategy = (input as { strategy?: Record<string, unknown> } | null)?.strategy;
   const name = strategy?.name;
+  // No strategy stored: the default's, trace, which before presets meant the paper.
+  if (!strategy && typeof input === 'object' && input !== null && DEFAULT_STRATEGY.name === 'trace') return { ...input, strategy: { preset: 'paper' } };
   if (!strategy || !(STRATEGY_NAMES as readonly unknown[]).includes(name)) return input;
   const own = optionsFor(name as StrategyName, strategy) as Record<string, unknown>;
   // A config holding options foreign to its strategy is of the format that stored every strategy's
   // defaults; its groupSize was dapo's, so for grpo (which takes groupSize since) it means nothing.
   if (name === 'grpo' && Object.keys(strategy).some((k) => k !== 'name' && !(k in own))) delete own.groupSize;
+  // A trace run stored before presets existed meant the paper: say so, so it reads as what it ran.
+  if (name === 'trace' && own.preset === undefined) own.preset = 'paper';
   return { ...(input as object), strategy: { name, ...own } };
 }
 

@@ -31,7 +31,7 @@ test('trace presets: a config naming trace runs the recommended preset, explicit
   assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', preset: 'paper' } }).strategy, { name: 'trace', preset: 'paper', unit: 'trajectories', budget: 192, continuations: 2, min: 2, max: 16 });
   // A run stored before presets holds no preset: it meant the paper, and reads back so.
   const old = { strategy: { name: 'trace', unit: 'trajectories', budget: 48, continuations: 2, min: 2, max: 16 } };
-  assert.deepEqual(parseTrainConfig(old, { stored: true }).strategy, old.strategy);
+  assert.deepEqual(parseTrainConfig(old, { stored: true }).strategy, { ...old.strategy, preset: 'paper' });
   // A stored recommended run reads back identical (its preset's fields are stored explicitly).
   const stored = parseTrainConfig({ strategy: { name: 'trace' } });
   assert.deepEqual(parseTrainConfig(stored, { stored: true }).strategy, stored.strategy);

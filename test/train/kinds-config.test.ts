@@ -65,12 +65,13 @@ test('a configuration stored before the families reads as its kinds’ settings 
   const stored = (env: object, policy: object) => parseTrainConfig({ env: { ...OLD_ENV, ...env }, policy: { ...OLD_POLICY, ...policy } }, { stored: true });
   assert.deepEqual(stored({ kind: 'world' }, { kind: 'embedded' }).env, { kind: 'world', seed: 7, questions: 120, testFraction: 0.2, topK: 3, successRule: 'f1', successThreshold: 0.3, prompt: 'search-r1' });
   const { temperature: _, ...embedded } = OLD_POLICY;
-  assert.deepEqual(stored({ kind: 'simulator' }, { kind: 'embedded' }), parseTrainConfig({ env: { kind: 'simulator', questions: 120 }, policy: { kind: 'embedded', ...embedded } }));
+  // A stored config without a strategy preset meant the paper's trace (presets came later).
+  assert.deepEqual(stored({ kind: 'simulator' }, { kind: 'embedded' }), parseTrainConfig({ env: { kind: 'simulator', questions: 120 }, policy: { kind: 'embedded', ...embedded }, strategy: { preset: 'paper' } }));
   const world = stored({ kind: 'math-world' }, { kind: 'scripted', learningRate: 0 });
   assert.deepEqual(world.env, { kind: 'math-world', seed: 7, testFraction: 0.2, math: { problems: 1200, noise: 0.3, tool: 'inline', workers: 1, unsafeUnconfined: false, timeoutMs: 5000, memoryMb: 256, outputBytes: 16384 } });
   assert.deepEqual(world.policy, { kind: 'scripted' });
   const lm = stored({ kind: 'world' }, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003 });
-  assert.deepEqual(lm.policy, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003, temperature: 1, clip: 0.2, epochs: 4, sharedTurns: 'per-leaf' });
+  assert.deepEqual(lm.policy, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003, temperature: 1, clip: 0.2, epochs: 4, normalise: 'turns', sharedTurns: 'per-leaf' });
   // In a user's configuration the same bag is an error.
   assert.throws(() => parseTrainConfig({ env: { kind: 'world', ...OLD_ENV } }), /config\.env\.datasets/);
 });

@@ -114,6 +114,7 @@ const REPORT_TABLE = {
   'select-sim': { paired: 'grpo', exact: true },
   'select-world': { paired: 'grpo', curves: true, contrast: true },
   'select-late': { paired: 'grpo', curves: true, contrast: true },
+  'final-r3-world': { paired: 'first', curves: true, contrast: true },
 } satisfies Record<string, Report>;
 
 /** The experiments, in the order `--experiments` runs them by default (the order of REPORT_TABLE). */
@@ -638,6 +639,27 @@ export function arms(experiment: ExperimentName): Arm[] {
         // final ran (B / pool at pool 64), so the best grpo here may not be G = 8; guarded on that G too.
         at('grpo-g3', { name: 'grpo', groupSize: 3 }, 'grpo, G = 3 on ⌊B / 3⌋ random prompts of 256 (the earlier finals’ group size)', { predictor: { kind: 'global' } }),
         at('guarded-g3', { name: 'guarded', groupSize: 3 }, 'guarded on grpo’s G = 3, ε = ¼, posterior', { predictor: { kind: 'posterior' } }),
+      ];
+    }
+    case 'final-r3-world': {
+      // Round three's pre-registered final (docs/experiments/2026-12-02-round-three-development.md §6,
+      // frozen before any seed ≥ 1030 ran): the prompt-selection regime of select-world (256 candidates a
+      // step, 11,500 tokens) with grpo at its best development group size, G = 3, against guarded on the
+      // same G. Tier 0 is the decisive pair; tier 1 the G = 8 pair (TRL's usual G) and grpo's batch
+      // normalisation; tier 2 the other baselines.
+      const tokens = { unit: 'tokens', budget: WORLD_TOKENS };
+      const at = (label: string, strategy: Record<string, unknown>, meaning: string, tier: number, extra: ArmExtra) => ({ ...world(`r3w-${label}`, { ...strategy, ...tokens }, meaning, { pool: 256, ...extra }), tier });
+      const cheap = { predictor: { kind: 'global' } };
+      const posterior = { predictor: { kind: 'posterior' } };
+      return [
+        at('guarded-g3', { name: 'guarded', groupSize: 3 }, 'guarded on grpo’s G = 3 (ε = ¼, posterior)', 0, posterior),
+        at('grpo-g3', { name: 'grpo', groupSize: 3 }, 'grpo, G = 3 on ⌊B / 3⌋ random prompts of 256', 0, cheap),
+        at('guarded-g8', { name: 'guarded', groupSize: 8 }, 'guarded on grpo’s G = 8', 1, posterior),
+        at('grpo-g8', { name: 'grpo', groupSize: 8 }, 'grpo, G = 8 (TRL’s usual num_generations)', 1, cheap),
+        at('grpo-g3-batch', { name: 'grpo', groupSize: 3 }, 'grpo G = 3, normalise batch (verl’s token-mean)', 1, { ...cheap, policy: { normalise: 'batch' } }),
+        at('trace-best', { ...LATE_BEST }, 'the recommended trace (round two’s best)', 2, {}),
+        at('pcl-posterior', { name: 'pcl' }, 'pcl on the posterior over all 256', 2, posterior),
+        at('tree-grpo', { name: 'random-tree' }, 'Tree-GRPO: random prefixes, the tree-grpo estimator', 2, { estimator: 'tree-grpo' }),
       ];
     }
     case 'final-r2-world':

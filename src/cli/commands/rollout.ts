@@ -139,14 +139,15 @@ function serviceOutput(quiet: boolean, progress: ReturnType<typeof progressRepor
 function reportStepFailed(e: RolloutStepFailed, written: number, out: string): void {
   writeJson({ event: 'done', status: 'failed', batches: written, out, error: e.message });
   reportFailures({
-    command: 'trace-rl rollout',
-    failed: e.failures.failed,
-    total: e.failures.trajectories,
-    unit: `trajectories of step ${e.step}`,
-    causes: failureCauses(e.failures),
+    ...stepFailures(e.failures, e.step),
     kept: written > 0 ? `no batch was written for it; the ${written} earlier batch(es) in ${path.join(out, 'batches')} are kept` : 'no batch was written and the run folder was removed',
     whenAll: `every one failed: check that ${e.servers.join(', ')} is up and answers (--base-url, --model, the API key, --set engine.timeoutMs=…)`,
   });
+}
+
+/** The part of a failure report that says which step's trajectories failed and why. */
+function stepFailures(failures: RolloutStepFailed['failures'], step: number) {
+  return { command: 'trace-rl rollout', failed: failures.failed, total: failures.trajectories, unit: `trajectories of step ${step}`, causes: failureCauses(failures) };
 }
 
 /** Longest a trace-rl serve may take to load new weights. */
@@ -155,11 +156,7 @@ const RELOAD_TIMEOUT_MS = 10 * 60_000;
 /** A batch some of whose trajectories failed: how many, why, and that the batch holds only the rest. */
 function reportPartial(e: Extract<RolloutServiceEvent, { kind: 'batch' }>): void {
   reportFailures({
-    command: 'trace-rl rollout',
-    failed: e.failures.failed,
-    total: e.failures.trajectories,
-    unit: `trajectories of step ${e.step}`,
-    causes: failureCauses(e.failures),
+    ...stepFailures(e.failures, e.step),
     kept: `the batch holds the ${e.rows} rows of the others and is marked partial (${e.file}, and its .meta.json)`,
     whenAll: '',
   });

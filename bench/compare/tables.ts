@@ -228,7 +228,7 @@ export function renderReadme(): string {
   const out = [
     BEGIN_README,
     '',
-    '| regime | budget | trace − grpo, points [95 %] (seeds) | the first final is worth, in grpo’s compute | mixed anchors / traj., trace ÷ grpo | why |',
+    '| regime | budget | trace − grpo, points [95 %] (seeds) | first final worth, × grpo’s tokens | mixed anchors / traj., trace ÷ grpo | why |',
     '|---|---|---|---|---|---|',
   ];
   for (const g of README_SUMMARY) {
@@ -258,8 +258,7 @@ function worth(g: SummaryGroup): string {
   const deltas = paired(finalsOf(join(HERE, e.final.folder, 'records'), e.final.trace), finalsOf(join(HERE, e.final.folder, 'records'), e.final.grpo));
   if (slopes.length < 2 || deltas.length < 2) return '–';
   const m = multiplier(slopes, deltas);
-  const slope = `grpo gains ${signed(100 * m.slope.mean)} a doubling (${m.slope.n} seeds)`;
-  return m.c.lo === null || m.c.hi === null ? `${m.c.mean.toFixed(2)}×, unbounded (${slope}, its interval reaches 0)` : `${m.c.mean.toFixed(2)}× [${m.c.lo.toFixed(2)}, ${m.c.hi.toFixed(2)}] (${slope})`;
+  return m.c.lo === null || m.c.hi === null ? `${m.c.mean.toFixed(2)}×, unbounded` : `${m.c.mean.toFixed(2)}× [${m.c.lo.toFixed(2)}, ${m.c.hi.toFixed(2)}]`;
 }
 
 /** How many paired seeds a +3-point difference needs (80 % power, two-sided 5 %) at the late world's measured paired sd. */
@@ -270,7 +269,7 @@ function powerLine(): string | undefined {
   const mean = d.reduce((a, b) => a + b, 0) / d.length;
   const sd = Math.sqrt(d.reduce((a, b) => a + (b - mean) ** 2, 0) / (d.length - 1));
   const n = Math.ceil(((1.959964 + 0.841621) * sd / 0.03) ** 2);
-  return `Power: the late world's paired sd is ${(100 * sd).toFixed(1)} points a seed (${d.length} seeds), so a +3-point difference needs ${n} paired seeds for 80 % power at a two-sided 5 % level; "ties" on 5 seeds rules out only differences of about ±${(100 * 2.776 * sd / Math.sqrt(5)).toFixed(0)} points.`;
+  return `Worth: the first final's Δ over grpo's gain per doubling of tokens (bench/compare/elasticity.ts). Power: at the late world's paired sd, ${(100 * sd).toFixed(1)} points a seed, +3 points needs ${n} seeds (80 %, two-sided 5 %); 5 seeds resolve only ±${(100 * 2.776 * sd / Math.sqrt(5)).toFixed(0)}.`;
 }
 
 /** Replaces the generated block that starts with `begin` in a markdown text; throws when the markers are missing. */

@@ -54,10 +54,11 @@ ROOT_URL="${URL%/v1}"
 
 # 3. The rollout service: token ids in and out (the server's own tokenizer), one batch per step,
 #    then it waits for POST /weights and has the server reload the new GGUF. steps + 1 batches:
-#    the last one checks that the server samples from the trainer's final weights.
+#    the last one checks that the server samples from the trainer's final weights. The paper's trace
+#    (adaptive roots, N = 2) on 4 prompts: its trees branch, so a 3-step run finds some contrast.
 "${TRACE[@]}" rollout --policy openai --base-url "$URL" --mode tokens --tokenizer server \
   --format "$FORMAT" --out "$WORK/run" --listen 0 --reload-url "$ROOT_URL" \
-  --steps $((STEPS + 1)) --pool 4 --budget 16 --seed 1 --set engine.maxTokensPerTurn=48 --set engine.maxTurns=6 --set env.prompt=question >"$WORK/rollout.jsonl" 2>"$WORK/rollout.log" &
+  --steps $((STEPS + 1)) --pool 4 --budget 16 --seed 1 --set engine.maxTokensPerTurn=48 --set engine.maxTurns=6 --set env.prompt=question --set strategy.preset=paper >"$WORK/rollout.jsonl" 2>"$WORK/rollout.log" &
 PIDS+=($!)
 
 # 4. The trainer (PyTorch): rows -> verl tensors -> clipped PG step -> GGUF -> POST /weights.

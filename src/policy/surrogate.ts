@@ -4,7 +4,6 @@
  *   L = (1/D) Σ_turns min(ρ·A, clip(ρ, 1 − ε, 1 + ε)·A),  ρ = π(a)/π_old(a),
  * with the divisor D chosen by `normalise`.
  */
-import type { PolicySample } from './types.ts';
 
 /**
  * What the surrogate's sum is divided by. The choice decides whether a step grows with the contrast it
@@ -25,7 +24,7 @@ export function clippedTerm(ratio: number, A: number, eps: number): { objective:
 }
 
 /** D for a turn-level policy: `contributing` turns had a gradient; samples and their turns come from the step. */
-export function surrogateDivisor(normalise: Normalise, contributing: number, samples: readonly PolicySample[]): number {
+export function surrogateDivisor(normalise: Normalise, contributing: number, samples: readonly { turns: readonly unknown[] }[]): number {
   if (normalise === 'turns') return contributing;
   if (normalise === 'samples') return samples.length;
   return samples.reduce((n, s) => n + s.turns.length, 0);

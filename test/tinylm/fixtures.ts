@@ -39,7 +39,7 @@ export function shortRunConfig(model: string, seed: number) {
     steps: 2,
     pool: 3,
     env: { questions: 300, seed: 7 },
-    strategy: { name: 'trace', budget: 6, continuations: 2 },
+    strategy: { name: 'trace', preset: 'paper', budget: 6, continuations: 2 },
     policy: { kind: 'tiny-lm', model, learningRate: 0.01, epochs: 1 },
     engine: { maxTurns: 2, concurrency: 4 },
     eval: { every: 10, questions: 2 },

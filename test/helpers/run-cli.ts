@@ -13,15 +13,20 @@ export interface CliRun {
 
 /** Runs `trace-rl ...args` in a child process with `stdin` as its input, `env` over the environment, in `cwd` (default this process's). */
 export function runCli(args: readonly string[], stdin = '', env: Record<string, string> = {}, cwd?: string): Promise<CliRun> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env }, ...(cwd ? { cwd } : {}) });
+  child.stdin.end(stdin);
+  return outputOf(child);
+}
+
+/** A child's exit code and everything it printed, once it has closed. */
+export function outputOf(child: ChildProcess): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env }, ...(cwd ? { cwd } : {}) });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout?.on('data', (d) => (stdout += d));
+    child.stderr?.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
   });
 }
 

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parquetReadObjects } from 'hyparquet';
 import { exporting, service, tokens } from '../../src/index.ts';
 import { startFlakyServer } from '../service/flaky-server.ts';
+import { outputOf } from '../helpers/run-cli.ts';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/library/rollout-steps.ts', import.meta.url));
 
@@ -26,15 +27,7 @@ test('examples/library/rollout-steps.ts: two TRACE steps against a local server,
   const server = await startFlakyServer();
   const out = join(mkdtempSync(join(tmpdir(), 'trace-lib-example-')), 'run');
   try {
-    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', EXAMPLE, server.url, out], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TRACE_RL_API_KEY: '', OPENAI_API_KEY: '' } });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    const r = await outputOf(spawn(process.execPath, ['--import', 'tsx', EXAMPLE, server.url, out], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TRACE_RL_API_KEY: '', OPENAI_API_KEY: '' } }));
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^step 0: \d+ rows \(complete\) in .*step-0\.parquet\nstep 1: \d+ rows \(complete\) in .*step-1\.parquet\nfinished: 2 batches/);
     for (const step of [0, 1]) {

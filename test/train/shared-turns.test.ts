@@ -13,10 +13,16 @@ import { parseTrainConfig } from '../../src/train/config.ts';
 import { leafWeight, policySamples } from '../../src/train/step.ts';
 import { createRng } from '../../src/util/rng.ts';
 
-test('sharedTurns once: every tree node is one nonzero term with its per-node advantage; per-leaf repeats shared turns', async () => {
+/** One real trace step on the simulator: trees with expanded prefixes, so some turns are shared. */
+async function expandedStep() {
   const env = new Simulator({ seed: 7 });
   const prompts = env.prompts(8);
   const { trees } = await runStep({ prompts, env, policy: new SimulatorPolicy(env), rng: createRng(1), strategy: createStrategy('trace', { budget: 48 }), settings: { retry: { baseDelayMs: 1, maxDelayMs: 2 } } });
+  return { prompts, trees };
+}
+
+test('sharedTurns once: every tree node is one nonzero term with its per-node advantage; per-leaf repeats shared turns', async () => {
+  const { prompts, trees } = await expandedStep();
   const estimator = createEstimator('trace');
   const perLeaf = policySamples(estimator, trees, prompts, 'per-leaf');
   const once = policySamples(estimator, trees, prompts, 'once');
@@ -44,9 +50,7 @@ test('sharedTurns once needs the trace estimator', () => {
 });
 
 test('sharedTurns importance: each leaf scaled by Π 1/children over its branch points, so one bare rollout’s leaves weigh 1 together', async () => {
-  const env = new Simulator({ seed: 7 });
-  const prompts = env.prompts(8);
-  const { trees } = await runStep({ prompts, env, policy: new SimulatorPolicy(env), rng: createRng(1), strategy: createStrategy('trace', { budget: 48 }), settings: { retry: { baseDelayMs: 1, maxDelayMs: 2 } } });
+  const { prompts, trees } = await expandedStep();
   const estimator = createEstimator('grpo');
   const perLeaf = policySamples(estimator, trees, prompts, 'per-leaf');
   const weighted = policySamples(estimator, trees, prompts, 'importance');

@@ -114,6 +114,13 @@ export const FINALS: readonly FinalSpec[] = [
     doc: 'docs/experiments/2026-12-02-final-late-20.md',
     command: `${RUN} --experiments final-late-20 --first-seed 1010 --seeds 20 --steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --eval-samples 2 --env-questions 2500 --cheap-baseline-predictor --jobs 2 --out bench/compare/out-final-late-20 --plots bench/compare/plots/final-late-20`,
   },
+  {
+    name: 'R3 world', frozen: '6a8a72f', setting: 'the default world, **256 candidate prompts**, 11,500 generated tokens a step, 30 steps, seeds 1030–1069',
+    arm: 'guarded (grpo G = 3 plus ε = ¼ for the root solver on the posterior; against grpo G = 3)',
+    out: 'out-final-r3-world', experiment: 'final-r3-world', trace: 'r3w-guarded-g3', grpo: 'r3w-grpo-g3',
+    doc: 'docs/experiments/2026-12-03-final-r3-world.md',
+    command: `npx tsx bench/compare/run.ts --experiments final-r3-world --first-seed 1030 --seeds 40 --steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --eval-samples 2 --env-questions 2500 --jobs 2 --out bench/compare/out-final-r3-world --plots bench/compare/plots/final-r3-world`,
+  },
   // Round two's other finals: one run of the command below (the first row carries it).
   ...R2_ROWS.map(([name, setting, arm, experiment, trace, grpo], i): FinalSpec => ({
     name, frozen: '4a2ae2a', setting, arm, out: 'out-final-r2', experiment, trace, grpo,
@@ -176,6 +183,12 @@ export const README_SUMMARY: readonly SummaryGroup[] = [
     finals: ['R2 world', 'R2 world, world seed 37', 'R2 world, world seed 53'],
     why: 'the first search decides; a continuation is no cheaper contrast than a fresh rollout',
     elasticity: { out: 'out-dev-elasticity', tag: 'elw', final: { folder: 'out-final-r2', trace: 'r2w-trace-best', grpo: 'r2w-grpo' } },
+  },
+  {
+    regime: 'default world, 256 candidate prompts: guarded against grpo at its best G = 3',
+    budget: 'equal tokens',
+    finals: ['R3 world'],
+    why: "the solver's share buys 4 % more mixed prompts per token and no more success",
   },
   {
     regime: 'math-world from a cold start (1–5 % success), 3 worlds',

@@ -14,6 +14,12 @@
  * points there.
  *
  *   nice -n 10 npx tsx bench/gradient/run.ts [--prompts 64] [--rollouts 1024] [--seeds 0-4] [--budget 192] [--resamples 1000] [--reference-cache file.json] [--json out.json]
+ *                                            [--arms label,label] [--predictor-warmup K]
+ *
+ * The predictor answers its prior for every prefix until it has trained once, so at the checkpoint
+ * every prefix rule that reads Ṽ breaks ties the same way (the flip rule and outcome-blind branching
+ * pick identical prefixes). `--predictor-warmup K` first trains it on K steps of grpo's trees on the
+ * same prompts, the policy held at the checkpoint, as a run's predictor would have after K steps.
  *
  * Development seeds only (0–4): the bench is the development measure for estimators and allocation.
  */
@@ -21,6 +27,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { strategyFromConfig } from '../../src/allocate/index.ts';
 import { createEstimator } from '../../src/advantage/index.ts';
+import { evaluateThenTrain, samplesFromTrees } from '../../src/predict/index.ts';
 import { collect, initialState, parseTrainConfig } from '../../src/train/index.ts';
 import { ESTIMATORS, GRADIENT_ARMS } from './arms.ts';
 import { aligned, gram, interval, ResampledReference, resampleWeights } from './cosine-bootstrap.ts';
@@ -39,6 +46,8 @@ const { values } = parseArgs({
     resamples: { type: 'string', default: '1000' },
     json: { type: 'string' },
     'reference-cache': { type: 'string' },
+    arms: { type: 'string' },
+    'predictor-warmup': { type: 'string', default: '0' },
   },
 });
 const P = Number(values.prompts);
@@ -75,7 +84,17 @@ interface Row {
 const rows: Row[] = [];
 const spend: Record<string, { trajectories: number[]; turns: number[]; tokens: number[] }> = {};
 
-for (const arm of GRADIENT_ARMS) {
+const WARMUP = Number(values['predictor-warmup']);
+for (let k = 0; k < WARMUP; k++) {
+  // Warm-up seeds are far from the arms' (0–4), so no arm re-reads a warm-up's rollouts.
+  const config = parseTrainConfig({ seed: 500 + k, pool: P, strategy: { name: 'grpo', budget: B } });
+  const ctx = { config, parts: { ...parts, train: same }, strategy: strategyFromConfig(config.strategy), estimator: createEstimator('grpo'), state: initialState(), clock: () => 0 };
+  const { rollout } = await collect(ctx, 0);
+  await evaluateThenTrain(parts.predictor, samplesFromTrees(rollout.trees, same, { leaves: false }));
+  log(`predictor warm-up ${k + 1}/${WARMUP}: ${rollout.trees.length} trees`);
+}
+const onlyArms = values.arms?.split(',').map((s) => s.trim());
+for (const arm of GRADIENT_ARMS.filter((a) => !onlyArms || onlyArms.includes(a.label))) {
   spend[arm.label] = { trajectories: [], turns: [], tokens: [] };
   const perEstimator = new Map<string, { same: Float64Array[]; other: Float64Array[]; byDepth: number[][] }>();
   for (const seed of SEEDS) {

@@ -1,6 +1,6 @@
 /**
  * A tiny environment kind, `sum`, written the way a new kind is added (issue 32): this folder and one
- * registry entry (`sumKind`, registered by `registerEnvKind`; a built-in kind is one line in
+ * registry entry (`sumKind`, registered by `envKinds.register`; a built-in kind is one line in
  * src/env/registry.ts's BUILT_IN instead). Each prompt asks for the sum of two numbers; `search`
  * with input `numbers` shows them, `answer` ends the episode (reward 1 when it is the sum).
  */
@@ -74,7 +74,7 @@ const sumSchema = z.strictObject({
 
 /** The registry entry: schema, build, and what the embedded policy may choose (search, or answer a sum near the right one). */
 export const sumKind: EnvKind<'sum', z.output<typeof sumSchema>> = {
-  kind: 'sum',
+  name: 'sum',
   schema: sumSchema,
   build(settings, { maxTurns }) {
     const all = sumPrompts(settings.seed, settings.questions);

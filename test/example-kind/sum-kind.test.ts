@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { registerEnvKind } from '../../src/env/registry.ts';
+import { envKinds } from '../../src/env/registry.ts';
 import { EmbeddedPolicy } from '../../src/policy/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { parseTrainConfig, train } from '../../src/train/index.ts';
@@ -16,7 +16,7 @@ import { environmentContract } from '../contracts/environment.ts';
 import { runCli } from '../reliability/cli-in-process.ts';
 import { SumEnv, sumKind, sumPrompts } from './sum-env.ts';
 
-registerEnvKind(sumKind);
+envKinds.register(sumKind);
 
 const setup = sumKind.build({ kind: 'sum', seed: 1, questions: 20 }, { maxTurns: 3 });
 environmentContract('sum (the example kind)', {

@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { optionKeys, optionsFor, strategies as strategyFamily, STRATEGY_NAMES, type StrategyName } from '../../allocate/index.ts';
+import { envKinds } from '../../env/registry.ts';
 import { RUN_DB, RunStore } from '../../store/index.ts';
 import { parseTrainConfig } from '../../train/config.ts';
 import { configToYaml } from '../config-file.ts';
@@ -85,21 +86,16 @@ function strategyOptionsFor(strategies: readonly StrategyName[], given: Record<s
 
 /**
  * compare's budget when the command gives none: equal generated tokens, the cost unit the equal-budget
- * finals compare at, at grpo's mean spend at 192 trajectories a step on each embedded environment (measured in
- * committed results, BENCHMARKS.md): a tree strategy's continuations re-generate only the turns after
- * their branch point, so at equal trajectories it would pay less than grpo for the same budget. Other
- * environments have no measured figure and keep train's default (192 trajectories a step). The same
- * numbers are in bench/compare/experiments.ts (WORLD_TOKENS, LATE_TOKENS, MATH_TOKENS) on purpose: those
- * are frozen with the finals that used them, these may move when a new measurement does.
+ * finals compare at, at the environment kind's measured figure (`EnvKind.equalTokenBudget`): a tree
+ * strategy's continuations re-generate only the turns after their branch point, so at equal
+ * trajectories it would pay less than grpo for the same budget. Kinds without a measured figure keep
+ * train's default (192 trajectories a step).
  */
-export const EQUAL_TOKEN_BUDGETS = { world: 11_500, 'world-late': 15_000, 'math-world': 6_000 } as const;
-
 export function withEqualTokens(base: Record<string, unknown>): Record<string, unknown> {
   const strategy = (base.strategy ?? {}) as Record<string, unknown>;
   if (strategy.budget !== undefined || strategy.unit !== undefined) return base;
   const env = parseTrainConfig(base).env;
-  const key = env.kind === 'world' ? (env.world?.profile === 'late' ? 'world-late' : 'world') : env.kind;
-  const budget = (EQUAL_TOKEN_BUDGETS as Record<string, number>)[key];
+  const budget = envKinds.get(env.kind).equalTokenBudget?.(env);
   return budget === undefined ? base : { ...base, strategy: { ...strategy, unit: 'tokens', budget } };
 }
 

@@ -11,7 +11,7 @@ import type { EnvironmentSetup } from '../../env/registry.ts';
 import { policyAndEnvOptions, policyFromFlags, type PolicyAndEnvFlags } from '../policy-flags.ts';
 import { RunStore } from '../../store/index.ts';
 import { buildEnvironment, parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/index.ts';
-import { envKindOf } from '../../env/registry.ts';
+import { envKinds } from '../../env/registry.ts';
 import { applySetPairs, setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { reportFailures } from '../failures.ts';
@@ -151,23 +151,25 @@ export function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engin
   applySetPairs(raw, opts.set ?? [], 'env.successRule=em');
   const config = parseTrainConfig(raw);
   // A generated environment makes enough questions for the held-out split to hold `questions` of them.
-  const withHeldOut = envKindOf(config.env.kind).withHeldOut;
+  const withHeldOut = envKinds.get(config.env.kind).withHeldOut;
   if (questions !== undefined && withHeldOut && opts.split === 'held-out') return { ...config, env: withHeldOut(config.env, questions) as TrainConfig['env'] };
   return config;
 }
 
 /**
- * `--datasets` where it means something: qa's list, or math's one evaluation dataset
- * (env.math.testDataset). Elsewhere it used to be ignored silently (env math ran GSM8K instead).
+ * `--datasets` where the kind says it means something (`EnvKind.datasetsSetting`: qa's list, math's
+ * one evaluation dataset); a kind that makes its own questions refuses it rather than ignoring it.
  */
 function setDatasets(raw: Record<string, unknown>, kind: string, datasets: string): void {
-  if (kind === 'qa') return setPath(raw, 'env.datasets', datasets);
-  if (kind === 'math') {
-    const list = datasets.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-    if (list.length !== 1) throw new UsageError(`--datasets: env math evaluates one dataset (env.math.testDataset), got ${list.length}; give one bundled name or JSONL file, e.g. --datasets math500`);
-    return setPath(raw, 'env.math.testDataset', list[0]);
+  const setting = envKinds.has(kind) ? envKinds.get(kind).datasetsSetting : undefined;
+  if (!setting) {
+    const takers = envKinds.entries().filter((k) => k.datasetsSetting).map((k) => k.name);
+    throw new UsageError(`--datasets is for --env ${takers.join(' or ')}; env ${kind} makes its own questions (drop --datasets, or use --env ${takers[0]})`);
   }
-  throw new UsageError(`--datasets is for --env qa or math; env ${kind} makes its own questions (drop --datasets, or use --env qa)`);
+  if (!setting.single) return setPath(raw, setting.path, datasets);
+  const list = datasets.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  if (list.length !== 1) throw new UsageError(`--datasets: env ${kind} evaluates one dataset (${setting.path}), got ${list.length}; give one bundled name or JSONL file, e.g. --datasets ${setting.single.example}`);
+  setPath(raw, setting.path, list[0]);
 }
 
 /** Held-out (or all) questions per dataset, at most `questions` each. */

@@ -14,5 +14,7 @@ export * from './scripted-policy.ts';
 export * from './simulator-policy.ts';
 export * from './math-world-policy.ts';
 export * from './bfcl-scripted-policy.ts';
+export * from './kind.ts';
+export * from './env-policies.ts';
 export * from './registry.ts';
 export * from './simulator-tabular.ts';

@@ -10,7 +10,7 @@ import type { Environment } from '../env/types.ts';
 import { defineFamily, discriminatedSchema } from '../util/family.ts';
 import { hasField, knownFields } from '../util/known-fields.ts';
 import { EmbeddedPolicy } from './embedded/index.ts';
-import { envOwnPolicy } from './env-policies.ts';
+import { envOwnPolicy, envPolicies } from './env-policies.ts';
 import { clip, epochs, learningRate, normalise, PolicyConfigError, policyKind, sharedTurns, temperature, type PolicyBuildContext, type PolicyKind, type PolicyPlugins } from './kind.ts';
 import { OpenAIPolicy } from './openai/index.ts';
 import { resolveApiKey } from './openai/api-key.ts';
@@ -76,7 +76,7 @@ const BUILT_IN = [
     trainable: false,
     async build(_settings, { envKind, setup }, envSettings) {
       const own = setup && envOwnPolicy(envKind, setup, envSettings);
-      if (!own) throw new PolicyConfigError(`policy.kind: scripted is the environment's own policy, which env.kind ${envKind} does not have (the simulator, bfcl and math-world have one)`);
+      if (!own) throw new PolicyConfigError(`policy.kind: scripted is the environment's own policy, which env.kind ${envKind} does not have (${envPolicies.names().join(', ')} have one)`);
       return own;
     },
     describe: (_s, { policy }) => `the environment's own ${policy.name} policy`,

@@ -6,7 +6,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { envKinds } from '../env/registry.ts';
-import { clip, epochs, learningRate, normalise, PolicyConfigError, policyKind, sharedTurns, temperature } from '../policy/kind.ts';
+import { clip, epochs, learningRate, normalise, sharedTurns, temperature } from '../policy/kind-fields.ts';
+import { PolicyConfigError, policyKind } from '../policy/kind.ts';
 import { policyKinds } from '../policy/registry.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
 import { sequencesFor } from './sequences.ts';

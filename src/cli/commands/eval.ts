@@ -140,13 +140,16 @@ export function openRun(dir: string, policyKind: string): { config: TrainConfig;
   }
 }
 
+/** The environment `trace-rl eval` evaluates when neither a run nor --env names one (--env's help says so). */
+const EVAL_DEFAULT_ENV_KIND = 'qa';
+
 /** The environment settings: the run's (if any), then the flags, then `--set`. */
 export function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engine: Record<string, unknown>, questions: number | undefined): TrainConfig {
-  const raw: Record<string, unknown> = { seed: Number(opts.seed), env: { ...(base?.env ?? { kind: 'qa' }) }, engine: { ...(base?.engine ?? {}), ...Object.fromEntries(Object.entries(engine).filter(([, v]) => v !== undefined)) } };
+  const raw: Record<string, unknown> = { seed: Number(opts.seed), env: { ...(base?.env ?? { kind: EVAL_DEFAULT_ENV_KIND }) }, engine: { ...(base?.engine ?? {}), ...Object.fromEntries(Object.entries(engine).filter(([, v]) => v !== undefined)) } };
   if (base) raw.seed = base.seed;
   const set = (p: string, v: unknown) => v !== undefined && setPath(raw, p, v);
   set('env.kind', opts.env);
-  if (opts.datasets !== undefined) setDatasets(raw, opts.env ?? base?.env.kind ?? 'qa', opts.datasets);
+  if (opts.datasets !== undefined) setDatasets(raw, opts.env ?? base?.env.kind ?? EVAL_DEFAULT_ENV_KIND, opts.datasets);
   set('env.retrieval', opts.retrieval);
   set('env.retrieverUrl', opts.retrieverUrl);
   set('env.topK', opts.topK !== undefined ? Number(opts.topK) : undefined);

@@ -48,8 +48,8 @@ export const strategies = defineFamily<StrategyEntry>('strategy', [
 ]);
 
 /**
- * The top-up's cap per prompt for strategies without m_max: the largest m_max the solvers take
- * (weighted-solver.ts), i.e. no cap of the strategy's own.
+ * The top-up's cap per prompt for strategies without m_max of their own: in effect none (the same
+ * bound as the largest m_max the solvers accept, weighted-solver.ts).
  */
 const NO_ROOT_CAP = 65_535;
 

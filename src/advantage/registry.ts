@@ -4,6 +4,7 @@ import { createTrace, createTraceLocal } from './trace.ts';
 import { createTreeGrpo } from './tree-grpo.ts';
 import { createTreepo } from './treepo.ts';
 import { ESTIMATOR_NAMES, type AdvantageEstimator, type EstimatorName } from './types.ts';
+import { defineFamily } from '../util/family.ts';
 
 /** Raised when a configuration names an estimator that does not exist. */
 export class UnknownEstimatorError extends Error {
@@ -23,26 +24,36 @@ export interface EstimatorOptions {
   scale?: AdvantageScale;
 }
 
-const FACTORIES: Record<EstimatorName, (options: EstimatorOptions) => AdvantageEstimator> = {
-  grpo: createGrpo,
-  'tree-grpo': createTreeGrpo,
-  treepo: createTreepo,
-  trace: createTrace,
-  'trace-local': createTraceLocal,
-};
+/**
+ * One estimator: its constructor and, when some advantage scale would not be that estimator any more,
+ * why (`scaleProblem`).
+ */
+export interface EstimatorEntry {
+  name: EstimatorName;
+  build(options: EstimatorOptions): AdvantageEstimator;
+  scaleProblem?(scale: AdvantageScale): string | undefined;
+}
+
+/** The estimator family, picked by name once, at configuration time. */
+export const estimators = defineFamily<EstimatorEntry>('advantage estimator', [
+  { name: 'grpo', build: createGrpo },
+  { name: 'tree-grpo', build: createTreeGrpo },
+  // treepo whitens over the batch's tokens by definition, so leaving its deviations unscaled would not be treepo.
+  { name: 'treepo', build: createTreepo, scaleProblem: (scale) => (scale === 'none' ? 'none applies to grpo, tree-grpo, trace and trace-local; treepo whitens over the batch by definition' : undefined) },
+  { name: 'trace', build: createTrace },
+  { name: 'trace-local', build: createTraceLocal },
+]);
 
 export function isEstimatorName(name: string): name is EstimatorName {
   return (ESTIMATOR_NAMES as readonly string[]).includes(name);
 }
 
 /**
- * Why estimator `name` cannot take advantage scale `scale`, or undefined when it can: treepo whitens
- * over the batch's tokens by definition, so leaving its deviations unscaled would not be treepo. The
- * configuration schema and createEstimator both ask this, so the rule is written once.
+ * Why estimator `name` cannot take advantage scale `scale`, or undefined when it can (its entry's
+ * answer). The configuration schema and createEstimator both ask this, so the rule is written once.
  */
 export function scaleProblem(name: EstimatorName, scale: AdvantageScale | undefined): string | undefined {
-  if (name === 'treepo' && scale === 'none') return 'none applies to grpo, tree-grpo, trace and trace-local; treepo whitens over the batch by definition';
-  return undefined;
+  return scale === undefined ? undefined : estimators.get(name).scaleProblem?.(scale);
 }
 
 /** Picks an estimator by name once, at configuration time; unknown names fail here, not mid-step. */
@@ -50,5 +61,5 @@ export function createEstimator(name: string, options: EstimatorOptions = {}): A
   if (!isEstimatorName(name)) throw new UnknownEstimatorError(name);
   const problem = scaleProblem(name, options.scale);
   if (problem) throw new RangeError(`advantage scale ${problem}`);
-  return FACTORIES[name](options);
+  return estimators.get(name).build(options);
 }

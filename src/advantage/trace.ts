@@ -7,8 +7,8 @@ import type { AdvantageEstimator, Forest, LeafAdvantage } from './types.ts';
  * its prompt's group did and not only how its siblings did. Every form adds
  * nothing where the deepest anchor above the turn is the prompt itself (that comparison already is
  * the prompt's), so with no branch points below the prompts each form equals `grpo`.
- *  - `none`: the deepest anchor's comparison alone (estimator `trace-local`; runs stored at config
- *    revision 1 meant it by `trace`).
+ *  - `none`: the deepest anchor's comparison alone (estimator `trace-local`; a stored run made before
+ *    `trace` had a prompt term names this rule `trace`, and train/config.ts reads it so).
  *  - `tree`: + z(V(r); G_prompt), r = the prompt's child on the turn's path (Tree-GRPO's tree value).
  *  - `node`: + z(V(c); G_prompt), the branch taken at the deepest anchor compared also with the whole
  *    prompt group (on a leaf's private turns V(c) is the leaf's reward, so there this is grpo's
@@ -118,8 +118,8 @@ export function createTrace(options: TraceOptions = {}): AdvantageEstimator {
 }
 
 /**
- * `trace-local`: each turn compared only at the deepest anchor above it (no prompt-level term); kept as
- * an ablation of that term and for runs stored at config revision 1, which meant it by `trace`.
+ * `trace-local`: each turn compared only at the deepest anchor above it (no prompt-level term): the
+ * ablation of that term, and the rule older stored runs mean by `trace` (see train/config.ts).
  */
 export function createTraceLocal(options: Omit<TraceOptions, 'promptTerm'> = {}): AdvantageEstimator {
   return traceEstimator('trace-local', 'none', options);

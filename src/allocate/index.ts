@@ -16,7 +16,7 @@ export {
   solvePrefixes, repeatChance, flipChance, flipGain, type PrefixInput, type PrefixAllocation,
 } from './solvers/index.ts';
 export { STRATEGY_NAMES, RECOMMENDED_TRACE_OPTIONS, TRACE_PRESETS, withPreset, type TracePreset, strategyOptionSchemas, strategyConfigSchema, parseStrategyConfig, foreignOptionMessage, optionKeys, optionsFor, type StrategyName, type OptionsOf, type StrategyOptionsInput, type StrategyConfig, type StrategyConfigInput } from './options.ts';
-export { createStrategy, strategyFromConfig } from './registry.ts';
+export { createStrategy, strategies, strategyFromConfig, type StrategyEntry } from './registry.ts';
 export { isMixedGroup } from './strategies/dapo.ts';
 export { historyRate } from './strategies/knapsack.ts';
 export { runAllocationDemo, summarise, DEMO_DEFAULTS, DEMO_STRATEGIES, type DemoOptions, type DemoRow, type Summary } from './demo/demo.ts';

@@ -30,13 +30,10 @@ const maxError = { message: 'max must be ≥ min', path: ['max'] };
 
 /**
  * The trace options `trace-rl compare --trace recommended` (its default) runs; `{}` is the paper's
- * method. Issue 34, round two (BENCHMARKS.md): uniform roots, root re-sampling at N = ½, the paper's prefix
- * solver, and no branch point before turn 2 — late-dev's winner (seeds 0–4), by the rule written in
- * docs/experiments/2026-12-01-final-r2.md before its results: it became the recommendation because on the
- * default world at equal tokens (seeds 1005–1009) it did not lose to grpo (−1.8 [−4.5, +0.8] points).
- * It ties grpo on the late-decision world too, and it loses on math-world; it does not beat grpo anywhere.
- * The earlier recommendation (rounds four to six: decision-weighted prefixes) is
- * `{ roots: 'uniform', prefixes: 'decision-weighted', rootResample: true, continuations: 0.5 }`.
+ * method. Uniform roots, root re-sampling at N = ½, the paper's prefix solver, and no branch point
+ * before turn 2: chosen by a rule fixed before the results were seen (BENCHMARKS.md), because at equal
+ * tokens it does not lose to grpo on the default world; it ties grpo on the late-decision world and
+ * loses on math-world, so it is a safe default, not a claimed win.
  */
 export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 } as const;
 
@@ -66,8 +63,8 @@ function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N
 const solverTreeFields = { budget, continuations, min, max, batchSize, roots, prefixes };
 
 /**
- * trace's options beyond the paper (issue 13; each one an ablation arm, docs/allocation.md §4 "Beyond
- * the paper"). Absent = the paper's method.
+ * trace's options beyond the paper (each one an ablation arm, docs/allocation.md §4 "Beyond the
+ * paper"). Absent = the paper's method.
  */
 const traceFields = {
   ...solverTreeFields,

@@ -1,4 +1,5 @@
-import { parseStrategyConfig, type OptionsOf, type StrategyConfig, type StrategyName, type StrategyOptionsInput } from './options.ts';
+import { defineFamily } from '../util/family.ts';
+import { parseStrategyConfig, strategyOptionSchemas, type OptionsOf, type StrategyConfig, type StrategyName, type StrategyOptionsInput } from './options.ts';
 import type { RootBudget, Strategy } from './types.ts';
 import { uniformLeftover } from './parts/leftover.ts';
 import { dapoStrategy } from './strategies/dapo.ts';
@@ -12,20 +13,45 @@ import { randomTreeStrategy } from './strategies/random-tree.ts';
 import { solverTreeRootBudget, traceStrategy } from './strategies/trace.ts';
 
 /**
- * Per strategy name, once: its constructor, and how its roots spend a budget (the configuration's
- * budget check asks this, see budget-check.ts). The name → implementation choice happens here.
+ * One allocation strategy: its options' schema, its constructor, how its roots spend a budget (the
+ * configuration's budget check asks this, see budget-check.ts) and, for a strategy that samples rounds
+ * until it has enough mixed groups, that it does (`dynamicSampling`).
  */
-const entries: { [N in StrategyName]: { build: (o: OptionsOf<N>) => Strategy; rootBudget: (o: OptionsOf<N>) => RootBudget } } = {
-  trace: { build: traceStrategy, rootBudget: solverTreeRootBudget },
-  grpo: { build: grpoStrategy, rootBudget: (o) => (o.groupSize === undefined ? { kind: 'uniform' } : { kind: 'groups', size: o.groupSize }) },
-  dapo: { build: dapoStrategy, rootBudget: (o) => ({ kind: 'groups', size: o.groupSize }) },
-  pcl: { build: pclStrategy, rootBudget: (o) => ({ kind: 'solver', min: o.min, max: o.max }) },
-  knapsack: { build: knapsackStrategy, rootBudget: (o) => ({ kind: 'solver', min: o.min, max: o.max }) },
-  'random-tree': { build: randomTreeStrategy, rootBudget: (o) => ({ kind: 'uniform', continuations: o.continuations }) },
-  entropy: { build: entropyStrategy, rootBudget: (o) => ({ kind: 'uniform', continuations: o.continuations }) },
-  oracle: { build: oracleStrategy, rootBudget: solverTreeRootBudget },
-  guarded: { build: guardedStrategy, rootBudget: (o) => (o.groupSize === undefined ? { kind: 'uniform' } : { kind: 'groups', size: o.groupSize }) },
-};
+export interface StrategyEntry<N extends StrategyName = StrategyName> {
+  name: N;
+  schema: (typeof strategyOptionSchemas)[N];
+  build(options: OptionsOf<N>): Strategy;
+  rootBudget(options: OptionsOf<N>): RootBudget;
+  /**
+   * Samples groups round after round until ⌊B / G⌋ of them are mixed or its cap is spent: it has no
+   * leftover to top up, and its target is counted in whole trajectories (beside a budget in turns or
+   * tokens it runs at a budget in trajectories).
+   */
+  dynamicSampling?: true;
+}
+
+const entry = <N extends StrategyName>(name: N, rest: Omit<StrategyEntry<N>, 'name' | 'schema'>): StrategyEntry =>
+  ({ name, schema: strategyOptionSchemas[name], ...rest }) as unknown as StrategyEntry;
+const groupsOrUniform = (o: { groupSize?: number }): RootBudget => (o.groupSize === undefined ? { kind: 'uniform' } : { kind: 'groups', size: o.groupSize });
+
+/** The strategy family: the name → implementation choice happens here, once, at configuration time. */
+export const strategies = defineFamily<StrategyEntry>('strategy', [
+  entry('trace', { build: traceStrategy, rootBudget: solverTreeRootBudget }),
+  entry('grpo', { build: grpoStrategy, rootBudget: groupsOrUniform }),
+  entry('dapo', { build: dapoStrategy, rootBudget: (o) => ({ kind: 'groups', size: o.groupSize }), dynamicSampling: true }),
+  entry('pcl', { build: pclStrategy, rootBudget: (o) => ({ kind: 'solver', min: o.min, max: o.max }) }),
+  entry('knapsack', { build: knapsackStrategy, rootBudget: (o) => ({ kind: 'solver', min: o.min, max: o.max }) }),
+  entry('random-tree', { build: randomTreeStrategy, rootBudget: (o) => ({ kind: 'uniform', continuations: o.continuations }) }),
+  entry('entropy', { build: entropyStrategy, rootBudget: (o) => ({ kind: 'uniform', continuations: o.continuations }) }),
+  entry('oracle', { build: oracleStrategy, rootBudget: solverTreeRootBudget }),
+  entry('guarded', { build: guardedStrategy, rootBudget: groupsOrUniform }),
+]);
+
+/**
+ * The top-up's cap per prompt for strategies without m_max of their own: in effect none (the same
+ * bound as the largest m_max the solvers accept, weighted-solver.ts).
+ */
+const NO_ROOT_CAP = 65_535;
 
 /**
  * Builds a strategy; options are validated (zod) and defaults filled. Throws ZodError on bad options,
@@ -38,12 +64,13 @@ export function createStrategy<N extends StrategyName>(name: N, options: Strateg
 /** Builds a strategy from a config object `{ name, budget, … }`; unknown names fail while parsing. */
 export function strategyFromConfig(config: unknown): Strategy {
   const parsed = parseStrategyConfig(config);
-  const strategy = (entries[parsed.name].build as (o: typeof parsed) => Strategy)(parsed);
+  const own = strategies.get(parsed.name);
+  const strategy = own.build(parsed as never);
   if (parsed.unit === 'trajectories') return strategy;
   // In turns and tokens the roots' real cost differs from the planned price, so root-only arms (grpo,
-  // pcl, knapsack) need the top-up too to spend B; dapo samples until its cap and keeps no leftover.
+  // pcl, knapsack) need the top-up too to spend B; a dynamic sampler spends until its cap instead.
   const priced = (s: Strategy): Strategy => {
-    const leftover = s.leftover ?? (parsed.name === 'dapo' ? undefined : uniformLeftover('max' in parsed ? parsed.max : 65_535));
+    const leftover = s.leftover ?? (own.dynamicSampling ? undefined : uniformLeftover('max' in parsed ? parsed.max : NO_ROOT_CAP));
     return { ...s, unit: parsed.unit, ...(leftover ? { leftover } : {}) };
   };
   const adapt = strategy.adapt;
@@ -53,5 +80,5 @@ export function strategyFromConfig(config: unknown): Strategy {
 
 /** How the roots of a parsed strategy config spend its budget (its registry entry's answer). */
 export function rootBudgetOf(config: StrategyConfig): RootBudget {
-  return (entries[config.name].rootBudget as (o: StrategyConfig) => RootBudget)(config);
+  return strategies.get(config.name).rootBudget(config as never);
 }

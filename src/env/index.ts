@@ -6,6 +6,7 @@
 export * from './types.ts';
 export * from './errors.ts';
 export * from './qa-metrics.ts';
+export * from './metrics.ts';
 export * from './simulator.ts';
 export * from './search-r1.ts';
 export * from './bm25.ts';

@@ -13,12 +13,13 @@ import { runStep, type EngineSettingsInput } from '../rollout/index.ts';
 import { leaves, type RolloutTree } from '../tree/index.ts';
 import { createRng, type Rng } from '../util/rng.ts';
 import { EvalStore, type EvalRecord, type SampleRecord } from './eval-store.ts';
-import { evalKind, type EvalKind } from './kinds.ts';
+import { trajectoryMetricsOf } from '../env/registry.ts';
+import type { TrajectoryMetrics } from '../env/metrics.ts';
 import { macroAverage, summarize, type MetricSummary } from './stats.ts';
 
 /** What is evaluated: an environment and its held-out questions per dataset. */
 export interface EvalSuite {
-  /** The environment kind (selects the metrics, src/eval/kinds.ts). */
+  /** The environment kind (selects the metrics: its entry's `metrics`, src/env/kind.ts). */
   kind: string;
   env: Environment<unknown>;
   datasets: ReadonlyMap<string, readonly Prompt[]>;
@@ -74,7 +75,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
   const samples = options.samples ?? 1;
   const greedy = options.greedy ?? true;
   const concurrency = options.concurrency ?? 8;
-  const kind = evalKind(suite.kind);
+  const kind = trajectoryMetricsOf(suite.kind);
   const seed = options.seed ?? 0;
   const all: Array<{ dataset: string; prompt: Prompt }> = [];
   for (const [dataset, prompts] of suite.datasets) for (const prompt of prompts) all.push({ dataset, prompt });
@@ -114,7 +115,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
 }
 
 /** One question's record: per-sample outcome and metrics, and their means. */
-export function toRecord(kind: EvalKind, dataset: string, prompt: Prompt, tree: RolloutTree): EvalRecord {
+export function toRecord(kind: TrajectoryMetrics, dataset: string, prompt: Prompt, tree: RolloutTree): EvalRecord {
   const ends = leaves(tree).filter((n) => n.end !== undefined);
   const samples: SampleRecord[] = ends.map((leaf) => {
     const turn = leaf.turn;
@@ -132,7 +133,7 @@ export function toRecord(kind: EvalKind, dataset: string, prompt: Prompt, tree: 
 }
 
 /** The table: per dataset n, errors and each metric's mean and 95 % interval; the macro average. */
-export function tabulate(kind: EvalKind, datasets: readonly string[], records: readonly EvalRecord[]): Pick<EvalResult, 'metrics' | 'datasets' | 'average'> {
+export function tabulate(kind: TrajectoryMetrics, datasets: readonly string[], records: readonly EvalRecord[]): Pick<EvalResult, 'metrics' | 'datasets' | 'average'> {
   const out = new Map<string, DatasetResult>();
   const parts = new Map<string, Array<{ n: number; mean: number; variance: number }>>();
   for (const d of datasets) {

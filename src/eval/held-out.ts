@@ -1,9 +1,10 @@
 /**
  * The training loop's held-out evaluation (every `eval.every` steps), by the same harness as
- * `trace-rl eval` (runEval). What each environment kind logs is its entry in TRAINING_METRICS:
- * test_accuracy for every kind; qa also EM and F1 per dataset; a run whose policy supplies the exact
- * success probabilities (the simulator's tabular policy) also its exact J, with no sampling noise.
+ * `trace-rl eval` (runEval): test_accuracy for every kind; a kind that evaluates by dataset
+ * (`EnvKind.heldOutByDataset`, e.g. qa) also its other metrics per dataset; a run whose policy supplies
+ * the exact success probabilities (the simulator's tabular policy) also its exact J, with no sampling noise.
  */
+import { envKinds } from '../env/registry.ts';
 import type { Environment, KnowsTruth } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
 import type { EngineSettingsInput } from '../rollout/index.ts';
@@ -31,64 +32,45 @@ export interface HeldOutOptions {
   train?: readonly Prompt[];
 }
 
-interface TrainingMetrics {
-  /** The questions of the greedy evaluation, by dataset. */
-  datasets(test: readonly Prompt[], questions: number): Map<string, Prompt[]>;
-  /** One stream per question (qa, like `trace-rl eval`), or the step's one stream (the kinds evaluated so from the start). */
-  perQuestionStreams: boolean;
-  /** Metrics of the greedy evaluation beyond test_accuracy. */
-  extra(result: EvalResult): Record<string, number>;
+/** The first `n` held-out questions of each dataset (`prompt.meta.dataset`), so every dataset gets its metrics. */
+function firstOfEachDataset(test: readonly Prompt[], n: number, kind: string): Map<string, Prompt[]> {
+  const datasets = new Map<string, Prompt[]>();
+  for (const p of test) {
+    const name = String(p.meta?.dataset ?? kind);
+    const list = datasets.get(name) ?? [];
+    if (list.length < n) list.push(p);
+    datasets.set(name, list);
+  }
+  return datasets;
 }
 
-const firstQuestions = (test: readonly Prompt[], n: number) => new Map([['held-out', test.slice(0, n)]]);
-
-const FIRST_QUESTIONS: TrainingMetrics = { datasets: firstQuestions, perQuestionStreams: false, extra: () => ({}) };
-
-/** Per environment kind; a kind without an entry logs test_accuracy on the first held-out questions. */
-export const TRAINING_METRICS: Record<string, TrainingMetrics> = {
-  qa: {
-    // The first `questions` of each dataset, so every dataset gets its EM and F1.
-    datasets(test, n) {
-      const datasets = new Map<string, Prompt[]>();
-      for (const p of test) {
-        const name = String(p.meta?.dataset ?? 'qa');
-        const list = datasets.get(name) ?? [];
-        if (list.length < n) list.push(p);
-        datasets.set(name, list);
-      }
-      return datasets;
-    },
-    perQuestionStreams: true,
-    extra(result) {
-      const metrics: Record<string, number> = {};
-      for (const [name, d] of result.datasets) {
-        metrics[`eval_em/${name}`] = d.metrics.em!.mean;
-        metrics[`eval_f1/${name}`] = d.metrics.f1!.mean;
-      }
-      return metrics;
-    },
-  },
-};
+/** `eval_<metric>/<dataset>` for every metric of the evaluation but accuracy (test_accuracy already says it). */
+function perDatasetMetrics(result: EvalResult): Record<string, number> {
+  const metrics: Record<string, number> = {};
+  for (const [name, d] of result.datasets) {
+    for (const metric of result.metrics) if (metric !== 'accuracy') metrics[`eval_${metric}/${name}`] = d.metrics[metric]!.mean;
+  }
+  return metrics;
+}
 
 /**
  * test_accuracy: the greedy success rate on the held-out questions, one rollout each, no budget cap
- * (qa: no metric when it has no held-out question); with `samples` > 0 also test_accuracy_sampled, the
+ * (by dataset: no metric when there is no held-out question); with `samples` > 0 also test_accuracy_sampled, the
  * mean success of that many sampled rollouts on each of the first held-out questions (drawn as in
  * training, at the policy's temperature), on the step's own stream.
  */
 export async function heldOutMetrics(o: HeldOutOptions): Promise<Record<string, number>> {
-  const entry = TRAINING_METRICS[o.kind] ?? FIRST_QUESTIONS;
   const stream = (name: string) => createRng(o.seed).fork(`${name}/${o.step}`);
   const common = { env: o.env, policy: o.policy, settings: o.engine, signal: o.signal };
-  const datasets = entry.datasets(o.test, o.questions);
   const metrics: Record<string, number> = {};
-  if (entry.perQuestionStreams) {
+  if (envKinds.has(o.kind) && envKinds.get(o.kind).heldOutByDataset) {
+    const datasets = firstOfEachDataset(o.test, o.questions, o.kind);
     if (countOf(datasets) > 0) {
       const result = await runEval({ suite: { kind: o.kind, env: o.env, datasets }, policy: o.policy, greedy: true, concurrency: o.engine.concurrency, engine: o.engine, seed: o.seed, signal: o.signal });
-      Object.assign(metrics, { test_accuracy: successRate(result, countOf(datasets), 1) }, entry.extra(result));
+      Object.assign(metrics, { test_accuracy: successRate(result, countOf(datasets), 1) }, perDatasetMetrics(result));
     }
   } else {
-    metrics.test_accuracy = await greedyAccuracy({ ...common, prompts: [...datasets.values()].flat(), rng: stream('eval') });
+    metrics.test_accuracy = await greedyAccuracy({ ...common, prompts: o.test.slice(0, o.questions), rng: stream('eval') });
   }
   if (o.truth) Object.assign(metrics, exactAccuracy(o.truth, o.test.slice(0, o.questions), o.train ?? []));
   if (o.samples === 0) return metrics;

@@ -10,6 +10,7 @@
  */
 import { callString, parseCall, type BfclEnv } from '../env/bfcl/index.ts';
 import type { Rng } from '../util/rng.ts';
+import type { EnvPolicies } from './kind.ts';
 import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
 
 export interface BfclNoise {
@@ -87,3 +88,6 @@ export class ScriptedBfclPolicy implements Policy {
     return { text: JSON.stringify(calls), thought: `gt ${used}`, action: { type: 'tool_calls', input: JSON.stringify(calls) }, generatedTokens: calls.length };
   }
 }
+
+/** What bfcl brings: its scripted caller acts there whatever is configured (no trainable policy here can call its functions). */
+export const bfclPolicies: EnvPolicies = { name: 'bfcl', fixed: (s) => new ScriptedBfclPolicy(s.env as unknown as BfclEnv) };

@@ -4,7 +4,8 @@
  * PPO-style update), the OpenAI-compatible client for vLLM / SGLang / llama.cpp servers and hosted
  * APIs, and model-free policies: the scripted world walker, the simulator's random policy, and the
  * scripted noisy policies of the math world and BFCL.
- * The tiny LM (src/tinylm) is a policy plugin at this level, imported lazily (node-llama-cpp is heavy).
+ * The tiny LM (src/tinylm) is a policy plugin at this level: it registers its own kind (policyKinds),
+ * and its model is loaded lazily (node-llama-cpp is heavy).
  */
 export * from './types.ts';
 export { PolicyCallError } from './errors.ts';
@@ -14,5 +15,7 @@ export * from './scripted-policy.ts';
 export * from './simulator-policy.ts';
 export * from './math-world-policy.ts';
 export * from './bfcl-scripted-policy.ts';
+export * from './kind.ts';
+export * from './env-policies.ts';
 export * from './registry.ts';
 export * from './simulator-tabular.ts';

@@ -6,6 +6,7 @@
  * with a wrong answer. After s code turns it answers the running value. Decisions depend only on the
  * turns so far and the call's random stream, so it can continue from any prefix.
  */
+import type { EnvPolicies } from './kind.ts';
 import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
 import { CODE_ACTION, mathWorldMeta, worldCandidates } from '../env/math/index.ts';
 
@@ -33,3 +34,6 @@ function out(thought: string, type: string, input: string): PolicyOutput {
   const text = type === 'answer' ? `${thought} \\boxed{${input}}` : `${thought}\n\`\`\`python\n${input}\n\`\`\``;
   return { text, thought, action: { type, input }, generatedTokens: Math.ceil(text.length / 4) };
 }
+
+/** What the math world brings: its noisy scripted solver is `policy.kind: scripted` there, with env.math.noise. */
+export const mathWorldPolicies: EnvPolicies = { name: 'math-world', scripted: (_s, env) => new ScriptedMathWorldPolicy({ noise: (env.math as { noise: number }).noise }) };

@@ -4,6 +4,7 @@
  * model, which makes oracle comparisons and predictor calibration cheap.
  */
 import type { SimNode, Simulator } from '../env/simulator.ts';
+import type { EnvPolicies } from './kind.ts';
 import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
 
 export interface SimulatorPolicyOptions {
@@ -67,3 +68,9 @@ export function branchEntropy(probs: readonly number[]): number {
   for (const x of probs) if (x > 0) h -= x * Math.log(x);
   return h;
 }
+
+/**
+ * What the simulator brings: its random policy, whose success probabilities are the simulator's known
+ * ones, acts there whatever is configured, unless the learnable tabular policy replaces it.
+ */
+export const simulatorPolicies: EnvPolicies = { name: 'simulator', fixed: (s) => new SimulatorPolicy(s.env as unknown as Simulator), replacedBy: ['simulator-tabular'] };

@@ -23,6 +23,7 @@ import { modelFromGguf, modelToGguf, type LlamaModel, type LlamaWeights } from '
 import { trajectorySequence } from './sequence.ts';
 import { Tokenizer } from './tokenizer.ts';
 import { LmTrainer, type BatchStats, type RatioStats, type TrainerOptions, type TrainRow } from './trainer.ts';
+import { MAX_SEQUENCES } from './sequences.ts';
 import { EOS_ID } from './vocabulary.ts';
 
 export interface TinyLmPolicyOptions {
@@ -45,17 +46,7 @@ export interface TinyLmPolicyOptions {
   trainer?: Omit<TrainerOptions, 'temperature'>;
 }
 
-/**
- * Most sequences a policy batches: the largest parallelism the generation bench measured (BENCHMARKS.md,
- * tiny LM generation; 1.1–1.5× the tokens per CPU-second of one sequence there); each sequence holds
- * a full-context F32 KV cache.
- */
-export const MAX_SEQUENCES = 16;
-
-/** Sequences for a caller that keeps at most `concurrency` policy calls in flight. */
-export function sequencesFor(concurrency: number): number {
-  return Math.max(1, Math.min(MAX_SEQUENCES, Math.floor(concurrency)));
-}
+export { MAX_SEQUENCES, sequencesFor } from './sequences.ts';
 
 /** Raised when a checkpoint is not a tiny-LM snapshot. */
 export class TinyLmSnapshotError extends Error {

@@ -5,6 +5,8 @@ import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
 import { DEFAULT_ENV_KIND, envConfigSchema, envKindsTaking, storedEnvSettings } from '../env/registry.ts';
 import { policyConfigSchema, policyKindsTaking, storedPolicySettings } from '../policy/registry.ts';
+// The tiny LM's policy kind registers itself, so every configuration accepts it.
+import '../tinylm/policy-kind.ts';
 
 /** The strategy fields a config may leave out (a partial `strategy:` is completed from these; the rest are the named strategy's defaults). */
 export const DEFAULT_STRATEGY = { name: 'trace', budget: 192 } as const;

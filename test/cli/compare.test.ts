@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse } from 'yaml';
 import { RECOMMENDED_TRACE_OPTIONS } from '../../src/allocate/index.ts';
-import { EQUAL_TOKEN_BUDGETS, withEqualTokens } from '../../src/cli/commands/compare.ts';
+import { withEqualTokens } from '../../src/cli/commands/compare.ts';
 import { runCli } from '../reliability/cli-in-process.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'trace-rl-compare-'));
@@ -46,7 +46,7 @@ test('compare: an option none of the compared strategies takes, or a bad --trace
 test('compare: with no budget given it runs at equal generated tokens (math-world 6,000 a step); dapo runs whole groups and says so', async () => {
   const r = await runCli(['compare', '--env', 'math-world', '--set', 'env.math.problems=200', '--set', 'eval.questions=20', '--pool', '16', '--steps', '1', '--seeds', '1', '--jobs', '2', '--strategies', 'grpo,dapo', '--out', join(root, 'tokens')]);
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(strategyOf(join(root, 'tokens', 'grpo-s0')), { name: 'grpo', unit: 'tokens', budget: EQUAL_TOKEN_BUDGETS['math-world'] });
+  assert.deepEqual(strategyOf(join(root, 'tokens', 'grpo-s0')), { name: 'grpo', unit: 'tokens', budget: 6_000 });
   const dapo = strategyOf(join(root, 'tokens', 'dapo-s0'));
   assert.equal(dapo.unit, 'trajectories');
   assert.equal(dapo.budget, 192);
@@ -59,8 +59,8 @@ test('compare: with no budget given it runs at equal generated tokens (math-worl
 
 test('compare: the token default follows the environment (the world, its late profile); environments with no measured figure keep trajectories', () => {
   const strategy = (raw: Record<string, unknown>) => withEqualTokens(raw).strategy;
-  assert.deepEqual(strategy({}), { unit: 'tokens', budget: EQUAL_TOKEN_BUDGETS.world });
-  assert.deepEqual(strategy({ env: { world: { profile: 'late' } } }), { unit: 'tokens', budget: EQUAL_TOKEN_BUDGETS['world-late'] });
+  assert.deepEqual(strategy({}), { unit: 'tokens', budget: 11_500 });
+  assert.deepEqual(strategy({ env: { world: { profile: 'late' } } }), { unit: 'tokens', budget: 15_000 });
   assert.equal(strategy({ env: { kind: 'simulator' } }), undefined);
   assert.deepEqual(strategy({ strategy: { unit: 'turns' } }), { unit: 'turns' });
 });

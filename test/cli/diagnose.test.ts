@@ -66,7 +66,7 @@ test('hostile input: unknown flags and out-of-range sizes exit 2 with one line n
     [['--temperature', '0'], /--temperature 0 .* give a temperature > 0/],
     [['--html', dir], /--html .*not a regular file/],
     [['--html', path.join(dir, 'no', 'such', 'x.html')], /folder .* does not exist/],
-    [['--policy', 'nonsense'], /--policy nonsense: Invalid option: expected one of "embedded"\|"tiny-lm"\|"scripted"\|"openai"/],
+    [['--policy', 'nonsense'], /--policy nonsense: Invalid option: expected one of "embedded"\|"scripted"\|"openai"\|"simulator-tabular"\|"tiny-lm"/],
     [['--warm-start'], /--warm-start is for --policy embedded on --env world without --run/],
   ];
   for (const [extra, message] of cases) {

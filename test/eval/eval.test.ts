@@ -8,7 +8,8 @@ import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { ANSWER_METRICS, EvalStore, TRAJECTORIES_FILE, formatTable, macroAverage, resultJson, runEval, summarize, tabulate } from '../../src/eval/index.ts';
+import { ANSWER_METRICS } from '../../src/env/metrics.ts';
+import { EvalStore, TRAJECTORIES_FILE, formatTable, macroAverage, resultJson, runEval, summarize, tabulate } from '../../src/eval/index.ts';
 import { EmbeddedPolicy } from '../../src/policy/index.ts';
 import { buildEnvironment, parseTrainConfig } from '../../src/train/index.ts';
 import { runCli } from '../helpers/run-cli.ts';

@@ -1,12 +1,15 @@
 /**
- * A tiny environment kind, `sum`, written the way a new kind is added (issue 32): this folder and one
- * registry entry (`sumKind`, registered by `registerEnvKind`; a built-in kind is one line in
- * src/env/registry.ts's BUILT_IN instead). Each prompt asks for the sum of two numbers; `search`
+ * A tiny environment kind, `sum`, written the way a new kind is added: this folder and one
+ * registration (`registerEnvKind(sumKind, sumPolicies)`; a built-in kind is one line in
+ * src/env/registry.ts's BUILT_IN instead, and one in src/policy/env-policies.ts when it brings a policy).
+ * The kind brings its settings, its environment, its metrics and its scripted policy. Each prompt asks for the sum of two numbers; `search`
  * with input `numbers` shows them, `answer` ends the episode (reward 1 when it is the sum).
  */
 import { z } from 'zod';
 import { EnvError, type Environment, type StepOutcome } from '../../src/env/index.ts';
 import type { EnvKind } from '../../src/env/registry.ts';
+import type { TrajectoryMetrics } from '../../src/env/metrics.ts';
+import type { Policy, PolicyContext, PolicyOutput } from '../../src/policy/types.ts';
 import type { Action, Prompt, Turn } from '../../src/tree/types.ts';
 import { createRng } from '../../src/util/rng.ts';
 
@@ -72,9 +75,15 @@ const sumSchema = z.strictObject({
   questions: z.number().int().min(10).default(100).describe('Prompts generated.'),
 });
 
-/** The registry entry: schema, build, and what the embedded policy may choose (search, or answer a sum near the right one). */
+/** What the kind's evaluation measures: its success reward, and how often the answer was one too many (the near miss the candidates offer). */
+const sumMetrics: TrajectoryMetrics = {
+  metrics: ['accuracy', 'off_by_one'],
+  score: (prompt, outcome) => ({ accuracy: outcome.reward === 1 ? 1 : 0, off_by_one: outcome.answer !== undefined && Number(outcome.answer) === Number(prompt.answers[0]) + 1 ? 1 : 0 }),
+};
+
+/** The registry entry: schema, build, what the embedded policy may choose (search, or answer a sum near the right one), and the metrics. */
 export const sumKind: EnvKind<'sum', z.output<typeof sumSchema>> = {
-  kind: 'sum',
+  name: 'sum',
   schema: sumSchema,
   build(settings, { maxTurns }) {
     const all = sumPrompts(settings.seed, settings.questions);
@@ -92,4 +101,20 @@ export const sumKind: EnvKind<'sum', z.output<typeof sumSchema>> = {
     };
   },
   withHeldOut: (s, n) => ({ ...s, questions: Math.max(s.questions, n * 5) }),
+  metrics: sumMetrics,
 };
+
+/** The kind's scripted policy (`policy.kind: scripted` on env sum): looks at the numbers, then answers; sampled, one answer in four is one too many. */
+export class ScriptedSumPolicy implements Policy {
+  readonly name = 'sum-scripted';
+  async act(ctx: PolicyContext): Promise<PolicyOutput> {
+    if (!ctx.turns.some((t) => t.action.type === 'search')) return { text: 'search numbers', action: { type: 'search', input: 'numbers' }, generatedTokens: 2 };
+    const [a, b] = numbersOf(ctx.prompt);
+    const slip = !ctx.greedy && ctx.rng.next() < 0.25 ? 1 : 0;
+    const answer = String(a! + b! + slip);
+    return { text: `answer ${answer}`, action: { type: 'answer', input: answer }, generatedTokens: 2 };
+  }
+}
+
+/** The policies the kind brings (registered with it by registerEnvKind). */
+export const sumPolicies = { scripted: () => new ScriptedSumPolicy() };

@@ -70,7 +70,7 @@ test('advantageScale: std by default; none for grpo, tree-grpo, trace; refused w
 test('policy.temperature: 1 by default for tiny-lm, taken by it, refused on its field for the embedded policy', () => {
   assert.deepEqual(parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf' } }).policy, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003, temperature: 1, clip: 0.2, epochs: 4, normalise: 'turns', sharedTurns: 'per-leaf' });
   assert.deepEqual(parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0.7 } }).policy, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003, temperature: 0.7, clip: 0.2, epochs: 4, normalise: 'turns', sharedTurns: 'per-leaf' });
-  assert.throws(() => parseTrainConfig({ policy: { temperature: 0.7 } }), /config\.policy\.temperature: "temperature" is not a setting of policy\.kind embedded \(tiny-lm, openai take it\)/);
+  assert.throws(() => parseTrainConfig({ policy: { temperature: 0.7 } }), /config\.policy\.temperature: "temperature" is not a setting of policy\.kind embedded \(openai, tiny-lm take it\)/);
   assert.throws(() => parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0 } }), /temperature/);
 });
 

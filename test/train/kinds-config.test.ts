@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENV_KIND_NAMES } from '../../src/env/registry.ts';
-import { POLICY_KIND_SCHEMAS } from '../../src/policy/registry.ts';
+import { policyKinds } from '../../src/policy/registry.ts';
 import { parseTrainConfig } from '../../src/train/index.ts';
 
 /** One field each kind does not take, and a kind that does take it (null: no kind does). */
@@ -37,7 +37,7 @@ test('a nested setting of the other math kind is refused on its path (env.math.p
 });
 
 const FOREIGN_POLICY: Record<string, [field: string, value: unknown, owner: string]> = {
-  embedded: ['temperature', 0.5, 'tiny-lm'],
+  embedded: ['temperature', 0.5, 'openai'],
   'tiny-lm': ['warmStart', 'none', 'embedded'],
   scripted: ['clip', 0.1, 'embedded'],
   openai: ['epochs', 2, 'embedded'],
@@ -45,7 +45,7 @@ const FOREIGN_POLICY: Record<string, [field: string, value: unknown, owner: stri
 };
 
 test('every policy kind refuses a setting of another kind under its own path', () => {
-  assert.deepEqual(Object.keys(FOREIGN_POLICY).sort(), Object.keys(POLICY_KIND_SCHEMAS).sort());
+  assert.deepEqual(Object.keys(FOREIGN_POLICY).sort(), policyKinds.names().sort());
   const needs: Record<string, object> = { 'tiny-lm': { model: 'm.gguf' }, openai: { baseUrls: ['http://localhost:8000/v1'] } };
   for (const [kind, [field, value, owner]] of Object.entries(FOREIGN_POLICY)) {
     const policy = { kind, ...needs[kind], [field]: value };
@@ -53,7 +53,7 @@ test('every policy kind refuses a setting of another kind under its own path', (
     assert.doesNotThrow(() => parseTrainConfig({ policy: { kind, ...needs[kind] } }), kind);
   }
   assert.throws(() => parseTrainConfig({ policy: { kind: 'tiny-lm' } }), /config\.policy\.model: policy\.kind tiny-lm needs policy\.model/);
-  assert.throws(() => parseTrainConfig({ policy: { kind: 'gpt' } }), /config\.policy\.kind: Invalid option: expected one of "embedded"\|"tiny-lm"\|"scripted"\|"openai"/);
+  assert.throws(() => parseTrainConfig({ policy: { kind: 'gpt' } }), /config\.policy\.kind: Invalid option: expected one of "embedded"\|"scripted"\|"openai"\|"simulator-tabular"\|"tiny-lm"/);
   assert.throws(() => parseTrainConfig({ env: { kind: 'atlantis' } }), /config\.env\.kind: Invalid option: expected one of "world"\|"simulator"/);
 });
 

@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { optionKeys, optionsFor, STRATEGY_NAMES, type StrategyName } from '../../allocate/index.ts';
+import { optionKeys, optionsFor, strategies as strategyFamily, STRATEGY_NAMES, type StrategyName } from '../../allocate/index.ts';
+import { envKinds } from '../../env/registry.ts';
 import { RUN_DB, RunStore } from '../../store/index.ts';
 import { parseTrainConfig } from '../../train/config.ts';
 import { configToYaml } from '../config-file.ts';
@@ -42,18 +43,18 @@ export function register(program: Command): void {
     // Validate once up front: a bad value stops everything before any run starts.
     const runs = strategies.flatMap((name) =>
       Array.from({ length: seeds }, (_, seed) => {
-        const config = parseTrainConfig({ ...base, seed, strategy: { ...dapoUnit(name, strategyOptions(name as StrategyName)), name } });
+        const config = parseTrainConfig({ ...base, seed, strategy: { ...trajectoriesUnit(name, strategyOptions(name as StrategyName)), name } });
         return { name, seed, dir: join(out, `${name}-s${seed}`), config };
       }),
     );
     // parseTrainConfig refuses a strategy that cannot spend B on this pool, so every run spends the same B
-    // per step; dapo, whose unit is whole groups, is read by the tokens it really spends.
-    const budgets = new Set(runs.filter((r) => r.name !== 'dapo' || strategies.length === 1).map((r) => `${r.config.strategy.budget} ${r.config.strategy.unit}`));
+    // per step; a dynamic sampler (dapo), whose unit is whole groups, is read by the tokens it really spends.
+    const budgets = new Set(runs.filter((r) => !dynamicSampling(r.name) || strategies.length === 1).map((r) => `${r.config.strategy.budget} ${r.config.strategy.unit}`));
     if (budgets.size > 1) throw new UsageError(`compare: unequal budgets ${[...budgets].join(', ')}; every strategy must get the same --budget and --budget-unit`);
     mkdirSync(out, { recursive: true });
     process.stdout.write(`# trace-rl compare: ${strategies.join(', ')} × ${seeds} seed(s), ${jobs} at a time, in ${out}\n${configToYaml(runs[0].config)}\n`);
-    const dapo = runs.find((r) => r.name === 'dapo' && r.config.strategy.unit !== runs[0].config.strategy.unit);
-    if (dapo) process.stdout.write(`# dapo counts whole groups: it runs at ${dapo.config.strategy.budget} trajectories a step; the report shows the tokens it really spends\n`);
+    const sampler = runs.find((r) => dynamicSampling(r.name) && r.config.strategy.unit !== runs[0].config.strategy.unit);
+    if (sampler) process.stdout.write(`# ${sampler.name} counts whole groups: it runs at ${sampler.config.strategy.budget} trajectories a step; the report shows the tokens it really spends\n`);
     const queue = [...runs];
     const failures: string[] = [];
     const worker = async () => {
@@ -85,27 +86,24 @@ function strategyOptionsFor(strategies: readonly StrategyName[], given: Record<s
 
 /**
  * compare's budget when the command gives none: equal generated tokens, the cost unit the equal-budget
- * finals compare at, at grpo's mean spend at 192 trajectories a step on each embedded environment (measured in
- * committed results, BENCHMARKS.md): a tree strategy's continuations re-generate only the turns after
- * their branch point, so at equal trajectories it would pay less than grpo for the same budget. Other
- * environments have no measured figure and keep train's default (192 trajectories a step). The same
- * numbers are in bench/compare/experiments.ts (WORLD_TOKENS, LATE_TOKENS, MATH_TOKENS) on purpose: those
- * are frozen with the finals that used them, these may move when a new measurement does.
+ * finals compare at, at the environment kind's measured figure (`EnvKind.equalTokenBudget`): a tree
+ * strategy's continuations re-generate only the turns after their branch point, so at equal
+ * trajectories it would pay less than grpo for the same budget. Kinds without a measured figure keep
+ * train's default (192 trajectories a step).
  */
-export const EQUAL_TOKEN_BUDGETS = { world: 11_500, 'world-late': 15_000, 'math-world': 6_000 } as const;
-
 export function withEqualTokens(base: Record<string, unknown>): Record<string, unknown> {
   const strategy = (base.strategy ?? {}) as Record<string, unknown>;
   if (strategy.budget !== undefined || strategy.unit !== undefined) return base;
   const env = parseTrainConfig(base).env;
-  const key = env.kind === 'world' ? (env.world?.profile === 'late' ? 'world-late' : 'world') : env.kind;
-  const budget = (EQUAL_TOKEN_BUDGETS as Record<string, number>)[key];
+  const budget = envKinds.get(env.kind).equalTokenBudget?.(env);
   return budget === undefined ? base : { ...base, strategy: { ...strategy, unit: 'tokens', budget } };
 }
 
-/** dapo's target is whole groups (⌊B / G⌋ mixed ones): beside a budget in turns or tokens it runs at train's default trajectories. */
-function dapoUnit(name: string, options: Record<string, unknown>): Record<string, unknown> {
-  if (name !== 'dapo' || options.unit === undefined || options.unit === 'trajectories') return options;
+const dynamicSampling = (name: string) => strategyFamily.get(name).dynamicSampling === true;
+
+/** A dynamic sampler's target is whole groups (⌊B / G⌋ mixed ones): beside a budget in turns or tokens it runs at train's default trajectories. */
+function trajectoriesUnit(name: string, options: Record<string, unknown>): Record<string, unknown> {
+  if (!dynamicSampling(name) || options.unit === undefined || options.unit === 'trajectories') return options;
   const { unit: _unit, budget: _budget, ...rest } = options;
   return rest;
 }

@@ -5,8 +5,8 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { diagnose, diagnosisJson, formatDiagnosis, renderDiagnosisPage, trajectoryBound, type Diagnosis, type DiagnosisAbout } from '../../diagnose/index.ts';
-import type { WorldEnv } from '../../env/index.ts';
-import type { EmbeddedPolicy } from '../../policy/index.ts';
+import { WorldEnv } from '../../env/index.ts';
+import { policyKindsTaking, type EmbeddedPolicy } from '../../policy/index.ts';
 import type { Prompt } from '../../tree/types.ts';
 import { writeFileAtomic } from '../../store/index.ts';
 import { createRng, shuffled } from '../../util/rng.ts';
@@ -93,7 +93,8 @@ async function setUp(opts: DiagnoseFlags, sizes: Sizes) {
   if (opts.html !== undefined) checkPageTarget(opts.html);
   const suite = buildSuite(config, split, undefined);
   const sample = samplePrompts(suite.datasets, prompts, seed, split);
-  if (opts.warmStart && (opts.policy !== 'embedded' || run || config.env.kind !== 'world')) throw new UsageError('--warm-start is for --policy embedded on --env world without --run (a run has its own trained weights)');
+  // The warm start is training's behaviour cloning: a policy kind that takes policy.warmStart, on the world, where the demonstrations come from.
+  if (opts.warmStart && (!policyKindsTaking('warmStart').includes(opts.policy) || run || !(suite.env instanceof WorldEnv))) throw new UsageError('--warm-start is for --policy embedded on --env world without --run (a run has its own trained weights)');
   const { policy, about: policyAbout } = await buildPolicy(flags, suite, run, temperature, config);
   if (opts.warmStart) {
     // What training starts from: the same fit and cache key as buildComponents, so the weights are the run's step-0 weights.
@@ -173,9 +174,10 @@ function samplePrompts(datasets: ReadonlyMap<string, readonly Prompt[]>, n: numb
   return shuffled(pool, createRng(seed).fork('diagnose/prompts')).slice(0, n);
 }
 
+/** The policy in a few words, from its evaluation spec: kind, model, and the run or warm start its weights come from (a spec with `run: null` is untrained). */
 function policyLabel(spec: Record<string, unknown>): string {
-  const kind = String(spec.kind);
-  if (kind === 'openai' || kind === 'tiny-lm') return `${kind} ${String(spec.model)}`;
-  if (kind === 'embedded') return spec.run ? `embedded (${String(spec.run)}, step ${String(spec.step)})` : spec.warmStart ? 'embedded (behaviour-cloning warm start)' : 'embedded (untrained)';
-  return kind;
+  const name = [spec.kind, spec.model].filter((x) => x !== undefined).map(String).join(' ');
+  if (spec.run) return `${name} (${String(spec.run)}, step ${String(spec.step)})`;
+  if (spec.warmStart) return `${name} (behaviour-cloning warm start)`;
+  return spec.run === null ? `${name} (untrained)` : name;
 }

@@ -5,13 +5,14 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Prompt } from '../../tree/types.ts';
 import { EvalError, EvalStore, formatTable, resultJson, runEval, type EvalRecord, type EvalResult, type EvalSuite } from '../../eval/index.ts';
-import { buildPolicy as buildFromRegistry, PolicyConfigError, type PolicyConfig } from '../../policy/registry.ts';
+import { buildPolicy as buildFromRegistry, PolicyConfigError, policyKinds, type PolicyConfig } from '../../policy/registry.ts';
+import type { PolicyKind, TrainedRun } from '../../policy/kind.ts';
 import type { Policy, TrainablePolicy } from '../../policy/types.ts';
 import type { EnvironmentSetup } from '../../env/registry.ts';
 import { policyAndEnvOptions, policyFromFlags, type PolicyAndEnvFlags } from '../policy-flags.ts';
 import { RunStore } from '../../store/index.ts';
 import { buildEnvironment, parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/index.ts';
-import { envKindOf } from '../../env/registry.ts';
+import { envKinds } from '../../env/registry.ts';
 import { applySetPairs, setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { reportFailures } from '../failures.ts';
@@ -116,9 +117,10 @@ function reportErrors(result: EvalResult): void {
   });
 }
 
-/** The training run behind `--policy embedded|tiny-lm --run DIR`: its configuration and last policy checkpoint. */
+/** The training run behind `--policy KIND --run DIR` (a kind that evaluates runs): its configuration and last policy checkpoint. */
 export function openRun(dir: string, policyKind: string): { config: TrainConfig; checkpoint: Uint8Array; step: number; dir: string } {
-  if (policyKind !== 'embedded' && policyKind !== 'tiny-lm') throw new UsageError(`--run is for --policy embedded or tiny-lm (got --policy ${policyKind})`);
+  const takers = policyKinds.entries().filter((k) => k.evaluatesRuns).map((k) => k.name);
+  if (!takers.includes(policyKind)) throw new UsageError(`--run is for --policy ${takers.join(' or ')} (got --policy ${policyKind})`);
   let store: RunStore;
   try {
     store = RunStore.open(dir, { readonly: true });
@@ -138,36 +140,41 @@ export function openRun(dir: string, policyKind: string): { config: TrainConfig;
   }
 }
 
+/** The environment `trace-rl eval` evaluates when neither a run nor --env names one (--env's help says so). */
+const EVAL_DEFAULT_ENV_KIND = 'qa';
+
 /** The environment settings: the run's (if any), then the flags, then `--set`. */
 export function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engine: Record<string, unknown>, questions: number | undefined): TrainConfig {
-  const raw: Record<string, unknown> = { seed: Number(opts.seed), env: { ...(base?.env ?? { kind: 'qa' }) }, engine: { ...(base?.engine ?? {}), ...Object.fromEntries(Object.entries(engine).filter(([, v]) => v !== undefined)) } };
+  const raw: Record<string, unknown> = { seed: Number(opts.seed), env: { ...(base?.env ?? { kind: EVAL_DEFAULT_ENV_KIND }) }, engine: { ...(base?.engine ?? {}), ...Object.fromEntries(Object.entries(engine).filter(([, v]) => v !== undefined)) } };
   if (base) raw.seed = base.seed;
   const set = (p: string, v: unknown) => v !== undefined && setPath(raw, p, v);
   set('env.kind', opts.env);
-  if (opts.datasets !== undefined) setDatasets(raw, opts.env ?? base?.env.kind ?? 'qa', opts.datasets);
+  if (opts.datasets !== undefined) setDatasets(raw, opts.env ?? base?.env.kind ?? EVAL_DEFAULT_ENV_KIND, opts.datasets);
   set('env.retrieval', opts.retrieval);
   set('env.retrieverUrl', opts.retrieverUrl);
   set('env.topK', opts.topK !== undefined ? Number(opts.topK) : undefined);
   applySetPairs(raw, opts.set ?? [], 'env.successRule=em');
   const config = parseTrainConfig(raw);
   // A generated environment makes enough questions for the held-out split to hold `questions` of them.
-  const withHeldOut = envKindOf(config.env.kind).withHeldOut;
+  const withHeldOut = envKinds.get(config.env.kind).withHeldOut;
   if (questions !== undefined && withHeldOut && opts.split === 'held-out') return { ...config, env: withHeldOut(config.env, questions) as TrainConfig['env'] };
   return config;
 }
 
 /**
- * `--datasets` where it means something: qa's list, or math's one evaluation dataset
- * (env.math.testDataset). Elsewhere it used to be ignored silently (env math ran GSM8K instead).
+ * `--datasets` where the kind says it means something (`EnvKind.datasetsSetting`: qa's list, math's
+ * one evaluation dataset); a kind that makes its own questions refuses it rather than ignoring it.
  */
 function setDatasets(raw: Record<string, unknown>, kind: string, datasets: string): void {
-  if (kind === 'qa') return setPath(raw, 'env.datasets', datasets);
-  if (kind === 'math') {
-    const list = datasets.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-    if (list.length !== 1) throw new UsageError(`--datasets: env math evaluates one dataset (env.math.testDataset), got ${list.length}; give one bundled name or JSONL file, e.g. --datasets math500`);
-    return setPath(raw, 'env.math.testDataset', list[0]);
+  const setting = envKinds.has(kind) ? envKinds.get(kind).datasetsSetting : undefined;
+  if (!setting) {
+    const takers = envKinds.entries().filter((k) => k.datasetsSetting).map((k) => k.name);
+    throw new UsageError(`--datasets is for --env ${takers.join(' or ')}; env ${kind} makes its own questions (drop --datasets, or use --env ${takers[0]})`);
   }
-  throw new UsageError(`--datasets is for --env qa or math; env ${kind} makes its own questions (drop --datasets, or use --env qa)`);
+  if (!setting.single) return setPath(raw, setting.path, datasets);
+  const list = datasets.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  if (list.length !== 1) throw new UsageError(`--datasets: env ${kind} evaluates one dataset (${setting.path}), got ${list.length}; give one bundled name or JSONL file, e.g. --datasets ${setting.single.example}`);
+  setPath(raw, setting.path, list[0]);
 }
 
 /** Held-out (or all) questions per dataset, at most `questions` each. */
@@ -217,66 +224,31 @@ export async function buildPolicy(opts: EvalFlags, suite: Suite, run: ReturnType
   const topK = 'topK' in config.env ? `, top-k ${config.env.topK}` : '';
   const envLine = `environment: ${suite.env.name} (turn limit ${config.engine.maxTurns}${topK}); datasets: ${[...suite.datasets.keys()].join(', ')}; split: ${opts.split}`;
   const sampling = temperature === 0 ? 'greedy' : `sampled at temperature ${temperature}`;
-  const settings = policySettings(opts, run, temperature);
+  const trained: TrainedRun | undefined = run && { dir: run.dir, step: run.step, policy: run.config.policy as TrainedRun['policy'] };
+  const concurrency = Number(opts.concurrency);
+  let kind: PolicyKind;
+  let settings: PolicyConfig;
   let policy: Policy;
+  // An unknown kind is refused by the schema, under --policy, naming the known ones.
+  if (!policyKinds.has(opts.policy)) policyFromFlags({ kind: opts.policy }, { kind: '--policy' });
   try {
-    ({ policy } = await buildFromRegistry(settings, { envKind: config.env.kind, setup: suite.setup, concurrency: Number(opts.concurrency) }, config.env));
+    kind = policyKinds.get(opts.policy);
+    settings = policySettings(kind, opts, trained, temperature);
+    ({ policy } = await buildFromRegistry(settings, { envKind: config.env.kind, setup: suite.setup, concurrency }, config.env));
   } catch (e) {
     if (e instanceof PolicyConfigError) throw new UsageError(e.message);
     throw e;
   }
   // A run's checkpoint holds the trained weights (tiny-lm: its GGUF supplies the vocabulary and shape they load into).
   if (run) (policy as TrainablePolicy).load(run.checkpoint);
-  const line = (what: string) => ({ policy, about: { spec: specOf(settings, run), lines: [`policy: ${what}, ${sampling}`, envLine] } });
-  switch (settings.kind) {
-    case 'openai':
-      return line(`${settings.model} on ${settings.baseUrls.length} OpenAI-compatible server(s) (${settings.mode})`);
-    case 'tiny-lm': {
-      const { sequencesFor } = await import('../../tinylm/tiny-lm-policy.ts'); // loaded by the registry already
-      // Sequences are not part of the spec: the results do not depend on them, so a resumed evaluation may change --concurrency.
-      return line(`${run ? `tiny LM of ${run.dir} after step ${run.step} (shape of ${settings.model})` : `tiny LM ${settings.model}`} on llama.cpp (${sequencesFor(Number(opts.concurrency))} sequences batched)`);
-    }
-    case 'embedded':
-      return line(run ? `embedded policy of ${run.dir} after step ${run.step}` : 'untrained embedded policy (zero weights)');
-    case 'scripted':
-      return line(`the environment's own ${policy.name} policy`);
-    case 'simulator-tabular':
-      return line(run ? `simulator tabular policy of ${run.dir} after step ${run.step}` : 'untrained simulator tabular policy (the random policy)');
-  }
+  const spec = kind.spec?.(settings, trained) ?? { kind: settings.kind };
+  return { policy, about: { spec, lines: [`policy: ${kind.describe(settings, { policy, run: trained, concurrency })}, ${sampling}`, envLine] } };
 }
 
 /** The policy settings `--policy` and its flags give (checked by the kind's schema; a bad flag is named). */
-function policySettings(opts: EvalFlags, run: ReturnType<typeof openRun> | undefined, temperature: number): PolicyConfig {
-  const sampled = temperature > 0 ? { temperature } : {};
-  let raw: Record<string, unknown>;
-  switch (opts.policy) {
-    case 'openai':
-      if (opts.mode !== 'completions' && opts.mode !== 'chat') throw new UsageError(`--mode ${opts.mode}: choose completions or chat (token mode is trace-rl rollout's, with --tokenizer)`);
-      raw = { kind: 'openai', baseUrls: opts.baseUrl ?? [], model: opts.model ?? 'default', mode: opts.mode, ...(opts.apiKeyFile !== undefined ? { apiKeyFile: path.resolve(opts.apiKeyFile) } : {}), ...sampled };
-      break;
-    case 'tiny-lm': {
-      const model = opts.model ?? (run?.config.policy.kind === 'tiny-lm' ? run.config.policy.model : undefined);
-      if (!model) throw new UsageError('--policy tiny-lm needs --model FILE.gguf (or --run DIR of a tiny-lm training run)');
-      raw = { kind: 'tiny-lm', model: path.resolve(model), ...sampled };
-      break;
-    }
-    default:
-      raw = { kind: opts.policy };
-  }
+function policySettings(kind: PolicyKind, opts: EvalFlags, run: TrainedRun | undefined, temperature: number): PolicyConfig {
+  const raw = kind.fromFlags?.(opts, run, temperature > 0 ? { temperature } : {}) ?? { kind: kind.name };
   return policyFromFlags(raw, { kind: '--policy', baseUrls: '--base-url', model: '--model', mode: '--mode', temperature: '--temperature', apiKeyFile: '--api-key-file' });
-}
-
-function specOf(settings: PolicyConfig, run: ReturnType<typeof openRun> | undefined): Record<string, unknown> {
-  switch (settings.kind) {
-    case 'openai':
-      return { kind: 'openai', model: settings.model, mode: settings.mode };
-    case 'tiny-lm':
-      return { kind: 'tiny-lm', model: settings.model, ...(run ? { run: run.dir, step: run.step } : {}) };
-    case 'embedded':
-      return { kind: 'embedded', run: run?.dir ?? null, step: run?.step ?? null };
-    default:
-      return { kind: settings.kind };
-  }
 }
 
 function pageInput(result: EvalResult, suite: EvalSuite, about: string[], split: string) {

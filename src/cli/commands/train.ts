@@ -1,6 +1,7 @@
 import { interruptible } from '../until-signal.ts';
 import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
+import { PolicyConfigError, policyKinds } from '../../policy/registry.ts';
 import { parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/config.ts';
 import { configSettings, type SettingDoc } from '../../train/config-docs.ts';
 import { applySetPairs, configToYaml, readConfigFile, setPath } from '../config-file.ts';
@@ -94,7 +95,12 @@ export function register(program: Command): void {
       out = opts.out ? String(opts.out) : `runs/${config.strategy.name}-s${config.seed}`;
       // Fail before printing anything: an existing run, an unusable folder, a model that is not a GGUF.
       RunStore.checkNew(out);
-      if (config.policy.kind === 'tiny-lm') await checkModel(config.policy.model!);
+      try {
+        await policyKinds.get(config.policy.kind).checkBeforeRun?.(config.policy as never);
+      } catch (e) {
+        if (e instanceof PolicyConfigError) throw new UsageError(e.message);
+        throw e;
+      }
       steps = config.steps;
       process.stdout.write(`# trace-rl train: resolved configuration (stored in ${out}/run.sqlite)\n${configToYaml(config)}\n`);
     }
@@ -153,12 +159,3 @@ function leaves(o: Record<string, unknown>, prefix = ''): Array<[string, unknown
   return Object.entries(o).flatMap(([k, v]) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? leaves(v as Record<string, unknown>, `${prefix}${k}.`) : [[`${prefix}${k}`, v] as [string, unknown]]));
 }
 
-async function checkModel(file: string): Promise<void> {
-  const { checkGgufFile, GgufFileError } = await import('../../tinylm/gguf-file.ts');
-  try {
-    checkGgufFile(file);
-  } catch (e) {
-    if (e instanceof GgufFileError) throw new UsageError(`--model ${file}: ${e.message}`);
-    throw e;
-  }
-}

@@ -1,14 +1,11 @@
 /**
- * What an evaluation measures per question, one entry per environment kind. An entry lists its metric
- * columns (table order) and turns a finished trajectory into one number per column. Answer-shaped
- * environments (qa, world) report the official EM and F1 of the final `<answer>` beside `accuracy`,
- * the environment's own success reward, which is all any other kind reports. Adding an environment
- * kind to evaluation is one entry here (the environment itself comes from src/env/registry.ts; what
- * training logs of it, from src/eval/held-out.ts).
+ * What an evaluation measures per trajectory: metric columns (table order) and one number per column
+ * for a finished trajectory. Each environment kind names its own (`EnvKind.metrics`); these are the
+ * two the built-in kinds share. They live beside the environments, below evaluation, because a kind
+ * declares them.
  */
-import { scoreAnswer } from '../env/qa-metrics.ts';
-import type { Prompt } from '../tree/types.ts';
-import type { EndReason } from '../tree/types.ts';
+import type { EndReason, Prompt } from '../tree/types.ts';
+import { scoreAnswer } from './qa-metrics.ts';
 
 /** How one trajectory ended: its final answer (when it gave one), reward and end reason. */
 export interface TrajectoryOutcome {
@@ -17,7 +14,7 @@ export interface TrajectoryOutcome {
   end?: EndReason;
 }
 
-export interface EvalKind {
+export interface TrajectoryMetrics {
   /** Metric columns, in table order. */
   readonly metrics: readonly string[];
   /** One value per metric for one trajectory; a trajectory without an answer scores 0. */
@@ -29,7 +26,7 @@ export interface EvalKind {
  * and `accuracy`, the environment's own success reward: what training logs as test_accuracy (the
  * success rule, e.g. F1 ≥ 0.3, counts answers EM does not).
  */
-export const ANSWER_METRICS: EvalKind = {
+export const ANSWER_METRICS: TrajectoryMetrics = {
   metrics: ['em', 'f1', 'accuracy'],
   score(prompt, outcome) {
     const accuracy = outcome.reward === 1 ? 1 : 0;
@@ -40,19 +37,7 @@ export const ANSWER_METRICS: EvalKind = {
 };
 
 /** The environment's own success reward (1 or 0); a trajectory that ended without one scores 0. */
-export const ACCURACY: EvalKind = {
+export const ACCURACY: TrajectoryMetrics = {
   metrics: ['accuracy'],
   score: (_prompt, outcome) => ({ accuracy: outcome.reward === 1 ? 1 : 0 }),
 };
-
-export const EVAL_KINDS: Record<string, EvalKind> = {
-  qa: ANSWER_METRICS,
-  world: ANSWER_METRICS,
-  simulator: ACCURACY,
-  bfcl: ACCURACY,
-};
-
-/** The entry for a kind; kinds without one are scored by their reward (`accuracy`). */
-export function evalKind(kind: string): EvalKind {
-  return EVAL_KINDS[kind] ?? ACCURACY;
-}

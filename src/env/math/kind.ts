@@ -1,0 +1,33 @@
+/** The math kind (env.kind math): math datasets with a Python code tool, for language-model policies. */
+import { z } from 'zod';
+import { envKind, kindObject } from '../kind.ts';
+import type { Environment } from '../types.ts';
+import { codeToolFields, toolDescription, urlError, urlNeeded } from './code-tool-settings.ts';
+import { createCodeTool } from './create-tool.ts';
+import { loadMathDataset } from './datasets.ts';
+import { MathEnv } from './math-env.ts';
+
+const math = kindObject('math', {
+  math: z
+    .strictObject({
+      dataset: z.string().default('gsm8k-train').describe('math: training prompts: gsm8k-train, gsm8k, math500, aime24, aime25, or a JSONL file ({"question"|"problem", "answer"} per line).'),
+      testDataset: z.string().default('gsm8k').describe('math: held-out prompts for evaluation (same choices as dataset).'),
+      limit: z.number().int().min(1).optional().describe('math: use only the first this many prompts of each dataset.'),
+      format: z.enum(['markdown', 'code-tag', 'tool-call']).default('markdown').describe('How the model writes code and sees its output: ```python / ```output fences, <code>/<interpreter>, or <tool_call>/<tool_response>.'),
+      // inline runs only the math world's print(a op b) cells: refused here rather than when the run starts.
+      tool: z.enum(['pyodide', 'url']).default('pyodide').describe(toolDescription),
+      ...codeToolFields,
+    })
+    .refine(urlNeeded, urlError)
+    .prefault({})
+    .describe('math and math-world: datasets, code format and the code tool.'),
+});
+
+export const mathKind = envKind('math', math, {
+  build({ math: m }, { maxTurns }) {
+    const env = new MathEnv({ tool: createCodeTool(m), format: m.format, maxTurns });
+    const test = loadMathDataset(m.testDataset, { limit: m.limit });
+    return { env: env as Environment<unknown>, train: loadMathDataset(m.dataset, { limit: m.limit }), test, heldOut: new Map([[m.testDataset, test]]) };
+  },
+  datasetsSetting: { path: 'env.math.testDataset', single: { example: 'math500' } },
+});

@@ -64,6 +64,8 @@ export interface StepOptions<S> {
 export interface StepResult {
   /** One tree per prompt that received roots, in the order of `prompts`. */
   trees: RolloutTree[];
+  /** The text the policy saw at each tree's root (Environment.render), by prompt id. */
+  rendered: ReadonlyMap<string, string>;
   /** What this step spent. */
   spend: Spend;
   /** The root plan of each round (DAPO-like strategies use several). */
@@ -492,6 +494,7 @@ class StepRun<S> {
     this.emit({ kind: 'done', cancelled, progress: { ...this.progress } });
     return {
       trees: this.options.prompts.flatMap((p) => (this.trees.has(p.id) ? [this.trees.get(p.id)!] : [])),
+      rendered: new Map([...this.contexts].map(([id, ctx]) => [id, ctx.rendered])),
       spend: this.ledger.spend(),
       rounds: this.rounds,
       progress: this.progress,

@@ -34,10 +34,11 @@ export function rootCandidates(prompts: readonly Prompt[], env: unknown, scorer:
  * a candidate. `starts` names other chains' first nodes instead: the continuations of a previous
  * expansion round, whose own prefixes a later round may expand (trace's `expansionRounds`).
  * q = Ṽ(H) from the scorer in one batch; `entropy` is the policy's entropy at the decision that follows
- * the prefix; `p` is the true success probability when the environment knows it. `withRoot` (a planner
+ * the prefix; `p` is the true success probability when the environment knows it. `withRoot` (a schedule
  * that `offersRoot`, first round only) adds the root itself, of kind 'root', while the bare outcomes all agree.
  */
-export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, starts?: readonly string[], withRoot = false, price?: Price): PrefixCandidate[] {
+export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, options: { starts?: readonly string[]; withRoot?: boolean; price?: Price } = {}): PrefixCandidate[] {
+  const { starts, withRoot = false, price } = options;
   const chains: Array<{ nodes: TreeNode[]; r: number }> = [];
   const firsts = starts ?? root(tree).children.filter((id) => getNode(tree, id).origin === 'bare');
   for (const firstId of firsts) {

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import type { PrefixCandidate, PrefixRoundInput, RootCandidate, RootRoundInput, Strategy } from '../allocate/types.ts';
+import { DEFAULT_SCHEDULE, type PrefixCandidate, type PrefixRoundInput, type RootCandidate, type RootRoundInput, type Strategy } from '../allocate/types.ts';
 import { BudgetLedger, capIn, type BudgetUnit, type Caps, type Spend } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
@@ -175,7 +175,7 @@ class StepRun<S> {
     const expansions: Array<Promise<void>> = [];
     const expanded = new Set<string>();
     const moreRounds = strategy?.roots.rounds === 'until-empty' && !this.options.rootPlan;
-    const perPrompt = strategy?.prefixes?.scope !== 'step';
+    const perPrompt = (strategy?.prefixes?.schedule ?? DEFAULT_SCHEDULE).kind === 'per-prompt';
     const roundZero: Array<TrajectoryContext<S>> = [];
     for (let round = 0; !this.signal.aborted && (round === 0 || moreRounds); round++) {
       const plan = this.options.rootPlan ? new Map(this.options.rootPlan) : this.planRoots(strategy!, round, results);
@@ -248,12 +248,13 @@ class StepRun<S> {
     if (!planner || this.signal.aborted) return;
     const m = root(ctx.tree).children.length;
     let left = planner.continuationBudget(m) * this.barePrice([ctx.tree]);
-    const rounds = planner.rounds ?? 1;
+    const schedule = planner.schedule ?? DEFAULT_SCHEDULE;
+    const rounds = schedule.kind === 'per-prompt' ? schedule.rounds : 1;
     let starts: string[] | undefined;
     for (let round = 0; round < rounds && left > 0 && !this.signal.aborted; round++) {
       const budget = round === rounds - 1 ? left : Math.floor(left / (rounds - round));
       if (!(budget > 0)) continue;
-      const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, starts, planner.offersRoot === true, this.price);
+      const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, { starts, withRoot: schedule.offersRoot, price: this.price });
       if (prefixes.length === 0) return;
       // Round 0 keeps the one-round stream name, so runs without extra rounds draw exactly as before.
       const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, round, rng: this.options.rng.fork(round === 0 ? `prefix/${ctx.prompt.id}` : `prefix/${ctx.prompt.id}/${round}`) };
@@ -283,7 +284,7 @@ class StepRun<S> {
       const mi = root(ctx.tree).children.length;
       m += mi;
       budget += planner.continuationBudget(mi) * this.barePrice([ctx.tree]);
-      mine.push({ ctx, prefixes: prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, undefined, planner.offersRoot === true, this.price) });
+      mine.push({ ctx, prefixes: prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, { withRoot: (planner.schedule ?? DEFAULT_SCHEDULE).offersRoot, price: this.price }) });
     }
     const prefixes = mine.flatMap((x) => x.prefixes);
     if (prefixes.length === 0 || !(budget > 0)) return;
@@ -303,7 +304,7 @@ class StepRun<S> {
   private launch(ctx: TrajectoryContext<S>, prefixes: readonly PrefixCandidate[], plan: ReadonlyMap<string, number>, firstRound: boolean): Promise<TrajectoryResult[]> {
     for (const c of prefixes) getNode(ctx.tree, c.id).predicted ??= c.q;
     const runs: Array<Promise<TrajectoryResult>> = [];
-    // K at the candidate of kind 'root' (a planner that offersRoot) is K more bare rollouts, not continuations.
+    // K at the candidate of kind 'root' (a schedule that offersRoot) is K more bare rollouts, not continuations.
     const rootCandidate = prefixes.find((c) => c.kind === 'root');
     const resampled = rootCandidate ? (plan.get(rootCandidate.id) ?? 0) : 0;
     const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled, this.barePrice([ctx.tree])) : Promise.resolve([]);

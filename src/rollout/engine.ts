@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { DEFAULT_SCHEDULE, type PrefixCandidate, type PrefixRoundInput, type RootCandidate, type RootRoundInput, type Strategy } from '../allocate/types.ts';
-import { BudgetLedger, capIn, type BudgetUnit, type Caps, type Spend } from '../budget/index.ts';
+import { Admission, BudgetLedger, capIn, spendable, type BudgetUnit, type Caps, type Spend } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
 import { childId, createTree, getNode, root } from '../tree/index.ts';
@@ -128,15 +128,9 @@ class StepRun<S> {
   private rootPlanMs = 0;
   /** Prices in turns or tokens; undefined in the trajectories unit (every trajectory costs 1). */
   private readonly price?: Price;
-  /**
-   * Priced budgets: what the trajectories admitted so far commit, their real cost once finished and
-   * their expected cost while running (by first node id, `admitted`). All of a step's trajectories make
-   * their first call early (the semaphore is per call, not per trajectory), so admission must count
-   * what the running ones will still spend, not only what the ledger has settled.
-   */
-  private committed = 0;
+  /** Priced budgets: which trajectories may start, given what the running ones will still spend. */
+  private readonly admission?: Admission;
   private readonly trajectorySlots?: Semaphore;
-  private readonly admitted = new Map<string, number>();
 
   constructor(private readonly options: StepOptions<S>) {
     this.settings = engineSettings(options.settings);
@@ -163,7 +157,10 @@ class StepRun<S> {
       this.price = { unit: this.unit, root: Math.max(1, Math.round(root)) };
     }
     this.semaphore = new Semaphore(this.settings.concurrency);
-    if (this.price) this.trajectorySlots = new Semaphore(2 * this.settings.concurrency);
+    if (this.price) {
+      this.trajectorySlots = new Semaphore(2 * this.settings.concurrency);
+      this.admission = new Admission(this.spendable(this.strategy!.cap));
+    }
     this.candidates = options.candidates ?? rootCandidates(options.prompts, options.env, this.scorer);
   }
 
@@ -372,13 +369,9 @@ class StepRun<S> {
     return Math.max(1, Math.round(meanBareCost(trees, this.price.unit) ?? this.price.root));
   }
 
-  /**
-   * What of `amount` left in the step's unit rollouts can be planned on. In tokens a call is granted
-   * only while maxTokensPerTurn tokens are free, so the last maxTokensPerTurn of the budget can never
-   * pay for a call: planning on them would start trajectories that the cap then cuts short.
-   */
+  /** What of `amount` left in the step's unit rollouts can be planned on (budget/admission.ts). */
   private spendable(amount: number): number {
-    return this.unit === 'tokens' ? Math.max(0, amount - this.settings.maxTokensPerTurn) : amount;
+    return spendable(this.unit, amount, this.settings.maxTokensPerTurn);
   }
 
   /** The strategy's unit (trajectories without one). */
@@ -428,7 +421,7 @@ class StepRun<S> {
         parseAction,
         onRetry: (key, attempt, error, delayMs) => this.emit({ kind: 'retry', key, attempt, error, delayMs, progress: { ...this.progress } }),
         onTurn: () => void this.progress.turns++,
-        ...(this.price ? { covers: (id: string, cost: number) => this.admit(id, cost) } : {}),
+        ...(this.admission ? { covers: this.admission.admit.bind(this.admission) } : {}),
       };
       this.contexts.set(p.id, ctx);
     }
@@ -457,21 +450,10 @@ class StepRun<S> {
     }
   }
 
-  /** Admits trajectory `id` (expected to cost `cost`) when the budget not yet committed covers it. */
-  private admit(id: string, cost: number): boolean {
-    if (this.spendable(this.strategy!.cap) - this.committed < cost) return false;
-    this.committed += cost;
-    this.admitted.set(id, cost);
-    return true;
-  }
-
   private finished(ctx: TrajectoryContext<S>, origin: 'bare' | 'continuation', r: TrajectoryResult): void {
-    const expected = this.admitted.get(r.firstNodeId);
-    if (expected !== undefined && this.price) {
-      // Replace the expectation by what the trajectory's own turns cost (0 if it left no node).
-      this.committed += (r.leafId ? suffixCost(ownTurns(ctx.tree, r.firstNodeId, r.leafId), this.price) : 0) - expected;
-      this.admitted.delete(r.firstNodeId);
-    }
+    const price = this.price;
+    // What the trajectory's own turns cost (0 if it left no node).
+    if (price) this.admission?.settle(r.firstNodeId, () => (r.leafId ? suffixCost(ownTurns(ctx.tree, r.firstNodeId, r.leafId), price) : 0));
     if (origin === 'bare') this.progress.bareDone++;
     else this.progress.continuationDone++;
     if (r.end === 'error') {

@@ -14,7 +14,7 @@ import { Semaphore } from './semaphore.ts';
 import { engineSettings, type EngineSettings, type EngineSettingsInput } from './settings.ts';
 import { runTrajectory, type ActionParser, type TrajectoryContext, type TrajectoryResult, type TrajectoryStart } from './trajectory.ts';
 
-/** Misuse of the engine (unknown prompt ids in a plan, bad counts, conflicting options). */
+/** Misuse of the engine (unknown or duplicate prompt ids, bad counts in a plan). */
 export class EngineError extends Error {
   override name = 'EngineError';
 }
@@ -22,30 +22,16 @@ export class EngineError extends Error {
 /** The allocation side the engine needs: a Strategy's cap and parts (its name is not needed here). */
 export type Allocator = Omit<Strategy, 'name'>;
 
-export interface StepOptions<S> {
+/** What every step takes, whatever decides its roots. */
+interface StepBasics<S> {
   prompts: readonly Prompt[];
   env: Environment<S>;
   policy: Policy;
   rng: Rng;
-  /**
-   * Root counts and prefix plans; the step's ledger is capped at its `cap`. Without it,
-   * `rootPlan` must be given, nothing is expanded and the trajectories are not capped.
-   */
-  strategy?: Allocator;
-  /** Caps on policy calls and generated tokens for this step (the strategy's cap, in its unit, is added). */
+  /** Caps on policy calls and generated tokens for this step (a strategy's cap, in its unit, is added). */
   caps?: Omit<Caps, 'trajectories'>;
-  /**
-   * With a strategy whose unit is turns or tokens: the expected cost of one bare rollout, from earlier
-   * steps (default: the stated prior `priorRootCost`). Roots and the leftover are planned at this
-   * price, continuations at the cost of the suffix they regenerate. Ignored in the trajectories unit.
-   */
-  rootCost?: number;
-  /** A fixed one-round root plan (prompt id → m); overrides strategy.planRoots. */
-  rootPlan?: ReadonlyMap<string, number>;
   /** Ṽ(H) for roots and prefixes; default 0.5 everywhere (the cold-start predictor). */
   scorer?: Scorer;
-  /** Root candidates for planRoots; default: every prompt with v = scorer(root), p from the env if it knows truth. */
-  candidates?: readonly RootCandidate[];
   settings?: EngineSettingsInput;
   signal?: AbortSignal;
   onEvent?: (event: EngineEvent) => void;
@@ -53,13 +39,34 @@ export interface StepOptions<S> {
   parseAction?: ActionParser;
   /** Greedy decoding (evaluation). */
   greedy?: boolean;
+}
+
+/** Roots, prefixes and leftover from a strategy; the step's ledger is capped at its `cap`. */
+export interface StrategyRoots {
+  strategy: Allocator;
+  rootPlan?: never;
+  /**
+   * With a strategy whose unit is turns or tokens: the expected cost of one bare rollout, from earlier
+   * steps (default: the stated prior `priorRootCost`). Roots and the leftover are planned at this
+   * price, continuations at the cost of the suffix they regenerate. Ignored in the trajectories unit.
+   */
+  rootCost?: number;
+  /** Root candidates for roots.plan; default: every prompt with v = scorer(root), p from the env if it knows truth. */
+  candidates?: readonly RootCandidate[];
   /** Milliseconds from the caller's clock, to time the root solve apart from the rollouts (library code reads no clock). */
   clock?: () => number;
-  /** Store every response and tool result here. */
-  record?: Recording;
-  /** Answer every call from this recording instead of calling the policy and tools. */
-  replay?: Recording;
 }
+
+/** A fixed one-round root plan (prompt id → m): nothing is expanded and the trajectories are not capped. */
+export interface FixedRoots {
+  rootPlan: ReadonlyMap<string, number>;
+  strategy?: never;
+}
+
+/** Calls go to the policy and tools (and, with `record`, are kept there), or are answered from `replay`. */
+export type StepTape = { record?: Recording; replay?: never } | { replay: Recording; record?: never };
+
+export type StepOptions<S> = StepBasics<S> & (StrategyRoots | FixedRoots) & StepTape;
 
 export interface StepResult {
   /** One tree per prompt that received roots, in the order of `prompts`. */
@@ -111,6 +118,8 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
 class StepRun<S> {
   private readonly settings: EngineSettings;
   private readonly strategy?: Allocator;
+  /** The strategy's case of the options (undefined for a fixed root plan). */
+  private readonly planned?: StrategyRoots;
   private readonly byId = new Map<string, Prompt>();
   private readonly internal = new AbortController();
   private readonly signal: AbortSignal;
@@ -134,9 +143,8 @@ class StepRun<S> {
 
   constructor(private readonly options: StepOptions<S>) {
     this.settings = engineSettings(options.settings);
+    this.planned = options.strategy ? options : undefined;
     this.strategy = options.strategy;
-    if (!this.strategy && !options.rootPlan) throw new EngineError('runStep needs a strategy or a rootPlan');
-    if (options.record && options.replay) throw new EngineError('record and replay cannot be used in the same run');
     for (const p of options.prompts) {
       if (this.byId.has(p.id)) throw new EngineError(`duplicate prompt id "${p.id}" in prompts`);
       this.byId.set(p.id, p);
@@ -152,7 +160,7 @@ class StepRun<S> {
     this.tape = options.replay ? replayTape(options.replay) : options.record ? recordTape(options.record, isCancellation) : liveTape;
     this.ledger = new BudgetLedger({ ...options.caps, ...(this.strategy ? capIn(this.unit, this.strategy.cap) : {}) });
     if (this.unit !== 'trajectories') {
-      const root = options.rootCost ?? priorRootCost(this.unit, this.settings);
+      const root = this.planned?.rootCost ?? priorRootCost(this.unit, this.settings);
       if (!(root > 0) || !Number.isFinite(root)) throw new EngineError(`rootCost must be a positive number, got ${root}`);
       this.price = { unit: this.unit, root: Math.max(1, Math.round(root)) };
     }
@@ -161,7 +169,7 @@ class StepRun<S> {
       this.trajectorySlots = new Semaphore(2 * this.settings.concurrency);
       this.admission = new Admission(this.spendable(this.strategy!.cap));
     }
-    this.candidates = options.candidates ?? rootCandidates(options.prompts, options.env, this.scorer);
+    this.candidates = this.planned?.candidates ?? rootCandidates(options.prompts, options.env, this.scorer);
   }
 
   /** Phases 1–3: root rounds, their bare rollouts, and each prompt's expansion as soon as it is ready. */
@@ -171,11 +179,11 @@ class StepRun<S> {
     const results = new Map<string, number[]>();
     const expansions: Array<Promise<void>> = [];
     const expanded = new Set<string>();
-    const moreRounds = strategy?.roots.rounds === 'until-empty' && !this.options.rootPlan;
+    const moreRounds = strategy?.roots.rounds === 'until-empty';
     const perPrompt = (strategy?.prefixes?.schedule ?? DEFAULT_SCHEDULE).kind === 'per-prompt';
     const roundZero: Array<TrajectoryContext<S>> = [];
     for (let round = 0; !this.signal.aborted && (round === 0 || moreRounds); round++) {
-      const plan = this.options.rootPlan ? new Map(this.options.rootPlan) : this.planRoots(strategy!, round, results);
+      const plan = strategy ? this.planRoots(strategy, round, results) : new Map(this.options.rootPlan);
       if (plan.size === 0) break;
       this.checkCounts(plan, `root plan round ${round}`, 'm');
       this.rounds.push(plan);
@@ -209,12 +217,13 @@ class StepRun<S> {
 
   /** One root round's plan, timed with the caller's clock (the root solve is allocation, not rollout). */
   private planRoots(strategy: Allocator, round: number, results: ReadonlyMap<string, readonly number[]>): Map<string, number> {
-    const t0 = this.options.clock?.();
+    const clock = this.planned?.clock;
+    const t0 = clock?.();
     const root = this.price?.root ?? 1;
     const remaining = Math.floor(this.spendable(this.ledger.remaining(this.unit)) / root);
     const input: RootRoundInput = { candidates: this.candidates, round, budget: Math.floor(this.spendable(strategy.cap) / root), remaining, results, rng: this.options.rng.fork(`roots/${round}`) };
     const plan = strategy.roots.plan(input);
-    if (t0 !== undefined) this.rootPlanMs += this.options.clock!() - t0;
+    if (t0 !== undefined) this.rootPlanMs += clock!() - t0;
     return plan;
   }
 
@@ -345,7 +354,7 @@ class StepRun<S> {
     const price = this.barePrice([...this.trees.values()]);
     const remaining = Math.floor(this.spendable(this.ledger.remaining(this.unit)) / price);
     const planner = this.strategy?.leftover;
-    if (!planner || this.options.rootPlan || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return false;
+    if (!planner || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return false;
     const roots = new Map([...this.trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
     const plan = planner.plan({ candidates: this.candidates, roots, remaining, rng: this.options.rng.fork('leftover') });
     const total = this.checkCounts(plan, 'leftover.plan', 'Δ', { limit: remaining, what: 'trajectories' });

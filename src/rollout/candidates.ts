@@ -4,6 +4,7 @@ import type { History } from '../predict/types.ts';
 import { getNode, root, turnsTo } from '../tree/index.ts';
 import type { RolloutTree, TreeNode } from '../tree/index.ts';
 import type { Prompt } from '../tree/types.ts';
+import type { EngineSettings } from './settings.ts';
 
 /** Ṽ over a batch of histories (the shared predictor's `predict`). */
 export type Scorer = (histories: readonly History[]) => number[];
@@ -120,4 +121,28 @@ export function meanBareCost(trees: readonly RolloutTree[], unit: Price['unit'])
     }
   }
   return count > 0 ? sum / count : undefined;
+}
+
+/**
+ * The stated prior for the cost of a bare rollout before any step has measured one: half the turn
+ * limit, in turns; in tokens, that many turns of an eighth of the per-call token limit each (the
+ * defaults: 3 turns, 192 tokens). Only the first step of a run plans with it.
+ */
+export function priorRootCost(unit: 'turns' | 'tokens', settings: Pick<EngineSettings, 'maxTurns' | 'maxTokensPerTurn'>): number {
+  const turns = Math.ceil(settings.maxTurns / 2);
+  return unit === 'turns' ? turns : turns * Math.ceil(settings.maxTokensPerTurn / 8);
+}
+
+/** The turns from `firstId` down to `leafId` (one trajectory's own nodes, its prefix excluded). */
+export function ownTurns(tree: RolloutTree, firstId: string, leafId: string): TreeNode[] {
+  const nodes: TreeNode[] = [];
+  for (let n = getNode(tree, leafId); ; n = getNode(tree, n.parent)) {
+    nodes.unshift(n);
+    if (n.id === firstId || n.parent === null) return nodes;
+  }
+}
+
+/** Each candidate's cost (absent in the trajectories unit: 1). */
+export function costs(prefixes: readonly PrefixCandidate[]): ReadonlyMap<string, number> | undefined {
+  return prefixes.some((c) => c.cost !== undefined) ? new Map(prefixes.map((c) => [c.id, c.cost ?? 1])) : undefined;
 }

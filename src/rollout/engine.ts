@@ -1,92 +1,18 @@
 import { setMaxListeners } from 'node:events';
-import { DEFAULT_SCHEDULE, type PrefixCandidate, type PrefixRoundInput, type RootCandidate, type RootRoundInput, type Strategy } from '../allocate/types.ts';
-import { Admission, BudgetLedger, capIn, spendable, type BudgetUnit, type Caps, type Spend } from '../budget/index.ts';
+import { DEFAULT_SCHEDULE, type PrefixCandidate, type PrefixRoundInput, type RootCandidate, type RootRoundInput } from '../allocate/types.ts';
+import { Admission, BudgetLedger, capIn, spendable, type BudgetUnit } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
-import type { Policy } from '../policy/types.ts';
 import { childId, createTree, getNode, root } from '../tree/index.ts';
-import type { Prompt, RolloutTree, TreeNode, TurnError } from '../tree/index.ts';
-import type { Rng } from '../util/rng.ts';
+import type { Prompt, RolloutTree } from '../tree/index.ts';
 import { isCancellation } from './call.ts';
-import { emptyProgress, type EngineEvent, type Progress } from './events.ts';
-import { meanBareCost, suffixCost, prefixCandidates, rootCandidates, type Price, type Scorer } from './candidates.ts';
-import { liveTape, recordTape, replayTape, type Recording, type Tape } from './recorder.ts';
+import { costs, meanBareCost, ownTurns, prefixCandidates, priorRootCost, rootCandidates, suffixCost, type Price, type Scorer } from './candidates.ts';
+import { emptyProgress, type EngineEvent } from './events.ts';
+import { checkCounts, type CountsRule } from './plan-check.ts';
+import { liveTape, recordTape, replayTape, type Tape } from './recorder.ts';
 import { Semaphore } from './semaphore.ts';
-import { engineSettings, type EngineSettings, type EngineSettingsInput } from './settings.ts';
-import { runTrajectory, type ActionParser, type TrajectoryContext, type TrajectoryResult, type TrajectoryStart } from './trajectory.ts';
-
-/** Misuse of the engine (unknown or duplicate prompt ids, bad counts in a plan). */
-export class EngineError extends Error {
-  override name = 'EngineError';
-}
-
-/** The allocation side the engine needs: a Strategy's cap and parts (its name is not needed here). */
-export type Allocator = Omit<Strategy, 'name'>;
-
-/** What every step takes, whatever decides its roots. */
-interface StepBasics<S> {
-  prompts: readonly Prompt[];
-  env: Environment<S>;
-  policy: Policy;
-  rng: Rng;
-  /** Caps on policy calls and generated tokens for this step (a strategy's cap, in its unit, is added). */
-  caps?: Omit<Caps, 'trajectories'>;
-  /** Ṽ(H) for roots and prefixes; default 0.5 everywhere (the cold-start predictor). */
-  scorer?: Scorer;
-  settings?: EngineSettingsInput;
-  signal?: AbortSignal;
-  onEvent?: (event: EngineEvent) => void;
-  /** Reads actions out of text when the policy returns text only (default: the Search-R1 parser). */
-  parseAction?: ActionParser;
-  /** Greedy decoding (evaluation). */
-  greedy?: boolean;
-}
-
-/** Roots, prefixes and leftover from a strategy; the step's ledger is capped at its `cap`. */
-export interface StrategyRoots {
-  strategy: Allocator;
-  rootPlan?: never;
-  /**
-   * With a strategy whose unit is turns or tokens: the expected cost of one bare rollout, from earlier
-   * steps (default: the stated prior `priorRootCost`). Roots and the leftover are planned at this
-   * price, continuations at the cost of the suffix they regenerate. Ignored in the trajectories unit.
-   */
-  rootCost?: number;
-  /** Root candidates for roots.plan; default: every prompt with v = scorer(root), p from the env if it knows truth. */
-  candidates?: readonly RootCandidate[];
-  /** Milliseconds from the caller's clock, to time the root solve apart from the rollouts (library code reads no clock). */
-  clock?: () => number;
-}
-
-/** A fixed one-round root plan (prompt id → m): nothing is expanded and the trajectories are not capped. */
-export interface FixedRoots {
-  rootPlan: ReadonlyMap<string, number>;
-  strategy?: never;
-}
-
-/** Calls go to the policy and tools (and, with `record`, are kept there), or are answered from `replay`. */
-export type StepTape = { record?: Recording; replay?: never } | { replay: Recording; record?: never };
-
-export type StepOptions<S> = StepBasics<S> & (StrategyRoots | FixedRoots) & StepTape;
-
-export interface StepResult {
-  /** One tree per prompt that received roots, in the order of `prompts`. */
-  trees: RolloutTree[];
-  /** The text the policy saw at each tree's root (Environment.render), by prompt id. */
-  rendered: ReadonlyMap<string, string>;
-  /** What this step spent. */
-  spend: Spend;
-  /** The root plan of each round (DAPO-like strategies use several). */
-  rounds: Array<Map<string, number>>;
-  progress: Progress;
-  /** Trajectory failures by code (timeouts, server errors, tool errors, budget). */
-  failures: Partial<Record<TurnError['code'], number>>;
-  cancelled: boolean;
-  settings: EngineSettings;
-  /** The step's ledger (created here from the caps), for checks after the step. */
-  ledger: BudgetLedger;
-  /** Milliseconds spent in roots.plan (by `clock`; 0 without one): allocation time inside the step. */
-  rootPlanMs: number;
-}
+import { engineSettings, type EngineSettings } from './settings.ts';
+import { EngineError, type Allocator, type StepOptions, type StepResult, type StrategyRoots } from './step-options.ts';
+import { runTrajectory, type TrajectoryContext, type TrajectoryResult, type TrajectoryStart } from './trajectory.ts';
 
 /**
  * One step of rollouts (TRACE-SPEC §3 steps 2–4), in four named phases (see StepRun):
@@ -185,7 +111,7 @@ class StepRun<S> {
     for (let round = 0; !this.signal.aborted && (round === 0 || moreRounds); round++) {
       const plan = strategy ? this.planRoots(strategy, round, results) : new Map(this.options.rootPlan);
       if (plan.size === 0) break;
-      this.checkCounts(plan, `root plan round ${round}`, 'm');
+      checkCounts(plan, `root plan round ${round}`, 'm', this.promptCounts());
       this.rounds.push(plan);
       const promptRuns: Array<Promise<void>> = [];
       let count = 0;
@@ -265,8 +191,7 @@ class StepRun<S> {
       // Round 0 keeps the one-round stream name, so runs without extra rounds draw exactly as before.
       const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, round, rng: this.options.rng.fork(round === 0 ? `prefix/${ctx.prompt.id}` : `prefix/${ctx.prompt.id}/${round}`) };
       const plan = planner.plan(input);
-      const known = new Set(prefixes.map((c) => c.id));
-      const total = this.checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"${round ? ` (round ${round})` : ''}`, 'K', { known, limit: budget, what: this.what('continuations'), cost: costs(prefixes) });
+      const total = checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"${round ? ` (round ${round})` : ''}`, 'K', this.prefixCounts(prefixes, budget));
       left -= total;
       const runs = this.launch(ctx, prefixes, plan, round === 0);
       // The next round expands the prefixes of this round's continuations (their own turns only).
@@ -295,9 +220,8 @@ class StepRun<S> {
     const prefixes = mine.flatMap((x) => x.prefixes);
     if (prefixes.length === 0 || !(budget > 0)) return;
     const plan = planner.plan({ promptId: '', m, prefixes, budget, round: 0, rng: this.options.rng.fork('prefix/step') });
-    const known = new Set(prefixes.map((c) => c.id));
-    if (known.size !== prefixes.length) throw new EngineError('prefix candidates of different prompts share an id (a prompt id that is another prompt\'s node id?)');
-    this.checkCounts(plan, 'prefixes.plan for the step', 'K', { known, limit: budget, what: this.what('continuations'), cost: costs(prefixes) });
+    if (new Set(prefixes.map((c) => c.id)).size !== prefixes.length) throw new EngineError('prefix candidates of different prompts share an id (a prompt id that is another prompt\'s node id?)');
+    checkCounts(plan, 'prefixes.plan for the step', 'K', this.prefixCounts(prefixes, budget));
     await Promise.all(mine.map(({ ctx, prefixes: own }) => this.launch(ctx, own, new Map(own.filter((c) => plan.has(c.id)).map((c) => [c.id, plan.get(c.id)!])), true)));
   }
 
@@ -357,7 +281,7 @@ class StepRun<S> {
     if (!planner || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return false;
     const roots = new Map([...this.trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
     const plan = planner.plan({ candidates: this.candidates, roots, remaining, rng: this.options.rng.fork('leftover') });
-    const total = this.checkCounts(plan, 'leftover.plan', 'Δ', { limit: remaining, what: 'trajectories' });
+    const total = checkCounts(plan, 'leftover.plan', 'Δ', this.promptCounts(remaining));
     if (total === 0) return false;
     this.rounds.push(plan);
     const runs: Array<Promise<unknown>> = [];
@@ -393,19 +317,14 @@ class StepRun<S> {
     return this.price ? `${this.price.unit} of ${trajectories}` : trajectories;
   }
 
-  /**
-   * A planner's counts, checked before anything runs: known ids (prompts, or the given prefix ids),
-   * non-negative integers, and a total within `limit`. Returns the total.
-   */
-  private checkCounts(plan: ReadonlyMap<string, number>, who: string, symbol: string, o: { known?: ReadonlySet<string>; limit?: number; what?: string; cost?: ReadonlyMap<string, number> } = {}): number {
-    let total = 0;
-    for (const [id, n] of plan) {
-      if (o.known ? !o.known.has(id) : !this.byId.has(id)) throw new EngineError(`${who} names "${id}", which is not ${o.known ? 'one of its prefix candidates' : `among the ${this.byId.size} prompts`}`);
-      if (!Number.isInteger(n) || n < 0) throw new EngineError(`${who} gives "${id}" ${symbol} = ${n}; ${symbol} must be a non-negative integer`);
-      total += n * (o.cost?.get(id) ?? 1);
-    }
-    if (o.limit !== undefined && total > o.limit) throw new EngineError(`${who} spends ${total} ${o.what} but only ${o.limit} are available`);
-    return total;
+  /** Counts naming prompts of this step (roots, leftover). */
+  private promptCounts(limit?: number): CountsRule {
+    return { known: this.byId, knownAs: `among the ${this.byId.size} prompts`, ...(limit !== undefined ? { limit, what: 'trajectories' } : {}) };
+  }
+
+  /** Counts naming the given prefix candidates, within `budget`. */
+  private prefixCounts(prefixes: readonly PrefixCandidate[], budget: number): CountsRule {
+    return { known: new Set(prefixes.map((c) => c.id)), knownAs: 'one of its prefix candidates', limit: budget, what: this.what('continuations'), cost: costs(prefixes) };
   }
 
   private contextFor(p: Prompt): TrajectoryContext<S> {
@@ -501,30 +420,6 @@ class StepRun<S> {
 
 /** Leftover rounds at most in turns and tokens (each spends what the previous one's prices left over). */
 const LEFTOVER_ROUNDS = 4;
-
-/**
- * The stated prior for the cost of a bare rollout before any step has measured one: half the turn
- * limit, in turns; in tokens, that many turns of an eighth of the per-call token limit each (the
- * defaults: 3 turns, 192 tokens). Only the first step of a run plans with it.
- */
-export function priorRootCost(unit: 'turns' | 'tokens', settings: Pick<EngineSettings, 'maxTurns' | 'maxTokensPerTurn'>): number {
-  const turns = Math.ceil(settings.maxTurns / 2);
-  return unit === 'turns' ? turns : turns * Math.ceil(settings.maxTokensPerTurn / 8);
-}
-
-/** The turns from `firstId` down to `leafId` (one trajectory's own nodes, its prefix excluded). */
-function ownTurns(tree: RolloutTree, firstId: string, leafId: string): TreeNode[] {
-  const nodes: TreeNode[] = [];
-  for (let n = getNode(tree, leafId); ; n = getNode(tree, n.parent)) {
-    nodes.unshift(n);
-    if (n.id === firstId || n.parent === null) return nodes;
-  }
-}
-
-/** Each candidate's cost (absent in the trajectories unit: 1). */
-function costs(prefixes: readonly PrefixCandidate[]): ReadonlyMap<string, number> | undefined {
-  return prefixes.some((c) => c.cost !== undefined) ? new Map(prefixes.map((c) => [c.id, c.cost ?? 1])) : undefined;
-}
 
 function nextSlot(children: readonly string[]): number {
   let s = 0;

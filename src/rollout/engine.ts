@@ -1,16 +1,16 @@
 import { setMaxListeners } from 'node:events';
 import { DEFAULT_SCHEDULE, type PrefixCandidate, type PrefixRoundInput, type RootCandidate, type RootRoundInput } from '../allocate/types.ts';
-import { Admission, BudgetLedger, capIn, spendable, type BudgetUnit } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
 import { childId, createTree, getNode, root } from '../tree/index.ts';
 import type { Prompt, RolloutTree } from '../tree/index.ts';
 import { isCancellation } from './call.ts';
-import { costs, meanBareCost, ownTurns, prefixCandidates, priorRootCost, rootCandidates, suffixCost, type Price, type Scorer } from './candidates.ts';
+import { costs, prefixCandidates, rootCandidates, type Scorer } from './candidates.ts';
 import { emptyProgress, type EngineEvent } from './events.ts';
 import { checkCounts, type CountsRule } from './plan-check.ts';
 import { liveTape, recordTape, replayTape, type Tape } from './recorder.ts';
 import { Semaphore } from './semaphore.ts';
 import { engineSettings, type EngineSettings } from './settings.ts';
+import { StepBudget } from './step-budget.ts';
 import { EngineError, type Allocator, type StepOptions, type StepResult, type StrategyRoots } from './step-options.ts';
 import { runTrajectory, type TrajectoryContext, type TrajectoryResult, type TrajectoryStart } from './trajectory.ts';
 
@@ -52,7 +52,7 @@ class StepRun<S> {
   private readonly onAbort = () => this.internal.abort(this.options.signal!.reason);
   private readonly scorer: Scorer;
   private readonly tape: Tape;
-  private readonly ledger: BudgetLedger;
+  private readonly budget: StepBudget;
   private readonly progress = emptyProgress();
   private readonly failures: StepResult['failures'] = {};
   private readonly semaphore: Semaphore;
@@ -61,10 +61,6 @@ class StepRun<S> {
   private readonly candidates: readonly RootCandidate[];
   private readonly rounds: Array<Map<string, number>> = [];
   private rootPlanMs = 0;
-  /** Prices in turns or tokens; undefined in the trajectories unit (every trajectory costs 1). */
-  private readonly price?: Price;
-  /** Priced budgets: which trajectories may start, given what the running ones will still spend. */
-  private readonly admission?: Admission;
   private readonly trajectorySlots?: Semaphore;
 
   constructor(private readonly options: StepOptions<S>) {
@@ -84,17 +80,9 @@ class StepRun<S> {
     this.signal = this.internal.signal;
     this.scorer = options.scorer ?? ((hs) => hs.map(() => 0.5));
     this.tape = options.replay ? replayTape(options.replay) : options.record ? recordTape(options.record, isCancellation) : liveTape;
-    this.ledger = new BudgetLedger({ ...options.caps, ...(this.strategy ? capIn(this.unit, this.strategy.cap) : {}) });
-    if (this.unit !== 'trajectories') {
-      const root = this.planned?.rootCost ?? priorRootCost(this.unit, this.settings);
-      if (!(root > 0) || !Number.isFinite(root)) throw new EngineError(`rootCost must be a positive number, got ${root}`);
-      this.price = { unit: this.unit, root: Math.max(1, Math.round(root)) };
-    }
+    this.budget = new StepBudget(this.strategy, options.caps, this.planned?.rootCost, this.settings);
     this.semaphore = new Semaphore(this.settings.concurrency);
-    if (this.price) {
-      this.trajectorySlots = new Semaphore(2 * this.settings.concurrency);
-      this.admission = new Admission(this.spendable(this.strategy!.cap));
-    }
+    if (this.budget.price) this.trajectorySlots = new Semaphore(2 * this.settings.concurrency);
     this.candidates = this.planned?.candidates ?? rootCandidates(options.prompts, options.env, this.scorer);
   }
 
@@ -145,9 +133,8 @@ class StepRun<S> {
   private planRoots(strategy: Allocator, round: number, results: ReadonlyMap<string, readonly number[]>): Map<string, number> {
     const clock = this.planned?.clock;
     const t0 = clock?.();
-    const root = this.price?.root ?? 1;
-    const remaining = Math.floor(this.spendable(this.ledger.remaining(this.unit)) / root);
-    const input: RootRoundInput = { candidates: this.candidates, round, budget: Math.floor(this.spendable(strategy.cap) / root), remaining, results, rng: this.options.rng.fork(`roots/${round}`) };
+    const root = this.budget.price?.root ?? 1;
+    const input: RootRoundInput = { candidates: this.candidates, round, budget: Math.floor(this.budget.spendable(strategy.cap) / root), remaining: this.budget.remaining(root), results, rng: this.options.rng.fork(`roots/${round}`) };
     const plan = strategy.roots.plan(input);
     if (t0 !== undefined) this.rootPlanMs += clock!() - t0;
     return plan;
@@ -157,7 +144,8 @@ class StepRun<S> {
   private bareRollouts(ctx: TrajectoryContext<S>, m: number, expectedCost?: number): Promise<TrajectoryResult[]> {
     const first = nextSlot(root(ctx.tree).children);
     this.progress.barePlanned += m;
-    const cost = this.price ? { expectedCost: expectedCost ?? this.price.root } : {};
+    const price = this.budget.price;
+    const cost = price ? { expectedCost: expectedCost ?? price.root } : {};
     return Promise.all(
       Array.from({ length: m }, (_, k) =>
         this.trajectory(ctx, { fromId: ctx.prompt.id, slot: first + k, origin: 'bare', ...cost }).then((res) => {
@@ -179,14 +167,14 @@ class StepRun<S> {
     const planner = this.strategy?.prefixes;
     if (!planner || this.signal.aborted) return;
     const m = root(ctx.tree).children.length;
-    let left = planner.continuationBudget(m) * this.barePrice([ctx.tree]);
+    let left = planner.continuationBudget(m) * this.budget.barePrice([ctx.tree]);
     const schedule = planner.schedule ?? DEFAULT_SCHEDULE;
     const rounds = schedule.kind === 'per-prompt' ? schedule.rounds : 1;
     let starts: string[] | undefined;
     for (let round = 0; round < rounds && left > 0 && !this.signal.aborted; round++) {
       const budget = round === rounds - 1 ? left : Math.floor(left / (rounds - round));
       if (!(budget > 0)) continue;
-      const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, { starts, withRoot: schedule.offersRoot, price: this.price });
+      const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, { starts, withRoot: schedule.offersRoot, price: this.budget.price });
       if (prefixes.length === 0) return;
       // Round 0 keeps the one-round stream name, so runs without extra rounds draw exactly as before.
       const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, round, rng: this.options.rng.fork(round === 0 ? `prefix/${ctx.prompt.id}` : `prefix/${ctx.prompt.id}/${round}`) };
@@ -214,8 +202,8 @@ class StepRun<S> {
     for (const ctx of ctxs) {
       const mi = root(ctx.tree).children.length;
       m += mi;
-      budget += planner.continuationBudget(mi) * this.barePrice([ctx.tree]);
-      mine.push({ ctx, prefixes: prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, { withRoot: (planner.schedule ?? DEFAULT_SCHEDULE).offersRoot, price: this.price }) });
+      budget += planner.continuationBudget(mi) * this.budget.barePrice([ctx.tree]);
+      mine.push({ ctx, prefixes: prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, { withRoot: (planner.schedule ?? DEFAULT_SCHEDULE).offersRoot, price: this.budget.price }) });
     }
     const prefixes = mine.flatMap((x) => x.prefixes);
     if (prefixes.length === 0 || !(budget > 0)) return;
@@ -237,7 +225,7 @@ class StepRun<S> {
     // K at the candidate of kind 'root' (a schedule that offersRoot) is K more bare rollouts, not continuations.
     const rootCandidate = prefixes.find((c) => c.kind === 'root');
     const resampled = rootCandidate ? (plan.get(rootCandidate.id) ?? 0) : 0;
-    const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled, this.barePrice([ctx.tree])) : Promise.resolve([]);
+    const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled, this.budget.barePrice([ctx.tree])) : Promise.resolve([]);
     for (const c of prefixes) {
       const K = plan.get(c.id) ?? 0;
       if (K < 1 || c.kind === 'root') continue;
@@ -269,14 +257,14 @@ class StepRun<S> {
     // In turns and tokens the real costs differ from the expected ones: top up again with what is still
     // left, at this step's observed bare-rollout cost, until no further bare rollout is expected to fit.
     // The rounds are capped: a price far below the truth cannot loop for long.
-    const rounds = this.price ? LEFTOVER_ROUNDS : 1;
+    const rounds = this.budget.price ? LEFTOVER_ROUNDS : 1;
     for (let r = 0; r < rounds; r++) if (!(await this.leftoverRound())) return;
   }
 
   /** One leftover round; false when it planned nothing. */
   private async leftoverRound(): Promise<boolean> {
-    const price = this.barePrice([...this.trees.values()]);
-    const remaining = Math.floor(this.spendable(this.ledger.remaining(this.unit)) / price);
+    const price = this.budget.barePrice([...this.trees.values()]);
+    const remaining = this.budget.remaining(price);
     const planner = this.strategy?.leftover;
     if (!planner || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return false;
     const roots = new Map([...this.trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
@@ -291,32 +279,6 @@ class StepRun<S> {
     return true;
   }
 
-  /**
-   * What a bare rollout costs in the step's unit: 1 in trajectories; in turns and tokens the mean cost
-   * of the finished bare rollouts of `trees` in this step (a prompt's own when its continuation budget is set,
-   * every prompt's for the leftover; all of them have finished by then, so the price does not depend
-   * on the order they finished in), else the planned price.
-   */
-  private barePrice(trees: readonly RolloutTree[]): number {
-    if (!this.price) return 1;
-    return Math.max(1, Math.round(meanBareCost(trees, this.price.unit) ?? this.price.root));
-  }
-
-  /** What of `amount` left in the step's unit rollouts can be planned on (budget/admission.ts). */
-  private spendable(amount: number): number {
-    return spendable(this.unit, amount, this.settings.maxTokensPerTurn);
-  }
-
-  /** The strategy's unit (trajectories without one). */
-  private get unit(): BudgetUnit {
-    return this.strategy?.unit ?? 'trajectories';
-  }
-
-  /** What a planner's total counts: trajectories, or their cost in turns or tokens. */
-  private what(trajectories: string): string {
-    return this.price ? `${this.price.unit} of ${trajectories}` : trajectories;
-  }
-
   /** Counts naming prompts of this step (roots, leftover). */
   private promptCounts(limit?: number): CountsRule {
     return { known: this.byId, knownAs: `among the ${this.byId.size} prompts`, ...(limit !== undefined ? { limit, what: 'trajectories' } : {}) };
@@ -324,7 +286,7 @@ class StepRun<S> {
 
   /** Counts naming the given prefix candidates, within `budget`. */
   private prefixCounts(prefixes: readonly PrefixCandidate[], budget: number): CountsRule {
-    return { known: new Set(prefixes.map((c) => c.id)), knownAs: 'one of its prefix candidates', limit: budget, what: this.what('continuations'), cost: costs(prefixes) };
+    return { known: new Set(prefixes.map((c) => c.id)), knownAs: 'one of its prefix candidates', limit: budget, what: this.budget.what('continuations'), cost: costs(prefixes) };
   }
 
   private contextFor(p: Prompt): TrajectoryContext<S> {
@@ -333,13 +295,14 @@ class StepRun<S> {
       const tree = createTree(p.id, p.question);
       this.trees.set(p.id, tree);
       const { env, policy, rng, greedy, parseAction } = this.options;
+      const admission = this.budget.admission;
       ctx = {
         tree,
         prompt: p,
         rendered: env.render(p),
         env,
         policy,
-        ledger: this.ledger,
+        ledger: this.budget.ledger,
         settings: this.settings,
         semaphore: this.semaphore,
         tape: this.tape,
@@ -349,7 +312,7 @@ class StepRun<S> {
         parseAction,
         onRetry: (key, attempt, error, delayMs) => this.emit({ kind: 'retry', key, attempt, error, delayMs, progress: { ...this.progress } }),
         onTurn: () => void this.progress.turns++,
-        ...(this.admission ? { covers: this.admission.admit.bind(this.admission) } : {}),
+        ...(admission ? { covers: admission.admit.bind(admission) } : {}),
       };
       this.contexts.set(p.id, ctx);
     }
@@ -379,9 +342,7 @@ class StepRun<S> {
   }
 
   private finished(ctx: TrajectoryContext<S>, origin: 'bare' | 'continuation', r: TrajectoryResult): void {
-    const price = this.price;
-    // What the trajectory's own turns cost (0 if it left no node).
-    if (price) this.admission?.settle(r.firstNodeId, () => (r.leafId ? suffixCost(ownTurns(ctx.tree, r.firstNodeId, r.leafId), price) : 0));
+    this.budget.settle(ctx.tree, r);
     if (origin === 'bare') this.progress.bareDone++;
     else this.progress.continuationDone++;
     if (r.end === 'error') {
@@ -406,13 +367,13 @@ class StepRun<S> {
     return {
       trees: this.options.prompts.flatMap((p) => (this.trees.has(p.id) ? [this.trees.get(p.id)!] : [])),
       rendered: new Map([...this.contexts].map(([id, ctx]) => [id, ctx.rendered])),
-      spend: this.ledger.spend(),
+      spend: this.budget.ledger.spend(),
       rounds: this.rounds,
       progress: this.progress,
       failures: this.failures,
       cancelled,
       settings: this.settings,
-      ledger: this.ledger,
+      ledger: this.budget.ledger,
       rootPlanMs: this.rootPlanMs,
     };
   }

@@ -1,11 +1,11 @@
 import { setMaxListeners } from 'node:events';
-import { DEFAULT_SCHEDULE, type PrefixCandidate, type PrefixRoundInput, type RootCandidate, type RootRoundInput } from '../allocate/types.ts';
-import type { Environment } from '../env/types.ts';
+import { DEFAULT_SCHEDULE, type PrefixCandidate, type RootCandidate, type RootRoundInput } from '../allocate/types.ts';
 import { childId, createTree, getNode, root } from '../tree/index.ts';
 import type { Prompt, RolloutTree } from '../tree/index.ts';
 import { isCancellation } from './call.ts';
-import { costs, prefixCandidates, rootCandidates, type Scorer } from './candidates.ts';
+import { rootCandidates, type Scorer } from './candidates.ts';
 import { emptyProgress, type EngineEvent } from './events.ts';
+import { expandPrompt, expandStep, type Expansion } from './expansion.ts';
 import { checkCounts, type CountsRule } from './plan-check.ts';
 import { liveTape, recordTape, replayTape, type Tape } from './recorder.ts';
 import { Semaphore } from './semaphore.ts';
@@ -116,7 +116,7 @@ class StepRun<S> {
             results.set(id, rewards);
             if (!expanded.has(id)) {
               expanded.add(id);
-              if (perPrompt) expansions.push(this.expandPrompt(ctx));
+              if (perPrompt) expansions.push(expandPrompt(this.expansion(), ctx));
               else roundZero.push(ctx);
             }
           }),
@@ -124,7 +124,7 @@ class StepRun<S> {
       }
       this.emit({ kind: 'roots', round, prompts: plan.size, trajectories: count, progress: { ...this.progress } });
       await Promise.all(promptRuns);
-      if (round === 0 && !perPrompt) expansions.push(this.expandStep(roundZero));
+      if (round === 0 && !perPrompt) expansions.push(expandStep(this.expansion(), roundZero));
     }
     await Promise.all(expansions);
   }
@@ -154,63 +154,6 @@ class StepRun<S> {
         }),
       ),
     );
-  }
-
-  /**
-   * Phase 3 for one prompt: score its intermediate prefixes, plan K per prefix, run the continuations.
-   * A planner with `rounds` R > 1 splits the prompt's budget over R rounds; round r > 0 starts when
-   * round r − 1's continuations have finished and plans over their prefixes (the tree grows deeper
-   * per prompt, without waiting on other prompts). Budget a round cannot place moves on to the next;
-   * after the last it stays in the ledger for the leftover top-up.
-   */
-  private async expandPrompt(ctx: TrajectoryContext<S>): Promise<void> {
-    const planner = this.strategy?.prefixes;
-    if (!planner || this.signal.aborted) return;
-    const m = root(ctx.tree).children.length;
-    let left = planner.continuationBudget(m) * this.budget.barePrice([ctx.tree]);
-    const schedule = planner.schedule ?? DEFAULT_SCHEDULE;
-    const rounds = schedule.kind === 'per-prompt' ? schedule.rounds : 1;
-    let starts: string[] | undefined;
-    for (let round = 0; round < rounds && left > 0 && !this.signal.aborted; round++) {
-      const budget = round === rounds - 1 ? left : Math.floor(left / (rounds - round));
-      if (!(budget > 0)) continue;
-      const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, { starts, withRoot: schedule.offersRoot, price: this.budget.price });
-      if (prefixes.length === 0) return;
-      // Round 0 keeps the one-round stream name, so runs without extra rounds draw exactly as before.
-      const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, round, rng: this.options.rng.fork(round === 0 ? `prefix/${ctx.prompt.id}` : `prefix/${ctx.prompt.id}/${round}`) };
-      const plan = planner.plan(input);
-      const total = checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"${round ? ` (round ${round})` : ''}`, 'K', this.prefixCounts(prefixes, budget));
-      left -= total;
-      const runs = this.launch(ctx, prefixes, plan, round === 0);
-      // The next round expands the prefixes of this round's continuations (their own turns only).
-      const done = await runs;
-      starts = done.filter((r) => r.started).map((r) => r.firstNodeId);
-    }
-  }
-
-  /**
-   * Phase 3 for a planner of scope 'step': every prompt of round 0 has finished its bare rollouts; one
-   * plan spends the summed continuation budget over all their prefixes (node ids are unique across
-   * prompts: they start with the prompt's id).
-   */
-  private async expandStep(ctxs: ReadonlyArray<TrajectoryContext<S>>): Promise<void> {
-    const planner = this.strategy?.prefixes;
-    if (!planner || this.signal.aborted) return;
-    let budget = 0;
-    let m = 0;
-    const mine: Array<{ ctx: TrajectoryContext<S>; prefixes: PrefixCandidate[] }> = [];
-    for (const ctx of ctxs) {
-      const mi = root(ctx.tree).children.length;
-      m += mi;
-      budget += planner.continuationBudget(mi) * this.budget.barePrice([ctx.tree]);
-      mine.push({ ctx, prefixes: prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, { withRoot: (planner.schedule ?? DEFAULT_SCHEDULE).offersRoot, price: this.budget.price }) });
-    }
-    const prefixes = mine.flatMap((x) => x.prefixes);
-    if (prefixes.length === 0 || !(budget > 0)) return;
-    const plan = planner.plan({ promptId: '', m, prefixes, budget, round: 0, rng: this.options.rng.fork('prefix/step') });
-    if (new Set(prefixes.map((c) => c.id)).size !== prefixes.length) throw new EngineError('prefix candidates of different prompts share an id (a prompt id that is another prompt\'s node id?)');
-    checkCounts(plan, 'prefixes.plan for the step', 'K', this.prefixCounts(prefixes, budget));
-    await Promise.all(mine.map(({ ctx, prefixes: own }) => this.launch(ctx, own, new Map(own.filter((c) => plan.has(c.id)).map((c) => [c.id, plan.get(c.id)!])), true)));
   }
 
   /**
@@ -284,9 +227,12 @@ class StepRun<S> {
     return { known: this.byId, knownAs: `among the ${this.byId.size} prompts`, ...(limit !== undefined ? { limit, what: 'trajectories' } : {}) };
   }
 
-  /** Counts naming the given prefix candidates, within `budget`. */
-  private prefixCounts(prefixes: readonly PrefixCandidate[], budget: number): CountsRule {
-    return { known: new Set(prefixes.map((c) => c.id)), knownAs: 'one of its prefix candidates', limit: budget, what: this.budget.what('continuations'), cost: costs(prefixes) };
+  /** What phase 3 plans with (undefined without a prefix planner); it runs continuations by `launch`. */
+  private expansion(): Expansion<S> | undefined {
+    const planner = this.strategy?.prefixes;
+    if (!planner || this.signal.aborted) return undefined;
+    const { env, rng } = this.options;
+    return { planner, env, rng, scorer: this.scorer, budget: this.budget, signal: this.signal, launch: (ctx, prefixes, plan, firstRound) => this.launch(ctx, prefixes, plan, firstRound) };
   }
 
   private contextFor(p: Prompt): TrajectoryContext<S> {

@@ -1,12 +1,12 @@
-import { setMaxListeners } from 'node:events';
 import { DEFAULT_SCHEDULE, type PrefixCandidate, type RootCandidate, type RootRoundInput } from '../allocate/types.ts';
 import { childId, createTree, getNode, root } from '../tree/index.ts';
 import type { Prompt, RolloutTree } from '../tree/index.ts';
-import { isCancellation } from './call.ts';
+import { isCancellation, linkedSignal } from './call.ts';
 import { rootCandidates, type Scorer } from './candidates.ts';
 import { emptyProgress, type EngineEvent } from './events.ts';
 import { expandPrompt, expandStep, type Expansion } from './expansion.ts';
 import { checkCounts, type CountsRule } from './plan-check.ts';
+import { leftoverTopUp } from './leftover-top-up.ts';
 import { liveTape, recordTape, replayTape, type Tape } from './recorder.ts';
 import { Semaphore } from './semaphore.ts';
 import { engineSettings, type EngineSettings } from './settings.ts';
@@ -47,9 +47,8 @@ class StepRun<S> {
   /** The strategy's case of the options (undefined for a fixed root plan). */
   private readonly planned?: StrategyRoots;
   private readonly byId = new Map<string, Prompt>();
-  private readonly internal = new AbortController();
   private readonly signal: AbortSignal;
-  private readonly onAbort = () => this.internal.abort(this.options.signal!.reason);
+  readonly detach: () => void;
   private readonly scorer: Scorer;
   private readonly tape: Tape;
   private readonly budget: StepBudget;
@@ -71,13 +70,7 @@ class StepRun<S> {
       if (this.byId.has(p.id)) throw new EngineError(`duplicate prompt id "${p.id}" in prompts`);
       this.byId.set(p.id, p);
     }
-    // One internal signal linked to the caller's: every queued request listens to it, so lift Node's
-    // listener warning on our own signal instead of the caller's. The caller's listener is removed
-    // again when the step ends (detach): a long run passes one signal to every step.
-    setMaxListeners(0, this.internal.signal);
-    if (options.signal?.aborted) this.internal.abort(options.signal.reason);
-    options.signal?.addEventListener('abort', this.onAbort, { once: true });
-    this.signal = this.internal.signal;
+    ({ signal: this.signal, detach: this.detach } = linkedSignal(options.signal));
     this.scorer = options.scorer ?? ((hs) => hs.map(() => 0.5));
     this.tape = options.replay ? replayTape(options.replay) : options.record ? recordTape(options.record, isCancellation) : liveTape;
     this.budget = new StepBudget(this.strategy, options.caps, this.planned?.rootCost, this.settings);
@@ -191,40 +184,31 @@ class StepRun<S> {
     return Promise.all([Promise.all(runs), extraBare]).then(([done]) => done);
   }
 
-  /**
-   * Phase 4: budget the strategy could not place as continuations becomes extra bare rollouts
-   * (strategy.leftover). They are not expanded; they run after all continuations, so the leftover is
-   * known exactly.
-   */
-  async leftoverTopUp(): Promise<void> {
-    // In turns and tokens the real costs differ from the expected ones: top up again with what is still
-    // left, at this step's observed bare-rollout cost, until no further bare rollout is expected to fit.
-    // The rounds are capped: a price far below the truth cannot loop for long.
-    const rounds = this.budget.price ? LEFTOVER_ROUNDS : 1;
-    for (let r = 0; r < rounds; r++) if (!(await this.leftoverRound())) return;
-  }
-
-  /** One leftover round; false when it planned nothing. */
-  private async leftoverRound(): Promise<boolean> {
-    const price = this.budget.barePrice([...this.trees.values()]);
-    const remaining = this.budget.remaining(price);
+  /** Phase 4 (leftover-top-up.ts): budget that could not be placed as continuations becomes extra bare rollouts. */
+  leftoverTopUp(): Promise<void> {
     const planner = this.strategy?.leftover;
-    if (!planner || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return false;
-    const roots = new Map([...this.trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
-    const plan = planner.plan({ candidates: this.candidates, roots, remaining, rng: this.options.rng.fork('leftover') });
-    const total = checkCounts(plan, 'leftover.plan', 'Δ', this.promptCounts(remaining));
-    if (total === 0) return false;
-    this.rounds.push(plan);
-    const runs: Array<Promise<unknown>> = [];
-    for (const [id, d] of plan) if (d > 0) runs.push(this.bareRollouts(this.contextFor(this.byId.get(id)!), d, price));
-    this.emit({ kind: 'roots', round: this.rounds.length - 1, prompts: plan.size, trajectories: total, progress: { ...this.progress } });
-    await Promise.all(runs);
-    return true;
+    if (!planner) return Promise.resolve();
+    return leftoverTopUp({
+      planner,
+      budget: this.budget,
+      trees: this.trees,
+      candidates: this.candidates,
+      rng: this.options.rng,
+      signal: this.signal,
+      prompts: this.promptCounts(),
+      run: async (plan, total, price) => {
+        this.rounds.push(plan);
+        const runs: Array<Promise<unknown>> = [];
+        for (const [id, d] of plan) if (d > 0) runs.push(this.bareRollouts(this.contextFor(this.byId.get(id)!), d, price));
+        this.emit({ kind: 'roots', round: this.rounds.length - 1, prompts: plan.size, trajectories: total, progress: { ...this.progress } });
+        await Promise.all(runs);
+      },
+    });
   }
 
   /** Counts naming prompts of this step (roots, leftover). */
-  private promptCounts(limit?: number): CountsRule {
-    return { known: this.byId, knownAs: `among the ${this.byId.size} prompts`, ...(limit !== undefined ? { limit, what: 'trajectories' } : {}) };
+  private promptCounts(): CountsRule {
+    return { known: this.byId, knownAs: `among the ${this.byId.size} prompts` };
   }
 
   /** What phase 3 plans with (undefined without a prefix planner); it runs continuations by `launch`. */
@@ -303,10 +287,6 @@ class StepRun<S> {
     this.options.onEvent?.(e);
   }
 
-  detach(): void {
-    this.options.signal?.removeEventListener('abort', this.onAbort);
-  }
-
   result(): StepResult {
     const cancelled = this.signal.aborted;
     this.emit({ kind: 'done', cancelled, progress: { ...this.progress } });
@@ -324,9 +304,6 @@ class StepRun<S> {
     };
   }
 }
-
-/** Leftover rounds at most in turns and tokens (each spends what the previous one's prices left over). */
-const LEFTOVER_ROUNDS = 4;
 
 function nextSlot(children: readonly string[]): number {
   let s = 0;

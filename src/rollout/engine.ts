@@ -23,8 +23,8 @@ import { runTrajectory, type TrajectoryContext, type TrajectoryResult, type Traj
  *  3. per-prompt expansion, as soon as that prompt's bare rollouts of the round are done (no global
  *     wait): prefix candidates with q = Ṽ(H), prefixes.plan with budget continuationBudget(m), then K
  *     continuations per chosen prefix from env.restore(prompt, prefix turns). A prompt is expanded
- *     once, the first time its bare rollouts finish; roots it gets in later rounds stay bare. A planner
- *     with scope 'step' is instead called once, after round 0's bare rollouts have all finished, over
+ *     once, the first time its bare rollouts finish; roots it gets in later rounds stay bare. A schedule
+ *     of kind 'step' is instead planned once, after round 0's bare rollouts have all finished, over
  *     every prompt's prefixes with the summed budget;
  *  4. leftover top-up — once every continuation has run, leftover.plan turns the trajectories still
  *     under the cap into extra bare rollouts (not expanded).

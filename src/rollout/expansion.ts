@@ -25,7 +25,7 @@ export interface Expansion<S> {
 
 /**
  * Phase 3 for one prompt: score its intermediate prefixes, plan K per prefix, run the continuations.
- * A planner with `rounds` R > 1 splits the prompt's budget over R rounds; round r > 0 starts when
+ * A schedule with `rounds` R > 1 splits the prompt's budget over R rounds; round r > 0 starts when
  * round r − 1's continuations have finished and plans over their prefixes (the tree grows deeper
  * per prompt, without waiting on other prompts). Budget a round cannot place moves on to the next;
  * after the last it stays in the ledger for the leftover top-up.
@@ -56,7 +56,7 @@ export async function expandPrompt<S>(x: Expansion<S> | undefined, ctx: Trajecto
 }
 
 /**
- * Phase 3 for a planner of scope 'step': every prompt of round 0 has finished its bare rollouts; one
+ * Phase 3 for a schedule of kind 'step': every prompt of round 0 has finished its bare rollouts; one
  * plan spends the summed continuation budget over all their prefixes (node ids are unique across
  * prompts: they start with the prompt's id).
  */

@@ -3,7 +3,7 @@
  * the embedded world with 1,000 leaves (budget B = 1,000 over a pool of 256), exported repeatedly:
  *  - rows: buildBatch (estimator + tokenisation + per-token rows), in memory;
  *  - each file form serialised to bytes (verl Parquet, TRL Parquet, verl JSONL, prefix trie JSONL);
- *  - exportRun end to end (open the store, rebuild the world to render prompts, rows, write verl Parquet).
+ *  - exportRun end to end (open the store, read its stored prompts, rows, write verl Parquet).
  * Run: npx tsx bench/export/run.ts [--reps 7]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,9 +11,9 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createEstimator } from '../../src/advantage/index.ts';
-import { buildBatch, exportRun, promptRenderer, serializeBatch } from '../../src/export/index.ts';
+import { buildBatch, exportRun, serializeBatch, storedText } from '../../src/export/index.ts';
 import { RunStore } from '../../src/store/index.ts';
-import { storedTrainConfig, train } from '../../src/train/index.ts';
+import { train } from '../../src/train/index.ts';
 
 const reps = Number(process.argv[process.argv.indexOf('--reps') + 1]) || 7;
 const stats = (xs: number[]) => {
@@ -28,10 +28,9 @@ const t0 = performance.now();
 await train({ out: dir, config: { steps: 1, pool: 256, strategy: { name: 'trace', budget: 1000 }, eval: { every: 100, questions: 10 } }, clock: () => performance.now() });
 const setupMs = performance.now() - t0;
 const store = RunStore.open(dir, { readonly: true });
-const config = storedTrainConfig(store);
 const trees = store.trees(0);
+const { render } = storedText(trees, store.treeRecords(0), dir);
 store.close();
-const render = promptRenderer(config);
 const estimator = createEstimator('trace');
 
 const time = (f: () => unknown) => {

@@ -37,7 +37,7 @@ export interface RootRoundInput {
 
 /**
  * An intermediate prefix (j, t) of one prompt's finished bare rollouts (1 ≤ t < T_j), or, for a planner
- * that `offersRoot`, the prompt's root (depth 0: a "continuation" from it is a fresh bare rollout).
+ * whose schedule `offersRoot`, the prompt's root (depth 0: a "continuation" from it is a fresh bare rollout).
  */
 export interface PrefixCandidate {
   /**
@@ -103,29 +103,30 @@ export interface RootPlanner {
   readonly rounds?: 'until-empty';
 }
 
+/**
+ * How a strategy's prefixes are expanded, one case per schedule.
+ * - 'per-prompt' (TRACE-SPEC §3 step 4): each prompt spends its own continuationBudget(m_i) on its own
+ *   prefixes as soon as its bare rollouts finish, over `rounds` rounds (about budget / R each; round
+ *   r > 0 plans over the prefixes of round r − 1's continuations, as soon as those finish; what a
+ *   round cannot place moves on to the next).
+ * - 'step' (trace's `prefixBudget: shared`): once every prompt's bare rollouts have finished, one plan
+ *   spends Σ continuationBudget(m_i) over the prefixes of all of them (input.promptId is then '',
+ *   input.m = Σ m_i), in one round.
+ * `offersRoot` (trace's `rootResample`): in the first round the prompt's root is a candidate too (depth
+ * 0, id = the prompt's root id, q = Ṽ(prompt), kind 'root') while its bare outcomes all agree (r = that
+ * outcome); K there means K more bare rollouts instead of continuations.
+ */
+export type ExpansionSchedule = { readonly kind: 'per-prompt'; readonly rounds: number; readonly offersRoot: boolean } | { readonly kind: 'step'; readonly offersRoot: boolean };
+
+/** The paper's schedule: one round per prompt, over intermediate prefixes only. */
+export const DEFAULT_SCHEDULE: ExpansionSchedule = { kind: 'per-prompt', rounds: 1, offersRoot: false };
+
 /** Where a prompt's continuations go, once its bare rollouts are done (TRACE-SPEC §3 step 4). */
 export interface PrefixPlanner {
   /** Continuations a prompt with m bare rollouts may spend (m · N for the tree strategies). */
   continuationBudget(m: number): number;
-  /**
-   * Expansion rounds per prompt (default 1, TRACE-SPEC §3 step 4's default). With R > 1 the engine
-   * spends about budget / R per round; round r > 0 plans over the prefixes of round r − 1's
-   * continuations (their own turns), as soon as those finish; what a round cannot place moves on to the next.
-   */
-  readonly rounds?: number;
-  /**
-   * true: in round 0 the engine also offers the prompt's root as a candidate (depth 0, id = the prompt's
-   * root id, q = Ṽ(prompt), kind 'root') while the prompt's bare outcomes all agree (r = that outcome); K
-   * there means K more bare rollouts instead of continuations (trace's `rootResample`). Absent: prefixes only.
-   */
-  readonly offersRoot?: boolean;
-  /**
-   * 'prompt' (default, TRACE-SPEC §3 step 4): each prompt spends its own continuationBudget(m_i) on its
-   * own prefixes, as soon as its bare rollouts finish. 'step' (trace's `prefixBudget: shared`): once every
-   * prompt's bare rollouts have finished, one plan spends Σ continuationBudget(m_i) over the prefixes of
-   * all of them (input.promptId is then '', input.m = Σ m_i). One round only.
-   */
-  readonly scope?: 'prompt' | 'step';
+  /** When and over which prefixes the engine expands (absent: {@link DEFAULT_SCHEDULE}). */
+  readonly schedule?: ExpansionSchedule;
   /**
    * Continuations per prefix id (K ≥ 1 only; absent = not expanded); Σ K · cost ≤ input.budget. The engine
    * calls it only for a prompt with at least one prefix candidate and a budget ≥ 1.

@@ -1,4 +1,4 @@
-import type { Allocator } from '../rollout/engine.ts';
+import type { Allocator } from '../rollout/step-options.ts';
 import { runStep, type EngineEvent, type EngineSettingsInput } from '../rollout/index.ts';
 import { knowsTruth } from '../rollout/candidates.ts';
 import type { Environment } from '../env/types.ts';

@@ -1,8 +1,8 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { byStrategy, isNum, mean, series, type SeriesPoint } from './aggregate.ts';
 import type { RunData } from './load-runs.ts';
-import { METRICS, metricInfo } from '../train/metrics.ts';
-import { readStepDetails } from '../train/step-details.ts';
+import { METRICS, metricInfo } from '../record/metrics.ts';
+import { readStepDetails } from '../record/step-details.ts';
 
 /** A chart ready for the page: an SVG, or a note saying why it is missing. */
 export interface Chart {

@@ -1,4 +1,4 @@
-import { METRICS } from '../train/metrics.ts';
+import { METRICS } from '../record/metrics.ts';
 import type { RunData } from './load-runs.ts';
 import type { Summary } from './summary.ts';
 import type { ViewTree } from './tree-data.ts';

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { PolicyCallError } from '../policy/errors.ts';
 
 /** Internal: the run was cancelled while this call was in flight or queued. */
@@ -37,4 +38,18 @@ export async function callWithTimeout<T>(fn: (signal: AbortSignal) => Promise<T>
     clearTimeout(timer);
     runSignal?.removeEventListener('abort', onRunAbort);
   }
+}
+
+/**
+ * A step's own signal, linked to the caller's: every queued request listens to it, so Node's listener
+ * warning is lifted on this signal instead of the caller's. `detach` removes the caller's listener
+ * again when the step ends: a long run passes one signal to every step.
+ */
+export function linkedSignal(caller?: AbortSignal): { signal: AbortSignal; detach: () => void } {
+  const own = new AbortController();
+  setMaxListeners(0, own.signal);
+  const onAbort = () => own.abort(caller!.reason);
+  if (caller?.aborted) own.abort(caller.reason);
+  caller?.addEventListener('abort', onAbort, { once: true });
+  return { signal: own.signal, detach: () => caller?.removeEventListener('abort', onAbort) };
 }

@@ -4,6 +4,7 @@ import type { History } from '../predict/types.ts';
 import { getNode, root, turnsTo } from '../tree/index.ts';
 import type { RolloutTree, TreeNode } from '../tree/index.ts';
 import type { Prompt } from '../tree/types.ts';
+import type { EngineSettings } from './settings.ts';
 
 /** Ṽ over a batch of histories (the shared predictor's `predict`). */
 export type Scorer = (histories: readonly History[]) => number[];
@@ -34,10 +35,11 @@ export function rootCandidates(prompts: readonly Prompt[], env: unknown, scorer:
  * a candidate. `starts` names other chains' first nodes instead: the continuations of a previous
  * expansion round, whose own prefixes a later round may expand (trace's `expansionRounds`).
  * q = Ṽ(H) from the scorer in one batch; `entropy` is the policy's entropy at the decision that follows
- * the prefix; `p` is the true success probability when the environment knows it. `withRoot` (a planner
+ * the prefix; `p` is the true success probability when the environment knows it. `withRoot` (a schedule
  * that `offersRoot`, first round only) adds the root itself, of kind 'root', while the bare outcomes all agree.
  */
-export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, starts?: readonly string[], withRoot = false, price?: Price): PrefixCandidate[] {
+export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, options: { starts?: readonly string[]; withRoot?: boolean; price?: Price } = {}): PrefixCandidate[] {
+  const { starts, withRoot = false, price } = options;
   const chains: Array<{ nodes: TreeNode[]; r: number }> = [];
   const firsts = starts ?? root(tree).children.filter((id) => getNode(tree, id).origin === 'bare');
   for (const firstId of firsts) {
@@ -119,4 +121,28 @@ export function meanBareCost(trees: readonly RolloutTree[], unit: Price['unit'])
     }
   }
   return count > 0 ? sum / count : undefined;
+}
+
+/**
+ * The stated prior for the cost of a bare rollout before any step has measured one: half the turn
+ * limit, in turns; in tokens, that many turns of an eighth of the per-call token limit each (the
+ * defaults: 3 turns, 192 tokens). Only the first step of a run plans with it.
+ */
+export function priorRootCost(unit: 'turns' | 'tokens', settings: Pick<EngineSettings, 'maxTurns' | 'maxTokensPerTurn'>): number {
+  const turns = Math.ceil(settings.maxTurns / 2);
+  return unit === 'turns' ? turns : turns * Math.ceil(settings.maxTokensPerTurn / 8);
+}
+
+/** The turns from `firstId` down to `leafId` (one trajectory's own nodes, its prefix excluded). */
+export function ownTurns(tree: RolloutTree, firstId: string, leafId: string): TreeNode[] {
+  const nodes: TreeNode[] = [];
+  for (let n = getNode(tree, leafId); ; n = getNode(tree, n.parent)) {
+    nodes.unshift(n);
+    if (n.id === firstId || n.parent === null) return nodes;
+  }
+}
+
+/** Each candidate's cost (absent in the trajectories unit: 1). */
+export function costs(prefixes: readonly PrefixCandidate[]): ReadonlyMap<string, number> | undefined {
+  return prefixes.some((c) => c.cost !== undefined) ? new Map(prefixes.map((c) => [c.id, c.cost ?? 1])) : undefined;
 }

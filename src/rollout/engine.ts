@@ -1,83 +1,18 @@
-import { setMaxListeners } from 'node:events';
-import type { PrefixCandidate, PrefixRoundInput, RootCandidate, RootRoundInput, Strategy } from '../allocate/types.ts';
-import { BudgetLedger, capIn, type BudgetUnit, type Caps, type Spend } from '../budget/index.ts';
-import type { Environment } from '../env/types.ts';
-import type { Policy } from '../policy/types.ts';
+import { DEFAULT_SCHEDULE, type PrefixCandidate, type RootCandidate, type RootRoundInput } from '../allocate/types.ts';
 import { childId, createTree, getNode, root } from '../tree/index.ts';
-import type { Prompt, RolloutTree, TreeNode, TurnError } from '../tree/index.ts';
-import type { Rng } from '../util/rng.ts';
-import { isCancellation } from './call.ts';
-import { emptyProgress, type EngineEvent, type Progress } from './events.ts';
-import { meanBareCost, suffixCost, prefixCandidates, rootCandidates, type Price, type Scorer } from './candidates.ts';
-import { liveTape, recordTape, replayTape, type Recording, type Tape } from './recorder.ts';
+import type { Prompt, RolloutTree } from '../tree/index.ts';
+import { isCancellation, linkedSignal } from './call.ts';
+import { rootCandidates, type Scorer } from './candidates.ts';
+import { emptyProgress, type EngineEvent } from './events.ts';
+import { expandPrompt, expandStep, type Expansion } from './expansion.ts';
+import { checkCounts, type CountsRule } from './plan-check.ts';
+import { leftoverTopUp } from './leftover-top-up.ts';
+import { liveTape, recordTape, replayTape, type Tape } from './recorder.ts';
 import { Semaphore } from './semaphore.ts';
-import { engineSettings, type EngineSettings, type EngineSettingsInput } from './settings.ts';
-import { runTrajectory, type ActionParser, type TrajectoryContext, type TrajectoryResult, type TrajectoryStart } from './trajectory.ts';
-
-/** Misuse of the engine (unknown prompt ids in a plan, bad counts, conflicting options). */
-export class EngineError extends Error {
-  override name = 'EngineError';
-}
-
-/** The allocation side the engine needs: a Strategy's cap and parts (its name is not needed here). */
-export type Allocator = Omit<Strategy, 'name'>;
-
-export interface StepOptions<S> {
-  prompts: readonly Prompt[];
-  env: Environment<S>;
-  policy: Policy;
-  rng: Rng;
-  /**
-   * Root counts and prefix plans; the step's ledger is capped at its `cap`. Without it,
-   * `rootPlan` must be given, nothing is expanded and the trajectories are not capped.
-   */
-  strategy?: Allocator;
-  /** Caps on policy calls and generated tokens for this step (the strategy's cap, in its unit, is added). */
-  caps?: Omit<Caps, 'trajectories'>;
-  /**
-   * With a strategy whose unit is turns or tokens: the expected cost of one bare rollout, from earlier
-   * steps (default: the stated prior `priorRootCost`). Roots and the leftover are planned at this
-   * price, continuations at the cost of the suffix they regenerate. Ignored in the trajectories unit.
-   */
-  rootCost?: number;
-  /** A fixed one-round root plan (prompt id → m); overrides strategy.planRoots. */
-  rootPlan?: ReadonlyMap<string, number>;
-  /** Ṽ(H) for roots and prefixes; default 0.5 everywhere (the cold-start predictor). */
-  scorer?: Scorer;
-  /** Root candidates for planRoots; default: every prompt with v = scorer(root), p from the env if it knows truth. */
-  candidates?: readonly RootCandidate[];
-  settings?: EngineSettingsInput;
-  signal?: AbortSignal;
-  onEvent?: (event: EngineEvent) => void;
-  /** Reads actions out of text when the policy returns text only (default: the Search-R1 parser). */
-  parseAction?: ActionParser;
-  /** Greedy decoding (evaluation). */
-  greedy?: boolean;
-  /** Milliseconds from the caller's clock, to time the root solve apart from the rollouts (library code reads no clock). */
-  clock?: () => number;
-  /** Store every response and tool result here. */
-  record?: Recording;
-  /** Answer every call from this recording instead of calling the policy and tools. */
-  replay?: Recording;
-}
-
-export interface StepResult {
-  /** One tree per prompt that received roots, in the order of `prompts`. */
-  trees: RolloutTree[];
-  /** What this step spent. */
-  spend: Spend;
-  /** The root plan of each round (DAPO-like strategies use several). */
-  rounds: Array<Map<string, number>>;
-  progress: Progress;
-  /** Trajectory failures by code (timeouts, server errors, tool errors, budget). */
-  failures: Partial<Record<TurnError['code'], number>>;
-  cancelled: boolean;
-  settings: EngineSettings;
-  /** The step's ledger (created here from the caps), for checks after the step. */
-  ledger: BudgetLedger;
-  /** Milliseconds spent in roots.plan (by `clock`; 0 without one): allocation time inside the step. */
-  rootPlanMs: number;
-}
+import { engineSettings, type EngineSettings } from './settings.ts';
+import { StepBudget } from './step-budget.ts';
+import { EngineError, type Allocator, type StepOptions, type StepResult, type StrategyRoots } from './step-options.ts';
+import { runTrajectory, type TrajectoryContext, type TrajectoryResult, type TrajectoryStart } from './trajectory.ts';
 
 /**
  * One step of rollouts (TRACE-SPEC §3 steps 2–4), in four named phases (see StepRun):
@@ -88,8 +23,8 @@ export interface StepResult {
  *  3. per-prompt expansion, as soon as that prompt's bare rollouts of the round are done (no global
  *     wait): prefix candidates with q = Ṽ(H), prefixes.plan with budget continuationBudget(m), then K
  *     continuations per chosen prefix from env.restore(prompt, prefix turns). A prompt is expanded
- *     once, the first time its bare rollouts finish; roots it gets in later rounds stay bare. A planner
- *     with scope 'step' is instead called once, after round 0's bare rollouts have all finished, over
+ *     once, the first time its bare rollouts finish; roots it gets in later rounds stay bare. A schedule
+ *     of kind 'step' is instead planned once, after round 0's bare rollouts have all finished, over
  *     every prompt's prefixes with the summed budget;
  *  4. leftover top-up — once every continuation has run, leftover.plan turns the trajectories still
  *     under the cap into extra bare rollouts (not expanded).
@@ -109,13 +44,14 @@ export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
 class StepRun<S> {
   private readonly settings: EngineSettings;
   private readonly strategy?: Allocator;
+  /** The strategy's case of the options (undefined for a fixed root plan). */
+  private readonly planned?: StrategyRoots;
   private readonly byId = new Map<string, Prompt>();
-  private readonly internal = new AbortController();
   private readonly signal: AbortSignal;
-  private readonly onAbort = () => this.internal.abort(this.options.signal!.reason);
+  readonly detach: () => void;
   private readonly scorer: Scorer;
   private readonly tape: Tape;
-  private readonly ledger: BudgetLedger;
+  private readonly budget: StepBudget;
   private readonly progress = emptyProgress();
   private readonly failures: StepResult['failures'] = {};
   private readonly semaphore: Semaphore;
@@ -124,45 +60,23 @@ class StepRun<S> {
   private readonly candidates: readonly RootCandidate[];
   private readonly rounds: Array<Map<string, number>> = [];
   private rootPlanMs = 0;
-  /** Prices in turns or tokens; undefined in the trajectories unit (every trajectory costs 1). */
-  private readonly price?: Price;
-  /**
-   * Priced budgets: what the trajectories admitted so far commit, their real cost once finished and
-   * their expected cost while running (by first node id, `admitted`). All of a step's trajectories make
-   * their first call early (the semaphore is per call, not per trajectory), so admission must count
-   * what the running ones will still spend, not only what the ledger has settled.
-   */
-  private committed = 0;
   private readonly trajectorySlots?: Semaphore;
-  private readonly admitted = new Map<string, number>();
 
   constructor(private readonly options: StepOptions<S>) {
     this.settings = engineSettings(options.settings);
+    this.planned = options.strategy ? options : undefined;
     this.strategy = options.strategy;
-    if (!this.strategy && !options.rootPlan) throw new EngineError('runStep needs a strategy or a rootPlan');
-    if (options.record && options.replay) throw new EngineError('record and replay cannot be used in the same run');
     for (const p of options.prompts) {
       if (this.byId.has(p.id)) throw new EngineError(`duplicate prompt id "${p.id}" in prompts`);
       this.byId.set(p.id, p);
     }
-    // One internal signal linked to the caller's: every queued request listens to it, so lift Node's
-    // listener warning on our own signal instead of the caller's. The caller's listener is removed
-    // again when the step ends (detach): a long run passes one signal to every step.
-    setMaxListeners(0, this.internal.signal);
-    if (options.signal?.aborted) this.internal.abort(options.signal.reason);
-    options.signal?.addEventListener('abort', this.onAbort, { once: true });
-    this.signal = this.internal.signal;
+    ({ signal: this.signal, detach: this.detach } = linkedSignal(options.signal));
     this.scorer = options.scorer ?? ((hs) => hs.map(() => 0.5));
     this.tape = options.replay ? replayTape(options.replay) : options.record ? recordTape(options.record, isCancellation) : liveTape;
-    this.ledger = new BudgetLedger({ ...options.caps, ...(this.strategy ? capIn(this.unit, this.strategy.cap) : {}) });
-    if (this.unit !== 'trajectories') {
-      const root = options.rootCost ?? priorRootCost(this.unit, this.settings);
-      if (!(root > 0) || !Number.isFinite(root)) throw new EngineError(`rootCost must be a positive number, got ${root}`);
-      this.price = { unit: this.unit, root: Math.max(1, Math.round(root)) };
-    }
+    this.budget = new StepBudget(this.strategy, options.caps, this.planned?.rootCost, this.settings);
     this.semaphore = new Semaphore(this.settings.concurrency);
-    if (this.price) this.trajectorySlots = new Semaphore(2 * this.settings.concurrency);
-    this.candidates = options.candidates ?? rootCandidates(options.prompts, options.env, this.scorer);
+    if (this.budget.price) this.trajectorySlots = new Semaphore(2 * this.settings.concurrency);
+    this.candidates = this.planned?.candidates ?? rootCandidates(options.prompts, options.env, this.scorer);
   }
 
   /** Phases 1–3: root rounds, their bare rollouts, and each prompt's expansion as soon as it is ready. */
@@ -172,13 +86,13 @@ class StepRun<S> {
     const results = new Map<string, number[]>();
     const expansions: Array<Promise<void>> = [];
     const expanded = new Set<string>();
-    const moreRounds = strategy?.roots.rounds === 'until-empty' && !this.options.rootPlan;
-    const perPrompt = strategy?.prefixes?.scope !== 'step';
+    const moreRounds = strategy?.roots.rounds === 'until-empty';
+    const perPrompt = (strategy?.prefixes?.schedule ?? DEFAULT_SCHEDULE).kind === 'per-prompt';
     const roundZero: Array<TrajectoryContext<S>> = [];
     for (let round = 0; !this.signal.aborted && (round === 0 || moreRounds); round++) {
-      const plan = this.options.rootPlan ? new Map(this.options.rootPlan) : this.planRoots(strategy!, round, results);
+      const plan = strategy ? this.planRoots(strategy, round, results) : new Map(this.options.rootPlan);
       if (plan.size === 0) break;
-      this.checkCounts(plan, `root plan round ${round}`, 'm');
+      checkCounts(plan, `root plan round ${round}`, 'm', this.promptCounts());
       this.rounds.push(plan);
       const promptRuns: Array<Promise<void>> = [];
       let count = 0;
@@ -195,7 +109,7 @@ class StepRun<S> {
             results.set(id, rewards);
             if (!expanded.has(id)) {
               expanded.add(id);
-              if (perPrompt) expansions.push(this.expandPrompt(ctx));
+              if (perPrompt) expansions.push(expandPrompt(this.expansion(), ctx));
               else roundZero.push(ctx);
             }
           }),
@@ -203,19 +117,19 @@ class StepRun<S> {
       }
       this.emit({ kind: 'roots', round, prompts: plan.size, trajectories: count, progress: { ...this.progress } });
       await Promise.all(promptRuns);
-      if (round === 0 && !perPrompt) expansions.push(this.expandStep(roundZero));
+      if (round === 0 && !perPrompt) expansions.push(expandStep(this.expansion(), roundZero));
     }
     await Promise.all(expansions);
   }
 
   /** One root round's plan, timed with the caller's clock (the root solve is allocation, not rollout). */
   private planRoots(strategy: Allocator, round: number, results: ReadonlyMap<string, readonly number[]>): Map<string, number> {
-    const t0 = this.options.clock?.();
-    const root = this.price?.root ?? 1;
-    const remaining = Math.floor(this.spendable(this.ledger.remaining(this.unit)) / root);
-    const input: RootRoundInput = { candidates: this.candidates, round, budget: Math.floor(this.spendable(strategy.cap) / root), remaining, results, rng: this.options.rng.fork(`roots/${round}`) };
+    const clock = this.planned?.clock;
+    const t0 = clock?.();
+    const root = this.budget.price?.root ?? 1;
+    const input: RootRoundInput = { candidates: this.candidates, round, budget: Math.floor(this.budget.spendable(strategy.cap) / root), remaining: this.budget.remaining(root), results, rng: this.options.rng.fork(`roots/${round}`) };
     const plan = strategy.roots.plan(input);
-    if (t0 !== undefined) this.rootPlanMs += this.options.clock!() - t0;
+    if (t0 !== undefined) this.rootPlanMs += clock!() - t0;
     return plan;
   }
 
@@ -223,7 +137,8 @@ class StepRun<S> {
   private bareRollouts(ctx: TrajectoryContext<S>, m: number, expectedCost?: number): Promise<TrajectoryResult[]> {
     const first = nextSlot(root(ctx.tree).children);
     this.progress.barePlanned += m;
-    const cost = this.price ? { expectedCost: expectedCost ?? this.price.root } : {};
+    const price = this.budget.price;
+    const cost = price ? { expectedCost: expectedCost ?? price.root } : {};
     return Promise.all(
       Array.from({ length: m }, (_, k) =>
         this.trajectory(ctx, { fromId: ctx.prompt.id, slot: first + k, origin: 'bare', ...cost }).then((res) => {
@@ -235,64 +150,6 @@ class StepRun<S> {
   }
 
   /**
-   * Phase 3 for one prompt: score its intermediate prefixes, plan K per prefix, run the continuations.
-   * A planner with `rounds` R > 1 splits the prompt's budget over R rounds; round r > 0 starts when
-   * round r − 1's continuations have finished and plans over their prefixes (the tree grows deeper
-   * per prompt, without waiting on other prompts). Budget a round cannot place moves on to the next;
-   * after the last it stays in the ledger for the leftover top-up.
-   */
-  private async expandPrompt(ctx: TrajectoryContext<S>): Promise<void> {
-    const planner = this.strategy?.prefixes;
-    if (!planner || this.signal.aborted) return;
-    const m = root(ctx.tree).children.length;
-    let left = planner.continuationBudget(m) * this.barePrice([ctx.tree]);
-    const rounds = planner.rounds ?? 1;
-    let starts: string[] | undefined;
-    for (let round = 0; round < rounds && left > 0 && !this.signal.aborted; round++) {
-      const budget = round === rounds - 1 ? left : Math.floor(left / (rounds - round));
-      if (!(budget > 0)) continue;
-      const prefixes = prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, starts, planner.offersRoot === true, this.price);
-      if (prefixes.length === 0) return;
-      // Round 0 keeps the one-round stream name, so runs without extra rounds draw exactly as before.
-      const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, round, rng: this.options.rng.fork(round === 0 ? `prefix/${ctx.prompt.id}` : `prefix/${ctx.prompt.id}/${round}`) };
-      const plan = planner.plan(input);
-      const known = new Set(prefixes.map((c) => c.id));
-      const total = this.checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"${round ? ` (round ${round})` : ''}`, 'K', { known, limit: budget, what: this.what('continuations'), cost: costs(prefixes) });
-      left -= total;
-      const runs = this.launch(ctx, prefixes, plan, round === 0);
-      // The next round expands the prefixes of this round's continuations (their own turns only).
-      const done = await runs;
-      starts = done.filter((r) => r.started).map((r) => r.firstNodeId);
-    }
-  }
-
-  /**
-   * Phase 3 for a planner of scope 'step': every prompt of round 0 has finished its bare rollouts; one
-   * plan spends the summed continuation budget over all their prefixes (node ids are unique across
-   * prompts: they start with the prompt's id).
-   */
-  private async expandStep(ctxs: ReadonlyArray<TrajectoryContext<S>>): Promise<void> {
-    const planner = this.strategy?.prefixes;
-    if (!planner || this.signal.aborted) return;
-    let budget = 0;
-    let m = 0;
-    const mine: Array<{ ctx: TrajectoryContext<S>; prefixes: PrefixCandidate[] }> = [];
-    for (const ctx of ctxs) {
-      const mi = root(ctx.tree).children.length;
-      m += mi;
-      budget += planner.continuationBudget(mi) * this.barePrice([ctx.tree]);
-      mine.push({ ctx, prefixes: prefixCandidates(ctx.tree, ctx.prompt, this.options.env as Environment<unknown>, this.scorer, undefined, planner.offersRoot === true, this.price) });
-    }
-    const prefixes = mine.flatMap((x) => x.prefixes);
-    if (prefixes.length === 0 || !(budget > 0)) return;
-    const plan = planner.plan({ promptId: '', m, prefixes, budget, round: 0, rng: this.options.rng.fork('prefix/step') });
-    const known = new Set(prefixes.map((c) => c.id));
-    if (known.size !== prefixes.length) throw new EngineError('prefix candidates of different prompts share an id (a prompt id that is another prompt\'s node id?)');
-    this.checkCounts(plan, 'prefixes.plan for the step', 'K', { known, limit: budget, what: this.what('continuations'), cost: costs(prefixes) });
-    await Promise.all(mine.map(({ ctx, prefixes: own }) => this.launch(ctx, own, new Map(own.filter((c) => plan.has(c.id)).map((c) => [c.id, plan.get(c.id)!])), true)));
-  }
-
-  /**
    * Runs one prompt's planned continuations (and, K at its candidate of kind 'root', K more bare rollouts, not expanded)
    * and reports the expansion (`firstRound`: the prompt counts as expanded); resolves with the
    * continuations' results. Slots are assigned here, in candidate order, before anything runs: ids
@@ -301,10 +158,10 @@ class StepRun<S> {
   private launch(ctx: TrajectoryContext<S>, prefixes: readonly PrefixCandidate[], plan: ReadonlyMap<string, number>, firstRound: boolean): Promise<TrajectoryResult[]> {
     for (const c of prefixes) getNode(ctx.tree, c.id).predicted ??= c.q;
     const runs: Array<Promise<TrajectoryResult>> = [];
-    // K at the candidate of kind 'root' (a planner that offersRoot) is K more bare rollouts, not continuations.
+    // K at the candidate of kind 'root' (a schedule that offersRoot) is K more bare rollouts, not continuations.
     const rootCandidate = prefixes.find((c) => c.kind === 'root');
     const resampled = rootCandidate ? (plan.get(rootCandidate.id) ?? 0) : 0;
-    const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled, this.barePrice([ctx.tree])) : Promise.resolve([]);
+    const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled, this.budget.barePrice([ctx.tree])) : Promise.resolve([]);
     for (const c of prefixes) {
       const K = plan.get(c.id) ?? 0;
       if (K < 1 || c.kind === 'root') continue;
@@ -327,80 +184,39 @@ class StepRun<S> {
     return Promise.all([Promise.all(runs), extraBare]).then(([done]) => done);
   }
 
-  /**
-   * Phase 4: budget the strategy could not place as continuations becomes extra bare rollouts
-   * (strategy.leftover). They are not expanded; they run after all continuations, so the leftover is
-   * known exactly.
-   */
-  async leftoverTopUp(): Promise<void> {
-    // In turns and tokens the real costs differ from the expected ones: top up again with what is still
-    // left, at this step's observed bare-rollout cost, until no further bare rollout is expected to fit.
-    // The rounds are capped: a price far below the truth cannot loop for long.
-    const rounds = this.price ? LEFTOVER_ROUNDS : 1;
-    for (let r = 0; r < rounds; r++) if (!(await this.leftoverRound())) return;
-  }
-
-  /** One leftover round; false when it planned nothing. */
-  private async leftoverRound(): Promise<boolean> {
-    const price = this.barePrice([...this.trees.values()]);
-    const remaining = Math.floor(this.spendable(this.ledger.remaining(this.unit)) / price);
+  /** Phase 4 (leftover-top-up.ts): budget that could not be placed as continuations becomes extra bare rollouts. */
+  leftoverTopUp(): Promise<void> {
     const planner = this.strategy?.leftover;
-    if (!planner || this.options.rootPlan || this.signal.aborted || !(remaining > 0) || !Number.isFinite(remaining)) return false;
-    const roots = new Map([...this.trees].map(([id, t]) => [id, root(t).children.filter((c) => t.nodes[c].origin === 'bare').length]));
-    const plan = planner.plan({ candidates: this.candidates, roots, remaining, rng: this.options.rng.fork('leftover') });
-    const total = this.checkCounts(plan, 'leftover.plan', 'Δ', { limit: remaining, what: 'trajectories' });
-    if (total === 0) return false;
-    this.rounds.push(plan);
-    const runs: Array<Promise<unknown>> = [];
-    for (const [id, d] of plan) if (d > 0) runs.push(this.bareRollouts(this.contextFor(this.byId.get(id)!), d, price));
-    this.emit({ kind: 'roots', round: this.rounds.length - 1, prompts: plan.size, trajectories: total, progress: { ...this.progress } });
-    await Promise.all(runs);
-    return true;
+    if (!planner) return Promise.resolve();
+    return leftoverTopUp({
+      planner,
+      budget: this.budget,
+      trees: this.trees,
+      candidates: this.candidates,
+      rng: this.options.rng,
+      signal: this.signal,
+      prompts: this.promptCounts(),
+      run: async (plan, total, price) => {
+        this.rounds.push(plan);
+        const runs: Array<Promise<unknown>> = [];
+        for (const [id, d] of plan) if (d > 0) runs.push(this.bareRollouts(this.contextFor(this.byId.get(id)!), d, price));
+        this.emit({ kind: 'roots', round: this.rounds.length - 1, prompts: plan.size, trajectories: total, progress: { ...this.progress } });
+        await Promise.all(runs);
+      },
+    });
   }
 
-  /**
-   * What a bare rollout costs in the step's unit: 1 in trajectories; in turns and tokens the mean cost
-   * of the finished bare rollouts of `trees` in this step (a prompt's own when its continuation budget is set,
-   * every prompt's for the leftover; all of them have finished by then, so the price does not depend
-   * on the order they finished in), else the planned price.
-   */
-  private barePrice(trees: readonly RolloutTree[]): number {
-    if (!this.price) return 1;
-    return Math.max(1, Math.round(meanBareCost(trees, this.price.unit) ?? this.price.root));
+  /** Counts naming prompts of this step (roots, leftover). */
+  private promptCounts(): CountsRule {
+    return { known: this.byId, knownAs: `among the ${this.byId.size} prompts` };
   }
 
-  /**
-   * What of `amount` left in the step's unit rollouts can be planned on. In tokens a call is granted
-   * only while maxTokensPerTurn tokens are free, so the last maxTokensPerTurn of the budget can never
-   * pay for a call: planning on them would start trajectories that the cap then cuts short.
-   */
-  private spendable(amount: number): number {
-    return this.unit === 'tokens' ? Math.max(0, amount - this.settings.maxTokensPerTurn) : amount;
-  }
-
-  /** The strategy's unit (trajectories without one). */
-  private get unit(): BudgetUnit {
-    return this.strategy?.unit ?? 'trajectories';
-  }
-
-  /** What a planner's total counts: trajectories, or their cost in turns or tokens. */
-  private what(trajectories: string): string {
-    return this.price ? `${this.price.unit} of ${trajectories}` : trajectories;
-  }
-
-  /**
-   * A planner's counts, checked before anything runs: known ids (prompts, or the given prefix ids),
-   * non-negative integers, and a total within `limit`. Returns the total.
-   */
-  private checkCounts(plan: ReadonlyMap<string, number>, who: string, symbol: string, o: { known?: ReadonlySet<string>; limit?: number; what?: string; cost?: ReadonlyMap<string, number> } = {}): number {
-    let total = 0;
-    for (const [id, n] of plan) {
-      if (o.known ? !o.known.has(id) : !this.byId.has(id)) throw new EngineError(`${who} names "${id}", which is not ${o.known ? 'one of its prefix candidates' : `among the ${this.byId.size} prompts`}`);
-      if (!Number.isInteger(n) || n < 0) throw new EngineError(`${who} gives "${id}" ${symbol} = ${n}; ${symbol} must be a non-negative integer`);
-      total += n * (o.cost?.get(id) ?? 1);
-    }
-    if (o.limit !== undefined && total > o.limit) throw new EngineError(`${who} spends ${total} ${o.what} but only ${o.limit} are available`);
-    return total;
+  /** What phase 3 plans with (undefined without a prefix planner); it runs continuations by `launch`. */
+  private expansion(): Expansion<S> | undefined {
+    const planner = this.strategy?.prefixes;
+    if (!planner || this.signal.aborted) return undefined;
+    const { env, rng } = this.options;
+    return { planner, env, rng, scorer: this.scorer, budget: this.budget, signal: this.signal, launch: (ctx, prefixes, plan, firstRound) => this.launch(ctx, prefixes, plan, firstRound) };
   }
 
   private contextFor(p: Prompt): TrajectoryContext<S> {
@@ -409,13 +225,14 @@ class StepRun<S> {
       const tree = createTree(p.id, p.question);
       this.trees.set(p.id, tree);
       const { env, policy, rng, greedy, parseAction } = this.options;
+      const admission = this.budget.admission;
       ctx = {
         tree,
         prompt: p,
         rendered: env.render(p),
         env,
         policy,
-        ledger: this.ledger,
+        ledger: this.budget.ledger,
         settings: this.settings,
         semaphore: this.semaphore,
         tape: this.tape,
@@ -425,7 +242,7 @@ class StepRun<S> {
         parseAction,
         onRetry: (key, attempt, error, delayMs) => this.emit({ kind: 'retry', key, attempt, error, delayMs, progress: { ...this.progress } }),
         onTurn: () => void this.progress.turns++,
-        ...(this.price ? { covers: (id: string, cost: number) => this.admit(id, cost) } : {}),
+        ...(admission ? { covers: admission.admit.bind(admission) } : {}),
       };
       this.contexts.set(p.id, ctx);
     }
@@ -454,21 +271,8 @@ class StepRun<S> {
     }
   }
 
-  /** Admits trajectory `id` (expected to cost `cost`) when the budget not yet committed covers it. */
-  private admit(id: string, cost: number): boolean {
-    if (this.spendable(this.strategy!.cap) - this.committed < cost) return false;
-    this.committed += cost;
-    this.admitted.set(id, cost);
-    return true;
-  }
-
   private finished(ctx: TrajectoryContext<S>, origin: 'bare' | 'continuation', r: TrajectoryResult): void {
-    const expected = this.admitted.get(r.firstNodeId);
-    if (expected !== undefined && this.price) {
-      // Replace the expectation by what the trajectory's own turns cost (0 if it left no node).
-      this.committed += (r.leafId ? suffixCost(ownTurns(ctx.tree, r.firstNodeId, r.leafId), this.price) : 0) - expected;
-      this.admitted.delete(r.firstNodeId);
-    }
+    this.budget.settle(ctx.tree, r);
     if (origin === 'bare') this.progress.bareDone++;
     else this.progress.continuationDone++;
     if (r.end === 'error') {
@@ -483,52 +287,22 @@ class StepRun<S> {
     this.options.onEvent?.(e);
   }
 
-  detach(): void {
-    this.options.signal?.removeEventListener('abort', this.onAbort);
-  }
-
   result(): StepResult {
     const cancelled = this.signal.aborted;
     this.emit({ kind: 'done', cancelled, progress: { ...this.progress } });
     return {
       trees: this.options.prompts.flatMap((p) => (this.trees.has(p.id) ? [this.trees.get(p.id)!] : [])),
-      spend: this.ledger.spend(),
+      rendered: new Map([...this.contexts].map(([id, ctx]) => [id, ctx.rendered])),
+      spend: this.budget.ledger.spend(),
       rounds: this.rounds,
       progress: this.progress,
       failures: this.failures,
       cancelled,
       settings: this.settings,
-      ledger: this.ledger,
+      ledger: this.budget.ledger,
       rootPlanMs: this.rootPlanMs,
     };
   }
-}
-
-/** Leftover rounds at most in turns and tokens (each spends what the previous one's prices left over). */
-const LEFTOVER_ROUNDS = 4;
-
-/**
- * The stated prior for the cost of a bare rollout before any step has measured one: half the turn
- * limit, in turns; in tokens, that many turns of an eighth of the per-call token limit each (the
- * defaults: 3 turns, 192 tokens). Only the first step of a run plans with it.
- */
-export function priorRootCost(unit: 'turns' | 'tokens', settings: Pick<EngineSettings, 'maxTurns' | 'maxTokensPerTurn'>): number {
-  const turns = Math.ceil(settings.maxTurns / 2);
-  return unit === 'turns' ? turns : turns * Math.ceil(settings.maxTokensPerTurn / 8);
-}
-
-/** The turns from `firstId` down to `leafId` (one trajectory's own nodes, its prefix excluded). */
-function ownTurns(tree: RolloutTree, firstId: string, leafId: string): TreeNode[] {
-  const nodes: TreeNode[] = [];
-  for (let n = getNode(tree, leafId); ; n = getNode(tree, n.parent)) {
-    nodes.unshift(n);
-    if (n.id === firstId || n.parent === null) return nodes;
-  }
-}
-
-/** Each candidate's cost (absent in the trajectories unit: 1). */
-function costs(prefixes: readonly PrefixCandidate[]): ReadonlyMap<string, number> | undefined {
-  return prefixes.some((c) => c.cost !== undefined) ? new Map(prefixes.map((c) => [c.id, c.cost ?? 1])) : undefined;
 }
 
 function nextSlot(children: readonly string[]): number {

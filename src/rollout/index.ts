@@ -4,10 +4,11 @@
  * ledger, failures stored on nodes, per-prompt prefix expansion as soon as that prompt's bare
  * rollouts finish, and record / replay of every response. See docs/rollout.md.
  */
-export { runStep, priorRootCost, EngineError, type StepOptions, type StepResult, type Allocator } from './engine.ts';
+export { runStep } from './engine.ts';
+export { EngineError, type StepOptions, type StepResult, type Allocator, type StrategyRoots, type FixedRoots, type StepTape } from './step-options.ts';
 export { engineSettings, engineSettingsSchema, type EngineSettings, type EngineSettingsInput } from './settings.ts';
 export { emptyProgress, type EngineEvent, type Progress } from './events.ts';
-export { meanBareCost, prefixCandidates, rootCandidates, knowsTruth, type Price, type Scorer } from './candidates.ts';
+export { meanBareCost, priorRootCost, prefixCandidates, rootCandidates, knowsTruth, type Price, type Scorer } from './candidates.ts';
 export { Recording, ReplayMissError, RecordingFormatError, ToolStepError, tapeEntrySchema, type TapeEntry, type StepRecord } from './recorder.ts';
 export { Semaphore } from './semaphore.ts';
 export { backoffDelay } from './backoff.ts';

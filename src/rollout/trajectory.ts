@@ -1,17 +1,9 @@
-import type { BudgetLedger, TrajectoryKind } from '../budget/index.ts';
+import type { TrajectoryKind } from '../budget/index.ts';
 import { parseTurn } from '../env/index.ts';
-import type { Environment } from '../env/types.ts';
-import { PolicyCallError } from '../policy/errors.ts';
-import type { Policy, PolicyOutput } from '../policy/types.ts';
 import { addTurn, childId, endTrajectory, turnsTo } from '../tree/index.ts';
 import type { Action, EndReason, RolloutTree, Turn, TurnError } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
-import { backoffDelay, sleep } from './backoff.ts';
-import { CancelledError, callWithTimeout, isCancellation } from './call.ts';
-import type { StepRecord, Tape } from './recorder.ts';
-import type { Semaphore } from './semaphore.ts';
-import type { EngineSettings } from './settings.ts';
-import type { Prompt } from '../tree/types.ts';
+import { callPolicy, stepEnv, type CallContext } from './retried-calls.ts';
 
 /** Reads an action out of a policy's text when the policy did not set one. */
 export type ActionParser = (text: string) => { thought: string; action: Action };
@@ -23,28 +15,12 @@ export const searchR1Action: ActionParser = (text) => {
 };
 
 /** Everything one trajectory needs; shared by all trajectories of a prompt. */
-export interface TrajectoryContext<S> {
+export interface TrajectoryContext<S> extends CallContext<S> {
   tree: RolloutTree;
-  prompt: Prompt;
-  rendered: string;
-  env: Environment<S>;
-  policy: Policy;
-  ledger: BudgetLedger;
-  settings: EngineSettings;
-  semaphore: Semaphore;
-  tape: Tape;
   /** The step's generator; each trajectory forks its own stream from its first node id. */
   rng: Rng;
-  signal?: AbortSignal;
-  greedy?: boolean;
   parseAction?: ActionParser;
-  onRetry(key: string, attempt: number, error: TurnError, delayMs: number): void;
   onTurn(): void;
-  /**
-   * Priced budgets only: whether the budget not yet committed covers trajectory `id`, expected to cost
-   * this much; true commits it (the engine settles the commitment when the trajectory ends).
-   */
-  covers?: (id: string, expectedCost: number) => boolean;
 }
 
 /** Where a trajectory starts: below `fromId` (root or prefix node), in child slot `slot`. */
@@ -68,8 +44,6 @@ export interface TrajectoryResult {
   leafId?: string;
   reward?: number;
 }
-
-type Attempted<T> = { ok: true; value: T } | { ok: false; error: TurnError };
 
 /**
  * Runs one episode from a start node until the environment says done, the turn limit T (counted from
@@ -115,7 +89,7 @@ class Episode<S> {
   async turn(): Promise<TrajectoryResult | undefined> {
     const { ctx } = this;
     const nodeId = childId(this.parentId, this.slot);
-    const called = await callPolicy(ctx, nodeId, this.turns, this.firstNodeId, this.rng, this.lastId === undefined ? this.start.expectedCost : undefined);
+    const called = await callPolicy(ctx, { nodeId, turns: this.turns, trajectoryId: this.firstNodeId, rng: this.rng, ...(this.lastId === undefined ? { admitCost: this.start.expectedCost } : {}) });
     if (!called.ok) {
       if (called.error.code === 'cancelled' || (called.error.code === 'budget' && this.lastId === undefined)) return this.endWithoutNode(called.error.code === 'cancelled' ? 'cancelled' : 'error');
       return this.endWithNode(errorTurn(called.error), 'error');
@@ -181,112 +155,4 @@ class Episode<S> {
 
 function errorTurn(error: TurnError): Turn {
   return { thought: '', action: { type: 'invalid', input: '' }, observation: '', generatedTokens: 0, error };
-}
-
-/**
- * One policy call with retries. Per attempt: wait for a semaphore permit, reserve (waiting while other
- * calls' reservations may still leave room) one call of up to
- * maxTokensPerTurn tokens in the ledger, call, settle. A failed attempt settles 0 tokens but counts
- * the call: the request was made and the server spent work on it.
- */
-async function callPolicy<S>(ctx: TrajectoryContext<S>, nodeId: string, turns: readonly Turn[], trajectoryId: string, rng: Rng, admitCost?: number): Promise<Attempted<PolicyOutput>> {
-  const { settings, ledger, semaphore } = ctx;
-  for (let attempt = 1; ; attempt++) {
-    const key = `${nodeId}#${attempt}`;
-    try {
-      await semaphore.acquire(ctx.signal);
-    } catch {
-      return { ok: false, error: { code: 'cancelled', message: 'cancelled while waiting for a request slot' } };
-    }
-    let error: TurnError;
-    let retryable = true;
-    try {
-      // Checked once the call holds its slot, when the spend of the calls before it is known.
-      if (admitCost !== undefined && attempt === 1 && ctx.covers && !ctx.covers(trajectoryId, admitCost)) return { ok: false, error: { code: 'budget', message: 'the budget left does not cover another trajectory' } };
-      const reservation = await ledger.reserveTurn(settings.maxTokensPerTurn, ctx.signal);
-      if (!reservation && ctx.signal?.aborted) return { ok: false, error: { code: 'cancelled', message: 'cancelled while waiting for the budget' } };
-      if (!reservation) return { ok: false, error: { code: 'budget', message: 'the budget ledger refused another policy call' } };
-      try {
-        const output = await ctx.tape.policy(`policy:${key}`, () =>
-          callWithTimeout(
-            (signal) =>
-              ctx.policy.act({
-                prompt: ctx.prompt,
-                rendered: ctx.rendered,
-                turns,
-                rng: rng.fork(key),
-                greedy: ctx.greedy,
-                maxTokens: settings.maxTokensPerTurn,
-                signal,
-                callId: key,
-                trajectoryId,
-              }),
-            settings.timeoutMs,
-            ctx.signal,
-          ),
-        );
-        reservation.settle(output.generatedTokens);
-        return { ok: true, value: output };
-      } catch (e) {
-        if (isCancellation(e)) {
-          reservation.settle(0);
-          return { ok: false, error: { code: 'cancelled', message: 'cancelled while the call was in flight' } };
-        }
-        if (!(e instanceof PolicyCallError)) {
-          reservation.release();
-          throw e;
-        }
-        reservation.settle(0);
-        error = { code: e.code, message: e.message };
-        retryable = e.retryable;
-      }
-    } finally {
-      semaphore.release();
-    }
-    if (!retryable || attempt >= settings.retry.maxAttempts) return { ok: false, error: { ...error, message: `${error.message} (attempt ${attempt} of ${settings.retry.maxAttempts})` } };
-    const ok = await backoff(ctx, key, attempt, error, rng);
-    if (!ok) return { ok: false, error: { code: 'cancelled', message: 'cancelled during retry backoff' } };
-  }
-}
-
-/** One environment step with retries; any error the environment throws is a tool error. */
-async function stepEnv<S>(ctx: TrajectoryContext<S>, nodeId: string, state: S, action: Action, rng: Rng): Promise<Attempted<{ record: StepRecord; state?: S }>> {
-  const isToolCall = action.type !== 'answer' && action.type !== 'invalid';
-  for (let attempt = 1; ; attempt++) {
-    const key = `${nodeId}#${attempt}`;
-    if (ctx.signal?.aborted) return { ok: false, error: { code: 'cancelled', message: 'cancelled before the tool call' } };
-    let error: TurnError;
-    try {
-      // A tool that never answers must not stall the step: the same timeout as a policy call applies
-      // (it fails as a tool_error and is retried); cancellation still wins.
-      const result = await ctx.tape.step(`tool:${key}`, async () => {
-        try {
-          return await callWithTimeout((signal) => ctx.env.step(state, action, { signal }), ctx.settings.timeoutMs, ctx.signal);
-        } catch (e) {
-          if (ctx.signal?.aborted) throw new CancelledError('cancelled');
-          throw e;
-        }
-      });
-      if (isToolCall && !result.record.invalid) ctx.ledger.recordToolCall();
-      return { ok: true, value: result };
-    } catch (e) {
-      if (isCancellation(e)) return { ok: false, error: { code: 'cancelled', message: 'cancelled during the tool call' } };
-      if (isToolCall) ctx.ledger.recordToolCall();
-      error = { code: 'tool_error', message: e instanceof Error ? e.message : String(e) };
-    }
-    if (attempt >= ctx.settings.retry.maxAttempts) return { ok: false, error: { ...error, message: `${error.message} (attempt ${attempt} of ${ctx.settings.retry.maxAttempts})` } };
-    if (!(await backoff(ctx, key, attempt, error, rng))) return { ok: false, error: { code: 'cancelled', message: 'cancelled during retry backoff' } };
-  }
-}
-
-async function backoff<S>(ctx: TrajectoryContext<S>, key: string, attempt: number, error: TurnError, rng: Rng): Promise<boolean> {
-  // Replays skip the wait: the outcome is already on the tape.
-  const delay = ctx.tape.mode === 'replay' ? 0 : backoffDelay(attempt, ctx.settings.retry, rng.fork(`backoff/${key}`));
-  ctx.onRetry(key, attempt, error, delay);
-  try {
-    await sleep(delay, ctx.signal);
-    return true;
-  } catch {
-    return false;
-  }
 }

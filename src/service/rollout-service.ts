@@ -1,12 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { buildBatch, containerOf, logprobWarning, prepareExport, rendererFor, writeBatch, type BatchMeta, type ExportFormat } from '../export/index.ts';
+import { buildBatch, containerOf, logprobWarning, prepareExport, storedText, writeBatch, type BatchMeta, type ExportFormat } from '../export/index.ts';
 import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
 import type { Policy } from '../policy/types.ts';
 import { OpenAIPolicy } from '../policy/openai/index.ts';
 import { failureCauses, summariseFailures, type FailureSummary } from '../rollout/index.ts';
 import { writeFileAtomic } from '../store/atomic-write.ts';
-import { estimatorFromConfig, parseTrainConfig, train, type LoopEvent, type TrainConfig } from '../train/index.ts';
+import { parseTrainConfig, train, type LoopEvent, type TrainConfig } from '../train/index.ts';
 import { weightsReadyFile, WeightsWaitAborted, type WeightsGate } from './weights-gate.ts';
 
 export type RolloutServiceEvent =
@@ -84,9 +84,7 @@ export function batchFile(out: string, step: number, format: ExportFormat): stri
 export async function runRolloutService(options: RolloutServiceOptions): Promise<RolloutServiceResult> {
   const config = parseTrainConfig(options.config);
   const format = options.format ?? 'verl';
-  const estimator = estimatorFromConfig(config);
   const batches: string[] = [];
-  let render: ReturnType<typeof rendererFor> | undefined;
   const emit = (e: RolloutServiceEvent) => options.onEvent?.(e);
   const servers = options.servers ?? (options.policy instanceof OpenAIPolicy ? options.policy.router.urls : []);
   const failuresOf = new Map<number, FailureSummary>();
@@ -104,8 +102,8 @@ export async function runRolloutService(options: RolloutServiceOptions): Promise
         if (failures.trajectories > 0 && failures.failed === failures.trajectories) throw new RolloutStepFailed(step, failures, servers);
         failuresOf.set(step, failures);
       },
-      async handOff({ step, trees, parts, last }) {
-        render ??= rendererFor(parts.env, [...parts.train, ...parts.test]);
+      async handOff({ step, trees, treeRecords, last }) {
+        const { render, estimator } = storedText(trees, treeRecords, `${options.out} step ${step}`);
         const text = { tokenizer: options.tokenizer, template: options.template, render };
         await prepareExport(trees, text);
         const batch = buildBatch(trees, { ...text, step, estimator, checkServerIds: options.checkServerIds });

@@ -5,7 +5,7 @@ import { fileVersionRecord, scalarsRecord } from './tfevents.ts';
 /**
  * The run's metrics as a stream a person can tail, plot or point a tracker at, written beside the
  * store as each step is stored: `metrics.jsonl`, one object per step (`{"step": N, "<key>": value, …}`,
- * the keys of src/train/metrics.ts), and `metrics.csv` in long form (`step,metric,value`: one row per
+ * the keys of src/record/metrics.ts), and `metrics.csv` in long form (`step,metric,value`: one row per
  * step and key, so a key that appears later, such as an evaluation every k steps, needs no new header).
  * And a TensorBoard event file (src/store/tfevents.ts), so `tensorboard --logdir runs/` shows every
  * run as its folder's name. Each line (record) is appended with one write as soon as its step is

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { TreeRecord } from '../record/tree-record.ts';
 import type { RolloutTree } from '../tree/types.ts';
 import { CREATING_MARKER, makeRunDir, missingFolders, removeFile, removeFolders, RunLock, RunStoreError } from './run-dir.ts';
 
@@ -15,6 +16,8 @@ export { RunStoreError };
 
 export const RUN_DB = 'run.sqlite';
 const SCHEMA_VERSION = 1;
+/** Added after schema version 1 without changing it: older readers ignore it, older runs lack it. */
+const TREE_RECORDS_TABLE = 'CREATE TABLE tree_records (step INTEGER NOT NULL, prompt_id TEXT NOT NULL, rendered TEXT NOT NULL, advantages TEXT NOT NULL, PRIMARY KEY (step, prompt_id))';
 
 /** What one completed step leaves in the store. */
 export interface StepRecord {
@@ -23,6 +26,8 @@ export interface StepRecord {
   /** Arbitrary JSON-able details (spend, phase times, allocation summary…). */
   details: Record<string, unknown>;
   trees: RolloutTree[];
+  /** Per tree: the prompt text the policy saw and the advantages used (readers then need no environment). */
+  treeRecords?: TreeRecord[];
   /** Opaque checkpoints by name ('policy', 'predictor', 'state', …) to resume after this step. */
   checkpoints: Record<string, Uint8Array>;
 }
@@ -84,6 +89,7 @@ export class RunStore {
             CREATE TABLE steps (step INTEGER PRIMARY KEY, metrics TEXT NOT NULL, details TEXT NOT NULL);
             CREATE TABLE trees (step INTEGER NOT NULL, prompt_id TEXT NOT NULL, tree TEXT NOT NULL, PRIMARY KEY (step, prompt_id));
             CREATE TABLE checkpoints (step INTEGER NOT NULL, name TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (step, name));
+            ${TREE_RECORDS_TABLE};
           `);
           const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
           put.run('schema_version', String(SCHEMA_VERSION));
@@ -123,7 +129,11 @@ export class RunStore {
         db.close();
         throw new RunStoreError(`${file} has schema version ${version}, this trace-rl reads ${SCHEMA_VERSION}`);
       }
-      if (!options.readonly) removeFile(join(dir, CREATING_MARKER)); // a kill between commit and removal leaves it
+      if (!options.readonly) {
+        removeFile(join(dir, CREATING_MARKER)); // a kill between commit and removal leaves it
+        // Runs made before tree records existed get the table on their next write; their older steps have none.
+        db.exec(`${TREE_RECORDS_TABLE.replace('CREATE TABLE', 'CREATE TABLE IF NOT EXISTS')};`);
+      }
       return new RunStore(dir, db, lock);
     } catch (e) {
       lock?.release();
@@ -199,11 +209,13 @@ export class RunStore {
   private writeStepTransaction(record: StepRecord): void {
     const insStep = this.db.prepare('INSERT INTO steps (step, metrics, details) VALUES (?, ?, ?)');
     const insTree = this.db.prepare('INSERT INTO trees (step, prompt_id, tree) VALUES (?, ?, ?)');
+    const insRecord = this.db.prepare('INSERT INTO tree_records (step, prompt_id, rendered, advantages) VALUES (?, ?, ?, ?)');
     const insCkpt = this.db.prepare('INSERT INTO checkpoints (step, name, data) VALUES (?, ?, ?)');
     const dropOld = this.db.prepare('DELETE FROM checkpoints WHERE step < ?');
     this.db.transaction(() => {
       insStep.run(record.step, JSON.stringify(record.metrics), JSON.stringify(record.details));
       for (const t of record.trees) insTree.run(record.step, t.promptId, JSON.stringify(t));
+      for (const r of record.treeRecords ?? []) insRecord.run(record.step, r.promptId, r.rendered, JSON.stringify(r.advantages));
       for (const [name, data] of Object.entries(record.checkpoints)) insCkpt.run(record.step, name, Buffer.from(data));
       // Only the latest checkpoints are needed to resume; older ones would grow the file without bound.
       dropOld.run(record.step);
@@ -223,6 +235,17 @@ export class RunStore {
   trees(step: number): RolloutTree[] {
     const rows = this.db.prepare('SELECT tree FROM trees WHERE step = ? ORDER BY rowid').all(step) as Array<{ tree: string }>;
     return rows.map((r) => JSON.parse(r.tree) as RolloutTree);
+  }
+
+  /**
+   * The step's tree records in the order of its trees; empty for a step stored before they existed (or
+   * written without them).
+   */
+  treeRecords(step: number): TreeRecord[] {
+    const table = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tree_records'").get();
+    if (!table) return [];
+    const rows = this.db.prepare('SELECT prompt_id, rendered, advantages FROM tree_records WHERE step = ? ORDER BY rowid').all(step) as Array<{ prompt_id: string; rendered: string; advantages: string }>;
+    return rows.map((r) => ({ promptId: r.prompt_id, rendered: r.rendered, advantages: JSON.parse(r.advantages) as TreeRecord['advantages'] }));
   }
 
   close(): void {

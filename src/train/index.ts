@@ -1,6 +1,6 @@
 /** The training loop: configuration, components, one TRACE step, the resumable run, metrics registry. */
 export * from './config.ts';
-export * from './metrics.ts';
+export * from '../record/metrics.ts';
 export * from './components.ts';
 export { collect, learn, stepRecord, drawPool, evaluate, shouldEvaluate, initialState, type RunState, type StepContext, type Collected, type Learned, type StepTimes } from './step.ts';
 export { contrastMetrics, costMetrics } from './step-metrics.ts';

@@ -1,6 +1,7 @@
 import { strategyFromConfig } from '../allocate/index.ts';
 import { MetricsLog, RunStore } from '../store/index.ts';
 import type { Policy } from '../policy/types.ts';
+import type { TreeRecord } from '../record/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import { buildComponents, estimatorFromConfig, type Components } from './components.ts';
 import { CONFIG_REVISION, parseTrainConfig, storedTrainConfig, type TrainConfig } from './config.ts';
@@ -27,7 +28,7 @@ export interface ExternalTrainer {
    * Called once the step is stored. Resolves 'continue' when the trainer has taken the step (for all
    * but the last step: trained on it and loaded new weights), 'stopped' if the wait was cancelled.
    */
-  handOff(step: { step: number; trees: readonly RolloutTree[]; parts: Components; last: boolean }): Promise<'continue' | 'stopped'>;
+  handOff(step: { step: number; trees: readonly RolloutTree[]; treeRecords: readonly TreeRecord[]; last: boolean }): Promise<'continue' | 'stopped'>;
 }
 
 export interface TrainOptions {
@@ -106,7 +107,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       state = record.state;
       completed++;
       options.onEvent?.({ kind: 'step', step, metrics: record.metrics });
-      if (external && (await external.handOff({ step, trees: record.trees, parts, last: step === config.steps - 1 })) === 'stopped') return stopped();
+      if (external && (await external.handOff({ step, trees: record.trees, treeRecords: record.treeRecords, last: step === config.steps - 1 })) === 'stopped') return stopped();
     }
     store.markFinished();
     return { dir: options.out, config, completed, status: 'finished' };

@@ -3,7 +3,7 @@ import type { BudgetUnit, Spend } from '../budget/index.ts';
 import type { QualityMetrics, ReliabilityBin, StepQuality } from '../predict/index.ts';
 import { isMixed, rewardedLeaves, root, walk } from '../tree/index.ts';
 import type { RolloutTree } from '../tree/types.ts';
-import type { StoredBin } from './step-details.ts';
+import type { StoredBin } from '../record/step-details.ts';
 
 /** Contrast and reward metrics of one step's trees (keys documented in metrics.ts). */
 export function contrastMetrics(trees: readonly RolloutTree[]): Record<string, number> {

@@ -1,5 +1,4 @@
-import type { AdvantageEstimator } from '../advantage/index.ts';
-import { forestFromTrees } from '../advantage/index.ts';
+import { forestFromTrees, type AdvantageEstimator, type LeafAdvantage } from '../advantage/index.ts';
 import type { AdaptiveStep, GuardState, Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
@@ -13,7 +12,7 @@ import type { Components } from './components.ts';
 import type { TrainConfig } from './config.ts';
 import { allocationDetails, contrastMetrics, costMetrics, guardMetrics, predictorMetrics, promptOutcomes, storedBins } from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
-import type { StepDetails } from './step-details.ts';
+import type { StepDetails, TreeRecord } from '../record/index.ts';
 
 /** What carries over from one step to the next besides the model checkpoints (stored as JSON). */
 export interface RunState {
@@ -65,6 +64,8 @@ export interface Collected {
 /** What the learn phase produced. */
 export interface Learned {
   predictor: { quality: StepQuality; loss?: number };
+  /** The estimator's output over the step's trees (stored with them, whoever trains on them). */
+  advantages: LeafAdvantage[];
   /** Absent when the policy is not trained here (the simulator's; an external trainer's). */
   policy?: UpdateMetrics;
   times: StepTimes;
@@ -116,8 +117,11 @@ export async function learn(ctx: StepContext, collected: Collected): Promise<Lea
   const { pool, rollout } = collected;
   const times: StepTimes = {};
   const predictor = await timed(ctx, times, 'time_predictor_ms', 'predictor', () => updatePredictor(ctx, rollout.trees, pool));
-  const policy = await timed(ctx, times, 'time_policy_ms', 'policy update', () => updatePolicy(ctx, rollout.trees, pool));
-  return { predictor, policy, times };
+  const { advantages, policy } = await timed(ctx, times, 'time_policy_ms', 'policy update', async () => {
+    const advantages = ctx.estimator.estimate(forestFromTrees(rollout.trees));
+    return { advantages, policy: await updatePolicy(ctx, advantages, rollout.trees, pool) };
+  });
+  return { predictor, advantages, policy, times };
 }
 
 /** The price of a bare rollout in the strategy's unit, from the last step (none: the engine's stated prior). */
@@ -128,7 +132,7 @@ function rootCostOf(ctx: StepContext): { rootCost?: number } {
 }
 
 /** The stored record of a step (metrics in the registry's order, details, trees, checkpoints) and the next run state. */
-export function stepRecord(ctx: StepContext, collected: Collected, learned: Learned, evaluation?: { metrics: Record<string, number>; times: StepTimes }, externalPolicy?: string): StepRecord & { state: RunState; details: StepDetails } {
+export function stepRecord(ctx: StepContext, collected: Collected, learned: Learned, evaluation?: { metrics: Record<string, number>; times: StepTimes }, externalPolicy?: string): StepRecord & { state: RunState; details: StepDetails; treeRecords: TreeRecord[] } {
   const { parts } = ctx;
   const { rollout } = collected;
   const trees = rollout.trees;
@@ -163,7 +167,20 @@ export function stepRecord(ctx: StepContext, collected: Collected, learned: Lear
     state: new TextEncoder().encode(JSON.stringify(state)),
   };
   if (parts.trainable) checkpoints.policy = parts.trainable.save();
-  return { step: collected.step, metrics, details, trees, checkpoints, state };
+  const treeRecords = storedTrees(trees, rollout.rendered, learned.advantages, { estimator: ctx.estimator.name, scale: ctx.config.advantageScale });
+  return { step: collected.step, metrics, details, trees, treeRecords, checkpoints, state };
+}
+
+/** Each tree's rendered prompt and its leaves' advantages (the estimator lists leaves tree by tree, in tree order). */
+function storedTrees(trees: readonly RolloutTree[], rendered: ReadonlyMap<string, string>, advantages: readonly LeafAdvantage[], estimator: Omit<TreeRecord['advantages'], 'leaves'>): TreeRecord[] {
+  const leavesOf = new Map<string, LeafAdvantage[]>(trees.map((t) => [t.promptId, []]));
+  for (const adv of advantages) leavesOf.get(promptOf(adv))!.push(adv);
+  return trees.map((t) => ({ promptId: t.promptId, rendered: rendered.get(t.promptId) ?? t.prompt, advantages: { ...estimator, leaves: leavesOf.get(t.promptId)! } }));
+}
+
+/** The prompt id a leaf's path starts from (node ids are `<prompt id>/<slot>/…`). */
+function promptOf(adv: LeafAdvantage): string {
+  return adv.path[0].slice(0, adv.path[0].lastIndexOf('/'));
 }
 
 /**
@@ -198,12 +215,12 @@ async function updatePredictor(ctx: StepContext, trees: readonly RolloutTree[], 
 }
 
 /** Step 7: tree-aware advantages per turn, then the clipped-surrogate update of the policy. */
-function updatePolicy(ctx: StepContext, trees: readonly RolloutTree[], pool: readonly Prompt[]) {
+function updatePolicy(ctx: StepContext, advantages: readonly LeafAdvantage[], trees: readonly RolloutTree[], pool: readonly Prompt[]) {
   const trainable = ctx.parts.trainable;
   // Only trainable kinds (embedded, tiny-lm) have update settings; the registry gives no trainable otherwise.
   if (!trainable || !('clip' in ctx.config.policy)) return undefined;
   const { learningRate, clip, epochs, normalise, sharedTurns } = ctx.config.policy;
-  return trainable.update(policySamples(ctx.estimator, trees, pool, sharedTurns), { learningRate, clip, epochs, normalise });
+  return trainable.update(samplesOf(advantages, trees, pool, sharedTurns), { learningRate, clip, epochs, normalise });
 }
 
 /**
@@ -216,12 +233,16 @@ function updatePolicy(ctx: StepContext, trees: readonly RolloutTree[], pool: rea
  * of the rollouts it started from instead of over-counting the expanded prefixes.
  */
 export function policySamples(estimator: AdvantageEstimator, trees: readonly RolloutTree[], pool: readonly Prompt[], sharedTurns: SharedTurns = 'per-leaf'): PolicySample[] {
+  return samplesOf(estimator.estimate(forestFromTrees(trees)), trees, pool, sharedTurns);
+}
+
+function samplesOf(advantages: readonly LeafAdvantage[], trees: readonly RolloutTree[], pool: readonly Prompt[], sharedTurns: SharedTurns): PolicySample[] {
   const prompts = new Map(pool.map((p) => [p.id, p]));
   const byPrompt = new Map(trees.map((t) => [t.promptId, t]));
   const seen = sharedTurns === 'once' ? new Set<string>() : undefined;
   const samples: PolicySample[] = [];
-  for (const adv of estimator.estimate(forestFromTrees(trees))) {
-    const promptId = adv.path[0].split('/')[0];
+  for (const adv of advantages) {
+    const promptId = promptOf(adv);
     const tree = byPrompt.get(promptId)!;
     const w = sharedTurns === 'importance' ? leafWeight(tree, adv.path) : 1;
     const advantages = seen ? adv.turns.map((a, i) => (seen.has(adv.path[i]) ? 0 : (seen.add(adv.path[i]), a))) : w === 1 ? adv.turns : adv.turns.map((a) => a * w);

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parquetReadObjects } from 'hyparquet';
 import { createEstimator } from '../../src/advantage/index.ts';
-import { buildBatch, rendererFor } from '../../src/export/index.ts';
+import { buildBatch } from '../../src/export/index.ts';
 import { startStandIn } from '../policy/openai-stand-in.ts';
 import { smallRun } from './fixtures.ts';
 
@@ -51,7 +51,7 @@ test('trace-rl export writes the step as Parquet equal to the library’s rows; 
   assert.equal(summary.estimator, 'tree-grpo');
   assert.equal(summary.container, 'parquet');
   const rows = await parquetReadObjects({ file: new Uint8Array(readFileSync(out)).buffer });
-  const expected = buildBatch(run.trees, { step: 0, estimator: createEstimator('tree-grpo'), render: rendererFor(run.env, [...run.prompts.values()]) }).rows;
+  const expected = buildBatch(run.trees, { step: 0, estimator: createEstimator('tree-grpo'), render: run.render }).rows;
   assert.equal(rows.length, summary.rows);
   assert.deepEqual(rows.map((r) => r.leaf_id), expected.map((r) => r.leaf_id));
   assert.deepEqual(rows.map((r) => r.response_ids), expected.map((r) => r.response_ids));

@@ -17,6 +17,8 @@ export interface RunFixture {
   trees: RolloutTree[];
   env: Environment<unknown>;
   prompts: Map<string, Prompt>;
+  /** The prompt text as the run's environment renders it (what the store must hold). */
+  render: (tree: RolloutTree) => string;
 }
 
 let cached: Promise<RunFixture> | undefined;
@@ -31,7 +33,8 @@ export function smallRun(): Promise<RunFixture> {
     const trees = store.trees(0);
     store.close();
     const parts = await buildComponents(config);
-    return { dir, config, trees, env: parts.env, prompts: new Map([...parts.train, ...parts.test].map((p) => [p.id, p])) };
+    const prompts = new Map([...parts.train, ...parts.test].map((p) => [p.id, p]));
+    return { dir, config, trees, env: parts.env, prompts, render: (t: RolloutTree) => parts.env.render(prompts.get(t.promptId)!) };
   })();
   return cached;
 }

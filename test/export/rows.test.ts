@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEstimator, ESTIMATOR_NAMES, forestFromTrees } from '../../src/advantage/index.ts';
-import { buildBatch, rendererFor, trieRecords, type TrieRecord } from '../../src/export/index.ts';
+import { buildBatch, trieRecords, type TrieRecord } from '../../src/export/index.ts';
 import { byteTokenizer } from '../../src/tokens/index.ts';
 import { getNode, turnsTo } from '../../src/tree/index.ts';
 import { smallRun } from './fixtures.ts';
@@ -11,7 +11,7 @@ const byteLength = (s: string) => utf8.encode(s).length;
 
 test('every row decodes to the text of its path: the rendered prompt, then each turn’s model text and observation', async () => {
   const run = await smallRun();
-  const batch = buildBatch(run.trees, { step: 0, estimator: createEstimator('trace'), render: rendererFor(run.env, [...run.prompts.values()]) });
+  const batch = buildBatch(run.trees, { step: 0, estimator: createEstimator('trace'), render: run.render });
   assert.ok(batch.rows.length >= 20, `a 24-trajectory step gives rows (got ${batch.rows.length})`);
   const byPrompt = new Map(run.trees.map((t) => [t.promptId, t]));
   for (const row of batch.rows) {

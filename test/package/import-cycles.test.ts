@@ -81,3 +81,23 @@ test('nothing under src/policy imports src/tinylm: the tiny LM is a plugin that 
   const arrows = [...importGraph()].filter(([file]) => file.startsWith('policy/')).flatMap(([file, imports]) => imports.filter((i) => i.startsWith('tinylm/')).map((i) => `${file} → ${i}`));
   assert.deepEqual(arrows, []);
 });
+
+/** Every file `from` reaches through its imports (itself excluded). */
+function reach(graph: ReadonlyMap<string, readonly string[]>, from: readonly string[]): Set<string> {
+  const seen = new Set<string>();
+  const stack = [...from];
+  while (stack.length > 0) {
+    for (const w of graph.get(stack.pop()!) ?? []) if (!seen.has(w)) stack.push((seen.add(w), w));
+  }
+  return seen;
+}
+
+test('export and report read only the store: nothing they import reaches train/, env/ or policy/', () => {
+  const graph = importGraph();
+  for (const folder of ['export', 'report']) {
+    const own = [...graph.keys()].filter((f) => f.startsWith(`${folder}/`));
+    assert.ok(own.length > 3, `found ${own.length} files in src/${folder}`);
+    const above = [...reach(graph, own)].filter((f) => /^(train|env|policy)\//.test(f)).sort();
+    assert.deepEqual(above, [], `src/${folder} reaches ${above.join(', ')}`);
+  }
+});

@@ -1,7 +1,7 @@
 /**
  * The report built from real run folders (real SQLite through RunStore). The runs are synthetic
  * (test/report/synthetic-runs.ts), so that many strategies, seeds and steps cost no training; their
- * details are typed by the loop's own schema (src/train/step-details.ts).
+ * details are typed by the loop's own schema (src/record/step-details.ts).
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { ReportError, writeReport, type ReportResult } from '../../src/report/index.ts';
 import { escapeHtml, type ViewerData } from '../../src/report/page.ts';
 import { RunStore } from '../../src/store/index.ts';
-import { METRICS } from '../../src/train/metrics.ts';
+import { METRICS } from '../../src/record/metrics.ts';
 import { writeSyntheticRun, type SyntheticRun } from './synthetic-runs.ts';
 
 const STEPS = 6;

@@ -1,12 +1,12 @@
 /**
  * Synthetic but plausible run folders for the report tests, made without training so that the report
  * can be tested on many strategies, seeds and steps in a moment: real RunStore folders (real SQLite)
- * whose steps hold metrics (src/train/metrics.ts keys), trees and details typed by the loop's own
- * schema (src/train/step-details.ts). Outcomes are drawn from a seeded Rng: each prompt has a hidden
+ * whose steps hold metrics (src/record/metrics.ts keys), trees and details typed by the loop's own
+ * schema (src/record/step-details.ts). Outcomes are drawn from a seeded Rng: each prompt has a hidden
  * success probability that grows with the step, and the stored Ṽ is a noisy view of it.
  */
 import { RunStore } from '../../src/store/index.ts';
-import { stepDetailsSchema, type StepDetails } from '../../src/train/step-details.ts';
+import { stepDetailsSchema, type StepDetails } from '../../src/record/step-details.ts';
 import { addTurn, createTree, endTrajectory, isMixed, rewardedLeaves, targets } from '../../src/tree/index.ts';
 import type { RolloutTree, TreeNode } from '../../src/tree/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';

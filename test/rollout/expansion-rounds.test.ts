@@ -32,7 +32,7 @@ test('expansionRounds: 2 splits each prompt’s m · N over two rounds, the seco
   const base = createStrategy('trace', { budget: 24, continuations: 2, expansionRounds: 2 });
   const seen: PrefixRoundInput[] = [];
   const strategy = { ...base, prefixes: { ...base.prefixes!, plan: (input: PrefixRoundInput) => (seen.push(input), base.prefixes!.plan(input)) } };
-  assert.equal(strategy.prefixes.rounds, 2);
+  assert.deepEqual(strategy.prefixes.schedule, { kind: 'per-prompt', rounds: 2, offersRoot: false });
   const res = await runStep({ prompts, env, policy, rng: createRng(3), strategy, settings: fast });
   const byPrompt = new Map<string, PrefixRoundInput[]>();
   for (const s of seen) byPrompt.set(s.promptId, [...(byPrompt.get(s.promptId) ?? []), s]);

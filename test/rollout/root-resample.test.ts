@@ -32,7 +32,7 @@ test('rootResample: the root is offered (depth 0, q = Ṽ(prompt), r = the agree
   const { env, policy } = sim(11);
   const prompts = env.prompts(16);
   const base = createStrategy('trace', { budget: 48, roots: 'uniform', prefixes: 'decision-weighted', rootResample: true });
-  assert.equal(base.prefixes!.offersRoot, true);
+  assert.equal(base.prefixes!.schedule?.offersRoot, true);
   const seen: Array<{ input: PrefixRoundInput; bare: Array<{ r: number; turns: number }> }> = [];
   const trees = new Map<string, RolloutTree>();
   // The real planner; the wrapper only records what the engine offered it, before anything else runs.
@@ -106,7 +106,7 @@ test('rootResample: the solver weighs the root against prefixes (exact, decision
     { id: 'x/0/0', q: 0.2, r: 0, depth: 1, after: 2 },
   ] };
   assert.deepEqual(Object.fromEntries(s.prefixes!.plan(input)), { x: 2, 'x/0/0': 1 });
-  assert.equal(createStrategy('trace', { budget: 9 }).prefixes!.offersRoot, undefined, 'the paper offers prefixes only');
+  assert.equal(createStrategy('trace', { budget: 9 }).prefixes!.schedule?.offersRoot, false, 'the paper offers prefixes only');
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, prefixes: 'uniform', rootResample: true }), /rootResample: true needs the prefix solver/);
   assert.throws(() => strategyFromConfig({ name: 'random-tree', budget: 9, rootResample: true }), /trace only/);
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, rootResample: 'yes' }), ZodError);

@@ -19,7 +19,7 @@ test('prefixBudget shared: one plan for the step, over every prompt’s prefixes
   const { env, policy } = sim(11);
   const prompts = env.prompts(16);
   const base = createStrategy('trace', { budget: 48, roots: 'uniform', prefixes: 'decision-weighted', prefixBudget: 'shared' });
-  assert.equal(base.prefixes!.scope, 'step');
+  assert.equal(base.prefixes!.schedule?.kind, 'step');
   const seen: PrefixRoundInput[] = [];
   const plans: Array<Map<string, number>> = [];
   // The real planner; the wrapper only records what the engine offered it and what it answered.
@@ -51,8 +51,8 @@ test('prefixBudget shared: one plan for the step, over every prompt’s prefixes
 });
 
 test('prefixBudget: the default is the paper’s per-prompt budget; shared needs the solver and one round; trace only', () => {
-  assert.equal(createStrategy('trace', { budget: 9 }).prefixes!.scope, undefined);
-  assert.equal(createStrategy('trace', { budget: 9, prefixBudget: 'per-prompt' }).prefixes!.scope, undefined);
+  assert.equal(createStrategy('trace', { budget: 9 }).prefixes!.schedule?.kind, 'per-prompt');
+  assert.equal(createStrategy('trace', { budget: 9, prefixBudget: 'per-prompt' }).prefixes!.schedule?.kind, 'per-prompt');
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, prefixes: 'uniform', prefixBudget: 'shared' }), /prefixBudget: shared needs the prefix solver/);
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, expansionRounds: 2, prefixBudget: 'shared' }), /prefixBudget: shared plans one expansion round/);
   assert.throws(() => strategyFromConfig({ name: 'random-tree', budget: 9, prefixBudget: 'shared' }), /trace only/);

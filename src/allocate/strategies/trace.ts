@@ -3,7 +3,7 @@ import { expansionValue, posteriorRoot } from '../trace-options.ts';
 import type { OptionsOf } from '../options.ts';
 import { evenPrefixPlanner, solvedPrefixPlanner } from '../parts/prefixes.ts';
 import { solvedRootPlanner, treeShare, uniformRootPlanner } from '../parts/roots.ts';
-import type { PrefixCandidate, RootBudget, RootCandidate, Strategy } from '../types.ts';
+import type { ExpansionSchedule, PrefixCandidate, RootBudget, RootCandidate, Strategy } from '../types.ts';
 
 /** Where a solver tree strategy reads its probabilities: the predictor's (trace) or the truth (oracle). */
 export interface Probabilities {
@@ -71,7 +71,12 @@ export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
       o.rootValue === 'expansion-aware' && !uniformRoots
         ? solvedRootPlanner(treeShare(o.continuations), (c) => ({ v: root(c), w: 1, perUnit: expansionValue(root(c), c.expandable ?? 1, o.continuations) }), o)
         : paper.roots,
-    prefixes: { ...prefixes, plan, ...((o.expansionRounds ?? 1) > 1 ? { rounds: o.expansionRounds } : {}), ...(o.rootResample ? { offersRoot: true } : {}), ...(o.prefixBudget === 'shared' ? { scope: 'step' as const } : {}) },
+    prefixes: { ...prefixes, plan, schedule: schedule(o) },
     leftover: o.leftover === 'pool' && !uniformRoots ? poolLeftoverPlanner(root, o.min, o.max) : paper.leftover,
   };
+}
+
+function schedule(o: Pick<OptionsOf<'trace'>, 'rootResample' | 'prefixBudget' | 'expansionRounds'>): ExpansionSchedule {
+  const offersRoot = o.rootResample === true;
+  return o.prefixBudget === 'shared' ? { kind: 'step', offersRoot } : { kind: 'per-prompt', rounds: o.expansionRounds ?? 1, offersRoot };
 }

@@ -1,0 +1,150 @@
+import type { BudgetLedger, TurnReservation } from '../budget/index.ts';
+import type { Environment } from '../env/types.ts';
+import { PolicyCallError } from '../policy/errors.ts';
+import type { Policy, PolicyOutput } from '../policy/types.ts';
+import type { Action, Prompt, Turn, TurnError } from '../tree/types.ts';
+import type { Rng } from '../util/rng.ts';
+import { backoffDelay, sleep } from './backoff.ts';
+import { CancelledError, callWithTimeout, isCancellation } from './call.ts';
+import type { StepRecord, Tape } from './recorder.ts';
+import type { Semaphore } from './semaphore.ts';
+import type { EngineSettings } from './settings.ts';
+
+/** What a policy call or a tool step needs of its trajectory. */
+export interface CallContext<S> {
+  prompt: Prompt;
+  rendered: string;
+  env: Environment<S>;
+  policy: Policy;
+  ledger: BudgetLedger;
+  settings: EngineSettings;
+  semaphore: Semaphore;
+  tape: Tape;
+  signal?: AbortSignal;
+  greedy?: boolean;
+  onRetry(key: string, attempt: number, error: TurnError, delayMs: number): void;
+  /**
+   * Priced budgets only: whether the budget not yet committed covers trajectory `id`, expected to cost
+   * this much; true commits it (the engine settles the commitment when the trajectory ends).
+   */
+  covers?: (id: string, expectedCost: number) => boolean;
+}
+
+/** One policy call of a trajectory: where it hangs, what it sees, and (first turn only) its expected cost to admit. */
+export interface PolicyCall {
+  nodeId: string;
+  turns: readonly Turn[];
+  trajectoryId: string;
+  rng: Rng;
+  admitCost?: number;
+}
+
+export type Attempted<T> = { ok: true; value: T } | { ok: false; error: TurnError };
+
+/** One attempt's outcome: final (success, or a failure no retry helps), or a failure worth retrying. */
+type Attempt<T> = { final: Attempted<T> } | { error: TurnError; retryable: boolean };
+
+const failed = (code: TurnError['code'], message: string) => ({ final: { ok: false as const, error: { code, message } } });
+
+/**
+ * One policy call with retries. Per attempt: wait for a semaphore permit, reserve (waiting while other
+ * calls' reservations may still leave room) one call of up to maxTokensPerTurn tokens in the ledger,
+ * call, settle. A failed attempt settles 0 tokens but counts the call: the request was made and the
+ * server spent work on it.
+ */
+export function callPolicy<S>(ctx: CallContext<S>, call: PolicyCall): Promise<Attempted<PolicyOutput>> {
+  return withRetries(ctx, call.nodeId, call.rng, (key, attempt) => policyAttempt(ctx, call, key, attempt));
+}
+
+/** One environment step with retries; any error the environment throws is a tool error. */
+export function stepEnv<S>(ctx: CallContext<S>, nodeId: string, state: S, action: Action, rng: Rng): Promise<Attempted<{ record: StepRecord; state?: S }>> {
+  return withRetries(ctx, nodeId, rng, (key) => toolAttempt(ctx, key, state, action));
+}
+
+/** Attempts `once` until it is final or out of attempts, backing off in between. */
+async function withRetries<S, T>(ctx: CallContext<S>, nodeId: string, rng: Rng, once: (key: string, attempt: number) => Promise<Attempt<T>>): Promise<Attempted<T>> {
+  const max = ctx.settings.retry.maxAttempts;
+  for (let attempt = 1; ; attempt++) {
+    const key = `${nodeId}#${attempt}`;
+    const tried = await once(key, attempt);
+    if ('final' in tried) return tried.final;
+    if (!tried.retryable || attempt >= max) return { ok: false, error: { ...tried.error, message: `${tried.error.message} (attempt ${attempt} of ${max})` } };
+    if (!(await backoff(ctx, key, attempt, tried.error, rng))) return failed('cancelled', 'cancelled during retry backoff').final;
+  }
+}
+
+async function policyAttempt<S>(ctx: CallContext<S>, call: PolicyCall, key: string, attempt: number): Promise<Attempt<PolicyOutput>> {
+  try {
+    await ctx.semaphore.acquire(ctx.signal);
+  } catch {
+    return failed('cancelled', 'cancelled while waiting for a request slot');
+  }
+  try {
+    // Checked once the call holds its slot, when the spend of the calls before it is known.
+    if (call.admitCost !== undefined && attempt === 1 && ctx.covers && !ctx.covers(call.trajectoryId, call.admitCost)) return failed('budget', 'the budget left does not cover another trajectory');
+    const reservation = await ctx.ledger.reserveTurn(ctx.settings.maxTokensPerTurn, ctx.signal);
+    if (!reservation) return ctx.signal?.aborted ? failed('cancelled', 'cancelled while waiting for the budget') : failed('budget', 'the budget ledger refused another policy call');
+    return await settled(reservation, () => ctx.tape.policy(`policy:${key}`, () => callWithTimeout((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)), ctx.settings.timeoutMs, ctx.signal)));
+  } finally {
+    ctx.semaphore.release();
+  }
+}
+
+function policyContext<S>(ctx: CallContext<S>, call: PolicyCall, key: string, signal: AbortSignal) {
+  return { prompt: ctx.prompt, rendered: ctx.rendered, turns: call.turns, rng: call.rng.fork(key), greedy: ctx.greedy, maxTokens: ctx.settings.maxTokensPerTurn, signal, callId: key, trajectoryId: call.trajectoryId };
+}
+
+/** Runs a reserved call and settles its reservation: the tokens it generated, or 0 when it failed. */
+async function settled(reservation: TurnReservation, run: () => Promise<PolicyOutput>): Promise<Attempt<PolicyOutput>> {
+  try {
+    const output = await run();
+    reservation.settle(output.generatedTokens);
+    return { final: { ok: true, value: output } };
+  } catch (e) {
+    if (isCancellation(e)) {
+      reservation.settle(0);
+      return failed('cancelled', 'cancelled while the call was in flight');
+    }
+    if (!(e instanceof PolicyCallError)) {
+      reservation.release();
+      throw e;
+    }
+    reservation.settle(0);
+    return { error: { code: e.code, message: e.message }, retryable: e.retryable };
+  }
+}
+
+async function toolAttempt<S>(ctx: CallContext<S>, key: string, state: S, action: Action): Promise<Attempt<{ record: StepRecord; state?: S }>> {
+  const isToolCall = action.type !== 'answer' && action.type !== 'invalid';
+  if (ctx.signal?.aborted) return failed('cancelled', 'cancelled before the tool call');
+  try {
+    // A tool that never answers must not stall the step: the same timeout as a policy call applies
+    // (it fails as a tool_error and is retried); cancellation still wins.
+    const result = await ctx.tape.step(`tool:${key}`, async () => {
+      try {
+        return await callWithTimeout((signal) => ctx.env.step(state, action, { signal }), ctx.settings.timeoutMs, ctx.signal);
+      } catch (e) {
+        if (ctx.signal?.aborted) throw new CancelledError('cancelled');
+        throw e;
+      }
+    });
+    if (isToolCall && !result.record.invalid) ctx.ledger.recordToolCall();
+    return { final: { ok: true, value: result } };
+  } catch (e) {
+    if (isCancellation(e)) return failed('cancelled', 'cancelled during the tool call');
+    if (isToolCall) ctx.ledger.recordToolCall();
+    return { error: { code: 'tool_error', message: e instanceof Error ? e.message : String(e) }, retryable: true };
+  }
+}
+
+async function backoff<S>(ctx: CallContext<S>, key: string, attempt: number, error: TurnError, rng: Rng): Promise<boolean> {
+  // Replays skip the wait: the outcome is already on the tape.
+  const delay = ctx.tape.mode === 'replay' ? 0 : backoffDelay(attempt, ctx.settings.retry, rng.fork(`backoff/${key}`));
+  ctx.onRetry(key, attempt, error, delay);
+  try {
+    await sleep(delay, ctx.signal);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -60,7 +60,9 @@ const fmt = (ms: number[]) => `min ${ms[0].toFixed(1)} / median ${ms[ms.length >
 const nodes = batch();
 const forest = buildForest(nodes);
 console.log(`date ${new Date().toISOString()}, node ${process.version}, nproc ${availableParallelism()}`);
-console.log(`batch: ${PROMPTS} prompts × ${ROLLOUTS} rollouts × ${TURNS} turns + ${CONTINUATIONS} continuations each: ${nodes.length} nodes, ${forest.rewardedLeaves.length} leaves; ${REPEATS} runs`);
+console.log(
+  `batch: ${PROMPTS} prompts × ${ROLLOUTS} rollouts × ${TURNS} turns + ${CONTINUATIONS} continuations each: ${nodes.length} nodes, ${forest.rewardedLeaves.length} leaves; ${REPEATS} runs`,
+);
 console.log(`buildForest: ${fmt(time(() => buildForest(nodes)))}`);
 for (const name of ESTIMATOR_NAMES) {
   const est = createEstimator(name);

@@ -31,9 +31,13 @@ mkdirSync(out, { recursive: true });
 writeFileSync(join(out, 'config.json'), JSON.stringify(config));
 const bin = fileURLToPath(new URL('../../bin/trace-rl.js', import.meta.url));
 const t0 = performance.now();
-execFileSync(process.execPath, [bin, 'compare', '--config', join(out, 'config.json'), '--strategies', 'trace,grpo', '--seeds', String(seeds), '--out', join(out, 'runs'), '--jobs', '2'], {
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
+execFileSync(
+  process.execPath,
+  [bin, 'compare', '--config', join(out, 'config.json'), '--strategies', 'trace,grpo', '--seeds', String(seeds), '--out', join(out, 'runs'), '--jobs', '2'],
+  {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  },
+);
 const seconds = (performance.now() - t0) / 1000;
 
 interface RunStats {
@@ -43,10 +47,16 @@ interface RunStats {
 }
 function read(strategy: string, seed: number): RunStats {
   const db = new Database(join(out, 'runs', `${strategy}-s${seed}`, 'run.sqlite'), { readonly: true });
-  const rows = (db.prepare('SELECT metrics FROM steps ORDER BY step').all() as { metrics: string }[]).map((r) => JSON.parse(r.metrics) as Record<string, number>);
+  const rows = (db.prepare('SELECT metrics FROM steps ORDER BY step').all() as { metrics: string }[]).map(
+    (r) => JSON.parse(r.metrics) as Record<string, number>,
+  );
   db.close();
   const sum = (k: string) => rows.reduce((s, m) => s + (m[k] ?? 0), 0);
-  return { effective: sum('effective_ratio') / rows.length, mixedPer100: (100 * sum('mixed_prompts')) / sum('cost_trajectories'), reward: sum('reward_mean') / rows.length };
+  return {
+    effective: sum('effective_ratio') / rows.length,
+    mixedPer100: (100 * sum('mixed_prompts')) / sum('cost_trajectories'),
+    reward: sum('reward_mean') / rows.length,
+  };
 }
 
 const stats = (xs: number[]) => {
@@ -58,10 +68,16 @@ for (let s = 0; s < seeds; s++) {
   runs.trace.push(read('trace', s));
   runs.grpo.push(read('grpo', s));
 }
-console.log(`machine: ${os.cpus().length} cpus (${os.cpus()[0]?.model}), load ${os.loadavg()[0]!.toFixed(1)}, node ${process.version}, ${new Date().toISOString().slice(0, 10)}; ${seconds.toFixed(0)} s wall`);
+console.log(
+  `machine: ${os.cpus().length} cpus (${os.cpus()[0]?.model}), load ${os.loadavg()[0]!.toFixed(1)}, node ${process.version}, ${new Date().toISOString().slice(0, 10)}; ${seconds.toFixed(0)} s wall`,
+);
 console.log(`config: ${JSON.stringify(config)}; seeds 0..${seeds - 1}`);
 console.log('metric (min / median / max over seeds)     trace                  grpo                   trace − grpo (paired)');
-for (const [name, key] of [['effective ratio', 'effective'], ['mixed trees per 100 trajectories', 'mixedPer100'], ['mean reward', 'reward']] as const) {
+for (const [name, key] of [
+  ['effective ratio', 'effective'],
+  ['mixed trees per 100 trajectories', 'mixedPer100'],
+  ['mean reward', 'reward'],
+] as const) {
   const diff = runs.trace.map((t, i) => t[key] - runs.grpo[i]![key]);
   console.log(`${name.padEnd(42)} ${stats(runs.trace.map((r) => r[key])).padEnd(22)} ${stats(runs.grpo.map((r) => r[key])).padEnd(22)} ${stats(diff)}`);
 }

@@ -60,12 +60,19 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     if (!simulated) md.push(...costTable(results, { accuracy: FIXED_TARGET, setBy: '' }), '');
     if (simulated) md.push(...oracleLines(results), '');
     const report = REPORTS[experiment];
-    if (report.paired) md.push(...perBudgetTable(results), '', ...pairedTable(results, report.paired === 'grpo' ? 'grpo' : undefined), '', ...reachGrpoTable(results), '');
+    if (report.paired)
+      md.push(...perBudgetTable(results), '', ...pairedTable(results, report.paired === 'grpo' ? 'grpo' : undefined), '', ...reachGrpoTable(results), '');
     if (report.kinds) md.push(...(await kindTable(withFolders(results), o)), '');
     if (report.byKind) {
       const { byKind } = report;
       const chosen = withFolders(byKind === 'all' ? results : results.filter((r) => byKind.includes(r.arm.label)));
-      md.push(...(await finalByKindTable(chosen.map((r) => ({ ...r, runs: r.runs.slice(0, o.byKindSeeds ?? r.runs.length) })), o)), '');
+      md.push(
+        ...(await finalByKindTable(
+          chosen.map((r) => ({ ...r, runs: r.runs.slice(0, o.byKindSeeds ?? r.runs.length) })),
+          o,
+        )),
+        '',
+      );
     }
     json[experiment] = results.map((r) => ({ label: r.arm.label, meaning: r.arm.meaning, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
     await writePlots(experiment, report, simulated, results, o.plots);
@@ -80,7 +87,10 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
     // Runs whose policy supplies the truth (the simulator's tabular one) logged exact J on their training prompts.
     if (report.exact) {
       const exact = results.map((r) => ({ ...r, runs: r.runs.filter((x) => (x.exactEvals ?? []).length > 0).map((x) => ({ ...x, evals: x.exactEvals! })) }));
-      md.push('The same on exact J, the policy’s expected success on every training prompt (train_accuracy_exact, no sampling noise; a tabular policy shares nothing between prompts, so held-out J does not move):', '');
+      md.push(
+        'The same on exact J, the policy’s expected success on every training prompt (train_accuracy_exact, no sampling noise; a tabular policy shares nothing between prompts, so held-out J does not move):',
+        '',
+      );
       md.push(...pairedTable(exact, 'grpo'), '', ...oracleShareTable(exact), '');
       json[`${experiment}-exact`] = exact.map((r) => ({ label: r.arm.label, seeds: r.runs.map((x) => x.seed), ...armNumbers(r.runs) }));
     }
@@ -114,7 +124,8 @@ function withFolders(results: ArmResult[]): ArmResult[] {
 function writeRecords(results: ArmResult[], out: string): void {
   const dir = join(out, 'records');
   mkdirSync(dir, { recursive: true });
-  for (const { arm, runs } of results) for (const r of runs) writeFileSync(join(dir, `${arm.label}-s${r.seed}.json`), JSON.stringify(toRecord(arm.label, r)) + '\n');
+  for (const { arm, runs } of results)
+    for (const r of runs) writeFileSync(join(dir, `${arm.label}-s${r.seed}.json`), JSON.stringify(toRecord(arm.label, r)) + '\n');
 }
 
 function armNumbers(runs: RunStats[]) {
@@ -146,7 +157,9 @@ function armTable(results: ArmResult[]): string[] {
   for (const { arm, runs } of results) {
     if (runs.length === 0) continue;
     const n = armNumbers(runs);
-    rows.push(`| ${arm.label} | ${arm.meaning} | ${runs.length} | ${fmt(n.ratio)} | ${fmt(n.ratioWarm)} | ${fmt(n.mixedWarm, 1)} | ${fmt(n.anchorsWarm, 1)} | ${fmt(n.prompts, 1)} | ${fmt(n.anchorYield)} | ${fmt(n.continuationShare, 2)} | ${fmt(n.finalAccuracy)} | ${fmt(n.meanAccuracy)} | ${fmt(n.trajectories, 0)} | ${fmt(n.turns, 0)} | ${fmt(n.tokens, 0)} |`);
+    rows.push(
+      `| ${arm.label} | ${arm.meaning} | ${runs.length} | ${fmt(n.ratio)} | ${fmt(n.ratioWarm)} | ${fmt(n.mixedWarm, 1)} | ${fmt(n.anchorsWarm, 1)} | ${fmt(n.prompts, 1)} | ${fmt(n.anchorYield)} | ${fmt(n.continuationShare, 2)} | ${fmt(n.finalAccuracy)} | ${fmt(n.meanAccuracy)} | ${fmt(n.trajectories, 0)} | ${fmt(n.turns, 0)} | ${fmt(n.tokens, 0)} |`,
+    );
   }
   return rows;
 }
@@ -190,7 +203,11 @@ function costTable(results: ArmResult[], target: { accuracy: number; setBy: stri
     if (runs.length === 0) continue;
     const hit = curve(runs).find((p) => p.accuracy.mean >= target.accuracy - 1e-12);
     const alone = runs.filter((r) => r.evals.some((e) => e.accuracy >= target.accuracy - 1e-12)).length;
-    rows.push(hit ? `| ${arm.label} | ${hit.step} | ${Math.round(hit.trajectories)} | ${Math.round(hit.turns)} | ${Math.round(hit.tokens)} | ${alone}/${runs.length} |` : `| ${arm.label} | never | – | – | – | ${alone}/${runs.length} |`);
+    rows.push(
+      hit
+        ? `| ${arm.label} | ${hit.step} | ${Math.round(hit.trajectories)} | ${Math.round(hit.turns)} | ${Math.round(hit.tokens)} | ${alone}/${runs.length} |`
+        : `| ${arm.label} | never | – | – | – | ${alone}/${runs.length} |`,
+    );
   }
   return rows;
 }
@@ -201,7 +218,10 @@ function oracleLines(results: ArmResult[]): string[] {
   const warm = (strategy: string, f: (r: RunStats) => number[]) => meanOf(get(strategy).map((r) => meanOf(f(r).slice(WARM))));
   const line = (what: string, f: (r: RunStats) => number[], digits: number) => {
     const [o, t, g] = [warm('oracle', f), warm('trace', f), warm('grpo', f)];
-    const share = o > g ? ` — trace captures ${(((t - g) / (o - g)) * 100).toFixed(0)} % of the oracle's gain over grpo` : ' — the oracle does not beat grpo here, so there is no gain to capture';
+    const share =
+      o > g
+        ? ` — trace captures ${(((t - g) / (o - g)) * 100).toFixed(0)} % of the oracle's gain over grpo`
+        : ' — the oracle does not beat grpo here, so there is no gain to capture';
     return `- ${what} (steps ≥ ${WARM}): grpo ${g.toFixed(digits)}, trace ${t.toFixed(digits)}, oracle ${o.toFixed(digits)}${share}.`;
   };
   return [
@@ -231,7 +251,9 @@ function perBudgetTable(results: ArmResult[]): string[] {
     const anchors = spread(runs.map((r) => per100(r, mixedAnchors(r))));
     const tokens = spread(runs.map(perTokens));
     const ratio = (x: number, ref: number) => (Number.isFinite(ref) ? (x / ref).toFixed(2) + '×' : '–');
-    rows.push(`| ${arm.label} | ${fmt(trees, 2)} | ${fmt(anchors, 2)} | ${fmt(tokens, 2)} | ${fmt(spread(runs.map((r) => meanOf(r.ratio))))} | ${fmt(spread(runs.map((r) => r.total.trajectories)), 0)} | ${fmt(spread(runs.map((r) => r.total.tokens)), 0)} | ${ratio(trees.mean, grpoTrees)} | ${ratio(tokens.mean, grpoPerTokens)} |`);
+    rows.push(
+      `| ${arm.label} | ${fmt(trees, 2)} | ${fmt(anchors, 2)} | ${fmt(tokens, 2)} | ${fmt(spread(runs.map((r) => meanOf(r.ratio))))} | ${fmt(spread(runs.map((r) => r.total.trajectories)), 0)} | ${fmt(spread(runs.map((r) => r.total.tokens)), 0)} | ${ratio(trees.mean, grpoTrees)} | ${ratio(tokens.mean, grpoPerTokens)} |`,
+    );
   }
   return rows;
 }
@@ -244,7 +266,8 @@ function pairedTable(results: ArmResult[], against?: string): string[] {
   const ref = against === undefined ? results[0] : (results.find((r) => r.arm.label === against) ?? results.find((r) => r.arm.strategy.name === against));
   if (!ref || ref.runs.length === 0) return [];
   // Differences are always first minus second of pairedBootstrap.
-  const diff = (runs: RunStats[], by: (runs: RunStats[]) => Map<number, number>) => (against === undefined ? pairedBootstrap(by(ref.runs), by(runs)) : pairedBootstrap(by(runs), by(ref.runs)));
+  const diff = (runs: RunStats[], by: (runs: RunStats[]) => Map<number, number>) =>
+    against === undefined ? pairedBootstrap(by(ref.runs), by(runs)) : pairedBootstrap(by(runs), by(ref.runs));
   const finalBySeed = (runs: RunStats[]) => new Map(runs.map((r) => [r.seed, r.evals[r.evals.length - 1]?.accuracy ?? NaN]));
   const meanBySeed = (runs: RunStats[]) => new Map(runs.map((r) => [r.seed, meanOf(r.evals.filter((e) => e.step > 0).map((e) => e.accuracy))]));
   const rows = [
@@ -281,7 +304,11 @@ function reachGrpoTable(results: ArmResult[]): string[] {
   for (const { arm, runs } of results) {
     if (runs.length === 0) continue;
     const hit = curve(runs).find((p) => p.accuracy.mean >= target - 1e-12);
-    rows.push(hit ? `| ${arm.label} | ${hit.step} | ${Math.round(hit.trajectories)} | ${(hit.trajectories / grpoHit.trajectories).toFixed(2)} | ${Math.round(hit.tokens)} |` : `| ${arm.label} | never | – | – | – |`);
+    rows.push(
+      hit
+        ? `| ${arm.label} | ${hit.step} | ${Math.round(hit.trajectories)} | ${(hit.trajectories / grpoHit.trajectories).toFixed(2)} | ${Math.round(hit.tokens)} |`
+        : `| ${arm.label} | never | – | – | – |`,
+    );
   }
   return rows;
 }
@@ -353,7 +380,12 @@ async function finalByKindTable(results: ArmResult[], o: AnalyseOptions): Promis
     if (kinds.length === 0) {
       kinds = [...total.keys()].sort();
       const share = kinds.map((k) => `${k} ${total.get(k)!.n / runs.length}`).join(', ');
-      rows.push(`Final policies (last checkpoint, every seed) on the same held-out questions, by kind (${share} questions): accuracy mean ± sd over seeds / mean turns per answer.`, '', `| arm | ${kinds.join(' | ')} |`, `|---|${kinds.map(() => '---').join('|')}|`);
+      rows.push(
+        `Final policies (last checkpoint, every seed) on the same held-out questions, by kind (${share} questions): accuracy mean ± sd over seeds / mean turns per answer.`,
+        '',
+        `| arm | ${kinds.join(' | ')} |`,
+        `|---|${kinds.map(() => '---').join('|')}|`,
+      );
     }
     const cell = (k: string) => {
       const t = total.get(k);
@@ -388,8 +420,21 @@ async function writePlots(experiment: ExperimentName, report: Report, simulated:
   const perStep = (r: RunStats) => r.ratio.map((y, x) => ({ x, y }));
   const where = simulated ? 'simulator' : 'world';
   if (report.contrast) {
-    await writeSvg(dir, `${experiment}-effective-ratio`, bandChart(`effective ratio per step (${where}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]));
-    await writeSvg(dir, `${experiment}-mixed-trees`, bandChart(`mixed prompt trees per step (${where})`, band(results, (r) => r.mixed.map((y, x) => ({ x, y }))), 'step', 'mixed trees'));
+    await writeSvg(
+      dir,
+      `${experiment}-effective-ratio`,
+      bandChart(`effective ratio per step (${where}; seed mean, min–max band)`, band(results, perStep), 'step', 'effective ratio', [0, 1]),
+    );
+    await writeSvg(
+      dir,
+      `${experiment}-mixed-trees`,
+      bandChart(
+        `mixed prompt trees per step (${where})`,
+        band(results, (r) => r.mixed.map((y, x) => ({ x, y }))),
+        'step',
+        'mixed trees',
+      ),
+    );
   }
   if (report.curves) await writeCurves(experiment, 'greedy', results, dir);
   if (report.bars) {
@@ -397,17 +442,47 @@ async function writePlots(experiment: ExperimentName, report: Report, simulated:
     for (const { arm, runs } of results) {
       if (runs.length === 0) continue;
       const n = armNumbers(runs);
-      for (const [metric, s] of [['effective ratio (steps ≥ 10)', n.ratioWarm], ['mixed trees / step (≥ 10)', n.mixedWarm], ['final test accuracy', n.finalAccuracy]] as const) {
+      for (const [metric, s] of [
+        ['effective ratio (steps ≥ 10)', n.ratioWarm],
+        ['mixed trees / step (≥ 10)', n.mixedWarm],
+        ['final test accuracy', n.finalAccuracy],
+      ] as const) {
         rows.push({ arm: arm.label, metric, mean: s.mean, lo: s.mean - s.sd, hi: s.mean + s.sd });
       }
     }
-    await writeSvg(dir, 'ablation', barChart('ablation (world, B = 192; seed mean ± sd)', rows, results.map((r) => r.arm.label)));
+    await writeSvg(
+      dir,
+      'ablation',
+      barChart(
+        'ablation (world, B = 192; seed mean ± sd)',
+        rows,
+        results.map((r) => r.arm.label),
+      ),
+    );
   }
 }
 
 async function writeCurves(name: string, decoding: 'greedy' | 'sampled', results: ArmResult[], dir: string): Promise<void> {
-  await writeSvg(dir, `${name}-accuracy-vs-trajectories`, bandChart(`held-out ${decoding} accuracy vs trajectories spent (seed mean, min–max)`, band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))), 'cumulative trajectories', 'test accuracy'));
-  await writeSvg(dir, `${name}-accuracy-vs-tokens`, bandChart(`held-out ${decoding} accuracy vs generated tokens`, band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))), 'cumulative generated tokens', 'test accuracy'));
+  await writeSvg(
+    dir,
+    `${name}-accuracy-vs-trajectories`,
+    bandChart(
+      `held-out ${decoding} accuracy vs trajectories spent (seed mean, min–max)`,
+      band(results, (r) => r.evals.map((e) => ({ x: e.trajectories, y: e.accuracy }))),
+      'cumulative trajectories',
+      'test accuracy',
+    ),
+  );
+  await writeSvg(
+    dir,
+    `${name}-accuracy-vs-tokens`,
+    bandChart(
+      `held-out ${decoding} accuracy vs generated tokens`,
+      band(results, (r) => r.evals.map((e) => ({ x: e.tokens, y: e.accuracy }))),
+      'cumulative generated tokens',
+      'test accuracy',
+    ),
+  );
 }
 
 /** One HTML report per experiment (writeReport groups runs by their arm label, config.arm). */

@@ -34,7 +34,9 @@ export async function runJobs(jobs: readonly Job[], parallel: number, log: (line
       const r = await runOne(job);
       results.push(r);
       done++;
-      log(`[${done}/${jobs.length}] ${job.dir}: ${r.code === 0 ? 'ok' : `exit ${r.code}`}${r.wallSeconds === null ? ' (reused)' : ` in ${r.wallSeconds.toFixed(0)} s`}`);
+      log(
+        `[${done}/${jobs.length}] ${job.dir}: ${r.code === 0 ? 'ok' : `exit ${r.code}`}${r.wallSeconds === null ? ' (reused)' : ` in ${r.wallSeconds.toFixed(0)} s`}`,
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.min(parallel, jobs.length) }, worker));

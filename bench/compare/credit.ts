@@ -60,6 +60,8 @@ function siblingDeviations(tree: RolloutTree): void {
 
 console.log(`${process.argv.length - 2} runs, ${terms} nonzero loss terms`);
 console.log('net advantage per loss term, by turn depth and action (positive = the update makes it likelier):');
-for (const [k, v] of [...push].sort(([a], [b]) => a.localeCompare(b))) console.log(`  depth ${k.padEnd(12)} ${(v / terms >= 0 ? '+' : '') + (v / terms).toFixed(4)}`);
+for (const [k, v] of [...push].sort(([a], [b]) => a.localeCompare(b)))
+  console.log(`  depth ${k.padEnd(12)} ${(v / terms >= 0 ? '+' : '') + (v / terms).toFixed(4)}`);
 console.log('children of mixed anchors: mean of V(child) − mean(anchor), by anchor kind → the child’s action:');
-for (const [k, xs] of [...siblings].sort(([a], [b]) => a.localeCompare(b))) console.log(`  ${k.padEnd(18)} n ${String(xs.length).padStart(5)}  ${(xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(3)}`);
+for (const [k, xs] of [...siblings].sort(([a], [b]) => a.localeCompare(b)))
+  console.log(`  ${k.padEnd(18)} n ${String(xs.length).padStart(5)}  ${(xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(3)}`);

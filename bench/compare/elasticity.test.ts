@@ -11,5 +11,18 @@ test('multiplier: a Δ of one doubling’s slope is worth 2×, of minus one ½×
   const flat = multiplier([0.01, -0.01, 0.02, -0.02], [0.01, 0.0]);
   assert.equal(flat.c.lo, null);
   assert.equal(flat.c.hi, null);
-  assert.deepEqual(paired(new Map([[1, 0.5], [2, 0.6], [3, 0.7]]), new Map([[1, 0.4], [3, 0.7]])), [0.09999999999999998, 0]);
+  assert.deepEqual(
+    paired(
+      new Map([
+        [1, 0.5],
+        [2, 0.6],
+        [3, 0.7],
+      ]),
+      new Map([
+        [1, 0.4],
+        [3, 0.7],
+      ]),
+    ),
+    [0.09999999999999998, 0],
+  );
 });

@@ -88,7 +88,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const out = i > 0 ? process.argv[i + 1]! : join(here, 'out-dev-elasticity');
   const rec = (folder: string) => join(here, folder, 'records');
   const settings = [
-    { world: 'late', el: 'ell', finals: [['final-late-20 (1010–1029)', 'out-final-late-20', 'f20'], ['final-late (1000–1004)', 'out-final-late', 'fl']] },
+    {
+      world: 'late',
+      el: 'ell',
+      finals: [
+        ['final-late-20 (1010–1029)', 'out-final-late-20', 'f20'],
+        ['final-late (1000–1004)', 'out-final-late', 'fl'],
+      ],
+    },
     { world: 'world', el: 'elw', finals: [['R2 world (1005–1009)', 'out-final-r2', 'r2w']] },
   ] as const;
   console.log('| world | final | grpo slope per doubling (points) | Δ best trace − grpo (points) | worth c× grpo’s compute |');
@@ -103,8 +110,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       if (deltas.length === 0) continue;
       const m = multiplier(slopes, deltas);
       const p = (x: number) => (100 * x).toFixed(1);
-      const c = m.c.lo === null || m.c.hi === null ? `${m.c.mean.toFixed(2)}× [unbounded: the slope's interval reaches 0]` : `${m.c.mean.toFixed(2)}× [${m.c.lo.toFixed(2)}, ${m.c.hi.toFixed(2)}]`;
-      console.log(`| ${s.world} | ${name} | ${p(m.slope.mean)} [${p(m.slope.lo)}, ${p(m.slope.hi)}] (${m.slope.n} seeds) | ${p(m.delta.mean)} [${p(m.delta.lo)}, ${p(m.delta.hi)}] (${m.delta.n}) | ${c} |`);
+      const c =
+        m.c.lo === null || m.c.hi === null
+          ? `${m.c.mean.toFixed(2)}× [unbounded: the slope's interval reaches 0]`
+          : `${m.c.mean.toFixed(2)}× [${m.c.lo.toFixed(2)}, ${m.c.hi.toFixed(2)}]`;
+      console.log(
+        `| ${s.world} | ${name} | ${p(m.slope.mean)} [${p(m.slope.lo)}, ${p(m.slope.hi)}] (${m.slope.n} seeds) | ${p(m.delta.mean)} [${p(m.delta.lo)}, ${p(m.delta.hi)}] (${m.delta.n}) | ${c} |`,
+      );
     }
   }
 }

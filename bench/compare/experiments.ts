@@ -230,9 +230,27 @@ export const TINY_LM_D: ArmExtra = { ...TINY_LM, policy: { ...TINY_LM.policy, mo
 export const SIM_LEARN: ArmExtra = { policy: { kind: 'simulator-tabular', learningRate: 100, normalise: 'samples' }, env: { questions: 300 } };
 
 export function arms(experiment: ExperimentName): Arm[] {
-  const world = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({ label, env: 'world', strategy, meaning, ...(extra ? { extra } : {}) });
-  const sim = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({ label, env: 'simulator', strategy, meaning, ...(extra ? { extra } : {}) });
-  const math = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({ label, env: 'math-world', strategy, meaning, ...(extra ? { extra } : {}) });
+  const world = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({
+    label,
+    env: 'world',
+    strategy,
+    meaning,
+    ...(extra ? { extra } : {}),
+  });
+  const sim = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({
+    label,
+    env: 'simulator',
+    strategy,
+    meaning,
+    ...(extra ? { extra } : {}),
+  });
+  const math = (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra): Arm => ({
+    label,
+    env: 'math-world',
+    strategy,
+    meaning,
+    ...(extra ? { extra } : {}),
+  });
   switch (experiment) {
     case 'main':
       return [
@@ -269,7 +287,11 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('trace-uniform-root', { name: 'trace', roots: 'uniform' }, 'uniform root × adaptive prefix'),
         world('trace-pool-entropy-w', { name: 'trace', leftover: 'pool', prefixes: 'entropy-weighted' }, 'leftover over the pool + entropy-weighted prefixes'),
         world('trace-n1', { name: 'trace', continuations: 1 }, 'the paper with N = 1 (more roots)'),
-        world('trace-n1-expansion-entropy-w', { name: 'trace', continuations: 1, rootValue: 'expansion-aware', prefixes: 'entropy-weighted' }, 'N = 1, expansion-aware roots, entropy-weighted prefixes'),
+        world(
+          'trace-n1-expansion-entropy-w',
+          { name: 'trace', continuations: 1, rootValue: 'expansion-aware', prefixes: 'entropy-weighted' },
+          'N = 1, expansion-aware roots, entropy-weighted prefixes',
+        ),
       ];
     case 'diagnose':
       // Development (seeds 0–4, second session): why trees lose to grpo at equal B. Is it the number of
@@ -283,14 +305,32 @@ export function arms(experiment: ExperimentName): Arm[] {
         world('random-tree', { name: 'random-tree' }, 'uniform roots, continuations at random prefixes'),
         world('trace-rounds2', { name: 'trace', expansionRounds: 2 }, 'the paper with two expansion rounds'),
         world('trace-decision-w', { name: 'trace', prefixes: 'decision-weighted' }, 'prefix value × turns after the prefix'),
-        world('trace-decision-w-rounds2', { name: 'trace', prefixes: 'decision-weighted', expansionRounds: 2 }, 'decision-weighted prefixes, two expansion rounds'),
+        world(
+          'trace-decision-w-rounds2',
+          { name: 'trace', prefixes: 'decision-weighted', expansionRounds: 2 },
+          'decision-weighted prefixes, two expansion rounds',
+        ),
         world('trace-decision-w-n1', { name: 'trace', prefixes: 'decision-weighted', continuations: 1 }, 'decision-weighted prefixes, N = 1'),
-        world('trace-decision-w-pool', { name: 'trace', prefixes: 'decision-weighted', leftover: 'pool' }, 'decision-weighted prefixes, leftover over the pool'),
-        world('trace-decision-w-n1-pool', { name: 'trace', prefixes: 'decision-weighted', continuations: 1, leftover: 'pool' }, 'decision-weighted prefixes, N = 1, leftover over the pool'),
-        world('trace-decision-w-expansion', { name: 'trace', prefixes: 'decision-weighted', rootValue: 'expansion-aware' }, 'decision-weighted prefixes, expansion-aware roots'),
+        world(
+          'trace-decision-w-pool',
+          { name: 'trace', prefixes: 'decision-weighted', leftover: 'pool' },
+          'decision-weighted prefixes, leftover over the pool',
+        ),
+        world(
+          'trace-decision-w-n1-pool',
+          { name: 'trace', prefixes: 'decision-weighted', continuations: 1, leftover: 'pool' },
+          'decision-weighted prefixes, N = 1, leftover over the pool',
+        ),
+        world(
+          'trace-decision-w-expansion',
+          { name: 'trace', prefixes: 'decision-weighted', rootValue: 'expansion-aware' },
+          'decision-weighted prefixes, expansion-aware roots',
+        ),
         // Third round: the learner, not the allocator — shared prefix turns counted once.
         world('trace-once', { name: 'trace' }, 'the paper, shared turns once in the loss', { policy: { sharedTurns: 'once' } }),
-        world('trace-decision-w-pool-once', { name: 'trace', prefixes: 'decision-weighted', leftover: 'pool' }, 'decision-weighted + pool, shared turns once', { policy: { sharedTurns: 'once' } }),
+        world('trace-decision-w-pool-once', { name: 'trace', prefixes: 'decision-weighted', leftover: 'pool' }, 'decision-weighted + pool, shared turns once', {
+          policy: { sharedTurns: 'once' },
+        }),
         // One Adam pass per step instead of 4, for every arm alike: fewer passes over a few prompts' samples.
         world('grpo-e1', { name: 'grpo' }, 'grpo, policy.epochs 1', { policy: { epochs: 1 } }),
         world('trace-e1', { name: 'trace' }, 'the paper, policy.epochs 1', { policy: { epochs: 1 } }),
@@ -310,7 +350,9 @@ export function arms(experiment: ExperimentName): Arm[] {
         ].map((a) => ({ ...a, tier: 2 })),
       ];
     case 'final-gold':
-      return [{ ...world('trace-best-nogold', BEST_TRACE, 'the best trace configuration, predictor.useGold false', { predictor: { useGold: false } }), tier: 1 }];
+      return [
+        { ...world('trace-best-nogold', BEST_TRACE, 'the best trace configuration, predictor.useGold false', { predictor: { useGold: false } }), tier: 1 },
+      ];
     case 'final-env':
       return [
         { ...world('env11-trace-best', BEST_TRACE, 'best trace on world env seed 11'), envSeed: 11, tier: 1 },
@@ -365,7 +407,9 @@ export function arms(experiment: ExperimentName): Arm[] {
     case 'final-roots-gold':
       return [
         world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (final-roots’ arm)'),
-        world('trace-best-uniform-root-nogold', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots, predictor.useGold false', { predictor: { useGold: false } }),
+        world('trace-best-uniform-root-nogold', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots, predictor.useGold false', {
+          predictor: { useGold: false },
+        }),
       ];
     case 'final-roots-oracle':
       return [
@@ -387,7 +431,12 @@ export function arms(experiment: ExperimentName): Arm[] {
       // recommendation (uniform roots, decision-weighted prefixes; nothing tuned on the tiny LM). Same seeds
       // 100–104; run into tinylm's --out, grpo's runs (same label and config) are reused and paired.
       return [
-        world('trace-best-uniform-root', UNIFORM_ROOT_TRACE, 'decision-weighted prefixes on uniform roots (the recommendation since the fourth world final)', TINY_LM),
+        world(
+          'trace-best-uniform-root',
+          UNIFORM_ROOT_TRACE,
+          'decision-weighted prefixes on uniform roots (the recommendation since the fourth world final)',
+          TINY_LM,
+        ),
         world('grpo', { name: 'grpo' }, 'uniform groups, all B as bare rollouts', TINY_LM),
       ];
     case 'tinylm-d':
@@ -450,7 +499,12 @@ export function arms(experiment: ExperimentName): Arm[] {
       // The tree arm is the current recommendation (ROOT_RESAMPLE_TRACE), nothing tuned on the tiny LM.
       const lm: ArmExtra = { ...TINY_LM_D, policy: { ...TINY_LM_D.policy, learningRate: 2e-4 } };
       return [
-        world('trace-rec', { ...ROOT_RESAMPLE_TRACE, budget: 64 }, 'the recommendation (uniform roots, decision-weighted prefixes, root resampling, N = ½)', lm),
+        world(
+          'trace-rec',
+          { ...ROOT_RESAMPLE_TRACE, budget: 64 },
+          'the recommendation (uniform roots, decision-weighted prefixes, root resampling, N = ½)',
+          lm,
+        ),
         world('grpo', { name: 'grpo', budget: 64, batchSize: 16 }, 'uniform groups, 16 prompts × 4', lm),
         { ...world('random-tree', { name: 'random-tree', budget: 64 }, 'uniform roots, continuations at random prefixes', lm), tier: 1 },
         { ...world('trace', { name: 'trace', budget: 64 }, 'the paper (faithful)', lm), tier: 2 },
@@ -533,13 +587,18 @@ export function arms(experiment: ExperimentName): Arm[] {
       // first steps of a 3-step probe on this world (14,307, 14,313, 15,881; seed 0), fixed before these runs.
       const late: ArmExtra = { env: { world: { profile: 'late' } } };
       const tokens = { unit: 'tokens', budget: LATE_TOKENS };
-      const lateWorld = (label: string, strategy: Record<string, unknown>, meaning: string) => world(label, { ...strategy, ...tokens }, `${meaning}, at ${LATE_TOKENS.toLocaleString('en')} tokens a step`, late);
+      const lateWorld = (label: string, strategy: Record<string, unknown>, meaning: string) =>
+        world(label, { ...strategy, ...tokens }, `${meaning}, at ${LATE_TOKENS.toLocaleString('en')} tokens a step`, late);
       return [
         lateWorld('late-grpo', { name: 'grpo' }, 'uniform groups'),
         lateWorld('late-trace', { name: 'trace' }, 'the paper (adaptive roots + prefixes, N = 2)'),
         lateWorld('late-trace-rs-half', ROOT_RESAMPLE_TRACE, 'the sixth final’s trace (uniform roots, decision-weighted prefixes, root resampling, N = ½)'),
         lateWorld('late-trace-rs-half-b2', { ...ROOT_RESAMPLE_TRACE, branchFrom: 2 }, 'trace-rs-half branching from turn 2 on'),
-        lateWorld('late-trace-rs-adaptive-b2', { name: 'trace', roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 }, 'uniform roots, the paper’s prefix solver, root resampling, N = ½, branching from turn 2 on'),
+        lateWorld(
+          'late-trace-rs-adaptive-b2',
+          { name: 'trace', roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 },
+          'uniform roots, the paper’s prefix solver, root resampling, N = ½, branching from turn 2 on',
+        ),
       ];
     }
     case 'final-late': {
@@ -552,16 +611,31 @@ export function arms(experiment: ExperimentName): Arm[] {
       const late: ArmExtra = { env: { world: { profile: 'late' } } };
       const tokens = { unit: 'tokens', budget: LATE_TOKENS };
       const at = `at ${LATE_TOKENS.toLocaleString('en')} tokens a step`;
-      const lateWorld = (label: string, strategy: Record<string, unknown>, meaning: string, extra: ArmExtra = {}, tier = 0): Arm => ({ ...world(label, strategy, meaning, { ...late, ...extra }), tier });
+      const lateWorld = (label: string, strategy: Record<string, unknown>, meaning: string, extra: ArmExtra = {}, tier = 0): Arm => ({
+        ...world(label, strategy, meaning, { ...late, ...extra }),
+        tier,
+      });
       return [
         lateWorld('fl-trace-best', { ...LATE_BEST, ...tokens }, `late-dev's best trace (${JSON.stringify(LATE_BEST)}), ${at}`),
         lateWorld('fl-grpo', { name: 'grpo', ...tokens }, `uniform groups, ${at}`),
         lateWorld('fl-trace', { name: 'trace', ...tokens }, `the paper (adaptive roots + prefixes, N = 2, the trace estimator), ${at}`),
-        lateWorld('fl-tree-grpo', { name: 'random-tree', ...tokens }, `Tree-GRPO: continuations at random prefixes with the tree-grpo estimator, ${at}`, { estimator: 'tree-grpo' }, 1),
+        lateWorld(
+          'fl-tree-grpo',
+          { name: 'random-tree', ...tokens },
+          `Tree-GRPO: continuations at random prefixes with the tree-grpo estimator, ${at}`,
+          { estimator: 'tree-grpo' },
+          1,
+        ),
         lateWorld('fl-pcl', { name: 'pcl', ...tokens }, `adaptive roots only (the predictor's P(mixed)), ${at}`, {}, 1),
         lateWorld('fl-knapsack', { name: 'knapsack', ...tokens }, `Knapsack-RL on each prompt's history, ${at}`, {}, 1),
         lateWorld('fl-random-tree', { name: 'random-tree', ...tokens }, `continuations at random prefixes (the trace estimator), ${at}`, {}, 1),
-        lateWorld('fl-dapo', { name: 'dapo' }, 'dynamic sampling until ⌊192/8⌋ mixed groups, at 192 trajectories a step (cap 4 · 192); its real tokens shown', {}, 1),
+        lateWorld(
+          'fl-dapo',
+          { name: 'dapo' },
+          'dynamic sampling until ⌊192/8⌋ mixed groups, at 192 trajectories a step (cap 4 · 192); its real tokens shown',
+          {},
+          1,
+        ),
       ];
     }
     case 'final-late-20': {
@@ -582,7 +656,8 @@ export function arms(experiment: ExperimentName): Arm[] {
       const normalise = experiment.slice('headroom-prefix-'.length);
       const tokens = { unit: 'tokens', budget: SIM_TOKENS };
       const extra: ArmExtra = { ...SIM_LEARN, policy: { ...SIM_LEARN.policy, normalise }, predictor: { kind: 'global' } };
-      const at = (label: string, strategy: Record<string, unknown>, meaning: string) => sim(`hp-${normalise}-${label}`, { ...strategy, ...tokens }, `${meaning}, normalise ${normalise}`, extra);
+      const at = (label: string, strategy: Record<string, unknown>, meaning: string) =>
+        sim(`hp-${normalise}-${label}`, { ...strategy, ...tokens }, `${meaning}, normalise ${normalise}`, extra);
       return [
         at('grpo', { name: 'grpo' }, 'uniform groups'),
         at('pcl-oracle', { name: 'oracle', continuations: 0 }, 'roots only: the exact root solver on the true p'),
@@ -598,7 +673,14 @@ export function arms(experiment: ExperimentName): Arm[] {
       const late = experiment === 'elasticity-late';
       const budget = late ? LATE_TOKENS : WORLD_TOKENS;
       const extra: ArmExtra = { ...(late ? { env: { world: { profile: 'late' } } } : {}), predictor: { kind: 'global' } };
-      return [0.5, 1, 2].map((c) => world(`el${late ? 'l' : 'w'}-grpo-x${c}`, { name: 'grpo', unit: 'tokens', budget: Math.round(budget * c) }, `grpo at ${c}× ${budget.toLocaleString('en')} tokens a step`, extra));
+      return [0.5, 1, 2].map((c) =>
+        world(
+          `el${late ? 'l' : 'w'}-grpo-x${c}`,
+          { name: 'grpo', unit: 'tokens', budget: Math.round(budget * c) },
+          `grpo at ${c}× ${budget.toLocaleString('en')} tokens a step`,
+          extra,
+        ),
+      );
     }
     case 'select-sim': {
       // Root headroom in the prompt-selection regime, where it can be measured exactly: 256 candidates of
@@ -609,7 +691,8 @@ export function arms(experiment: ExperimentName): Arm[] {
       const base: ArmExtra = { ...SIM_LEARN, env: { questions: 600 }, pool: 256 };
       const cheap: ArmExtra = { ...base, predictor: { kind: 'global' } };
       const learned: ArmExtra = { ...base, predictor: { kind: 'posterior' } };
-      const at = (label: string, strategy: Record<string, unknown>, meaning: string, extra: ArmExtra) => sim(`ss-${label}`, { ...strategy, ...tokens }, meaning, extra);
+      const at = (label: string, strategy: Record<string, unknown>, meaning: string, extra: ArmExtra) =>
+        sim(`ss-${label}`, { ...strategy, ...tokens }, meaning, extra);
       return [
         at('grpo', { name: 'grpo', groupSize: 8 }, 'grpo, G = 8 on ⌊B / 8⌋ random prompts of 256', cheap),
         at('grpo-g2', { name: 'grpo' }, 'grpo, default G (⌊B / pool⌋ → 2) on ⌊B / 2⌋ random prompts of 256', cheap),
@@ -628,16 +711,24 @@ export function arms(experiment: ExperimentName): Arm[] {
       const tokens = { unit: 'tokens', budget: late ? LATE_TOKENS : WORLD_TOKENS };
       const base: ArmExtra = { ...(late ? { env: { world: { profile: 'late' } } } : {}), pool: 256 };
       const batch = { policy: { normalise: 'batch' } };
-      const at = (label: string, strategy: Record<string, unknown>, meaning: string, extra: ArmExtra) => world(`s${late ? 'l' : 'w'}-${label}`, { ...strategy, ...tokens }, meaning, { ...base, ...extra });
+      const at = (label: string, strategy: Record<string, unknown>, meaning: string, extra: ArmExtra) =>
+        world(`s${late ? 'l' : 'w'}-${label}`, { ...strategy, ...tokens }, meaning, { ...base, ...extra });
       return [
         at('grpo', { name: 'grpo', groupSize: 8 }, 'grpo, G = 8 on ⌊B / 8⌋ random prompts of 256', { predictor: { kind: 'global' } }),
-        at('grpo-batch', { name: 'grpo', groupSize: 8 }, 'as grpo, the surrogate divided by every sampled turn (normalise batch)', { predictor: { kind: 'global' }, ...batch }),
-        at('guarded', { name: 'guarded', groupSize: 8 }, 'guarded: grpo G = 8 with ε = ¼ to the root solver on the posterior', { predictor: { kind: 'posterior' } }),
+        at('grpo-batch', { name: 'grpo', groupSize: 8 }, 'as grpo, the surrogate divided by every sampled turn (normalise batch)', {
+          predictor: { kind: 'global' },
+          ...batch,
+        }),
+        at('guarded', { name: 'guarded', groupSize: 8 }, 'guarded: grpo G = 8 with ε = ¼ to the root solver on the posterior', {
+          predictor: { kind: 'posterior' },
+        }),
         at('guarded-batch', { name: 'guarded', groupSize: 8 }, 'guarded, normalise batch', { predictor: { kind: 'posterior' }, ...batch }),
         at('pcl-posterior', { name: 'pcl' }, 'pcl on the posterior over all 256', { predictor: { kind: 'posterior' } }),
         // Added after the five arms above had started (seeds 0–1 seen): grpo's G = 3 is what every earlier
         // final ran (B / pool at pool 64), so the best grpo here may not be G = 8; guarded on that G too.
-        at('grpo-g3', { name: 'grpo', groupSize: 3 }, 'grpo, G = 3 on ⌊B / 3⌋ random prompts of 256 (the earlier finals’ group size)', { predictor: { kind: 'global' } }),
+        at('grpo-g3', { name: 'grpo', groupSize: 3 }, 'grpo, G = 3 on ⌊B / 3⌋ random prompts of 256 (the earlier finals’ group size)', {
+          predictor: { kind: 'global' },
+        }),
         at('guarded-g3', { name: 'guarded', groupSize: 3 }, 'guarded on grpo’s G = 3, ε = ¼, posterior', { predictor: { kind: 'posterior' } }),
       ];
     }
@@ -648,7 +739,10 @@ export function arms(experiment: ExperimentName): Arm[] {
       // same G. Tier 0 is the decisive pair; tier 1 the G = 8 pair (TRL's usual G) and grpo's batch
       // normalisation; tier 2 the other baselines.
       const tokens = { unit: 'tokens', budget: WORLD_TOKENS };
-      const at = (label: string, strategy: Record<string, unknown>, meaning: string, tier: number, extra: ArmExtra) => ({ ...world(`r3w-${label}`, { ...strategy, ...tokens }, meaning, { pool: 256, ...extra }), tier });
+      const at = (label: string, strategy: Record<string, unknown>, meaning: string, tier: number, extra: ArmExtra) => ({
+        ...world(`r3w-${label}`, { ...strategy, ...tokens }, meaning, { pool: 256, ...extra }),
+        tier,
+      });
       const cheap = { predictor: { kind: 'global' } };
       const posterior = { predictor: { kind: 'posterior' } };
       return [
@@ -691,7 +785,11 @@ export function arms(experiment: ExperimentName): Arm[] {
         math('math-trace', { name: 'trace' }, 'the paper (faithful): adaptive roots + adaptive prefixes, N = 2'),
         math('math-grpo', { name: 'grpo' }, 'uniform groups, 64 prompts × 3'),
         math('math-dw-shared', { name: 'trace', prefixes: 'decision-weighted', prefixBudget: 'shared' }, 'decision-weighted prefixes, one continuation pool'),
-        math('math-rs-shared', { ...ROOT_RESAMPLE_TRACE, prefixBudget: 'shared' }, 'the recommendation (uniform roots, decision-weighted prefixes, root re-sampling, N = ½) with one continuation pool'),
+        math(
+          'math-rs-shared',
+          { ...ROOT_RESAMPLE_TRACE, prefixBudget: 'shared' },
+          'the recommendation (uniform roots, decision-weighted prefixes, root re-sampling, N = ½) with one continuation pool',
+        ),
       ];
     case 'sim-learn': {
       // Issue 34 §1: what share of the oracle's gain over grpo learned roots capture, on exact J (no
@@ -707,7 +805,12 @@ export function arms(experiment: ExperimentName): Arm[] {
         // Added after the four arms above ran (seeds 0–2): the shared MLP as the prior of a per-prompt
         // posterior (predictor.kind posterior), as it is and forgetting old evidence as the policy moves.
         sim('sl-pcl-posterior', { name: 'pcl' }, 'pcl on the MLP-prior per-prompt posterior (k₀ = 4, no discount)', at({ kind: 'posterior' })),
-        sim('sl-pcl-posterior-d08', { name: 'pcl' }, 'pcl on the MLP-prior posterior, discount λ = 0.8', at({ kind: 'posterior', posterior: { discount: 0.8 } })),
+        sim(
+          'sl-pcl-posterior-d08',
+          { name: 'pcl' },
+          'pcl on the MLP-prior posterior, discount λ = 0.8',
+          at({ kind: 'posterior', posterior: { discount: 0.8 } }),
+        ),
         // Added 2026-12-02 (development): the posterior arm spread B over 53 prompts a step where the oracle
         // concentrates on 33; a weaker prior (k₀ = 1, 2) lets one visit's outcomes discard a solved prompt.
         sim('sl-pcl-posterior-k1', { name: 'pcl' }, 'pcl on the MLP-prior posterior, k₀ = 1', at({ kind: 'posterior', posterior: { strength: 1 } })),
@@ -718,7 +821,9 @@ export function arms(experiment: ExperimentName): Arm[] {
         // out-dev-sim-learn; the code is at cbbae25): sl-pcl-posterior-pop(-d08), a population prior over success
         // rates, and sl-pcl-posterior-ft(-d08), rollouts counted by the MLP's prediction after their first turn
         // (docs/experiments/2026-12-02-root-evidence-and-value.md).
-        ...[2, 4, 8, 16, 64].map((k) => sim(`sl-pcl-oracle-k${k}`, { name: 'oracle', continuations: 0, truthSamples: k }, `pcl on the true p seen through ${k} fresh outcomes a step`, cheap)),
+        ...[2, 4, 8, 16, 64].map((k) =>
+          sim(`sl-pcl-oracle-k${k}`, { name: 'oracle', continuations: 0, truthSamples: k }, `pcl on the true p seen through ${k} fresh outcomes a step`, cheap),
+        ),
         // The tree arms after the root measurement (tier 1), so a run cut short by the clock still has it.
         { ...sim('sl-trace', { name: 'trace' }, 'the paper’s trace on the shared MLP Ṽ', at({ kind: 'mlp' })), tier: 1 },
         { ...sim('sl-trace-uniform-root', UNIFORM_ROOT_TRACE, 'uniform roots, decision-weighted prefixes on the MLP Ṽ', at({ kind: 'mlp' })), tier: 1 },
@@ -746,7 +851,15 @@ export function arms(experiment: ExperimentName): Arm[] {
  * Each setting is its own experiment so its paired table compares arms on the same world.
  */
 function roundTwo(
-  experiment: 'final-r2-world' | 'final-r2-math' | 'final-r2-world-env37' | 'final-r2-world-env53' | 'final-r2-late-env37' | 'final-r2-late-env53' | 'final-r2-math-env37' | 'final-r2-math-env53',
+  experiment:
+    | 'final-r2-world'
+    | 'final-r2-math'
+    | 'final-r2-world-env37'
+    | 'final-r2-world-env53'
+    | 'final-r2-late-env37'
+    | 'final-r2-late-env53'
+    | 'final-r2-math-env37'
+    | 'final-r2-math-env53',
   world: (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra) => Arm,
   math: (label: string, strategy: Record<string, unknown>, meaning: string, extra?: ArmExtra) => Arm,
 ): Arm[] {
@@ -770,7 +883,9 @@ function roundTwo(
   return [
     ...core,
     arm('trace', { name: 'trace', ...tokens }, `the paper (adaptive roots + prefixes, N = 2, the trace estimator), ${at}`, 0),
-    arm('tree-grpo', { name: 'random-tree', ...tokens }, `Tree-GRPO: continuations at random prefixes with the tree-grpo estimator, ${at}`, 2, { estimator: 'tree-grpo' }),
+    arm('tree-grpo', { name: 'random-tree', ...tokens }, `Tree-GRPO: continuations at random prefixes with the tree-grpo estimator, ${at}`, 2, {
+      estimator: 'tree-grpo',
+    }),
     arm('pcl', { name: 'pcl', ...tokens }, `adaptive roots only (the predictor's P(mixed)), ${at}`, 2),
     arm('knapsack', { name: 'knapsack', ...tokens }, `Knapsack-RL on each prompt's history, ${at}`, 2),
     arm('random-tree', { name: 'random-tree', ...tokens }, `continuations at random prefixes (the trace estimator), ${at}`, 2),

@@ -92,6 +92,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       steps += x.shares.length;
     }
     const f = (d: ReturnType<typeof pairedBootstrap>) => `${d.mean.toFixed(2)} [${d.lo.toFixed(2)}, ${d.hi.toFixed(2)}]`;
-    console.log(`| ${label} | ${runs.length} | ${(shareSum / steps).toFixed(3)} | ${above} of ${steps} | ${f(pairedBootstrap(g, base))} | ${f(pairedBootstrap(arm, base))} |`);
+    console.log(
+      `| ${label} | ${runs.length} | ${(shareSum / steps).toFixed(3)} | ${above} of ${steps} | ${f(pairedBootstrap(g, base))} | ${f(pairedBootstrap(arm, base))} |`,
+    );
   }
 }

@@ -68,7 +68,7 @@ export function loadRun(dir: string): RunStats | null {
       sampledEvals: evalPoints(steps, 'test_accuracy_sampled'),
       exactEvals: evalPoints(steps, 'train_accuracy_exact'),
       total: { trajectories: last.cum_trajectories, turns: last.cum_turns, tokens: last.cum_tokens },
-      wallSeconds: meanOf(m('time_step_ms')) * steps.length / 1000,
+      wallSeconds: (meanOf(m('time_step_ms')) * steps.length) / 1000,
     };
   } finally {
     store.close();
@@ -84,7 +84,13 @@ export function mixedAnchors(r: PerStep): number[] {
 
 /** A per-step count summed over the run, per 100 trajectories spent (contrast per unit of budget). */
 export function per100(r: PerStep, xs: readonly number[]): number {
-  return (100 * xs.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0)) / Math.max(1, r.spent.reduce((a, b) => a + b, 0));
+  return (
+    (100 * xs.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0)) /
+    Math.max(
+      1,
+      r.spent.reduce((a, b) => a + b, 0),
+    )
+  );
 }
 
 /**
@@ -109,7 +115,9 @@ export function readRecord(path: string): RunRecord {
 
 function evalPoints(steps: ReadonlyArray<{ step: number; metrics: Record<string, number> }>, key: string): EvalPoint[] {
   return steps.flatMap((s) =>
-    Number.isFinite(s.metrics[key]) ? [{ step: s.step, accuracy: s.metrics[key]!, trajectories: s.metrics.cum_trajectories!, turns: s.metrics.cum_turns!, tokens: s.metrics.cum_tokens! }] : [],
+    Number.isFinite(s.metrics[key])
+      ? [{ step: s.step, accuracy: s.metrics[key]!, trajectories: s.metrics.cum_trajectories!, turns: s.metrics.cum_turns!, tokens: s.metrics.cum_tokens! }]
+      : [],
   );
 }
 
@@ -136,7 +144,9 @@ export function kindUse(dir: string, stepsToRead: readonly number[], kindOf: (pr
 }
 
 function addTree(use: KindUse, tree: RolloutTree, kind: string): void {
-  const bareChildren = root(tree).children.map((id) => getNode(tree, id)).filter((n) => n.origin === 'bare');
+  const bareChildren = root(tree)
+    .children.map((id) => getNode(tree, id))
+    .filter((n) => n.origin === 'bare');
   if (bareChildren.length === 0) return;
   const bareLeaves = leaves(tree).filter((l) => l.origin === 'bare');
   const row = use.byKind.get(kind) ?? [0, 0, 0];

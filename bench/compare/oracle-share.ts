@@ -13,7 +13,13 @@ export interface ShareInput {
   bySeed: ReadonlyMap<number, number>;
 }
 
-export function oracleShare(arm: ShareInput['bySeed'], grpo: ShareInput['bySeed'], oracle: ShareInput['bySeed'], resamples = 10_000, seed = 1): { share: number; lo: number; hi: number; n: number } {
+export function oracleShare(
+  arm: ShareInput['bySeed'],
+  grpo: ShareInput['bySeed'],
+  oracle: ShareInput['bySeed'],
+  resamples = 10_000,
+  seed = 1,
+): { share: number; lo: number; hi: number; n: number } {
   const seeds = [...arm.keys()].filter((s) => grpo.has(s) && oracle.has(s) && [arm, grpo, oracle].every((m) => Number.isFinite(m.get(s)!)));
   const n = seeds.length;
   if (n === 0) return { share: NaN, lo: NaN, hi: NaN, n };

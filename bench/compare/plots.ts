@@ -68,7 +68,10 @@ export function barChart(title: string, rows: BarRow[], order: string[]): vl.Top
       height: 22 * order.length,
       encoding: { y: { field: 'arm', type: 'nominal', sort: order, title: null } },
       layer: [
-        { mark: { type: 'bar', opacity: 0.7 }, encoding: { x: { field: 'mean', type: 'quantitative', title: null }, color: { field: 'arm', type: 'nominal', legend: null, sort: order } } },
+        {
+          mark: { type: 'bar', opacity: 0.7 },
+          encoding: { x: { field: 'mean', type: 'quantitative', title: null }, color: { field: 'arm', type: 'nominal', legend: null, sort: order } },
+        },
         { mark: { type: 'rule' }, encoding: { x: { field: 'lo', type: 'quantitative' }, x2: { field: 'hi' } } },
       ],
     },

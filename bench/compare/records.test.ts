@@ -21,7 +21,10 @@ test('a run record keeps what analyse reads (NaN included), and pool.ts pairs re
   const clock = () => performance.now();
   const base = { steps: 2, pool: 16, env: { questions: 300 }, eval: { every: 1, questions: 30 } };
   const finals = new Map<string, Map<number, number>>();
-  for (const [label, strategy] of [['trace', { name: 'trace', budget: 24 }], ['grpo', { name: 'grpo', budget: 24 }]] as const) {
+  for (const [label, strategy] of [
+    ['trace', { name: 'trace', budget: 24 }],
+    ['grpo', { name: 'grpo', budget: 24 }],
+  ] as const) {
     for (const seed of [3, 4]) {
       const dir = join(root, `${label}-s${seed}`);
       await train({ out: dir, config: { ...base, seed, strategy }, clock });
@@ -41,16 +44,25 @@ test('a run record keeps what analyse reads (NaN included), and pool.ts pairs re
       rmSync(dir, { recursive: true });
     }
   }
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/compare/pool.ts', '--records', records, '--arms', 'trace,grpo', '--reference', 'grpo'], { encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/compare/pool.ts', '--records', records, '--arms', 'trace,grpo', '--reference', 'grpo'], {
+    encoding: 'utf8',
+  });
   assert.equal(run.status, 0, run.stderr);
   const d = pairedBootstrap(finals.get('trace')!, finals.get('grpo')!);
   const row = run.stdout.split('\n').find((l) => l.startsWith('| trace | 3, 4 |'));
   assert.ok(row, run.stdout);
-  assert.ok(row.includes(`${(100 * d.mean).toFixed(1)} pts [${(100 * d.lo).toFixed(1)}, ${(100 * d.hi).toFixed(1)}] (2)`), `${row} has trace − grpo from the stores`);
+  assert.ok(
+    row.includes(`${(100 * d.mean).toFixed(1)} pts [${(100 * d.lo).toFixed(1)}, ${(100 * d.hi).toFixed(1)}] (2)`),
+    `${row} has trace − grpo from the stores`,
+  );
   assert.match(run.stdout, /\| grpo \| 3, 4 \| .* \| \(reference\) \|/);
   assert.match(run.stdout, /mixed trees \/ 100 traj\./, 'records written from run folders carry the per-step metrics');
 
-  const missing = spawnSync(process.execPath, ['--import', 'tsx', 'bench/compare/pool.ts', '--records', records, '--arms', 'trace,dapo', '--reference', 'grpo'], { encoding: 'utf8' });
+  const missing = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'bench/compare/pool.ts', '--records', records, '--arms', 'trace,dapo', '--reference', 'grpo'],
+    { encoding: 'utf8' },
+  );
   assert.equal(missing.status, 2);
   assert.match(missing.stderr, /--reference grpo is not one of --arms trace,dapo/);
 });
@@ -69,7 +81,16 @@ test('analyse reads a run from its record when the run folder is gone, with the 
   const runDir = (label: string, seed: number) => join(root, 'runs', `${label}-s${seed}`);
   for (const arm of arms) for (const seed of seeds) await train({ out: runDir(arm.label, seed), config: { ...base, seed, strategy: arm.strategy }, clock });
   const lines: string[] = [];
-  const options = { out: root, plots: join(root, 'plots'), experiments: new Map([['final-env' as const, arms]]), seeds, runDir, scale: { ...DEFAULT_SCALE, steps: 2 }, machine: 'test', log: (l: string) => lines.push(l) };
+  const options = {
+    out: root,
+    plots: join(root, 'plots'),
+    experiments: new Map([['final-env' as const, arms]]),
+    seeds,
+    runDir,
+    scale: { ...DEFAULT_SCALE, steps: 2 },
+    machine: 'test',
+    log: (l: string) => lines.push(l),
+  };
   const quiet = process.stdout.write;
   const summary = async () => {
     process.stdout.write = () => true;
@@ -84,9 +105,19 @@ test('analyse reads a run from its record when the run folder is gone, with the 
   rmSync(runDir('grpo', 4), { recursive: true });
   const fromRecord = await summary();
   assert.deepEqual(fromRecord, fromFolders, 'grpo seed 4 read from its record gives the same summary');
-  assert.ok(lines.some((l) => /1 run\(s\) read from records .* not in the HTML report/.test(l)), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => /1 run\(s\) read from records .* not in the HTML report/.test(l)),
+    lines.join('\n'),
+  );
   rmSync(join(root, 'records', 'grpo-s4.json'));
   const without = await summary();
-  assert.deepEqual((without['final-env'] as Array<{ label: string; seeds: number[] }>).map((r) => [r.label, r.seeds]), [['trace', [3, 4]], ['grpo', [3]]], 'with neither folder nor record the seed is missing, not invented');
+  assert.deepEqual(
+    (without['final-env'] as Array<{ label: string; seeds: number[] }>).map((r) => [r.label, r.seeds]),
+    [
+      ['trace', [3, 4]],
+      ['grpo', [3]],
+    ],
+    'with neither folder nor record the seed is missing, not invented',
+  );
   rmSync(root, { recursive: true });
 });

@@ -49,7 +49,9 @@ const jobsAtOnce = Number(arg('jobs') ?? 2);
 const experiments = (arg('experiments') ?? EXPERIMENTS.join(',')).split(',').map((s) => s.trim()) as ExperimentName[];
 for (const e of experiments) if (!EXPERIMENTS.includes(e)) throw new Error(`--experiments: unknown "${e}"; allowed: ${EXPERIMENTS.join(', ')}`);
 
-const only = arg('arms')?.split(',').map((s) => s.trim());
+const only = arg('arms')
+  ?.split(',')
+  .map((s) => s.trim());
 const byExperiment = new Map<ExperimentName, Arm[]>(experiments.map((e) => [e, arms(e).filter((a) => !only || only.includes(a.label))]));
 const uniqueArms = new Map<string, Arm>();
 for (const list of byExperiment.values()) for (const a of list) uniqueArms.set(a.label, a);
@@ -60,7 +62,8 @@ const jobs: Job[] = [];
 const tiers = [...new Set([...uniqueArms.values()].map((a) => a.tier ?? 0))].sort((a, b) => a - b);
 for (const tier of tiers) {
   for (const seed of seedList) {
-    for (const arm of uniqueArms.values()) if ((arm.tier ?? 0) === tier) jobs.push({ dir: runDir(arm.label, seed), config: parseTrainConfig(runConfig(arm, seed, scale)) });
+    for (const arm of uniqueArms.values())
+      if ((arm.tier ?? 0) === tier) jobs.push({ dir: runDir(arm.label, seed), config: parseTrainConfig(runConfig(arm, seed, scale)) });
   }
 }
 
@@ -85,16 +88,34 @@ if (!flag('analyse-only')) {
 }
 if (flag('prewarm-only')) process.exit(0);
 if (!flag('analyse-only')) {
-  log(`bench/compare: ${jobs.length} runs (${uniqueArms.size} arms × ${scale.seeds} seeds, ${scale.steps} steps, pool ${scale.pool}, B = ${scale.budget}), ${jobsAtOnce} at a time; ${machine}; load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  log(
+    `bench/compare: ${jobs.length} runs (${uniqueArms.size} arms × ${scale.seeds} seeds, ${scale.steps} steps, pool ${scale.pool}, B = ${scale.budget}), ${jobsAtOnce} at a time; ${machine}; load ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   const results = await runJobs(jobs, jobsAtOnce, log);
   const failed = results.filter((r) => r.code !== 0);
   const walls = results.flatMap((r) => (r.wallSeconds === null ? [] : [r.wallSeconds])).sort((a, b) => a - b);
-  if (walls.length) log(`run wall time: min ${walls[0].toFixed(0)} s, median ${walls[Math.floor(walls.length / 2)].toFixed(0)} s, max ${walls[walls.length - 1].toFixed(0)} s over ${walls.length} runs; total ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  if (walls.length)
+    log(
+      `run wall time: min ${walls[0].toFixed(0)} s, median ${walls[Math.floor(walls.length / 2)].toFixed(0)} s, max ${walls[walls.length - 1].toFixed(0)} s over ${walls.length} runs; total ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+    );
   if (failed.length) {
     log(`${failed.length} run(s) failed: ${failed.map((r) => r.dir).join(', ')}; rerun the same command to resume them`);
     process.exitCode = 1;
   }
 }
 if (!flag('runs-only')) {
-  await analyse({ byKindSeeds: arg('by-kind-seeds') ? Number(arg('by-kind-seeds')) : undefined, out, plots: resolve(arg('plots') ?? join(here, 'plots')), experiments: byExperiment, seeds: seedList, runDir, scale, machine, log });
+  await analyse({
+    byKindSeeds: arg('by-kind-seeds') ? Number(arg('by-kind-seeds')) : undefined,
+    out,
+    plots: resolve(arg('plots') ?? join(here, 'plots')),
+    experiments: byExperiment,
+    seeds: seedList,
+    runDir,
+    scale,
+    machine,
+    log,
+  });
 }

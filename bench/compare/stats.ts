@@ -46,7 +46,12 @@ export function resampleStream(seed: number): () => number {
  * bootstrap interval (resampling seeds with replacement, `resamples` times, seeded so tables are
  * reproducible). Pairs with a missing side are dropped.
  */
-export function pairedBootstrap(a: ReadonlyMap<number, number>, b: ReadonlyMap<number, number>, resamples = 10_000, seed = 1): { mean: number; lo: number; hi: number; n: number } {
+export function pairedBootstrap(
+  a: ReadonlyMap<number, number>,
+  b: ReadonlyMap<number, number>,
+  resamples = 10_000,
+  seed = 1,
+): { mean: number; lo: number; hi: number; n: number } {
   const d = [...a].flatMap(([s, x]) => (b.has(s) && Number.isFinite(x) && Number.isFinite(b.get(s)!) ? [x - b.get(s)!] : []));
   const n = d.length;
   if (n === 0) return { mean: NaN, lo: NaN, hi: NaN, n };

@@ -72,9 +72,15 @@ function section(md: string, experiment: string, where: string): string {
 function rowAfter(text: string, heading: string, label: string, where: string): string[] {
   const at = text.indexOf(heading);
   if (at < 0) throw new Error(`${where}: no "${heading}"`);
-  const line = text.slice(at).split('\n').find((l) => l.startsWith(`| ${label} |`));
+  const line = text
+    .slice(at)
+    .split('\n')
+    .find((l) => l.startsWith(`| ${label} |`));
   if (!line) throw new Error(`${where}: no row "${label}" after "${heading}"`);
-  return line.split('|').slice(1, -1).map((c) => c.trim());
+  return line
+    .split('|')
+    .slice(1, -1)
+    .map((c) => c.trim());
 }
 
 /** "-1.0 pts [-3.8, 2.0] (10)" as printed by stats.ts fmtPaired, back to fractions. */
@@ -88,7 +94,9 @@ const number = (cell: string) => Number(cell.split(' ± ')[0]!.replace(/,/g, '')
 /** trace − grpo from analyse's paired table (it prints either "trace minus each arm" or "each arm minus grpo"). */
 function pairedFromSummary(md: string, experiment: string, trace: string, grpo: string, where: string): Delta {
   const s = section(md, experiment, where);
-  const heading = s.includes(`Paired differences, ${trace} minus each arm`) ? `Paired differences, ${trace} minus each arm` : `Paired differences, each arm minus ${grpo}`;
+  const heading = s.includes(`Paired differences, ${trace} minus each arm`)
+    ? `Paired differences, ${trace} minus each arm`
+    : `Paired differences, each arm minus ${grpo}`;
   const flip = heading.includes(trace);
   return parsePaired(rowAfter(s, heading, flip ? grpo : trace, where)[2]!, where);
 }
@@ -102,20 +110,31 @@ interface Summary {
 function readSummary(spec: FinalSpec): Summary | null {
   const dir = join(HERE, spec.out);
   if (!existsSync(join(dir, 'summary.md'))) return null;
-  return { md: readFileSync(join(dir, 'summary.md'), 'utf8'), json: JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')), where: `bench/compare/${spec.out}/summary.md` };
+  return {
+    md: readFileSync(join(dir, 'summary.md'), 'utf8'),
+    json: JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')),
+    where: `bench/compare/${spec.out}/summary.md`,
+  };
 }
 
 function readRecords(spec: FinalSpec): RunRecord[] {
   const dir = join(HERE, spec.out, 'records');
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => readRecord(join(dir, f))) : [];
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+        .map((f) => readRecord(join(dir, f)))
+    : [];
 }
 
 /** Each seed's last evaluation in one reading. */
 function finals(rs: RunRecord[], reading: Reading): Map<number, number> {
-  return new Map(rs.flatMap((r) => {
-    const es = reading === 'greedy' ? r.evals : r.sampledEvals;
-    return es.length ? [[r.seed, es.at(-1)!.accuracy] as const] : [];
-  }));
+  return new Map(
+    rs.flatMap((r) => {
+      const es = reading === 'greedy' ? r.evals : r.sampledEvals;
+      return es.length ? [[r.seed, es.at(-1)!.accuracy] as const] : [];
+    }),
+  );
 }
 
 /**
@@ -145,7 +164,8 @@ function buildRow(spec: FinalSpec): Row {
   let contrast: Row['contrast'] = null;
   if (ts.length && gs.length) contrast = [ratio((r) => per100(r, r.mixed)), ratio((r) => per100(r, mixedAnchors(r))), ratio((r) => r.total.tokens)];
   else if (summary) {
-    const cells = (label: string) => rowAfter(section(summary.md, spec.experiment, summary.where), 'Contrast per unit of budget', label, summary.where).map(number);
+    const cells = (label: string) =>
+      rowAfter(section(summary.md, spec.experiment, summary.where), 'Contrast per unit of budget', label, summary.where).map(number);
     const [a, b] = [cells(spec.trace), cells(spec.grpo)];
     // Cells: arm, mixed trees / 100 traj., mixed anchors / 100 traj., effective ratio, trajectories, tokens, ….
     contrast = [a[1]! / b[1]!, a[2]! / b[2]!, a[5]! / b[5]!];
@@ -161,7 +181,9 @@ function buildRow(spec: FinalSpec): Row {
     seeds: fromRecords ? [...finals(t, reading).keys()].sort((x, y) => x - y) : arm(spec.trace).seeds,
     traceFinal: fromRecords ? mean(finals(t, reading)) : arm(spec.trace).finalAccuracy.mean,
     grpoFinal: fromRecords ? mean(finals(g, reading)) : arm(spec.grpo).finalAccuracy.mean,
-    delta: fromRecords ? pairedBootstrap(finals(t, reading), finals(g, reading)) : pairedFromSummary(need().md, spec.experiment, spec.trace, spec.grpo, need().where),
+    delta: fromRecords
+      ? pairedBootstrap(finals(t, reading), finals(g, reading))
+      : pairedFromSummary(need().md, spec.experiment, spec.trace, spec.grpo, need().where),
     aside,
     contrast,
     source,
@@ -181,17 +203,23 @@ export function renderFinals(): string {
   const out = [
     BEGIN,
     '',
-    '| final | frozen at | seeds | setting | trace arm | its final | grpo\'s final | Δ (points) | mixed trees / traj. | mixed anchors / traj. | tokens |',
+    "| final | frozen at | seeds | setting | trace arm | its final | grpo's final | Δ (points) | mixed trees / traj. | mixed anchors / traj. | tokens |",
     '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of rows) {
     const aside = r.aside ? `; ${r.aside.label}: ${pts(r.aside.delta)}` : '';
     const c = r.contrast ? r.contrast.map(times) : ['–', '–', '–'];
-    out.push(`| [${r.spec.name}](${r.spec.doc}) | ${r.spec.frozen} | ${range(r.seeds)} | ${r.spec.setting} | ${r.spec.arm} | ${r.traceFinal.toFixed(3)} | ${r.grpoFinal.toFixed(3)} | ${pts(r.delta)}${aside} | ${c.join(' | ')} |`);
+    out.push(
+      `| [${r.spec.name}](${r.spec.doc}) | ${r.spec.frozen} | ${range(r.seeds)} | ${r.spec.setting} | ${r.spec.arm} | ${r.traceFinal.toFixed(3)} | ${r.grpoFinal.toFixed(3)} | ${pts(r.delta)}${aside} | ${c.join(' | ')} |`,
+    );
   }
   const machines = [...new Set(rows.flatMap((r) => (r.machine ? [r.machine] : [])))];
   // The commands that rerun each final are in its write-up and in finals.ts; here only where the numbers come from.
-  out.push('', `Where each row comes from and the date its analysis printed (machine: ${machines.join('; ')}, as printed, unless a record's source says otherwise; the command that reruns each final is in its write-up and in \`bench/compare/finals.ts\`):`, '');
+  out.push(
+    '',
+    `Where each row comes from and the date its analysis printed (machine: ${machines.join('; ')}, as printed, unless a record's source says otherwise; the command that reruns each final is in its write-up and in \`bench/compare/finals.ts\`):`,
+    '',
+  );
   for (const r of rows) out.push(`- **${r.spec.name}**: ${r.source}${r.date ? `, ${r.date}` : ''}.`);
   out.push('', END);
   return out.join('\n');
@@ -234,7 +262,8 @@ export function renderReadme(): string {
   for (const g of README_SUMMARY) {
     const rs = g.finals.map(rowOf);
     const means = rs.map((r) => r.delta.mean);
-    const values = rs.length <= 4 ? rs.map((r) => `${pts(r.delta)} (${r.delta.n})`).join('; ') : `means ${signed(Math.min(...means))} to ${signed(Math.max(...means))}`;
+    const values =
+      rs.length <= 4 ? rs.map((r) => `${pts(r.delta)} (${r.delta.n})`).join('; ') : `means ${signed(Math.min(...means))} to ${signed(Math.max(...means))}`;
     out.push(`| ${g.regime} | ${g.budget} | **${verdict(rs)}**: ${values} | ${worth(g)} | ${spread(rs.map((r) => r.contrast?.[1] ?? NaN))} | ${g.why} |`);
   }
   const power = powerLine();
@@ -268,8 +297,8 @@ function powerLine(): string | undefined {
   if (d.length < 3) return undefined;
   const mean = d.reduce((a, b) => a + b, 0) / d.length;
   const sd = Math.sqrt(d.reduce((a, b) => a + (b - mean) ** 2, 0) / (d.length - 1));
-  const n = Math.ceil(((1.959964 + 0.841621) * sd / 0.03) ** 2);
-  return `Worth: the first final's Δ over grpo's gain per doubling of tokens (bench/compare/elasticity.ts). Power: at the late world's paired sd, ${(100 * sd).toFixed(1)} points a seed, +3 points needs ${n} seeds (80 %, two-sided 5 %); 5 seeds resolve only ±${(100 * 2.776 * sd / Math.sqrt(5)).toFixed(0)}.`;
+  const n = Math.ceil((((1.959964 + 0.841621) * sd) / 0.03) ** 2);
+  return `Worth: the first final's Δ over grpo's gain per doubling of tokens (bench/compare/elasticity.ts). Power: at the late world's paired sd, ${(100 * sd).toFixed(1)} points a seed, +3 points needs ${n} seeds (80 %, two-sided 5 %); 5 seeds resolve only ±${((100 * 2.776 * sd) / Math.sqrt(5)).toFixed(0)}.`;
 }
 
 /** Replaces the generated block that starts with `begin` in a markdown text; throws when the markers are missing. */
@@ -282,7 +311,10 @@ export function replaceBlock(text: string, block: string, begin = BEGIN, file = 
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--write')) {
-    for (const [file, begin, render] of [['BENCHMARKS.md', BEGIN, renderFinals], ['README.md', BEGIN_README, renderReadme]] as const) {
+    for (const [file, begin, render] of [
+      ['BENCHMARKS.md', BEGIN, renderFinals],
+      ['README.md', BEGIN_README, renderReadme],
+    ] as const) {
       const path = join(ROOT, file);
       writeFileSync(path, replaceBlock(readFileSync(path, 'utf8'), render(), begin, file));
     }

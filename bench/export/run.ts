@@ -25,7 +25,11 @@ const fmt = (x: { min: number; median: number; max: number }) => `${x.min.toFixe
 const root = mkdtempSync(join(tmpdir(), 'trace-export-bench-'));
 const dir = join(root, 'run');
 const t0 = performance.now();
-await train({ out: dir, config: { steps: 1, pool: 256, strategy: { name: 'trace', budget: 1000 }, eval: { every: 100, questions: 10 } }, clock: () => performance.now() });
+await train({
+  out: dir,
+  config: { steps: 1, pool: 256, strategy: { name: 'trace', budget: 1000 }, eval: { every: 100, questions: 10 } },
+  clock: () => performance.now(),
+});
 const setupMs = performance.now() - t0;
 const store = RunStore.open(dir, { readonly: true });
 const trees = store.trees(0);
@@ -45,7 +49,12 @@ const endToEnd: number[] = [];
 let batch = buildBatch(trees, { step: 0, estimator, render });
 for (let r = 0; r < reps; r++) {
   rows.push(time(() => (batch = buildBatch(trees, { step: 0, estimator, render }))));
-  for (const [name, [format, container]] of Object.entries({ 'verl Parquet': ['verl', 'parquet'], 'TRL Parquet': ['trl', 'parquet'], 'verl JSONL': ['jsonl', 'jsonl'], 'prefix trie JSONL': ['trie', 'jsonl'] } as const)) {
+  for (const [name, [format, container]] of Object.entries({
+    'verl Parquet': ['verl', 'parquet'],
+    'TRL Parquet': ['trl', 'parquet'],
+    'verl JSONL': ['jsonl', 'jsonl'],
+    'prefix trie JSONL': ['trie', 'jsonl'],
+  } as const)) {
     forms[name as keyof typeof forms].push(time(() => (sizes[name] = serializeBatch(batch, format, container).length)));
   }
   const a = performance.now();
@@ -59,7 +68,9 @@ let trieTokens = 0;
 for (const n of batch.nodes.values()) trieTokens += n.ids.length;
 
 console.log(`# export bench — ${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${cpus().length} cores, reps ${reps}`);
-console.log(`step: ${trees.length} trees, ${leaves} leaves, ${batch.rows.length} rewarded rows, ${tokens} row tokens (byte tokenizer), ${trieTokens} trie tokens; made in ${(setupMs / 1000).toFixed(1)} s`);
+console.log(
+  `step: ${trees.length} trees, ${leaves} leaves, ${batch.rows.length} rewarded rows, ${tokens} row tokens (byte tokenizer), ${trieTokens} trie tokens; made in ${(setupMs / 1000).toFixed(1)} s`,
+);
 console.log('| what | ms min / median / max | bytes |');
 console.log('|---|---|---|');
 console.log(`| rows in memory (buildBatch: estimator + tokens) | ${fmt(stats(rows))} | |`);

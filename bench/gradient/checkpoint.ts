@@ -22,10 +22,20 @@ export async function gradientCheckpoint(o: { prompts: number; rollouts: number;
   o.log(`checkpoint ready; ${o.prompts} prompts, ${o.rollouts} reference rollouts each (same and disjoint sets)`);
   const refRng = createRng(0).fork('gradient-bench');
   // `version` 3: each prompt's gradient carries its success rate and path share (older cache files are recomputed).
-  const key = (set: string, prompts: readonly { id: string }[]) => ({ version: 3, set, rollouts: o.rollouts, prompts: prompts.map((p) => p.id), env: base.env, engine: base.engine, checkpoint: createHash('sha256').update(policy.save()).digest('hex') });
+  const key = (set: string, prompts: readonly { id: string }[]) => ({
+    version: 3,
+    set,
+    rollouts: o.rollouts,
+    prompts: prompts.map((p) => p.id),
+    env: base.env,
+    engine: base.engine,
+    checkpoint: createHash('sha256').update(policy.save()).digest('hex'),
+  });
   const file = (set: string) => (o.cache ? `${o.cache}.${set}.json` : undefined);
   const reference = (set: string, prompts: typeof same): Promise<ReferenceGradient> =>
-    cachedReference(file(set), key(set, prompts), () => referenceGradient(parts.env, policy, prompts, o.rollouts, refRng.fork(set), base.engine, grads, maxDepth));
+    cachedReference(file(set), key(set, prompts), () =>
+      referenceGradient(parts.env, policy, prompts, o.rollouts, refRng.fork(set), base.engine, grads, maxDepth),
+    );
   const refSame = await reference('same', same);
   o.log(`reference on the same prompts: J = ${refSame.success.toFixed(3)}`);
   const refOther = await reference('disjoint', disjoint);

@@ -80,7 +80,9 @@ export function aligned(ids: readonly string[], vectors: ReadonlyArray<{ promptI
 
 /** Point estimate (draw 0) and the 95 % percentile interval over the other draws. */
 export function interval(draws: Float64Array): { point: number; lo: number; hi: number } {
-  const rest = Array.from(draws.subarray(1)).filter(Number.isFinite).sort((a, b) => a - b);
+  const rest = Array.from(draws.subarray(1))
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
   const n = rest.length;
   return { point: draws[0]!, lo: n ? rest[Math.floor(0.025 * n)]! : Number.NaN, hi: n ? rest[Math.min(n - 1, Math.ceil(0.975 * n) - 1)]! : Number.NaN };
 }

@@ -20,7 +20,12 @@ import { ScoreGradients } from './score-gradient.ts';
 import { cosine, SparseSum, sum, toDense, type SparseVec } from './sparse.ts';
 import { updateDirection } from './update-direction.ts';
 
-const config = parseTrainConfig({ env: { questions: 60 }, pool: 8, strategy: { name: 'random-tree', budget: 24, continuations: 2 }, policy: { warmStart: 'none' } });
+const config = parseTrainConfig({
+  env: { questions: 60 },
+  pool: 8,
+  strategy: { name: 'random-tree', budget: 24, continuations: 2 },
+  policy: { warmStart: 'none' },
+});
 
 async function setup() {
   const parts = await buildComponents(config);
@@ -51,7 +56,11 @@ test('an arm’s update direction is the policy’s surrogate gradient at ratio 
   for (const estimator of [createEstimator('trace-local'), createTrace({ promptTerm: 'node' }), createEstimator('tree-grpo')]) {
     const dir = updateDirection(rollout.trees, estimator, prompts, new ScoreGradients(policy), config.engine.maxTurns);
     const { gradient, metrics } = policy.surrogate(policySamples(estimator, rollout.trees, pool));
-    assertDenseClose(toDense(sum(dir.map((d) => d.total)), policy.dim), gradient.map((g) => g * metrics.turns), estimator.name);
+    assertDenseClose(
+      toDense(sum(dir.map((d) => d.total)), policy.dim),
+      gradient.map((g) => g * metrics.turns),
+      estimator.name,
+    );
     // The depth parts add up to the whole.
     const depths = sum(dir.flatMap((d) => d.byDepth));
     assertDenseClose(toDense(depths, policy.dim), toDense(sum(dir.map((d) => d.total)), policy.dim), `${estimator.name} by depth`);
@@ -61,14 +70,25 @@ test('an arm’s update direction is the policy’s surrogate gradient at ratio 
     const estimator = createTrace({ promptTerm: 'node' });
     const dir = updateDirection(rollout.trees, estimator, prompts, new ScoreGradients(policy), config.engine.maxTurns, weighting);
     const { gradient, metrics } = policy.surrogate(policySamples(estimator, rollout.trees, pool, weighting));
-    assertDenseClose(toDense(sum(dir.map((d) => d.total)), policy.dim), gradient.map((g) => g * metrics.turns), weighting);
+    assertDenseClose(
+      toDense(sum(dir.map((d) => d.total)), policy.dim),
+      gradient.map((g) => g * metrics.turns),
+      weighting,
+    );
   }
 });
 
 test('the reference is leave-one-out REINFORCE: the surrogate gradient with A = R − mean of the other rollouts, × turns / n', async () => {
   const { parts, policy } = await setup();
   const prompt = parts.train[0]!;
-  const { trees } = await runStep({ prompts: [prompt], env: parts.env, policy, rng: createRng(3), rootPlan: new Map([[prompt.id, 12]]), settings: config.engine });
+  const { trees } = await runStep({
+    prompts: [prompt],
+    env: parts.env,
+    policy,
+    rng: createRng(3),
+    rootPlan: new Map([[prompt.id, 12]]),
+    settings: config.engine,
+  });
   const samples = rewardedLeaves(trees[0]!).map((l) => ({ reward: l.reward!, turns: turnsTo(trees[0]!, l.id) }));
   const n = samples.length;
   const total = samples.reduce((a, s) => a + s.reward, 0);
@@ -76,7 +96,11 @@ test('the reference is leave-one-out REINFORCE: the surrogate gradient with A = 
   const loo: PolicySample[] = samples.map((s) => ({ prompt, turns: s.turns, advantages: s.turns.map(() => s.reward - (total - s.reward) / (n - 1)) }));
   const { gradient, metrics } = policy.surrogate(loo);
   const got = baselined(prompt, samples, new ScoreGradients(policy), config.engine.maxTurns);
-  assertDenseClose(toDense(got.total, policy.dim), gradient.map((g) => (g * metrics.turns) / n), 'reference');
+  assertDenseClose(
+    toDense(got.total, policy.dim),
+    gradient.map((g) => (g * metrics.turns) / n),
+    'reference',
+  );
 });
 
 test('bootstrap cosines from Gram matrices equal cosines of the re-summed vectors of each draw', () => {
@@ -88,7 +112,10 @@ test('bootstrap cosines from Gram matrices equal cosines of the re-summed vector
   };
   const ref = Array.from({ length: 7 }, vec);
   const other = Array.from({ length: 5 }, vec);
-  const arm = aligned(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6'], [0, 2, 3, 6].map((i) => ({ promptId: `p${i}`, v: vec() })));
+  const arm = aligned(
+    ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6'],
+    [0, 2, 3, 6].map((i) => ({ promptId: `p${i}`, v: vec() })),
+  );
   const w = resampleWeights(7, 20, 1);
   const v = resampleWeights(5, 20, 2);
   const aa = gram(arm, arm, true);
@@ -103,5 +130,8 @@ test('bootstrap cosines from Gram matrices equal cosines of the re-summed vector
     assert.ok(Math.abs(same[b]! - cosine(weighted(arm, w[b]!), weighted(ref, w[b]!))) < 1e-12, `same, draw ${b}`);
     assert.ok(Math.abs(cross[b]! - cosine(weighted(arm, w[b]!), weighted(other, v[b]!))) < 1e-12, `disjoint, draw ${b}`);
   }
-  assert.ok(w.slice(1).some((x) => x.some((c) => c !== 1)), 'draws resample');
+  assert.ok(
+    w.slice(1).some((x) => x.some((c) => c !== 1)),
+    'draws resample',
+  );
 });

@@ -7,18 +7,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const script = new URL('./paired.ts', import.meta.url).pathname;
-const run = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', script, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const run = (...args: string[]) =>
+  execFileSync(process.execPath, ['--import', 'tsx', script, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 test('paired.ts: a − b per seed on same and disjoint prompts; arm labels containing "-" split at the right place', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paired-'));
   const file = join(dir, 'out.json');
-  writeFileSync(file, JSON.stringify({
-    seeds: [0, 1, 2],
-    rows: [
-      { arm: 'trace-blind', estimator: 'tree-grpo', sameBySeed: [0.7, 0.8, 0.9], disjointBySeed: [0.3, 0.3, 0.3] },
-      { arm: 'trace-flip', estimator: 'tree-grpo', sameBySeed: [0.6, 0.7, 0.8], disjointBySeed: [0.4, 0.4, 0.4] },
-    ],
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      seeds: [0, 1, 2],
+      rows: [
+        { arm: 'trace-blind', estimator: 'tree-grpo', sameBySeed: [0.7, 0.8, 0.9], disjointBySeed: [0.3, 0.3, 0.3] },
+        { arm: 'trace-flip', estimator: 'tree-grpo', sameBySeed: [0.6, 0.7, 0.8], disjointBySeed: [0.4, 0.4, 0.4] },
+      ],
+    }),
+  );
   const out = run(file, 'trace-blind/tree-grpo-trace-flip/tree-grpo');
   // Every seed differs by exactly +0.1 on the same prompts and −0.1 on disjoint ones, so the interval is a point.
   assert.match(out, /\| trace-blind\/tree-grpo − trace-flip\/tree-grpo \| \+0\.100 \[\+0\.100, \+0\.100\] \| −0\.100 \[−0\.100, −0\.100\] \|/);

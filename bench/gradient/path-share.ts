@@ -21,7 +21,10 @@ export function pathShare(samples: ReadonlyArray<{ reward: number; turns: readon
   let sst = 0;
   for (const s of samples) {
     sst += (s.reward - mean) ** 2;
-    const key = s.turns.slice(0, -1).map((t) => `${t.action.type}\u0000${t.action.input}`).join('\u0001');
+    const key = s.turns
+      .slice(0, -1)
+      .map((t) => `${t.action.type}\u0000${t.action.input}`)
+      .join('\u0001');
     const g = groups.get(key) ?? { sum: 0, n: 0 };
     g.sum += s.reward;
     g.n++;

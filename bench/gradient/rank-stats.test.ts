@@ -8,8 +8,20 @@ test('ranks: ties share their mean rank', () => {
 
 test('spearman: 1 for any increasing map, −1 reversed, the textbook value with ties', () => {
   const x = [0.1, 0.4, 0.2, 0.9, 0.5];
-  assert.equal(spearman(x, x.map((v) => v ** 3)), 1);
-  assert.equal(spearman(x, x.map((v) => -Math.exp(v))), -1);
+  assert.equal(
+    spearman(
+      x,
+      x.map((v) => v ** 3),
+    ),
+    1,
+  );
+  assert.equal(
+    spearman(
+      x,
+      x.map((v) => -Math.exp(v)),
+    ),
+    -1,
+  );
   // Ranks [0, 1.5, 1.5, 3] against [0, 1, 2, 3]: deviations [−1.5, 0, 0, 1.5] and [−1.5, −0.5, 0.5, 1.5], so 4.5 / √(4.5 · 5) = 0.948…
   assert.ok(Math.abs(spearman([1, 2, 2, 3], [1, 2, 3, 4]) - 4.5 / Math.sqrt(4.5 * 5)) < 1e-12);
   assert.ok(Number.isNaN(pearson([1, 1, 1], [1, 2, 3])), 'a constant side has no correlation');

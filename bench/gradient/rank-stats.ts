@@ -4,7 +4,7 @@
 export function ranks(xs: readonly number[]): number[] {
   const order = xs.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0]);
   const out = new Array<number>(xs.length);
-  for (let i = 0; i < order.length; ) {
+  for (let i = 0; i < order.length;) {
     let j = i;
     while (j + 1 < order.length && order[j + 1]![0] === order[i]![0]) j++;
     for (let k = i; k <= j; k++) out[order[k]![1]] = (i + j) / 2;
@@ -18,7 +18,9 @@ export function pearson(a: readonly number[], b: readonly number[]): number {
   const n = a.length;
   const ma = a.reduce((s, x) => s + x, 0) / n;
   const mb = b.reduce((s, x) => s + x, 0) / n;
-  let sab = 0, saa = 0, sbb = 0;
+  let sab = 0,
+    saa = 0,
+    sbb = 0;
   for (let i = 0; i < n; i++) {
     sab += (a[i]! - ma) * (b[i]! - mb);
     saa += (a[i]! - ma) ** 2;

@@ -32,14 +32,31 @@ export interface ReferenceGradient {
  * unbiased because each rollout's baseline is independent of it. Rollouts whose trajectory failed
  * (no reward) are left out. Prompts run `chunk` at a time so only a chunk's trees are held.
  */
-export async function referenceGradient(env: Environment<unknown>, policy: EmbeddedPolicy, prompts: readonly Prompt[], rollouts: number, rng: Rng, settings: Partial<EngineSettings>, grads: ScoreGradients, maxDepth: number, chunk = 4): Promise<ReferenceGradient> {
+export async function referenceGradient(
+  env: Environment<unknown>,
+  policy: EmbeddedPolicy,
+  prompts: readonly Prompt[],
+  rollouts: number,
+  rng: Rng,
+  settings: Partial<EngineSettings>,
+  grads: ScoreGradients,
+  maxDepth: number,
+  chunk = 4,
+): Promise<ReferenceGradient> {
   const full: ReferencePromptGradient[] = [];
   const halves: [PromptGradient[], PromptGradient[]] = [[], []];
   let successes = 0;
   let count = 0;
   for (let c = 0; c < prompts.length; c += chunk) {
     const part = prompts.slice(c, c + chunk);
-    const { trees } = await runStep({ prompts: part, env, policy, rng: rng.fork(`reference/${c}`), rootPlan: new Map(part.map((p) => [p.id, rollouts])), settings });
+    const { trees } = await runStep({
+      prompts: part,
+      env,
+      policy,
+      rng: rng.fork(`reference/${c}`),
+      rootPlan: new Map(part.map((p) => [p.id, rollouts])),
+      settings,
+    });
     for (const tree of trees) {
       const prompt = part.find((p) => p.id === tree.promptId)!;
       const samples = rewardedLeaves(tree).map((leaf) => ({ reward: leaf.reward!, turns: turnsTo(tree, leaf.id) }));
@@ -56,7 +73,12 @@ export async function referenceGradient(env: Environment<unknown>, policy: Embed
 }
 
 /** One prompt's leave-one-out REINFORCE gradient from its rollouts (the formula above), whole and by turn depth. */
-export function baselined(prompt: Prompt, samples: ReadonlyArray<{ reward: number; turns: readonly Turn[] }>, grads: ScoreGradients, maxDepth: number): PromptGradient {
+export function baselined(
+  prompt: Prompt,
+  samples: ReadonlyArray<{ reward: number; turns: readonly Turn[] }>,
+  grads: ScoreGradients,
+  maxDepth: number,
+): PromptGradient {
   const total = new SparseSum();
   const byDepth = Array.from({ length: maxDepth }, () => new SparseSum());
   const n = samples.length;
@@ -80,14 +102,24 @@ export function baselined(prompt: Prompt, samples: ReadonlyArray<{ reward: numbe
  * The reference of `key` read from `file` when it was computed for the same key, else computed and
  * written there: the reference is most of the bench's time, and arms and reports change more often.
  */
-export async function cachedReference(file: string | undefined, key: Record<string, unknown>, compute: () => Promise<ReferenceGradient>): Promise<ReferenceGradient> {
+export async function cachedReference(
+  file: string | undefined,
+  key: Record<string, unknown>,
+  compute: () => Promise<ReferenceGradient>,
+): Promise<ReferenceGradient> {
   const tag = JSON.stringify(key);
   if (file && existsSync(file)) {
     const stored = JSON.parse(readFileSync(file, 'utf8')) as { key: string; reference: unknown };
     if (stored.key === tag) return revive(stored.reference) as ReferenceGradient;
   }
   const reference = await compute();
-  if (file) writeFileSync(file, JSON.stringify({ key: tag, reference }, (_, v: unknown) => (v instanceof Int32Array || v instanceof Float64Array ? { t: v instanceof Int32Array ? 'i' : 'f', d: Array.from(v) } : v)));
+  if (file)
+    writeFileSync(
+      file,
+      JSON.stringify({ key: tag, reference }, (_, v: unknown) =>
+        v instanceof Int32Array || v instanceof Float64Array ? { t: v instanceof Int32Array ? 'i' : 'f', d: Array.from(v) } : v,
+      ),
+    );
   return reference;
 }
 
@@ -100,4 +132,3 @@ function revive(x: unknown): unknown {
   }
   return x;
 }
-

@@ -39,7 +39,13 @@ const { values } = parseArgs({
 const started = Date.now();
 const log = (msg: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${msg}`);
 const P = Number(values.prompts);
-const { same, disjoint, refSame, refOther } = await gradientCheckpoint({ prompts: P, rollouts: Number(values.rollouts), budget: 192, cache: values['reference-cache'], log });
+const { same, disjoint, refSame, refOther } = await gradientCheckpoint({
+  prompts: P,
+  rollouts: Number(values.rollouts),
+  budget: 192,
+  cache: values['reference-cache'],
+  log,
+});
 
 interface PromptRow {
   id: string;
@@ -107,16 +113,28 @@ const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : '–');
 const ci = (x: { point: number; lo: number; hi: number }) => `${f3(x.point)} [${f3(x.lo)}, ${f3(x.hi)}]`;
 
 const t = rows.map((r) => r.general);
-const reliability = pearson(rows.map((r) => r.halves[0]), rows.map((r) => r.halves[1]));
+const reliability = pearson(
+  rows.map((r) => r.halves[0]),
+  rows.map((r) => r.halves[1]),
+);
 const mixed = rows.map(VALUES[0]!.value);
-const rho = (v: readonly number[], idx: readonly number[]) => spearman(idx.map((i) => v[i]!), idx.map((i) => t[i]!));
+const rho = (v: readonly number[], idx: readonly number[]) =>
+  spearman(
+    idx.map((i) => v[i]!),
+    idx.map((i) => t[i]!),
+  );
 const table = VALUES.map(({ name, value }) => {
   const v = rows.map(value);
   return {
     name,
     spearman: bootstrap((idx) => rho(v, idx)),
     vsMixed: bootstrap((idx) => rho(v, idx) - rho(mixed, idx)),
-    topHalf: bootstrap((idx) => topHalfShare(idx.map((i) => v[i]!), idx.map((i) => t[i]!))),
+    topHalf: bootstrap((idx) =>
+      topHalfShare(
+        idx.map((i) => v[i]!),
+        idx.map((i) => t[i]!),
+      ),
+    ),
   };
 });
 const kinds = [...new Set(rows.map((r) => r.kind))].sort();
@@ -124,20 +142,37 @@ const byKind = kinds.map((kind) => {
   const rs = rows.filter((r) => r.kind === kind);
   const m = (f: (r: PromptRow) => number) => rs.reduce((s, r) => s + f(r), 0) / rs.length;
   const withPath = rs.filter((r) => Number.isFinite(r.path));
-  return { kind, n: rs.length, p: m((r) => r.p), mixed: m((r) => mixedChance(r.p, 3)), general: m((r) => r.general), own: m((r) => r.own), path: withPath.reduce((s, r) => s + r.path, 0) / withPath.length };
+  return {
+    kind,
+    n: rs.length,
+    p: m((r) => r.p),
+    mixed: m((r) => mixedChance(r.p, 3)),
+    general: m((r) => r.general),
+    own: m((r) => r.own),
+    path: withPath.reduce((s, r) => s + r.path, 0) / withPath.length,
+  };
 });
 
 const out: string[] = [];
-out.push(`Checkpoint: world (env seed 7) BC warm start; ${rows.length} prompts (${P} same + ${P} disjoint), ${values.rollouts} reference rollouts each; J = ${f3(refSame.success)} / ${f3(refOther.success)}.`);
+out.push(
+  `Checkpoint: world (env seed 7) BC warm start; ${rows.length} prompts (${P} same + ${P} disjoint), ${values.rollouts} reference rollouts each; J = ${f3(refSame.success)} / ${f3(refOther.success)}.`,
+);
 out.push(`Split-half reliability of a prompt's generalising signal t_i (Pearson, halves of its rollouts): ${f3(reliability)}.`);
 out.push('');
 out.push('| root value (from the true p) | Spearman with t_i | Δ Spearman vs P(mixed, 3), paired | share of Σ t_i in its top half |');
 out.push('|---|---|---|---|');
 for (const r of table) out.push(`| ${r.name} | ${ci(r.spearman)} | ${r === table[0] ? '' : ci(r.vsMixed)} | ${ci(r.topHalf)} |`);
 out.push('');
-out.push('| question kind | prompts | mean p | mean P(mixed, 3) | mean t_i (generalising) | t_i per unit P(mixed) | mean own signal | mean path share (mixed prompts) |');
+out.push(
+  '| question kind | prompts | mean p | mean P(mixed, 3) | mean t_i (generalising) | t_i per unit P(mixed) | mean own signal | mean path share (mixed prompts) |',
+);
 out.push('|---|---|---|---|---|---|---|---|');
-for (const k of byKind) out.push(`| ${k.kind} | ${k.n} | ${f3(k.p)} | ${f3(k.mixed)} | ${f3(k.general)} | ${f3(k.general / k.mixed)} | ${f3(k.own)} | ${f3(k.path)} |`);
+for (const k of byKind)
+  out.push(`| ${k.kind} | ${k.n} | ${f3(k.p)} | ${f3(k.mixed)} | ${f3(k.general)} | ${f3(k.general / k.mixed)} | ${f3(k.own)} | ${f3(k.path)} |`);
 console.log(out.join('\n'));
 log('done');
-if (values.json) writeFileSync(values.json, JSON.stringify({ prompts: rows.length, rollouts: Number(values.rollouts), reliability, values: table, byKind, rows }, null, 2) + '\n');
+if (values.json)
+  writeFileSync(
+    values.json,
+    JSON.stringify({ prompts: rows.length, rollouts: Number(values.rollouts), reliability, values: table, byKind, rows }, null, 2) + '\n',
+  );

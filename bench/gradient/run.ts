@@ -60,7 +60,13 @@ if (SEEDS.some((s) => s >= 1000)) throw new Error('seeds ≥ 1000 are reserved f
 const started = Date.now();
 const log = (msg: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${msg}`);
 
-const { base, parts, maxDepth, same, disjoint, grads, refSame, refOther } = await gradientCheckpoint({ prompts: P, rollouts: ROLLOUTS, budget: B, cache: values['reference-cache'], log });
+const { base, parts, maxDepth, same, disjoint, grads, refSame, refOther } = await gradientCheckpoint({
+  prompts: P,
+  rollouts: ROLLOUTS,
+  budget: B,
+  cache: values['reference-cache'],
+  log,
+});
 const promptsById = new Map([...same, ...disjoint].map((p) => [p.id, p]));
 
 const R = Number(values.resamples);
@@ -69,7 +75,10 @@ const wOther = resampleWeights(P, R, 2);
 const ids = same.map((p) => p.id);
 const refVecs = refSame.full.map((g) => g.total);
 const sameRef = new ResampledReference(refVecs, wSame);
-const otherRef = new ResampledReference(refOther.full.map((g) => g.total), wOther);
+const otherRef = new ResampledReference(
+  refOther.full.map((g) => g.total),
+  wOther,
+);
 const refTotal = sum(refVecs);
 const refByDepth = Array.from({ length: maxDepth }, (_, d) => sum(refSame.full.map((g) => g.byDepth[d]!)));
 
@@ -88,7 +97,14 @@ const WARMUP = Number(values['predictor-warmup']);
 for (let k = 0; k < WARMUP; k++) {
   // Warm-up seeds are far from the arms' (0–4), so no arm re-reads a warm-up's rollouts.
   const config = parseTrainConfig({ seed: 500 + k, pool: P, strategy: { name: 'grpo', budget: B } });
-  const ctx = { config, parts: { ...parts, train: same }, strategy: strategyFromConfig(config.strategy), estimator: createEstimator('grpo'), state: initialState(), clock: () => 0 };
+  const ctx = {
+    config,
+    parts: { ...parts, train: same },
+    strategy: strategyFromConfig(config.strategy),
+    estimator: createEstimator('grpo'),
+    state: initialState(),
+    clock: () => 0,
+  };
   const { rollout } = await collect(ctx, 0);
   await evaluateThenTrain(parts.predictor, samplesFromTrees(rollout.trees, same, { leaves: false }));
   log(`predictor warm-up ${k + 1}/${WARMUP}: ${rollout.trees.length} trees`);
@@ -100,7 +116,14 @@ for (const arm of GRADIENT_ARMS.filter((a) => !onlyArms || onlyArms.includes(a.l
   for (const seed of SEEDS) {
     // An arm naming trace means the paper plus the options it lists, as when the arms were chosen.
     const config = parseTrainConfig({ seed, pool: P, strategy: { ...(arm.strategy.name === 'trace' ? { preset: 'paper' } : {}), ...arm.strategy, budget: B } });
-    const ctx = { config, parts: { ...parts, train: same }, strategy: strategyFromConfig(config.strategy), estimator: createEstimator('grpo'), state: initialState(), clock: () => 0 };
+    const ctx = {
+      config,
+      parts: { ...parts, train: same },
+      strategy: strategyFromConfig(config.strategy),
+      estimator: createEstimator('grpo'),
+      state: initialState(),
+      clock: () => 0,
+    };
     const { rollout } = await collect(ctx, 0);
     spend[arm.label]!.trajectories.push(rollout.spend.bare + rollout.spend.continuation);
     spend[arm.label]!.turns.push(rollout.spend.turns);
@@ -109,7 +132,10 @@ for (const arm of GRADIENT_ARMS.filter((a) => !onlyArms || onlyArms.includes(a.l
       // `estimator@weighting`: the leaf weighting (policy.sharedTurns) the samples are built with.
       const [estimator, weighting = 'per-leaf'] = name.split('@') as [string, SharedTurns?];
       const dir = updateDirection(rollout.trees, ESTIMATORS[estimator]!(), promptsById, grads, maxDepth, weighting);
-      const vecs = aligned(ids, dir.map((g) => ({ promptId: g.promptId, v: g.total })));
+      const vecs = aligned(
+        ids,
+        dir.map((g) => ({ promptId: g.promptId, v: g.total })),
+      );
       const aa = gram(vecs, vecs, true);
       const e = perEstimator.get(name) ?? { same: [], other: [], byDepth: [] };
       e.same.push(sameRef.cosines(vecs, aa, wSame));
@@ -117,7 +143,9 @@ for (const arm of GRADIENT_ARMS.filter((a) => !onlyArms || onlyArms.includes(a.l
       e.byDepth.push(refByDepth.map((r, d) => cosine(sum(dir.map((g) => g.byDepth[d]!)), r)));
       perEstimator.set(name, e);
     }
-    log(`${arm.label} seed ${seed}: ${rollout.spend.bare} bare + ${rollout.spend.continuation} continuations, ${rollout.spend.turns} turns, ${rollout.spend.tokens} tokens`);
+    log(
+      `${arm.label} seed ${seed}: ${rollout.spend.bare} bare + ${rollout.spend.continuation} continuations, ${rollout.spend.turns} turns, ${rollout.spend.tokens} tokens`,
+    );
   }
   for (const [name, e] of perEstimator) {
     rows.push({ arm: arm.label, estimator: name, same: e.same, other: e.other, byDepth: e.byDepth[0]!.map((_, d) => mean(e.byDepth.map((x) => x[d]!))) });
@@ -153,11 +181,15 @@ const halfCos = cosine(sum(refSame.halves[0].map((g) => g.total)), sum(refSame.h
 const crossCos = cosine(refTotal, sum(refOther.full.map((g) => g.total)));
 const share = refByDepth.map((r) => dot(r, refTotal) / dot(refTotal, refTotal));
 const out: string[] = [];
-out.push(`Checkpoint: world (env seed ${base.env.kind === 'world' ? base.env.seed : '?'}) BC warm start; ${P} fixed training prompts, J = ${f3(refSame.success)}; disjoint ${P}, J = ${f3(refOther.success)}; reference ${ROLLOUTS} rollouts per prompt; B = ${B}; seeds ${SEEDS.join(', ')}; ${R} bootstrap draws over prompts.`);
+out.push(
+  `Checkpoint: world (env seed ${base.env.kind === 'world' ? base.env.seed : '?'}) BC warm start; ${P} fixed training prompts, J = ${f3(refSame.success)}; disjoint ${P}, J = ${f3(refOther.success)}; reference ${ROLLOUTS} rollouts per prompt; B = ${B}; seeds ${SEEDS.join(', ')}; ${R} bootstrap draws over prompts.`,
+);
 out.push(`Reference noise: cos(half 1, half 2) = ${f3(halfCos)} (same prompts); cos(same, disjoint) = ${f3(crossCos)}.`);
 out.push(`Share of the reference gradient by turn depth (⟨∇J_t, ∇J⟩/|∇J|²): ${share.map((s, d) => `${d + 1}: ${f3(s)}`).join(', ')}.`);
 out.push('');
-out.push('| arm | estimator | cos, same prompts | cos, disjoint prompts | Δ same vs trace-local: over seeds; over prompts | trajectories / turns / tokens | SNR per 100 traj / 1k turns / 10k tokens |');
+out.push(
+  '| arm | estimator | cos, same prompts | cos, disjoint prompts | Δ same vs trace-local: over seeds; over prompts | trajectories / turns / tokens | SNR per 100 traj / 1k turns / 10k tokens |',
+);
 out.push('|---|---|---|---|---|---|---|');
 for (const r of rows) {
   const s = spend[r.arm]!;
@@ -166,7 +198,9 @@ for (const r of rows) {
   const [traj, turns, tokens] = [mean(s.trajectories), mean(s.turns), mean(s.tokens)];
   const c = seedCi(r, 'same');
   const q = snr(c.mean);
-  out.push(`| ${r.arm} | ${r.estimator} | ${fmtCi(c)} | ${fmtCi(seedCi(r, 'other'))} | ${delta} | ${traj.toFixed(0)} / ${turns.toFixed(0)} / ${tokens.toFixed(0)} | ${f3((100 * q) / traj)} / ${f3((1000 * q) / turns)} / ${f3((10000 * q) / tokens)} |`);
+  out.push(
+    `| ${r.arm} | ${r.estimator} | ${fmtCi(c)} | ${fmtCi(seedCi(r, 'other'))} | ${delta} | ${traj.toFixed(0)} / ${turns.toFixed(0)} / ${tokens.toFixed(0)} | ${f3((100 * q) / traj)} / ${f3((1000 * q) / turns)} / ${f3((10000 * q) / tokens)} |`,
+  );
 }
 out.push('');
 out.push(`| arm | estimator | ${refByDepth.map((_, d) => `cos at depth ${d + 1}`).join(' | ')} |`);
@@ -175,6 +209,25 @@ for (const r of rows) out.push(`| ${r.arm} | ${r.estimator} | ${r.byDepth.map(f3
 console.log(out.join('\n'));
 log('done');
 if (values.json) {
-  const json = { prompts: P, rollouts: ROLLOUTS, budget: B, seeds: SEEDS, J: { same: refSame.success, disjoint: refOther.success }, halfCos, crossCos, share, spend, rows: rows.map((r) => ({ arm: r.arm, estimator: r.estimator, same: seedCi(r, 'same'), disjoint: seedCi(r, 'other'), sameBySeed: [...bySeed(r.same).values()], disjointBySeed: [...bySeed(r.other).values()], byDepth: r.byDepth })) };
+  const json = {
+    prompts: P,
+    rollouts: ROLLOUTS,
+    budget: B,
+    seeds: SEEDS,
+    J: { same: refSame.success, disjoint: refOther.success },
+    halfCos,
+    crossCos,
+    share,
+    spend,
+    rows: rows.map((r) => ({
+      arm: r.arm,
+      estimator: r.estimator,
+      same: seedCi(r, 'same'),
+      disjoint: seedCi(r, 'other'),
+      sameBySeed: [...bySeed(r.same).values()],
+      disjointBySeed: [...bySeed(r.other).values()],
+      byDepth: r.byDepth,
+    })),
+  };
   writeFileSync(values.json, JSON.stringify(json, null, 2) + '\n');
 }

@@ -34,7 +34,7 @@ export class SparseSum {
 
 export function dot(a: SparseVec, b: SparseVec): number {
   let s = 0;
-  for (let i = 0, j = 0; i < a.idx.length && j < b.idx.length; ) {
+  for (let i = 0, j = 0; i < a.idx.length && j < b.idx.length;) {
     const x = a.idx[i]!;
     const y = b.idx[j]!;
     if (x === y) s += a.val[i++]! * b.val[j++]!;

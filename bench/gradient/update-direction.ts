@@ -19,7 +19,14 @@ export interface PromptGradient {
  * 1, so PPO's clip is inactive). The trainer divides by a positive constant (policy.normalise), which
  * never changes a cosine, so it is left out. Zero advantages and NaN (no group) add nothing, as in the update.
  */
-export function updateDirection(trees: readonly RolloutTree[], estimator: AdvantageEstimator, prompts: ReadonlyMap<string, Prompt>, grads: ScoreGradients, maxDepth: number, sharedTurns: SharedTurns = 'per-leaf'): PromptGradient[] {
+export function updateDirection(
+  trees: readonly RolloutTree[],
+  estimator: AdvantageEstimator,
+  prompts: ReadonlyMap<string, Prompt>,
+  grads: ScoreGradients,
+  maxDepth: number,
+  sharedTurns: SharedTurns = 'per-leaf',
+): PromptGradient[] {
   const sums = new Map<string, { total: SparseSum; byDepth: SparseSum[] }>();
   for (const sample of policySamples(estimator, trees, [...prompts.values()], sharedTurns)) {
     const promptId = sample.prompt.id;

@@ -7,7 +7,14 @@
 import { parseArgs } from 'node:util';
 import { InlineArithmeticTool, MathWorldEnv, PyodideCodeTool, worldCandidates } from '../../src/env/index.ts';
 
-const { values } = parseArgs({ options: { cold: { type: 'string', default: '3' }, warm: { type: 'string', default: '60' }, batch: { type: 'string', default: '120' }, workers: { type: 'string', default: '1,2' } } });
+const { values } = parseArgs({
+  options: {
+    cold: { type: 'string', default: '3' },
+    warm: { type: 'string', default: '60' },
+    batch: { type: 'string', default: '120' },
+    workers: { type: 'string', default: '1,2' },
+  },
+});
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return { min: +s[0]!.toFixed(2), median: +s[Math.floor(s.length / 2)]!.toFixed(2), max: +s.at(-1)!.toFixed(2), n: s.length };

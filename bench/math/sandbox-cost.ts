@@ -18,9 +18,18 @@ import { pathToFileURL } from 'node:url';
 import { PyodideCodeTool } from '../../src/env/index.ts';
 import type { CodeTool } from '../../src/env/math/code-tool.ts';
 
-const { values } = parseArgs({ options: { baseline: { type: 'string' }, rounds: { type: 'string', default: '5' }, warm: { type: 'string', default: '40' }, fresh: { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: {
+    baseline: { type: 'string' },
+    rounds: { type: 'string', default: '5' },
+    warm: { type: 'string', default: '40' },
+    fresh: { type: 'string', default: '10' },
+  },
+});
 if (!values.baseline) throw new Error('--baseline DIR: a worktree of the commit before the confined tool (git worktree add DIR 5937fea)');
-const old = (await import(pathToFileURL(resolve(values.baseline, 'src/env/math/pyodide-tool.ts')).href)) as { PyodideCodeTool: new (o?: object) => CodeTool & { warmup(): Promise<void> } };
+const old = (await import(pathToFileURL(resolve(values.baseline, 'src/env/math/pyodide-tool.ts')).href)) as {
+  PyodideCodeTool: new (o?: object) => CodeTool & { warmup(): Promise<void> };
+};
 
 type Tool = CodeTool & { warmup(): Promise<void> };
 const tools: Record<string, () => Tool> = { confined: () => new PyodideCodeTool(), workerThread: () => new old.PyodideCodeTool() };
@@ -64,6 +73,8 @@ for (const [measure, byTool] of Object.entries(samples)) {
   const c = stats(byTool.confined!);
   const w = stats(byTool.workerThread!);
   summary[measure] = { confined: c, workerThread: w, ratioOfMedians: +(c.median / w.median).toFixed(2) };
-  console.log(`${measure}: confined ${c.median} ms [${c.min}, ${c.max}], worker thread ${w.median} ms [${w.min}, ${w.max}], ratio ${(c.median / w.median).toFixed(2)}×`);
+  console.log(
+    `${measure}: confined ${c.median} ms [${c.min}, ${c.max}], worker thread ${w.median} ms [${w.min}, ${w.max}], ratio ${(c.median / w.median).toFixed(2)}×`,
+  );
 }
 console.log(JSON.stringify(summary));

@@ -20,7 +20,10 @@ for (const name of readdirSync(dir)) {
   } catch {
     continue;
   }
-  const steps = db.prepare('select metrics from steps order by step').all().map((r) => JSON.parse((r as { metrics: string }).metrics) as Record<string, number>);
+  const steps = db
+    .prepare('select metrics from steps order by step')
+    .all()
+    .map((r) => JSON.parse((r as { metrics: string }).metrics) as Record<string, number>);
   db.close();
   if (steps.length === 0) continue;
   const eff = steps.reduce((a, m) => a + m.effective_ratio!, 0) / steps.length;
@@ -38,6 +41,8 @@ for (const key of ['eff', 'mixedPer100', 'acc'] as const) {
   const g = seeds.map((s) => runs.get(`grpo-s${s}`)?.[key]).filter((x): x is number => x !== undefined);
   const d = seeds.filter((s) => runs.has(`trace-s${s}`) && runs.has(`grpo-s${s}`)).map((s) => runs.get(`trace-s${s}`)![key] - runs.get(`grpo-s${s}`)![key]);
   const sd = Math.sqrt(d.reduce((a, x) => a + (x - mean(d)) ** 2, 0) / Math.max(1, d.length - 1));
-  const half = d.length > 1 ? T975[d.length - 1]! * sd / Math.sqrt(d.length) : NaN;
-  console.log(`${key}: trace ${mean(t).toFixed(3)} (n=${t.length}) grpo ${mean(g).toFixed(3)} (n=${g.length}) paired diff ${mean(d).toFixed(3)} ± ${half.toFixed(3)} (95% t, n=${d.length})`);
+  const half = d.length > 1 ? (T975[d.length - 1]! * sd) / Math.sqrt(d.length) : NaN;
+  console.log(
+    `${key}: trace ${mean(t).toFixed(3)} (n=${t.length}) grpo ${mean(g).toFixed(3)} (n=${g.length}) paired diff ${mean(d).toFixed(3)} ± ${half.toFixed(3)} (95% t, n=${d.length})`,
+  );
 }

@@ -39,6 +39,13 @@ export function randomPrefixes(m: number, continuations: number): Allocator {
 
 /** One tree per prompt, in the order of `prompts`. */
 export async function growTrees<S>(env: Environment<S>, policy: Policy, prompts: readonly Prompt[], opts: GrowOptions): Promise<RolloutTree[]> {
-  const result = await runStep({ prompts, env, policy, rng: opts.rng, strategy: randomPrefixes(opts.m, opts.continuations), settings: { maxTurns: opts.maxTurns } });
+  const result = await runStep({
+    prompts,
+    env,
+    policy,
+    rng: opts.rng,
+    strategy: randomPrefixes(opts.m, opts.continuations),
+    settings: { maxTurns: opts.maxTurns },
+  });
   return result.trees;
 }

@@ -20,8 +20,19 @@ import { ScriptedWorldPolicy, SimulatorPolicy } from '../../src/policy/index.ts'
 import type { Environment, KnowsTruth } from '../../src/env/types.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import {
-  BetaBernoulliPredictor, createFeatures, createMlpPredictor, ece, GlobalRatePredictor, PosteriorPredictor, splitQuality, samplesFromTrees,
-  type NodeKind, type PosteriorOptions, type StepQuality, type SuccessPredictor, type TargetSample,
+  BetaBernoulliPredictor,
+  createFeatures,
+  createMlpPredictor,
+  ece,
+  GlobalRatePredictor,
+  PosteriorPredictor,
+  splitQuality,
+  samplesFromTrees,
+  type NodeKind,
+  type PosteriorOptions,
+  type StepQuality,
+  type SuccessPredictor,
+  type TargetSample,
 } from '../../src/predict/index.ts';
 import type { RolloutTree } from '../../src/tree/index.ts';
 import { createRng, shuffled, type Rng } from '../../src/util/rng.ts';
@@ -56,10 +67,23 @@ interface Setup {
 function setup(kind: string, seed: number): Setup {
   if (kind === 'sim') {
     const sim = new Simulator({ seed });
-    return { env: sim as Environment<unknown>, policy: new SimulatorPolicy(sim), pool: sim.prompts(200, `train${seed}`), test: sim.prompts(100, `test${seed}`), truth: sim, maxTurns: sim.maxTurns };
+    return {
+      env: sim as Environment<unknown>,
+      policy: new SimulatorPolicy(sim),
+      pool: sim.prompts(200, `train${seed}`),
+      test: sim.prompts(100, `test${seed}`),
+      truth: sim,
+      maxTurns: sim.maxTurns,
+    };
   }
   const world = new WorldEnv({ seed });
-  return { env: world as Environment<unknown>, policy: new ScriptedWorldPolicy(world), pool: world.train.slice(0, 200), test: world.test.slice(0, 100), maxTurns: 6 };
+  return {
+    env: world as Environment<unknown>,
+    policy: new ScriptedWorldPolicy(world),
+    pool: world.train.slice(0, 200),
+    test: world.test.slice(0, 100),
+    maxTurns: 6,
+  };
 }
 
 function grow(s: Setup, prompts: readonly Prompt[], rng: Rng): Promise<RolloutTree[]> {
@@ -67,16 +91,37 @@ function grow(s: Setup, prompts: readonly Prompt[], rng: Rng): Promise<RolloutTr
 }
 
 type Row = Record<string, StepQuality>;
-const names = ['mlp', 'mlp-template', 'posterior', 'posterior-template', 'posterior-shift', 'posterior-k/2', 'posterior-2k', 'beta-bernoulli', 'global-rate', 'truth'] as const;
+const names = [
+  'mlp',
+  'mlp-template',
+  'posterior',
+  'posterior-template',
+  'posterior-shift',
+  'posterior-k/2',
+  'posterior-2k',
+  'beta-bernoulli',
+  'global-rate',
+  'truth',
+] as const;
 
 /** The shared predictor seen by an extra posterior: predicts as `p`, trains nothing (p is trained once, by its own posterior). */
-const frozen = (p: SuccessPredictor): SuccessPredictor => ({ name: p.name, predict: (hs) => p.predict(hs), train: () => ({}), save: () => p.save(), load: () => {} });
+const frozen = (p: SuccessPredictor): SuccessPredictor => ({
+  name: p.name,
+  predict: (hs) => p.predict(hs),
+  train: () => ({}),
+  save: () => p.save(),
+  load: () => {},
+});
 
 function measure(predictors: Record<string, SuccessPredictor>, samples: readonly TargetSample[], truth?: KnowsTruth): Row {
   const hs = samples.map((s) => s.history);
   const row: Row = {};
   for (const [name, p] of Object.entries(predictors)) row[name] = splitQuality(p.predict(hs), samples);
-  if (truth) row.truth = splitQuality(hs.map((h) => truth.trueSuccess(h.prompt, h.turns)), samples);
+  if (truth)
+    row.truth = splitQuality(
+      hs.map((h) => truth.trueSuccess(h.prompt, h.turns)),
+      samples,
+    );
   return row;
 }
 
@@ -88,7 +133,9 @@ const fmt = (xs: number[], d = 3) => {
 
 console.log(`# machine: ${os.cpus().length} cpus (nproc), node ${process.version}, ${new Date().toISOString().slice(0, 16)}Z`);
 console.log(`# mlp options: ${JSON.stringify(MLP_OPTIONS)} (defaults otherwise)`);
-console.log(`# repeats ${REPEATS}, steps ${STEPS}, ${PROMPTS} prompts/step from a pool of 200, m = ${M} bare + ${CONT} continuations per prompt; test: 100 unseen prompts`);
+console.log(
+  `# repeats ${REPEATS}, steps ${STEPS}, ${PROMPTS} prompts/step from a pool of 200, m = ${M} bare + ${CONT} continuations per prompt; test: 100 unseen prompts`,
+);
 
 for (const kind of ENVS) {
   const online: Row[] = [];
@@ -100,15 +147,27 @@ for (const kind of ENVS) {
     const rng = createRng(100 + r);
     const features = createFeatures({ hashed: { maxTurns: s.maxTurns } });
     const mlp = await createMlpPredictor({ seed: r, features, ...MLP_OPTIONS });
-    const templated = await createMlpPredictor({ seed: r, features: createFeatures({ hashed: { maxTurns: s.maxTurns, questionFeatures: 'template' } }), ...MLP_OPTIONS });
+    const templated = await createMlpPredictor({
+      seed: r,
+      features: createFeatures({ hashed: { maxTurns: s.maxTurns, questionFeatures: 'template' } }),
+      ...MLP_OPTIONS,
+    });
     const post = (base: SuccessPredictor, o: PosteriorOptions = {}) => new PosteriorPredictor(base, { strength: STRENGTH, ...o });
     const predictors: Record<string, SuccessPredictor> = {
-      mlp, 'mlp-template': templated, posterior: post(mlp), 'posterior-template': post(templated),
-      'posterior-shift': post(frozen(mlp), { prefixes: 'shift' }), 'posterior-k/2': post(frozen(mlp), { strength: STRENGTH / 2 }), 'posterior-2k': post(frozen(mlp), { strength: 2 * STRENGTH }),
-      'beta-bernoulli': new BetaBernoulliPredictor(), 'global-rate': new GlobalRatePredictor(),
+      mlp,
+      'mlp-template': templated,
+      posterior: post(mlp),
+      'posterior-template': post(templated),
+      'posterior-shift': post(frozen(mlp), { prefixes: 'shift' }),
+      'posterior-k/2': post(frozen(mlp), { strength: STRENGTH / 2 }),
+      'posterior-2k': post(frozen(mlp), { strength: 2 * STRENGTH }),
+      'beta-bernoulli': new BetaBernoulliPredictor(),
+      'global-rate': new GlobalRatePredictor(),
     };
     // Each MLP is trained once, by the posterior over it; the posteriors over a frozen view update only their counts.
-    const trained = Object.entries(predictors).filter(([n]) => !n.startsWith('mlp')).map(([, p]) => p);
+    const trained = Object.entries(predictors)
+      .filter(([n]) => !n.startsWith('mlp'))
+      .map(([, p]) => p);
     const recent: TargetSample[] = [];
     for (let step = 0; step < STEPS; step++) {
       const prompts = shuffled(s.pool, rng.fork(`pick${step}`)).slice(0, PROMPTS);
@@ -145,7 +204,10 @@ for (const kind of ENVS) {
   }
   const title = kind === 'sim' ? 'Simulator (exact probabilities known)' : 'Embedded multi-hop world, scripted noisy policy (noise 0.35)';
   console.log(`\n## ${title}\nenvironment seeds ${FIRST_SEED}–${FIRST_SEED + REPEATS - 1}; nodes per step (min / median / max): ${fmt(nodesPerStep, 0)}`);
-  for (const [label, rows] of [['Unseen test prompts (after training)', tests], [`Online: each step's nodes before training on them, steps ${Math.ceil(STEPS / 2)}–${STEPS - 1} (prompts recur)`, online]] as const) {
+  for (const [label, rows] of [
+    ['Unseen test prompts (after training)', tests],
+    [`Online: each step's nodes before training on them, steps ${Math.ceil(STEPS / 2)}–${STEPS - 1} (prompts recur)`, online],
+  ] as const) {
     console.log(`\n### ${label} — min / median / max over ${rows.length} ${rows === tests ? 'repeats' : 'steps × repeats'}`);
     console.log('| nodes | predictor | Brier | ECE | AUROC | log loss |');
     console.log('| --- | --- | --- | --- | --- | --- |');
@@ -157,20 +219,24 @@ for (const kind of ENVS) {
       }
     }
   }
-  console.log(`\n### Online Brier, paired: mean over ${online.length} steps × repeats of (predictor − beta-bernoulli) and of (predictor − mlp), ± 2 standard errors (steps of one repeat are correlated: read ±2 SE as a rough guide)`);
+  console.log(
+    `\n### Online Brier, paired: mean over ${online.length} steps × repeats of (predictor − beta-bernoulli) and of (predictor − mlp), ± 2 standard errors (steps of one repeat are correlated: read ±2 SE as a rough guide)`,
+  );
   console.log('| nodes | predictor | mean Brier | − beta-bernoulli | − mlp |');
   console.log('| --- | --- | --- | --- | --- |');
   const meanSe = (xs: number[], d = 3) => {
     const m = xs.reduce((a, b) => a + b, 0) / xs.length;
     const sd = Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / Math.max(1, xs.length - 1));
-    return `${m >= 0 ? '+' : '−'}${Math.abs(m).toFixed(d)} ± ${(2 * sd / Math.sqrt(xs.length)).toFixed(d)}`;
+    return `${m >= 0 ? '+' : '−'}${Math.abs(m).toFixed(d)} ± ${((2 * sd) / Math.sqrt(xs.length)).toFixed(d)}`;
   };
   for (const k of ['root', 'prefix'] as NodeKind[]) {
     for (const n of names) {
       if (!online[0][n]) continue;
       const b = (x: Row, m: string) => x[m][k].brier;
       const mean = online.reduce((a, x) => a + b(x, n), 0) / online.length;
-      console.log(`| ${k} | ${n} | ${mean.toFixed(3)} | ${meanSe(online.map((x) => b(x, n) - b(x, 'beta-bernoulli')))} | ${meanSe(online.map((x) => b(x, n) - b(x, 'mlp')))} |`);
+      console.log(
+        `| ${k} | ${n} | ${mean.toFixed(3)} | ${meanSe(online.map((x) => b(x, n) - b(x, 'beta-bernoulli')))} | ${meanSe(online.map((x) => b(x, n) - b(x, 'mlp')))} |`,
+      );
     }
   }
   console.log(`\n### Reliability of the MLP on unseen test prompts (10 bins of Ṽ, pooled over ${REPEATS} repeats)`);
@@ -182,11 +248,18 @@ for (const kind of ENVS) {
     const mean = (f: (x: (typeof bins)[number]) => number) => (w > 0 ? bins.reduce((a, x) => a + (x.count > 0 ? f(x) * x.count : 0), 0) / w : NaN);
     return w > 0 ? `${mean((x) => x.meanPredicted).toFixed(3)} | ${mean((x) => x.observedRate).toFixed(3)} | ${w.toFixed(0)}` : '– | – | 0';
   };
-  for (let b = 0; b < 10; b++) console.log(`| [${(b / 10).toFixed(1)}, ${((b + 1) / 10).toFixed(1)}${b === 9 ? ']' : ')'} | ${pooled('root', b)} | ${pooled('prefix', b)} |`);
+  for (let b = 0; b < 10; b++)
+    console.log(`| [${(b / 10).toFixed(1)}, ${((b + 1) / 10).toFixed(1)}${b === 9 ? ']' : ')'} | ${pooled('root', b)} | ${pooled('prefix', b)} |`);
   if (!TIMING) continue;
-  const ms = (xs: number[]) => fmt(xs.map((x) => x / 1000), 2);
+  const ms = (xs: number[]) =>
+    fmt(
+      xs.map((x) => x / 1000),
+      2,
+    );
   console.log(`\n### Time per 10,000 nodes (seconds, min / median / max over ${REPEATS} repeats)`);
-  console.log('| features only (cold caches) | predict (features + network) | train one step, fresh model (features + 40 Adam updates of 256) | train one step with a full window (4 × 10,000 nodes: 157 updates) |');
+  console.log(
+    '| features only (cold caches) | predict (features + network) | train one step, fresh model (features + 40 Adam updates of 256) | train one step with a full window (4 × 10,000 nodes: 157 updates) |',
+  );
   console.log('| --- | --- | --- | --- |');
   console.log(`| ${ms(timing.encode)} | ${ms(timing.predict)} | ${ms(timing.train)} | ${ms(timing.trainFull)} |`);
 }

@@ -46,11 +46,24 @@ function scriptedServer(): Promise<{ url: string; close: () => void }> {
     waiting.shift()?.();
     let text = scriptedReply(body.prompt);
     for (const s of body.stop ?? []) if (text.includes(s)) text = text.slice(0, text.indexOf(s));
-    return c.json({ id: 'x', object: 'text_completion', created: 0, model: 'scripted', choices: [{ index: 0, text, finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 1, completion_tokens: Math.ceil(text.length / 4), total_tokens: 1 } });
+    return c.json({
+      id: 'x',
+      object: 'text_completion',
+      created: 0,
+      model: 'scripted',
+      choices: [{ index: 0, text, finish_reason: 'stop', logprobs: null }],
+      usage: { prompt_tokens: 1, completion_tokens: Math.ceil(text.length / 4), total_tokens: 1 },
+    });
   });
   return new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) =>
-      resolve({ url: `http://127.0.0.1:${info.port}/v1`, close: () => { (s as { closeAllConnections?: () => void }).closeAllConnections?.(); s.close(); } }),
+      resolve({
+        url: `http://127.0.0.1:${info.port}/v1`,
+        close: () => {
+          (s as { closeAllConnections?: () => void }).closeAllConnections?.();
+          s.close();
+        },
+      }),
     );
   });
 }
@@ -64,7 +77,9 @@ if (args.has('--scripted-servers')) {
 }
 
 function startScripted(k: number): Promise<{ urls: string[]; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--scripted-servers', String(k)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--scripted-servers', String(k)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -95,14 +110,18 @@ async function measure(urls: string[], concurrency: number, questions: number, m
 
 console.log(`date ${new Date().toISOString()}, node ${process.version}, nproc ${availableParallelism()}, questions available ${allPrompts.length}`);
 console.log(`\n## scripted servers: latency ${LATENCY_MS} ms, ${SLOTS} slots each`);
-console.log('| servers | concurrency | questions | turns/question | q/s | ideal q/s | ratio | CPU ms / question (this process) |\n| --- | --- | --- | --- | --- | --- | --- | --- |');
+console.log(
+  '| servers | concurrency | questions | turns/question | q/s | ideal q/s | ratio | CPU ms / question (this process) |\n| --- | --- | --- | --- | --- | --- | --- | --- |',
+);
 for (const k of [1, 4]) {
   const servers = await startScripted(k);
   for (const c of [1, 8, 32, 256]) {
     const questions = Math.min(allPrompts.length, quick ? Math.max(20, c * 2) : Math.max(60, c * 3));
     const m = await measure(servers.urls, c, questions);
     const ideal = Math.min(c, k * SLOTS) / ((m.turns * LATENCY_MS) / 1000);
-    console.log(`| ${k} | ${c} | ${m.n} | ${m.turns.toFixed(2)} | ${m.qps.toFixed(1)} | ${ideal.toFixed(1)} | ${(m.qps / ideal).toFixed(2)} | ${m.cpuMsPerQuestion.toFixed(1)} |`);
+    console.log(
+      `| ${k} | ${c} | ${m.n} | ${m.turns.toFixed(2)} | ${m.qps.toFixed(1)} | ${ideal.toFixed(1)} | ${(m.qps / ideal).toFixed(2)} | ${m.cpuMsPerQuestion.toFixed(1)} |`,
+    );
   }
   servers.child.kill('SIGTERM');
 }
@@ -115,18 +134,20 @@ if (!args.has('--no-serve')) {
   for (const k of [1, 4]) {
     const children: ChildProcess[] = [];
     const urls = await Promise.all(
-      Array.from({ length: k }, () =>
-        new Promise<string>((resolve, reject) => {
-          const child = spawn(process.execPath, [BIN, 'serve', '--model', model, '--port', '0', '--parallel', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
-          children.push(child);
-          let err = '';
-          child.stderr!.on('data', (d: Buffer) => {
-            err += d.toString();
-            const m = /at (http:\/\/\S+\/v1)/.exec(err);
-            if (m) resolve(m[1]!);
-          });
-          child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-        }),
+      Array.from(
+        { length: k },
+        () =>
+          new Promise<string>((resolve, reject) => {
+            const child = spawn(process.execPath, [BIN, 'serve', '--model', model, '--port', '0', '--parallel', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
+            children.push(child);
+            let err = '';
+            child.stderr!.on('data', (d: Buffer) => {
+              err += d.toString();
+              const m = /at (http:\/\/\S+\/v1)/.exec(err);
+              if (m) resolve(m[1]!);
+            });
+            child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+          }),
       ),
     );
     for (const c of k === 1 ? [1, 8, 32] : [8, 32]) {

@@ -29,7 +29,16 @@ if (process.argv.includes('--child')) {
   (globalThis as { gc?: () => void }).gc?.();
   const m1 = process.memoryUsage();
   c.index.search('warm up', 3);
-  console.log(JSON.stringify({ source: c.source, passages: passages.length, ms, cpuMs, rssMb: (m1.rss - m0.rss) / 2 ** 20, heapMb: (m1.heapUsed - m0.heapUsed) / 2 ** 20 }));
+  console.log(
+    JSON.stringify({
+      source: c.source,
+      passages: passages.length,
+      ms,
+      cpuMs,
+      rssMb: (m1.rss - m0.rss) / 2 ** 20,
+      heapMb: (m1.heapUsed - m0.heapUsed) / 2 ** 20,
+    }),
+  );
   process.exit(0);
 }
 
@@ -49,7 +58,12 @@ for (let i = 0; i < repeats; i++) {
 }
 console.log(`date ${new Date().toISOString()}, node ${process.version}, nproc ${availableParallelism()}, ${repeats} runs each (min / median / max)`);
 console.log(`passages: ${runs.built[0]!.passages}`);
-for (const [k, label] of [['built', 'cold (build + write cache)'], ['hit', 'warm (load from cache)']] as const) {
+for (const [k, label] of [
+  ['built', 'cold (build + write cache)'],
+  ['hit', 'warm (load from cache)'],
+] as const) {
   const r = runs[k]!;
-  console.log(`${label}: wall ${stats(r.map((x) => x.ms))} ms, CPU ${stats(r.map((x) => x.cpuMs))} ms; RSS growth ${stats(r.map((x) => x.rssMb))} MB; heap growth ${stats(r.map((x) => x.heapMb))} MB`);
+  console.log(
+    `${label}: wall ${stats(r.map((x) => x.ms))} ms, CPU ${stats(r.map((x) => x.cpuMs))} ms; RSS growth ${stats(r.map((x) => x.rssMb))} MB; heap growth ${stats(r.map((x) => x.heapMb))} MB`,
+  );
 }

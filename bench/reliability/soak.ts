@@ -88,11 +88,26 @@ for (let step = 0; performance.now() < deadline; step++) {
   const prompts = drawPool(env.train, pool, step, seed);
   const scorer: Scorer = (hs) => predictor.predict(hs);
   let retries = 0;
-  const res = await runStep({ prompts, env: faulty, policy, rng: createRng(seed).fork(`step/${step}`), strategy, scorer, settings, onEvent: (e) => void (e.kind === 'retry' && retries++) });
+  const res = await runStep({
+    prompts,
+    env: faulty,
+    policy,
+    rng: createRng(seed).fork(`step/${step}`),
+    strategy,
+    scorer,
+    settings,
+    onEvent: (e) => void (e.kind === 'retry' && retries++),
+  });
   const spent = res.spend.bare + res.spend.continuation;
   const leafCount = res.trees.reduce((n, t) => n + leaves(t).length, 0);
   const { training } = await evaluateThenTrain(predictor, samplesFromTrees(res.trees, prompts, { leaves: false }));
-  store.writeStep({ step, metrics: { cost_trajectories: spent, leaves: leafCount, retries, ...(training.loss !== undefined ? { pred_loss: training.loss } : {}) }, details: { failures: res.failures }, trees: res.trees, checkpoints: { predictor: predictor.save() } });
+  store.writeStep({
+    step,
+    metrics: { cost_trajectories: spent, leaves: leafCount, retries, ...(training.loss !== undefined ? { pred_loss: training.loss } : {}) },
+    details: { failures: res.failures },
+    trees: res.trees,
+    checkpoints: { predictor: predictor.save() },
+  });
   // Check against what was stored, not what is in memory: the store is the record of the run.
   const stored = store.trees(step).reduce((n, t) => n + leaves(t).length, 0);
   totals.steps++;
@@ -105,11 +120,26 @@ for (let step = 0; performance.now() < deadline; step++) {
     totals.failures[k] = (totals.failures[k] ?? 0) + v;
     totals.dropped += v;
   }
-  if (step % 10 === 9 || performance.now() >= deadline) memory.push({ step: step + 1, minutes: +((performance.now() - t0) / 60_000).toFixed(2), heapMB: heapMB(), rssMB: rssMB() });
+  if (step % 10 === 9 || performance.now() >= deadline)
+    memory.push({ step: step + 1, minutes: +((performance.now() - t0) / 60_000).toFixed(2), heapMB: heapMB(), rssMB: rssMB() });
   write(false);
 }
 memory.push({ step: totals.steps, minutes: +((performance.now() - t0) / 60_000).toFixed(2), heapMB: heapMB(), rssMB: rssMB() });
 write(true);
 store.close();
 await server.close();
-console.log(JSON.stringify({ resultFile, steps: totals.steps, trajectories: totals.trajectories, leaves: totals.leaves, unbalancedSteps: totals.unbalancedSteps, retries: totals.retries, dropped: totals.dropped, serverFaults: server.counts, toolFaults: faulty.toolFaults, heapStart, heapEnd: memory.at(-1)!.heapMB }));
+console.log(
+  JSON.stringify({
+    resultFile,
+    steps: totals.steps,
+    trajectories: totals.trajectories,
+    leaves: totals.leaves,
+    unbalancedSteps: totals.unbalancedSteps,
+    retries: totals.retries,
+    dropped: totals.dropped,
+    serverFaults: server.counts,
+    toolFaults: faulty.toolFaults,
+    heapStart,
+    heapEnd: memory.at(-1)!.heapMB,
+  }),
+);

@@ -30,7 +30,13 @@ function evaluate(examples: QaExample[], mode: 'per-question' | 'pooled') {
     });
   }
   const query = performance.now() - t1;
-  return { recall: recall.map((r) => r / examples.length), all: all.map((a) => a / examples.length), corpus: pooled?.size ?? 10, buildMs: build, queryMsPerQuestion: query / examples.length };
+  return {
+    recall: recall.map((r) => r / examples.length),
+    all: all.map((a) => a / examples.length),
+    corpus: pooled?.size ?? 10,
+    buildMs: build,
+    queryMsPerQuestion: query / examples.length,
+  };
 }
 
 const stats = (xs: number[]) => {
@@ -38,8 +44,12 @@ const stats = (xs: number[]) => {
   return `${s[0]!.toFixed(2)} / ${s[Math.floor(s.length / 2)]!.toFixed(2)} / ${s[s.length - 1]!.toFixed(2)}`;
 };
 
-console.log(`machine: ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${new Date().toISOString().slice(0, 10)}, repeats ${repeats}`);
-console.log('| dataset | corpus | passages | recall@1 | recall@3 | recall@5 | all@1 | all@3 | all@5 | build ms (min/med/max) | query ms/question (min/med/max) |');
+console.log(
+  `machine: ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${new Date().toISOString().slice(0, 10)}, repeats ${repeats}`,
+);
+console.log(
+  '| dataset | corpus | passages | recall@1 | recall@3 | recall@5 | all@1 | all@3 | all@5 | build ms (min/med/max) | query ms/question (min/med/max) |',
+);
 console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const name of ['hotpotqa', '2wikimultihopqa', 'musique'] as DatasetFormat[]) {
   const { examples } = loadDataset(name);

@@ -19,7 +19,17 @@ const stats = (xs: number[]) => {
   return `min ${s[0]!.toFixed(0)} median ${s[Math.floor(s.length / 2)]!.toFixed(0)} max ${s.at(-1)!.toFixed(0)}`;
 };
 for (const [n, budget, max] of cases) {
-  const runs = Array.from({ length: 3 }, () => JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', ONE, String(n), String(budget), String(max)], { encoding: 'utf8' })) as { ms: number; maxRssMb: number; error?: string });
+  const runs = Array.from(
+    { length: 3 },
+    () =>
+      JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', ONE, String(n), String(budget), String(max)], { encoding: 'utf8' })) as {
+        ms: number;
+        maxRssMb: number;
+        error?: string;
+      },
+  );
   const what = runs[0]!.error ? 'refused (table limit)' : 'solved';
-  console.log(`${n} prompts, budget ${budget}, m_max ${max}: ${what}; time ms ${stats(runs.map((r) => r.ms))}; maxRSS MB ${stats(runs.map((r) => r.maxRssMb))}`);
+  console.log(
+    `${n} prompts, budget ${budget}, m_max ${max}: ${what}; time ms ${stats(runs.map((r) => r.ms))}; maxRSS MB ${stats(runs.map((r) => r.maxRssMb))}`,
+  );
 }

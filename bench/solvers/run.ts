@@ -27,7 +27,12 @@ function time(label: string, run: () => unknown): void {
 const rng = createRng(2026);
 const v = Array.from({ length: 10_000 }, () => rng.next());
 const check = solveRoots({ v, budget: 160_000, min: 2, max: 64 });
-console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${os.platform()} ${os.arch()}, load avg ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${os.platform()} ${os.arch()}, load avg ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
 console.log(`date: ${new Date().toISOString()}; ${reps} timed runs after ${warmup} warm-up runs each`);
 console.log(`root problem: method ${check.method}, ${check.m.filter((m) => m > 0).length} prompts selected, objective ${check.objective.toFixed(3)}`);
 time('root solver: 10,000 prompts (v ~ U(0,1)), M = 160,000, m ∈ {0} ∪ [2, 64]', () => solveRoots({ v, budget: 160_000, min: 2, max: 64 }));

@@ -38,7 +38,12 @@ const spread = (xs: number[]) => {
   return `min ${s[0]!.toFixed(0)} / median ${median.toFixed(0)} / max ${s.at(-1)!.toFixed(0)} s`;
 };
 
-console.log(`date ${new Date().toISOString()}, commit ${head}, node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+console.log(
+  `date ${new Date().toISOString()}, commit ${head}, node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), load ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')}`,
+);
 const install: number[] = [];
 const compare: number[] = [];
 for (let r = 0; r < repeats; r++) {
@@ -56,4 +61,6 @@ for (let r = 0; r < repeats; r++) {
   if (!values.keep) rmSync(dirname(dir), { recursive: true, force: true });
   else console.log(`kept ${dir}`);
 }
-console.log(`npm ci: ${spread(install)}; npx trace-rl compare: ${spread(compare)}; total: ${spread(install.map((x, i) => x + compare[i]!))} (${repeats} repeats)`);
+console.log(
+  `npm ci: ${spread(install)}; npx trace-rl compare: ${spread(compare)}; total: ${spread(install.map((x, i) => x + compare[i]!))} (${repeats} repeats)`,
+);

@@ -58,9 +58,21 @@ const stats = (xs: number[]) => {
 };
 const cell = (s: { min: number; median: number; max: number }) => `${fmt(s.min)} / ${fmt(s.median)} / ${fmt(s.max)}`;
 
-console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, load avg ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-console.log(`date: ${new Date().toISOString()}; ${reps} runs of each variant, interleaved, after one warm-up; packed = npm pack of this checkout installed in an empty project`);
-console.log(`| command | measure | ${variants.map((v) => `${v.name} min / median / max (s)`).join(' | ')} | median ÷ node -e 0: ${variants.slice(1).map((v) => v.name).join(', ')} |`);
+console.log(
+  `machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, load avg ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
+console.log(
+  `date: ${new Date().toISOString()}; ${reps} runs of each variant, interleaved, after one warm-up; packed = npm pack of this checkout installed in an empty project`,
+);
+console.log(
+  `| command | measure | ${variants.map((v) => `${v.name} min / median / max (s)`).join(' | ')} | median ÷ node -e 0: ${variants
+    .slice(1)
+    .map((v) => v.name)
+    .join(', ')} |`,
+);
 console.log(`|---|---|${variants.map(() => '---|').join('')}---|`);
 try {
   for (const c of cases) {
@@ -70,7 +82,10 @@ try {
     for (let i = 0; i < reps; i++) variants.forEach((v, k) => runs[k]!.push(run(v)));
     for (const measure of ['wall', 'cpu'] as const) {
       const s = runs.map((r) => stats(r.map((x) => x[measure])));
-      const ratios = s.slice(1).map((x) => `${(x.median / s[0]!.median).toFixed(1)}×`).join(', ');
+      const ratios = s
+        .slice(1)
+        .map((x) => `${(x.median / s[0]!.median).toFixed(1)}×`)
+        .join(', ');
       console.log(`| ${c.name} | ${measure} | ${s.map(cell).join(' | ')} | ${ratios} |`);
     }
   }

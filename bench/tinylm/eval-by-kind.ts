@@ -11,11 +11,17 @@ import { WorldEnv } from '../../src/env/index.ts';
 import { questionKind } from '../compare/by-kind.ts';
 import type { RolloutTree } from '../../src/tree/types.ts';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'env-seed': { type: 'string', default: '7' }, questions: { type: 'string', default: '1500' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { 'env-seed': { type: 'string', default: '7' }, questions: { type: 'string', default: '1500' } },
+});
 if (positionals.length !== 1) throw new Error('usage: npx tsx bench/tinylm/eval-by-kind.ts <trajectories.jsonl> [--env-seed 7] [--questions 1500]');
 const env = new WorldEnv({ seed: Number(values['env-seed']), questions: Number(values.questions), topK: 3, maxTurns: 6 });
 const kind = new Map(env.test.map((p) => [p.id, questionKind(p)]));
-const rows = readFileSync(positionals[0]!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; metrics: { accuracy: number }; tree: RolloutTree });
+const rows = readFileSync(positionals[0]!, 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l) as { id: string; metrics: { accuracy: number }; tree: RolloutTree });
 
 const by = new Map<string, { ok: number; turns: number[]; searched: number }>();
 for (const r of rows) {
@@ -37,5 +43,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 console.log('| question kind (n) | success | mean turns | median turns | search before answering |\n|---|---|---|---|---|');
 for (const [k, e] of [...by].sort(([a], [b]) => (a === 'all' ? -1 : b === 'all' ? 1 : a.localeCompare(b)))) {
   const n = e.turns.length;
-  console.log(`| ${k} (${n}) | ${(e.ok / n).toFixed(3)} | ${(e.turns.reduce((a, b) => a + b, 0) / n).toFixed(2)} | ${median(e.turns)} | ${((100 * e.searched) / n).toFixed(0)} % |`);
+  console.log(
+    `| ${k} (${n}) | ${(e.ok / n).toFixed(3)} | ${(e.turns.reduce((a, b) => a + b, 0) / n).toFixed(2)} | ${median(e.turns)} | ${((100 * e.searched) / n).toFixed(0)} % |`,
+  );
 }

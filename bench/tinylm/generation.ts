@@ -24,7 +24,19 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { WorldEnv } from '../../src/env/index.ts';
-import { BOS_ID, demonstrations, initWeights, LlamaEngine, modelFromGguf, modelToGguf, tinyPrompt, Tokenizer, trajectorySequence, type Generated, type LlamaConfig } from '../../src/tinylm/index.ts';
+import {
+  BOS_ID,
+  demonstrations,
+  initWeights,
+  LlamaEngine,
+  modelFromGguf,
+  modelToGguf,
+  tinyPrompt,
+  Tokenizer,
+  trajectorySequence,
+  type Generated,
+  type LlamaConfig,
+} from '../../src/tinylm/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 const { values } = parseArgs({
@@ -79,24 +91,39 @@ const stats = (xs: number[]) => {
 async function pool<T>(p: number, n: number, call: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = new Array(n);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(p, n) }, async () => {
-    while (next < n) {
-      const i = next++;
-      out[i] = await call(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(p, n) }, async () => {
+      while (next < n) {
+        const i = next++;
+        out[i] = await call(i);
+      }
+    }),
+  );
   return out;
 }
 
-console.log(`# tinylm generation bench ${new Date().toISOString()} nproc=${availableParallelism()} load=${loadavg().map((x) => x.toFixed(2)).join(',')} node=${process.version}`);
-console.log(`# model ${file} (${bytes.length} bytes, vocab ${model.config.vocab}, d${model.config.dim}, ${model.config.layers} layers, context ${model.config.context}); threads ${threads}; batching ${values.batching}; ${R} rollouts, max ${maxTokens} tokens; ${repeats} repeats`);
-console.log(`# prompt part: ${trajectories.length} trajectories, ${trajectories.reduce((a, t) => a + t.length, 0)} tokens (mean ${Math.round(trajectories.reduce((a, t) => a + t.length, 0) / trajectories.length)})`);
+console.log(
+  `# tinylm generation bench ${new Date().toISOString()} nproc=${availableParallelism()} load=${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(',')} node=${process.version}`,
+);
+console.log(
+  `# model ${file} (${bytes.length} bytes, vocab ${model.config.vocab}, d${model.config.dim}, ${model.config.layers} layers, context ${model.config.context}); threads ${threads}; batching ${values.batching}; ${R} rollouts, max ${maxTokens} tokens; ${repeats} repeats`,
+);
+console.log(
+  `# prompt part: ${trajectories.length} trajectories, ${trajectories.reduce((a, t) => a + t.length, 0)} tokens (mean ${Math.round(trajectories.reduce((a, t) => a + t.length, 0) / trajectories.length)})`,
+);
 
 type Batching = 'grouped' | 'plain';
 const modes = values.batching!.split(',') as Batching[];
 
 /** One timed pass on a fresh engine with P sequences: the calls' results and the seconds they took. */
-async function timed(p: number, batching: Batching, n: number, call: (engine: LlamaEngine, i: number) => Promise<Generated>): Promise<{ outs: Generated[]; sec: number; cpu: number }> {
+async function timed(
+  p: number,
+  batching: Batching,
+  n: number,
+  call: (engine: LlamaEngine, i: number) => Promise<Generated>,
+): Promise<{ outs: Generated[]; sec: number; cpu: number }> {
   const engine = await LlamaEngine.load(file, { sequences: p, threads, batching });
   try {
     const t0 = performance.now();
@@ -119,7 +146,8 @@ const mmm = (x: { min: number; median: number; max: number }) => `${x.min} / ${x
 for (const p of parallel) {
   // Per mode and part: tokens/s, tokens per CPU-second, tokens, same-as-reference count. Modes interleave within a repeat.
   const m = new Map<string, { rate: number[]; perCpu: number[]; tokens: number; same?: string }>();
-  const cell = (mode: Batching, part: Part) => m.get(`${mode}/${part}`) ?? m.set(`${mode}/${part}`, { rate: [], perCpu: [], tokens: 0 }).get(`${mode}/${part}`)!;
+  const cell = (mode: Batching, part: Part) =>
+    m.get(`${mode}/${part}`) ?? m.set(`${mode}/${part}`, { rate: [], perCpu: [], tokens: 0 }).get(`${mode}/${part}`)!;
   for (let r = 0; r < repeats; r++) {
     for (const mode of modes) {
       for (const part of PARTS) {
@@ -151,6 +179,17 @@ for (const p of parallel) {
     }
   }
 }
-console.log(['', '| part | batching | parallel | tokens | tok/s (wall) min / median / max | median vs first row | tok per CPU-s min / median / max | median vs first row | same tokens as first row |', '|---|---|---|---|---|---|---|---|---|', ...PARTS.flatMap((part) => table[part])].join('\n'));
-console.log(`# load after: ${loadavg().map((x) => x.toFixed(2)).join(',')}`);
+console.log(
+  [
+    '',
+    '| part | batching | parallel | tokens | tok/s (wall) min / median / max | median vs first row | tok per CPU-s min / median / max | median vs first row | same tokens as first row |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...PARTS.flatMap((part) => table[part]),
+  ].join('\n'),
+);
+console.log(
+  `# load after: ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(',')}`,
+);
 if (values['stand-in']) rmSync(dirname(file), { recursive: true, force: true });

@@ -39,7 +39,11 @@ for (const { step } of store.steps()) {
     .sort((a, b) => b.seq.ids.length - a.seq.ids.length);
   if (rows.length === 0) continue;
   const lengths = rows.map((r) => r.seq.mask.lastIndexOf(1));
-  const packed = pack(rows.map((r) => r.seq.ids), lengths, { rowLengths: rowLadder(model.config.context), gridTokens });
+  const packed = pack(
+    rows.map((r) => r.seq.ids),
+    lengths,
+    { rowLengths: rowLadder(model.config.context), gridTokens },
+  );
   const parts = packed.map((g) => {
     const pos = g.slots.filter((s) => rows[s.index]!.adv > 0).length;
     return { T: g.T, pos, neg: g.slots.length - pos };
@@ -50,5 +54,7 @@ for (const { step } of store.steps()) {
   oneSided += parts.filter((p) => p.pos === 0 || p.neg === 0).length;
   console.log(`step ${step}: ${rows.length} trained trajectories, ${parts.length} Adam step(s): ${parts.map((p) => `T${p.T} +${p.pos}/−${p.neg}`).join(', ')}`);
 }
-console.log(`${dir}: ${steps} steps with a gradient, ${grids} Adam steps (${multi} steps split into several), ${oneSided} of the Adam steps see only one sign of advantage`);
+console.log(
+  `${dir}: ${steps} steps with a gradient, ${grids} Adam steps (${multi} steps split into several), ${oneSided} of the Adam steps see only one sign of advantage`,
+);
 store.close();

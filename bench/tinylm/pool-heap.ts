@@ -16,7 +16,14 @@ import { LmTrainer, modelFromGguf } from '../../src/tinylm/index.ts';
 import { initJax, JAX_THREADS } from '../../src/util/jax.ts';
 import { createRng } from '../../src/util/rng.ts';
 
-const { values } = parseArgs({ options: { grid: { type: 'string' }, lengths: { type: 'string', default: '500,250,120,500' }, model: { type: 'string', default: 'bench/tinylm/warm-start-d64x4d.gguf' }, rows: { type: 'string', default: '64' } } });
+const { values } = parseArgs({
+  options: {
+    grid: { type: 'string' },
+    lengths: { type: 'string', default: '500,250,120,500' },
+    model: { type: 'string', default: 'bench/tinylm/warm-start-d64x4d.gguf' },
+    rows: { type: 'string', default: '64' },
+  },
+});
 await initJax();
 const model = modelFromGguf(new Uint8Array(readFileSync(values.model)));
 const trainer = new LmTrainer(model, values.grid ? { gridTokens: Number(values.grid) } : {});
@@ -29,7 +36,10 @@ for (const [s, longest] of values.lengths.split(',').map(Number).entries()) {
     const ids = Array.from({ length: n }, () => 1 + rng.int(model.config.vocab - 1));
     // Every third token after a 60-token prompt is "generated" (in the loss), with a ±1 advantage.
     const mask = ids.map((_, i) => (i > 60 && i % 3 === 0 ? 1 : 0));
-    return { seq: { ids, mask, logprobs: mask.map((m) => (m ? -3 : 0)), turn: mask.map((m) => (m ? 0 : -1)) }, advantages: ids.map(() => (rng.next() < 0.5 ? 1 : -1)) };
+    return {
+      seq: { ids, mask, logprobs: mask.map((m) => (m ? -3 : 0)), turn: mask.map((m) => (m ? 0 : -1)) },
+      advantages: ids.map(() => (rng.next() < 0.5 ? 1 : -1)),
+    };
   });
   const t = performance.now();
   await trainer.step('ppo', rows, 1e-4);

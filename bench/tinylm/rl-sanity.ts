@@ -50,7 +50,15 @@ const { values } = parseArgs({
 const num = (k: keyof typeof values) => Number(values[k]);
 const seed = num('seed');
 if (seed >= 100) throw new Error('rl-sanity is development only: use seeds 0–4');
-const [Q, steps, budget, group, every, samples, heldout] = [num('questions'), num('steps'), num('budget'), num('group'), num('measure-every'), num('samples'), num('heldout')];
+const [Q, steps, budget, group, every, samples, heldout] = [
+  num('questions'),
+  num('steps'),
+  num('budget'),
+  num('group'),
+  num('measure-every'),
+  num('samples'),
+  num('heldout'),
+];
 const config = parseTrainConfig({
   seed,
   steps,
@@ -75,7 +83,14 @@ const ctx: StepContext = { config, parts, strategy, estimator, state: initialSta
 /** Temperature-1 success on the fixed questions (`samples` each) and greedy success on them. */
 async function measure(step: number, withHeldout: boolean) {
   const t0 = performance.now();
-  const sampled = await runStep({ prompts: fixed, env: parts.env, policy, rng: createRng(seed).fork(`measure/${step}`), rootPlan: new Map(fixed.map((p) => [p.id, samples])), settings: config.engine });
+  const sampled = await runStep({
+    prompts: fixed,
+    env: parts.env,
+    policy,
+    rng: createRng(seed).fork(`measure/${step}`),
+    rootPlan: new Map(fixed.map((p) => [p.id, samples])),
+    settings: config.engine,
+  });
   let s = 0;
   let n = 0;
   for (const t of sampled.trees)
@@ -83,7 +98,8 @@ async function measure(step: number, withHeldout: boolean) {
       s += l.reward!;
       n++;
     }
-  const greedy = (prompts: readonly Prompt[]) => greedyAccuracy({ env: parts.env, policy, prompts, rng: createRng(seed).fork(`greedy/${step}`), settings: config.engine });
+  const greedy = (prompts: readonly Prompt[]) =>
+    greedyAccuracy({ env: parts.env, policy, prompts, rng: createRng(seed).fork(`greedy/${step}`), settings: config.engine });
   const out: Record<string, number> = { step, sampledReward: s / n, greedyFixed: await greedy(fixed) };
   if (withHeldout) out.greedyHeldout = await greedy(built.test.slice(0, heldout));
   out.seconds = (performance.now() - t0) / 1000;
@@ -95,7 +111,9 @@ const print = (x: Record<string, unknown>) => {
   log.push(x);
   console.log(JSON.stringify(x));
 };
-console.log(`# rl-sanity ${new Date().toISOString()} model=${values.model} fixed=${Q} steps=${steps} B=${budget} group=${group} lr=${values.lr} epochs=${values.epochs} seed=${seed}`);
+console.log(
+  `# rl-sanity ${new Date().toISOString()} model=${values.model} fixed=${Q} steps=${steps} B=${budget} group=${group} lr=${values.lr} epochs=${values.epochs} seed=${seed}`,
+);
 print({ kind: 'measure', ...(await measure(-1, true)) });
 for (let step = 0; step < steps; step++) {
   const t0 = performance.now();
@@ -134,7 +152,20 @@ for (let step = 0; step < steps; step++) {
       reward += l.reward!;
       leaves++;
     }
-  print({ kind: 'step', step, reward: reward / leaves, trainedTrajectories: pos.length + neg.length, approxKl: m.approxKl, clipFraction: m.clipFraction, maxSamplerGap: samplerGap, tokens: gapN, direction: dir, dLogpPos: mean(pos), dLogpNeg: mean(neg), seconds: (performance.now() - t0) / 1000 });
+  print({
+    kind: 'step',
+    step,
+    reward: reward / leaves,
+    trainedTrajectories: pos.length + neg.length,
+    approxKl: m.approxKl,
+    clipFraction: m.clipFraction,
+    maxSamplerGap: samplerGap,
+    tokens: gapN,
+    direction: dir,
+    dLogpPos: mean(pos),
+    dLogpNeg: mean(neg),
+    seconds: (performance.now() - t0) / 1000,
+  });
   if ((step + 1) % every === 0 || step === steps - 1) print({ kind: 'measure', ...(await measure(step, step === steps - 1)) });
 }
 if (values.out) writeFileSync(values.out, JSON.stringify({ argv: values, log }, null, 1));

@@ -46,7 +46,9 @@ const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return { min: +s[0]!.toFixed(0), median: +s[Math.floor(s.length / 2)]!.toFixed(0), max: +s.at(-1)!.toFixed(0) };
 };
-console.log(`# tinylm bench ${new Date().toISOString()} nproc=${availableParallelism()} node=${process.version} model=${file} (${bytes.length} bytes, vocab ${model.config.vocab}, d${model.config.dim}, ${model.config.layers} layers)`);
+console.log(
+  `# tinylm bench ${new Date().toISOString()} nproc=${availableParallelism()} node=${process.version} model=${file} (${bytes.length} bytes, vocab ${model.config.vocab}, d${model.config.dim}, ${model.config.layers} layers)`,
+);
 
 if (values.part === 'speed' || values.part === 'all') {
   const engine = await LlamaEngine.load(file, { sequences: 1 });
@@ -80,7 +82,13 @@ if (values.part === 'speed' || values.part === 'all') {
     seen.push(rows.reduce((a, x) => a + x.seq.ids.length, 0) / sec);
     trained.push(s.tokens / sec);
   }
-  console.log(JSON.stringify({ measure: `training tok/s (PPO step: forward+backward+Adam, 4 sequences padded to ${T})`, sequenceTokens: stats(seen), trainedTokens: stats(trained) }));
+  console.log(
+    JSON.stringify({
+      measure: `training tok/s (PPO step: forward+backward+Adam, 4 sequences padded to ${T})`,
+      sequenceTokens: stats(seen),
+      trainedTokens: stats(trained),
+    }),
+  );
 }
 
 if (values.part === 'compare' || values.part === 'all') {
@@ -106,7 +114,10 @@ if (values.part === 'compare' || values.part === 'all') {
           steps: Number(values.steps),
           pool: Math.max(16, Number(values.budget)),
           env: { seed: 7, questions: 1500, topK: 3 },
-          strategy: name === 'trace' ? { name, budget: Number(values.budget), continuations: 2 } : { name, budget: Number(values.budget), batchSize: Number(values.budget) / 4 },
+          strategy:
+            name === 'trace'
+              ? { name, budget: Number(values.budget), continuations: 2 }
+              : { name, budget: Number(values.budget), batchSize: Number(values.budget) / 4 },
           estimator: name,
           policy: { kind: 'tiny-lm', model: file, learningRate: 3e-4, epochs: 1 },
           engine: { maxTurns: 6, concurrency: 4 },
@@ -119,7 +130,19 @@ if (values.part === 'compare' || values.part === 'all') {
       const last = steps.at(-1)!.metrics;
       const first = steps.find((x) => x.metrics.test_accuracy !== undefined)?.metrics.test_accuracy;
       const updated = steps.filter((x) => (x.metrics.policy_loss ?? 0) !== 0).length;
-      console.log(JSON.stringify({ strategy: name, seed, steps: steps.length, stepsWithGradient: updated, testAccuracyAfterStep0: first, testAccuracy: last.test_accuracy, cumTrajectories: last.cum_trajectories, cumTokens: last.cum_tokens, seconds: Math.round((performance.now() - t0) / 1000) }));
+      console.log(
+        JSON.stringify({
+          strategy: name,
+          seed,
+          steps: steps.length,
+          stepsWithGradient: updated,
+          testAccuracyAfterStep0: first,
+          testAccuracy: last.test_accuracy,
+          cumTrajectories: last.cum_trajectories,
+          cumTokens: last.cum_tokens,
+          seconds: Math.round((performance.now() - t0) / 1000),
+        }),
+      );
     }
   }
 }

@@ -35,7 +35,18 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import type { Token } from 'node-llama-cpp';
 import { WorldEnv } from '../../src/env/index.ts';
-import { initWeights, loadLlama, LmTrainer, modelFromGguf, modelToGguf, Tokenizer, trajectorySequence, type LlamaModel, type TokenSequence, type TrainRow } from '../../src/tinylm/index.ts';
+import {
+  initWeights,
+  loadLlama,
+  LmTrainer,
+  modelFromGguf,
+  modelToGguf,
+  Tokenizer,
+  trajectorySequence,
+  type LlamaModel,
+  type TokenSequence,
+  type TrainRow,
+} from '../../src/tinylm/index.ts';
 import { demonstrations } from '../../src/tinylm/warm-start.ts';
 import { initJax, JAX_THREADS } from '../../src/util/jax.ts';
 import { createRng } from '../../src/util/rng.ts';
@@ -71,8 +82,13 @@ const stats = (xs: number[]) => {
   return { min: Math.round(s[0]!), median: Math.round(s[Math.floor(s.length / 2)]!), max: Math.round(s.at(-1)!) };
 };
 /** Min / median / max of the per-repeat ratio now / before, to two decimals. */
-const ratioStats = (now: number[], before: number[]) => Object.fromEntries(Object.entries(stats(now.map((x, i) => (100 * x) / before[i]!))).map(([k, v]) => [k, v / 100]));
-console.log(`# tinylm train-speed ${new Date().toISOString()} nproc=${availableParallelism()} jax threads=${JAX_THREADS} load=${loadavg().map((x) => x.toFixed(2)).join(',')} node=${process.version}`);
+const ratioStats = (now: number[], before: number[]) =>
+  Object.fromEntries(Object.entries(stats(now.map((x, i) => (100 * x) / before[i]!))).map(([k, v]) => [k, v / 100]));
+console.log(
+  `# tinylm train-speed ${new Date().toISOString()} nproc=${availableParallelism()} jax threads=${JAX_THREADS} load=${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(',')} node=${process.version}`,
+);
 console.log(`# model ${values.model}: d${c.dim}, ${c.layers} layers, ${c.heads} heads, FFN ${c.ffn}, vocab ${c.vocab}, context ${c.context}`);
 console.log(`# batch: ${rows.length} trajectories, ${tokens} tokens, lengths min/median/max ${lengths[0]}/${lengths[lengths.length >> 1]}/${lengths.at(-1)}`);
 
@@ -146,7 +162,14 @@ async function llamaBound(m: LlamaModel): Promise<number[]> {
   const llama = await loadLlama();
   const native = await llama.loadModel({ modelPath: file, useMmap: false, gpuLayers: 0 });
   const n = 8;
-  const context = await native.createContext({ sequences: n, contextSize: m.config.context, threads: 1, flashAttention: false, experimentalKvCacheKeyType: 'F32', experimentalKvCacheValueType: 'F32' } as Parameters<typeof native.createContext>[0]);
+  const context = await native.createContext({
+    sequences: n,
+    contextSize: m.config.context,
+    threads: 1,
+    flashAttention: false,
+    experimentalKvCacheKeyType: 'F32',
+    experimentalKvCacheValueType: 'F32',
+  } as Parameters<typeof native.createContext>[0]);
   const seqs = Array.from({ length: n }, () => context.getSequence());
   const out: number[] = [];
   try {
@@ -191,7 +214,10 @@ if (values.part === 'update') {
     console.log(JSON.stringify({ measure: 'PPO update sequence tok/s, now (fit; statistics from its forward pass)', ...stats(r.now!) }));
     console.log(JSON.stringify({ measure: 'ratio now / before (paired by repeat)', ...ratioStats(r.now!, r.before!) }));
     // The next run in the process: a fresh trainer of each version, first update, then one more (steady).
-    for (const [name, make] of [['before', before], ['now', now]] as const) {
+    for (const [name, make] of [
+      ['before', before],
+      ['now', now],
+    ] as const) {
       const x = make();
       const t0 = performance.now();
       await x.epoch();
@@ -199,7 +225,13 @@ if (values.part === 'update') {
       await x.epoch();
       const t2 = performance.now();
       x.dispose();
-      console.log(JSON.stringify({ trainer: `${name}, a second trainer in the process`, firstUpdateSeconds: +((t1 - t0) / 1000).toFixed(1), secondUpdateSeconds: +((t2 - t1) / 1000).toFixed(1) }));
+      console.log(
+        JSON.stringify({
+          trainer: `${name}, a second trainer in the process`,
+          firstUpdateSeconds: +((t1 - t0) / 1000).toFixed(1),
+          secondUpdateSeconds: +((t2 - t1) / 1000).toFixed(1),
+        }),
+      );
     }
   });
 } else if (values.part === 'threads') {
@@ -216,7 +248,10 @@ if (values.part === 'update') {
     wa.layers.forEach((l, i) => l.wq.forEach((x, j) => (gap = Math.max(gap, Math.abs(x - wb.layers[i]!.wq[j]!)))));
     wa.output.forEach((x, j) => (gap = Math.max(gap, Math.abs(x - wb.output[j]!))));
     console.log(JSON.stringify({ check: 'max |weight difference| after one PPO pass at lr 1e-3, one thread vs the pool (wq of every layer, output)', gap }));
-    const runners = { [`one thread (${values['threads-baseline']})`]: { epoch: () => a.fit('ppo', ordered, 1e-5, { clip: 0.2 }), dispose: () => a.dispose() }, [`now, ${JAX_THREADS} threads`]: { epoch: () => b.fit('ppo', ordered, 1e-5, { clip: 0.2 }), dispose: () => b.dispose() } };
+    const runners = {
+      [`one thread (${values['threads-baseline']})`]: { epoch: () => a.fit('ppo', ordered, 1e-5, { clip: 0.2 }), dispose: () => a.dispose() },
+      [`now, ${JAX_THREADS} threads`]: { epoch: () => b.fit('ppo', ordered, 1e-5, { clip: 0.2 }), dispose: () => b.dispose() },
+    };
     const r = await measure(runners);
     for (const x of Object.values(runners)) x.dispose();
     const [one, many] = Object.values(r) as [number[], number[]];
@@ -249,7 +284,18 @@ if (values.part === 'big') {
   const bigBound = await llamaBound(big);
   console.log(JSON.stringify({ measure: `llama.cpp batched prompt evaluation tok/s, d${dim}x${layers}`, ...stats(bigBound) }));
 } else if (values.part === 'all') {
-  const args = ['--import', 'tsx', import.meta.filename, '--part', 'big', ...['model', 'trajectories', 'repeats', 'big'].flatMap((k) => [`--${k}`, String(values[k as keyof typeof values])])];
+  const args = [
+    '--import',
+    'tsx',
+    import.meta.filename,
+    '--part',
+    'big',
+    ...['model', 'trajectories', 'repeats', 'big'].flatMap((k) => [`--${k}`, String(values[k as keyof typeof values])]),
+  ];
   execFileSync(process.execPath, args, { stdio: 'inherit' });
 }
-console.log(`# load at the end ${loadavg().map((x) => x.toFixed(2)).join(',')}`);
+console.log(
+  `# load at the end ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(',')}`,
+);

@@ -71,7 +71,10 @@ const { model, demos, epochs, horizon } = await warmStart({
   onStep: ({ epoch, step, steps: n, loss, tokens, seconds }) => {
     trained += tokens;
     steps++;
-    if (step % 10 === 0 || step === n) process.stderr.write(`epoch ${epoch} step ${step}/${n} loss ${loss.toFixed(3)} (${seconds.toFixed(0)} s, ${trained} trained tokens, load ${loadavg()[0]!.toFixed(1)})\n`);
+    if (step % 10 === 0 || step === n)
+      process.stderr.write(
+        `epoch ${epoch} step ${step}/${n} loss ${loss.toFixed(3)} (${seconds.toFixed(0)} s, ${trained} trained tokens, load ${loadavg()[0]!.toFixed(1)})\n`,
+      );
   },
 });
 const trainSeconds = (performance.now() - t0) / 1000;
@@ -87,4 +90,21 @@ if (Q > 0) {
   await policy.dispose();
   evalSeconds = Math.round((performance.now() - e0) / 1000);
 }
-console.log(JSON.stringify({ out: values.out, bytes: bytes.length, shape: { dim, layers, heads, ffn, vocab: model.config.vocab }, demos: demos.length, epochsStarted: epochs, steps, horizon, trainedTokens: trained, trainSeconds: Math.round(trainSeconds), greedyTestAccuracy: accuracy, questions: Q, evalSeconds, totalSeconds: Math.round((performance.now() - t0) / 1000), load: loadavg().map((x) => +x.toFixed(2)) }));
+console.log(
+  JSON.stringify({
+    out: values.out,
+    bytes: bytes.length,
+    shape: { dim, layers, heads, ffn, vocab: model.config.vocab },
+    demos: demos.length,
+    epochsStarted: epochs,
+    steps,
+    horizon,
+    trainedTokens: trained,
+    trainSeconds: Math.round(trainSeconds),
+    greedyTestAccuracy: accuracy,
+    questions: Q,
+    evalSeconds,
+    totalSeconds: Math.round((performance.now() - t0) / 1000),
+    load: loadavg().map((x) => +x.toFixed(2)),
+  }),
+);

@@ -56,7 +56,10 @@ export function profileOf(trees: readonly RolloutTree[]): DepthContrast[] {
   const byDepth = new Map<number, { n: number; v: number; var: number }>();
   for (const tree of trees) {
     for (const node of Object.values(tree.nodes)) {
-      const starts = node.parent === null ? node.children.filter((c) => tree.nodes[c]!.origin !== 'continuation') : node.children.filter((c) => tree.nodes[c]!.origin === 'continuation');
+      const starts =
+        node.parent === null
+          ? node.children.filter((c) => tree.nodes[c]!.origin !== 'continuation')
+          : node.children.filter((c) => tree.nodes[c]!.origin === 'continuation');
       if (starts.length < 2) continue;
       // A failed trajectory (no reward) counts as a failure, as it does in training.
       const rewards = starts.map((c) => chainReward(tree, c) ?? 0);
@@ -70,7 +73,14 @@ export function profileOf(trees: readonly RolloutTree[]): DepthContrast[] {
   return [...byDepth.entries()].sort((a, b) => a[0] - b[0]).map(([depth, r]) => ({ depth, nodes: r.n, meanV: r.v / r.n, meanVar: r.var / r.n }));
 }
 
-export async function contrastTrees<S>(options: { env: Environment<S>; policy: Policy; prompts: readonly Prompt[]; k: number; rng: Rng; maxTurns?: number }): Promise<RolloutTree[]> {
+export async function contrastTrees<S>(options: {
+  env: Environment<S>;
+  policy: Policy;
+  prompts: readonly Prompt[];
+  k: number;
+  rng: Rng;
+  maxTurns?: number;
+}): Promise<RolloutTree[]> {
   const result = await runStep({
     prompts: options.prompts,
     env: options.env,
@@ -97,7 +107,10 @@ export function openProfile(trees: readonly RolloutTree[]): Array<{ depth: numbe
   const sums: number[] = [];
   let rollouts = 0;
   const varAt = (tree: RolloutTree, node: TreeNode): number | undefined => {
-    const starts = node.parent === null ? node.children.filter((c) => tree.nodes[c]!.origin !== 'continuation') : node.children.filter((c) => tree.nodes[c]!.origin === 'continuation');
+    const starts =
+      node.parent === null
+        ? node.children.filter((c) => tree.nodes[c]!.origin !== 'continuation')
+        : node.children.filter((c) => tree.nodes[c]!.origin === 'continuation');
     return starts.length < 2 ? undefined : unbiasedVar(starts.map((c) => chainReward(tree, c) ?? 0));
   };
   let maxDepth = 0;

@@ -34,7 +34,14 @@ for (const profile of profiles) {
   const test = parts.test.slice(0, nTest);
   const acc = await greedyAccuracy({ prompts: test, env: parts.env, policy: parts.policy, rng: createRng(seed).fork('late/greedy'), settings: config.engine });
   const prompts = parts.train.slice(0, nPrompts);
-  const trees = await contrastTrees({ env: parts.env, policy: parts.policy, prompts, k, rng: createRng(seed).fork('late/contrast'), maxTurns: config.engine.maxTurns });
+  const trees = await contrastTrees({
+    env: parts.env,
+    policy: parts.policy,
+    prompts,
+    k,
+    rng: createRng(seed).fork('late/contrast'),
+    maxTurns: config.engine.maxTurns,
+  });
   const profileRows = profileOf(trees);
   const kindOf = new Map(prompts.map((p) => [p.id, worldMeta(p).kind]));
   const s = ((performance.now() - t0) / 1000).toFixed(0);
@@ -46,10 +53,18 @@ for (const profile of profiles) {
   for (const r of profileRows) console.log(`| ${r.depth} | ${r.nodes} | ${r.meanV.toFixed(3)} | ${r.meanVar.toFixed(4)} | ${(r.meanVar / root).toFixed(2)} |`);
   console.log(`\nmean V(1−V) at depths ≥ 2 / depth 0: ${lateShare(profileRows).toFixed(2)}`);
   const open = openProfile(trees);
-  console.log(`\nopen variance along rollouts (share of depth 0): ${open.map((r) => `d${r.depth} ${r.open.toFixed(4)} (${(r.open / open[0]!.open).toFixed(2)})`).join(', ')}`);
+  console.log(
+    `\nopen variance along rollouts (share of depth 0): ${open.map((r) => `d${r.depth} ${r.open.toFixed(4)} (${(r.open / open[0]!.open).toFixed(2)})`).join(', ')}`,
+  );
   // Where the contrast comes from: per question kind (comparisons end in a pick the features cannot decide).
   for (const kind of [...new Set(kindOf.values())].sort()) {
     const rows = profileOf(trees.filter((t) => kindOf.get(t.promptId) === kind));
-    console.log(`- ${kind} (${rows[0]?.nodes ?? 0} prompts): ${rows.map((r) => `d${r.depth} ${r.meanVar.toFixed(3)}`).join(', ')}; share ≥ 2: ${lateShare(rows).toFixed(2)}; open: ${openProfile(trees.filter((t) => kindOf.get(t.promptId) === kind)).map((r) => r.open.toFixed(3)).join(' ')}`);
+    console.log(
+      `- ${kind} (${rows[0]?.nodes ?? 0} prompts): ${rows.map((r) => `d${r.depth} ${r.meanVar.toFixed(3)}`).join(', ')}; share ≥ 2: ${lateShare(rows).toFixed(2)}; open: ${openProfile(
+        trees.filter((t) => kindOf.get(t.promptId) === kind),
+      )
+        .map((r) => r.open.toFixed(3))
+        .join(' ')}`,
+    );
   }
 }

@@ -47,7 +47,9 @@ const fmt = (xs: number[]) => {
   return `${f(s[0]!)} / ${f(s[Math.floor(s.length / 2)]!)} / ${f(s[s.length - 1]!)}`;
 };
 
-console.log(`machine: ${os.cpus().length} cpus, node ${process.version}, ${new Date().toISOString().slice(0, 10)}; seeds 1..${seeds}, ${rollouts} rollouts/question, noise ${noise}`);
+console.log(
+  `machine: ${os.cpus().length} cpus, node ${process.version}, ${new Date().toISOString().slice(0, 10)}; seeds 1..${seeds}, ${rollouts} rollouts/question, noise ${noise}`,
+);
 const hopCounts: number[][] = [[], [], [], []];
 const bucketShares: number[][] = BUCKETS.map(() => []);
 const byHop: number[][] = [[], [], [], []];
@@ -86,4 +88,6 @@ for (let seed = 1; seed <= seeds; seed++) {
 console.log('\nSimulator, 500 prompts per seed, exact root success probability V:');
 console.log('| V | share of prompts (min/med/max over seeds) |');
 console.log('| --- | --- |');
-['< 0.05', '[0.05, 0.2)', '[0.2, 0.4)', '[0.4, 0.6)', '[0.6, 0.8)', '[0.8, 0.95]', '> 0.95'].forEach((b, i) => console.log(`| ${b} | ${fmt(simBuckets[i]!)} |`));
+['< 0.05', '[0.05, 0.2)', '[0.2, 0.4)', '[0.4, 0.6)', '[0.6, 0.8)', '[0.8, 0.95]', '> 0.95'].forEach((b, i) =>
+  console.log(`| ${b} | ${fmt(simBuckets[i]!)} |`),
+);

@@ -22,7 +22,12 @@ export function parseForestInput(raw: unknown, options: ForestInputOptions = {})
   if (options.requireLeafRewards ?? true) {
     for (let i = 0; i < nodes.length; i++) {
       if (forest.children[i].length === 0 && forest.parent[i] >= 0 && forest.reward[i] === undefined) {
-        throw new ForestError('missing_reward', nodes[i].id, 'reward', `nodes[${i}] (id "${nodes[i].id}").reward: leaf has no reward; give every leaf a numeric reward`);
+        throw new ForestError(
+          'missing_reward',
+          nodes[i].id,
+          'reward',
+          `nodes[${i}] (id "${nodes[i].id}").reward: leaf has no reward; give every leaf a numeric reward`,
+        );
       }
     }
   }
@@ -43,7 +48,8 @@ function readNode(item: unknown, k: number): ForestNode {
   const named = `${where} (id "${o.id}")`;
   // A misspelt key (e.g. "lenght") would otherwise be ignored and the node computed without it.
   const unknown = Object.keys(o).find((key) => !NODE_KEYS.has(key));
-  if (unknown !== undefined) throw new ForestError('bad_shape', o.id, unknown, `${named}.${unknown}: unknown key; a node has ${[...NODE_KEYS].map((x) => `"${x}"`).join(', ')}`);
+  if (unknown !== undefined)
+    throw new ForestError('bad_shape', o.id, unknown, `${named}.${unknown}: unknown key; a node has ${[...NODE_KEYS].map((x) => `"${x}"`).join(', ')}`);
   if (!('parent' in o) || (o.parent !== null && typeof o.parent !== 'string')) {
     throw new ForestError('bad_shape', o.id, 'parent', `${named}.parent: expected a node id or null (for a prompt), got ${JSON.stringify(o.parent)}`);
   }

@@ -55,7 +55,12 @@ export function buildForest(nodes: readonly ForestNode[]): Forest {
   if (order.length < nodes.length) {
     const seen = new Set(order);
     const stuck = nodes.findIndex((_, i) => !seen.has(i));
-    throw new ForestError('cycle', nodes[stuck].id, 'parent', `node "${nodes[stuck].id}" is on a parent cycle and never reaches a root (parent null); break the cycle`);
+    throw new ForestError(
+      'cycle',
+      nodes[stuck].id,
+      'parent',
+      `node "${nodes[stuck].id}" is on a parent cycle and never reaches a root (parent null); break the cycle`,
+    );
   }
   const reward: (number | undefined)[] = [];
   const length: number[] = [];
@@ -87,7 +92,12 @@ function checkReward(n: ForestNode, isLeaf: boolean): number | undefined {
     throw new ForestError('bad_reward', n.id, 'reward', `node "${n.id}": reward must be a finite number, got ${JSON.stringify(n.reward)}`);
   }
   if (n.parent === null) {
-    throw new ForestError('reward_on_root', n.id, 'reward', `node "${n.id}" is a prompt (parent null) and cannot carry a reward; rewards belong to the leaves below it`);
+    throw new ForestError(
+      'reward_on_root',
+      n.id,
+      'reward',
+      `node "${n.id}" is a prompt (parent null) and cannot carry a reward; rewards belong to the leaves below it`,
+    );
   }
   if (!isLeaf) {
     throw new ForestError('reward_on_inner_node', n.id, 'reward', `node "${n.id}" has children and a reward; only leaves carry rewards — move it to the leaf`);
@@ -101,10 +111,20 @@ function checkLength(n: ForestNode, isLeaf: boolean): number {
     throw new ForestError('bad_length', n.id, 'length', `node "${n.id}": length must be a non-negative integer token count, got ${JSON.stringify(n.length)}`);
   }
   if (n.parent === null) {
-    throw new ForestError('length_on_inner_node', n.id, 'length', `node "${n.id}" is a prompt (parent null) and cannot carry a length; length belongs on the leaves below it`);
+    throw new ForestError(
+      'length_on_inner_node',
+      n.id,
+      'length',
+      `node "${n.id}" is a prompt (parent null) and cannot carry a length; length belongs on the leaves below it`,
+    );
   }
   if (!isLeaf) {
-    throw new ForestError('length_on_inner_node', n.id, 'length', `node "${n.id}" has children and a length; length is the whole trajectory's generated tokens and belongs on its leaf`);
+    throw new ForestError(
+      'length_on_inner_node',
+      n.id,
+      'length',
+      `node "${n.id}" has children and a length; length is the whole trajectory's generated tokens and belongs on its leaf`,
+    );
   }
   return n.length;
 }

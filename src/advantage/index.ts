@@ -14,6 +14,14 @@ export { tokenWhiten } from './whiten.ts';
 export { createGrpo, type GrpoOptions } from './grpo.ts';
 export { createTreeGrpo, type TreeGrpoOptions } from './tree-grpo.ts';
 export { createTreepo, treepoRaw, type TreepoOptions } from './treepo.ts';
-export { createTrace, createTraceLocal, traceTurnAdvantages, DEFAULT_PROMPT_TERM, TRACE_PROMPT_TERMS, type TraceOptions, type TracePromptTerm } from './trace.ts';
+export {
+  createTrace,
+  createTraceLocal,
+  traceTurnAdvantages,
+  DEFAULT_PROMPT_TERM,
+  TRACE_PROMPT_TERMS,
+  type TraceOptions,
+  type TracePromptTerm,
+} from './trace.ts';
 export { createEstimator, isEstimatorName, scaleProblem, UnknownEstimatorError, type EstimatorOptions } from './registry.ts';
 export { parseForestInput } from './forest-input.ts';

@@ -39,7 +39,12 @@ export const estimators = defineFamily<EstimatorEntry>('advantage estimator', [
   { name: 'grpo', build: createGrpo },
   { name: 'tree-grpo', build: createTreeGrpo },
   // treepo whitens over the batch's tokens by definition, so leaving its deviations unscaled would not be treepo.
-  { name: 'treepo', build: createTreepo, scaleProblem: (scale) => (scale === 'none' ? 'none applies to grpo, tree-grpo, trace and trace-local; treepo whitens over the batch by definition' : undefined) },
+  {
+    name: 'treepo',
+    build: createTreepo,
+    scaleProblem: (scale) =>
+      scale === 'none' ? 'none applies to grpo, tree-grpo, trace and trace-local; treepo whitens over the batch by definition' : undefined,
+  },
   { name: 'trace', build: createTrace },
   { name: 'trace-local', build: createTraceLocal },
 ]);

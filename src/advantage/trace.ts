@@ -45,7 +45,12 @@ export interface TraceOptions {
  * prompt group reads as mean 0, std 1, as in grpo. `promptTerm` says what is added to L(u) when a(u)
  * is not the prompt ({@link TracePromptTerm}).
  */
-export function traceTurnAdvantages(forest: Forest, epsilon = 1e-6, scale: AdvantageScale = 'std', promptTerm: TracePromptTerm = DEFAULT_PROMPT_TERM): Float64Array {
+export function traceTurnAdvantages(
+  forest: Forest,
+  epsilon = 1e-6,
+  scale: AdvantageScale = 'std',
+  promptTerm: TracePromptTerm = DEFAULT_PROMPT_TERM,
+): Float64Array {
   const stats = subtreeStats(forest);
   const size = forest.ids.length;
   const anchor = new Int32Array(size).fill(-1);

@@ -56,7 +56,11 @@ export function createTreepo(options: TreepoOptions = {}): AdvantageEstimator {
       const stats = subtreeStats(forest);
       const leaves = forest.rewardedLeaves;
       const raw = leaves.map((leaf) => treepoRaw(forest, stats, leaf, groups));
-      const white = tokenWhiten(raw, leaves.map((leaf) => forest.length[leaf]), epsilon);
+      const white = tokenWhiten(
+        raw,
+        leaves.map((leaf) => forest.length[leaf]),
+        epsilon,
+      );
       return leaves.map((leaf, j) => broadcast(forest, leaf, white[j]));
     },
   };

@@ -18,14 +18,16 @@ export function budgetProblem(s: StrategyConfig, pool: number): string | undefin
   // the ledger stops the step at B and the leftover spends what the plan could not, whatever M is.
   if (s.unit !== 'trajectories') return undefined;
   const need = rootBudgetOf(s);
-  if (need.kind === 'groups') return s.budget < need.size ? `budget ${s.budget} is below one ${s.name} group (groupSize ${need.size}): raise the budget or lower groupSize` : undefined;
+  if (need.kind === 'groups')
+    return s.budget < need.size ? `budget ${s.budget} is below one ${s.name} group (groupSize ${need.size}): raise the budget or lower groupSize` : undefined;
   const N = need.continuations;
   // An invalid N is the schema's error on its own field; a budget derived from it would only add noise.
   if (N !== undefined && !(N >= 0)) return undefined;
   const M = N === undefined ? s.budget : treeRootCount(s.budget, N);
   const roots = N === undefined ? `${M} roots` : `M = ⌊B / (1 + N)⌋ = ⌊${s.budget} / ${1 + N}⌋ = ${M} roots`;
   const least = need.kind === 'solver' ? need.min : 2;
-  if (M < least) return `budget ${s.budget} gives ${s.name} ${roots}, below ${need.kind === 'solver' ? `m_min = ${least}` : 'one group of 2'}: nothing would be rolled out; raise the budget to at least ${least * (1 + (N ?? 0))}`;
+  if (M < least)
+    return `budget ${s.budget} gives ${s.name} ${roots}, below ${need.kind === 'solver' ? `m_min = ${least}` : 'one group of 2'}: nothing would be rolled out; raise the budget to at least ${least * (1 + (N ?? 0))}`;
   if (need.kind === 'solver' && M > pool * need.max) {
     const spend = pool * need.max * (1 + (N ?? 0));
     return `budget ${s.budget} gives ${s.name} ${roots}, more than pool ${pool} × max ${need.max} = ${pool * need.max} can take: it would spend about ${spend} instead of ${s.budget} per step (unequal budgets); raise pool or max, or lower the budget`;

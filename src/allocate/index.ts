@@ -9,13 +9,48 @@ export * from './types.ts';
 export * from './errors.ts';
 // The solvers' public part (their heap stays internal).
 export {
-  mixedChance, mixedGain, knapsackWeight,
-  selectableCounts, isSpendable, spendableBelow, spendableAbove, type Bounds,
-  solveWeighted, type WeightedItem, type Allocation, type SolveOptions, DP_CELL_LIMIT,
-  solveRoots, type RootProblem, solveKnapsack, type KnapsackProblem,
-  solvePrefixes, repeatChance, flipChance, flipGain, type PrefixInput, type PrefixAllocation,
+  mixedChance,
+  mixedGain,
+  knapsackWeight,
+  selectableCounts,
+  isSpendable,
+  spendableBelow,
+  spendableAbove,
+  type Bounds,
+  solveWeighted,
+  type WeightedItem,
+  type Allocation,
+  type SolveOptions,
+  DP_CELL_LIMIT,
+  solveRoots,
+  type RootProblem,
+  solveKnapsack,
+  type KnapsackProblem,
+  solvePrefixes,
+  repeatChance,
+  flipChance,
+  flipGain,
+  type PrefixInput,
+  type PrefixAllocation,
 } from './solvers/index.ts';
-export { STRATEGY_NAMES, RECOMMENDED_TRACE_OPTIONS, TRACE_PRESETS, withPreset, type TracePreset, strategyOptionSchemas, strategyConfigSchema, parseStrategyConfig, foreignOptionMessage, optionKeys, optionsFor, type StrategyName, type OptionsOf, type StrategyOptionsInput, type StrategyConfig, type StrategyConfigInput } from './options.ts';
+export {
+  STRATEGY_NAMES,
+  RECOMMENDED_TRACE_OPTIONS,
+  TRACE_PRESETS,
+  withPreset,
+  type TracePreset,
+  strategyOptionSchemas,
+  strategyConfigSchema,
+  parseStrategyConfig,
+  foreignOptionMessage,
+  optionKeys,
+  optionsFor,
+  type StrategyName,
+  type OptionsOf,
+  type StrategyOptionsInput,
+  type StrategyConfig,
+  type StrategyConfigInput,
+} from './options.ts';
 export { createStrategy, strategies, strategyFromConfig, type StrategyEntry } from './registry.ts';
 export { isMixedGroup } from './strategies/dapo.ts';
 export { historyRate } from './strategies/knapsack.ts';

@@ -75,7 +75,17 @@ export function strategyFromConfig(config: unknown): Strategy {
   };
   const adapt = strategy.adapt;
   // An adaptive strategy's per-step strategies are priced the same way.
-  return { ...priced(strategy), ...(adapt ? { adapt: (state) => { const step = adapt(state); return { ...step, strategy: priced(step.strategy) }; } } : {}) };
+  return {
+    ...priced(strategy),
+    ...(adapt
+      ? {
+          adapt: (state) => {
+            const step = adapt(state);
+            return { ...step, strategy: priced(step.strategy) };
+          },
+        }
+      : {}),
+  };
 }
 
 /** How the roots of a parsed strategy config spend its budget (its registry entry's answer). */

@@ -116,7 +116,8 @@ export interface RootPlanner {
  * 0, id = the prompt's root id, q = Ṽ(prompt), kind 'root') while its bare outcomes all agree (r = that
  * outcome); K there means K more bare rollouts instead of continuations.
  */
-export type ExpansionSchedule = { readonly kind: 'per-prompt'; readonly rounds: number; readonly offersRoot: boolean } | { readonly kind: 'step'; readonly offersRoot: boolean };
+export type ExpansionSchedule =
+  { readonly kind: 'per-prompt'; readonly rounds: number; readonly offersRoot: boolean } | { readonly kind: 'step'; readonly offersRoot: boolean };
 
 /** The paper's schedule: one round per prompt, over intermediate prefixes only. */
 export const DEFAULT_SCHEDULE: ExpansionSchedule = { kind: 'per-prompt', rounds: 1, offersRoot: false };
@@ -196,6 +197,4 @@ export interface AdaptiveStep {
  *  - 'groups': DAPO's rounds of groups of G until its cap, so B ≥ G.
  */
 export type RootBudget =
-  | { kind: 'solver'; continuations?: number; min: number; max: number }
-  | { kind: 'uniform'; continuations?: number }
-  | { kind: 'groups'; size: number };
+  { kind: 'solver'; continuations?: number; min: number; max: number } | { kind: 'uniform'; continuations?: number } | { kind: 'groups'; size: number };

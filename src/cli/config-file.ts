@@ -29,7 +29,8 @@ export function readConfigFile(file: string): Record<string, unknown> {
     throw new UsageError(`${file}: not valid YAML/JSON: ${(e as Error).message.split('\n')[0]}`);
   }
   if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`${file}: the configuration must be a mapping of settings, got ${Array.isArray(value) ? 'a list' : typeof value}`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new UsageError(`${file}: the configuration must be a mapping of settings, got ${Array.isArray(value) ? 'a list' : typeof value}`);
   return value as Record<string, unknown>;
 }
 

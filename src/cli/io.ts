@@ -27,9 +27,7 @@ export async function readStdin(): Promise<string> {
 
 /** Formats a zod error as one line: `field.path: message; other.path: message`. */
 export function formatZodError(error: z.ZodError, where = 'input'): string {
-  return error.issues
-    .map((i) => `${where}${i.path.length ? '.' + i.path.join('.') : ''}: ${i.message}`)
-    .join('; ');
+  return error.issues.map((i) => `${where}${i.path.length ? '.' + i.path.join('.') : ''}: ${i.message}`).join('; ');
 }
 
 /** Parses stdin as one JSON value; throws UsageError when it is not JSON. */

@@ -19,9 +19,12 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
     // Parser errors are printed by main() as one line with a pointer to --help (help and version still print).
     .configureOutput({ outputError: () => {} });
   const named = argv.slice(2).find((a) => !a.startsWith('-'));
-  const wanted = argv.slice(2).some((a) => a === '--version' || a === '-V') && named === undefined
-    ? []
-    : named !== undefined && named in commands ? [named] : Object.keys(commands);
+  const wanted =
+    argv.slice(2).some((a) => a === '--version' || a === '-V') && named === undefined
+      ? []
+      : named !== undefined && named in commands
+        ? [named]
+        : Object.keys(commands);
   for (const name of wanted) (await commands[name]!()).register(program);
   return program;
 }

@@ -54,22 +54,27 @@ export interface PolicyAndEnvFlags {
  * checkpoint ("evaluated", "diagnosed").
  */
 export function policyAndEnvOptions(cmd: Command, what: string): Command {
-  return cmd
-    .requiredOption('--policy <kind>', 'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s, bfcl’s, math-world’s)')
-    // The environment flags' help comes from the env schema (the registry's kinds and fields), as train's does.
-    .option('--env <kind>', `${settingHelp('env.kind')} Default: the run’s, else qa.`)
-    .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
-    .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file (with --run: the run’s model by default)')
-    .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
-    .option('--api-key-file <file>', 'openai: a file whose first line is the server’s API key (else TRACE_RL_API_KEY, else OPENAI_API_KEY; never stored)')
-    .option('--run <dir>', `embedded or tiny-lm: a training run folder; its last checkpoint is ${what} and its env settings are the defaults`)
-    .option('--datasets <list>', `${settingHelp('env.datasets')} math: one dataset or JSONL file, held out as env.math.testDataset.`)
-    .option('--retrieval <mode>', settingHelp('env.retrieval'))
-    .option('--retriever-url <url>', settingHelp('env.retrieverUrl'))
-    .option('--top-k <k>', settingHelp('env.topK'))
-    .option('--set <path=value...>', 'any environment setting, e.g. --set env.successRule=em')
-    .option('--concurrency <n>', 'policy requests in flight at most', '8')
-    .option('--retries <n>', 'attempts per policy call or tool step (1 = no retry)', '3')
-    .option('--timeout-ms <ms>', 'per policy call or tool step', '60000')
-    .option('--max-tokens <n>', 'generated tokens per turn at most', '512');
+  return (
+    cmd
+      .requiredOption(
+        '--policy <kind>',
+        'openai (any OpenAI-compatible server), tiny-lm (a GGUF on llama.cpp), embedded (a trained run, or untrained without --run) or scripted (the environment’s own policy: the simulator’s, bfcl’s, math-world’s)',
+      )
+      // The environment flags' help comes from the env schema (the registry's kinds and fields), as train's does.
+      .option('--env <kind>', `${settingHelp('env.kind')} Default: the run’s, else qa.`)
+      .option('--base-url <url>', 'openai: server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
+      .option('--model <name|file>', 'openai: model name sent to the server; tiny-lm: the GGUF file (with --run: the run’s model by default)')
+      .option('--mode <mode>', 'openai: completions (one growing prompt) or chat', 'completions')
+      .option('--api-key-file <file>', 'openai: a file whose first line is the server’s API key (else TRACE_RL_API_KEY, else OPENAI_API_KEY; never stored)')
+      .option('--run <dir>', `embedded or tiny-lm: a training run folder; its last checkpoint is ${what} and its env settings are the defaults`)
+      .option('--datasets <list>', `${settingHelp('env.datasets')} math: one dataset or JSONL file, held out as env.math.testDataset.`)
+      .option('--retrieval <mode>', settingHelp('env.retrieval'))
+      .option('--retriever-url <url>', settingHelp('env.retrieverUrl'))
+      .option('--top-k <k>', settingHelp('env.topK'))
+      .option('--set <path=value...>', 'any environment setting, e.g. --set env.successRule=em')
+      .option('--concurrency <n>', 'policy requests in flight at most', '8')
+      .option('--retries <n>', 'attempts per policy call or tool step (1 = no retry)', '3')
+      .option('--timeout-ms <ms>', 'per policy call or tool step', '60000')
+      .option('--max-tokens <n>', 'generated tokens per turn at most', '512')
+  );
 }

@@ -44,7 +44,9 @@ export function progressReporter(options: { steps: number; label: string; stream
           if (!bar && options.linesEveryMs !== undefined && options.now && options.now() - lastLine >= options.linesEveryMs) {
             lastLine = options.now();
             const p = e.progress;
-            stream.write(`${options.label} step ${step + 1}/${options.steps}: ${payload.traj}/${p.barePlanned + p.continuationPlanned} trajectories, ${p.turns} policy calls, ${p.failed} failed\n`);
+            stream.write(
+              `${options.label} step ${step + 1}/${options.steps}: ${payload.traj}/${p.barePlanned + p.continuationPlanned} trajectories, ${p.turns} policy calls, ${p.failed} failed\n`,
+            );
           }
           break;
         case 'resumed':
@@ -60,8 +62,12 @@ export function progressReporter(options: { steps: number; label: string; stream
           payload.phase = 'done';
           if (bar) bar.update(e.step + 1, payload);
           else {
-            const acc = (m.test_accuracy !== undefined ? ` test_acc ${fmt(m.test_accuracy)}` : '') + (m.test_accuracy_sampled !== undefined ? ` sampled ${fmt(m.test_accuracy_sampled)}` : '');
-            stream.write(`${options.label} step ${e.step + 1}/${options.steps} traj ${m.cost_trajectories} reward ${fmt(m.reward_mean)} eff ${fmt(m.effective_ratio)}${acc} (${Math.round(m.time_step_ms ?? 0)} ms)\n`);
+            const acc =
+              (m.test_accuracy !== undefined ? ` test_acc ${fmt(m.test_accuracy)}` : '') +
+              (m.test_accuracy_sampled !== undefined ? ` sampled ${fmt(m.test_accuracy_sampled)}` : '');
+            stream.write(
+              `${options.label} step ${e.step + 1}/${options.steps} traj ${m.cost_trajectories} reward ${fmt(m.reward_mean)} eff ${fmt(m.effective_ratio)}${acc} (${Math.round(m.time_step_ms ?? 0)} ms)\n`,
+            );
           }
           break;
         }
@@ -84,7 +90,15 @@ export function engineProgress(options: { label: string; stream?: NodeJS.WriteSt
   const stream = options.stream ?? process.stderr;
   const tty = Boolean(stream.isTTY) && !process.env.TRACE_RL_PLAIN_PROGRESS;
   const bar = tty
-    ? new cliProgress.SingleBar({ stream, format: `${options.label} [{bar}] {value}/{total} trajectories | {turns} policy calls | {failed} failed`, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic)
+    ? new cliProgress.SingleBar(
+        {
+          stream,
+          format: `${options.label} [{bar}] {value}/{total} trajectories | {turns} policy calls | {failed} failed`,
+          hideCursor: true,
+          clearOnComplete: false,
+        },
+        cliProgress.Presets.shades_classic,
+      )
     : undefined;
   let started = false;
   let last = options.now();

@@ -32,7 +32,14 @@ export function diagnosisJson(d: Diagnosis, about: DiagnosisAbout) {
     ...about,
     estimator: 'unbiased: k/(k-1) * V(1-V) per prefix',
     depths: d.rows.map((r) => ({ ...r, perTokenVsRoot: perTokenVsRoot(r, rootRow) })),
-    spend: { trajectories: d.spend.bare + d.spend.continuation, bare: d.spend.bare, continuations: d.spend.continuation, turns: d.spend.turns, tokens: d.spend.tokens, toolCalls: d.spend.toolCalls },
+    spend: {
+      trajectories: d.spend.bare + d.spend.continuation,
+      bare: d.spend.bare,
+      continuations: d.spend.continuation,
+      turns: d.spend.turns,
+      tokens: d.spend.tokens,
+      toolCalls: d.spend.toolCalls,
+    },
     failed: d.failed,
     notes: shareNote(d, about),
   };
@@ -49,14 +56,29 @@ export function shareNote(d: Diagnosis, about: Pick<DiagnosisAbout, 'k' | 'promp
   const above = d.rows.filter((r) => r.share !== null && r.share > 1);
   if (above.length === 0) return [];
   const where = above.map((r) => `t = ${r.depth}: ${fixed(r.share)}`).join(', ');
-  return [`open share above 1 (${where}) is sampling noise: the true share is at most 1 (E[V_t(1-V_t)] = E[V_0(1-V_0)] - E[(V_t - V_0)^2]), but each V_t is estimated from k = ${about.k} trajectories over ${about.prompts} prompts; read it as about 1 (this turn settles little), or raise --k / --prompts for a tighter estimate`];
+  return [
+    `open share above 1 (${where}) is sampling noise: the true share is at most 1 (E[V_t(1-V_t)] = E[V_0(1-V_0)] - E[(V_t - V_0)^2]), but each V_t is estimated from k = ${about.k} trajectories over ${about.prompts} prompts; read it as about 1 (this turn settles little), or raise --k / --prompts for a tighter estimate`,
+  ];
 }
 
 /** The plain-text table: one row per depth, a header saying what was sampled and how V(1 − V) is estimated. */
 export function formatDiagnosis(d: Diagnosis, about: DiagnosisAbout): string {
   const rootRow = d.rows.find((r) => r.depth === 0);
   const truth = d.rows.some((r) => r.trueContrast !== undefined);
-  const head = ['depth', 'prefixes', 'ended', 'mean V', 'V(1-V)', ...(truth ? ['true V(1-V)'] : []), 'open share', 'entropy', 'cont. traj', 'turns', 'tokens', 'V(1-V)/token vs root'];
+  const head = [
+    'depth',
+    'prefixes',
+    'ended',
+    'mean V',
+    'V(1-V)',
+    ...(truth ? ['true V(1-V)'] : []),
+    'open share',
+    'entropy',
+    'cont. traj',
+    'turns',
+    'tokens',
+    'V(1-V)/token vs root',
+  ];
   const rows = d.rows.map((r) => [
     String(r.depth),
     String(r.prefixes),
@@ -72,7 +94,11 @@ export function formatDiagnosis(d: Diagnosis, about: DiagnosisAbout): string {
     fixed(perTokenVsRoot(r, rootRow), 2),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const s = d.spend;
   return [
     `diagnose: env ${about.env}, policy ${about.policy}: ${about.prompts} prompts, k = ${about.k} trajectories per prefix, ${about.rollouts} expanded rollout(s) per prompt, turn limit ${about.maxTurns}, seed ${about.seed}`,

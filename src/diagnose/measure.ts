@@ -88,7 +88,12 @@ export function depthRows(samples: readonly PrefixSample[], endedAt: ReadonlyMap
       ended: closed,
       meanV: mean(group.map((s) => mean(s.outcomes)!)),
       contrast,
-      contrastPlugIn: mean(group.map((s) => { const v = mean(s.outcomes)!; return v * (1 - v); })),
+      contrastPlugIn: mean(
+        group.map((s) => {
+          const v = mean(s.outcomes)!;
+          return v * (1 - v);
+        }),
+      ),
       ...(truths.length ? { trueContrast: mean(truths) } : {}),
       share: open0 !== null && open0 > 0 && all !== null ? all / open0 : null,
       entropy: mean(ents),
@@ -132,7 +137,11 @@ function sampleBelow(tree: RolloutTree, node: TreeNode, firsts: readonly string[
  * (1 ≤ t < T_j), the sample of that prefix's continuations; `endedAt` counts those rollouts by length T_j.
  * `truth(node)` gives the true V at a node where the environment knows it.
  */
-export function treeSamples(tree: RolloutTree, expanded: number, truth?: (node: TreeNode) => number | undefined): { samples: PrefixSample[]; endedAt: Map<number, number> } {
+export function treeSamples(
+  tree: RolloutTree,
+  expanded: number,
+  truth?: (node: TreeNode) => number | undefined,
+): { samples: PrefixSample[]; endedAt: Map<number, number> } {
   const top = root(tree);
   const bare = top.children.filter((id) => getNode(tree, id).origin === 'bare');
   const samples: PrefixSample[] = [sampleBelow(tree, top, bare, truth)];

@@ -19,7 +19,13 @@ function lines(values: Array<{ depth: number; series: string; value: number }>, 
       x: { field: 'depth', type: 'quantitative', title: 'depth t (turns in the prefix)', axis: { tickMinStep: 1 } },
       y: { field: 'value', type: 'quantitative', title: yTitle },
       // Below the plot, one entry a line: the series names are sentences, and a side legend cuts them.
-      color: { field: 'series', type: 'nominal', title: null, scale: { scheme: 'tableau10' }, legend: { orient: 'bottom', direction: 'vertical', labelLimit: 600 } },
+      color: {
+        field: 'series',
+        type: 'nominal',
+        title: null,
+        scale: { scheme: 'tableau10' },
+        legend: { orient: 'bottom', direction: 'vertical', labelLimit: 600 },
+      },
     },
   };
 }
@@ -45,14 +51,41 @@ export async function renderDiagnosisPage(d: Diagnosis, about: DiagnosisAbout): 
     ...(perTokenVsRoot(r, rootRow) !== null ? [{ depth: r.depth, series: 'V(1−V) per token (× a full rollout)', value: perTokenVsRoot(r, rootRow)! }] : []),
   ]);
   const charts = [
-    { title: 'Where the contrast lies', caption: 'Proposition 2: the outcome contrast still open after t turns is V_t(1 − V_t). Share: its mean over every expanded rollout (rollouts that already ended count 0) divided by its mean at the root.', values: contrast, y: 'V(1 − V), share' },
-    { title: 'What a continuation costs', caption: 'Mean cost of one continuation from a depth-t prefix, relative to a full rollout from the root (depth 0 = 1 by definition); and the open V(1 − V) it buys per generated token, relative to a fresh rollout.', values: cost, y: '× a full rollout' },
+    {
+      title: 'Where the contrast lies',
+      caption:
+        'Proposition 2: the outcome contrast still open after t turns is V_t(1 − V_t). Share: its mean over every expanded rollout (rollouts that already ended count 0) divided by its mean at the root.',
+      values: contrast,
+      y: 'V(1 − V), share',
+    },
+    {
+      title: 'What a continuation costs',
+      caption:
+        'Mean cost of one continuation from a depth-t prefix, relative to a full rollout from the root (depth 0 = 1 by definition); and the open V(1 − V) it buys per generated token, relative to a fresh rollout.',
+      values: cost,
+      y: '× a full rollout',
+    },
   ];
   const svgs = await Promise.all(charts.map((c) => (c.values.length ? renderSvg(lines(c.values, c.y)) : Promise.resolve(undefined))));
   const truth = d.rows.some((r) => r.trueContrast !== undefined);
-  const head = ['depth', 'prefixes', 'ended', 'mean V', 'V(1−V)', ...(truth ? ['true V(1−V)'] : []), 'open share', 'entropy (nats)', 'turns', 'tokens', 'V(1−V)/token vs root'];
+  const head = [
+    'depth',
+    'prefixes',
+    'ended',
+    'mean V',
+    'V(1−V)',
+    ...(truth ? ['true V(1−V)'] : []),
+    'open share',
+    'entropy (nats)',
+    'turns',
+    'tokens',
+    'V(1−V)/token vs root',
+  ];
   const body = d.rows
-    .map((r) => `<tr>${[String(r.depth), String(r.prefixes), String(r.ended), num(r.meanV), num(r.contrast), ...(truth ? [num(r.trueContrast)] : []), num(r.share), num(r.entropy), num(r.cost.turns, 2), num(r.cost.tokens, 1), num(perTokenVsRoot(r, rootRow), 2)].map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`)
+    .map(
+      (r) =>
+        `<tr>${[String(r.depth), String(r.prefixes), String(r.ended), num(r.meanV), num(r.contrast), ...(truth ? [num(r.trueContrast)] : []), num(r.share), num(r.entropy), num(r.cost.turns, 2), num(r.cost.tokens, 1), num(perTokenVsRoot(r, rootRow), 2)].map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`,
+    )
     .join('\n');
   const json = diagnosisJson(d, about);
   const title = `trace-rl diagnose: ${about.env}, ${about.policy}`;

@@ -73,9 +73,20 @@ export function diagnosisAllocator(o: { prompts: readonly Prompt[]; k: number; r
  */
 export async function diagnose<S>(o: DiagnoseOptions<S>): Promise<Diagnosis> {
   if (!(Number.isInteger(o.k) && o.k >= 2)) throw new RangeError(`k must be an integer ≥ 2 (two outcomes at least to see a contrast), got ${o.k}`);
-  if (!(Number.isInteger(o.rollouts) && o.rollouts >= 1 && o.rollouts <= o.k)) throw new RangeError(`rollouts must be an integer in [1, k = ${o.k}], got ${o.rollouts}`);
+  if (!(Number.isInteger(o.rollouts) && o.rollouts >= 1 && o.rollouts <= o.k))
+    throw new RangeError(`rollouts must be an integer in [1, k = ${o.k}], got ${o.rollouts}`);
   const strategy = diagnosisAllocator({ prompts: o.prompts, k: o.k, rollouts: o.rollouts, maxTurns: o.settings.maxTurns });
-  const result = await runStep({ prompts: o.prompts, env: o.env, policy: o.policy, rng: o.rng, strategy, settings: o.settings, signal: o.signal, onEvent: o.onEvent, greedy: false });
+  const result = await runStep({
+    prompts: o.prompts,
+    env: o.env,
+    policy: o.policy,
+    rng: o.rng,
+    strategy,
+    settings: o.settings,
+    signal: o.signal,
+    onEvent: o.onEvent,
+    greedy: false,
+  });
   const samples: PrefixSample[] = [];
   const ended = new Map<number, number>();
   const byId = new Map(o.prompts.map((p) => [p.id, p]));

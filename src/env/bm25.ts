@@ -8,7 +8,9 @@ import MiniSearch from 'minisearch';
 import type { Passage } from './search-r1.ts';
 
 const STOP = new Set(
-  'a an and are as at be by did do does for from had has have he her his how in is it its of on or she that the their them they this to was were what when where which who whom whose why with'.split(' '),
+  'a an and are as at be by did do does for from had has have he her his how in is it its of on or she that the their them they this to was were what when where which who whom whose why with'.split(
+    ' ',
+  ),
 );
 
 const SPLIT = /[^\p{L}\p{N}]+/u;
@@ -41,7 +43,8 @@ export class Bm25Index {
     this.passages = passages.slice();
     if (options.serialized !== undefined) {
       this.mini = MiniSearch.loadJSON<Passage & { n: number }>(options.serialized, MINI_OPTIONS);
-      if (this.mini.documentCount !== this.passages.length) throw new RangeError(`serialized BM25 index holds ${this.mini.documentCount} passages, not ${this.passages.length}`);
+      if (this.mini.documentCount !== this.passages.length)
+        throw new RangeError(`serialized BM25 index holds ${this.mini.documentCount} passages, not ${this.passages.length}`);
     } else {
       this.mini = new MiniSearch<Passage & { n: number }>(MINI_OPTIONS);
       this.mini.addAll(this.passages.map((p, n) => ({ ...p, n })));

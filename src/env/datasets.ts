@@ -62,8 +62,16 @@ const musique = z.object({
 });
 /** Bamboogle and the plain user shape: `{id?, question, answer}` or `{id?, question, answers: [...]}`. */
 const bamboogle = z
-  .object({ id: z.union([z.string(), z.number()]).optional(), question: z.string().min(1), answer: z.string().optional(), answers: z.array(z.string()).min(1).optional() })
-  .refine((r) => r.answer !== undefined || r.answers !== undefined, { message: 'needs "answer" (a string) or "answers" (a list of strings)', path: ['answer'] });
+  .object({
+    id: z.union([z.string(), z.number()]).optional(),
+    question: z.string().min(1),
+    answer: z.string().optional(),
+    answers: z.array(z.string()).min(1).optional(),
+  })
+  .refine((r) => r.answer !== undefined || r.answers !== undefined, {
+    message: 'needs "answer" (a string) or "answers" (a list of strings)',
+    path: ['answer'],
+  });
 
 /** Joins sentences the way the text reads: HotpotQA's carry their own leading spaces, 2Wiki's do not. */
 function joinSentences(sentences: readonly string[]): string {
@@ -184,5 +192,10 @@ export function loadDataset(name: DatasetFormat, options: LoadOptions & { dataDi
 
 /** The prompt for an example; `meta.paragraphs` feeds the per-question corpus. */
 export function exampleToPrompt(e: QaExample): Prompt {
-  return { id: e.id, question: e.question, answers: e.answers, meta: { dataset: e.dataset, paragraphs: e.paragraphs, supporting: e.supporting, ...(e.type ? { type: e.type } : {}) } };
+  return {
+    id: e.id,
+    question: e.question,
+    answers: e.answers,
+    meta: { dataset: e.dataset, paragraphs: e.paragraphs, supporting: e.supporting, ...(e.type ? { type: e.type } : {}) },
+  };
 }

@@ -63,6 +63,10 @@ export function kindObject<K extends string, S extends z.ZodRawShape>(kind: K, s
 }
 
 /** Defines a kind with its settings' types read from its schema. */
-export function envKind<K extends string, T extends z.ZodType<{ kind: K }, { kind: K }>>(name: K, schema: T, rest: Omit<EnvKind<K, z.output<T>>, 'name' | 'schema'>): EnvKind<K, z.output<T>> {
+export function envKind<K extends string, T extends z.ZodType<{ kind: K }, { kind: K }>>(
+  name: K,
+  schema: T,
+  rest: Omit<EnvKind<K, z.output<T>>, 'name' | 'schema'>,
+): EnvKind<K, z.output<T>> {
   return { name, schema: schema as unknown as z.ZodType<z.output<T>, { kind: K }>, ...rest };
 }

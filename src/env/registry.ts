@@ -62,5 +62,8 @@ export function storedEnvSettings(settings: unknown): unknown {
 
 /** The kinds that take a setting (a dotted path inside `env`): for the message when another kind is given it. */
 export function envKindsTaking(field: string): string[] {
-  return envKinds.entries().filter((k) => hasField(k.schema, field)).map((k) => k.name);
+  return envKinds
+    .entries()
+    .filter((k) => hasField(k.schema, field))
+    .map((k) => k.name);
 }

@@ -55,8 +55,12 @@ export class RetrieverClient implements SearchTool {
     }
     if (!res.ok) throw new RetrieverError(`retriever at ${this.endpoint} answered HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
     const parsed = reply.safeParse(await res.json().catch(() => undefined));
-    if (!parsed.success) throw new RetrieverError(`retriever at ${this.endpoint} sent an unexpected reply: ${parsed.error.issues[0]?.message ?? 'bad shape'}; expected {result: [[{document: {contents}, score}]]}`);
-    if (parsed.data.result.length !== queries.length) throw new RetrieverError(`retriever sent ${parsed.data.result.length} result lists for ${queries.length} queries`);
+    if (!parsed.success)
+      throw new RetrieverError(
+        `retriever at ${this.endpoint} sent an unexpected reply: ${parsed.error.issues[0]?.message ?? 'bad shape'}; expected {result: [[{document: {contents}, score}]]}`,
+      );
+    if (parsed.data.result.length !== queries.length)
+      throw new RetrieverError(`retriever sent ${parsed.data.result.length} result lists for ${queries.length} queries`);
     return parsed.data.result.map((list) =>
       list.map((h) => {
         const d = 'document' in h ? h.document : h;

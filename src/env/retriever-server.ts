@@ -70,10 +70,18 @@ export function createRetrieverApp(index: Bm25Index, options: RetrieverOptions =
   const app = createServerApp({ maxBodyBytes: limits.maxBodyBytes, bodySetting: '--max-body-bytes', health: () => ({ passages: index.size }) });
   app.post('/retrieve', async (c) => {
     const body = await readJson(c, request);
-    if (body.queries.length > limits.maxQueries) throw tooLarge(`${body.queries.length.toLocaleString('en')} queries`, limits.maxQueries, 'queries per request', '--max-queries', 'too_many_queries');
+    if (body.queries.length > limits.maxQueries)
+      throw tooLarge(`${body.queries.length.toLocaleString('en')} queries`, limits.maxQueries, 'queries per request', '--max-queries', 'too_many_queries');
     body.queries.forEach((q, i) => {
       const terms = index.terms(q).length;
-      if (terms > limits.maxQueryTerms) throw tooLarge(`queries[${i}] with ${terms.toLocaleString('en')} terms`, limits.maxQueryTerms, 'terms per query', '--max-query-terms', 'too_many_terms');
+      if (terms > limits.maxQueryTerms)
+        throw tooLarge(
+          `queries[${i}] with ${terms.toLocaleString('en')} terms`,
+          limits.maxQueryTerms,
+          'terms per query',
+          '--max-query-terms',
+          'too_many_terms',
+        );
     });
     const k = body.topk ?? options.defaultTopk ?? 3;
     const result: unknown[] = [];

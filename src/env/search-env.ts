@@ -57,9 +57,7 @@ export function checkAction(action: Action): { rule: string; message: string } |
     return { rule: 'unknown_tool', message: `"${action.type}" is not a tool here; the tools are search and answer` };
   }
   if (action.input.trim().length === 0) {
-    return action.type === 'search'
-      ? { rule: 'empty_query', message: 'the search query is empty' }
-      : { rule: 'empty_answer', message: 'the answer is empty' };
+    return action.type === 'search' ? { rule: 'empty_query', message: 'the search query is empty' } : { rule: 'empty_answer', message: 'the answer is empty' };
   }
   return undefined;
 }
@@ -125,14 +123,18 @@ export class SearchEnv implements Environment<SearchState> {
     const bad = checkAction(action);
     if (bad) {
       const observation = atLimit ? TURN_LIMIT_OBSERVATION : invalidObservation(bad.rule, bad.message);
-      return { kind: 'final', outcome: this.next(state, { action, observation, invalid: bad.rule }, atLimit ? { reward: 0, score: 0, reason: 'turn_limit' } : undefined, bad.rule) };
+      return {
+        kind: 'final',
+        outcome: this.next(state, { action, observation, invalid: bad.rule }, atLimit ? { reward: 0, score: 0, reason: 'turn_limit' } : undefined, bad.rule),
+      };
     }
     if (action.type === 'answer') {
       const s = scoreAnswer(action.input.trim(), state.prompt.answers);
       const reward = isSuccess(s, this.success) ? 1 : 0;
       return { kind: 'final', outcome: this.next(state, { action, observation: '' }, { reward, score: s.f1, reason: 'answer' }) };
     }
-    if (atLimit) return { kind: 'final', outcome: this.next(state, { action, observation: TURN_LIMIT_OBSERVATION }, { reward: 0, score: 0, reason: 'turn_limit' }) };
+    if (atLimit)
+      return { kind: 'final', outcome: this.next(state, { action, observation: TURN_LIMIT_OBSERVATION }, { reward: 0, score: 0, reason: 'turn_limit' }) };
     return { kind: 'search' };
   }
 

@@ -11,9 +11,7 @@ import type { Action } from '../tree/types.ts';
 /** Which protocol rule an unusable turn broke. */
 export type ProtocolRule = 'no_action' | 'multiple_actions' | 'unclosed_tag' | 'empty_query' | 'empty_answer' | 'unknown_tool';
 
-export type ParsedTurn =
-  | { ok: true; thought: string; action: Action }
-  | { ok: false; thought: string; action: Action; rule: ProtocolRule; message: string };
+export type ParsedTurn = { ok: true; thought: string; action: Action } | { ok: false; thought: string; action: Action; rule: ProtocolRule; message: string };
 
 const ACTION_OPEN = /<\s*(search|answer)\s*>/gi;
 const THINK = /<\s*think\s*>([\s\S]*?)(?:<\s*\/\s*think\s*>|$)/i;

@@ -243,7 +243,14 @@ export class Simulator implements Environment<SimState>, KnowsTruth {
       const observation = `Invalid action (${rule}): "${action.type}: ${action.input}" is not an option here. Options: ${describe(node)}.`;
       const done = limit;
       const reason = limit ? 'turn_limit' : rule;
-      return { state: freeze({ ...state, turn, done, ...(limit ? { reward: 0, reason } : {}) }), observation, done, invalid: true, reason, ...(limit ? { reward: 0, score: 0 } : {}) };
+      return {
+        state: freeze({ ...state, turn, done, ...(limit ? { reward: 0, reason } : {}) }),
+        observation,
+        done,
+        invalid: true,
+        reason,
+        ...(limit ? { reward: 0, score: 0 } : {}),
+      };
     }
     const b = node.branches[index]!;
     if (b.kind === 'answer') {
@@ -256,7 +263,14 @@ export class Simulator implements Environment<SimState>, KnowsTruth {
     const clue = b.clue ?? nodeValue(child, Infinity);
     const observation = `<information>Result of ${b.label}: clue ${clue.toFixed(2)}. Options: ${describe(child)}.</information>`;
     if (limit) {
-      return { state: freeze({ ...state, path, turn, done: true, reward: 0, reason: 'turn_limit' }), observation, done: true, reward: 0, score: 0, reason: 'turn_limit' };
+      return {
+        state: freeze({ ...state, path, turn, done: true, reward: 0, reason: 'turn_limit' }),
+        observation,
+        done: true,
+        reward: 0,
+        score: 0,
+        reason: 'turn_limit',
+      };
     }
     return { state: freeze({ ...state, path, turn, done: false }), observation, done: false };
   }

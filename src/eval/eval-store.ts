@@ -82,7 +82,9 @@ export class EvalStore {
       }
       const diff = firstDifference(held.spec ?? {}, spec);
       if (held.format !== FORMAT || diff !== undefined) {
-        throw new EvalError(`${dir} holds an evaluation with other settings (${diff ?? 'format'} differs); use another --out folder, or the same settings to continue it`);
+        throw new EvalError(
+          `${dir} holds an evaluation with other settings (${diff ?? 'format'} differs); use another --out folder, or the same settings to continue it`,
+        );
       }
     } else {
       writeFileSync(specFile, JSON.stringify(wanted, null, 2) + '\n');

@@ -111,7 +111,13 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
     const r = store.get(u.dataset, u.prompt.id);
     return r ? [toRecord(kind, u.dataset, u.prompt, r.tree)] : [];
   });
-  return { ...tabulate(kind, [...suite.datasets.keys()], records), kind: suite.kind, records, total: all.length, stopped: options.signal?.aborted === true && finished < all.length };
+  return {
+    ...tabulate(kind, [...suite.datasets.keys()], records),
+    kind: suite.kind,
+    records,
+    total: all.length,
+    stopped: options.signal?.aborted === true && finished < all.length,
+  };
 }
 
 /** One question's record: per-sample outcome and metrics, and their means. */
@@ -129,11 +135,24 @@ export function toRecord(kind: TrajectoryMetrics, dataset: string, prompt: Promp
   });
   const metrics: Record<string, number> = {};
   for (const m of kind.metrics) metrics[m] = samples.length ? samples.reduce((a, s) => a + (s.metrics[m] ?? 0), 0) / samples.length : 0;
-  return { dataset, id: prompt.id, question: prompt.question, answers: prompt.answers, samples, metrics, errors: samples.filter((s) => s.end === 'error').length, tree };
+  return {
+    dataset,
+    id: prompt.id,
+    question: prompt.question,
+    answers: prompt.answers,
+    samples,
+    metrics,
+    errors: samples.filter((s) => s.end === 'error').length,
+    tree,
+  };
 }
 
 /** The table: per dataset n, errors and each metric's mean and 95 % interval; the macro average. */
-export function tabulate(kind: TrajectoryMetrics, datasets: readonly string[], records: readonly EvalRecord[]): Pick<EvalResult, 'metrics' | 'datasets' | 'average'> {
+export function tabulate(
+  kind: TrajectoryMetrics,
+  datasets: readonly string[],
+  records: readonly EvalRecord[],
+): Pick<EvalResult, 'metrics' | 'datasets' | 'average'> {
   const out = new Map<string, DatasetResult>();
   const parts = new Map<string, Array<{ n: number; mean: number; variance: number }>>();
   for (const d of datasets) {

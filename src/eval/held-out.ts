@@ -66,7 +66,15 @@ export async function heldOutMetrics(o: HeldOutOptions): Promise<Record<string, 
   if (envKinds.has(o.kind) && envKinds.get(o.kind).heldOutByDataset) {
     const datasets = firstOfEachDataset(o.test, o.questions, o.kind);
     if (countOf(datasets) > 0) {
-      const result = await runEval({ suite: { kind: o.kind, env: o.env, datasets }, policy: o.policy, greedy: true, concurrency: o.engine.concurrency, engine: o.engine, seed: o.seed, signal: o.signal });
+      const result = await runEval({
+        suite: { kind: o.kind, env: o.env, datasets },
+        policy: o.policy,
+        greedy: true,
+        concurrency: o.engine.concurrency,
+        engine: o.engine,
+        seed: o.seed,
+        signal: o.signal,
+      });
       Object.assign(metrics, { test_accuracy: successRate(result, countOf(datasets), 1) }, perDatasetMetrics(result));
     }
   } else {
@@ -74,7 +82,10 @@ export async function heldOutMetrics(o: HeldOutOptions): Promise<Record<string, 
   }
   if (o.truth) Object.assign(metrics, exactAccuracy(o.truth, o.test.slice(0, o.questions), o.train ?? []));
   if (o.samples === 0) return metrics;
-  return { ...metrics, test_accuracy_sampled: await sampledAccuracy({ ...common, prompts: o.test.slice(0, o.questions), rng: stream('eval-sampled'), samples: o.samples }) };
+  return {
+    ...metrics,
+    test_accuracy_sampled: await sampledAccuracy({ ...common, prompts: o.test.slice(0, o.questions), rng: stream('eval-sampled'), samples: o.samples }),
+  };
 }
 
 /**
@@ -119,13 +130,23 @@ export function greedyAccuracy(options: GreedyAccuracyOptions): Promise<number> 
  * sampling distribution without changing its argmax.
  */
 export function sampledAccuracy(options: SampledAccuracyOptions): Promise<number> {
-  if (!Number.isInteger(options.samples) || options.samples < 1) return Promise.reject(new RangeError(`sampledAccuracy: samples must be an integer ≥ 1, got ${options.samples}`));
+  if (!Number.isInteger(options.samples) || options.samples < 1)
+    return Promise.reject(new RangeError(`sampledAccuracy: samples must be an integer ≥ 1, got ${options.samples}`));
   return meanReward(options, options.samples, false);
 }
 
 async function meanReward(o: GreedyAccuracyOptions, samples: number, greedy: boolean): Promise<number> {
   const datasets = new Map([['held-out', [...o.prompts]]]);
-  const result = await runEval({ suite: { kind: 'accuracy', env: o.env, datasets }, policy: o.policy, samples, greedy, concurrency: o.settings?.concurrency ?? 8, engine: o.settings, rng: o.rng, signal: o.signal });
+  const result = await runEval({
+    suite: { kind: 'accuracy', env: o.env, datasets },
+    policy: o.policy,
+    samples,
+    greedy,
+    concurrency: o.settings?.concurrency ?? 8,
+    engine: o.settings,
+    rng: o.rng,
+    signal: o.signal,
+  });
   return successRate(result, o.prompts.length, samples);
 }
 

@@ -39,6 +39,6 @@ export function macroAverage(parts: ReadonlyArray<{ n: number; mean: number; var
   const d = parts.length;
   if (d === 0) return { mean: 0, lo: 0, hi: 0 };
   const mean = parts.reduce((a, p) => a + p.mean, 0) / d;
-  const half = Z * Math.sqrt(parts.reduce((a, p) => a + p.variance / Math.max(1, p.n), 0)) / d;
+  const half = (Z * Math.sqrt(parts.reduce((a, p) => a + p.variance / Math.max(1, p.n), 0))) / d;
   return { mean, lo: mean - half, hi: mean + half };
 }

@@ -7,7 +7,18 @@
  * Columns and how to feed them in: docs/export.md.
  */
 export { modelText, promptSegment, turnSegment, TokenizerMismatchError, type Segment } from './segments.ts';
-export { buildBatch, prepareExport, logprobWarning, ExportError, EXPORT_FORMAT_VERSION, type ExportOptions, type LeafRow, type NodeTokens, type BatchMeta, type ExportBatch } from './rows.ts';
+export {
+  buildBatch,
+  prepareExport,
+  logprobWarning,
+  ExportError,
+  EXPORT_FORMAT_VERSION,
+  type ExportOptions,
+  type LeafRow,
+  type NodeTokens,
+  type BatchMeta,
+  type ExportBatch,
+} from './rows.ts';
 export { toTrlRow, type TrlRow } from './trl.ts';
 export { trieRecords, type TrieRecord } from './trie.ts';
 export { VERL_COLUMNS, TRL_COLUMNS, columnTable } from './columns.ts';

@@ -145,7 +145,15 @@ export function buildBatch(trees: readonly RolloutTree[], options: ExportOptions
       if (n.end === 'error') failed++;
     }
   }
-  const meta: BatchMeta = { format_version: EXPORT_FORMAT_VERSION, step: options.step, estimator: options.estimator.name, tokenizer: transcript.name, skipped_leaves: leafCount - rows.length, failed_leaves: failed, status: failed > 0 ? 'partial' : 'complete' };
+  const meta: BatchMeta = {
+    format_version: EXPORT_FORMAT_VERSION,
+    step: options.step,
+    estimator: options.estimator.name,
+    tokenizer: transcript.name,
+    skipped_leaves: leafCount - rows.length,
+    failed_leaves: failed,
+    status: failed > 0 ? 'partial' : 'complete',
+  };
   return { meta, rows, nodes };
 }
 

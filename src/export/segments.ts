@@ -23,7 +23,10 @@ export interface Segment {
 /** The server's ids do not decode to the turn's text with the export tokenizer. */
 export class TokenizerMismatchError extends Error {
   override name = 'TokenizerMismatchError';
-  constructor(readonly nodeId: string, tokenizer: string) {
+  constructor(
+    readonly nodeId: string,
+    tokenizer: string,
+  ) {
     super(
       `node "${nodeId}": the policy's token ids do not decode to the turn's text with the "${tokenizer}" tokenizer; ` +
         'export with the tokenizer of the server that generated them (library option `tokenizer`), or set `checkServerIds: false` to keep the ids unchecked',

@@ -21,7 +21,10 @@ export interface StoredText {
 export function storedText(trees: readonly RolloutTree[], records: readonly TreeRecord[], where: string, estimator?: EstimatorName): StoredText {
   const byId = new Map(records.map((r) => [r.promptId, r]));
   const missing = trees.find((t) => !byId.has(t.promptId));
-  if (missing) throw new ExportError(`${where} holds no rendered prompt for tree "${missing.promptId}": the run predates stored prompts (trace-rl before tree records), so its prompt text cannot be exported without rebuilding its environment; run it again with this trace-rl (same config, same seed) and export that run`);
+  if (missing)
+    throw new ExportError(
+      `${where} holds no rendered prompt for tree "${missing.promptId}": the run predates stored prompts (trace-rl before tree records), so its prompt text cannot be exported without rebuilding its environment; run it again with this trace-rl (same config, same seed) and export that run`,
+    );
   const render = (tree: RolloutTree) => byId.get(tree.promptId)!.rendered;
   const stored = trees.map((t) => byId.get(t.promptId)!.advantages);
   const name = stored[0]?.estimator ?? estimator ?? 'trace';

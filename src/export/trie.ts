@@ -7,8 +7,29 @@ import type { BatchMeta, ExportBatch } from './rows.ts';
  */
 export type TrieRecord =
   | ({ kind: 'meta'; form: 'trace-rl-prefix-trie' } & BatchMeta)
-  | { kind: 'node'; id: string; parent: string | null; depth: number; ids: number[]; mask: number[]; logprobs: number[]; logprobs_known: boolean; predicted: number | null; text: string }
-  | { kind: 'leaf'; id: string; tree_id: string; prompt_id: string; path: string[]; turn_advantages: number[]; advantage: number; reward: number; score: number | null };
+  | {
+      kind: 'node';
+      id: string;
+      parent: string | null;
+      depth: number;
+      ids: number[];
+      mask: number[];
+      logprobs: number[];
+      logprobs_known: boolean;
+      predicted: number | null;
+      text: string;
+    }
+  | {
+      kind: 'leaf';
+      id: string;
+      tree_id: string;
+      prompt_id: string;
+      path: string[];
+      turn_advantages: number[];
+      advantage: number;
+      reward: number;
+      score: number | null;
+    };
 
 /** Meta first, then nodes parents-before-children (insertion order of a depth-first walk), then leaves. */
 export function trieRecords(batch: ExportBatch): TrieRecord[] {
@@ -19,11 +40,32 @@ export function trieRecords(batch: ExportBatch): TrieRecord[] {
       if (emitted.has(id)) continue;
       emitted.add(id);
       const n = batch.nodes.get(id)!;
-      out.push({ kind: 'node', id, parent: n.parent, depth: n.depth, ids: n.ids, mask: n.mask, logprobs: n.logprobs, logprobs_known: n.logprobsKnown, predicted: n.predicted ?? null, text: n.text });
+      out.push({
+        kind: 'node',
+        id,
+        parent: n.parent,
+        depth: n.depth,
+        ids: n.ids,
+        mask: n.mask,
+        logprobs: n.logprobs,
+        logprobs_known: n.logprobsKnown,
+        predicted: n.predicted ?? null,
+        text: n.text,
+      });
     }
   }
   for (const row of batch.rows) {
-    out.push({ kind: 'leaf', id: row.leaf_id, tree_id: row.tree_id, prompt_id: row.prompt_id, path: [row.prompt_id, ...row.node_path], turn_advantages: row.turn_advantages, advantage: row.advantage, reward: row.reward, score: row.score });
+    out.push({
+      kind: 'leaf',
+      id: row.leaf_id,
+      tree_id: row.tree_id,
+      prompt_id: row.prompt_id,
+      path: [row.prompt_id, ...row.node_path],
+      turn_advantages: row.turn_advantages,
+      advantage: row.advantage,
+      reward: row.reward,
+      score: row.score,
+    });
   }
   return out;
 }

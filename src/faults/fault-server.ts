@@ -57,7 +57,11 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
   let release: () => void = () => {};
   const closing = new Promise<void>((r) => (release = r));
   const upstream = options.upstream === undefined ? undefined : upstreamBase(options.upstream);
-  const app = createServerApp<{ Bindings: HttpBindings }>({ maxBodyBytes: options.maxBodyBytes ?? DEFAULT_FAULT_BODY_BYTES, bodySetting: '--max-body-bytes', health: () => ({ requests: n }) });
+  const app = createServerApp<{ Bindings: HttpBindings }>({
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_FAULT_BODY_BYTES,
+    bodySetting: '--max-body-bytes',
+    health: () => ({ requests: n }),
+  });
 
   const handle = (path: 'chat/completions' | 'completions') => async (c: Ctx) => {
     const id = n++;

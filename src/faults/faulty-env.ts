@@ -55,10 +55,14 @@ export function withToolFaults<S>(env: Environment<S>, options: ToolFaultOptions
           const signal = stepOptions?.signal;
           const timer = setTimeout(resolve, hangMs);
           timer.unref();
-          signal?.addEventListener('abort', () => {
-            clearTimeout(timer);
-            reject(signal.reason);
-          }, { once: true });
+          signal?.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              reject(signal.reason);
+            },
+            { once: true },
+          );
         });
         throw new InjectedToolError(`injected tool fault: ${action.type} call ${id} hung for ${hangMs} ms`);
       }

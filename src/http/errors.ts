@@ -31,7 +31,8 @@ export function tooLarge(what: string, limit: number, unit: string, setting: str
 }
 
 export function errorBody(status: number, message: string, code: string | null = null, param: string | null = null): ErrorBody {
-  const type = status === 404 ? 'not_found_error' : status === 502 || status === 504 ? 'upstream_error' : status >= 500 ? 'server_error' : 'invalid_request_error';
+  const type =
+    status === 404 ? 'not_found_error' : status === 502 || status === 504 ? 'upstream_error' : status >= 500 ? 'server_error' : 'invalid_request_error';
   return { error: { message, type, code, param } };
 }
 

@@ -80,7 +80,11 @@ export interface PolicyKind<K extends string = string, S extends { kind: K } = {
 export interface PolicyPlugins {}
 
 /** Defines a kind with its settings' types read from its schema. */
-export function policyKind<K extends string, T extends z.ZodType<{ kind: K }, { kind: K }>>(name: K, schema: T, rest: Omit<PolicyKind<K, z.output<T>>, 'name' | 'schema'>): PolicyKind<K, z.output<T>> {
+export function policyKind<K extends string, T extends z.ZodType<{ kind: K }, { kind: K }>>(
+  name: K,
+  schema: T,
+  rest: Omit<PolicyKind<K, z.output<T>>, 'name' | 'schema'>,
+): PolicyKind<K, z.output<T>> {
   return { name, schema: schema as unknown as z.ZodType<z.output<T>, { kind: K }>, ...rest };
 }
 

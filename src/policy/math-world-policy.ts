@@ -36,4 +36,7 @@ function out(thought: string, type: string, input: string): PolicyOutput {
 }
 
 /** What the math world brings: its noisy scripted solver is `policy.kind: scripted` there, with env.math.noise. */
-export const mathWorldPolicies: EnvPolicies = { name: 'math-world', scripted: (_s, env) => new ScriptedMathWorldPolicy({ noise: (env.math as { noise: number }).noise }) };
+export const mathWorldPolicies: EnvPolicies = {
+  name: 'math-world',
+  scripted: (_s, env) => new ScriptedMathWorldPolicy({ noise: (env.math as { noise: number }).noise }),
+};

@@ -27,10 +27,22 @@ const embedded = z.strictObject({
   epochs,
   normalise: normalise('turns'),
   sharedTurns,
-  warmStart: z.enum(['bc', 'none']).default('bc').describe('embedded policy on the world only: bc = start RL from behaviour cloning on scripted noisy demonstrations (an agent that searches before answering; seeded by policy.bc.seed, cached on disk by a hash of what determines it, so every arm and seed of a comparison starts from the same weights); none = the cold start (zero weights, uniform choices).'),
+  warmStart: z
+    .enum(['bc', 'none'])
+    .default('bc')
+    .describe(
+      'embedded policy on the world only: bc = start RL from behaviour cloning on scripted noisy demonstrations (an agent that searches before answering; seeded by policy.bc.seed, cached on disk by a hash of what determines it, so every arm and seed of a comparison starts from the same weights); none = the cold start (zero weights, uniform choices).',
+    ),
   bc: z
     .strictObject({
-      seed: z.number().int().min(0).default(0).describe('Seed of the demonstrations (the fit itself is deterministic). Independent of the run seed on purpose: like one SFT checkpoint, every run and seed of a comparison starts RL from the same weights, and one fit is computed and cached once.'),
+      seed: z
+        .number()
+        .int()
+        .min(0)
+        .default(0)
+        .describe(
+          'Seed of the demonstrations (the fit itself is deterministic). Independent of the run seed on purpose: like one SFT checkpoint, every run and seed of a comparison starts RL from the same weights, and one fit is computed and cached once.',
+        ),
       noise: z.number().min(0).max(1).default(0.35).describe('Base noise of the scripted demonstrator (look-alike detours, misreads).'),
       demosPerPrompt: z.number().int().min(1).default(2).describe('Sampled demonstration episodes per training question.'),
       epochs: z.number().int().min(1).default(100).describe('Full-batch Adam steps of the maximum-likelihood fit.'),
@@ -42,9 +54,20 @@ const embedded = z.strictObject({
 
 const simulatorTabular = z.strictObject({
   kind: z.literal('simulator-tabular'),
-  learningRate: z.number().positive().default(100).describe('simulator-tabular: step size η of plain gradient ascent on the node logits, θ ← θ + η·∇L (no optimiser state; the surrogate is an average over the step’s samples, so η is large; 100 was chosen on development seeds, bench/compare/experiments.ts SIM_LEARN).'),
+  learningRate: z
+    .number()
+    .positive()
+    .default(100)
+    .describe(
+      'simulator-tabular: step size η of plain gradient ascent on the node logits, θ ← θ + η·∇L (no optimiser state; the surrogate is an average over the step’s samples, so η is large; 100 was chosen on development seeds, bench/compare/experiments.ts SIM_LEARN).',
+    ),
   clip,
-  epochs: z.number().int().min(1).default(1).describe('simulator-tabular: gradient steps over each step’s samples (the clipped surrogate of each pass against the rollouts’ own log-probabilities).'),
+  epochs: z
+    .number()
+    .int()
+    .min(1)
+    .default(1)
+    .describe('simulator-tabular: gradient steps over each step’s samples (the clipped surrogate of each pass against the rollouts’ own log-probabilities).'),
   normalise: normalise('samples'),
   sharedTurns,
 });
@@ -56,17 +79,31 @@ const openai = z.strictObject({
     .min(1, 'needs at least one server base URL, e.g. http://localhost:8000/v1')
     .describe('openai: server base URLs such as http://localhost:8000/v1 (requests go to the least-loaded one).'),
   model: z.string().min(1).default('default').describe('openai: model name sent to the server.'),
-  mode: z.enum(['completions', 'chat', 'tokens']).default('completions').describe('openai: completions (one growing prompt), chat (the server applies its chat template) or tokens (token ids in and out: exact; needs the model’s tokenizer).'),
+  mode: z
+    .enum(['completions', 'chat', 'tokens'])
+    .default('completions')
+    .describe(
+      'openai: completions (one growing prompt), chat (the server applies its chat template) or tokens (token ids in and out: exact; needs the model’s tokenizer).',
+    ),
   extras: z.enum(['none', 'vllm']).default('none').describe('openai: server-specific request extras: vllm asks for token ids; none sends plain OpenAI fields.'),
   temperature,
-  apiKeyFile: z.string().min(1).optional().describe('openai: a file whose first line is the servers’ API key (sent as a Bearer token to every server, the tokenizer endpoint included). Without it the key comes from TRACE_RL_API_KEY, else OPENAI_API_KEY; never from a flag or this configuration, which is stored in the run (only the file’s path is).'),
+  apiKeyFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'openai: a file whose first line is the servers’ API key (sent as a Bearer token to every server, the tokenizer endpoint included). Without it the key comes from TRACE_RL_API_KEY, else OPENAI_API_KEY; never from a flag or this configuration, which is stored in the run (only the file’s path is).',
+    ),
 });
 
 const BUILT_IN = [
   policyKind('embedded', embedded, {
     trainable: true,
     async build(_settings, { envKind, setup }) {
-      if (!setup?.candidates) throw new PolicyConfigError(`policy.kind: the embedded policy has no candidate actions in env.kind ${envKind} (it needs a policy that writes text: policy.kind tiny-lm, or an OpenAI-compatible server through trace-rl rollout / eval)`);
+      if (!setup?.candidates)
+        throw new PolicyConfigError(
+          `policy.kind: the embedded policy has no candidate actions in env.kind ${envKind} (it needs a policy that writes text: policy.kind tiny-lm, or an OpenAI-compatible server through trace-rl rollout / eval)`,
+        );
       return new EmbeddedPolicy({ candidates: setup.candidates });
     },
     evaluatesRuns: true,
@@ -77,7 +114,10 @@ const BUILT_IN = [
     trainable: false,
     async build(_settings, { envKind, setup }, envSettings) {
       const own = setup && envOwnPolicy(envKind, setup, envSettings);
-      if (!own) throw new PolicyConfigError(`policy.kind: scripted is the environment's own policy, which env.kind ${envKind} does not have (${envPolicies.names().join(', ')} have one)`);
+      if (!own)
+        throw new PolicyConfigError(
+          `policy.kind: scripted is the environment's own policy, which env.kind ${envKind} does not have (${envPolicies.names().join(', ')} have one)`,
+        );
       return own;
     },
     describe: (_s, { policy }) => `the environment's own ${policy.name} policy`,
@@ -85,13 +125,30 @@ const BUILT_IN = [
   policyKind('openai', openai, {
     trainable: false,
     async build(settings, { transcript, environment }) {
-      if (settings.mode === 'tokens' && !transcript) throw new PolicyConfigError('policy.mode tokens sends token ids to the model: it needs the model’s tokenizer (trace-rl rollout --tokenizer)');
+      if (settings.mode === 'tokens' && !transcript)
+        throw new PolicyConfigError('policy.mode tokens sends token ids to the model: it needs the model’s tokenizer (trace-rl rollout --tokenizer)');
       const key = resolveApiKey({ file: settings.apiKeyFile, env: environment ?? process.env });
-      return new OpenAIPolicy({ baseURLs: settings.baseUrls, model: settings.model, mode: settings.mode, extras: settings.extras, temperature: settings.temperature, ...(key ? { apiKey: key.key } : {}), ...(transcript ? { transcript } : {}) });
+      return new OpenAIPolicy({
+        baseURLs: settings.baseUrls,
+        model: settings.model,
+        mode: settings.mode,
+        extras: settings.extras,
+        temperature: settings.temperature,
+        ...(key ? { apiKey: key.key } : {}),
+        ...(transcript ? { transcript } : {}),
+      });
     },
     fromFlags(flags, _run, sampled) {
-      if (flags.mode !== 'completions' && flags.mode !== 'chat') throw new PolicyConfigError(`--mode ${flags.mode}: choose completions or chat (token mode is trace-rl rollout's, with --tokenizer)`);
-      return { kind: 'openai', baseUrls: flags.baseUrl ?? [], model: flags.model ?? 'default', mode: flags.mode, ...(flags.apiKeyFile !== undefined ? { apiKeyFile: path.resolve(flags.apiKeyFile) } : {}), ...sampled };
+      if (flags.mode !== 'completions' && flags.mode !== 'chat')
+        throw new PolicyConfigError(`--mode ${flags.mode}: choose completions or chat (token mode is trace-rl rollout's, with --tokenizer)`);
+      return {
+        kind: 'openai',
+        baseUrls: flags.baseUrl ?? [],
+        model: flags.model ?? 'default',
+        mode: flags.mode,
+        ...(flags.apiKeyFile !== undefined ? { apiKeyFile: path.resolve(flags.apiKeyFile) } : {}),
+        ...sampled,
+      };
     },
     spec: (s) => ({ kind: 'openai', model: s.model, mode: s.mode }),
     describe: (s) => `${s.model} on ${s.baseUrls.length} OpenAI-compatible server(s) (${s.mode})`,
@@ -99,7 +156,8 @@ const BUILT_IN = [
   policyKind('simulator-tabular', simulatorTabular, {
     trainable: true,
     async build(_settings, { envKind, setup }) {
-      if (!(setup?.env instanceof Simulator)) throw new PolicyConfigError(`policy.kind: simulator-tabular holds one softmax per simulator node; it acts in env.kind simulator only, not ${envKind}`);
+      if (!(setup?.env instanceof Simulator))
+        throw new PolicyConfigError(`policy.kind: simulator-tabular holds one softmax per simulator node; it acts in env.kind simulator only, not ${envKind}`);
       return new SimulatorTabularPolicy(setup.env);
     },
     environment: (policy, setup) => (setup.env as unknown as Simulator).withPlayer(policy as SimulatorTabularPolicy) as Environment<unknown>,
@@ -125,7 +183,11 @@ export const policyConfigSchema = z.preprocess(
  * The policy `settings` names, acting in the environment of `context`; `trainable` is set for kinds
  * training updates; `env` for kinds that change what the environment knows (see PolicyKind.environment).
  */
-export async function buildPolicy(settings: { kind: string }, context: PolicyBuildContext, envSettings: Record<string, unknown> = {}): Promise<{ policy: Policy; trainable?: TrainablePolicy; env?: Environment<unknown> }> {
+export async function buildPolicy(
+  settings: { kind: string },
+  context: PolicyBuildContext,
+  envSettings: Record<string, unknown> = {},
+): Promise<{ policy: Policy; trainable?: TrainablePolicy; env?: Environment<unknown> }> {
   const kind = policyKinds.get(settings.kind);
   const policy = await kind.build(settings, context, envSettings);
   const env = kind.environment && context.setup ? kind.environment(policy, context.setup) : undefined;
@@ -140,5 +202,8 @@ export function storedPolicySettings(settings: unknown): unknown {
 
 /** The kinds that take a setting (a dotted path inside `policy`). */
 export function policyKindsTaking(field: string): string[] {
-  return policyKinds.entries().filter((k) => hasField(k.schema, field)).map((k) => k.name);
+  return policyKinds
+    .entries()
+    .filter((k) => hasField(k.schema, field))
+    .map((k) => k.name);
 }

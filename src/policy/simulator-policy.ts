@@ -26,7 +26,12 @@ export class SimulatorPolicy implements Policy {
   async act(ctx: PolicyContext): Promise<PolicyOutput> {
     const state = this.sim.restore(ctx.prompt, ctx.turns);
     const node = this.sim.node(state);
-    return simulatorTurn(node, node.branches.map((x) => x.p), ctx, this.tokensPerTurn);
+    return simulatorTurn(
+      node,
+      node.branches.map((x) => x.p),
+      ctx,
+      this.tokensPerTurn,
+    );
   }
 }
 
@@ -73,4 +78,8 @@ export function branchEntropy(probs: readonly number[]): number {
  * What the simulator brings: its random policy, whose success probabilities are the simulator's known
  * ones, acts there whatever is configured, unless the learnable tabular policy replaces it.
  */
-export const simulatorPolicies: EnvPolicies = { name: 'simulator', fixed: (s) => new SimulatorPolicy(s.env as unknown as Simulator), replacedBy: ['simulator-tabular'] };
+export const simulatorPolicies: EnvPolicies = {
+  name: 'simulator',
+  fixed: (s) => new SimulatorPolicy(s.env as unknown as Simulator),
+  replacedBy: ['simulator-tabular'],
+};

@@ -93,7 +93,11 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
   }
 
   /** The surrogate L (as −metrics.loss) and its exact gradient per node key (see `update`). */
-  surrogate(samples: readonly PolicySample[], clip: number, normalise: Normalise = 'samples'): { gradient: Map<string, { theta: Float64Array; d: Float64Array }>; metrics: UpdateMetrics } {
+  surrogate(
+    samples: readonly PolicySample[],
+    clip: number,
+    normalise: Normalise = 'samples',
+  ): { gradient: Map<string, { theta: Float64Array; d: Float64Array }>; metrics: UpdateMetrics } {
     const gradient = new Map<string, { theta: Float64Array; d: Float64Array }>();
     let n = 0;
     let objective = 0;
@@ -155,7 +159,8 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
     if (typeof nodes !== 'object' || nodes === null) throw new PolicySnapshotError('simulator-tabular snapshot without nodes');
     const next = new Map<string, Float64Array>();
     for (const [k, v] of Object.entries(nodes)) {
-      if (!Array.isArray(v) || v.some((x) => typeof x !== 'number' || !Number.isFinite(x))) throw new PolicySnapshotError(`simulator-tabular snapshot: node ${k} has no finite logits`);
+      if (!Array.isArray(v) || v.some((x) => typeof x !== 'number' || !Number.isFinite(x)))
+        throw new PolicySnapshotError(`simulator-tabular snapshot: node ${k} has no finite logits`);
       next.set(k, Float64Array.from(v as number[]));
     }
     this.logits.clear();

@@ -91,4 +91,3 @@ export interface TrainablePolicy extends Policy {
 
 /** Why a policy call failed; the engine stores it on the node (tree TurnError codes). */
 export type PolicyFailureCode = 'timeout' | 'server_error' | 'parse_error';
-

@@ -29,7 +29,8 @@ export class BetaBernoulliPredictor implements SuccessPredictor {
 
   constructor(options: BetaBernoulliOptions = {}) {
     this.opts = { alpha0: options.alpha0 ?? 1, beta0: options.beta0 ?? 1, discount: options.discount ?? 1 };
-    if (!(this.opts.alpha0 > 0 && this.opts.beta0 > 0)) throw new RangeError(`beta-bernoulli: alpha0 and beta0 must be > 0, got ${this.opts.alpha0}, ${this.opts.beta0}`);
+    if (!(this.opts.alpha0 > 0 && this.opts.beta0 > 0))
+      throw new RangeError(`beta-bernoulli: alpha0 and beta0 must be > 0, got ${this.opts.alpha0}, ${this.opts.beta0}`);
     if (!(this.opts.discount > 0 && this.opts.discount <= 1)) throw new RangeError(`beta-bernoulli: discount must be in (0, 1], got ${this.opts.discount}`);
   }
 
@@ -65,7 +66,10 @@ export class BetaBernoulliPredictor implements SuccessPredictor {
     if (header.kind !== this.name) throw new SnapshotError(`snapshot is of a "${String(header.kind)}" predictor, not "${this.name}"`);
     const o = header.options as Required<BetaBernoulliOptions> | undefined;
     const positive = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x > 0;
-    if (!o || !positive(o.alpha0) || !positive(o.beta0) || !(positive(o.discount) && o.discount <= 1)) throw new SnapshotError(`beta-bernoulli snapshot's options ${JSON.stringify(o)?.slice(0, 80)} are not alpha0, beta0 > 0 and discount in (0, 1]: the snapshot is damaged`);
+    if (!o || !positive(o.alpha0) || !positive(o.beta0) || !(positive(o.discount) && o.discount <= 1))
+      throw new SnapshotError(
+        `beta-bernoulli snapshot's options ${JSON.stringify(o)?.slice(0, 80)} are not alpha0, beta0 > 0 and discount in (0, 1]: the snapshot is damaged`,
+      );
     const rows = promptRows(header.posterior, 'beta-bernoulli', 'posterior', '[prompt id, α > 0, β > 0]', (a, b) => a > 0 && b > 0);
     this.opts = { alpha0: o.alpha0, beta0: o.beta0, discount: o.discount };
     this.posterior = new Map(rows.map(([id, a, b]) => [id, { a, b }]));

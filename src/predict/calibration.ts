@@ -48,7 +48,7 @@ export function auroc(xs: readonly Outcome[]): number {
   let pos = 0;
   let neg = 0;
   let area = 0;
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     let gp = 0;
     let gn = 0;
@@ -152,7 +152,10 @@ export type StepQuality = Record<NodeKind, QualityMetrics>;
 export function splitQuality(predictions: readonly number[], samples: readonly TargetSample[]): StepQuality {
   const pick = (k: NodeKind) => {
     const idx = samples.map((s, i) => (kindOf(s) === k ? i : -1)).filter((i) => i >= 0);
-    return qualityOf(idx.map((i) => predictions[i]), idx.map((i) => samples[i]));
+    return qualityOf(
+      idx.map((i) => predictions[i]),
+      idx.map((i) => samples[i]),
+    );
   };
   return { root: pick('root'), prefix: pick('prefix'), leaf: pick('leaf') };
 }

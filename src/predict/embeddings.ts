@@ -102,7 +102,9 @@ export class OpenAIEmbedder implements HistoryEmbedder {
         const vec = d.embedding as unknown;
         if (!Array.isArray(vec) || vec.length !== this.dim) {
           const got = Array.isArray(vec) ? `length ${vec.length}` : typeof vec;
-          throw new EmbeddingResponseError(`embeddings: model "${this.opts.model}" returned a vector of ${got}, expected length ${this.dim}: set dim to the model's size (or sendDimensions: true)`);
+          throw new EmbeddingResponseError(
+            `embeddings: model "${this.opts.model}" returned a vector of ${got}, expected length ${this.dim}: set dim to the model's size (or sendDimensions: true)`,
+          );
         }
         this.cache.set(batch[index], Float32Array.from(vec as number[]));
       }
@@ -111,7 +113,10 @@ export class OpenAIEmbedder implements HistoryEmbedder {
 
   embed(h: History): Float32Array {
     const v = this.cache.get(historyText(h, this.opts.maxChars));
-    if (!v) throw new EmbeddingNotPreparedError(`no embedding for a history of prompt "${h.prompt.id}" (${h.turns.length} turns): await predictor.prepare(histories) before predict/train`);
+    if (!v)
+      throw new EmbeddingNotPreparedError(
+        `no embedding for a history of prompt "${h.prompt.id}" (${h.turns.length} turns): await predictor.prepare(histories) before predict/train`,
+      );
     return v;
   }
 

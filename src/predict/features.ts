@@ -58,8 +58,16 @@ export class HashedFeatures implements FeatureExtractor {
     if (!Number.isInteger(hashBits) || hashBits < 4 || hashBits > 20) {
       throw new FeatureError(`hashBits must be an integer in [4, 20], got ${hashBits}`);
     }
-    this.opts = { hashBits, maxTokensPerText: options.maxTokensPerText ?? 256, useGold: options.useGold ?? true, useThoughts: options.useThoughts ?? true, questionFeatures: options.questionFeatures ?? 'words', maxTurns: options.maxTurns };
-    if (this.opts.questionFeatures !== 'words' && this.opts.questionFeatures !== 'template') throw new FeatureError(`questionFeatures must be 'words' or 'template', got ${JSON.stringify(this.opts.questionFeatures)}`);
+    this.opts = {
+      hashBits,
+      maxTokensPerText: options.maxTokensPerText ?? 256,
+      useGold: options.useGold ?? true,
+      useThoughts: options.useThoughts ?? true,
+      questionFeatures: options.questionFeatures ?? 'words',
+      maxTurns: options.maxTurns,
+    };
+    if (this.opts.questionFeatures !== 'words' && this.opts.questionFeatures !== 'template')
+      throw new FeatureError(`questionFeatures must be 'words' or 'template', got ${JSON.stringify(this.opts.questionFeatures)}`);
     this.hashDim = 1 << hashBits;
     this.mask = this.hashDim - 1;
     this.dim = this.hashDim + STRUCTURE_DIM;
@@ -94,7 +102,12 @@ export class HashedFeatures implements FeatureExtractor {
       const infos = h.turns.map((t) => this.turns.get(t));
       addNamespace(infos.map((i) => i.action));
       addNamespace(infos.map((i) => i.actionPair));
-      addNamespace([hashAll(NS.actionType, infos.map((i) => i.type))]);
+      addNamespace([
+        hashAll(
+          NS.actionType,
+          infos.map((i) => i.type),
+        ),
+      ]);
       addNamespace([hashAll(NS.actionTypePair, pairs(infos.map((i) => i.type)))]);
       addNamespace(infos.map((i) => i.observation));
       addNamespace(infos.map((i) => i.observationPair));

@@ -89,7 +89,13 @@ export function forward(p: Params, x: Arr): Arr {
 
 /** L(θ) from the module comment. Consumes every argument. */
 export function loss(p: Params, x: Arr, y: Arr, w: Arr, l2: number): Arr {
-  const penalty = l2 > 0 ? p.w.map((W) => W.ref.mul(W.ref).sum()).reduce((a, b) => a.add(b)).mul(l2) : undefined;
+  const penalty =
+    l2 > 0
+      ? p.w
+          .map((W) => W.ref.mul(W.ref).sum())
+          .reduce((a, b) => a.add(b))
+          .mul(l2)
+      : undefined;
   const d = forward({ w: p.w, b: p.b }, x).sub(y);
   const data = d.ref.mul(d).mul(w).sum();
   return penalty ? data.add(penalty) : data;
@@ -102,12 +108,7 @@ export function makeAdamStep(opts: AdamOptions) {
     const [value, g] = valueAndGrad((q: Params) => loss(q, x, y, w, l2))(tree.ref(p));
     const m2 = tree.map((mi: Arr, gi: Arr) => mi.mul(beta1).add(gi.mul(1 - beta1)), m, tree.ref(g)) as Params;
     const v2 = tree.map((vi: Arr, gi: Arr) => vi.mul(beta2).add(gi.ref.mul(gi).mul(1 - beta2)), v, g) as Params;
-    const p2 = tree.map(
-      (pi: Arr, mi: Arr, vi: Arr) => pi.sub(mi.mul(alpha.ref).div(np.sqrt(vi).add(eps))),
-      p,
-      tree.ref(m2),
-      tree.ref(v2),
-    ) as Params;
+    const p2 = tree.map((pi: Arr, mi: Arr, vi: Arr) => pi.sub(mi.mul(alpha.ref).div(np.sqrt(vi).add(eps))), p, tree.ref(m2), tree.ref(v2)) as Params;
     alpha.dispose();
     return [p2, m2, v2, value] as [Params, Params, Params, Arr];
   });

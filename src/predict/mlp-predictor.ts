@@ -15,9 +15,7 @@
 import type { FeatureExtractor, History, SuccessPredictor, TargetSample } from './types.ts';
 import { createFeatures } from './features.ts';
 import { concatRows, densify, type FeatureMatrix } from './feature-matrix.ts';
-import {
-  forward, fromParams, initParams, makeAdamStep, toParams, zerosLike, type MlpShape, type Params,
-} from './mlp-network.ts';
+import { forward, fromParams, initParams, makeAdamStep, toParams, zerosLike, type MlpShape, type Params } from './mlp-network.ts';
 import { initJax } from '../util/jax.ts';
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from './snapshot.ts';
 import { createRng, shuffled } from '../util/rng.ts';
@@ -114,7 +112,11 @@ export class MlpPredictor implements SuccessPredictor {
 
   /** Steps trained so far, and the running leaf success rate seen at roots. */
   get state(): { steps: number; runningRate: number | undefined; replaySamples: number } {
-    return { steps: this.steps, runningRate: this.trials > 0 ? this.successes / this.trials : undefined, replaySamples: this.replay.reduce((s, r) => s + r.y.length, 0) };
+    return {
+      steps: this.steps,
+      runningRate: this.trials > 0 ? this.successes / this.trials : undefined,
+      replaySamples: this.replay.reduce((s, r) => s + r.y.length, 0),
+    };
   }
 
   async prepare(histories: readonly History[]): Promise<void> {
@@ -129,7 +131,7 @@ export class MlpPredictor implements SuccessPredictor {
   /** Ṽ for already-encoded rows. */
   predictMatrix(x: FeatureMatrix): number[] {
     const out: number[] = [];
-    for (let start = 0; start < x.rows; ) {
+    for (let start = 0; start < x.rows;) {
       const left = x.rows - start;
       const size = CHUNKS.find((c) => c >= left) ?? CHUNKS[CHUNKS.length - 1];
       const rows = Array.from({ length: size }, (_, i) => (i < left ? start + i : -1));
@@ -161,7 +163,10 @@ export class MlpPredictor implements SuccessPredictor {
 
   private fit(): { updates: number; loss: number; windowSamples: number } {
     const { batchSize: B, epochs, maxUpdatesPerStep, minUpdatesPerStep, lr } = this.config;
-    const X = concatRows(this.replay.map((r) => r.x), this.features.dim);
+    const X = concatRows(
+      this.replay.map((r) => r.x),
+      this.features.dim,
+    );
     const Y = concatFloat(this.replay.map((r) => r.y));
     const W = concatFloat(this.replay.map((r) => r.w));
     const N = X.rows;
@@ -230,7 +235,9 @@ export class MlpPredictor implements SuccessPredictor {
     const { header, blobs } = decodeSnapshot(snapshot);
     if (header.kind !== 'mlp') throw new SnapshotError(`snapshot is of a "${String(header.kind)}" predictor, not "mlp"`);
     if (header.features !== this.features.signature) {
-      throw new SnapshotError(`snapshot features "${String(header.features)}" differ from this predictor's "${this.features.signature}": build the predictor with the same feature options`);
+      throw new SnapshotError(
+        `snapshot features "${String(header.features)}" differ from this predictor's "${this.features.signature}": build the predictor with the same feature options`,
+      );
     }
     this.config = validate(header.config as Config);
     const layers = 2 * (this.config.hidden.length + 1);
@@ -245,7 +252,13 @@ export class MlpPredictor implements SuccessPredictor {
     this.successes = header.successes as number;
     this.trials = header.trials as number;
     this.replay = (header.replay as number[]).map((rows, i) => ({
-      x: { rows, dim: this.features.dim, indptr: blobs[`r${i}.indptr`] as Int32Array, idx: blobs[`r${i}.idx`] as Int32Array, val: blobs[`r${i}.val`] as Float32Array },
+      x: {
+        rows,
+        dim: this.features.dim,
+        indptr: blobs[`r${i}.indptr`] as Int32Array,
+        idx: blobs[`r${i}.idx`] as Int32Array,
+        val: blobs[`r${i}.val`] as Float32Array,
+      },
       y: blobs[`r${i}.y`] as Float32Array,
       w: blobs[`r${i}.w`] as Float32Array,
     }));
@@ -288,11 +301,13 @@ function concatFloat(parts: readonly Float32Array[]): Float32Array {
 
 function validate(c: Config): Config {
   const bad = (field: string, value: unknown, want: string) => new PredictorConfigError(`mlp predictor: ${field} = ${JSON.stringify(value)}; ${want}`);
-  if (!Array.isArray(c.hidden) || c.hidden.length === 0 || c.hidden.some((h) => !Number.isInteger(h) || h < 1)) throw bad('hidden', c.hidden, 'give one or more positive integer widths, e.g. [64, 32]');
+  if (!Array.isArray(c.hidden) || c.hidden.length === 0 || c.hidden.some((h) => !Number.isInteger(h) || h < 1))
+    throw bad('hidden', c.hidden, 'give one or more positive integer widths, e.g. [64, 32]');
   if (!(c.lr > 0)) throw bad('lr', c.lr, 'must be > 0');
   if (!(c.l2 >= 0)) throw bad('l2', c.l2, 'must be ≥ 0');
   if (c.minUpdatesPerStep > c.maxUpdatesPerStep) throw bad('minUpdatesPerStep', c.minUpdatesPerStep, `must be ≤ maxUpdatesPerStep (${c.maxUpdatesPerStep})`);
-  for (const k of ['batchSize', 'maxUpdatesPerStep', 'minUpdatesPerStep', 'replaySteps'] as const) if (!Number.isInteger(c[k]) || c[k] < 1) throw bad(k, c[k], 'must be a positive integer');
+  for (const k of ['batchSize', 'maxUpdatesPerStep', 'minUpdatesPerStep', 'replaySteps'] as const)
+    if (!Number.isInteger(c[k]) || c[k] < 1) throw bad(k, c[k], 'must be a positive integer');
   if (!(c.epochs > 0)) throw bad('epochs', c.epochs, 'must be > 0');
   if (c.weighting !== 'count' && c.weighting !== 'uniform') throw bad('weighting', c.weighting, "use 'count' or 'uniform'");
   if (!(c.prior > 0 && c.prior < 1)) throw bad('prior', c.prior, 'must be in (0, 1)');

@@ -116,7 +116,13 @@ export class PosteriorPredictor implements SuccessPredictor {
     padded.set(base);
     const ids = [...this.evidence.keys()].sort();
     return encodeSnapshot(
-      { kind: this.name, options: this.opts, base: this.base.name, baseBytes: base.length, evidence: ids.map((id) => [id, this.evidence.get(id)!.s, this.evidence.get(id)!.n]) },
+      {
+        kind: this.name,
+        options: this.opts,
+        base: this.base.name,
+        baseBytes: base.length,
+        evidence: ids.map((id) => [id, this.evidence.get(id)!.s, this.evidence.get(id)!.n]),
+      },
       { base: new Int32Array(padded.buffer) },
     );
   }
@@ -124,14 +130,18 @@ export class PosteriorPredictor implements SuccessPredictor {
   load(snapshot: Uint8Array): void {
     const { header, blobs } = decodeSnapshot(snapshot);
     if (header.kind !== this.name) throw new SnapshotError(`snapshot is of a "${String(header.kind)}" predictor, not "${this.name}"`);
-    if (header.base !== this.base.name) throw new SnapshotError(`snapshot's shared predictor is "${String(header.base)}", this posterior's is "${this.base.name}": build it over the same kind`);
+    if (header.base !== this.base.name)
+      throw new SnapshotError(`snapshot's shared predictor is "${String(header.base)}", this posterior's is "${this.base.name}": build it over the same kind`);
     if (typeof header.options !== 'object' || header.options === null) throw new SnapshotError('posterior snapshot has no options: the snapshot is damaged');
     const opts = validate(header.options as Required<PosteriorOptions>);
     const evidence = evidenceOf(header.evidence);
     const blob = blobs.base;
     if (!blob) throw new SnapshotError('posterior snapshot has no "base" blob: the snapshot is truncated');
     const baseBytes = header.baseBytes;
-    if (!Number.isInteger(baseBytes) || (baseBytes as number) < 0 || (baseBytes as number) > blob.byteLength) throw new SnapshotError(`posterior snapshot's baseBytes ${JSON.stringify(baseBytes)} is not a length within its ${blob.byteLength}-byte "base" blob: the snapshot is damaged`);
+    if (!Number.isInteger(baseBytes) || (baseBytes as number) < 0 || (baseBytes as number) > blob.byteLength)
+      throw new SnapshotError(
+        `posterior snapshot's baseBytes ${JSON.stringify(baseBytes)} is not a length within its ${blob.byteLength}-byte "base" blob: the snapshot is damaged`,
+      );
     this.base.load(new Uint8Array(blob.buffer, blob.byteOffset, baseBytes as number));
     this.opts = opts;
     this.evidence = evidence;
@@ -145,20 +155,28 @@ export class PosteriorPredictor implements SuccessPredictor {
   private rootsNeeded(histories: readonly History[]): History[] {
     if (this.opts.prefixes === 'none') return [];
     const out = new Map<string, History>();
-    for (const h of histories) if (h.turns.length > 0 && !out.has(h.prompt.id) && (this.evidence.get(h.prompt.id)?.n ?? 0) > 0) out.set(h.prompt.id, { prompt: h.prompt, turns: [] });
+    for (const h of histories)
+      if (h.turns.length > 0 && !out.has(h.prompt.id) && (this.evidence.get(h.prompt.id)?.n ?? 0) > 0) out.set(h.prompt.id, { prompt: h.prompt, turns: [] });
     return [...out.values()];
   }
 }
 
 /** A snapshot's [id, S, N] rows as evidence, refused by name unless 0 ≤ S ≤ N. */
 function evidenceOf(rows: unknown): Map<string, Evidence> {
-  const checked = promptRows(rows, 'posterior', 'evidence', '[prompt id, successes, outcomes] with 0 ≤ successes ≤ outcomes', (s, n) => s >= 0 && n >= 0 && s <= n * (1 + 1e-9));
+  const checked = promptRows(
+    rows,
+    'posterior',
+    'evidence',
+    '[prompt id, successes, outcomes] with 0 ≤ successes ≤ outcomes',
+    (s, n) => s >= 0 && n >= 0 && s <= n * (1 + 1e-9),
+  );
   return new Map(checked.map(([id, s, n]) => [id, { s, n }]));
 }
 
 function validate(o: Required<PosteriorOptions>): Required<PosteriorOptions> {
   const bad = (field: string, value: unknown, want: string) => new PredictorConfigError(`posterior predictor: ${field} = ${JSON.stringify(value)}; ${want}`);
-  if (!(o.strength > 0 && Number.isFinite(o.strength))) throw bad('strength', o.strength, 'must be a finite number > 0 (pseudo-leaves of the shared prediction)');
+  if (!(o.strength > 0 && Number.isFinite(o.strength)))
+    throw bad('strength', o.strength, 'must be a finite number > 0 (pseudo-leaves of the shared prediction)');
   if (!(o.discount > 0 && o.discount <= 1)) throw bad('discount', o.discount, 'must be in (0, 1] (1 = no discount)');
   if (o.prefixes !== 'shift' && o.prefixes !== 'none') throw bad('prefixes', o.prefixes, "use 'shift' or 'none'");
   return { strength: o.strength, discount: o.discount, prefixes: o.prefixes };

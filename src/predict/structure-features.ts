@@ -10,7 +10,14 @@ import { normalizedText, tokenize } from './text.ts';
 /** Names of the structure features in order (documented in docs/predictor.md). */
 export const STRUCTURE_FEATURES = [
   'depth', // t / 10
-  'depth=0', 'depth=1', 'depth=2', 'depth=3', 'depth=4', 'depth=5', 'depth=6', 'depth>=7',
+  'depth=0',
+  'depth=1',
+  'depth=2',
+  'depth=3',
+  'depth=4',
+  'depth=5',
+  'depth=6',
+  'depth>=7',
   'turn_limit_known',
   'turns_left', // (T_max − t) / T_max
   'one_turn_left',
@@ -57,11 +64,20 @@ export function structureFeatures(h: History, cache: TurnCache, opts: StructureO
   out[f++] = limit !== undefined && limit - t === 1 ? 1 : 0;
   out[f++] = limit !== undefined && limit - t <= 0 ? 1 : 0;
   const last = infos[t - 1];
-  out[f++] = l1p(count(infos, (i) => i.invalid), 2);
+  out[f++] = l1p(
+    count(infos, (i) => i.invalid),
+    2,
+  );
   out[f++] = last?.invalid ? 1 : 0;
-  out[f++] = l1p(count(infos, (i) => i.error), 2);
+  out[f++] = l1p(
+    count(infos, (i) => i.error),
+    2,
+  );
   out[f++] = last?.error ? 1 : 0;
-  out[f++] = l1p(count(infos, (i) => i.type === 'search'), 2);
+  out[f++] = l1p(
+    count(infos, (i) => i.type === 'search'),
+    2,
+  );
   const seen = new Set<string>();
   let repeated = 0;
   let lastRepeated = false;
@@ -79,7 +95,10 @@ export function structureFeatures(h: History, cache: TurnCache, opts: StructureO
   const qWords = [...new Set(tokenize(h.prompt.question).filter((w) => w.length >= 3))];
   const covered = qWords.filter((w) => infos.some((i) => i.observationWords.has(w))).length;
   out[f++] = qWords.length > 0 ? covered / qWords.length : 0;
-  out[f++] = l1p(count(infos, (i) => i.observationTokens === 0), 2);
+  out[f++] = l1p(
+    count(infos, (i) => i.observationTokens === 0),
+    2,
+  );
   out[f++] = t > 0 ? l1p(infos.reduce((s, i) => s + i.observationTokens, 0) / t, 8) : 0;
   out[f++] = last?.type === 'answer' ? 1 : 0;
   const answer = last?.answerNorm;

@@ -55,5 +55,7 @@ const ARTICLES = new Set(['a', 'an', 'the']);
 
 /** Normalised token string for containment checks (lower case, no punctuation, no articles). */
 export function normalizedText(text: string): string {
-  return ` ${tokenize(text).filter((t) => !ARTICLES.has(t)).join(' ')} `;
+  return ` ${tokenize(text)
+    .filter((t) => !ARTICLES.has(t))
+    .join(' ')} `;
 }

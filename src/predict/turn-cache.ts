@@ -100,7 +100,10 @@ export class TurnCache {
       type,
       key: `${type}: ${actTokens.join(' ')}`,
       action: hashAll(NS.action, typed),
-      actionPair: hashAll(NS.actionPair, pairs(actTokens).map((p) => `${type}:${p}`)),
+      actionPair: hashAll(
+        NS.actionPair,
+        pairs(actTokens).map((p) => `${type}:${p}`),
+      ),
       observation: hashAll(NS.observation, obsWords),
       observationPair: hashAll(NS.observationPair, obsPairs),
       lastAction: hashAll(NS.lastAction, [`type:${type}`, ...typed]),

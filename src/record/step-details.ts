@@ -13,10 +13,12 @@ const binSchema = z.object({ lo: z.number(), hi: z.number(), meanPredicted: z.nu
 export type StoredBin = z.output<typeof binSchema>;
 
 /** Bins as stored; a reader keeps the well-formed ones. */
-const bins = z.array(z.unknown()).transform((list) => list.flatMap((b) => {
-  const bin = binSchema.safeParse(b);
-  return bin.success ? [bin.data] : [];
-}));
+const bins = z.array(z.unknown()).transform((list) =>
+  list.flatMap((b) => {
+    const bin = binSchema.safeParse(b);
+    return bin.success ? [bin.data] : [];
+  }),
+);
 
 export const stepDetailsSchema = z.object({
   /** What the step spent (budget/ledger.ts Spend). */

@@ -59,4 +59,3 @@ export function isNum(v: unknown): v is number {
 export function mean(xs: number[]): number {
   return xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length;
 }
-

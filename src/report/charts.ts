@@ -34,8 +34,19 @@ function curveSpec(points: SeriesPoint[], strategies: string[], xTitle: string, 
     height: HEIGHT,
     data: { values: points },
     layer: [
-      { mark: { type: 'area', opacity: 0.18 }, encoding: { x, y: { field: 'lo', type: 'quantitative', title: yTitle, scale: yScale }, y2: { field: 'hi' }, color: { ...colour(strategies), legend: null } } },
-      { mark: { type: 'line', point: { size: 18 } }, encoding: { x, y: { field: 'mean', type: 'quantitative', title: yTitle, scale: yScale }, color: colour(strategies) } },
+      {
+        mark: { type: 'area', opacity: 0.18 },
+        encoding: {
+          x,
+          y: { field: 'lo', type: 'quantitative', title: yTitle, scale: yScale },
+          y2: { field: 'hi' },
+          color: { ...colour(strategies), legend: null },
+        },
+      },
+      {
+        mark: { type: 'line', point: { size: 18 } },
+        encoding: { x, y: { field: 'mean', type: 'quantitative', title: yTitle, scale: yScale }, color: colour(strategies) },
+      },
     ],
   };
 }
@@ -92,7 +103,11 @@ function calibrationChart(runs: RunData[], strategies: string[]): Chart {
         width: 240,
         height: 240,
         layer: [
-          { data: { values: [{ a: 0 }, { a: 1 }] }, mark: { type: 'line', color: '#999', strokeDash: [4, 4] }, encoding: { x: { field: 'a', ...unit, title: 'mean predicted Ṽ' }, y: { field: 'a', ...unit, title: 'observed success' } } },
+          {
+            data: { values: [{ a: 0 }, { a: 1 }] },
+            mark: { type: 'line', color: '#999', strokeDash: [4, 4] },
+            encoding: { x: { field: 'a', ...unit, title: 'mean predicted Ṽ' }, y: { field: 'a', ...unit, title: 'observed success' } },
+          },
           {
             mark: { type: 'line', point: true, opacity: 0.8 },
             encoding: {
@@ -102,7 +117,15 @@ function calibrationChart(runs: RunData[], strategies: string[]): Chart {
               order: { field: 'predicted' },
             },
           },
-          { mark: { type: 'circle', opacity: 0.5 }, encoding: { x: { field: 'predicted', ...unit }, y: { field: 'observed', ...unit }, size: { field: 'count', type: 'quantitative', title: 'nodes' }, color: colour(strategies) } },
+          {
+            mark: { type: 'circle', opacity: 0.5 },
+            encoding: {
+              x: { field: 'predicted', ...unit },
+              y: { field: 'observed', ...unit },
+              size: { field: 'count', type: 'quantitative', title: 'nodes' },
+              color: colour(strategies),
+            },
+          },
         ],
       },
     },
@@ -114,7 +137,10 @@ function budgetPerStepChart(runs: RunData[], strategies: string[]): Chart {
   const title = 'Where the budget went: bare rollouts vs continuations per step';
   const caption = `Stacked per step, mean over seeds. bare: ${meaning('cost_bare')}; continuation: ${meaning('cost_continuations')}. GRPO-like strategies spend everything on bare rollouts.`;
   const rows: Array<{ strategy: string; step: number; kind: string; count: number }> = [];
-  for (const [kind, key] of [['bare', 'cost_bare'], ['continuation', 'cost_continuations']] as const) {
+  for (const [kind, key] of [
+    ['bare', 'cost_bare'],
+    ['continuation', 'cost_continuations'],
+  ] as const) {
     for (const p of series(runs, key, 'step')) rows.push({ strategy: p.strategy, step: p.step, kind, count: p.mean });
   }
   if (rows.length === 0) return { id, title, caption, note: 'no run logged cost_bare / cost_continuations' };
@@ -144,7 +170,8 @@ function budgetPerStepChart(runs: RunData[], strategies: string[]): Chart {
 function depthChart(runs: RunData[], strategies: string[]): Chart {
   const id = 'continuations-by-depth';
   const title = 'Continuations by prefix depth';
-  const caption = 'Continuations started after turn t, per step (mean over steps and seeds), from details.allocation.continuationsByDepth. Early prefixes branch whole strategies; late ones retry the final answer.';
+  const caption =
+    'Continuations started after turn t, per step (mean over steps and seeds), from details.allocation.continuationsByDepth. Early prefixes branch whole strategies; late ones retry the final answer.';
   const rows: Array<{ strategy: string; depth: number; perStep: number }> = [];
   for (const [strategy, group] of byStrategy(runs)) {
     const totals = new Map<number, number>();
@@ -160,13 +187,24 @@ function depthChart(runs: RunData[], strategies: string[]): Chart {
     for (const [depth, total] of totals) rows.push({ strategy, depth, perStep: total / stepsSeen });
   }
   if (rows.length === 0) return { id, title, caption, note: 'no step stored details.allocation.continuationsByDepth' };
-  return { id, title, caption, spec: groupedBars(rows, strategies, { field: 'depth', title: 'prefix depth t (turns before branching)' }, { field: 'perStep', title: 'continuations per step' }) };
+  return {
+    id,
+    title,
+    caption,
+    spec: groupedBars(
+      rows,
+      strategies,
+      { field: 'depth', title: 'prefix depth t (turns before branching)' },
+      { field: 'perStep', title: 'continuations per step' },
+    ),
+  };
 }
 
 function rootAllocationChart(runs: RunData[], strategies: string[]): Chart {
   const id = 'root-allocation';
   const title = 'Root allocation: bare rollouts per prompt (m)';
-  const caption = 'Share of allocated prompts that received m bare rollouts, over all steps, from details.allocation.roots. Uniform allocation (GRPO) is one bar; TRACE spreads m by predicted difficulty.';
+  const caption =
+    'Share of allocated prompts that received m bare rollouts, over all steps, from details.allocation.roots. Uniform allocation (GRPO) is one bar; TRACE spreads m by predicted difficulty.';
   const rows: Array<{ strategy: string; m: number; share: number }> = [];
   for (const [strategy, group] of byStrategy(runs)) {
     const counts = new Map<number, number>();
@@ -183,7 +221,17 @@ function rootAllocationChart(runs: RunData[], strategies: string[]): Chart {
     for (const [m, c] of counts) rows.push({ strategy, m, share: c / total });
   }
   if (rows.length === 0) return { id, title, caption, note: 'no step stored details.allocation.roots' };
-  return { id, title, caption, spec: groupedBars(rows, strategies, { field: 'm', title: 'm (bare rollouts of a prompt)' }, { field: 'share', title: 'share of prompts', axis: { format: '%' } }) };
+  return {
+    id,
+    title,
+    caption,
+    spec: groupedBars(
+      rows,
+      strategies,
+      { field: 'm', title: 'm (bare rollouts of a prompt)' },
+      { field: 'share', title: 'share of prompts', axis: { format: '%' } },
+    ),
+  };
 }
 
 /** Bars of an ordinal x, side by side per strategy. */
@@ -261,7 +309,10 @@ export function buildCharts(runs: RunData[]): Chart[] {
 /** Held-out success of sampled rollouts (eval.samples > 0), when some run logged it. */
 function sampledCharts(runs: RunData[], strategies: string[]): Chart[] {
   if (!runs.some((r) => r.steps.some((st) => st.metrics.test_accuracy_sampled !== undefined))) return [];
-  return [curveChart(runs, strategies, 'test_accuracy_sampled', 'cum_trajectories', [0, 1]), curveChart(runs, strategies, 'test_accuracy_sampled', 'cum_tokens', [0, 1])];
+  return [
+    curveChart(runs, strategies, 'test_accuracy_sampled', 'cum_trajectories', [0, 1]),
+    curveChart(runs, strategies, 'test_accuracy_sampled', 'cum_tokens', [0, 1]),
+  ];
 }
 
 /** env qa: one held-out EM curve per dataset (keys eval_em/<dataset>), against trajectories spent. */

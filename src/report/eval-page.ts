@@ -29,11 +29,22 @@ export function renderEvalPage(input: EvalPageInput): string {
   const max = input.maxTrees ?? 100;
   const head = `<tr><th>dataset</th><th>n</th><th>errors</th>${input.metrics.map((m) => `<th>${escapeHtml(m)} [95% CI]</th>`).join('')}</tr>`;
   const body = input.rows
-    .map((r) => `<tr><td>${escapeHtml(r.dataset)}</td><td>${r.n}</td><td>${r.errors}</td>${input.metrics.map((m) => `<td>${cell(r.metrics[m]!)}</td>`).join('')}</tr>`)
+    .map(
+      (r) =>
+        `<tr><td>${escapeHtml(r.dataset)}</td><td>${r.n}</td><td>${r.errors}</td>${input.metrics.map((m) => `<td>${cell(r.metrics[m]!)}</td>`).join('')}</tr>`,
+    )
     .join('\n');
-  const avg = input.average && input.rows.length > 1 ? `<tr class="avg"><td>average</td><td></td><td></td>${input.metrics.map((m) => `<td>${cell(input.average![m]!)}</td>`).join('')}</tr>` : '';
+  const avg =
+    input.average && input.rows.length > 1
+      ? `<tr class="avg"><td>average</td><td></td><td></td>${input.metrics.map((m) => `<td>${cell(input.average![m]!)}</td>`).join('')}</tr>`
+      : '';
   const viewer: ViewerData = {
-    runs: input.trees.map((t) => ({ label: t.dataset, strategy: t.dataset, seed: null, steps: [{ step: 0, trees: t.trees.slice(0, max).map((tree) => toViewTree(tree, { maxChars: 1200 })) }] })),
+    runs: input.trees.map((t) => ({
+      label: t.dataset,
+      strategy: t.dataset,
+      seed: null,
+      steps: [{ step: 0, trees: t.trees.slice(0, max).map((tree) => toViewTree(tree, { maxChars: 1200 })) }],
+    })),
     limits: `The viewer shows the first ${max} questions of each dataset (texts cut at 1200 characters); trajectories.jsonl holds every trajectory in full.`,
   };
   return `<!doctype html>

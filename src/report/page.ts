@@ -45,7 +45,8 @@ function num(v: number | null | undefined, digits = 3): string {
 function summaryTable(summary: Summary): string {
   const rows = summary.strategies
     .map(
-      (s) => `<tr><td>${escapeHtml(s.strategy)}</td><td>${s.runs}</td><td>${num(s.steps, 1)}</td><td>${num(s.finalTestAccuracy)}</td><td>${num(s.meanEffectiveRatio)}</td>` +
+      (s) =>
+        `<tr><td>${escapeHtml(s.strategy)}</td><td>${s.runs}</td><td>${num(s.steps, 1)}</td><td>${num(s.finalTestAccuracy)}</td><td>${num(s.meanEffectiveRatio)}</td>` +
         `<td>${num(s.totalCost.trajectories)}</td><td>${num(s.totalCost.turns)}</td><td>${num(s.totalCost.tokens)}</td>` +
         `<td>${s.costToTarget ? num(s.costToTarget.trajectories) : 'not reached'}</td><td>${s.costToTarget ? num(s.costToTarget.tokens) : 'not reached'}</td></tr>`,
     )
@@ -82,13 +83,18 @@ function datasetSection(charts: RenderedChart[]): string {
 
 function runsTable(runs: RunData[]): string {
   const rows = runs
-    .map((r) => `<tr><td>${escapeHtml(r.strategy)}</td><td>${r.seed ?? '–'}</td><td>${r.steps.length}</td><td>${escapeHtml(r.status)}</td><td>${escapeHtml(r.dir)}</td></tr>`)
+    .map(
+      (r) =>
+        `<tr><td>${escapeHtml(r.strategy)}</td><td>${r.seed ?? '–'}</td><td>${r.steps.length}</td><td>${escapeHtml(r.status)}</td><td>${escapeHtml(r.dir)}</td></tr>`,
+    )
     .join('\n');
   return `<table id="runs"><thead><tr><th>strategy</th><th>seed</th><th>steps</th><th>status</th><th>folder</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function glossary(): string {
-  const rows = METRICS.map((m) => `<tr><td>${escapeHtml(m.key)}</td><td>${escapeHtml(m.group)}</td><td>${escapeHtml(m.meaning)}</td><td>${escapeHtml(m.formula)}</td></tr>`).join('\n');
+  const rows = METRICS.map(
+    (m) => `<tr><td>${escapeHtml(m.key)}</td><td>${escapeHtml(m.group)}</td><td>${escapeHtml(m.meaning)}</td><td>${escapeHtml(m.formula)}</td></tr>`,
+  ).join('\n');
   return `<details><summary>Metric glossary (from the metrics registry)</summary><table><thead><tr><th>key</th><th>group</th><th>meaning</th><th>formula</th></tr></thead><tbody>${rows}</tbody></table></details>`;
 }
 

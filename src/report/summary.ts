@@ -63,7 +63,13 @@ export function summarize(runs: RunData[]): Summary {
       finalTestAccuracy: finals.length ? mean(finals) : null,
       meanEffectiveRatio: ratios.length ? mean(ratios) : null,
       totalCost: costOf(group, (r) => r.steps.length - 1),
-      costToTarget: target ? costToReach(group, accuracy.filter((p) => p.strategy === strategy), target.accuracy) : null,
+      costToTarget: target
+        ? costToReach(
+            group,
+            accuracy.filter((p) => p.strategy === strategy),
+            target.accuracy,
+          )
+        : null,
     });
   }
   return { strategies, target };

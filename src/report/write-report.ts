@@ -67,7 +67,8 @@ export async function writeReport(options: WriteReportOptions): Promise<ReportRe
     prompts = Math.max(1, Math.floor(prompts / 2));
     viewer = viewerData(sample, prompts, maxChars);
   }
-  if (prompts < maxPrompts) notes.push(`the tree viewer shows at most ${prompts} prompt(s) per step instead of ${maxPrompts} to keep its data near ${maxViewerBytes} bytes`);
+  if (prompts < maxPrompts)
+    notes.push(`the tree viewer shows at most ${prompts} prompt(s) per step instead of ${maxPrompts} to keep its data near ${maxViewerBytes} bytes`);
   const html = renderPage({ runs, summary, charts, viewer, notes });
 
   const out = resolve(options.out);

@@ -17,7 +17,12 @@ export function knowsTruth(env: unknown): env is KnowsTruth {
  * Step 1 of TRACE: the root candidates of a pool, v_i = Ṽ(prompt i) in one batch, the true p where the
  * environment knows it, and each prompt's earlier outcomes where a history is given (knapsack).
  */
-export function rootCandidates(prompts: readonly Prompt[], env: unknown, scorer: Scorer, history?: (promptId: string) => { successes: number; trials: number } | undefined): RootCandidate[] {
+export function rootCandidates(
+  prompts: readonly Prompt[],
+  env: unknown,
+  scorer: Scorer,
+  history?: (promptId: string) => { successes: number; trials: number } | undefined,
+): RootCandidate[] {
   const v = scorer(prompts.map((prompt) => ({ prompt, turns: [] })));
   return prompts.map((p, i) => {
     const c: RootCandidate = { promptId: p.id, v: v[i] };
@@ -38,7 +43,13 @@ export function rootCandidates(prompts: readonly Prompt[], env: unknown, scorer:
  * the prefix; `p` is the true success probability when the environment knows it. `withRoot` (a schedule
  * that `offersRoot`, first round only) adds the root itself, of kind 'root', while the bare outcomes all agree.
  */
-export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environment<unknown>, scorer: Scorer, options: { starts?: readonly string[]; withRoot?: boolean; price?: Price } = {}): PrefixCandidate[] {
+export function prefixCandidates(
+  tree: RolloutTree,
+  prompt: Prompt,
+  env: Environment<unknown>,
+  scorer: Scorer,
+  options: { starts?: readonly string[]; withRoot?: boolean; price?: Price } = {},
+): PrefixCandidate[] {
   const { starts, withRoot = false, price } = options;
   const chains: Array<{ nodes: TreeNode[]; r: number }> = [];
   const firsts = starts ?? root(tree).children.filter((id) => getNode(tree, id).origin === 'bare');
@@ -55,7 +66,8 @@ export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environ
   }
   const picked: Array<{ node: TreeNode; next: TreeNode; r: number; after: number; cost?: number; root?: true }> = [];
   for (const { nodes, r } of chains) {
-    for (let t = 1; t < nodes.length; t++) picked.push({ node: nodes[t - 1], next: nodes[t], r, after: nodes.length - t, ...(price ? { cost: suffixCost(nodes.slice(t), price) } : {}) });
+    for (let t = 1; t < nodes.length; t++)
+      picked.push({ node: nodes[t - 1], next: nodes[t], r, after: nodes.length - t, ...(price ? { cost: suffixCost(nodes.slice(t), price) } : {}) });
   }
   // The root (trace's rootResample) is offered only while every bare outcome agrees: a mixed root
   // group has nothing left to flip. Its `after` is the mean length of those rollouts (all their turns).
@@ -63,7 +75,14 @@ export function prefixCandidates(tree: RolloutTree, prompt: Prompt, env: Environ
   if (withRoot && !starts && rs.length > 0 && rs.every((r) => r === rs[0])) {
     const top = root(tree);
     const next = getNode(tree, top.children[0]);
-    picked.unshift({ node: top, next, r: rs[0], after: chains.reduce((a, c) => a + c.nodes.length, 0) / chains.length, ...(price ? { cost: price.root } : {}), root: true });
+    picked.unshift({
+      node: top,
+      next,
+      r: rs[0],
+      after: chains.reduce((a, c) => a + c.nodes.length, 0) / chains.length,
+      ...(price ? { cost: price.root } : {}),
+      root: true,
+    });
   }
   if (picked.length === 0) return [];
   const histories: History[] = picked.map(({ node }) => ({ prompt, turns: turnsTo(tree, node.id) }));

@@ -127,7 +127,14 @@ class StepRun<S> {
     const clock = this.planned?.clock;
     const t0 = clock?.();
     const root = this.budget.price?.root ?? 1;
-    const input: RootRoundInput = { candidates: this.candidates, round, budget: Math.floor(this.budget.spendable(strategy.cap) / root), remaining: this.budget.remaining(root), results, rng: this.options.rng.fork(`roots/${round}`) };
+    const input: RootRoundInput = {
+      candidates: this.candidates,
+      round,
+      budget: Math.floor(this.budget.spendable(strategy.cap) / root),
+      remaining: this.budget.remaining(root),
+      results,
+      rng: this.options.rng.fork(`roots/${round}`),
+    };
     const plan = strategy.roots.plan(input);
     if (t0 !== undefined) this.rootPlanMs += clock!() - t0;
     return plan;
@@ -155,7 +162,12 @@ class StepRun<S> {
    * continuations' results. Slots are assigned here, in candidate order, before anything runs: ids
    * stay deterministic.
    */
-  private launch(ctx: TrajectoryContext<S>, prefixes: readonly PrefixCandidate[], plan: ReadonlyMap<string, number>, firstRound: boolean): Promise<TrajectoryResult[]> {
+  private launch(
+    ctx: TrajectoryContext<S>,
+    prefixes: readonly PrefixCandidate[],
+    plan: ReadonlyMap<string, number>,
+    firstRound: boolean,
+  ): Promise<TrajectoryResult[]> {
     for (const c of prefixes) getNode(ctx.tree, c.id).predicted ??= c.q;
     const runs: Array<Promise<TrajectoryResult>> = [];
     // K at the candidate of kind 'root' (a schedule that offersRoot) is K more bare rollouts, not continuations.
@@ -171,16 +183,25 @@ class StepRun<S> {
       for (let k = 0; k < K; k++) {
         this.progress.continuationPlanned++;
         runs.push(
-          this.trajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation', ...(c.cost !== undefined ? { expectedCost: c.cost } : {}) }).then((r) => {
-            this.finished(ctx, 'continuation', r);
-            return r;
-          }),
+          this.trajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation', ...(c.cost !== undefined ? { expectedCost: c.cost } : {}) }).then(
+            (r) => {
+              this.finished(ctx, 'continuation', r);
+              return r;
+            },
+          ),
         );
       }
     }
     if (firstRound) this.progress.promptsExpanded++;
     const planned = [...plan.values()];
-    this.emit({ kind: 'expand', promptId: ctx.prompt.id, prefixes: prefixes.length, expanded: planned.filter((k) => k > 0).length, continuations: planned.reduce((a, b) => a + b, 0) - resampled, progress: { ...this.progress } });
+    this.emit({
+      kind: 'expand',
+      promptId: ctx.prompt.id,
+      prefixes: prefixes.length,
+      expanded: planned.filter((k) => k > 0).length,
+      continuations: planned.reduce((a, b) => a + b, 0) - resampled,
+      progress: { ...this.progress },
+    });
     return Promise.all([Promise.all(runs), extraBare]).then(([done]) => done);
   }
 
@@ -216,7 +237,15 @@ class StepRun<S> {
     const planner = this.strategy?.prefixes;
     if (!planner || this.signal.aborted) return undefined;
     const { env, rng } = this.options;
-    return { planner, env, rng, scorer: this.scorer, budget: this.budget, signal: this.signal, launch: (ctx, prefixes, plan, firstRound) => this.launch(ctx, prefixes, plan, firstRound) };
+    return {
+      planner,
+      env,
+      rng,
+      scorer: this.scorer,
+      budget: this.budget,
+      signal: this.signal,
+      launch: (ctx, prefixes, plan, firstRound) => this.launch(ctx, prefixes, plan, firstRound),
+    };
   }
 
   private contextFor(p: Prompt): TrajectoryContext<S> {

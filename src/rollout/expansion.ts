@@ -41,10 +41,21 @@ export async function expandPrompt<S>(x: Expansion<S> | undefined, ctx: Trajecto
   for (let round = 0; round < rounds && left > 0 && !x.signal.aborted; round++) {
     const budget = round === rounds - 1 ? left : Math.floor(left / (rounds - round));
     if (!(budget > 0)) continue;
-    const prefixes = prefixCandidates(ctx.tree, ctx.prompt, x.env as Environment<unknown>, x.scorer, { starts, withRoot: schedule.offersRoot, price: x.budget.price });
+    const prefixes = prefixCandidates(ctx.tree, ctx.prompt, x.env as Environment<unknown>, x.scorer, {
+      starts,
+      withRoot: schedule.offersRoot,
+      price: x.budget.price,
+    });
     if (prefixes.length === 0) return;
     // Round 0 keeps the one-round stream name, so runs without extra rounds draw exactly as before.
-    const input: PrefixRoundInput = { promptId: ctx.prompt.id, m, prefixes, budget, round, rng: x.rng.fork(round === 0 ? `prefix/${ctx.prompt.id}` : `prefix/${ctx.prompt.id}/${round}`) };
+    const input: PrefixRoundInput = {
+      promptId: ctx.prompt.id,
+      m,
+      prefixes,
+      budget,
+      round,
+      rng: x.rng.fork(round === 0 ? `prefix/${ctx.prompt.id}` : `prefix/${ctx.prompt.id}/${round}`),
+    };
     const plan = planner.plan(input);
     const total = checkCounts(plan, `prefixes.plan for prompt "${ctx.prompt.id}"${round ? ` (round ${round})` : ''}`, 'K', prefixCounts(x, prefixes, budget));
     left -= total;
@@ -70,17 +81,32 @@ export async function expandStep<S>(x: Expansion<S> | undefined, ctxs: ReadonlyA
     const mi = root(ctx.tree).children.length;
     m += mi;
     budget += planner.continuationBudget(mi) * x.budget.barePrice([ctx.tree]);
-    mine.push({ ctx, prefixes: prefixCandidates(ctx.tree, ctx.prompt, x.env as Environment<unknown>, x.scorer, { withRoot: (planner.schedule ?? DEFAULT_SCHEDULE).offersRoot, price: x.budget.price }) });
+    mine.push({
+      ctx,
+      prefixes: prefixCandidates(ctx.tree, ctx.prompt, x.env as Environment<unknown>, x.scorer, {
+        withRoot: (planner.schedule ?? DEFAULT_SCHEDULE).offersRoot,
+        price: x.budget.price,
+      }),
+    });
   }
   const prefixes = mine.flatMap((x) => x.prefixes);
   if (prefixes.length === 0 || !(budget > 0)) return;
   const plan = planner.plan({ promptId: '', m, prefixes, budget, round: 0, rng: x.rng.fork('prefix/step') });
-  if (new Set(prefixes.map((c) => c.id)).size !== prefixes.length) throw new EngineError('prefix candidates of different prompts share an id (a prompt id that is another prompt\'s node id?)');
+  if (new Set(prefixes.map((c) => c.id)).size !== prefixes.length)
+    throw new EngineError("prefix candidates of different prompts share an id (a prompt id that is another prompt's node id?)");
   checkCounts(plan, 'prefixes.plan for the step', 'K', prefixCounts(x, prefixes, budget));
-  await Promise.all(mine.map(({ ctx, prefixes: own }) => x.launch(ctx, own, new Map(own.filter((c) => plan.has(c.id)).map((c) => [c.id, plan.get(c.id)!])), true)));
+  await Promise.all(
+    mine.map(({ ctx, prefixes: own }) => x.launch(ctx, own, new Map(own.filter((c) => plan.has(c.id)).map((c) => [c.id, plan.get(c.id)!])), true)),
+  );
 }
 
 /** Counts naming the given prefix candidates, within `budget`. */
 function prefixCounts<S>(x: Expansion<S>, prefixes: readonly PrefixCandidate[], budget: number): CountsRule {
-  return { known: new Set(prefixes.map((c) => c.id)), knownAs: 'one of its prefix candidates', limit: budget, what: x.budget.what('continuations'), cost: costs(prefixes) };
+  return {
+    known: new Set(prefixes.map((c) => c.id)),
+    knownAs: 'one of its prefix candidates',
+    limit: budget,
+    what: x.budget.what('continuations'),
+    cost: costs(prefixes),
+  };
 }

@@ -32,6 +32,8 @@ export function summariseFailures(trees: readonly RolloutTree[]): FailureSummary
 
 /** The causes in words: `server_error ×3, timeout ×1; first: server_error: HTTP 500: …`. */
 export function failureCauses(s: FailureSummary): string {
-  const counts = Object.entries(s.byCode).map(([code, n]) => `${code} ×${n}`).join(', ');
+  const counts = Object.entries(s.byCode)
+    .map(([code, n]) => `${code} ×${n}`)
+    .join(', ');
   return `${counts}; first: ${s.first ?? 'no message recorded'}`;
 }

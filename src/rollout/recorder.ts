@@ -16,7 +16,12 @@ import type { StepOutcome } from '../env/types.ts';
  * the order irrelevant.
  */
 
-const tokenSpanSchema = z.object({ ids: z.array(z.number()), logprobs: z.array(z.number()), mask: z.array(z.number()), prompt: z.enum(['ids', 'text']).optional() });
+const tokenSpanSchema = z.object({
+  ids: z.array(z.number()),
+  logprobs: z.array(z.number()),
+  mask: z.array(z.number()),
+  prompt: z.enum(['ids', 'text']).optional(),
+});
 
 const policyOutputSchema = z.object({
   text: z.string(),

@@ -62,7 +62,12 @@ export function stepEnv<S>(ctx: CallContext<S>, nodeId: string, state: S, action
 }
 
 /** Attempts `once` until it is final or out of attempts, backing off in between. */
-async function withRetries<S, T>(ctx: CallContext<S>, nodeId: string, rng: Rng, once: (key: string, attempt: number) => Promise<Attempt<T>>): Promise<Attempted<T>> {
+async function withRetries<S, T>(
+  ctx: CallContext<S>,
+  nodeId: string,
+  rng: Rng,
+  once: (key: string, attempt: number) => Promise<Attempt<T>>,
+): Promise<Attempted<T>> {
   const max = ctx.settings.retry.maxAttempts;
   for (let attempt = 1; ; attempt++) {
     const key = `${nodeId}#${attempt}`;
@@ -81,17 +86,35 @@ async function policyAttempt<S>(ctx: CallContext<S>, call: PolicyCall, key: stri
   }
   try {
     // Checked once the call holds its slot, when the spend of the calls before it is known.
-    if (call.admitCost !== undefined && attempt === 1 && ctx.covers && !ctx.covers(call.trajectoryId, call.admitCost)) return failed('budget', 'the budget left does not cover another trajectory');
+    if (call.admitCost !== undefined && attempt === 1 && ctx.covers && !ctx.covers(call.trajectoryId, call.admitCost))
+      return failed('budget', 'the budget left does not cover another trajectory');
     const reservation = await ctx.ledger.reserveTurn(ctx.settings.maxTokensPerTurn, ctx.signal);
-    if (!reservation) return ctx.signal?.aborted ? failed('cancelled', 'cancelled while waiting for the budget') : failed('budget', 'the budget ledger refused another policy call');
-    return await settled(reservation, () => ctx.tape.policy(`policy:${key}`, () => callWithTimeout((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)), ctx.settings.timeoutMs, ctx.signal)));
+    if (!reservation)
+      return ctx.signal?.aborted
+        ? failed('cancelled', 'cancelled while waiting for the budget')
+        : failed('budget', 'the budget ledger refused another policy call');
+    return await settled(reservation, () =>
+      ctx.tape.policy(`policy:${key}`, () =>
+        callWithTimeout((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)), ctx.settings.timeoutMs, ctx.signal),
+      ),
+    );
   } finally {
     ctx.semaphore.release();
   }
 }
 
 function policyContext<S>(ctx: CallContext<S>, call: PolicyCall, key: string, signal: AbortSignal) {
-  return { prompt: ctx.prompt, rendered: ctx.rendered, turns: call.turns, rng: call.rng.fork(key), greedy: ctx.greedy, maxTokens: ctx.settings.maxTokensPerTurn, signal, callId: key, trajectoryId: call.trajectoryId };
+  return {
+    prompt: ctx.prompt,
+    rendered: ctx.rendered,
+    turns: call.turns,
+    rng: call.rng.fork(key),
+    greedy: ctx.greedy,
+    maxTokens: ctx.settings.maxTokensPerTurn,
+    signal,
+    callId: key,
+    trajectoryId: call.trajectoryId,
+  };
 }
 
 /** Runs a reserved call and settles its reservation: the tokens it generated, or 0 when it failed. */

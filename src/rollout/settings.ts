@@ -6,9 +6,23 @@ import { z } from 'zod';
  */
 export const engineSettingsSchema = z.object({
   concurrency: z.number().int().min(1).default(8).describe('Policy requests in flight at once (a semaphore shared by every trajectory of the step).'),
-  maxTurns: z.number().int().min(1).default(6).describe('Turn limit T counted from the root; a trajectory that reaches it ends with reason turn_limit and reward 0.'),
-  maxTokensPerTurn: z.number().int().min(1).default(512).describe('Upper bound on generated tokens per policy call; reserved in the budget ledger before the call.'),
-  timeoutMs: z.number().positive().default(60_000).describe('A policy call that has not answered after this long fails with code timeout; a tool call, with code tool_error.'),
+  maxTurns: z
+    .number()
+    .int()
+    .min(1)
+    .default(6)
+    .describe('Turn limit T counted from the root; a trajectory that reaches it ends with reason turn_limit and reward 0.'),
+  maxTokensPerTurn: z
+    .number()
+    .int()
+    .min(1)
+    .default(512)
+    .describe('Upper bound on generated tokens per policy call; reserved in the budget ledger before the call.'),
+  timeoutMs: z
+    .number()
+    .positive()
+    .default(60_000)
+    .describe('A policy call that has not answered after this long fails with code timeout; a tool call, with code tool_error.'),
   retry: z
     .object({
       maxAttempts: z.number().int().min(1).default(3).describe('Attempts per policy call or tool step (1 = no retry).'),
@@ -17,7 +31,9 @@ export const engineSettingsSchema = z.object({
       jitter: z.number().min(0).max(1).default(0.5).describe('Fraction of the delay drawn uniformly at random: delay · (1 − jitter · u), u ~ U[0,1).'),
     })
     .prefault({})
-    .describe('Retries of transient failures (timeout, server_error, parse_error from the server, tool errors). After the last attempt fails the trajectory is dropped: it ends with end = error and no reward.'),
+    .describe(
+      'Retries of transient failures (timeout, server_error, parse_error from the server, tool errors). After the last attempt fails the trajectory is dropped: it ends with end = error and no reward.',
+    ),
 });
 
 export type EngineSettings = z.output<typeof engineSettingsSchema>;

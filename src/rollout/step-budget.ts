@@ -16,7 +16,12 @@ export class StepBudget {
   readonly price?: Price;
   readonly admission?: Admission;
 
-  constructor(strategy: Allocator | undefined, caps: Omit<Caps, 'trajectories'> | undefined, rootCost: number | undefined, private readonly settings: EngineSettings) {
+  constructor(
+    strategy: Allocator | undefined,
+    caps: Omit<Caps, 'trajectories'> | undefined,
+    rootCost: number | undefined,
+    private readonly settings: EngineSettings,
+  ) {
     this.unit = strategy?.unit ?? 'trajectories';
     this.ledger = new BudgetLedger({ ...caps, ...(strategy ? capIn(this.unit, strategy.cap) : {}) });
     if (this.unit === 'trajectories' || !strategy) return;

@@ -89,9 +89,16 @@ class Episode<S> {
   async turn(): Promise<TrajectoryResult | undefined> {
     const { ctx } = this;
     const nodeId = childId(this.parentId, this.slot);
-    const called = await callPolicy(ctx, { nodeId, turns: this.turns, trajectoryId: this.firstNodeId, rng: this.rng, ...(this.lastId === undefined ? { admitCost: this.start.expectedCost } : {}) });
+    const called = await callPolicy(ctx, {
+      nodeId,
+      turns: this.turns,
+      trajectoryId: this.firstNodeId,
+      rng: this.rng,
+      ...(this.lastId === undefined ? { admitCost: this.start.expectedCost } : {}),
+    });
     if (!called.ok) {
-      if (called.error.code === 'cancelled' || (called.error.code === 'budget' && this.lastId === undefined)) return this.endWithoutNode(called.error.code === 'cancelled' ? 'cancelled' : 'error');
+      if (called.error.code === 'cancelled' || (called.error.code === 'budget' && this.lastId === undefined))
+        return this.endWithoutNode(called.error.code === 'cancelled' ? 'cancelled' : 'error');
       return this.endWithNode(errorTurn(called.error), 'error');
     }
     const output = called.value;

@@ -4,4 +4,12 @@
  * trainer has loaded new weights (a file, or an HTTP POST). docs/export.md.
  */
 export { WeightsGate, WeightsWaitAborted, weightsReadyFile, type WeightsGateOptions } from './weights-gate.ts';
-export { runRolloutService, batchFile, batchMetaFile, RolloutStepFailed, type RolloutServiceOptions, type RolloutServiceResult, type RolloutServiceEvent } from './rollout-service.ts';
+export {
+  runRolloutService,
+  batchFile,
+  batchMetaFile,
+  RolloutStepFailed,
+  type RolloutServiceOptions,
+  type RolloutServiceResult,
+  type RolloutServiceEvent,
+} from './rollout-service.ts';

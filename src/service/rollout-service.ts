@@ -60,7 +60,9 @@ export class RolloutStepFailed extends Error {
     readonly servers: readonly string[],
   ) {
     const where = servers.length ? ` (server ${servers.join(', ')})` : '';
-    super(`step ${step}: all ${failures.trajectories} trajectories ended in an error after the engine's retries${where}: ${failureCauses(failures)}; no batch was written for this step`);
+    super(
+      `step ${step}: all ${failures.trajectories} trajectories ended in an error after the engine's retries${where}: ${failureCauses(failures)}; no batch was written for this step`,
+    );
   }
 }
 
@@ -116,7 +118,16 @@ export async function runRolloutService(options: RolloutServiceOptions): Promise
         const failures = failuresOf.get(step) ?? summariseFailures(trees);
         failuresOf.delete(step);
         const warning = logprobWarning(batch);
-        emit({ kind: 'batch', step, file, rows: batch.rows.length, leaves: batch.rows.length + batch.meta.skipped_leaves, status: batch.meta.status, failures, ...(warning ? { warning } : {}) });
+        emit({
+          kind: 'batch',
+          step,
+          file,
+          rows: batch.rows.length,
+          leaves: batch.rows.length + batch.meta.skipped_leaves,
+          status: batch.meta.status,
+          failures,
+          ...(warning ? { warning } : {}),
+        });
         if (last) return 'continue';
         emit({ kind: 'waiting', step, file: weightsReadyFile(options.gate.dir, step), ...(options.gate.url ? { url: `${options.gate.url}/weights` } : {}) });
         try {

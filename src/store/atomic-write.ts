@@ -57,4 +57,3 @@ function kindOf(path: string): string {
   if (st.isSocket()) return 'is a socket';
   return 'is not a regular file';
 }
-

@@ -28,7 +28,10 @@ export class MetricsLog {
   reset(steps: ReadonlyArray<{ step: number; metrics: Record<string, number> }>, wallMs = 0): void {
     writeFileSync(join(this.dir, METRICS_JSONL), steps.map((s) => jsonLine(s.step, s.metrics)).join(''));
     writeFileSync(join(this.dir, METRICS_CSV), CSV_HEADER + steps.map((s) => csvRows(s.step, s.metrics)).join(''));
-    writeFileSync(join(this.dir, METRICS_TFEVENTS), Buffer.concat([fileVersionRecord(wallMs / 1000), ...steps.map((s) => scalarsRecord(s.step, 0, s.metrics))]));
+    writeFileSync(
+      join(this.dir, METRICS_TFEVENTS),
+      Buffer.concat([fileVersionRecord(wallMs / 1000), ...steps.map((s) => scalarsRecord(s.step, 0, s.metrics))]),
+    );
     this.started = true;
   }
 

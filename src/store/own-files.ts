@@ -10,7 +10,17 @@ import { RUN_DB } from './run-store.ts';
 import { METRICS_CSV, METRICS_JSONL, METRICS_TFEVENTS } from './metrics-log.ts';
 
 /** The database, SQLite’s side files for it, the writer’s lock, the creating marker and the metrics stream. */
-export const RUN_OWN_FILES = [RUN_DB, `${RUN_DB}-wal`, `${RUN_DB}-shm`, `${RUN_DB}-journal`, LOCK_FILE, CREATING_MARKER, METRICS_JSONL, METRICS_CSV, METRICS_TFEVENTS] as const;
+export const RUN_OWN_FILES = [
+  RUN_DB,
+  `${RUN_DB}-wal`,
+  `${RUN_DB}-shm`,
+  `${RUN_DB}-journal`,
+  LOCK_FILE,
+  CREATING_MARKER,
+  METRICS_JSONL,
+  METRICS_CSV,
+  METRICS_TFEVENTS,
+] as const;
 
 function realpathOr(p: string): string | undefined {
   try {
@@ -51,5 +61,6 @@ export function runFileAt(out: string, runDirs: readonly string[]): string | und
 /** Refuses an output that is one of the runs' own files, before anything is written. */
 export function refuseRunFile(out: string, runDirs: readonly string[], flag = '--out'): void {
   const own = runFileAt(out, runDirs);
-  if (own !== undefined) throw new RunStoreError(`${flag} ${out}: is one of the run's own files (${own}); writing it would destroy the run, choose another file`);
+  if (own !== undefined)
+    throw new RunStoreError(`${flag} ${out}: is one of the run's own files (${own}); writing it would destroy the run, choose another file`);
 }

@@ -17,7 +17,8 @@ export { RunStoreError };
 export const RUN_DB = 'run.sqlite';
 const SCHEMA_VERSION = 1;
 /** Added after schema version 1 without changing it: older readers ignore it, older runs lack it. */
-const TREE_RECORDS_TABLE = 'CREATE TABLE tree_records (step INTEGER NOT NULL, prompt_id TEXT NOT NULL, rendered TEXT NOT NULL, advantages TEXT NOT NULL, PRIMARY KEY (step, prompt_id))';
+const TREE_RECORDS_TABLE =
+  'CREATE TABLE tree_records (step INTEGER NOT NULL, prompt_id TEXT NOT NULL, rendered TEXT NOT NULL, advantages TEXT NOT NULL, PRIMARY KEY (step, prompt_id))';
 
 /** What one completed step leaves in the store. */
 export interface StepRecord {
@@ -118,7 +119,10 @@ export class RunStore {
     const file = join(dir, RUN_DB);
     if (!existsSync(file)) throw new RunStoreError(`${file} not found: is ${dir} a run folder (made by trace-rl train --out)?`);
     if (!isComplete(file)) {
-      if (existsSync(join(dir, CREATING_MARKER))) throw new RunStoreError(`${file} never finished being created (the start was interrupted); start the run again with --out ${dir} (this replaces only that unfinished file)`);
+      if (existsSync(join(dir, CREATING_MARKER)))
+        throw new RunStoreError(
+          `${file} never finished being created (the start was interrupted); start the run again with --out ${dir} (this replaces only that unfinished file)`,
+        );
       throw notOurs(dir);
     }
     const lock = options.readonly ? undefined : RunLock.acquire(dir);
@@ -244,7 +248,11 @@ export class RunStore {
   treeRecords(step: number): TreeRecord[] {
     const table = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tree_records'").get();
     if (!table) return [];
-    const rows = this.db.prepare('SELECT prompt_id, rendered, advantages FROM tree_records WHERE step = ? ORDER BY rowid').all(step) as Array<{ prompt_id: string; rendered: string; advantages: string }>;
+    const rows = this.db.prepare('SELECT prompt_id, rendered, advantages FROM tree_records WHERE step = ? ORDER BY rowid').all(step) as Array<{
+      prompt_id: string;
+      rendered: string;
+      advantages: string;
+    }>;
     return rows.map((r) => ({ promptId: r.prompt_id, rendered: r.rendered, advantages: JSON.parse(r.advantages) as TreeRecord['advantages'] }));
   }
 
@@ -270,10 +278,15 @@ function storeError(e: unknown, dir: string, doing: 'creating' | 'opening' | 'wr
   const code = (e as { code?: unknown }).code;
   if (typeof code !== 'string') return e;
   const file = join(dir, RUN_DB);
-  if (code === 'SQLITE_FULL' || code === 'ENOSPC') return new RunStoreError(`${file}: the disk is full while ${doing} the run; free some space${doing === 'writing' ? `, then continue with --resume ${dir} (the last completed step is kept)` : ' and start again'}`);
-  if (code === 'SQLITE_READONLY' || code === 'EROFS') return new RunStoreError(`${file}: read-only (file system or permissions) while ${doing} the run; choose a writable --out`);
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC')
+    return new RunStoreError(
+      `${file}: the disk is full while ${doing} the run; free some space${doing === 'writing' ? `, then continue with --resume ${dir} (the last completed step is kept)` : ' and start again'}`,
+    );
+  if (code === 'SQLITE_READONLY' || code === 'EROFS')
+    return new RunStoreError(`${file}: read-only (file system or permissions) while ${doing} the run; choose a writable --out`);
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') return notOurs(dir);
-  if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN') return new RunStoreError(`${file}: I/O error while ${doing} the run (${(e as Error).message}); check the disk`);
+  if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN')
+    return new RunStoreError(`${file}: I/O error while ${doing} the run (${(e as Error).message}); check the disk`);
   return e;
 }
 

@@ -67,7 +67,9 @@ class Proto {
   }
 
   bytes(field: number, value: Uint8Array): this {
-    this.key(field, 2).raw(value.length).parts.push(...value);
+    this.key(field, 2)
+      .raw(value.length)
+      .parts.push(...value);
     return this;
   }
 

@@ -174,7 +174,11 @@ export interface PackedGrid {
  * else opens a row of the shortest length in `rowLengths` that holds it. Rows of one length are
  * grouped into grids of R = ⌊gridTokens / T⌋ rows (the last grid of a length may be partly empty).
  */
-export function pack(seqs: readonly (readonly number[])[], lengths: readonly number[], layout: { rowLengths: readonly number[]; gridTokens: number }): PackedGrid[] {
+export function pack(
+  seqs: readonly (readonly number[])[],
+  lengths: readonly number[],
+  layout: { rowLengths: readonly number[]; gridTokens: number },
+): PackedGrid[] {
   const ladder = [...layout.rowLengths].sort((a, b) => a - b);
   const order = lengths.map((_, k) => k).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
   const rows: Array<{ T: number; used: number; items: number[] }> = [];
@@ -195,7 +199,15 @@ export function pack(seqs: readonly (readonly number[])[], lengths: readonly num
     const ofT = rows.filter((r) => r.T === T);
     const R = Math.max(1, Math.floor(layout.gridTokens / T));
     for (let g = 0; g < ofT.length; g += R) {
-      const grid: PackedGrid = { R, T, ids: new Int32Array(R * T), targets: new Int32Array(R * T), pos: new Int32Array(R * T), start: new Int32Array(R * T), slots: [] };
+      const grid: PackedGrid = {
+        R,
+        T,
+        ids: new Int32Array(R * T),
+        targets: new Int32Array(R * T),
+        pos: new Int32Array(R * T),
+        start: new Int32Array(R * T),
+        slots: [],
+      };
       for (let i = 0; i < R * T; i++) grid.start[i] = i % T;
       ofT.slice(g, g + R).forEach((r, row) => {
         let offset = 0;
@@ -263,11 +275,17 @@ function attention(q: Arr, k: Arr, v: Arr, start: Arr, hd: number): Arr {
     const j = np.arange(0, b, 1, { dtype: np.int32 }).reshape([1, 1, b]);
     const st = start.ref.slice([], [a, b]).reshape([R, b - a, 1]);
     const allowed = np.logicalAnd(np.lessEqual(j.ref, i), np.greaterEqual(j, st));
-    const mask = np.where(allowed, 0, -1e9).astype(np.float32).reshape([R, 1, b - a, b]);
+    const mask = np
+      .where(allowed, 0, -1e9)
+      .astype(np.float32)
+      .reshape([R, 1, b - a, b]);
     const qc = q.ref.slice([], [], [a, b]);
     const kc = k.ref.slice([], [], [0, b]);
     const vc = v.ref.slice([], [], [0, b]);
-    const scores = np.matmul(qc, np.matrixTranspose(kc)).mul(1 / Math.sqrt(hd)).add(mask);
+    const scores = np
+      .matmul(qc, np.matrixTranspose(kc))
+      .mul(1 / Math.sqrt(hd))
+      .add(mask);
     outs.push(np.matmul(softmax(scores), vc));
   }
   q.dispose();
@@ -325,6 +343,9 @@ export function tokenLogprobs(p: Params, ids: Arr, targets: Arr, pos: Arr, start
   const picked = tempered(h.ref.mul(np.take(p.output.ref, targets.reshape([R * T]), 0)).sum(-1));
   const z = tempered(linear(h, p.output)).add(k.vocabBias.ref);
   const m = stopGradient(np.max(z.ref, -1, { keepdims: true }));
-  const lse = np.log(expNonPositive(z.sub(m.ref)).sum(-1, { keepdims: true })).add(m).reshape([R * T]);
+  const lse = np
+    .log(expNonPositive(z.sub(m.ref)).sum(-1, { keepdims: true }))
+    .add(m)
+    .reshape([R * T]);
   return picked.sub(lse).reshape([R, T]);
 }

@@ -24,7 +24,11 @@ export function checkGgufFile(file: string): void {
   } catch (e) {
     if (e instanceof GgufFileError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
-    throw new GgufFileError(code === 'ENOENT' || code === 'ENOTDIR' ? `no such file; give a .gguf model file (e.g. bench/tinylm/warm-start.gguf)` : `cannot read it (${code ?? (e as Error).message})`);
+    throw new GgufFileError(
+      code === 'ENOENT' || code === 'ENOTDIR'
+        ? `no such file; give a .gguf model file (e.g. bench/tinylm/warm-start.gguf)`
+        : `cannot read it (${code ?? (e as Error).message})`,
+    );
   }
   let fd: number;
   try {

@@ -122,7 +122,10 @@ export function checkGgufHeader(fd: number, size: number): void {
   const nKv = c.u64('the metadata count');
   // Before any loop: the counts must fit in the bytes left, at the fewest bytes an entry can take.
   const least = nKv * MIN_KV_BYTES + nTensors * MIN_TENSOR_INFO_BYTES;
-  if (least > c.left) throw new GgufHeaderError(`claims ${nKv} metadata entries and ${nTensors} tensors, which need at least ${least} bytes, but the file has ${c.left} after its 24-byte preamble`);
+  if (least > c.left)
+    throw new GgufHeaderError(
+      `claims ${nKv} metadata entries and ${nTensors} tensors, which need at least ${least} bytes, but the file has ${c.left} after its 24-byte preamble`,
+    );
   let alignment = 32;
   for (let i = 0n; i < nKv; i++) {
     const what = `metadata entry #${i}`;
@@ -133,9 +136,11 @@ export function checkGgufHeader(fd: number, size: number): void {
     const type = c.u32(`${what} type`);
     if (type === ARRAY) {
       const of = c.u32(`${what} element type`);
-      if (of === ARRAY || SCALAR_BYTES[of] === undefined) throw new GgufHeaderError(`${what} at byte ${keyAt}: array element type ${of} is not a GGUF scalar type`);
+      if (of === ARRAY || SCALAR_BYTES[of] === undefined)
+        throw new GgufHeaderError(`${what} at byte ${keyAt}: array element type ${of} is not a GGUF scalar type`);
       const n = c.u64(`${what} array length`);
-      if (n * BigInt(SCALAR_BYTES[of]!) > c.left) throw new GgufHeaderError(`${what} at byte ${keyAt}: an array of ${n} elements cannot fit in the ${c.left} bytes left`);
+      if (n * BigInt(SCALAR_BYTES[of]!) > c.left)
+        throw new GgufHeaderError(`${what} at byte ${keyAt}: an array of ${n} elements cannot fit in the ${c.left} bytes left`);
       if (of === STRING) for (let j = 0n; j < n; j++) c.skipString(`${what} element ${j}`);
       else c.skip(n * BigInt(SCALAR_BYTES[of]!), `${what} array`);
     } else if (type === STRING) {
@@ -166,7 +171,10 @@ export function checkGgufHeader(fd: number, size: number): void {
   for (const [i, t] of tensors.entries()) {
     const start = dataStart + t.offset;
     const end = start + t.bytes;
-    if (start > c.size || end > c.size) throw new GgufHeaderError(`tensor #${i}'s data (bytes ${start}–${end}) runs past the end of the file (${c.size} bytes): the file is truncated or damaged`);
+    if (start > c.size || end > c.size)
+      throw new GgufHeaderError(
+        `tensor #${i}'s data (bytes ${start}–${end}) runs past the end of the file (${c.size} bytes): the file is truncated or damaged`,
+      );
   }
 }
 

@@ -1,4 +1,14 @@
-import { DEFAULT_ALIGNMENT, GGML_TYPE_F32, GGUF_MAGIC, GGUF_TYPE, GgufError, type GgufFile, type GgufScalarType, type GgufTensor, type GgufValue } from './gguf-format.ts';
+import {
+  DEFAULT_ALIGNMENT,
+  GGML_TYPE_F32,
+  GGUF_MAGIC,
+  GGUF_TYPE,
+  GgufError,
+  type GgufFile,
+  type GgufScalarType,
+  type GgufTensor,
+  type GgufValue,
+} from './gguf-format.ts';
 
 const TYPE_NAME = new Map<number, keyof typeof GGUF_TYPE>(Object.entries(GGUF_TYPE).map(([k, v]) => [v, k as keyof typeof GGUF_TYPE]));
 
@@ -6,13 +16,22 @@ const TYPE_NAME = new Map<number, keyof typeof GGUF_TYPE>(Object.entries(GGUF_TY
 class Source {
   private readonly view: DataView;
   pos = 0;
-  constructor(readonly bytes: Uint8Array, private readonly file: string) {
+  constructor(
+    readonly bytes: Uint8Array,
+    private readonly file: string,
+  ) {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
   need(n: number, what: string) {
-    if (this.pos + n > this.bytes.length) throw new GgufError(`${this.file}: truncated at byte ${this.pos} while reading ${what} (file has ${this.bytes.length} bytes)`);
+    if (this.pos + n > this.bytes.length)
+      throw new GgufError(`${this.file}: truncated at byte ${this.pos} while reading ${what} (file has ${this.bytes.length} bytes)`);
   }
-  u32(what: string) { this.need(4, what); const v = this.view.getUint32(this.pos, true); this.pos += 4; return v; }
+  u32(what: string) {
+    this.need(4, what);
+    const v = this.view.getUint32(this.pos, true);
+    this.pos += 4;
+    return v;
+  }
   u64(what: string) {
     this.need(8, what);
     const v = this.view.getBigUint64(this.pos, true);
@@ -28,23 +47,35 @@ class Source {
     return s;
   }
   scalar(type: GgufScalarType, what: string): number | bigint | string | boolean {
-    const d = this.view, o = this.pos;
+    const d = this.view,
+      o = this.pos;
     const size = { u8: 1, i8: 1, bool: 1, u16: 2, i16: 2, u32: 4, i32: 4, f32: 4, u64: 8, i64: 8, f64: 8, string: 0 }[type];
     if (type === 'string') return this.str(what);
     this.need(size, what);
     this.pos += size;
     switch (type) {
-      case 'u8': return d.getUint8(o);
-      case 'i8': return d.getInt8(o);
-      case 'bool': return d.getUint8(o) !== 0;
-      case 'u16': return d.getUint16(o, true);
-      case 'i16': return d.getInt16(o, true);
-      case 'u32': return d.getUint32(o, true);
-      case 'i32': return d.getInt32(o, true);
-      case 'f32': return d.getFloat32(o, true);
-      case 'f64': return d.getFloat64(o, true);
-      case 'u64': return d.getBigUint64(o, true);
-      case 'i64': return d.getBigInt64(o, true);
+      case 'u8':
+        return d.getUint8(o);
+      case 'i8':
+        return d.getInt8(o);
+      case 'bool':
+        return d.getUint8(o) !== 0;
+      case 'u16':
+        return d.getUint16(o, true);
+      case 'i16':
+        return d.getInt16(o, true);
+      case 'u32':
+        return d.getUint32(o, true);
+      case 'i32':
+        return d.getInt32(o, true);
+      case 'f32':
+        return d.getFloat32(o, true);
+      case 'f64':
+        return d.getFloat64(o, true);
+      case 'u64':
+        return d.getBigUint64(o, true);
+      case 'i64':
+        return d.getBigInt64(o, true);
     }
   }
   type(what: string): keyof typeof GGUF_TYPE {

@@ -14,34 +14,92 @@ class Sink {
     this.buf = next;
     this.view = new DataView(next.buffer);
   }
-  u8(x: number) { this.ensure(1); this.view.setUint8(this.length, x); this.length += 1; }
-  u32(x: number) { this.ensure(4); this.view.setUint32(this.length, x, true); this.length += 4; }
-  u64(x: bigint | number) { this.ensure(8); this.view.setBigUint64(this.length, BigInt(x), true); this.length += 8; }
-  bytes(b: Uint8Array) { this.ensure(b.length); this.buf.set(b, this.length); this.length += b.length; }
-  pad(align: number) { while (this.length % align !== 0) this.u8(0); }
-  str(s: string) { const b = new TextEncoder().encode(s); this.u64(b.length); this.bytes(b); }
+  u8(x: number) {
+    this.ensure(1);
+    this.view.setUint8(this.length, x);
+    this.length += 1;
+  }
+  u32(x: number) {
+    this.ensure(4);
+    this.view.setUint32(this.length, x, true);
+    this.length += 4;
+  }
+  u64(x: bigint | number) {
+    this.ensure(8);
+    this.view.setBigUint64(this.length, BigInt(x), true);
+    this.length += 8;
+  }
+  bytes(b: Uint8Array) {
+    this.ensure(b.length);
+    this.buf.set(b, this.length);
+    this.length += b.length;
+  }
+  pad(align: number) {
+    while (this.length % align !== 0) this.u8(0);
+  }
+  str(s: string) {
+    const b = new TextEncoder().encode(s);
+    this.u64(b.length);
+    this.bytes(b);
+  }
   scalar(type: GgufScalarType, v: number | bigint | string | boolean, where: string) {
     this.ensure(8);
-    const d = this.view, o = this.length;
+    const d = this.view,
+      o = this.length;
     switch (type) {
-      case 'u8': d.setUint8(o, num(v, where)); this.length += 1; return;
-      case 'i8': d.setInt8(o, num(v, where)); this.length += 1; return;
-      case 'u16': d.setUint16(o, num(v, where), true); this.length += 2; return;
-      case 'i16': d.setInt16(o, num(v, where), true); this.length += 2; return;
-      case 'u32': d.setUint32(o, num(v, where), true); this.length += 4; return;
-      case 'i32': d.setInt32(o, num(v, where), true); this.length += 4; return;
-      case 'f32': d.setFloat32(o, num(v, where), true); this.length += 4; return;
-      case 'f64': d.setFloat64(o, num(v, where), true); this.length += 8; return;
-      case 'u64': d.setBigUint64(o, BigInt(v as bigint), true); this.length += 8; return;
-      case 'i64': d.setBigInt64(o, BigInt(v as bigint), true); this.length += 8; return;
-      case 'bool': d.setUint8(o, v ? 1 : 0); this.length += 1; return;
+      case 'u8':
+        d.setUint8(o, num(v, where));
+        this.length += 1;
+        return;
+      case 'i8':
+        d.setInt8(o, num(v, where));
+        this.length += 1;
+        return;
+      case 'u16':
+        d.setUint16(o, num(v, where), true);
+        this.length += 2;
+        return;
+      case 'i16':
+        d.setInt16(o, num(v, where), true);
+        this.length += 2;
+        return;
+      case 'u32':
+        d.setUint32(o, num(v, where), true);
+        this.length += 4;
+        return;
+      case 'i32':
+        d.setInt32(o, num(v, where), true);
+        this.length += 4;
+        return;
+      case 'f32':
+        d.setFloat32(o, num(v, where), true);
+        this.length += 4;
+        return;
+      case 'f64':
+        d.setFloat64(o, num(v, where), true);
+        this.length += 8;
+        return;
+      case 'u64':
+        d.setBigUint64(o, BigInt(v as bigint), true);
+        this.length += 8;
+        return;
+      case 'i64':
+        d.setBigInt64(o, BigInt(v as bigint), true);
+        this.length += 8;
+        return;
+      case 'bool':
+        d.setUint8(o, v ? 1 : 0);
+        this.length += 1;
+        return;
       case 'string':
         if (typeof v !== 'string') throw new GgufError(`${where}: expected a string, got ${typeof v}`);
         this.str(v);
         return;
     }
   }
-  result(): Uint8Array { return this.buf.slice(0, this.length); }
+  result(): Uint8Array {
+    return this.buf.slice(0, this.length);
+  }
 }
 
 function num(v: unknown, where: string): number {

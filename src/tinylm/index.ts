@@ -12,7 +12,22 @@ export { readGguf } from './gguf-read.ts';
 export { TAGS, TOKEN_TYPE, BOS_ID, EOS_ID, UNK_ID, buildVocabulary, splitWords, type Vocabulary, type VocabularyOptions } from './vocabulary.ts';
 export { Tokenizer } from './tokenizer.ts';
 export { initWeights, modelFromGguf, modelToGguf, type LayerWeights, type LlamaConfig, type LlamaModel, type LlamaWeights } from './model.ts';
-export { disposeConsts, forwardConsts, fromParams, gridArrays, logits, pack, paddedVocab, ropeTables, toParams, tokenLogprobs, type ForwardConsts, type LayerParams, type PackedGrid, type Params } from './forward.ts';
+export {
+  disposeConsts,
+  forwardConsts,
+  fromParams,
+  gridArrays,
+  logits,
+  pack,
+  paddedVocab,
+  ropeTables,
+  toParams,
+  tokenLogprobs,
+  type ForwardConsts,
+  type LayerParams,
+  type PackedGrid,
+  type Params,
+} from './forward.ts';
 export { createOpenAIApp, serveOpenAI, type OpenAIServerOptions, type RunningServer } from './openai-server.ts';
 export { ContextOverflowError, LlamaEngine, loadLlama, type GenerateOptions, type Generated, type LlamaEngineOptions } from './llama-engine.ts';
 export { MAX_SEQUENCES, sequencesFor, TinyLmPolicy, TinyLmSnapshotError, type TinyLmPolicyOptions } from './tiny-lm-policy.ts';

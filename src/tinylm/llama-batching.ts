@@ -46,7 +46,7 @@ export function gateSampling(context: LlamaContext, together: boolean): void {
   // The samples of the latest decode (all are requested before the first one finishes).
   let group: Array<Promise<unknown>> = [];
   const allSettled = async (g: Array<Promise<unknown>>) => {
-    for (let n = -1; n !== g.length; ) {
+    for (let n = -1; n !== g.length;) {
       n = g.length;
       await Promise.allSettled(g.slice());
     }
@@ -88,7 +88,10 @@ export function bySequenceId(context: () => LlamaContext | undefined): CustomBat
     const queued = (context() as unknown as ContextInternals | undefined)?._queuedDecodes;
     if (!queued || queued.length !== items.length) throw internalsError('_queuedDecodes');
     const order = items.map((item, i) => ({ item, seq: queued[i]!.sequenceId })).sort((a, b) => a.seq - b.seq);
-    return shareSlots(order.map((o) => o.item), size);
+    return shareSlots(
+      order.map((o) => o.item),
+      size,
+    );
   };
 }
 

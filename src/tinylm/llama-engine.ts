@@ -202,7 +202,9 @@ export class LlamaEngine {
       const room = this.contextSize - prefix.length;
       const max = Math.min(options.maxTokens, room);
       if (max <= 0) return { ids, logprobs, stop, promptTokens: 0 };
-      const sampling = options.greedy ? { temperature: 0, seed: options.seed } : { temperature: 1, topK: 0, topP: 1, minP: 0, ...defined(options.sampling ?? {}), seed: options.seed };
+      const sampling = options.greedy
+        ? { temperature: 0, seed: options.seed }
+        : { temperature: 1, topK: 0, topP: 1, minP: 0, ...defined(options.sampling ?? {}), seed: options.seed };
       const eos = this.model.tokens.eos;
       for await (const out of seq.evaluateWithMetadata(input, { confidence: true }, sampling)) {
         options.signal?.throwIfAborted();
@@ -224,7 +226,9 @@ export class LlamaEngine {
   async score(tokens: readonly number[], options: { distributions?: boolean } = {}): Promise<{ logprobs: number[]; distributions?: Float64Array[] }> {
     return this.withSlot([], undefined, async (seq) => {
       await seq.clearHistory();
-      const input = tokens.map((t, i) => (i + 1 < tokens.length ? ([t, { generateNext: { probabilities: true } }] as const) : t)) as Parameters<LlamaContextSequence['controlledEvaluate']>[0];
+      const input = tokens.map((t, i) => (i + 1 < tokens.length ? ([t, { generateNext: { probabilities: true } }] as const) : t)) as Parameters<
+        LlamaContextSequence['controlledEvaluate']
+      >[0];
       const res = await seq.controlledEvaluate(input);
       const logprobs = [0];
       const distributions: Float64Array[] = [];

@@ -154,9 +154,14 @@ export function modelFromGguf(bytes: Uint8Array, file = 'gguf'): LlamaModel {
     if (v?.type !== 'array') throw new GgufError(`${file}: metadata ${key} is missing or not an array`);
     return v.value;
   };
-  const vocab: Vocabulary = { pieces: list('tokenizer.ggml.tokens') as string[], scores: list('tokenizer.ggml.scores') as number[], types: list('tokenizer.ggml.token_type') as number[] };
+  const vocab: Vocabulary = {
+    pieces: list('tokenizer.ggml.tokens') as string[],
+    scores: list('tokenizer.ggml.scores') as number[],
+    types: list('tokenizer.ggml.token_type') as number[],
+  };
   const heads = num(f, 'llama.attention.head_count', file);
-  if (num(f, 'llama.attention.head_count_kv', file) !== heads) throw new GgufError(`${file}: grouped-query attention (head_count_kv ≠ head_count) is not supported by the trainer`);
+  if (num(f, 'llama.attention.head_count_kv', file) !== heads)
+    throw new GgufError(`${file}: grouped-query attention (head_count_kv ≠ head_count) is not supported by the trainer`);
   const config: LlamaConfig = {
     vocab: vocab.pieces.length,
     dim: num(f, 'llama.embedding_length', file),

@@ -20,7 +20,12 @@ export type { RunningServer };
 
 const sampling = {
   model: z.string().optional(),
-  max_tokens: z.number().int().min(1).max(1 << 20).optional(),
+  max_tokens: z
+    .number()
+    .int()
+    .min(1)
+    .max(1 << 20)
+    .optional(),
   max_completion_tokens: z.number().int().min(1).optional(),
   temperature: z.number().min(0).max(2).optional(),
   top_p: z.number().gt(0).max(1).optional(),
@@ -128,16 +133,25 @@ class ServedModel {
 
   /** Bounds a prompt before it is tokenised (characters). */
   checkChars(chars: number): void {
-    if (chars > this.limits.maxPromptChars) throw tooLarge(`a prompt of ${chars.toLocaleString('en')} characters`, this.limits.maxPromptChars, 'characters', '--max-prompt-chars', 'prompt_too_long');
+    if (chars > this.limits.maxPromptChars)
+      throw tooLarge(`a prompt of ${chars.toLocaleString('en')} characters`, this.limits.maxPromptChars, 'characters', '--max-prompt-chars', 'prompt_too_long');
   }
 
   /** Bounds a prompt after it is tokenised (tokens, ids in the served model's vocabulary). */
   checkTokens(ids: readonly number[]): void {
     const { contextSize, vocabSize: vocab } = this.current;
     const maxTokens = Math.min(this.limits.maxPromptTokens ?? contextSize, contextSize);
-    if (ids.length > maxTokens) throw tooLarge(`a prompt of ${ids.length.toLocaleString('en')} tokens`, maxTokens, 'tokens', this.limits.maxPromptTokens === undefined ? 'the context length, --context' : '--max-prompt-tokens', 'prompt_too_many_tokens');
+    if (ids.length > maxTokens)
+      throw tooLarge(
+        `a prompt of ${ids.length.toLocaleString('en')} tokens`,
+        maxTokens,
+        'tokens',
+        this.limits.maxPromptTokens === undefined ? 'the context length, --context' : '--max-prompt-tokens',
+        'prompt_too_many_tokens',
+      );
     const bad = ids.findIndex((id) => id >= vocab);
-    if (bad >= 0) throw new HttpError(400, `prompt[${bad}]: token id ${ids[bad]} is outside the vocabulary (0 … ${vocab - 1})`, 'token_out_of_vocabulary', 'prompt');
+    if (bad >= 0)
+      throw new HttpError(400, `prompt[${bad}]: token id ${ids[bad]} is outside the vocabulary (0 … ${vocab - 1})`, 'token_out_of_vocabulary', 'prompt');
   }
 
   withBos(ids: number[]): number[] {
@@ -211,7 +225,14 @@ class ServedModel {
       pieces.push(piece);
       text += piece;
     }
-    return { text: cut === undefined ? text : text.slice(0, cut), ids: out.ids, logprobs: out.logprobs, pieces, finish: out.stop === 'length' ? 'length' : 'stop', promptTokens: prompt.length };
+    return {
+      text: cut === undefined ? text : text.slice(0, cut),
+      ids: out.ids,
+      logprobs: out.logprobs,
+      pieces,
+      finish: out.stop === 'length' ? 'length' : 'stop',
+      promptTokens: prompt.length,
+    };
   }
 }
 
@@ -235,7 +256,13 @@ function detokenizeRoute(m: ServedModel) {
     const body = await readJson(c, detokenizeSchema);
     const vocab = m.engine.vocabSize;
     const bad = body.tokens.findIndex((id) => id >= vocab);
-    if (bad >= 0) throw new HttpError(400, `tokens[${bad}]: token id ${body.tokens[bad]} is outside the vocabulary (0 … ${vocab - 1})`, 'token_out_of_vocabulary', 'tokens');
+    if (bad >= 0)
+      throw new HttpError(
+        400,
+        `tokens[${bad}]: token id ${body.tokens[bad]} is outside the vocabulary (0 … ${vocab - 1})`,
+        'token_out_of_vocabulary',
+        'tokens',
+      );
     const text = m.engine.model.detokenize(body.tokens as never, false);
     return c.json({ prompt: text, content: text });
   };
@@ -265,7 +292,13 @@ function completionsRoute(m: ServedModel) {
       at += p.length;
     }
     const logprobs = body.logprobs == null ? null : { tokens: r.pieces, token_logprobs: r.logprobs, top_logprobs: null, text_offset: offsets };
-    const choice = { index: 0, text: r.text, finish_reason: r.finish, logprobs, ...(body.return_token_ids ? { token_ids: r.ids, prompt_token_ids: prompt } : {}) };
+    const choice = {
+      index: 0,
+      text: r.text,
+      finish_reason: r.finish,
+      logprobs,
+      ...(body.return_token_ids ? { token_ids: r.ids, prompt_token_ids: prompt } : {}),
+    };
     return c.json({ id: m.responseId('cmpl'), object: 'text_completion', created: m.now(), model: m.options.modelName, choices: [choice], usage: usage(r) });
   };
 }
@@ -277,7 +310,11 @@ function chatRoute(m: ServedModel) {
     const model = m.engine.model;
     const wrapper = m.chatWrapper();
     const history: ChatHistoryItem[] = body.messages.map((msg) =>
-      msg.role === 'assistant' ? { type: 'model', response: [msg.content ?? ''] } : msg.role === 'user' ? { type: 'user', text: msg.content ?? '' } : { type: 'system', text: msg.content ?? '' },
+      msg.role === 'assistant'
+        ? { type: 'model', response: [msg.content ?? ''] }
+        : msg.role === 'user'
+          ? { type: 'user', text: msg.content ?? '' }
+          : { type: 'system', text: msg.content ?? '' },
     );
     if (history.at(-1)?.type !== 'model') history.push({ type: 'model', response: [] });
     const state = wrapper.generateContextState({ chatHistory: history });
@@ -285,16 +322,36 @@ function chatRoute(m: ServedModel) {
     m.checkTokens(prompt);
     const r = await m.complete(prompt, body, c.req.raw.signal);
     const enc = new TextEncoder();
-    const logprobs = body.logprobs ? { content: r.pieces.map((p, i) => ({ token: p, logprob: r.logprobs[i]!, bytes: [...enc.encode(p)], top_logprobs: [] })) } : null;
-    const choice = { index: 0, message: { role: 'assistant', content: r.text }, finish_reason: r.finish, logprobs, ...(body.return_token_ids ? { token_ids: r.ids } : {}) };
-    return c.json({ id: m.responseId('chatcmpl'), object: 'chat.completion', created: m.now(), model: m.options.modelName, choices: [choice], usage: usage(r) });
+    const logprobs = body.logprobs
+      ? { content: r.pieces.map((p, i) => ({ token: p, logprob: r.logprobs[i]!, bytes: [...enc.encode(p)], top_logprobs: [] })) }
+      : null;
+    const choice = {
+      index: 0,
+      message: { role: 'assistant', content: r.text },
+      finish_reason: r.finish,
+      logprobs,
+      ...(body.return_token_ids ? { token_ids: r.ids } : {}),
+    };
+    return c.json({
+      id: m.responseId('chatcmpl'),
+      object: 'chat.completion',
+      created: m.now(),
+      model: m.options.modelName,
+      choices: [choice],
+      usage: usage(r),
+    });
   };
 }
 
 /** The hono app (exposed for in-process tests); `serveOpenAI` puts it on a port. One handler per route above. */
 export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions): Hono {
   const limits = { ...DEFAULT_OPENAI_LIMITS, ...options.limits };
-  const app = createServerApp({ maxBodyBytes: limits.maxBodyBytes, bodySetting: '--max-body-bytes', badRequest: (e) => e instanceof ContextOverflowError, health: () => ({ model: options.modelName }) });
+  const app = createServerApp({
+    maxBodyBytes: limits.maxBodyBytes,
+    bodySetting: '--max-body-bytes',
+    badRequest: (e) => e instanceof ContextOverflowError,
+    health: () => ({ model: options.modelName }),
+  });
   const served = new ServedModel(first, options, limits);
   app.post('/tokenize', tokenizeRoute(served));
   app.post('/detokenize', detokenizeRoute(served));

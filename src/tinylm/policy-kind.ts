@@ -14,7 +14,9 @@ import { sequencesFor } from './sequences.ts';
 
 const tinyLm = z.strictObject({
   kind: z.literal('tiny-lm'),
-  model: z.string({ error: 'policy.kind tiny-lm needs policy.model: a GGUF file whose vocabulary is the world’s (docs/tinylm.md says how to build one)' }).describe('tiny-lm: the GGUF to start from (its vocabulary must be the world’s; docs/tinylm.md says how to build one).'),
+  model: z
+    .string({ error: 'policy.kind tiny-lm needs policy.model: a GGUF file whose vocabulary is the world’s (docs/tinylm.md says how to build one)' })
+    .describe('tiny-lm: the GGUF to start from (its vocabulary must be the world’s; docs/tinylm.md says how to build one).'),
   learningRate: learningRate(0.0003),
   temperature,
   clip,
@@ -55,7 +57,11 @@ export async function loadTinyLm(file: string, options: { concurrency: number; t
   const { TinyLmPolicy } = await import('./tiny-lm-policy.ts');
   const { initJax } = await import('../util/jax.ts');
   await initJax();
-  return TinyLmPolicy.fromBytes(bytes, { sequences: sequencesFor(options.concurrency), ...(options.temperature !== undefined ? { temperature: options.temperature } : {}) }, file);
+  return TinyLmPolicy.fromBytes(
+    bytes,
+    { sequences: sequencesFor(options.concurrency), ...(options.temperature !== undefined ? { temperature: options.temperature } : {}) },
+    file,
+  );
 }
 
 export const tinyLmKind = policyKind('tiny-lm', tinyLm, {
@@ -75,7 +81,8 @@ export const tinyLmKind = policyKind('tiny-lm', tinyLm, {
   },
   spec: (s, run) => ({ kind: 'tiny-lm', model: s.model, ...(run ? { run: run.dir, step: run.step } : {}) }),
   // Sequences are not part of the spec: the results do not depend on them, so a resumed evaluation may change --concurrency.
-  describe: (s, { run, concurrency }) => `${run ? `tiny LM of ${run.dir} after step ${run.step} (shape of ${s.model})` : `tiny LM ${s.model}`} on llama.cpp (${sequencesFor(concurrency)} sequences batched)`,
+  describe: (s, { run, concurrency }) =>
+    `${run ? `tiny LM of ${run.dir} after step ${run.step} (shape of ${s.model})` : `tiny LM ${s.model}`} on llama.cpp (${sequencesFor(concurrency)} sequences batched)`,
 });
 
 if (!policyKinds.has(tinyLmKind.name)) policyKinds.register(tinyLmKind as never);

@@ -66,7 +66,10 @@ export class TinyLmPolicy implements TrainablePolicy {
   private readonly ownsDir: boolean;
   private readonly stops: number[];
 
-  constructor(private model: LlamaModel, private readonly options: Omit<TinyLmPolicyOptions, 'model'> = {}) {
+  constructor(
+    private model: LlamaModel,
+    private readonly options: Omit<TinyLmPolicyOptions, 'model'> = {},
+  ) {
     this.tokenizer = new Tokenizer(model.vocab);
     this.trainer = new LmTrainer(model, { ...options.trainer, temperature: options.temperature ?? 1 });
     this.ownsDir = options.workDir === undefined;
@@ -103,7 +106,8 @@ export class TinyLmPolicy implements TrainablePolicy {
     await this.syncing;
     const prefix = trajectorySequence(this.tokenizer, ctx.prompt, ctx.turns).ids;
     // A full context is a failure of this call (recorded on the node), not a crash of the step.
-    if (prefix.length + 1 >= this.engine!.contextSize) throw new PolicyCallError('server_error', `the trajectory's ${prefix.length} tokens fill the model's context of ${this.engine!.contextSize}`, false);
+    if (prefix.length + 1 >= this.engine!.contextSize)
+      throw new PolicyCallError('server_error', `the trajectory's ${prefix.length} tokens fill the model's context of ${this.engine!.contextSize}`, false);
     const out = await this.engine!.generate(prefix, {
       maxTokens: Math.min(ctx.maxTokens, this.options.maxTokensPerTurn ?? 64),
       stop: this.stops,

@@ -65,7 +65,7 @@ export class Tokenizer {
   encode(text: string): number[] {
     const out: number[] = [];
     let start = 0;
-    for (let i = 0; i < text.length; ) {
+    for (let i = 0; i < text.length;) {
       const tag = text[i] === '<' ? this.special.find((t) => text.startsWith(t, i)) : undefined;
       if (tag === undefined) {
         i++;
@@ -138,7 +138,7 @@ export class Tokenizer {
 
 function heapPush(h: Bigram[], b: Bigram): void {
   h.push(b);
-  for (let i = h.length - 1; i > 0; ) {
+  for (let i = h.length - 1; i > 0;) {
     const p = (i - 1) >> 1;
     if (!before(h[i]!, h[p]!)) break;
     [h[i], h[p]] = [h[p]!, h[i]!];
@@ -151,8 +151,9 @@ function heapPop(h: Bigram[]): Bigram | undefined {
   const last = h.pop();
   if (h.length > 0 && last) {
     h[0] = last;
-    for (let i = 0; ; ) {
-      const l = 2 * i + 1, r = l + 1;
+    for (let i = 0; ;) {
+      const l = 2 * i + 1,
+        r = l + 1;
       let m = i;
       if (l < h.length && before(h[l]!, h[m]!)) m = l;
       if (r < h.length && before(h[r]!, h[m]!)) m = r;

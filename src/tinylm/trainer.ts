@@ -16,7 +16,18 @@
  * also keep jax-js's wasm heap flat: its allocator reuses freed buffers only of the same size class.
  */
 import { JAX_THREADS, jit, lax, numpy as np, tree, valueAndGrad } from '../util/jax.ts';
-import { disposeConsts, forwardConsts, fromParams, gridArrays, pack, toParams, tokenLogprobs, type ForwardConsts, type PackedGrid, type Params } from './forward.ts';
+import {
+  disposeConsts,
+  forwardConsts,
+  fromParams,
+  gridArrays,
+  pack,
+  toParams,
+  tokenLogprobs,
+  type ForwardConsts,
+  type PackedGrid,
+  type Params,
+} from './forward.ts';
 import type { LlamaConfig, LlamaModel, LlamaWeights } from './model.ts';
 import type { TokenSequence } from './sequence.ts';
 
@@ -154,7 +165,8 @@ export class LmTrainer {
   constructor(model: Pick<LlamaModel, 'config' | 'weights'>, options: TrainerOptions = {}) {
     this.config = model.config;
     this.opts = { batch: 8, gridTokens: JAX_THREADS > 1 ? 2048 : 4096, maxGradNorm: 1, beta1: 0.9, beta2: 0.999, temperature: 1, ...options };
-    if (!(this.opts.temperature > 0 && Number.isFinite(this.opts.temperature))) throw new RangeError(`LmTrainer: temperature must be a positive number, got ${this.opts.temperature}`);
+    if (!(this.opts.temperature > 0 && Number.isFinite(this.opts.temperature)))
+      throw new RangeError(`LmTrainer: temperature must be a positive number, got ${this.opts.temperature}`);
     this.params = toParams(model.weights, model.config);
     this.m = tree.map((a: Arr) => np.zeros(a.shape), this.params) as Params;
     this.v = tree.map((a: Arr) => np.zeros(a.shape), this.params) as Params;
@@ -224,17 +236,21 @@ export class LmTrainer {
 
   private adam(): AdamFn {
     const { beta1, beta2, maxGradNorm } = this.opts;
-    return program(`adam:${beta1}:${beta2}:${maxGradNorm}`, () => jit((p: Params, m: Params, v: Params, g: Params, alpha: Arr) => {
-      const sq = (tree.leaves(tree.ref(g)) as Arr[]).map((a) => a.ref.mul(a).sum()).reduce((a, b) => a.add(b));
-      const shrink = np.minimum(np.reciprocal(np.sqrt(sq).add(1e-12)).mul(maxGradNorm), 1);
-      const gc = tree.map((gi: Arr) => gi.mul(shrink.ref), g) as Params;
-      shrink.dispose();
-      const m2 = tree.map((mi: Arr, gi: Arr) => mi.mul(beta1).add(gi.mul(1 - beta1)), m, tree.ref(gc)) as Params;
-      const v2 = tree.map((vi: Arr, gi: Arr) => vi.mul(beta2).add(gi.ref.mul(gi).mul(1 - beta2)), v, gc) as Params;
-      const p2 = tree.map((pi: Arr, mi: Arr, vi: Arr) => pi.sub(mi.mul(alpha.ref).div(np.sqrt(vi).add(1e-8))), p, tree.ref(m2), tree.ref(v2)) as Params;
-      alpha.dispose();
-      return [p2, m2, v2];
-    }) as unknown as AdamFn);
+    return program(
+      `adam:${beta1}:${beta2}:${maxGradNorm}`,
+      () =>
+        jit((p: Params, m: Params, v: Params, g: Params, alpha: Arr) => {
+          const sq = (tree.leaves(tree.ref(g)) as Arr[]).map((a) => a.ref.mul(a).sum()).reduce((a, b) => a.add(b));
+          const shrink = np.minimum(np.reciprocal(np.sqrt(sq).add(1e-12)).mul(maxGradNorm), 1);
+          const gc = tree.map((gi: Arr) => gi.mul(shrink.ref), g) as Params;
+          shrink.dispose();
+          const m2 = tree.map((mi: Arr, gi: Arr) => mi.mul(beta1).add(gi.mul(1 - beta1)), m, tree.ref(gc)) as Params;
+          const v2 = tree.map((vi: Arr, gi: Arr) => vi.mul(beta2).add(gi.ref.mul(gi).mul(1 - beta2)), v, gc) as Params;
+          const p2 = tree.map((pi: Arr, mi: Arr, vi: Arr) => pi.sub(mi.mul(alpha.ref).div(np.sqrt(vi).add(1e-8))), p, tree.ref(m2), tree.ref(v2)) as Params;
+          alpha.dispose();
+          return [p2, m2, v2];
+        }) as unknown as AdamFn,
+    );
   }
 
   /** The grid's per-position loss inputs: weight (1/total on trained tokens), advantage, old log-prob. */
@@ -265,11 +281,23 @@ export class LmTrainer {
    * returns once the new weights and moments are computed, so synchronous readers (`weights`,
    * `logprobs`) may follow.
    */
-  private async update(kind: 'sft' | 'ppo', grids: readonly PackedGrid[], rows: readonly TrainRow[], total: number, lr: number, clip: number, ratios?: RatioSums): Promise<number> {
+  private async update(
+    kind: 'sft' | 'ppo',
+    grids: readonly PackedGrid[],
+    rows: readonly TrainRow[],
+    total: number,
+    lr: number,
+    clip: number,
+    ratios?: RatioSums,
+  ): Promise<number> {
     let g: Params | undefined;
     let loss = 0;
     for (const grid of grids) {
-      const [[value, logp], gi] = this.gradFn(kind, clip)(tree.ref(this.params), [...gridArrays(grid), ...this.lossArrays(grid, rows, total)], tree.ref(this.consts));
+      const [[value, logp], gi] = this.gradFn(kind, clip)(
+        tree.ref(this.params),
+        [...gridArrays(grid), ...this.lossArrays(grid, rows, total)],
+        tree.ref(this.consts),
+      );
       loss += ((await value.data()) as Float32Array)[0]!;
       if (ratios) addRatios(ratios, grid, rows, (await logp.data()) as Float32Array, clip);
       else logp.dispose();
@@ -304,7 +332,11 @@ export class LmTrainer {
     if (divisor !== undefined && !(divisor > 0)) throw new RangeError(`divisor must be positive, got ${divisor}`);
     // One row length per step (the longest row's): with the ladder, each step would add its own mix of
     // grid shapes, and jax-js's heap (4 GiB, reused only per size class) ran out after ~30 RL steps.
-    const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: [this.rowLength(Math.max(...lengths))], gridTokens: this.opts.gridTokens });
+    const grids = pack(
+      used.map((r) => r.seq.ids),
+      lengths,
+      { rowLengths: [this.rowLength(Math.max(...lengths))], gridTokens: this.opts.gridTokens },
+    );
     const ratios: RatioSums = { clipped: 0, kl: 0, n: 0 };
     const loss = await this.update(kind, grids, used, divisor ?? tokens, lr, clip, kind === 'ppo' ? ratios : undefined);
     return { loss, tokens, ...ratioStats(ratios) };
@@ -321,11 +353,19 @@ export class LmTrainer {
     kind: 'sft' | 'ppo',
     rows: readonly TrainRow[],
     lr: number | ((step: number, steps: number) => number),
-    options: { clip?: number; order?: (n: number) => number[]; after?: (info: { step: number; steps: number; loss: number; tokens: number }) => boolean | void } = {},
+    options: {
+      clip?: number;
+      order?: (n: number) => number[];
+      after?: (info: { step: number; steps: number; loss: number; tokens: number }) => boolean | void;
+    } = {},
   ): Promise<BatchStats & RatioStats & { steps: number }> {
     const { used, lengths, counts } = this.usable(rows);
     if (used.length === 0) return { loss: 0, tokens: 0, steps: 0, clipFraction: 0, approxKl: 0 };
-    const grids = pack(used.map((r) => r.seq.ids), lengths, { rowLengths: rowLadder(this.config.context), gridTokens: this.opts.gridTokens });
+    const grids = pack(
+      used.map((r) => r.seq.ids),
+      lengths,
+      { rowLengths: rowLadder(this.config.context), gridTokens: this.opts.gridTokens },
+    );
     const clip = options.clip ?? 0.2;
     const ratios: RatioSums = { clipped: 0, kl: 0, n: 0 };
     let loss = 0;
@@ -367,8 +407,15 @@ export class LmTrainer {
     const T = this.rowLength(Math.max(...live.map((k) => lengths[k]!)));
     const c = this.config;
     const tau = this.opts.temperature;
-    const fn = program(`eval:${tau}:${JSON.stringify(c)}`, () => jit((p: Params, b: Arr[], k: ForwardConsts) => tokenLogprobs(p, b[0]!, b[1]!, b[2]!, b[3]!, k, c, tau)) as unknown as EvalFn);
-    for (const grid of pack(live.map((k) => rows[k]!.ids), live.map((k) => lengths[k]!), { rowLengths: [T], gridTokens: this.opts.gridTokens })) {
+    const fn = program(
+      `eval:${tau}:${JSON.stringify(c)}`,
+      () => jit((p: Params, b: Arr[], k: ForwardConsts) => tokenLogprobs(p, b[0]!, b[1]!, b[2]!, b[3]!, k, c, tau)) as unknown as EvalFn,
+    );
+    for (const grid of pack(
+      live.map((k) => rows[k]!.ids),
+      live.map((k) => lengths[k]!),
+      { rowLengths: [T], gridTokens: this.opts.gridTokens },
+    )) {
       const data = fn(tree.ref(this.params), gridArrays(grid), tree.ref(this.consts)).dataSync() as Float32Array;
       for (const s of grid.slots) {
         const row = out[live[s.index]!]!;

@@ -73,10 +73,11 @@ export function buildVocabulary(corpus: readonly string[], options: VocabularyOp
   const known = new Set(pieces);
   for (let m = 0; m < nMerges; m++) {
     const pairs = new Map<string, number>();
-    for (const w of words) for (let i = 0; i + 1 < w.symbols.length; i++) {
-      const key = w.symbols[i] + '\u0000' + w.symbols[i + 1];
-      pairs.set(key, (pairs.get(key) ?? 0) + w.n);
-    }
+    for (const w of words)
+      for (let i = 0; i + 1 < w.symbols.length; i++) {
+        const key = w.symbols[i] + '\u0000' + w.symbols[i + 1];
+        pairs.set(key, (pairs.get(key) ?? 0) + w.n);
+      }
     let best: string | undefined;
     let bestN = 1; // a pair seen once is not worth a token
     for (const [key, n] of pairs) if (n > bestN || (n === bestN && best !== undefined && key < best)) [best, bestN] = [key, n];

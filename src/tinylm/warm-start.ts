@@ -90,7 +90,9 @@ export interface WarmStartOptions {
 export function grow(from: LlamaModel, config: LlamaConfig, fresh: LlamaWeights): LlamaWeights {
   const f = from.config;
   if (f.vocab !== config.vocab || f.dim !== config.dim || f.heads !== config.heads || f.layers > config.layers || f.ffn > config.ffn) {
-    throw new RangeError(`cannot grow d${f.dim}/${f.heads} heads/${f.layers} layers/FFN ${f.ffn}/vocab ${f.vocab} into d${config.dim}/${config.heads}/${config.layers}/${config.ffn}/${config.vocab}`);
+    throw new RangeError(
+      `cannot grow d${f.dim}/${f.heads} heads/${f.layers} layers/FFN ${f.ffn}/vocab ${f.vocab} into d${config.dim}/${config.heads}/${config.layers}/${config.ffn}/${config.vocab}`,
+    );
   }
   const d = config.dim;
   const layers = fresh.layers.map((l, i) => {
@@ -121,8 +123,10 @@ export function fitHorizon(done: number, seconds: number, first: number, budget:
 }
 
 export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaModel; demos: Demonstration[]; epochs: number; steps: number; horizon: number }> {
-  if (o.horizonSteps === 'fit-time' && o.maxSeconds === undefined) throw new RangeError("warmStart: horizonSteps 'fit-time' needs maxSeconds (the budget it fits the decay into)");
-  if (typeof o.horizonSteps === 'number' && !(Number.isInteger(o.horizonSteps) && o.horizonSteps > 0)) throw new RangeError(`warmStart: horizonSteps must be a positive integer or 'fit-time', got ${o.horizonSteps}`);
+  if (o.horizonSteps === 'fit-time' && o.maxSeconds === undefined)
+    throw new RangeError("warmStart: horizonSteps 'fit-time' needs maxSeconds (the budget it fits the decay into)");
+  if (typeof o.horizonSteps === 'number' && !(Number.isInteger(o.horizonSteps) && o.horizonSteps > 0))
+    throw new RangeError(`warmStart: horizonSteps must be a positive integer or 'fit-time', got ${o.horizonSteps}`);
   const vocab = worldVocabulary(o.env, { merges: o.merges });
   const config: LlamaConfig = { ...o.shape, vocab: vocab.pieces.length };
   const rng = createRng(o.seed);
@@ -157,24 +161,30 @@ export async function warmStart(o: WarmStartOptions): Promise<{ model: LlamaMode
       };
       let over = false;
       let lr = o.learningRate;
-      const done = await trainer.fit('sft', rows, (step, n) => {
-        // Cosine decay from the peak to a tenth over the horizon (default: all epochs, which pack into the same n grids).
-        const f = Math.min(1, (steps + step) / Math.min(horizon ?? Infinity, o.epochs * n));
-        lr = o.learningRate * (0.1 + 0.45 * (1 + Math.cos(Math.PI * f)));
-        return lr;
-      }, {
-        order: shuffle,
-        after: (info) => {
-          const seconds = (performance.now() - t0) / 1000;
-          const taken = steps + info.step;
-          perEpoch = info.steps;
-          if (taken === 1) firstStepDone = seconds;
-          if (o.horizonSteps === 'fit-time' && horizon === undefined && taken === CALIBRATION_STEPS) horizon = fitHorizon(taken, seconds, firstStepDone, o.maxSeconds!);
-          o.onStep?.({ epoch: e, step: info.step, steps: info.steps, loss: info.loss, tokens: info.tokens, seconds, lr });
-          over = (o.maxSeconds !== undefined && seconds > o.maxSeconds) || (o.maxSteps !== undefined && taken >= o.maxSteps);
-          return over;
+      const done = await trainer.fit(
+        'sft',
+        rows,
+        (step, n) => {
+          // Cosine decay from the peak to a tenth over the horizon (default: all epochs, which pack into the same n grids).
+          const f = Math.min(1, (steps + step) / Math.min(horizon ?? Infinity, o.epochs * n));
+          lr = o.learningRate * (0.1 + 0.45 * (1 + Math.cos(Math.PI * f)));
+          return lr;
         },
-      });
+        {
+          order: shuffle,
+          after: (info) => {
+            const seconds = (performance.now() - t0) / 1000;
+            const taken = steps + info.step;
+            perEpoch = info.steps;
+            if (taken === 1) firstStepDone = seconds;
+            if (o.horizonSteps === 'fit-time' && horizon === undefined && taken === CALIBRATION_STEPS)
+              horizon = fitHorizon(taken, seconds, firstStepDone, o.maxSeconds!);
+            o.onStep?.({ epoch: e, step: info.step, steps: info.steps, loss: info.loss, tokens: info.tokens, seconds, lr });
+            over = (o.maxSeconds !== undefined && seconds > o.maxSeconds) || (o.maxSteps !== undefined && taken >= o.maxSteps);
+            return over;
+          },
+        },
+      );
       steps += done.steps;
       epochs = e + 1;
       if (over) break;

@@ -26,7 +26,8 @@ function readJson(file: string): Json {
 }
 
 /** A token string from the config's `bos_token` (a string, or `{content}` in older files). */
-const tokenText = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'object' && v && typeof (v as Json).content === 'string' ? ((v as Json).content as string) : undefined);
+const tokenText = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : typeof v === 'object' && v && typeof (v as Json).content === 'string' ? ((v as Json).content as string) : undefined;
 
 /**
  * Loads a Hugging Face tokenizer folder (`tokenizer.json`, optional `tokenizer_config.json`) with
@@ -36,7 +37,10 @@ const tokenText = (v: unknown): string | undefined => (typeof v === 'string' ? v
  */
 export function loadHfTokenizer(dir: string, name = `hf:${dir}`): ModelTokenizer {
   const file = join(dir, 'tokenizer.json');
-  if (!existsSync(file)) throw new TokenizerError(`${dir}: no tokenizer.json here; give a folder holding a Hugging Face tokenizer.json (and tokenizer_config.json for the chat template)`);
+  if (!existsSync(file))
+    throw new TokenizerError(
+      `${dir}: no tokenizer.json here; give a folder holding a Hugging Face tokenizer.json (and tokenizer_config.json for the chat template)`,
+    );
   const configFile = join(dir, 'tokenizer_config.json');
   const config = existsSync(configFile) ? readJson(configFile) : {};
   const hf = new HfTokenizer(readJson(file), config);

@@ -31,14 +31,16 @@ export async function loadTranscript(spec: string, options: TranscriptOptions = 
   if (spec === 'server' || spec.startsWith('server:')) {
     const url = spec === 'server' ? options.serverURL : spec.slice('server:'.length);
     if (!url) throw new TokenizerError('--tokenizer server needs the server: give --base-url, or write server:http://host:port');
-    if (options.chat) throw new TokenizerError('--tokenizer server has no local chat template; use hf:DIR with the model’s tokenizer folder for chat-template rollouts');
+    if (options.chat)
+      throw new TokenizerError('--tokenizer server has no local chat template; use hf:DIR with the model’s tokenizer folder for chat-template rollouts');
     return new Transcript(await new ServerTokenizer(url, { apiKey: options.apiKey }).init());
   }
   if (spec === 'qwen3') model = loadQwen3Tokenizer();
   else if (spec.startsWith('hf:')) model = loadHfTokenizer(spec.slice(3));
   else throw new TokenizerError(`unknown tokenizer "${spec}"; choose one of: ${TOKENIZER_SPECS.join(', ')}`);
   if (!options.chat) return new Transcript(model.tokenizer);
-  if (!model.chatTemplate) throw new TokenizerError(`${spec}: tokenizer_config.json has no chat_template; drop the chat option or give a folder whose config has one`);
+  if (!model.chatTemplate)
+    throw new TokenizerError(`${spec}: tokenizer_config.json has no chat_template; drop the chat option or give a folder whose config has one`);
   const { chat: _chat, serverURL: _url, apiKey: _key, ...templateOptions } = options;
   return new Transcript(model.tokenizer, new ChatTemplate(model.chatTemplate, { ...templateOptions, specialTokens: model.specialTokens }));
 }

@@ -38,11 +38,15 @@ export class ServerTokenizer implements Tokenizer {
         res = await fetch(`${this.root}${path}`, { method: 'POST', headers: this.headers, body: JSON.stringify(body) });
       } catch (e) {
         const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-        if (attempt === 2) throw new TokenizerError(`${this.root}${path}: cannot reach the server (${(e as Error).message}${cause ? `: ${cause.code ?? cause.message}` : ''})`);
+        if (attempt === 2)
+          throw new TokenizerError(`${this.root}${path}: cannot reach the server (${(e as Error).message}${cause ? `: ${cause.code ?? cause.message}` : ''})`);
         await new Promise((r) => setTimeout(r, 200 * 4 ** attempt));
       }
     }
-    if (!res.ok) throw new TokenizerError(`${this.root}${path}: HTTP ${res.status}; the server must expose /tokenize and /detokenize (vLLM, SGLang, llama.cpp, trace-rl serve), or use --tokenizer hf:DIR`);
+    if (!res.ok)
+      throw new TokenizerError(
+        `${this.root}${path}: HTTP ${res.status}; the server must expose /tokenize and /detokenize (vLLM, SGLang, llama.cpp, trace-rl serve), or use --tokenizer hf:DIR`,
+      );
     return (await res.json()) as Json;
   }
 

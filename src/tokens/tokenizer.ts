@@ -48,7 +48,8 @@ export const byteTokenizer: Tokenizer = {
     const bytes = new Uint8Array(ids.length);
     ids.forEach((id, i) => {
       const b = id - BYTE_ID_OFFSET;
-      if (!Number.isInteger(b) || b < 0 || b > 255) throw new TokenizerError(`id ${id} at position ${i} is not a byte id (expected ${BYTE_ID_OFFSET}–${255 + BYTE_ID_OFFSET})`);
+      if (!Number.isInteger(b) || b < 0 || b > 255)
+        throw new TokenizerError(`id ${id} at position ${i} is not a byte id (expected ${BYTE_ID_OFFSET}–${255 + BYTE_ID_OFFSET})`);
       bytes[i] = b;
     });
     return utf8Strict.decode(bytes);
@@ -64,10 +65,11 @@ export const codepointTokenizer: Tokenizer = {
     return ids;
   },
   decode(ids) {
-    return ids.map((id, i) => {
-      if (!Number.isInteger(id) || id < 0 || id > 0x10ffff) throw new TokenizerError(`id ${id} at position ${i} is not a Unicode code point`);
-      return String.fromCodePoint(id);
-    }).join('');
+    return ids
+      .map((id, i) => {
+        if (!Number.isInteger(id) || id < 0 || id > 0x10ffff) throw new TokenizerError(`id ${id} at position ${i} is not a Unicode code point`);
+        return String.fromCodePoint(id);
+      })
+      .join('');
   },
 };
-

@@ -39,7 +39,12 @@ export class Transcript {
   }
 
   /** Fills a server tokenizer's cache for these texts (a no-op for local tokenizers). */
-  async prepare(prompts: readonly string[], observations: readonly string[], others: readonly string[] = [], idLists: readonly (readonly number[])[] = []): Promise<void> {
+  async prepare(
+    prompts: readonly string[],
+    observations: readonly string[],
+    others: readonly string[] = [],
+    idLists: readonly (readonly number[])[] = [],
+  ): Promise<void> {
     if (!this.tokenizer.prepare) return;
     const texts = [...prompts.map((p) => this.promptText(p)), ...observations.map((o) => this.observationText(o)), ...others];
     await this.tokenizer.prepare([...new Set(texts)], idLists);

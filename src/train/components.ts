@@ -1,7 +1,14 @@
 import { createEstimator, type AdvantageEstimator } from '../advantage/index.ts';
 import { WorldEnv, demoNoise, type Environment, type KnowsTruth } from '../env/index.ts';
 import { buildPolicy, envFixedPolicy, type EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
-import { BetaBernoulliPredictor, GlobalRatePredictor, PosteriorPredictor, createFeatures, createMlpPredictor, type SuccessPredictor } from '../predict/index.ts';
+import {
+  BetaBernoulliPredictor,
+  GlobalRatePredictor,
+  PosteriorPredictor,
+  createFeatures,
+  createMlpPredictor,
+  type SuccessPredictor,
+} from '../predict/index.ts';
 import { ConfigError, type TrainConfig } from './config.ts';
 import { buildEnvironment } from './environments.ts';
 import type { Prompt } from '../tree/types.ts';
@@ -31,7 +38,10 @@ export interface BuildOptions {
 
 /** The run's environment, predictor and policy (src/env and src/policy registries), the policy warm-started when configured. */
 export async function buildComponents(config: TrainConfig, options: BuildOptions = {}): Promise<Components> {
-  if (config.policy.kind === 'openai' && !options.policy) throw new ConfigError('config.policy.kind: openai is a server whose weights trace-rl train cannot update; serve its rollouts to an external trainer with trace-rl rollout (docs/export.md)');
+  if (config.policy.kind === 'openai' && !options.policy)
+    throw new ConfigError(
+      'config.policy.kind: openai is a server whose weights trace-rl train cannot update; serve its rollouts to an external trainer with trace-rl rollout (docs/export.md)',
+    );
   const predictor = await buildPredictor(config);
   const setup = buildEnvironment(config);
   const { train, test } = setup;
@@ -43,7 +53,8 @@ export async function buildComponents(config: TrainConfig, options: BuildOptions
   // A policy that changes what the environment knows (the simulator's truth, under the learnable policy).
   const env = built.env ?? setup.env;
   // The behaviour-cloning warm start needs the world's scripted demonstrator: world only.
-  if (config.policy.kind === 'embedded' && trainable && config.policy.warmStart === 'bc' && env instanceof WorldEnv) await bcWarmStart(trainable as EmbeddedPolicy, env, config, options.cacheDir);
+  if (config.policy.kind === 'embedded' && trainable && config.policy.warmStart === 'bc' && env instanceof WorldEnv)
+    await bcWarmStart(trainable as EmbeddedPolicy, env, config, options.cacheDir);
   return { env, train, test, policy, ...(trainable ? { trainable } : {}), predictor, ...(built.env ? { truth: built.env as unknown as KnowsTruth } : {}) };
 }
 
@@ -72,7 +83,9 @@ export function estimatorFromConfig(config: Pick<TrainConfig, 'estimator' | 'adv
 async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {
   const mlp = () =>
     createMlpPredictor({
-      features: createFeatures({ hashed: { maxTurns: config.engine.maxTurns, useGold: config.predictor.useGold, questionFeatures: config.predictor.questionFeatures } }),
+      features: createFeatures({
+        hashed: { maxTurns: config.engine.maxTurns, useGold: config.predictor.useGold, questionFeatures: config.predictor.questionFeatures },
+      }),
       hidden: config.predictor.hidden,
       lr: config.predictor.lr,
       replaySteps: config.predictor.replaySteps,

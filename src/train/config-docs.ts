@@ -58,7 +58,10 @@ export function configSettings(): SettingDoc[] {
       ...(s.enum ? { values: s.enum.map(String) } : {}),
       numeric: types.includes('number') || types.includes('integer'),
       // A field of one variant (kind, name) has that variant's default, not the default variant's.
-      default: s.ofVariant && s.default !== undefined ? s.default : (path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults) ?? s.default),
+      default:
+        s.ofVariant && s.default !== undefined
+          ? s.default
+          : (path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults) ?? s.default),
       description: s.description ?? parentDescription ?? '',
     });
   };
@@ -138,7 +141,10 @@ function typeOf(s: JsonSchema): string {
   const t = Array.isArray(s.type) ? s.type.join(' or ') : (s.type ?? 'any');
   const lo = s.minimum ?? s.exclusiveMinimum;
   const hi = s.maximum !== undefined && s.maximum < 1e15 ? s.maximum : s.exclusiveMaximum;
-  const range = lo !== undefined || hi !== undefined ? ` ${s.exclusiveMinimum !== undefined ? '(' : '['}${lo ?? '−∞'}, ${hi ?? '∞'}${s.exclusiveMaximum !== undefined ? ')' : ']'}` : '';
+  const range =
+    lo !== undefined || hi !== undefined
+      ? ` ${s.exclusiveMinimum !== undefined ? '(' : '['}${lo ?? '−∞'}, ${hi ?? '∞'}${s.exclusiveMaximum !== undefined ? ')' : ']'}`
+      : '';
   if (t === 'array' && s.items) return `list of ${typeOf(s.items)}`;
   return t + range;
 }
@@ -151,8 +157,18 @@ function typeOf(s: JsonSchema): string {
  */
 function mergeVariants(variants: JsonSchema[], key: 'name' | 'kind', description?: string): Record<string, JsonSchema> {
   const values = variants.map((v) => String(v.properties![key].const));
-  const head: JsonSchema = { type: 'string', enum: values, description: description ?? 'which one; each takes the fields below marked with its name (any other field is an error)' };
-  return { [key]: head, ...mergeFields(variants.map((v, i) => ({ name: values[i]!, properties: v.properties! })), key) };
+  const head: JsonSchema = {
+    type: 'string',
+    enum: values,
+    description: description ?? 'which one; each takes the fields below marked with its name (any other field is an error)',
+  };
+  return {
+    [key]: head,
+    ...mergeFields(
+      variants.map((v, i) => ({ name: values[i]!, properties: v.properties! })),
+      key,
+    ),
+  };
 }
 
 function mergeFields(variants: Array<{ name: string; properties: Record<string, JsonSchema> }>, skip?: string): Record<string, JsonSchema> {

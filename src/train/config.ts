@@ -18,55 +18,108 @@ export const DEFAULT_STRATEGY = { name: 'trace', budget: 192 } as const;
  */
 export const trainConfigSchema = z
   .object({
-    seed: z.number().int().min(0).default(0).describe('Seed of everything random in the run (world, sampling, predictor init); a run is reproducible from config + seed.'),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Seed of everything random in the run (world, sampling, predictor init); a run is reproducible from config + seed.'),
     steps: z.number().int().min(1).default(30).describe('Training steps.'),
-    env: envConfigSchema.describe('The environment: its kind and that kind\'s settings (src/env/registry.ts); a setting of another kind is an error. world: the embedded multi-hop search world (trainable); simulator: prompts with exactly known success probabilities (its random policy, fixed, for allocation/oracle studies; or policy.kind simulator-tabular, learnable, with exact J); qa: real multi-hop QA (env.datasets) with Search-R1 retrieval (docs/environments.md); bfcl: BFCL v4 multi-turn function calling (800 entries, official checker; with the scripted noisy policy, fixed — set engine.maxTurns to about 60; docs/environments.md); math: tool-integrated math (GSM8K, MATH 500, AIME, any JSONL) with a Python code tool, for language-model policies (docs/environments.md); math-world: synthetic multi-step word problems for the embedded policy.'),
+    env: envConfigSchema.describe(
+      "The environment: its kind and that kind's settings (src/env/registry.ts); a setting of another kind is an error. world: the embedded multi-hop search world (trainable); simulator: prompts with exactly known success probabilities (its random policy, fixed, for allocation/oracle studies; or policy.kind simulator-tabular, learnable, with exact J); qa: real multi-hop QA (env.datasets) with Search-R1 retrieval (docs/environments.md); bfcl: BFCL v4 multi-turn function calling (800 entries, official checker; with the scripted noisy policy, fixed — set engine.maxTurns to about 60; docs/environments.md); math: tool-integrated math (GSM8K, MATH 500, AIME, any JSONL) with a Python code tool, for language-model policies (docs/environments.md); math-world: synthetic multi-step word problems for the embedded policy.",
+    ),
     arm: z
       .string()
       .min(1)
       .optional()
-      .describe('Label of this run’s arm in reports: runs with the same label are seeds of one arm (default: strategy.name), so several arms of one strategy (e.g. the ablation) appear side by side in one report.'),
+      .describe(
+        'Label of this run’s arm in reports: runs with the same label are seeds of one arm (default: strategy.name), so several arms of one strategy (e.g. the ablation) appear side by side in one report.',
+      ),
     pool: z.number().int().min(1).default(64).describe('Candidate prompts drawn per step (the pool the root allocation chooses from).'),
     strategy: z
       .preprocess((v) => withPreset({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
-      .describe('Allocation strategy and its budget B in trajectories per step (name and budget not given: trace, B = 192; other fields not given take the named strategy’s defaults).'),
-    estimator: z.enum(ESTIMATOR_NAMES).default('trace').describe('Advantage estimator (TRACE-SPEC §5; docs/advantages.md). trace keeps a prompt-level term below branch points; trace-local is the earlier rule, each turn compared only at the deepest branch point above it.'),
+      .describe(
+        'Allocation strategy and its budget B in trajectories per step (name and budget not given: trace, B = 192; other fields not given take the named strategy’s defaults).',
+      ),
+    estimator: z
+      .enum(ESTIMATOR_NAMES)
+      .default('trace')
+      .describe(
+        'Advantage estimator (TRACE-SPEC §5; docs/advantages.md). trace keeps a prompt-level term below branch points; trace-local is the earlier rule, each turn compared only at the deepest branch point above it.',
+      ),
     advantageScale: z
       .enum(ADVANTAGE_SCALES)
       .default('std')
-      .describe('grpo, tree-grpo, trace, trace-local: std = divide each group’s deviations by its std (GRPO, the paper); none = keep them unscaled (Dr. GRPO), so a rare outcome in a large or lopsided group (trees have both) does not dominate the update. treepo takes only std.'),
+      .describe(
+        'grpo, tree-grpo, trace, trace-local: std = divide each group’s deviations by its std (GRPO, the paper); none = keep them unscaled (Dr. GRPO), so a rare outcome in a large or lopsided group (trees have both) does not dominate the update. treepo takes only std.',
+      ),
     predictor: z
       .object({
         kind: z
           .enum(['mlp', 'posterior', 'beta', 'global'])
           .default('mlp')
-          .describe('mlp: the shared learned predictor Ṽ(H); posterior: the mlp as the prior of a per-prompt posterior from the prompt’s own earlier root outcomes (predictor.posterior; docs/predictor.md); beta: per-prompt Beta-Bernoulli (roots only); global: the running success rate.'),
+          .describe(
+            'mlp: the shared learned predictor Ṽ(H); posterior: the mlp as the prior of a per-prompt posterior from the prompt’s own earlier root outcomes (predictor.posterior; docs/predictor.md); beta: per-prompt Beta-Bernoulli (roots only); global: the running success rate.',
+          ),
         hidden: z.array(z.number().int().min(1)).default([64, 32]).describe('Hidden layer widths of the mlp predictor.'),
         lr: z.number().positive().default(0.003).describe('Adam learning rate of the mlp predictor.'),
         replaySteps: z.number().int().min(1).default(4).describe('Steps of tree targets kept in the predictor’s replay window.'),
-        useGold: z.boolean().default(true).describe('Let the mlp predictor’s structure features compare observations with the gold answer (known at training time in RLVR; it steers allocation only, never the policy). false = history text only.'),
+        useGold: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Let the mlp predictor’s structure features compare observations with the gold answer (known at training time in RLVR; it steers allocation only, never the policy). false = history text only.',
+          ),
         questionFeatures: z
           .enum(['words', 'template'])
           .default('words')
-          .describe('What the mlp predictor hashes of the question (mlp and posterior): words = its words and word pairs, entity names included (the network can memorise names); template = its template, names (capitalised words) and numbers replaced by placeholders, so roots are told apart by what is asked, not about whom.'),
+          .describe(
+            'What the mlp predictor hashes of the question (mlp and posterior): words = its words and word pairs, entity names included (the network can memorise names); template = its template, names (capitalised words) and numbers replaced by placeholders, so roots are told apart by what is asked, not about whom.',
+          ),
         posterior: z
           .object({
-            strength: z.number().positive().default(4).describe('k₀: weight of the mlp’s prediction μ in leaves; a root of prompt i gets Ṽ = (k₀·μ + Sᵢ) / (k₀ + Nᵢ), Sᵢ and Nᵢ its discounted successes and leaves from earlier steps. kind posterior only; do not combine with strategy.rootPrior: posterior, which would count the same root outcomes a second time.'),
-            discount: z.number().gt(0).max(1).default(1).describe('λ: a prompt’s counts are multiplied by λ each time it gets new evidence (1 = no discount; < 1 forgets as the policy changes).'),
-            prefixes: z.enum(['none', 'shift']).default('none').describe('none = a prefix gets the mlp’s prediction unchanged; shift = moved in log-odds by its prompt’s root residual logit(Ṽ root) − logit(μ root) (measured no better: docs/experiments/2026-12-01-root-predictor.md).'),
+            strength: z
+              .number()
+              .positive()
+              .default(4)
+              .describe(
+                'k₀: weight of the mlp’s prediction μ in leaves; a root of prompt i gets Ṽ = (k₀·μ + Sᵢ) / (k₀ + Nᵢ), Sᵢ and Nᵢ its discounted successes and leaves from earlier steps. kind posterior only; do not combine with strategy.rootPrior: posterior, which would count the same root outcomes a second time.',
+              ),
+            discount: z
+              .number()
+              .gt(0)
+              .max(1)
+              .default(1)
+              .describe('λ: a prompt’s counts are multiplied by λ each time it gets new evidence (1 = no discount; < 1 forgets as the policy changes).'),
+            prefixes: z
+              .enum(['none', 'shift'])
+              .default('none')
+              .describe(
+                'none = a prefix gets the mlp’s prediction unchanged; shift = moved in log-odds by its prompt’s root residual logit(Ṽ root) − logit(μ root) (measured no better: docs/experiments/2026-12-01-root-predictor.md).',
+              ),
           })
           .strict()
           .prefault({}),
       })
       .strict()
       .prefault({}),
-    policy: policyConfigSchema.describe('The policy: its kind and that kind\'s settings (src/policy/registry.ts); a setting of another kind is an error. embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md); scripted: the environment\'s own fixed policy (math-world\'s noisy solver; the simulator, unless policy.kind is simulator-tabular, and bfcl act with theirs whatever is configured), for allocation studies, no update; openai: an OpenAI-compatible server (trace-rl rollout and eval; its weights are trained outside); simulator-tabular: the simulator\'s learnable policy, one softmax per simulator node started at its random policy, whose exact success probabilities allocation (oracle) and evaluation (test_accuracy_exact, train_accuracy_exact) read.'),
+    policy: policyConfigSchema.describe(
+      "The policy: its kind and that kind's settings (src/policy/registry.ts); a setting of another kind is an error. embedded: the linear policy over candidate actions; tiny-lm: a llama model generating token-level Search-R1 turns with llama.cpp, trained in jax-js (docs/tinylm.md); scripted: the environment's own fixed policy (math-world's noisy solver; the simulator, unless policy.kind is simulator-tabular, and bfcl act with theirs whatever is configured), for allocation studies, no update; openai: an OpenAI-compatible server (trace-rl rollout and eval; its weights are trained outside); simulator-tabular: the simulator's learnable policy, one softmax per simulator node started at its random policy, whose exact success probabilities allocation (oracle) and evaluation (test_accuracy_exact, train_accuracy_exact) read.",
+    ),
     engine: engineSettingsSchema.prefault({}),
     eval: z
       .object({
         every: z.number().int().min(1).default(5).describe('Evaluate greedy test accuracy every this many steps (and after the last step).'),
         questions: z.number().int().min(1).default(200).describe('Held-out test questions per evaluation (the first ones of the test split).'),
-        samples: z.number().int().min(0).max(64).default(0).describe('Sampled rollouts per held-out question at each evaluation, drawn as in training (the policy’s temperature); > 0 also logs test_accuracy_sampled, the mean success of those samples. 0 = greedy only.'),
+        samples: z
+          .number()
+          .int()
+          .min(0)
+          .max(64)
+          .default(0)
+          .describe(
+            'Sampled rollouts per held-out question at each evaluation, drawn as in training (the policy’s temperature); > 0 also logs test_accuracy_sampled, the mean success of those samples. 0 = greedy only.',
+          ),
       })
       .prefault({}),
   })
@@ -76,7 +129,12 @@ export const trainConfigSchema = z
     const problem = budgetProblem(c.strategy, c.pool);
     if (problem) ctx.addIssue({ code: 'custom', path: ['strategy', 'budget'], message: problem });
     // Other estimators give a shared turn a different advantage in each leaf: counting it once would pick one arbitrarily.
-    if ('sharedTurns' in c.policy && c.policy.sharedTurns === 'once' && !isPerNodeEstimator(c.estimator)) ctx.addIssue({ code: 'custom', path: ['policy', 'sharedTurns'], message: `once needs estimator trace or trace-local (per-node advantages), not ${c.estimator}` });
+    if ('sharedTurns' in c.policy && c.policy.sharedTurns === 'once' && !isPerNodeEstimator(c.estimator))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['policy', 'sharedTurns'],
+        message: `once needs estimator trace or trace-local (per-node advantages), not ${c.estimator}`,
+      });
     const scale = scaleProblem(c.estimator, c.advantageScale);
     if (scale) ctx.addIssue({ code: 'custom', path: ['advantageScale'], message: scale });
   });
@@ -116,7 +174,11 @@ export function parseTrainConfig(input: unknown, options: { stored?: boolean } =
     parsed.error.issues
       // An unrecognised key is reported on its own field's path, not on the object holding it.
       // (A key that is not a plain name stays in the message only, so the path remains readable.)
-      .flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ path: /^[A-Za-z_]\w*$/.test(k) ? [...i.path, k] : i.path, message: unknownKeyMessage(input, i.path, k) })) : [i]))
+      .flatMap((i) =>
+        i.code === 'unrecognized_keys'
+          ? i.keys.map((k) => ({ path: /^[A-Za-z_]\w*$/.test(k) ? [...i.path, k] : i.path, message: unknownKeyMessage(input, i.path, k) }))
+          : [i],
+      )
       .map((i) => `config${i.path.length ? '.' + i.path.join('.') : ''}: ${i.message}`)
       .join('; '),
   );
@@ -125,7 +187,8 @@ export function parseTrainConfig(input: unknown, options: { stored?: boolean } =
 /** One message per unknown key: a strategy option names the strategies that take it; others are misspelt. */
 function unknownKeyMessage(input: unknown, path: readonly PropertyKey[], key: string): string {
   const name = (input as { strategy?: { name?: unknown } } | undefined)?.strategy?.name ?? DEFAULT_STRATEGY.name;
-  if (path.length === 1 && path[0] === 'strategy' && (STRATEGY_NAMES as readonly unknown[]).includes(name)) return foreignOptionMessage(name as StrategyName, key);
+  if (path.length === 1 && path[0] === 'strategy' && (STRATEGY_NAMES as readonly unknown[]).includes(name))
+    return foreignOptionMessage(name as StrategyName, key);
   if (path[0] === 'env' || path[0] === 'policy') return otherKindMessage(input, path, key);
   return `unknown setting "${key}" (misspelt? docs/configuration.md lists every setting)`;
 }
@@ -133,7 +196,8 @@ function unknownKeyMessage(input: unknown, path: readonly PropertyKey[], key: st
 /** A field of env or policy (or env.math) that the chosen kind does not take: which kinds take it, if any. */
 function otherKindMessage(input: unknown, path: readonly PropertyKey[], key: string): string {
   const family = path[0] as 'env' | 'policy';
-  const kind = ((input as Record<string, { kind?: unknown } | undefined> | undefined)?.[family]?.kind ?? (family === 'env' ? DEFAULT_ENV_KIND : 'embedded')) as string;
+  const kind = ((input as Record<string, { kind?: unknown } | undefined> | undefined)?.[family]?.kind ??
+    (family === 'env' ? DEFAULT_ENV_KIND : 'embedded')) as string;
   const field = [...path.slice(1), key].join('.');
   const owners = (family === 'env' ? envKindsTaking : policyKindsTaking)(field).filter((k) => k !== kind);
   return `"${key}" is not a setting of ${family}.kind ${kind}${owners.length ? ` (${owners.join(', ')} ${owners.length > 1 ? 'take' : 'takes'} it)` : ' (misspelt? docs/configuration.md lists every setting)'}`;
@@ -172,5 +236,9 @@ function withoutForeignOptions(input: unknown): unknown {
 function withoutOtherKindsFields(input: unknown): unknown {
   if (typeof input !== 'object' || input === null) return input;
   const config = input as { env?: unknown; policy?: unknown };
-  return { ...config, ...('env' in config ? { env: storedEnvSettings(config.env) } : {}), ...('policy' in config ? { policy: storedPolicySettings(config.policy) } : {}) };
+  return {
+    ...config,
+    ...('env' in config ? { env: storedEnvSettings(config.env) } : {}),
+    ...('policy' in config ? { policy: storedPolicySettings(config.policy) } : {}),
+  };
 }

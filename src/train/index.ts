@@ -2,7 +2,20 @@
 export * from './config.ts';
 export * from '../record/metrics.ts';
 export * from './components.ts';
-export { collect, learn, stepRecord, drawPool, evaluate, shouldEvaluate, initialState, type RunState, type StepContext, type Collected, type Learned, type StepTimes } from './step.ts';
+export {
+  collect,
+  learn,
+  stepRecord,
+  drawPool,
+  evaluate,
+  shouldEvaluate,
+  initialState,
+  type RunState,
+  type StepContext,
+  type Collected,
+  type Learned,
+  type StepTimes,
+} from './step.ts';
 export { contrastMetrics, costMetrics } from './step-metrics.ts';
 export { train, TrainError, type TrainOptions, type TrainOutcome, type LoopEvent, type ExternalTrainer } from './loop.ts';
 export { configReference } from './config-docs.ts';

@@ -8,7 +8,8 @@ import { CONFIG_REVISION, parseTrainConfig, storedTrainConfig, type TrainConfig 
 import { collect, evaluate, initialState, learn, shouldEvaluate, stepRecord, type RunState, type StepContext } from './step.ts';
 import { UserError } from '../util/user-error.ts';
 
-export type LoopEvent = Parameters<NonNullable<StepContext['onEvent']>>[0] | { kind: 'step'; step: number; metrics: Record<string, number> } | { kind: 'resumed'; from: number };
+export type LoopEvent =
+  Parameters<NonNullable<StepContext['onEvent']>>[0] | { kind: 'step'; step: number; metrics: Record<string, number> } | { kind: 'resumed'; from: number };
 
 /**
  * The second way to learn: the policy is trained elsewhere. The loop collects with the trainer's
@@ -107,7 +108,8 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       state = record.state;
       completed++;
       options.onEvent?.({ kind: 'step', step, metrics: record.metrics });
-      if (external && (await external.handOff({ step, trees: record.trees, treeRecords: record.treeRecords, last: step === config.steps - 1 })) === 'stopped') return stopped();
+      if (external && (await external.handOff({ step, trees: record.trees, treeRecords: record.treeRecords, last: step === config.steps - 1 })) === 'stopped')
+        return stopped();
     }
     store.markFinished();
     return { dir: options.out, config, completed, status: 'finished' };
@@ -137,10 +139,14 @@ function openRun(options: TrainOptions): { store: RunStore; config: TrainConfig 
   const store = RunStore.open(options.out);
   let config: TrainConfig;
   try {
-    if (store.kind() !== 'train') throw new TrainError(`${options.out} was made by trace-rl ${store.kind()} (batches for an external trainer), not by train; train cannot resume it: start a train run with another --out`);
+    if (store.kind() !== 'train')
+      throw new TrainError(
+        `${options.out} was made by trace-rl ${store.kind()} (batches for an external trainer), not by train; train cannot resume it: start a train run with another --out`,
+      );
     config = storedTrainConfig(store);
     if (options.steps !== undefined && options.steps !== config.steps) {
-      if (options.steps <= store.lastStep()) throw new TrainError(`--steps ${options.steps}: ${options.out} has already completed ${store.lastStep() + 1} steps; give more steps than that`);
+      if (options.steps <= store.lastStep())
+        throw new TrainError(`--steps ${options.steps}: ${options.out} has already completed ${store.lastStep() + 1} steps; give more steps than that`);
       config = { ...config, steps: options.steps };
       store.updateConfig(config);
       if (store.status() === 'finished') store.markRunning();

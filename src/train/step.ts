@@ -100,7 +100,20 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
   );
   const adaptive = ctx.strategy.adapt?.(ctx.state.guard);
   const rollout = await timed(ctx, times, 'time_rollout_ms', 'rollouts', () =>
-    runStep({ prompts: pool, env: parts.env, policy: parts.policy, rng: rng.fork('rollout'), strategy: adaptive?.strategy ?? ctx.strategy, scorer, candidates, settings: config.engine, clock, signal: ctx.signal, onEvent: ctx.onEvent, ...rootCostOf(ctx) }),
+    runStep({
+      prompts: pool,
+      env: parts.env,
+      policy: parts.policy,
+      rng: rng.fork('rollout'),
+      strategy: adaptive?.strategy ?? ctx.strategy,
+      scorer,
+      candidates,
+      settings: config.engine,
+      clock,
+      signal: ctx.signal,
+      onEvent: ctx.onEvent,
+      ...rootCostOf(ctx),
+    }),
   );
   // The root solve runs inside the engine, before the rollouts it plans: it is allocation time.
   times.time_allocate_ms += rollout.rootPlanMs;
@@ -132,13 +145,22 @@ function rootCostOf(ctx: StepContext): { rootCost?: number } {
 }
 
 /** The stored record of a step (metrics in the registry's order, details, trees, checkpoints) and the next run state. */
-export function stepRecord(ctx: StepContext, collected: Collected, learned: Learned, evaluation?: { metrics: Record<string, number>; times: StepTimes }, externalPolicy?: string): StepRecord & { state: RunState; details: StepDetails; treeRecords: TreeRecord[] } {
+export function stepRecord(
+  ctx: StepContext,
+  collected: Collected,
+  learned: Learned,
+  evaluation?: { metrics: Record<string, number>; times: StepTimes },
+  externalPolicy?: string,
+): StepRecord & { state: RunState; details: StepDetails; treeRecords: TreeRecord[] } {
   const { parts } = ctx;
   const { rollout } = collected;
   const trees = rollout.trees;
   const predictor = learned.predictor;
   const guarded = collected.adaptive?.observe(promptOutcomes(trees, ctx.strategy.unit ?? 'trajectories'));
-  const state = { ...nextState(ctx.state, trees, rollout.spend, ctx.strategy.unit !== undefined && ctx.strategy.unit !== 'trajectories'), ...(guarded ? { guard: guarded.state } : {}) };
+  const state = {
+    ...nextState(ctx.state, trees, rollout.spend, ctx.strategy.unit !== undefined && ctx.strategy.unit !== 'trajectories'),
+    ...(guarded ? { guard: guarded.state } : {}),
+  };
   const metrics: Record<string, number> = {
     ...contrastMetrics(trees),
     ...(guarded ? guardMetrics(collected.adaptive!.share, guarded) : {}),
@@ -172,10 +194,19 @@ export function stepRecord(ctx: StepContext, collected: Collected, learned: Lear
 }
 
 /** Each tree's rendered prompt and its leaves' advantages (the estimator lists leaves tree by tree, in tree order). */
-function storedTrees(trees: readonly RolloutTree[], rendered: ReadonlyMap<string, string>, advantages: readonly LeafAdvantage[], estimator: Omit<TreeRecord['advantages'], 'leaves'>): TreeRecord[] {
+function storedTrees(
+  trees: readonly RolloutTree[],
+  rendered: ReadonlyMap<string, string>,
+  advantages: readonly LeafAdvantage[],
+  estimator: Omit<TreeRecord['advantages'], 'leaves'>,
+): TreeRecord[] {
   const leavesOf = new Map<string, LeafAdvantage[]>(trees.map((t) => [t.promptId, []]));
   for (const adv of advantages) leavesOf.get(promptOf(adv))!.push(adv);
-  return trees.map((t) => ({ promptId: t.promptId, rendered: rendered.get(t.promptId) ?? t.prompt, advantages: { ...estimator, leaves: leavesOf.get(t.promptId)! } }));
+  return trees.map((t) => ({
+    promptId: t.promptId,
+    rendered: rendered.get(t.promptId) ?? t.prompt,
+    advantages: { ...estimator, leaves: leavesOf.get(t.promptId)! },
+  }));
 }
 
 /** The prompt id a leaf's path starts from (node ids are `<prompt id>/<slot>/…`). */
@@ -232,7 +263,12 @@ function updatePolicy(ctx: StepContext, advantages: readonly LeafAdvantage[], tr
  * bare rollout weigh, together, as that one rollout would: the tree then estimates the policy gradient
  * of the rollouts it started from instead of over-counting the expanded prefixes.
  */
-export function policySamples(estimator: AdvantageEstimator, trees: readonly RolloutTree[], pool: readonly Prompt[], sharedTurns: SharedTurns = 'per-leaf'): PolicySample[] {
+export function policySamples(
+  estimator: AdvantageEstimator,
+  trees: readonly RolloutTree[],
+  pool: readonly Prompt[],
+  sharedTurns: SharedTurns = 'per-leaf',
+): PolicySample[] {
   return samplesOf(estimator.estimate(forestFromTrees(trees)), trees, pool, sharedTurns);
 }
 
@@ -245,7 +281,11 @@ function samplesOf(advantages: readonly LeafAdvantage[], trees: readonly Rollout
     const promptId = promptOf(adv);
     const tree = byPrompt.get(promptId)!;
     const w = sharedTurns === 'importance' ? leafWeight(tree, adv.path) : 1;
-    const advantages = seen ? adv.turns.map((a, i) => (seen.has(adv.path[i]) ? 0 : (seen.add(adv.path[i]), a))) : w === 1 ? adv.turns : adv.turns.map((a) => a * w);
+    const advantages = seen
+      ? adv.turns.map((a, i) => (seen.has(adv.path[i]) ? 0 : (seen.add(adv.path[i]), a)))
+      : w === 1
+        ? adv.turns
+        : adv.turns.map((a) => a * w);
     samples.push({ prompt: prompts.get(promptId)!, turns: turnsTo(tree, adv.id), advantages });
   }
   return samples;
@@ -271,7 +311,19 @@ export function shouldEvaluate(step: number, config: TrainConfig): boolean {
 /** The held-out evaluation of a step, by the evaluation harness (src/eval/held-out.ts: what each environment kind logs). */
 export function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, step: number): Promise<Record<string, number>> {
   const { config, parts } = ctx;
-  return heldOutMetrics({ kind: config.env.kind, env: parts.env, policy: parts.policy, test: parts.test, questions: config.eval.questions, samples: config.eval.samples, seed: config.seed, step, engine: config.engine, signal: ctx.signal, ...(parts.truth ? { truth: parts.truth, train: parts.train } : {}) });
+  return heldOutMetrics({
+    kind: config.env.kind,
+    env: parts.env,
+    policy: parts.policy,
+    test: parts.test,
+    questions: config.eval.questions,
+    samples: config.eval.samples,
+    seed: config.seed,
+    step,
+    engine: config.engine,
+    signal: ctx.signal,
+    ...(parts.truth ? { truth: parts.truth, train: parts.train } : {}),
+  });
 }
 
 /**

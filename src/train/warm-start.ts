@@ -43,7 +43,10 @@ export interface WarmStartKey {
 const VERSION = 'bc@1';
 
 export function warmStartHash(key: WarmStartKey): string {
-  return createHash('sha256').update(JSON.stringify({ VERSION, ...key })).digest('hex').slice(0, 20);
+  return createHash('sha256')
+    .update(JSON.stringify({ VERSION, ...key }))
+    .digest('hex')
+    .slice(0, 20);
 }
 
 /** Where cached warm starts live: $TRACE_RL_CACHE, else ~/.cache/trace-rl. */
@@ -52,7 +55,12 @@ export function defaultCacheDir(): string {
 }
 
 /** The demonstrations: sampled scripted episodes on every training question (turns of every leaf). */
-export async function demonstrations(env: WorldEnv, prompts: readonly Prompt[], settings: WarmStartSettings, seed: number): Promise<Array<{ prompt: Prompt; turns: Turn[] }>> {
+export async function demonstrations(
+  env: WorldEnv,
+  prompts: readonly Prompt[],
+  settings: WarmStartSettings,
+  seed: number,
+): Promise<Array<{ prompt: Prompt; turns: Turn[] }>> {
   const scripted = new ScriptedWorldPolicy(env, { noise: settings.noise });
   const result = await runStep({
     prompts,
@@ -67,7 +75,11 @@ export async function demonstrations(env: WorldEnv, prompts: readonly Prompt[], 
 }
 
 /** Fits the policy to every demonstrated action (maximum likelihood); returns the final mean NLL per turn. */
-export function cloneDemonstrations(policy: EmbeddedPolicy, demos: ReadonlyArray<{ prompt: Prompt; turns: readonly Turn[] }>, settings: WarmStartSettings): number {
+export function cloneDemonstrations(
+  policy: EmbeddedPolicy,
+  demos: ReadonlyArray<{ prompt: Prompt; turns: readonly Turn[] }>,
+  settings: WarmStartSettings,
+): number {
   const choices: Choice[] = [];
   for (const { prompt, turns } of demos) {
     turns.forEach((t, i) => {
@@ -83,7 +95,12 @@ export function cloneDemonstrations(policy: EmbeddedPolicy, demos: ReadonlyArray
  * else cloned and written there (atomically, so parallel runs of a comparison share one file).
  * Returns the snapshot; `policy` is loaded with it.
  */
-export async function warmStart(policy: EmbeddedPolicy, env: WorldEnv, key: WarmStartKey, cacheDir = defaultCacheDir()): Promise<{ snapshot: Uint8Array; cached: boolean; file: string }> {
+export async function warmStart(
+  policy: EmbeddedPolicy,
+  env: WorldEnv,
+  key: WarmStartKey,
+  cacheDir = defaultCacheDir(),
+): Promise<{ snapshot: Uint8Array; cached: boolean; file: string }> {
   const file = join(cacheDir, `warm-start-${warmStartHash(key)}.bin`);
   if (existsSync(file)) {
     const snapshot = new Uint8Array(readFileSync(file));

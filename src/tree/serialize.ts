@@ -7,7 +7,12 @@ const turnSchema = z.object({
   observation: z.string(),
   text: z.string().optional(),
   tokens: z
-    .object({ ids: z.array(z.number().int()), logprobs: z.array(z.number()), mask: z.array(z.number().int().min(0).max(1)), prompt: z.enum(['ids', 'text']).optional() })
+    .object({
+      ids: z.array(z.number().int()),
+      logprobs: z.array(z.number()),
+      mask: z.array(z.number().int().min(0).max(1)),
+      prompt: z.enum(['ids', 'text']).optional(),
+    })
     .refine((t) => t.ids.length === t.logprobs.length && t.ids.length === t.mask.length, {
       message: 'tokens.ids, tokens.logprobs and tokens.mask must have the same length',
     })
@@ -15,9 +20,7 @@ const turnSchema = z.object({
   generatedTokens: z.number().int().nonnegative().optional(),
   entropy: z.number().optional(),
   logprob: z.number().optional(),
-  error: z
-    .object({ code: z.enum(['timeout', 'server_error', 'parse_error', 'tool_error', 'budget', 'cancelled']), message: z.string() })
-    .optional(),
+  error: z.object({ code: z.enum(['timeout', 'server_error', 'parse_error', 'tool_error', 'budget', 'cancelled']), message: z.string() }).optional(),
 });
 
 const nodeSchema = z.object({
@@ -34,24 +37,23 @@ const nodeSchema = z.object({
   expanded: z.number().int().nonnegative().optional(),
 });
 
-export const treeSchema = z
-  .object({ promptId: z.string(), prompt: z.string(), nodes: z.record(z.string(), nodeSchema) })
-  .superRefine((t, ctx) => {
-    const rootNode = t.nodes[t.promptId];
-    if (!rootNode || rootNode.parent !== null) {
-      ctx.addIssue({ code: 'custom', path: ['nodes', t.promptId], message: 'the root node (id = promptId, parent null) is missing' });
-      return;
+export const treeSchema = z.object({ promptId: z.string(), prompt: z.string(), nodes: z.record(z.string(), nodeSchema) }).superRefine((t, ctx) => {
+  const rootNode = t.nodes[t.promptId];
+  if (!rootNode || rootNode.parent !== null) {
+    ctx.addIssue({ code: 'custom', path: ['nodes', t.promptId], message: 'the root node (id = promptId, parent null) is missing' });
+    return;
+  }
+  for (const [key, n] of Object.entries(t.nodes)) {
+    if (key !== n.id) ctx.addIssue({ code: 'custom', path: ['nodes', key, 'id'], message: `id "${n.id}" differs from its key` });
+    for (const c of n.children) {
+      if (t.nodes[c]?.parent !== n.id)
+        ctx.addIssue({ code: 'custom', path: ['nodes', key, 'children'], message: `child "${c}" does not point back to "${n.id}"` });
     }
-    for (const [key, n] of Object.entries(t.nodes)) {
-      if (key !== n.id) ctx.addIssue({ code: 'custom', path: ['nodes', key, 'id'], message: `id "${n.id}" differs from its key` });
-      for (const c of n.children) {
-        if (t.nodes[c]?.parent !== n.id) ctx.addIssue({ code: 'custom', path: ['nodes', key, 'children'], message: `child "${c}" does not point back to "${n.id}"` });
-      }
-      if (n.parent !== null && !t.nodes[n.parent]?.children.includes(n.id)) {
-        ctx.addIssue({ code: 'custom', path: ['nodes', key, 'parent'], message: `parent "${n.parent}" does not list "${n.id}" as a child` });
-      }
+    if (n.parent !== null && !t.nodes[n.parent]?.children.includes(n.id)) {
+      ctx.addIssue({ code: 'custom', path: ['nodes', key, 'parent'], message: `parent "${n.parent}" does not list "${n.id}" as a child` });
     }
-  });
+  }
+});
 
 export function treeToJSON(tree: RolloutTree): string {
   return JSON.stringify(tree);

@@ -30,12 +30,7 @@ export function childId(parentId: string, slot: number): string {
  * Adds a turn below `parentId`. `slot` fixes the child's id so that concurrent generation still gives
  * reproducible ids (the engine assigns slots when it allocates); by default the next free slot.
  */
-export function addTurn(
-  tree: RolloutTree,
-  parentId: string,
-  turn: Turn,
-  options: { origin: Exclude<Origin, 'root'>; slot?: number },
-): TreeNode {
+export function addTurn(tree: RolloutTree, parentId: string, turn: Turn, options: { origin: Exclude<Origin, 'root'>; slot?: number }): TreeNode {
   const parent = getNode(tree, parentId);
   if (parent.end !== undefined) throw new TreeError(`node "${parentId}" ended its trajectory; it cannot have children`);
   const id = childId(parentId, options.slot ?? parent.children.length);

@@ -50,11 +50,28 @@ function openRegular(file: string, maxFileBytes: number): { fd: number; size: nu
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'ENOTDIR' ? 'a part of the path is a file, not a folder' : `cannot open it (${code ?? (e as Error).message})`;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'ENOTDIR'
+            ? 'a part of the path is a file, not a folder'
+            : `cannot open it (${code ?? (e as Error).message})`;
     throw new InputFileError(file, 0, `${why}; give a readable file`);
   }
   const st = fstatSync(fd);
-  const kind = st.isDirectory() ? 'a folder' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isFIFO() ? 'a pipe (FIFO)' : st.isSocket() ? 'a socket' : st.isFile() ? undefined : 'not a regular file';
+  const kind = st.isDirectory()
+    ? 'a folder'
+    : st.isCharacterDevice() || st.isBlockDevice()
+      ? 'a device'
+      : st.isFIFO()
+        ? 'a pipe (FIFO)'
+        : st.isSocket()
+          ? 'a socket'
+          : st.isFile()
+            ? undefined
+            : 'not a regular file';
   if (kind !== undefined) {
     closeSync(fd);
     throw new InputFileError(file, 0, `is ${kind}, not a regular file; give a file (a pipe or device could be read without end)`);
@@ -122,15 +139,20 @@ export function* readLines(file: string, limits: ReadLimits = DATASET_LIMITS): G
   try {
     const chunk = Buffer.alloc(64 * 1024);
     let total = 0;
-    yield* splitLines(file, (function* () {
-      for (;;) {
-        const n = readSync(fd, chunk, 0, chunk.length, null);
-        if (n === 0) return;
-        total += n;
-        if (total > limits.maxFileBytes) throw new InputFileError(file, 0, `grew past the ${mib(limits.maxFileBytes)} limit while it was being read; read it when it is complete`);
-        yield chunk.subarray(0, n);
-      }
-    })(), limits);
+    yield* splitLines(
+      file,
+      (function* () {
+        for (;;) {
+          const n = readSync(fd, chunk, 0, chunk.length, null);
+          if (n === 0) return;
+          total += n;
+          if (total > limits.maxFileBytes)
+            throw new InputFileError(file, 0, `grew past the ${mib(limits.maxFileBytes)} limit while it was being read; read it when it is complete`);
+          yield chunk.subarray(0, n);
+        }
+      })(),
+      limits,
+    );
   } finally {
     closeSync(fd);
   }
@@ -148,7 +170,12 @@ function* gunzipped(file: string, limits: ReadLimits): Generator<Buffer> {
     data = gunzipSync(packed, { maxOutputLength: limits.maxFileBytes });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ERR_BUFFER_TOO_LARGE' || /too large|maxOutputLength/i.test((e as Error).message)) throw new InputFileError(file, 0, `expands to more than the ${mib(limits.maxFileBytes)} limit for one input file; split it or keep only the rows you need`);
+    if (code === 'ERR_BUFFER_TOO_LARGE' || /too large|maxOutputLength/i.test((e as Error).message))
+      throw new InputFileError(
+        file,
+        0,
+        `expands to more than the ${mib(limits.maxFileBytes)} limit for one input file; split it or keep only the rows you need`,
+      );
     throw new InputFileError(file, 0, `is not a valid gzip file (${(e as Error).message}); give a .gz made by gzip, or the plain file`);
   }
   for (let at = 0; at < data.length; at += 64 * 1024) yield data.subarray(at, at + 64 * 1024);
@@ -172,7 +199,8 @@ function* splitLines(file: string, chunks: Iterable<Buffer>, limits: ReadLimits)
     for (;;) {
       const nl = chunk.indexOf(10, start);
       const end = nl < 0 ? n : nl;
-      if (partBytes + (end - start) > limits.maxLineBytes) throw new InputFileError(file, line, `line longer than ${mib(limits.maxLineBytes)}; each line must be one record (is this a text file?)`);
+      if (partBytes + (end - start) > limits.maxLineBytes)
+        throw new InputFileError(file, line, `line longer than ${mib(limits.maxLineBytes)}; each line must be one record (is this a text file?)`);
       if (nl < 0) {
         // Copied: the chunk's memory is reused by the next read.
         if (end > start) parts.push(Buffer.from(chunk.subarray(start, end)));

@@ -9,7 +9,11 @@ import type { z } from 'zod';
 export function knownFields(schema: z.ZodType, value: unknown): unknown {
   const shape = objectShape(schema);
   if (!shape || typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => k in shape).map(([k, v]) => [k, knownFields(shape[k]!, v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k in shape)
+      .map(([k, v]) => [k, knownFields(shape[k]!, v)]),
+  );
 }
 
 function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {

@@ -79,7 +79,8 @@ export function jaxThreads(): number {
   if (set === undefined || set === '') return 1;
   if (set === 'cores') return Math.min(8, availableParallelism());
   const n = Number(set);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new RangeError(`TRACE_RL_JAX_THREADS=${set}: expected a whole number of threads from 1 to 256, or cores (unset = 1)`);
+  if (!Number.isInteger(n) || n < 1 || n > 256)
+    throw new RangeError(`TRACE_RL_JAX_THREADS=${set}: expected a whole number of threads from 1 to 256, or cores (unset = 1)`);
   return n;
 }
 
@@ -92,7 +93,8 @@ export function installWasmThreads(threads: number): number {
   if (threads <= 1 || g.Worker !== undefined) return g.Worker === undefined ? 1 : (g.navigator?.hardwareConcurrency ?? 1);
   g.Worker = ThreadWorker;
   // Node 21+ has a \`navigator\` like this one (its userAgent starts "Node.js/"); Node 20 has none.
-  if (g.navigator === undefined) g.navigator = { hardwareConcurrency: threads, userAgent: `Node.js/${process.versions.node.split('.')[0]}` } as { hardwareConcurrency: number };
+  if (g.navigator === undefined)
+    g.navigator = { hardwareConcurrency: threads, userAgent: `Node.js/${process.versions.node.split('.')[0]}` } as { hardwareConcurrency: number };
   return threads;
 }
 

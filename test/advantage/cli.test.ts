@@ -17,10 +17,16 @@ test('advantages: answers {"leaves":[...]} matching the library; trace and trace
     assert.equal(run.code, 0, run.stderr);
     const out = JSON.parse(run.stdout) as { leaves: { id: string; advantage: number; turns?: { id: string; advantage: number }[] }[] };
     const lib = createEstimator(names[k]).estimate(buildForest(E1));
-    assert.deepEqual(out.leaves.map((l) => l.id), ['a1', 'a21', 'a3', 'b1', 'c']);
+    assert.deepEqual(
+      out.leaves.map((l) => l.id),
+      ['a1', 'a21', 'a3', 'b1', 'c'],
+    );
     out.leaves.forEach((l, j) => assertClose(l.advantage, lib[j].advantage, 1e-12, `${names[k]} ${l.id}`));
     if (names[k] !== 'grpo') {
-      assert.deepEqual(out.leaves[1].turns!.map((t) => t.id), ['a', 'a2', 'a21']);
+      assert.deepEqual(
+        out.leaves[1].turns!.map((t) => t.id),
+        ['a', 'a2', 'a21'],
+      );
       assertClose(out.leaves[1].turns![0].advantage, 0.1217161, 1e-5, `${names[k]} a21 turn a`);
       out.leaves[1].turns!.forEach((t, j) => assertClose(t.advantage, lib[1].turns[j], 1e-12, `${names[k]} a21 turn ${t.id}`));
     } else {
@@ -45,9 +51,19 @@ test('advantages: bad input is one stderr line naming the node and field, non-ze
     ['leaf without reward', JSON.stringify({ nodes: [q, { id: 'a1', parent: 'q1' }] }), ['--estimator', 'grpo'], /id "a1"\)\.reward/],
     ['cycle', JSON.stringify({ nodes: [q, { id: 'a', parent: 'b' }, { id: 'b', parent: 'a' }] }), ['--estimator', 'trace'], /"a".*cycle/],
     ['unknown parent', JSON.stringify({ nodes: [q, { id: 'a1', parent: 'qq', reward: 1 }] }), ['--estimator', 'grpo'], /"a1" has parent "qq"/],
-    ['duplicate id', JSON.stringify({ nodes: [q, { id: 'a1', parent: 'q1', reward: 1 }, { id: 'a1', parent: 'q1', reward: 0 }] }), ['--estimator', 'grpo'], /"a1" appears twice/],
+    [
+      'duplicate id',
+      JSON.stringify({ nodes: [q, { id: 'a1', parent: 'q1', reward: 1 }, { id: 'a1', parent: 'q1', reward: 0 }] }),
+      ['--estimator', 'grpo'],
+      /"a1" appears twice/,
+    ],
     ['negative length', JSON.stringify({ nodes: [q, { id: 'a1', parent: 'q1', reward: 1, length: -1 }] }), ['--estimator', 'treepo'], /id "a1"\)\.length/],
-    ['reward not a number', JSON.stringify({ nodes: [q, { id: 'a1', parent: 'q1', reward: 'yes' }] }), ['--estimator', 'grpo'], /id "a1"\)\.reward: expected a finite number/],
+    [
+      'reward not a number',
+      JSON.stringify({ nodes: [q, { id: 'a1', parent: 'q1', reward: 'yes' }] }),
+      ['--estimator', 'grpo'],
+      /id "a1"\)\.reward: expected a finite number/,
+    ],
     ['unknown estimator', JSON.stringify({ nodes: [q] }), ['--estimator', 'ppo'], /--estimator: unknown advantage estimator "ppo"/],
     ['unknown scale', JSON.stringify({ nodes: [q] }), ['--estimator', 'grpo', '--scale', 'mad'], /--scale: "mad" is not one of std, none/],
     ['treepo unscaled', JSON.stringify({ nodes: [q] }), ['--estimator', 'treepo', '--scale', 'none'], /--scale: .*treepo whitens/],

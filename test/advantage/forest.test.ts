@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  buildForest, createEstimator, ForestError, forestFromTrees, parseForestInput, tokenWhiten, UnknownEstimatorError, type ForestNode,
+  buildForest,
+  createEstimator,
+  ForestError,
+  forestFromTrees,
+  parseForestInput,
+  tokenWhiten,
+  UnknownEstimatorError,
+  type ForestNode,
 } from '../../src/advantage/index.ts';
 import { addTurn, createTree, endTrajectory, pathTo, type Turn } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
@@ -36,14 +43,27 @@ test('bad forests are rejected with the node and field named', () => {
 });
 
 test('the library accepts leaves without reward (failed trajectories); the CLI contract does not', () => {
-  const nodes = [{ id: 'q', parent: null }, { id: 'a', parent: 'q', reward: 1 }, { id: 'b', parent: 'q', reward: 0 }, { id: 'c', parent: 'q' }];
+  const nodes = [
+    { id: 'q', parent: null },
+    { id: 'a', parent: 'q', reward: 1 },
+    { id: 'b', parent: 'q', reward: 0 },
+    { id: 'c', parent: 'q' },
+  ];
   const forest = parseForestInput({ nodes }, { requireLeafRewards: false });
-  assert.deepEqual(createEstimator('grpo').estimate(forest).map((l) => l.id), ['a', 'b']);
+  assert.deepEqual(
+    createEstimator('grpo')
+      .estimate(forest)
+      .map((l) => l.id),
+    ['a', 'b'],
+  );
   assert.throws(() => parseForestInput({ nodes }), ForestError);
 });
 
 test('unknown estimator names fail when chosen', () => {
-  assert.throws(() => createEstimator('ppo'), (e: unknown) => e instanceof UnknownEstimatorError && /grpo, tree-grpo, treepo, trace/.test(e.message));
+  assert.throws(
+    () => createEstimator('ppo'),
+    (e: unknown) => e instanceof UnknownEstimatorError && /grpo, tree-grpo, treepo, trace/.test(e.message),
+  );
 });
 
 const turn = (tokens: number): Turn => ({ thought: '', action: { type: 'search', input: 'x' }, observation: 'o', generatedTokens: tokens });
@@ -60,14 +80,36 @@ test('a RolloutTree converts to the same forest as the flat form: same advantage
   const b1 = addTurn(t, b.id, turn(1), { origin: 'bare' }); // 2
   const c = addTurn(t, 'q', turn(3), { origin: 'bare' }); // 3
   const failed = addTurn(t, b.id, turn(7), { origin: 'continuation' });
-  for (const [n, r] of [[a1, 1], [a21, 0], [a3, 1], [b1, 0], [c, 1]] as const) endTrajectory(t, n.id, 'answer', r);
+  for (const [n, r] of [
+    [a1, 1],
+    [a21, 0],
+    [a3, 1],
+    [b1, 0],
+    [c, 1],
+  ] as const)
+    endTrajectory(t, n.id, 'answer', r);
   endTrajectory(t, failed.id, 'error');
-  const rename = new Map([['q', 'q'], [a.id, 'a'], [a1.id, 'a1'], [a2.id, 'a2'], [a21.id, 'a21'], [a3.id, 'a3'], [b.id, 'b'], [b1.id, 'b1'], [c.id, 'c']]);
+  const rename = new Map([
+    ['q', 'q'],
+    [a.id, 'a'],
+    [a1.id, 'a1'],
+    [a2.id, 'a2'],
+    [a21.id, 'a21'],
+    [a3.id, 'a3'],
+    [b.id, 'b'],
+    [b1.id, 'b1'],
+    [c.id, 'c'],
+  ]);
   const fromTree = forestFromTrees([t]);
   for (const name of ['grpo', 'tree-grpo', 'treepo', 'trace']) {
     const est = createEstimator(name);
     const got = est.estimate(fromTree);
-    for (const l of got) assert.deepEqual(l.path, pathTo(t, l.id).map((n) => n.id), `${name} ${l.id} path`);
+    for (const l of got)
+      assert.deepEqual(
+        l.path,
+        pathTo(t, l.id).map((n) => n.id),
+        `${name} ${l.id} path`,
+      );
     const renamed = got.map((l) => ({ ...l, id: rename.get(l.id)!, path: l.path.map((p) => rename.get(p)!) }));
     assertSameAdvantages(renamed, est.estimate(buildForest(E1)), 1e-12, name);
   }
@@ -99,6 +141,9 @@ test('token whitening matches a literal per-token loop', () => {
 });
 
 test('ids of several prompts in one batch must not collide', () => {
-  const nodes: ForestNode[] = [{ id: 'q', parent: null }, { id: 'q', parent: null }];
+  const nodes: ForestNode[] = [
+    { id: 'q', parent: null },
+    { id: 'q', parent: null },
+  ];
   assert.throws(() => buildForest(nodes), ForestError);
 });

@@ -176,7 +176,8 @@ test('advantageScale none on E1: deviations from the group mean, unscaled, for g
   const grpo = none('grpo');
   for (const [id, v] of Object.entries({ a1: 0.4, a21: -0.6, a3: 0.4, b1: -0.6, c: 0.4 })) assertClose(grpo.get(id)!.advantage, v, 1e-12, `grpo ${id}`);
   const treeGrpo = none('tree-grpo');
-  for (const [id, v] of Object.entries({ a1: 0.7333333, a21: -1.2666667, a3: 0.7333333, b1: -0.6, c: 1.4 })) assertClose(treeGrpo.get(id)!.advantage, v, 1e-6, `tree-grpo ${id}`);
+  for (const [id, v] of Object.entries({ a1: 0.7333333, a21: -1.2666667, a3: 0.7333333, b1: -0.6, c: 1.4 }))
+    assertClose(treeGrpo.get(id)!.advantage, v, 1e-6, `tree-grpo ${id}`);
   const expect: Record<string, Record<string, number[]>> = {
     'trace-local': { a1: [0.0666667, 0.3333333], a21: [0.0666667, -0.6666667, -0.6666667], a3: [0.0666667, 0.3333333], b1: [-0.6, -0.6], c: [0.4] },
     trace: { a1: [0.0666667, 0.4], a21: [0.0666667, -0.6, -0.6], a3: [0.0666667, 0.4], b1: [-0.6, -0.6], c: [0.4] },

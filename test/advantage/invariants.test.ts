@@ -4,7 +4,18 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildForest, createEstimator, createTrace, createTreepo, DEFAULT_PROMPT_TERM, ESTIMATOR_NAMES, isPerNodeEstimator, TRACE_PROMPT_TERMS, type ForestNode, type LeafAdvantage } from '../../src/advantage/index.ts';
+import {
+  buildForest,
+  createEstimator,
+  createTrace,
+  createTreepo,
+  DEFAULT_PROMPT_TERM,
+  ESTIMATOR_NAMES,
+  isPerNodeEstimator,
+  TRACE_PROMPT_TERMS,
+  type ForestNode,
+  type LeafAdvantage,
+} from '../../src/advantage/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { assertClose, assertSameAdvantages, byId, randomForest, shuffled } from './fixtures.ts';
 import { oracleGrpo, oracleTrace, oracleTreeGrpo, oracleTreepo, oracleTreepoDistinct } from './oracle.ts';
@@ -20,14 +31,22 @@ for (const name of ESTIMATOR_NAMES) {
         const nodes = randomForest(createRng(s).fork('forest'), { failures: true });
         const out = estimate(name, nodes);
         const rewarded = nodes.filter((n) => n.reward !== undefined).map((n) => n.id);
-        assert.deepEqual(out.map((l) => l.id), rewarded, `seed ${s}: leaves in input order`);
+        assert.deepEqual(
+          out.map((l) => l.id),
+          rewarded,
+          `seed ${s}: leaves in input order`,
+        );
         const parent = new Map(nodes.map((n) => [n.id, n.parent]));
         for (const l of out) {
           assert.equal(l.turns.length, l.path.length);
           assert.equal(l.path[l.path.length - 1], l.id);
           assert.equal(parent.get(l.path[0]) !== null && parent.get(parent.get(l.path[0])!) === null, true, 'path starts below a prompt');
           assert.ok(l.turns.every(Number.isFinite) && Number.isFinite(l.advantage));
-          if (!isPerNodeEstimator(name)) assert.ok(l.turns.every((t) => t === l.advantage), 'outcome-only estimators broadcast the scalar');
+          if (!isPerNodeEstimator(name))
+            assert.ok(
+              l.turns.every((t) => t === l.advantage),
+              'outcome-only estimators broadcast the scalar',
+            );
         }
       }
     });
@@ -93,7 +112,11 @@ describe('agreement with plain-loop oracles on random batches', () => {
       for (const l of createTreepo({ groups: 'distinct' }).estimate(buildForest(nodes))) assertClose(l.advantage, want.get(l.id)!, 1e-9, `seed ${s} ${l.id}`);
     }
   });
-  const perTurn = (what: string, estimateTurns: (nodes: readonly ForestNode[]) => LeafAdvantage[], oracle: (nodes: readonly ForestNode[]) => Map<string, number[]>) =>
+  const perTurn = (
+    what: string,
+    estimateTurns: (nodes: readonly ForestNode[]) => LeafAdvantage[],
+    oracle: (nodes: readonly ForestNode[]) => Map<string, number[]>,
+  ) =>
     test(what, () => {
       for (let s = 0; s < CASES; s++) {
         const nodes = randomForest(createRng(s).fork('forest'), { failures: true, continuous: s % 3 === 0 });
@@ -104,9 +127,22 @@ describe('agreement with plain-loop oracles on random batches', () => {
         }
       }
     });
-  perTurn('trace-local (every turn)', (nodes) => estimate('trace-local', nodes), (nodes) => oracleTrace(nodes, 'none'));
-  perTurn(`trace, the default form (prompt term ${DEFAULT_PROMPT_TERM}; every turn)`, (nodes) => estimate('trace', nodes), (nodes) => oracleTrace(nodes, DEFAULT_PROMPT_TERM));
-  for (const term of TRACE_PROMPT_TERMS) perTurn(`trace, prompt term ${term} (every turn)`, (nodes) => createTrace({ promptTerm: term }).estimate(buildForest(nodes)), (nodes) => oracleTrace(nodes, term));
+  perTurn(
+    'trace-local (every turn)',
+    (nodes) => estimate('trace-local', nodes),
+    (nodes) => oracleTrace(nodes, 'none'),
+  );
+  perTurn(
+    `trace, the default form (prompt term ${DEFAULT_PROMPT_TERM}; every turn)`,
+    (nodes) => estimate('trace', nodes),
+    (nodes) => oracleTrace(nodes, DEFAULT_PROMPT_TERM),
+  );
+  for (const term of TRACE_PROMPT_TERMS)
+    perTurn(
+      `trace, prompt term ${term} (every turn)`,
+      (nodes) => createTrace({ promptTerm: term }).estimate(buildForest(nodes)),
+      (nodes) => oracleTrace(nodes, term),
+    );
 });
 
 describe('trace-specific properties', () => {

@@ -22,7 +22,12 @@ export function bruteWeighted(items: ReadonlyArray<{ v: number; w: number }>, M:
  * The best value and, among allocations within 1e-9 (relative) of it, the most prompts selected: the
  * solvers' tie rule (the wider selection wins) must reach that count.
  */
-export function bruteWidest(items: ReadonlyArray<{ v: number; w: number }>, M: number, min: number, max: number): { value: number; widest: number; narrowest: number } | null {
+export function bruteWidest(
+  items: ReadonlyArray<{ v: number; w: number }>,
+  M: number,
+  min: number,
+  max: number,
+): { value: number; widest: number; narrowest: number } | null {
   const best = bruteWeighted(items, M, min, max);
   if (best === null) return null;
   const floor = best - 1e-9 * Math.max(1, Math.abs(best));

@@ -25,7 +25,10 @@ test('demo: equal cost, deterministic for a seed, and the oracle beats uniform g
   }
   const by = Object.fromEntries(a.rows.map((r) => [r.strategy, r]));
   assert.equal(by.grpo.promptsSelected.mean, 128);
-  assert.ok(by.oracle.effectiveRatio.mean > by.grpo.effectiveRatio.mean + 0.02, `oracle ${by.oracle.effectiveRatio.mean} vs grpo ${by.grpo.effectiveRatio.mean}`);
+  assert.ok(
+    by.oracle.effectiveRatio.mean > by.grpo.effectiveRatio.mean + 0.02,
+    `oracle ${by.oracle.effectiveRatio.mean} vs grpo ${by.grpo.effectiveRatio.mean}`,
+  );
   // With a perfect predictor trace is the oracle.
   const exact = runAllocationDemo({ ...options, noise: 0, trials: 5 });
   const rows = Object.fromEntries(exact.rows.map((r) => [r.strategy, r]));

@@ -4,7 +4,17 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { binomialUpperTail, createStrategy, initialGuard, nextGuard, spentAlpha, yieldTest, type GuardOptions, type GuardState, type PartYield } from '../../src/allocate/index.ts';
+import {
+  binomialUpperTail,
+  createStrategy,
+  initialGuard,
+  nextGuard,
+  spentAlpha,
+  yieldTest,
+  type GuardOptions,
+  type GuardState,
+  type PartYield,
+} from '../../src/allocate/index.ts';
 import type { RootCandidate } from '../../src/allocate/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
 
@@ -12,7 +22,11 @@ const O: GuardOptions = { explore: 0.25, maxShare: 0.75, alpha: 0.05 };
 
 test('binomialUpperTail is the exact tail: small cases by enumeration, and the two ends', () => {
   const choose = (n: number, k: number): number => (k === 0 || k === n ? 1 : choose(n - 1, k - 1) + choose(n - 1, k));
-  for (const [n, p] of [[7, 0.3], [12, 0.5], [20, 0.05]] as const) {
+  for (const [n, p] of [
+    [7, 0.3],
+    [12, 0.5],
+    [20, 0.05],
+  ] as const) {
     for (let k = 0; k <= n + 1; k++) {
       let want = 0;
       for (let i = k; i <= n; i++) want += choose(n, i) * p ** i * (1 - p) ** (n - i);
@@ -91,7 +105,10 @@ test('guarded plan: grpo’s groups on the first (1 − ε) of the budget, the s
   // G = ⌊192 / 64⌋ = 3; grpo's part: ⌊144 / 3⌋ = 48 prompts, the pool's first, 3 each.
   for (let i = 0; i < 48; i++) assert.equal(plan.get(`q${i}`), 3, `q${i}`);
   const explore = [...plan.entries()].filter(([id]) => Number(id.slice(1)) >= 48);
-  assert.equal(explore.reduce((a, [, m]) => a + m, 0), 48);
+  assert.equal(
+    explore.reduce((a, [, m]) => a + m, 0),
+    48,
+  );
   for (const [, m] of explore) assert.ok(m >= 2 && m <= 16);
   // Outcomes are read by part: grpo's 48 prompts against the solver's.
   const outcomes = [...plan.entries()].map(([promptId, m]) => ({ promptId, mixed: Number(promptId.slice(1)) % 2 === 0, cost: m }));
@@ -103,14 +120,24 @@ test('guarded plan: grpo’s groups on the first (1 − ε) of the budget, the s
 
 test('guarded with groupSize on a larger pool: at most ε of the budget leaves grpo’s plan', () => {
   const candidates = pool(256, createRng(7));
-  const grpo = createStrategy('grpo', { budget: 192, groupSize: 8 }).roots.plan({ candidates, round: 0, budget: 192, remaining: 192, results: new Map(), rng: createRng(8) });
+  const grpo = createStrategy('grpo', { budget: 192, groupSize: 8 }).roots.plan({
+    candidates,
+    round: 0,
+    budget: 192,
+    remaining: 192,
+    results: new Map(),
+    rng: createRng(8),
+  });
   const step = createStrategy('guarded', { budget: 192, groupSize: 8, explore: 0.125 }).adapt!(undefined);
   const plan = step.strategy.roots.plan({ candidates, round: 0, budget: 192, remaining: 192, results: new Map(), rng: createRng(8) });
   const same = [...grpo.entries()].filter(([id, m]) => plan.get(id) === m).length;
   // grpo: 24 prompts × 8; guarded keeps ⌊168 / 8⌋ = 21 of them unchanged, (1 − ε) of grpo's prompts.
   assert.equal(grpo.size, 24);
   assert.equal(same, 21);
-  assert.equal([...plan.values()].reduce((a, b) => a + b, 0), 192);
+  assert.equal(
+    [...plan.values()].reduce((a, b) => a + b, 0),
+    192,
+  );
   assert.ok(plan.size > grpo.size, 'the solver buys more distinct prompts with its 24 rollouts (groups of 2 allowed)');
 });
 

@@ -7,7 +7,12 @@ import { flipChance, repeatChance, solvePrefixes } from '../../src/allocate/solv
 import { brutePricedPrefixes, brutePrefixes } from './brute-force.ts';
 
 const prob = fc.oneof(fc.constantFrom(0, 1, 0.5), fc.double({ min: 0, max: 1, noNaN: true }));
-const priced = fc.record({ q: prob, r: fc.constantFrom(0, 1), cost: fc.integer({ min: 1, max: 5 }), w: fc.oneof(fc.constant(1), fc.double({ min: 0, max: 3, noNaN: true })) });
+const priced = fc.record({
+  q: prob,
+  r: fc.constantFrom(0, 1),
+  cost: fc.integer({ min: 1, max: 5 }),
+  w: fc.oneof(fc.constant(1), fc.double({ min: 0, max: 3, noNaN: true })),
+});
 
 const spent = (k: readonly number[], cost: readonly number[]) => k.reduce((a, K, i) => a + K * cost[i], 0);
 
@@ -17,7 +22,13 @@ test('priced prefixes: the dynamic programme matches exhaustive search on random
       const input = ps.map((p, i) => ({ id: `p${i}`, ...p }));
       const out = solvePrefixes(input, budget);
       assert.ok(out.k.every((K) => Number.isInteger(K) && K >= 0));
-      assert.ok(spent(out.k, ps.map((p) => p.cost)) <= budget, 'never spends more than the budget');
+      assert.ok(
+        spent(
+          out.k,
+          ps.map((p) => p.cost),
+        ) <= budget,
+        'never spends more than the budget',
+      );
       const best = brutePricedPrefixes(ps, budget);
       assert.ok(Math.abs(out.objective - best) <= 1e-9, `${out.objective} vs ${best}`);
       const recomputed = ps.reduce((s, p, i) => s + p.w * flipChance(repeatChance(p.q, p.r), out.k[i]), 0);
@@ -33,7 +44,15 @@ test('with every cost 1 the priced solver and the greedy agree (the trajectories
       const input = ps.map((p, i) => ({ id: `p${i}`, ...p, cost: 1 }));
       const dp = solvePricedPrefixes(input, budget);
       assert.ok(Math.abs(dp.objective - brutePrefixes(ps, budget)) <= 1e-9);
-      assert.ok(Math.abs(dp.objective - solvePrefixes(input.map(({ cost: _, ...p }) => p), budget).objective) <= 1e-9);
+      assert.ok(
+        Math.abs(
+          dp.objective -
+            solvePrefixes(
+              input.map(({ cost: _, ...p }) => p),
+              budget,
+            ).objective,
+        ) <= 1e-9,
+      );
     }),
     { numRuns: 200, seed: 12 },
   );
@@ -43,7 +62,13 @@ test('greedy by gain per unit of cost is not exact, the programme is (a hand-wor
   // Budget 4. A (cost 1, ρ = 0.5): gains 0.5, 0.25, 0.125, … per unit 0.5, 0.25, …
   // B (cost 3, ρ = 0): gain 1 for the first continuation, 0.333 per unit.
   // Per-unit greedy takes A, then B does not fit after A, A, … : A×4 = 0.9375. Best: A×1 + B×1 = 1.5.
-  const out = solvePrefixes([{ id: 'A', q: 0.5, r: 1, cost: 1 }, { id: 'B', q: 0, r: 1, cost: 3 }], 4);
+  const out = solvePrefixes(
+    [
+      { id: 'A', q: 0.5, r: 1, cost: 1 },
+      { id: 'B', q: 0, r: 1, cost: 3 },
+    ],
+    4,
+  );
   assert.deepEqual(out.k, [1, 1]);
   assert.ok(Math.abs(out.objective - 1.5) < 1e-12);
 });
@@ -63,6 +88,9 @@ test('a token budget above the table size is solved on coarser units, never over
 });
 
 test('costs must be integers ≥ 1, named by their field', () => {
-  assert.throws(() => solvePrefixes([{ id: 'a', q: 0.5, r: 1, cost: 0 }], 3), (e) => e instanceof AllocationInputError && /prefixes\[0\]\.cost/.test(e.message));
+  assert.throws(
+    () => solvePrefixes([{ id: 'a', q: 0.5, r: 1, cost: 0 }], 3),
+    (e) => e instanceof AllocationInputError && /prefixes\[0\]\.cost/.test(e.message),
+  );
   assert.throws(() => solvePrefixes([{ id: 'a', q: 0.5, r: 1, cost: 1.5 }], 3), AllocationInputError);
 });

@@ -20,7 +20,11 @@ const smallCase = fc.record({
 });
 
 function checkAllocation(m: number[], M: number, min: number, max: number) {
-  assert.equal(m.reduce((a, b) => a + b, 0), M, 'Σ m = M');
+  assert.equal(
+    m.reduce((a, b) => a + b, 0),
+    M,
+    'Σ m = M',
+  );
   for (const x of m) assert.ok(x === 0 || (x >= min && x <= max), `m = ${x} outside {0} ∪ [${min}, ${max}]`);
 }
 
@@ -28,7 +32,12 @@ test('root solver matches exhaustive search on random small cases (both methods)
   fc.assert(
     fc.property(smallCase, ({ v, min, extra, M }) => {
       const max = min + extra;
-      const best = bruteWeighted(v.map((x) => ({ v: x, w: 1 })), M, min, max);
+      const best = bruteWeighted(
+        v.map((x) => ({ v: x, w: 1 })),
+        M,
+        min,
+        max,
+      );
       for (const method of ['auto', 'dp'] as const) {
         if (best === null) {
           assert.throws(() => solveRoots({ v, budget: M, min, max }, { method }), InfeasibleBudgetError);
@@ -37,7 +46,11 @@ test('root solver matches exhaustive search on random small cases (both methods)
         const out = solveRoots({ v, budget: M, min, max }, { method });
         checkAllocation(out.m, M, min, max);
         close(out.objective, best, `objective (${method})`);
-        close(out.m.reduce((s, m, i) => s + mixedChance(v[i], m), 0), out.objective, 'reported objective');
+        close(
+          out.m.reduce((s, m, i) => s + mixedChance(v[i], m), 0),
+          out.objective,
+          'reported objective',
+        );
       }
     }),
     { numRuns: 400, seed: 20261129 },
@@ -58,7 +71,12 @@ test('knapsack solver matches exhaustive search, through whichever method applie
   fc.assert(
     fc.property(smallCase, ({ v: p, min, extra, M }) => {
       const max = min + extra;
-      const best = bruteWeighted(p.map((x) => ({ v: x, w: knapsackWeight(x) })), M, min, max);
+      const best = bruteWeighted(
+        p.map((x) => ({ v: x, w: knapsackWeight(x) })),
+        M,
+        min,
+        max,
+      );
       if (best === null) return void assert.throws(() => solveKnapsack({ p, budget: M, min, max }), InfeasibleBudgetError);
       const out = solveKnapsack({ p, budget: M, min, max });
       methods.add(out.method);
@@ -92,7 +110,16 @@ test('a case where greedy by marginal gain fails but the solver does not', () =>
   // of M = 4 to spread prompts, but here taking v = 0.5 twice beats anything else only by selection.
   const v = [0.5, 0.5, 0.02];
   const out = solveRoots({ v, budget: 5, min: 2, max: 3 });
-  close(out.objective, bruteWeighted(v.map((x) => ({ v: x, w: 1 })), 5, 2, 3)!, 'objective');
+  close(
+    out.objective,
+    bruteWeighted(
+      v.map((x) => ({ v: x, w: 1 })),
+      5,
+      2,
+      3,
+    )!,
+    'objective',
+  );
   assert.deepEqual(out.m, [3, 2, 0]);
 });
 
@@ -153,7 +180,12 @@ test('knapsack weights: the widest optimal selection too, sweep and DP', () => {
   fc.assert(
     fc.property(smallCase, ({ v: p, min, extra, M }) => {
       const max = min + extra;
-      const truth = bruteWidest(p.map((x) => ({ v: x, w: knapsackWeight(x) })), M, min, max);
+      const truth = bruteWidest(
+        p.map((x) => ({ v: x, w: knapsackWeight(x) })),
+        M,
+        min,
+        max,
+      );
       if (truth === null) return;
       for (const method of ['auto', 'dp', 'full-dp'] as const) {
         const out = solveKnapsack({ p, budget: M, min, max }, { method });
@@ -183,7 +215,10 @@ test('budgets that cannot be spent say so, with the nearest ones that can', () =
   assert.match(big.message, /2 prompts × m_max 4 = 8 < 9/);
   const gap = err(() => solveRoots({ v: [0.5, 0.5, 0.5], budget: 6, min: 4, max: 5 }));
   assert.deepEqual([gap.below, gap.above], [5, 8]);
-  assert.throws(() => solveRoots({ v: [0.5, 1.2], budget: 2, min: 2, max: 4 }), (e: unknown) => e instanceof AllocationInputError && e.field === 'v[1]');
+  assert.throws(
+    () => solveRoots({ v: [0.5, 1.2], budget: 2, min: 2, max: 4 }),
+    (e: unknown) => e instanceof AllocationInputError && e.field === 'v[1]',
+  );
   assert.throws(() => solveRoots({ v: [0.5], budget: 2, min: 1, max: 4 }), AllocationInputError);
   assert.throws(() => solveRoots({ v: [0.5], budget: -2, min: 2, max: 4 }), AllocationInputError);
 });
@@ -202,26 +237,21 @@ test('sweep and DP agree on medium random instances', () => {
 
 test('pruned sweep = full sweep = DP on instances large enough to prune (n > 64)', () => {
   fc.assert(
-    fc.property(
-      fc.array(prob, { minLength: 70, maxLength: 160 }),
-      fc.integer({ min: 0, max: 10_000 }),
-      fc.integer({ min: 2, max: 3 }),
-      (v, raw, min) => {
-        const max = min + 5;
-        const budget = Math.floor((raw / 10_000) * v.length * max);
-        let full;
-        try {
-          full = solveRoots({ v, budget, min, max }, { method: 'full-sweep' });
-        } catch (e) {
-          assert.ok(e instanceof InfeasibleBudgetError);
-          return;
-        }
-        const pruned = solveRoots({ v, budget, min, max });
-        close(pruned.objective, full.objective, 'pruned vs full');
-        assert.deepEqual(pruned.m, full.m, 'same tie-breaking');
-        close(solveRoots({ v, budget, min, max }, { method: 'dp' }).objective, full.objective, 'dp');
-      },
-    ),
+    fc.property(fc.array(prob, { minLength: 70, maxLength: 160 }), fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 2, max: 3 }), (v, raw, min) => {
+      const max = min + 5;
+      const budget = Math.floor((raw / 10_000) * v.length * max);
+      let full;
+      try {
+        full = solveRoots({ v, budget, min, max }, { method: 'full-sweep' });
+      } catch (e) {
+        assert.ok(e instanceof InfeasibleBudgetError);
+        return;
+      }
+      const pruned = solveRoots({ v, budget, min, max });
+      close(pruned.objective, full.objective, 'pruned vs full');
+      assert.deepEqual(pruned.m, full.m, 'same tie-breaking');
+      close(solveRoots({ v, budget, min, max }, { method: 'dp' }).objective, full.objective, 'dp');
+    }),
     { numRuns: 40, seed: 17 },
   );
 });
@@ -248,7 +278,10 @@ test('knapsack: pruned DP = plain DP on medium instances whose curves cross', ()
         const b = solveKnapsack({ p, budget, min: 2, max: 8 }, { method: 'full-dp' });
         if (a.method === 'dp') dpSeen++;
         close(a.objective, b.objective, 'pruned vs plain DP');
-        assert.equal(a.m.reduce((x, y) => x + y, 0), budget);
+        assert.equal(
+          a.m.reduce((x, y) => x + y, 0),
+          budget,
+        );
       },
     ),
     { numRuns: 40, seed: 23 },

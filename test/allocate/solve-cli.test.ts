@@ -10,14 +10,31 @@ test('solve roots: the documented contract, optimal against brute force', async 
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { m: number[]; objective: number };
   assert.deepEqual(Object.keys(out), ['m', 'objective']);
-  assert.equal(out.m.reduce((a, b) => a + b, 0), 11);
-  const best = bruteWeighted(v.map((x) => ({ v: x, w: 1 })), 11, 2, 4)!;
+  assert.equal(
+    out.m.reduce((a, b) => a + b, 0),
+    11,
+  );
+  const best = bruteWeighted(
+    v.map((x) => ({ v: x, w: 1 })),
+    11,
+    2,
+    4,
+  )!;
   assert.ok(Math.abs(out.objective - best) < 1e-12);
   assert.ok(Math.abs(out.m.reduce((s, m, i) => s + mixedChance(v[i], m), 0) - best) < 1e-12);
 });
 
 test('solve prefixes and solve knapsack: the documented contracts', async () => {
-  const p = await runCli(['solve', 'prefixes'], JSON.stringify({ budget: 4, prefixes: [{ id: 'a', q: 0.3, r: 1 }, { id: 'b', q: 0.9, r: 1 }] }));
+  const p = await runCli(
+    ['solve', 'prefixes'],
+    JSON.stringify({
+      budget: 4,
+      prefixes: [
+        { id: 'a', q: 0.3, r: 1 },
+        { id: 'b', q: 0.9, r: 1 },
+      ],
+    }),
+  );
   assert.equal(p.code, 0, p.stderr);
   const po = JSON.parse(p.stdout);
   assert.deepEqual(po.k, { a: 2, b: 2 });
@@ -25,7 +42,12 @@ test('solve prefixes and solve knapsack: the documented contracts', async () => 
   const k = await runCli(['solve', 'knapsack'], JSON.stringify({ p: [0.5, 0.1, 0.9, 0.3], budget: 9, min: 2, max: 5 }));
   assert.equal(k.code, 0, k.stderr);
   const ko = JSON.parse(k.stdout);
-  const best = bruteWeighted([0.5, 0.1, 0.9, 0.3].map((x) => ({ v: x, w: x * (1 - x) ** 2 })), 9, 2, 5)!;
+  const best = bruteWeighted(
+    [0.5, 0.1, 0.9, 0.3].map((x) => ({ v: x, w: x * (1 - x) ** 2 })),
+    9,
+    2,
+    5,
+  )!;
   assert.ok(Math.abs(ko.objective - best) < 1e-12);
 });
 

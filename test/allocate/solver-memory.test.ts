@@ -15,11 +15,18 @@ import { bruteWeighted } from './brute-force.ts';
 
 const SCRIPT = fileURLToPath(new URL('./solve-in-fresh-process.ts', import.meta.url));
 const measure = (n: number, budget: number, max: number) =>
-  JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', SCRIPT, String(n), String(budget), String(max)], { encoding: 'utf8', timeout: 120_000 })) as { error?: string; spent?: number; maxRssMb: number };
+  JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', SCRIPT, String(n), String(budget), String(max)], { encoding: 'utf8', timeout: 120_000 })) as {
+    error?: string;
+    spent?: number;
+    maxRssMb: number;
+  };
 
 test('20,000 prompts, m_max 65,535, budget 160,000: a one-line error naming the m_max that fits, in bounded memory', () => {
   const r = measure(20_000, 160_000, 65_535);
-  assert.match(r.error ?? '', /^max: 20,000 prompts × \(m_max 65,535 − m_min 2\) = 1,310,660,000 table entries exceed the solver's limit of 16,777,216 \(256 MB\); lower max to at most 840/);
+  assert.match(
+    r.error ?? '',
+    /^max: 20,000 prompts × \(m_max 65,535 − m_min 2\) = 1,310,660,000 table entries exceed the solver's limit of 16,777,216 \(256 MB\); lower max to at most 840/,
+  );
   assert.ok(r.maxRssMb < 300, `peak ${r.maxRssMb.toFixed(0)} MB`);
 });
 
@@ -41,14 +48,27 @@ test('clamping m_max to the budget is exact: same optimum as brute force with m_
     const n = 1 + rng.int(4);
     const v = Array.from({ length: n }, () => rng.next());
     const M = 2 + rng.int(10);
-    const brute = bruteWeighted(v.map((x) => ({ v: x, w: 1 })), M, 2, M);
+    const brute = bruteWeighted(
+      v.map((x) => ({ v: x, w: 1 })),
+      M,
+      2,
+      M,
+    );
     if (brute === null) continue;
     const { objective, m } = solveRoots({ v, budget: M, min: 2, max: 65_535 });
     assert.ok(Math.abs(objective - brute) < 1e-9, `trial ${trial}: ${objective} vs ${brute}`);
-    assert.equal(m.reduce((a, b) => a + b, 0), M);
+    assert.equal(
+      m.reduce((a, b) => a + b, 0),
+      M,
+    );
     const w = v.map((p) => p * (1 - p) ** 2);
     const k = solveKnapsack({ p: v, budget: M, min: 2, max: 65_535 });
-    const bk = bruteWeighted(v.map((p, i) => ({ v: p, w: w[i]! })), M, 2, M)!;
+    const bk = bruteWeighted(
+      v.map((p, i) => ({ v: p, w: w[i]! })),
+      M,
+      2,
+      M,
+    )!;
     assert.ok(Math.abs(k.objective - bk) < 1e-9, `knapsack trial ${trial}`);
   }
 });

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ZodError } from 'zod';
-import { STRATEGY_NAMES, budgetProblem, createStrategy, evenPrefixes, optionsFor, parseStrategyConfig, strategyFromConfig, type StrategyName } from '../../src/allocate/index.ts';
+import {
+  STRATEGY_NAMES,
+  budgetProblem,
+  createStrategy,
+  evenPrefixes,
+  optionsFor,
+  parseStrategyConfig,
+  strategyFromConfig,
+  type StrategyName,
+} from '../../src/allocate/index.ts';
 import type { PrefixCandidate, RootCandidate, Strategy } from '../../src/allocate/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
 
@@ -59,10 +68,16 @@ function simulateStep(strategy: Strategy, candidates: RootCandidate[], seed: num
     const budget = strategy.prefixes?.continuationBudget(m) ?? 0;
     const prefixes = prefixesFor(id, m, rng.fork(`cands/${id}`));
     // As the engine: a prefix planner is asked only when there is something to place.
-    const plan = strategy.prefixes && budget > 0 ? strategy.prefixes.plan({ promptId: id, m, prefixes, budget, rng: rng.fork(`prefix/${id}`) }) : new Map<string, number>();
+    const plan =
+      strategy.prefixes && budget > 0
+        ? strategy.prefixes.plan({ promptId: id, m, prefixes, budget, rng: rng.fork(`prefix/${id}`) })
+        : new Map<string, number>();
     let total = 0;
     for (const [pid, K] of plan) {
-      assert.ok(prefixes.some((c) => c.id === pid), `unknown prefix ${pid}`);
+      assert.ok(
+        prefixes.some((c) => c.id === pid),
+        `unknown prefix ${pid}`,
+      );
       assert.ok(Number.isInteger(K) && K >= 1, `K = ${K}`);
       total += K;
     }
@@ -94,7 +109,13 @@ const VARIANTS: Array<{ name: StrategyName; label: string; extra: object }> = [
 
 for (const { name, label, extra } of VARIANTS) {
   test(`shared suite: ${label} stays within budget, respects bounds, is deterministic`, () => {
-    for (const [n, budget] of [[40, 150], [5, 150], [100, 31], [1, 7], [0, 20]] as const) {
+    for (const [n, budget] of [
+      [40, 150],
+      [5, 150],
+      [100, 31],
+      [1, 7],
+      [0, 20],
+    ] as const) {
       const options = { ...base, ...extra, budget };
       const strategy = make(name, options);
       const cap = strategy.cap;
@@ -113,7 +134,14 @@ for (const { name, label, extra } of VARIANTS) {
 
 test('tree strategies spend (1 + N) · M ≤ B; root-only strategies spend all of B when they can', () => {
   const candidates = pool(40, createRng(1));
-  for (const [name, extra] of [['trace', {}], ['oracle', {}], ['random-tree', {}], ['entropy', {}], ['trace', { roots: 'uniform', prefixes: 'uniform' }], ['trace', { prefixes: 'uniform' }]] as const) {
+  for (const [name, extra] of [
+    ['trace', {}],
+    ['oracle', {}],
+    ['random-tree', {}],
+    ['entropy', {}],
+    ['trace', { roots: 'uniform', prefixes: 'uniform' }],
+    ['trace', { prefixes: 'uniform' }],
+  ] as const) {
     const s = make(name, { ...base, ...extra });
     const t = simulateStep(s, candidates, 3);
     assert.equal(t.bare, Math.floor(150 / 3), `${name} roots`);
@@ -179,7 +207,9 @@ test('oracle truthSamples: k: the root solver sees p through k fresh outcomes, v
     { promptId: 'close', v: 0.5, p: 0.9 },
   ];
   const opts = { budget: 2, continuations: 0, min: 2, max: 2 };
-  const plan = (s: Strategy, seed: number) => [...s.roots.plan({ candidates, round: 0, budget: 2, remaining: 2, results: new Map(), rng: createRng(seed) }).keys()];
+  const plan = (s: Strategy, seed: number) => [
+    ...s.roots.plan({ candidates, round: 0, budget: 2, remaining: 2, results: new Map(), rng: createRng(seed) }).keys(),
+  ];
   const exact = createStrategy('oracle', opts);
   const seen = createStrategy('oracle', { ...opts, truthSamples: 2 });
   const steps = 4000;
@@ -192,7 +222,10 @@ test('oracle truthSamples: k: the root solver sees p through k fresh outcomes, v
   }
   // P(both succeed) = 0.81, or one fails and 'close' is seen at 1/4 (v = 1/4 and 3/4 tie on mixed chance): 0.01.
   const expected = 0.81 + 0.01;
-  assert.ok(Math.abs(solved / steps - expected) < 4 * Math.sqrt((expected * (1 - expected)) / steps), `picked the solved prompt in ${solved} of ${steps} steps, expected about ${expected * steps}`);
+  assert.ok(
+    Math.abs(solved / steps - expected) < 4 * Math.sqrt((expected * (1 - expected)) / steps),
+    `picked the solved prompt in ${solved} of ${steps} steps, expected about ${expected * steps}`,
+  );
   // Many outcomes: the seen p is the truth to within sampling error, and the plan is the exact oracle's.
   const many = createStrategy('oracle', { ...opts, truthSamples: 100_000 });
   for (let seed = 0; seed < 20; seed++) assert.deepEqual(plan(many, seed), ['close']);
@@ -203,9 +236,19 @@ test('oracle truthSamples: k: the root solver sees p through k fresh outcomes, v
 test('entropy picks the highest-entropy prefixes; random-tree spreads at random', () => {
   const prefixes: PrefixCandidate[] = [0.1, 2.5, 0.7, 1.9].map((h, i) => ({ id: `p${i}`, q: 0.5, r: 1, depth: 1, entropy: h }));
   const e = createStrategy('entropy', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes, budget: 3, rng: createRng(0) });
-  assert.deepEqual([...e], [['p1', 1], ['p3', 1], ['p2', 1]]);
+  assert.deepEqual(
+    [...e],
+    [
+      ['p1', 1],
+      ['p3', 1],
+      ['p2', 1],
+    ],
+  );
   const r = createStrategy('random-tree', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes, budget: 400, rng: createRng(1) });
-  assert.equal([...r.values()].reduce((a, b) => a + b, 0), 400);
+  assert.equal(
+    [...r.values()].reduce((a, b) => a + b, 0),
+    400,
+  );
   for (const K of r.values()) assert.ok(K > 60, `uniform draws: ${K} of 400 on one of 4 prefixes`);
 });
 
@@ -238,7 +281,10 @@ test('ablation: uniform roots = random-tree roots (ignores v); adaptive roots fo
   const flipped = candidates.map((c, i) => ({ ...c, v: i % 2 === 0 ? 0.5 : 0.01 }));
   assert.deepEqual([...rootsOf(make('trace', { ...base, roots: 'uniform' }), flipped)], [...uniform]);
   const adaptive = rootsOf(make('trace'), flipped);
-  assert.ok([...adaptive.keys()].every((id) => Number(id.slice(1)) % 2 === 0), 'adaptive roots pick the v = ½ prompts');
+  assert.ok(
+    [...adaptive.keys()].every((id) => Number(id.slice(1)) % 2 === 0),
+    'adaptive roots pick the v = ½ prompts',
+  );
 });
 
 test('ablation: uniform prefixes spread the budget evenly, the remainder shallowest first', () => {
@@ -253,7 +299,10 @@ test('ablation: uniform prefixes spread the budget evenly, the remainder shallow
   // r = 1, q = 0.99, ρ = 0.99) and doubles up on the coin flips (ρ = ½: gains ½, ¼ beat 0.01).
   const adaptive = make('trace').prefixes!.plan({ promptId: 'q', m: 3, prefixes, budget: 6, rng: createRng(0) });
   assert.equal((adaptive.get('q/0/1') ?? 0) + (adaptive.get('q/0/2') ?? 0), 0, JSON.stringify([...adaptive]));
-  assert.equal([...adaptive.values()].reduce((a, b) => a + b, 0), 6);
+  assert.equal(
+    [...adaptive.values()].reduce((a, b) => a + b, 0),
+    6,
+  );
 });
 
 test('ablation options are for trace and oracle only, and only take adaptive | uniform', () => {
@@ -270,5 +319,9 @@ test('oracle: true probabilities a few ulps outside [0, 1] (sums of products) ar
   ];
   const plan = createStrategy('oracle', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes, budget: 2, rng: createRng(0) });
   assert.deepEqual([...plan], [['b', 2]]);
-  assert.throws(() => createStrategy('oracle', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes: [{ ...prefixes[0], p: 1.2 }], budget: 2, rng: createRng(0) }), /prefixes\[0\]\.q/);
+  assert.throws(
+    () =>
+      createStrategy('oracle', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes: [{ ...prefixes[0], p: 1.2 }], budget: 2, rng: createRng(0) }),
+    /prefixes\[0\]\.q/,
+  );
 });

@@ -43,7 +43,13 @@ test('rootValue: expansion-aware adds m · d · (1 − (v² + (1 − v)²)^N); a
   assert.deepEqual(plan(createStrategy('trace', { budget: 9, rootValue: 'expansion-aware' }).roots.plan(rootInput(cs, 9))), { b: 3 });
   // The solver's objective with the per-unit term, exactly: V_root(0.3, 3) + 3 · (1 − 0.58²).
   const b = expansionValue(0.3, 1, 2);
-  const s = solveWeighted([{ v: 0.5, w: 1, perUnit: 0 }, { v: 0.3, w: 1, perUnit: b }], { budget: 3, min: 2, max: 16 });
+  const s = solveWeighted(
+    [
+      { v: 0.5, w: 1, perUnit: 0 },
+      { v: 0.3, w: 1, perUnit: b },
+    ],
+    { budget: 3, min: 2, max: 16 },
+  );
   assert.deepEqual(s.m, [0, 3]);
   assert.ok(Math.abs(s.objective - (mixedChance(0.3, 3) + 3 * (1 - 0.58 ** 2))) < 1e-12);
   assert.ok(Math.abs(s.objective - 2.6208) < 1e-12);
@@ -76,7 +82,11 @@ test('leftover: pool solves the leftover as a root problem over the whole pool (
   assert.deepEqual(poolLeftover([0.5, 0.5, 0.1], [2, 0, 0], 2, 2, 16), [0, 2, 0]);
   // 3 units: new prompt 2 + one more where the gain is largest (tie 0.25 / 0.25 → lower index).
   assert.deepEqual(poolLeftover([0.5, 0.5, 0.1], [2, 0, 0], 3, 2, 16), [1, 2, 0]);
-  const cs: RootCandidate[] = [{ promptId: 'a', v: 0.5 }, { promptId: 'b', v: 0.5 }, { promptId: 'c', v: 0.1 }];
+  const cs: RootCandidate[] = [
+    { promptId: 'a', v: 0.5 },
+    { promptId: 'b', v: 0.5 },
+    { promptId: 'c', v: 0.1 },
+  ];
   const input = { candidates: cs, roots: new Map([['a', 2]]), remaining: 2, rng };
   assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).leftover!.plan(input)), { a: 2 }, 'the paper: top-ups only');
   assert.deepEqual(plan(createStrategy('trace', { budget: 9, leftover: 'pool' }).leftover!.plan(input)), { b: 2 });
@@ -119,9 +129,16 @@ test('prefixes: decision-weighted weights prefix j by the turns after it (T_j �
     { id: 'x/1/0', q: 0.5, r: 1, depth: 1, after: 3 },
   ];
   const input = { promptId: 'x', m: 2, prefixes, budget: 3, rng };
-  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).prefixes!.plan(input)), { 'x/0/2': 2, 'x/1/0': 1 }, 'the paper: equal gains, the first prefix first');
+  assert.deepEqual(
+    plan(createStrategy('trace', { budget: 9 }).prefixes!.plan(input)),
+    { 'x/0/2': 2, 'x/1/0': 1 },
+    'the paper: equal gains, the first prefix first',
+  );
   assert.deepEqual(plan(createStrategy('trace', { budget: 9, prefixes: 'decision-weighted' }).prefixes!.plan(input)), { 'x/0/2': 1, 'x/1/0': 2 });
-  const s = solvePrefixes(prefixes.map((c) => ({ id: c.id, q: c.q, r: c.r, w: c.after })), 3);
+  const s = solvePrefixes(
+    prefixes.map((c) => ({ id: c.id, q: c.q, r: c.r, w: c.after })),
+    3,
+  );
   assert.deepEqual(s.k, [1, 2]);
   assert.equal(s.objective, 2.75);
 });
@@ -137,7 +154,11 @@ test('branchFrom: prefixes shallower than t_min are not branch points; the rootR
   const input = { promptId: 'x', m: 2, prefixes, budget: 3, rng };
   assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).prefixes!.plan(input)), { 'x/0': 1, 'x/0/0': 1, 'x/0/0/0': 1 });
   assert.deepEqual(plan(createStrategy('trace', { budget: 9, branchFrom: 2 }).prefixes!.plan(input)), { 'x/0/0': 2, 'x/0/0/0': 1 });
-  assert.deepEqual(plan(createStrategy('trace', { budget: 9, branchFrom: 4 }).prefixes!.plan(input)), {}, 'no branch point left: the budget stays for the leftover');
+  assert.deepEqual(
+    plan(createStrategy('trace', { budget: 9, branchFrom: 4 }).prefixes!.plan(input)),
+    {},
+    'no branch point left: the budget stays for the leftover',
+  );
   // The root candidate of rootResample (depth 0) is one more bare rollout, not a branch point: kept.
   const withRoot = { ...input, prefixes: [{ id: 'x', q: 0.5, r: 1, depth: 0 }, ...prefixes] };
   assert.deepEqual(plan(createStrategy('trace', { budget: 9, rootResample: true, branchFrom: 3 }).prefixes!.plan(withRoot)), { x: 2, 'x/0/0/0': 1 });
@@ -151,15 +172,26 @@ test('prefixValue outcome-blind: the plan ignores the observed rewards and spend
     { id: 'x/1', q: 0.5, r: 1, depth: 1 },
   ];
   const input = { promptId: 'x', m: 2, prefixes, budget: 2, rng };
-  assert.deepEqual(plan(createStrategy('trace', { budget: 9 }).prefixes!.plan(input)), { 'x/0': 1, 'x/1': 1 }, 'flip: 0.9 then 0.5, then ρ-discounted 0.09 < 0.5');
+  assert.deepEqual(
+    plan(createStrategy('trace', { budget: 9 }).prefixes!.plan(input)),
+    { 'x/0': 1, 'x/1': 1 },
+    'flip: 0.9 then 0.5, then ρ-discounted 0.09 < 0.5',
+  );
   const blind = createStrategy('trace', { budget: 9, prefixValue: 'outcome-blind' }).prefixes!;
   // Outcome-blind: first gains 2·0.9·0.1 = 0.18 and 2·0.5·0.5 = 0.5, second at 0.5 is 0.5·0.5 = 0.25 > 0.18.
   assert.deepEqual(plan(blind.plan(input)), { 'x/1': 2 });
-  for (const flipped of [[1, 1], [0, 0], [1, 0]]) {
+  for (const flipped of [
+    [1, 1],
+    [0, 0],
+    [1, 0],
+  ]) {
     const other = { ...input, prefixes: prefixes.map((c, i) => ({ ...c, r: flipped[i]! })) };
     assert.deepEqual(plan(blind.plan(other)), { 'x/1': 2 }, `rewards ${flipped}`);
   }
-  assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, prefixes: 'uniform', prefixValue: 'outcome-blind' }), /prefixValue: outcome-blind steers the prefix solver/);
+  assert.throws(
+    () => strategyFromConfig({ name: 'trace', budget: 9, prefixes: 'uniform', prefixValue: 'outcome-blind' }),
+    /prefixValue: outcome-blind steers the prefix solver/,
+  );
 });
 
 test('unknown or misplaced trace options are rejected', () => {
@@ -174,8 +206,15 @@ test('unknown or misplaced trace options are rejected', () => {
 });
 
 test('options of the root solver are rejected beside roots: uniform (they would be ignored); the recommendation parses', () => {
-  for (const [k, v] of [['leftover', 'pool'], ['rootValue', 'expansion-aware'], ['rootPrior', 'posterior']] as const) {
-    assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, roots: 'uniform', [k]: v }), new RegExp(`${k}: ${v} steers the root solver, which roots: uniform does not use`));
+  for (const [k, v] of [
+    ['leftover', 'pool'],
+    ['rootValue', 'expansion-aware'],
+    ['rootPrior', 'posterior'],
+  ] as const) {
+    assert.throws(
+      () => strategyFromConfig({ name: 'trace', budget: 9, roots: 'uniform', [k]: v }),
+      new RegExp(`${k}: ${v} steers the root solver, which roots: uniform does not use`),
+    );
     assert.doesNotThrow(() => strategyFromConfig({ name: 'trace', budget: 9, [k]: v }));
   }
   assert.doesNotThrow(() => strategyFromConfig({ name: 'trace', budget: 9, roots: 'uniform', leftover: 'top-up', rootValue: 'mixed', rootPrior: 'shared' }));
@@ -193,9 +232,25 @@ test('continuations: a fraction N = ½ gives M = ⌊B / 1.5⌋ bare rollouts and
   const env = new Simulator({ seed: 21 });
   const res = await runStep({ prompts: env.prompts(6), env, policy: new SimulatorPolicy(env), rng: createRng(3), strategy, settings: { concurrency: 4 } });
   const byPrompt = res.trees.map((t) => treeCounts([t]));
-  assert.deepEqual(byPrompt.map((c) => c.bare), [2, 2, 2, 2]);
-  const atN2 = await runStep({ prompts: env.prompts(6), env, policy: new SimulatorPolicy(env), rng: createRng(3), strategy: createStrategy('trace', { budget, roots: 'uniform' }), settings: { concurrency: 4 } });
-  assert.deepEqual(atN2.trees.map((t) => treeCounts([t]).bare), [2, 2]);
-  assert.deepEqual(byPrompt.map((c) => c.continuation), [1, 1, 1, 1]);
+  assert.deepEqual(
+    byPrompt.map((c) => c.bare),
+    [2, 2, 2, 2],
+  );
+  const atN2 = await runStep({
+    prompts: env.prompts(6),
+    env,
+    policy: new SimulatorPolicy(env),
+    rng: createRng(3),
+    strategy: createStrategy('trace', { budget, roots: 'uniform' }),
+    settings: { concurrency: 4 },
+  });
+  assert.deepEqual(
+    atN2.trees.map((t) => treeCounts([t]).bare),
+    [2, 2],
+  );
+  assert.deepEqual(
+    byPrompt.map((c) => c.continuation),
+    [1, 1, 1, 1],
+  );
   assert.deepEqual([res.spend.bare, res.spend.continuation], [8, 4], 'the whole budget, 8 + 4 = 12');
 });

@@ -44,7 +44,27 @@ test('compare: an option none of the compared strategies takes, or a bad --trace
 });
 
 test('compare: with no budget given it runs at equal generated tokens (math-world 6,000 a step); dapo runs whole groups and says so', async () => {
-  const r = await runCli(['compare', '--env', 'math-world', '--set', 'env.math.problems=200', '--set', 'eval.questions=20', '--pool', '16', '--steps', '1', '--seeds', '1', '--jobs', '2', '--strategies', 'grpo,dapo', '--out', join(root, 'tokens')]);
+  const r = await runCli([
+    'compare',
+    '--env',
+    'math-world',
+    '--set',
+    'env.math.problems=200',
+    '--set',
+    'eval.questions=20',
+    '--pool',
+    '16',
+    '--steps',
+    '1',
+    '--seeds',
+    '1',
+    '--jobs',
+    '2',
+    '--strategies',
+    'grpo,dapo',
+    '--out',
+    join(root, 'tokens'),
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(strategyOf(join(root, 'tokens', 'grpo-s0')), { name: 'grpo', unit: 'tokens', budget: 6_000 });
   const dapo = strategyOf(join(root, 'tokens', 'dapo-s0'));

@@ -13,8 +13,22 @@ import { startStandIn } from '../policy/openai-stand-in.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'trace-diagnose-'));
 
-interface Row { depth: number; prefixes: number; ended: number; contrast: number | null; share: number | null; entropy: number | null; cost: { trajectories: number; turns: number | null; tokens: number | null } }
-interface Out { env: string; prompts: number; k: number; depths: Row[]; spend: { trajectories: number; bare: number; continuations: number; turns: number; tokens: number } }
+interface Row {
+  depth: number;
+  prefixes: number;
+  ended: number;
+  contrast: number | null;
+  share: number | null;
+  entropy: number | null;
+  cost: { trajectories: number; turns: number | null; tokens: number | null };
+}
+interface Out {
+  env: string;
+  prompts: number;
+  k: number;
+  depths: Row[];
+  spend: { trajectories: number; bare: number; continuations: number; turns: number; tokens: number };
+}
 
 test('world + embedded policy: --json is one object; depth-0 share is 1; spend matches the rows; seeded', async () => {
   const args = ['diagnose', '--env', 'world', '--policy', 'embedded', '--prompts', '3', '--k', '4', '--max-turns', '4', '--seed', '5', '--json', '--quiet'];
@@ -83,8 +97,34 @@ test('an OpenAI-compatible endpoint (the stand-in server) is diagnosed like any 
   const server = await startStandIn();
   try {
     const data = path.join(dir, 'two.jsonl');
-    writeFileSync(data, [{ id: 'a', question: 'When was Alan Turing born?', answer: '1912' }, { id: 'b', question: 'Who wrote Hamlet?', answer: 'Shakespeare' }].map((x) => JSON.stringify(x)).join('\n') + '\n');
-    const r = await runCli(['diagnose', '--env', 'qa', '--datasets', data, '--policy', 'openai', '--base-url', server.url, '--prompts', '2', '--k', '2', '--max-turns', '3', '--json', '--quiet']);
+    writeFileSync(
+      data,
+      [
+        { id: 'a', question: 'When was Alan Turing born?', answer: '1912' },
+        { id: 'b', question: 'Who wrote Hamlet?', answer: 'Shakespeare' },
+      ]
+        .map((x) => JSON.stringify(x))
+        .join('\n') + '\n',
+    );
+    const r = await runCli([
+      'diagnose',
+      '--env',
+      'qa',
+      '--datasets',
+      data,
+      '--policy',
+      'openai',
+      '--base-url',
+      server.url,
+      '--prompts',
+      '2',
+      '--k',
+      '2',
+      '--max-turns',
+      '3',
+      '--json',
+      '--quiet',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as Out;
     assert.equal(out.depths[0]!.prefixes, 2);

@@ -11,7 +11,8 @@ const ROOT = join(import.meta.dirname, '../..');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 test('bin --version and -V print the package version, the same line main() prints', async () => {
-  for (const flag of ['--version', '-V']) assert.equal(execFileSync(process.execPath, [join(ROOT, 'bin/trace-rl.js'), flag], { encoding: 'utf8' }), `${VERSION}\n`);
+  for (const flag of ['--version', '-V'])
+    assert.equal(execFileSync(process.execPath, [join(ROOT, 'bin/trace-rl.js'), flag], { encoding: 'utf8' }), `${VERSION}\n`);
   const written: string[] = [];
   const write = process.stdout.write;
   process.stdout.write = ((chunk: string) => (written.push(String(chunk)), true)) as typeof process.stdout.write;

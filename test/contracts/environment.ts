@@ -57,7 +57,8 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
   const n = options.episodes ?? 3;
   const play = async (env: Environment<S>, seed: number): Promise<Array<Episode<S>>> => {
     const out: Array<Episode<S>> = [];
-    for (const prompt of options.prompts) for (let e = 0; e < n; e++) out.push(await playEpisode(env, options.policy, prompt, createRng(seed).fork(`${prompt.id}/${e}`)));
+    for (const prompt of options.prompts)
+      for (let e = 0; e < n; e++) out.push(await playEpisode(env, options.policy, prompt, createRng(seed).fork(`${prompt.id}/${e}`)));
     return out;
   };
   const withEnv = (fn: (env: Environment<S>) => Promise<void>) => withInstances(1, options.make, options.dispose, ([env]) => fn(env!));
@@ -70,7 +71,8 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
         options.prompts.forEach((prompt, i) => {
           for (const ep of episodes.slice(i * n, (i + 1) * n)) {
             const before = options.toolCalls?.();
-            for (let t = 0; t <= ep.turns.length; t++) assert.deepEqual(env.restore(prompt, ep.turns.slice(0, t)), ep.states[t], `${prompt.id}: restore after ${t} of ${ep.turns.length} turns`);
+            for (let t = 0; t <= ep.turns.length; t++)
+              assert.deepEqual(env.restore(prompt, ep.turns.slice(0, t)), ep.states[t], `${prompt.id}: restore after ${t} of ${ep.turns.length} turns`);
             if (before !== undefined) assert.equal(options.toolCalls!(), before, `${prompt.id}: restore called a tool`);
           }
         });
@@ -99,9 +101,15 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
 
     test('determinism under a seed: two fresh instances give the same renders and episodes', () =>
       withInstances(2, options.make, options.dispose, async ([a, b]) => {
-        assert.deepEqual(options.prompts.map((p) => b!.render(p)), options.prompts.map((p) => a!.render(p)));
+        assert.deepEqual(
+          options.prompts.map((p) => b!.render(p)),
+          options.prompts.map((p) => a!.render(p)),
+        );
         const [ea, eb] = [await play(a!, 3), await play(b!, 3)];
-        assert.deepEqual(eb.map((e) => [e.turns, e.last]), ea.map((e) => [e.turns, e.last]));
+        assert.deepEqual(
+          eb.map((e) => [e.turns, e.last]),
+          ea.map((e) => [e.turns, e.last]),
+        );
       }));
 
     test('every episode ends within the turn limit with a reward in {0, 1}', () =>
@@ -133,7 +141,11 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
           if (t < env.maxTurns) assert.equal(o.done, false, `turn ${t} of ${env.maxTurns}`);
           else assert.deepEqual([o.done, o.reward, o.reason], [true, 0, 'turn_limit']);
         }
-        await assert.rejects(env.step(state, UNUSABLE[0]!), (e: unknown) => e instanceof Error && e.name !== 'Error', 'a step after the end is misuse: a named error');
+        await assert.rejects(
+          env.step(state, UNUSABLE[0]!),
+          (e: unknown) => e instanceof Error && e.name !== 'Error',
+          'a step after the end is misuse: a named error',
+        );
       }));
   });
 }

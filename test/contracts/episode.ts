@@ -28,7 +28,13 @@ export function parsedAction(env: Environment<unknown>, out: PolicyOutput): { th
  * Plays one episode from `prefix` (default: the start) until the environment says done. The policy's
  * random stream is `rng.fork(turn index)`, so an episode is a function of (prompt, prefix, rng).
  */
-export async function playEpisode<S>(env: Environment<S>, policy: Policy, prompt: Prompt, rng: Rng, options: { prefix?: readonly Turn[]; maxTokens?: number } = {}): Promise<Episode<S>> {
+export async function playEpisode<S>(
+  env: Environment<S>,
+  policy: Policy,
+  prompt: Prompt,
+  rng: Rng,
+  options: { prefix?: readonly Turn[]; maxTokens?: number } = {},
+): Promise<Episode<S>> {
   const turns = [...(options.prefix ?? [])];
   let state = env.restore(prompt, turns);
   const states = [state];
@@ -67,7 +73,12 @@ export class RandomSearchR1Policy implements Policy {
     const words = `${ctx.prompt.question} ${last}`.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 3);
     const word = words.length > 0 ? words[ctx.rng.int(words.length)]! : 'nothing';
     const r = ctx.rng.next();
-    const text = r < 0.15 ? 'I am not sure what to do.' : r < 0.7 ? `<think>look up ${word}</think>\n<search>${word}</search>` : `<think>maybe ${word}</think>\n<answer>${word}</answer>`;
+    const text =
+      r < 0.15
+        ? 'I am not sure what to do.'
+        : r < 0.7
+          ? `<think>look up ${word}</think>\n<search>${word}</search>`
+          : `<think>maybe ${word}</think>\n<answer>${word}</answer>`;
     return { text, generatedTokens: text.length };
   }
 }

@@ -88,13 +88,22 @@ export function policyContract(name: string, options: PolicyContractOptions): vo
           const o = await act(policy, c);
           const where = `${name} at ${c.label}`;
           assert.equal(typeof o.text, 'string', where);
-          assert.ok(Number.isInteger(o.generatedTokens) && o.generatedTokens >= 0 && o.generatedTokens <= Math.max(maxTokens, o.text.length), `${where}: generatedTokens ${o.generatedTokens}`);
+          assert.ok(
+            Number.isInteger(o.generatedTokens) && o.generatedTokens >= 0 && o.generatedTokens <= Math.max(maxTokens, o.text.length),
+            `${where}: generatedTokens ${o.generatedTokens}`,
+          );
           if (o.tokens) {
             assert.equal(o.tokens.logprobs.length, o.tokens.ids.length, where);
             assert.equal(o.tokens.mask.length, o.tokens.ids.length, where);
             assert.ok(o.tokens.ids.length <= maxTokens, `${where}: ${o.tokens.ids.length} tokens > ${maxTokens}`);
-            assert.ok(o.tokens.mask.every((m) => m === 1), `${where}: a policy's own tokens have mask 1`);
-            assert.ok(o.tokens.logprobs.every((l) => Number.isFinite(l) && l <= 1e-6), `${where}: token log-probabilities`);
+            assert.ok(
+              o.tokens.mask.every((m) => m === 1),
+              `${where}: a policy's own tokens have mask 1`,
+            );
+            assert.ok(
+              o.tokens.logprobs.every((l) => Number.isFinite(l) && l <= 1e-6),
+              `${where}: token log-probabilities`,
+            );
           }
           if (o.logprob !== undefined) assert.ok(Number.isFinite(o.logprob) && o.logprob <= 1e-6, `${where}: logprob ${o.logprob}`);
           if (o.entropy !== undefined) assert.ok(Number.isFinite(o.entropy) && o.entropy >= -1e-9, `${where}: entropy ${o.entropy}`);
@@ -114,26 +123,33 @@ export function policyContract(name: string, options: PolicyContractOptions): vo
         });
       }));
 
-    test('failure as data: a failing call is a PolicyCallError, stored on the node by the engine', { skip: options.failure ? false : 'this implementation has no failing call (pure, in-process)' }, async () => {
-      const { policy, prompt } = await options.failure!();
-      try {
-        await assert.rejects(act(policy, { prompt, turns: [], label: 'fail' }), (e: unknown) => e instanceof PolicyCallError && ['timeout', 'server_error', 'parse_error'].includes(e.code));
-        const result = await runStep({
-          prompts: [prompt],
-          env: options.env,
-          policy,
-                rng: createRng(1),
-          rootPlan: new Map([[prompt.id, 1]]),
-          settings: { maxTokensPerTurn: maxTokens, retry: { maxAttempts: 1 } },
-        });
-        const ends = leaves(result.trees[0]!);
-        assert.equal(ends.length, 1);
-        assert.equal(ends[0]!.end, 'error');
-        assert.ok(['timeout', 'server_error', 'parse_error'].includes(ends[0]!.turn!.error!.code), `stored code ${ends[0]!.turn?.error?.code}`);
-      } finally {
-        await options.dispose?.(policy);
-      }
-    });
+    test(
+      'failure as data: a failing call is a PolicyCallError, stored on the node by the engine',
+      { skip: options.failure ? false : 'this implementation has no failing call (pure, in-process)' },
+      async () => {
+        const { policy, prompt } = await options.failure!();
+        try {
+          await assert.rejects(
+            act(policy, { prompt, turns: [], label: 'fail' }),
+            (e: unknown) => e instanceof PolicyCallError && ['timeout', 'server_error', 'parse_error'].includes(e.code),
+          );
+          const result = await runStep({
+            prompts: [prompt],
+            env: options.env,
+            policy,
+            rng: createRng(1),
+            rootPlan: new Map([[prompt.id, 1]]),
+            settings: { maxTokensPerTurn: maxTokens, retry: { maxAttempts: 1 } },
+          });
+          const ends = leaves(result.trees[0]!);
+          assert.equal(ends.length, 1);
+          assert.equal(ends[0]!.end, 'error');
+          assert.ok(['timeout', 'server_error', 'parse_error'].includes(ends[0]!.turn!.error!.code), `stored code ${ends[0]!.turn?.error?.code}`);
+        } finally {
+          await options.dispose?.(policy);
+        }
+      },
+    );
 
     test('save/load round trip: a snapshot restores the exact outputs after an update, here and in a fresh instance', (t) =>
       withInstances(2, options.make, options.dispose, async ([a, b]) => {
@@ -155,19 +171,29 @@ export function policyContract(name: string, options: PolicyContractOptions): vo
         const metrics = await a.update(samples, options.update ?? { learningRate: 0.1, clip: 0.2, epochs: 1 });
         for (const [k, v] of Object.entries(metrics)) assert.ok(Number.isFinite(v), `update metric ${k} = ${v}`);
         const updated = await outputs(a);
-        if (before.some((o) => o.logprob !== undefined)) assert.ok(updated.some((o, i) => Math.abs(o.logprob! - before[i]!.logprob!) > 1e-6), 'the update changed no log-probability');
+        if (before.some((o) => o.logprob !== undefined))
+          assert.ok(
+            updated.some((o, i) => Math.abs(o.logprob! - before[i]!.logprob!) > 1e-6),
+            'the update changed no log-probability',
+          );
         a.load(snapshot);
         const restored = await outputs(a);
         b.load(snapshot);
         const fresh = await outputs(b);
         cs.forEach((c, i) => {
-          for (const [which, got] of [['same instance', restored[i]!], ['fresh instance', fresh[i]!]] as const) {
+          for (const [which, got] of [
+            ['same instance', restored[i]!],
+            ['fresh instance', fresh[i]!],
+          ] as const) {
             assert.deepEqual(shape(got), shape(before[i]!), `${name} ${which} at ${c.label}`);
-            if (before[i]!.logprob !== undefined) assert.ok(Math.abs(got.logprob! - before[i]!.logprob!) < 1e-4, `${name} ${which} at ${c.label}: logprob ${got.logprob} vs ${before[i]!.logprob}`);
+            if (before[i]!.logprob !== undefined)
+              assert.ok(Math.abs(got.logprob! - before[i]!.logprob!) < 1e-4, `${name} ${which} at ${c.label}: logprob ${got.logprob} vs ${before[i]!.logprob}`);
           }
         });
-        assert.throws(() => a.load(new TextEncoder().encode('not a snapshot\n')), (e: unknown) => e instanceof Error && e.name !== 'Error' && e.message.length > 0);
+        assert.throws(
+          () => a.load(new TextEncoder().encode('not a snapshot\n')),
+          (e: unknown) => e instanceof Error && e.name !== 'Error' && e.message.length > 0,
+        );
       }));
   });
 }
-

@@ -55,10 +55,18 @@ export function predictorContract(name: string, options: PredictorContractOption
         await ready(p, hs);
         const out = p.predict(hs);
         assert.equal(out.length, hs.length);
-        assert.ok(out.every((v) => Number.isFinite(v) && v >= 0 && v <= 1), `${name} ${stage}: ${out.find((v) => !(v >= 0 && v <= 1))}`);
+        assert.ok(
+          out.every((v) => Number.isFinite(v) && v >= 0 && v <= 1),
+          `${name} ${stage}: ${out.find((v) => !(v >= 0 && v <= 1))}`,
+        );
         assert.deepEqual(p.predict([]), []);
         const some = hs.filter((_, i) => i % 7 === 0);
-        close(some.map((h) => p.predict([h])[0]!), p.predict(some), 1e-5, `${name} ${stage}: batch vs one by one`);
+        close(
+          some.map((h) => p.predict([h])[0]!),
+          p.predict(some),
+          1e-5,
+          `${name} ${stage}: batch vs one by one`,
+        );
         if (stage === 'untrained') await train(p, options.batches[0]!);
       }
     });
@@ -113,7 +121,10 @@ export function predictorContract(name: string, options: PredictorContractOption
       await ready(p, hs);
       const before = p.predict(hs);
       for (const junk of [new Uint8Array(0), new TextEncoder().encode('{"kind":"nothing"}'), p.save().subarray(0, 40)]) {
-        assert.throws(() => p.load(junk), (e: unknown) => e instanceof Error && e.name !== 'Error' && e.message.length > 0);
+        assert.throws(
+          () => p.load(junk),
+          (e: unknown) => e instanceof Error && e.name !== 'Error' && e.message.length > 0,
+        );
         assert.deepEqual(p.predict(hs), before, `${name}: a failed load changed the model`);
       }
     });

@@ -11,14 +11,27 @@ import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { addTurn, createTree, endTrajectory, getNode, root, type RolloutTree } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 
-const close = (a: number | null | undefined, b: number, what: string) => assert.ok(a !== null && a !== undefined && Math.abs(a - b) < 1e-12, `${what}: ${a} ≠ ${b}`);
+const close = (a: number | null | undefined, b: number, what: string) =>
+  assert.ok(a !== null && a !== undefined && Math.abs(a - b) < 1e-12, `${what}: ${a} ≠ ${b}`);
 
 /** One trajectory below `from` in child slot `slot`: `turns` turns of `tokens` generated tokens each, then its reward. */
-function trajectory(tree: RolloutTree, from: string, slot: number, origin: 'bare' | 'continuation', o: { turns: number; reward: number; tokens?: number; entropy?: number }): string[] {
+function trajectory(
+  tree: RolloutTree,
+  from: string,
+  slot: number,
+  origin: 'bare' | 'continuation',
+  o: { turns: number; reward: number; tokens?: number; entropy?: number },
+): string[] {
   const ids: string[] = [];
   let parent = from;
   for (let t = 0; t < o.turns; t++) {
-    const turn = { thought: '', action: { type: 'search', input: '' }, observation: '', generatedTokens: o.tokens ?? 10, ...(t === 0 && o.entropy !== undefined ? { entropy: o.entropy } : {}) };
+    const turn = {
+      thought: '',
+      action: { type: 'search', input: '' },
+      observation: '',
+      generatedTokens: o.tokens ?? 10,
+      ...(t === 0 && o.entropy !== undefined ? { entropy: o.entropy } : {}),
+    };
     const n = addTurn(tree, parent, turn, { origin, slot: t === 0 ? slot : 0 });
     ids.push(n.id);
     parent = n.id;
@@ -46,7 +59,12 @@ test('hand-worked trees: per-depth V(1 − V), ended rollouts, open share, entro
   trajectory(p, 'p', 2, 'bare', { turns: 2, reward: 0, entropy: 1 });
   trajectory(p, 'p', 3, 'bare', { turns: 1, reward: 0, entropy: 1 });
   // After turn 1 of p/0: continuations 1, 0, 0, 0 of 2, 1, 1, 1 turns (entropy 0.5 at their first decision).
-  [[1, 2], [0, 1], [0, 1], [0, 1]].forEach(([reward, turns], i) => trajectory(p, p1!, i + 1, 'continuation', { turns: turns!, reward: reward!, tokens: 5, entropy: 0.5 }));
+  [
+    [1, 2],
+    [0, 1],
+    [0, 1],
+    [0, 1],
+  ].forEach(([reward, turns], i) => trajectory(p, p1!, i + 1, 'continuation', { turns: turns!, reward: reward!, tokens: 5, entropy: 0.5 }));
   // After turn 2: four successes of one turn each.
   for (let i = 0; i < 4; i++) trajectory(p, p2!, i + 1, 'continuation', { turns: 1, reward: 1, tokens: 7 });
   // Prompt q, k = 4: its expanded rollout q/0 ends after one turn (reward 0), so it has no prefix; the others succeed.
@@ -58,9 +76,23 @@ test('hand-worked trees: per-depth V(1 − V), ended rollouts, open share, entro
   const b = treeSamples(q, 1);
   assert.deepEqual([...a.endedAt], [[3, 1]]);
   assert.deepEqual([...b.endedAt], [[1, 1]]);
-  const rows = depthRows([...a.samples, ...b.samples], new Map([[3, 1], [1, 1]]));
-  assert.deepEqual(rows.map((r) => [r.depth, r.prefixes, r.ended]), [[0, 2, 0], [1, 1, 1], [2, 1, 1], [3, 0, 2]]);
-  const [d0, d1, d2, d3] = rows as [typeof rows[0], typeof rows[0], typeof rows[0], typeof rows[0]];
+  const rows = depthRows(
+    [...a.samples, ...b.samples],
+    new Map([
+      [3, 1],
+      [1, 1],
+    ]),
+  );
+  assert.deepEqual(
+    rows.map((r) => [r.depth, r.prefixes, r.ended]),
+    [
+      [0, 2, 0],
+      [1, 1, 1],
+      [2, 1, 1],
+      [3, 0, 2],
+    ],
+  );
+  const [d0, d1, d2, d3] = rows as [(typeof rows)[0], (typeof rows)[0], (typeof rows)[0], (typeof rows)[0]];
   // Depth 0: p has 2 of 4 (1/3), q 3 of 4 (3·1/12 = 1/4): mean 7/24; plug-in (1/4 + 3/16)/2 = 7/32.
   close(d0.contrast, 7 / 24, 'depth 0 V(1−V)');
   close(d0.contrastPlugIn, 7 / 32, 'depth 0 plug-in');
@@ -100,7 +132,11 @@ test('the simulator through the engine: rows agree with a plain recomputation; s
     while (n.children.length) n = getNode(tree, n.children[0]!);
     return n.reward;
   };
-  const vv = (rs: number[]) => { const s = rs.reduce((a, b) => a + b, 0); const n = rs.length; return (s * (n - s)) / (n * (n - 1)); };
+  const vv = (rs: number[]) => {
+    const s = rs.reduce((a, b) => a + b, 0);
+    const n = rs.length;
+    return (s * (n - s)) / (n * (n - 1));
+  };
   let expectedTrajectories = 0;
   for (const tree of d.trees) {
     const bare = root(tree).children;
@@ -142,5 +178,8 @@ test('an open share above 1 is explained (sampling noise: the true share is at m
   assert.deepEqual(shareNote(rows([1, 0.9, 0.4, null]), { k: 8, prompts: 20 }), []);
   const [note, ...rest] = shareNote(rows([1, 1.0412, 0.97, 1.2]), { k: 8, prompts: 20 });
   assert.equal(rest.length, 0);
-  assert.match(note!, /^open share above 1 \(t = 1: 1\.041, t = 3: 1\.200\) is sampling noise: the true share is at most 1 .*k = 8 trajectories over 20 prompts/);
+  assert.match(
+    note!,
+    /^open share above 1 \(t = 1: 1\.041, t = 3: 1\.200\) is sampling noise: the true share is at most 1 .*k = 8 trajectories over 20 prompts/,
+  );
 });

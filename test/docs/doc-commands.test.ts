@@ -128,7 +128,11 @@ const INSTANT = new Set(['solve', 'score', 'grade', 'config', 'advantages']);
 
 test('every documented subcommand renders its help', async () => {
   const program = await buildProgram(['node', 'trace-rl']);
-  const subcommands = new Set(docCommands().map((c) => c.words[0]!).filter((w) => /^[a-z][a-z-]*$/.test(w)));
+  const subcommands = new Set(
+    docCommands()
+      .map((c) => c.words[0]!)
+      .filter((w) => /^[a-z][a-z-]*$/.test(w)),
+  );
   for (const name of subcommands) {
     const cmd = program.commands.find((c) => c.name() === name)!;
     assert.match(cmd.helpInformation(), /^Usage: /, name);
@@ -137,12 +141,23 @@ test('every documented subcommand renders its help', async () => {
 
 test('the instant documented commands run and exit 0 (solve, score, grade, config …)', { timeout: 90_000 }, () => {
   // A runnable line pipes literal input (echo/printf) or needs none; placeholders ([…], <file>) are usage, not commands.
-  const runnable = docCommands().filter((c) => INSTANT.has(c.words[0]!) && !/[[\]]|<[a-z]|\.\.\.|…/.test(c.words.join(' ')) && !/ < /.test(c.line) && (/^(echo|printf) /.test(c.line) || c.words[0] === 'config'));
+  const runnable = docCommands().filter(
+    (c) =>
+      INSTANT.has(c.words[0]!) &&
+      !/[[\]]|<[a-z]|\.\.\.|…/.test(c.words.join(' ')) &&
+      !/ < /.test(c.line) &&
+      (/^(echo|printf) /.test(c.line) || c.words[0] === 'config'),
+  );
   assert.ok(runnable.length >= 5, `only ${runnable.length} runnable commands found`);
   for (const c of runnable) {
     const shell = c.line.replace(/\s#.*$/, '').replace(/(npx )?trace-rl /g, `${process.execPath} ${BIN} `);
     try {
-      execFileSync('bash', ['-c', `set -o pipefail; ${shell} > /dev/null`], { cwd: ROOT, encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] });
+      execFileSync('bash', ['-c', `set -o pipefail; ${shell} > /dev/null`], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 30_000,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
     } catch (e) {
       assert.fail(`${c.where}: \`${c.line}\` failed: ${(e as { stderr?: string }).stderr ?? e}`);
     }

@@ -17,7 +17,14 @@ function markdown(dir: string): string[] {
 
 /** GitHub's heading anchors: lower case, punctuation other than - and _ dropped, spaces become -. */
 function anchors(text: string): Set<string> {
-  return new Set([...text.matchAll(/^#+ (.*)$/gm)].map(([, h]) => h!.toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-')));
+  return new Set(
+    [...text.matchAll(/^#+ (.*)$/gm)].map(([, h]) =>
+      h!
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 }
 
 test('every relative markdown link resolves to a file in the repository, and every #anchor to a heading of its file', () => {

@@ -30,9 +30,15 @@ describe('trace-rl score and retriever (real processes)', { concurrency: true },
       { prediction: 'yes', gold: 'no' },
       { prediction: '', gold: 'x' },
     ];
-    const [r, succ] = await Promise.all([run(['score'], rows.map((x) => JSON.stringify(x)).join('\n') + '\n'), run(['score', '--success', '--threshold', '0.9'], JSON.stringify(rows[1]) + '\n')]);
+    const [r, succ] = await Promise.all([
+      run(['score'], rows.map((x) => JSON.stringify(x)).join('\n') + '\n'),
+      run(['score', '--success', '--threshold', '0.9'], JSON.stringify(rows[1]) + '\n'),
+    ]);
     assert.equal(r.status, 0, r.stderr);
-    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const out = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(out.length, rows.length);
     rows.forEach((x, i) => {
       const s = scoreAnswer(x.prediction, x.gold);
@@ -43,7 +49,10 @@ describe('trace-rl score and retriever (real processes)', { concurrency: true },
   });
 
   test('trace-rl score: a bad line is an error naming its line; nothing on stdout', async () => {
-    const [r, j] = await Promise.all([run(['score'], '{"prediction":"a","gold":"a"}\n\n{"prediction":"a"}\n'), run(['score'], '{"prediction":"a","gold":"a"}\n{oops\n')]);
+    const [r, j] = await Promise.all([
+      run(['score'], '{"prediction":"a","gold":"a"}\n\n{"prediction":"a"}\n'),
+      run(['score'], '{"prediction":"a","gold":"a"}\n{oops\n'),
+    ]);
     assert.equal(r.status, 2);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /line 3: gold/);
@@ -55,7 +64,15 @@ describe('trace-rl score and retriever (real processes)', { concurrency: true },
   test('trace-rl retriever serve answers Search-R1 requests from a JSONL corpus', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'trace-cli-'));
     const corpus = path.join(dir, 'c.jsonl');
-    writeFileSync(corpus, [{ id: 'a', contents: '"Alpha"\nAlpha is the first letter.' }, { id: 'b', contents: '"Omega"\nOmega is the last letter.' }].map((x) => JSON.stringify(x)).join('\n'));
+    writeFileSync(
+      corpus,
+      [
+        { id: 'a', contents: '"Alpha"\nAlpha is the first letter.' },
+        { id: 'b', contents: '"Omega"\nOmega is the last letter.' },
+      ]
+        .map((x) => JSON.stringify(x))
+        .join('\n'),
+    );
     const child = spawn(process.execPath, [bin, 'retriever', 'serve', '--corpus', corpus, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const url = await new Promise<string>((resolve, reject) => {
@@ -68,7 +85,10 @@ describe('trace-rl score and retriever (real processes)', { concurrency: true },
         child.on('exit', (code) => reject(new Error(`server exited ${code}: ${err}`)));
       });
       const hits = await new RetrieverClient({ url }).search('last letter', { k: 1 });
-      assert.deepEqual(hits.map((h) => [h.id, h.title]), [['b', 'Omega']]);
+      assert.deepEqual(
+        hits.map((h) => [h.id, h.title]),
+        [['b', 'Omega']],
+      );
     } finally {
       child.kill('SIGTERM');
     }

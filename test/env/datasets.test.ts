@@ -31,17 +31,41 @@ test('a malformed line stops loading with file:line, unless bad lines are skippe
   const dir = mkdtempSync(path.join(tmpdir(), 'trace-ds-'));
   const file = path.join(dir, 'mine.jsonl');
   writeFileSync(file, ['{"question":"Q1?","answer":"a"}', '{"question": ', '{"question":"Q3?"}', '', '{"id":"x","question":"Q5?","answer":"b"}'].join('\n'));
-  assert.throws(() => loadJsonlFile(file), (e: unknown) => e instanceof DatasetError && e.line === 2 && e.message.startsWith(`${file}:2:`));
+  assert.throws(
+    () => loadJsonlFile(file),
+    (e: unknown) => e instanceof DatasetError && e.line === 2 && e.message.startsWith(`${file}:2:`),
+  );
   const { examples, errors } = loadJsonlFile(file, { skipBadLines: true });
-  assert.deepEqual(examples.map((e) => e.question), ['Q1?', 'Q5?']);
-  assert.deepEqual(errors.map((e) => e.line), [2, 3]);
+  assert.deepEqual(
+    examples.map((e) => e.question),
+    ['Q1?', 'Q5?'],
+  );
+  assert.deepEqual(
+    errors.map((e) => e.line),
+    [2, 3],
+  );
   assert.match(errors[1]!.message, /answer/);
   assert.equal(examples[1]!.id, 'x');
 });
 
 test('user JSONL in the HotpotQA and MuSiQue shapes is detected and converted', () => {
-  const hot = JSON.stringify({ _id: 'h1', question: 'Q?', answer: 'A', context: [['T1', ['One.', ' Two.']], ['T2', ['x']]], supporting_facts: [['T1', 0]] });
-  const mus = JSON.stringify({ id: '2hop__1', question: 'Q?', answer: 'A', answer_aliases: ['Alias'], paragraphs: [{ idx: 0, title: 'P', paragraph_text: 't', is_supporting: true }] });
+  const hot = JSON.stringify({
+    _id: 'h1',
+    question: 'Q?',
+    answer: 'A',
+    context: [
+      ['T1', ['One.', ' Two.']],
+      ['T2', ['x']],
+    ],
+    supporting_facts: [['T1', 0]],
+  });
+  const mus = JSON.stringify({
+    id: '2hop__1',
+    question: 'Q?',
+    answer: 'A',
+    answer_aliases: ['Alias'],
+    paragraphs: [{ idx: 0, title: 'P', paragraph_text: 't', is_supporting: true }],
+  });
   const { examples } = parseDatasetJsonl(`${hot}\n${mus}\n`, 'inline.jsonl');
   assert.deepEqual(examples[0]!.paragraphs[0], { id: 'h1#0', title: 'T1', text: 'One. Two.' });
   assert.deepEqual(examples[0]!.supporting, ['T1']);

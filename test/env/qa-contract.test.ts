@@ -16,7 +16,15 @@ import { RandomSearchR1Policy } from '../contracts/episode.ts';
 
 const cacheDir = mkdtempSync(path.join(tmpdir(), 'qa-contract-'));
 const spec = (source: string, evalOnly = false) => ({ source, weight: 1, evalOnly });
-const options = (extra: Partial<QaEnvOptions>): QaEnvOptions => ({ datasets: [spec('hotpotqa')], retrieval: 'per-question', seed: 2, testFraction: 0.2, cacheDir, maxTurns: 4, ...extra });
+const options = (extra: Partial<QaEnvOptions>): QaEnvOptions => ({
+  datasets: [spec('hotpotqa')],
+  retrieval: 'per-question',
+  seed: 2,
+  testFraction: 0.2,
+  cacheDir,
+  maxTurns: 4,
+  ...extra,
+});
 // An untrained embedded policy sampling from the QA candidate spans: real searches and real answers.
 const spans = new EmbeddedPolicy({ candidates: (prompt, turns) => qaCandidates(prompt, turns) });
 

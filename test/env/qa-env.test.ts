@@ -47,18 +47,30 @@ test('shorthand: name, name*weight, name:eval', () => {
 test('split: seeded, disjoint, per dataset; eval-only datasets are all held out; weights subsample or repeat', () => {
   const a = env([spec('hotpotqa'), spec('bamboogle', { evalOnly: true })]);
   const b = env([spec('hotpotqa'), spec('bamboogle', { evalOnly: true })]);
-  assert.deepEqual(a.train.map((p) => p.id), b.train.map((p) => p.id));
+  assert.deepEqual(
+    a.train.map((p) => p.id),
+    b.train.map((p) => p.id),
+  );
   assert.equal(a.heldOut.get('hotpotqa')!.length, 80);
   assert.equal(a.heldOut.get('bamboogle')!.length, 125);
   assert.equal(a.train.length, 320);
   const test = new Set(a.test.map((p) => p.id));
-  assert.ok(a.train.every((p) => !test.has(p.id)), 'no training question is held out');
+  assert.ok(
+    a.train.every((p) => !test.has(p.id)),
+    'no training question is held out',
+  );
   // Adding a dataset does not change another's split.
   const alone = env([spec('hotpotqa')]);
-  assert.deepEqual(alone.heldOut.get('hotpotqa')!.map((p) => p.id), a.heldOut.get('hotpotqa')!.map((p) => p.id));
+  assert.deepEqual(
+    alone.heldOut.get('hotpotqa')!.map((p) => p.id),
+    a.heldOut.get('hotpotqa')!.map((p) => p.id),
+  );
   // Another seed, another split.
   const other = env([spec('hotpotqa')], { seed: 4 });
-  assert.notDeepEqual(other.heldOut.get('hotpotqa')!.map((p) => p.id), alone.heldOut.get('hotpotqa')!.map((p) => p.id));
+  assert.notDeepEqual(
+    other.heldOut.get('hotpotqa')!.map((p) => p.id),
+    alone.heldOut.get('hotpotqa')!.map((p) => p.id),
+  );
   const mixed = env([spec('hotpotqa', { weight: 0.5 }), spec('musique', { weight: 2 })]);
   const byDs = (d: string) => mixed.train.filter((p) => p.meta?.dataset === d);
   assert.equal(byDs('hotpotqa').length, 160);
@@ -70,7 +82,15 @@ test('split: seeded, disjoint, per dataset; eval-only datasets are all held out;
 test('a JSONL file in the {id, question, answers} shape is a dataset named after the file', () => {
   const dir = tmp();
   const file = path.join(dir, 'my-qa.jsonl');
-  writeFileSync(file, [{ id: 'a1', question: 'Who wrote Hamlet?', answers: ['Shakespeare', 'William Shakespeare'] }, { id: 'a2', question: 'Capital of France?', answer: 'Paris' }].map((r) => JSON.stringify(r)).join('\n'));
+  writeFileSync(
+    file,
+    [
+      { id: 'a1', question: 'Who wrote Hamlet?', answers: ['Shakespeare', 'William Shakespeare'] },
+      { id: 'a2', question: 'Capital of France?', answer: 'Paris' },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n'),
+  );
   const e = env([spec(file, { evalOnly: true })]);
   assert.deepEqual([...e.heldOut.keys()], ['my-qa']);
   const q = e.test.find((p) => p.id === 'a1')!;
@@ -132,7 +152,8 @@ test('contract: restore(prefix) equals the replayed state, and two environments 
     const turns: Turn[] = [];
     for (let t = 0; t < 3; t++) {
       const c = qaCandidates(p, turns);
-      const action: Action = t < 2 ? { type: 'search', input: c.search[Math.min(t, c.search.length - 1)]! } : { type: 'answer', input: c.answer[0] ?? 'unknown' };
+      const action: Action =
+        t < 2 ? { type: 'search', input: c.search[Math.min(t, c.search.length - 1)]! } : { type: 'answer', input: c.answer[0] ?? 'unknown' };
       const o = await a.step(s, action);
       const ob = await b.step(sb, action);
       assert.deepEqual(ob, o);
@@ -161,9 +182,11 @@ test('per-question retrieval searches the question’s own paragraphs; Bamboogle
 test('candidates: spans from the question and passages, yes/no for yes/no questions', () => {
   assert.deepEqual(capitalisedSpans('The University of Oxford is in England. He met John Smith in 1999.'), ['University of Oxford', 'England', 'John Smith']);
   const p: Prompt = { id: 'q', question: 'Were Scott Derrickson and Ed Wood of the same nationality?', answers: ['yes'] };
-  const obs = '\n\n<information>Doc 1(Title: "Ed Wood (film)") Ed Wood is a 1994 American film directed by Tim Burton.\nDoc 2(Title: "Scott Derrickson") Scott Derrickson (born July 16, 1966) is an American director.</information>\n\n';
+  const obs =
+    '\n\n<information>Doc 1(Title: "Ed Wood (film)") Ed Wood is a 1994 American film directed by Tim Burton.\nDoc 2(Title: "Scott Derrickson") Scott Derrickson (born July 16, 1966) is an American director.</information>\n\n';
   const c = qaCandidates(p, [{ thought: '', action: { type: 'search', input: p.question }, observation: obs }]);
-  for (const a of ['yes', 'no', 'Ed Wood (film)', 'Ed Wood', 'Tim Burton', '1994', 'July 16, 1966', 'Scott Derrickson', 'American']) assert.ok(c.answer.includes(a), a);
+  for (const a of ['yes', 'no', 'Ed Wood (film)', 'Ed Wood', 'Tim Burton', '1994', 'July 16, 1966', 'Scott Derrickson', 'American'])
+    assert.ok(c.answer.includes(a), a);
   for (const s of [p.question, 'Scott Derrickson', 'Ed Wood (film)', 'Tim Burton']) assert.ok(c.search.includes(s), s);
   assert.ok(!c.answer.includes('The') && !c.answer.includes('He'));
 });
@@ -196,7 +219,13 @@ test('url retrieval over real HTTP matches pooled BM25, and every retriever fail
   });
   const bad = await new Promise<{ url: string; close: () => void }>((resolve) => {
     const s = serve({ fetch: faulty.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) =>
-      resolve({ url: `http://127.0.0.1:${info.port}`, close: () => { s.close(); (s as { closeAllConnections?: () => void }).closeAllConnections?.(); } }),
+      resolve({
+        url: `http://127.0.0.1:${info.port}`,
+        close: () => {
+          s.close();
+          (s as { closeAllConnections?: () => void }).closeAllConnections?.();
+        },
+      }),
     );
   });
   try {

@@ -6,7 +6,7 @@ test('normalisation: lower case, ASCII punctuation, articles, whitespace', () =>
   assert.equal(normalizeAnswer('The  Beatles!'), 'beatles');
   assert.equal(normalizeAnswer('An apple, a day'), 'apple day');
   assert.equal(normalizeAnswer('Theatre'), 'theatre', 'article only as a whole word');
-  assert.equal(normalizeAnswer("the-end"), 'theend', 'punctuation is removed before articles');
+  assert.equal(normalizeAnswer('the-end'), 'theend', 'punctuation is removed before articles');
   assert.equal(normalizeAnswer('a\u00a0b\tthe\nc'), 'b c', 'Python split() whitespace incl. NBSP');
   assert.equal(normalizeAnswer('“quoted”'), '“quoted”', 'only ASCII punctuation is stripped');
   assert.equal(normalizeAnswer('éthe'), 'éthe', 'word boundaries are Unicode-aware as in Python 3');

@@ -24,23 +24,35 @@ test('client and server speak the Search-R1 /retrieve API over real HTTP', async
   const server = await serveRetriever(index, { port: 0 });
   try {
     // raw request, exactly as Search-R1 sends it
-    const raw = await fetch(`${server.url}/retrieve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ queries: ['Heat film director', 'Illinois city'], topk: 2, return_scores: true }) });
+    const raw = await fetch(`${server.url}/retrieve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ queries: ['Heat film director', 'Illinois city'], topk: 2, return_scores: true }),
+    });
     const body = (await raw.json()) as { result: Array<Array<{ document: { id: string; contents: string }; score: number }>> };
     assert.equal(body.result.length, 2);
     assert.equal(body.result[0]![0]!.document.contents, '"Heat (1995 film)"\nHeat is a 1995 crime film directed by Michael Mann.');
     assert.equal(typeof body.result[0]![0]!.score, 'number');
     assert.equal(body.result[1]![0]!.document.id, '2');
-    const noScores = (await (await fetch(`${server.url}/retrieve`, { method: 'POST', body: JSON.stringify({ queries: ['Chicago'], topk: 1 }) })).json()) as { result: unknown[][] };
+    const noScores = (await (await fetch(`${server.url}/retrieve`, { method: 'POST', body: JSON.stringify({ queries: ['Chicago'], topk: 1 }) })).json()) as {
+      result: unknown[][];
+    };
     assert.deepEqual(Object.keys(noScores.result[0]![0] as object).sort(), ['contents', 'id']);
     const bad = await fetch(`${server.url}/retrieve`, { method: 'POST', body: JSON.stringify({ queries: 'x' }) });
     assert.equal(bad.status, 400);
 
     const client = new RetrieverClient({ url: server.url });
     const lists = await client.retrieve(['Michael Mann', 'Chicago'], 1);
-    assert.deepEqual(lists.map((l) => l.length), [1, 1]);
+    assert.deepEqual(
+      lists.map((l) => l.length),
+      [1, 1],
+    );
     const hits = await client.search('Heat film', { k: 2 });
     assert.equal(hits[0]!.title, 'Heat (1995 film)');
-    assert.deepEqual(hits.map((h) => h.title), index.search('Heat film', 2).map((h) => h.title));
+    assert.deepEqual(
+      hits.map((h) => h.title),
+      index.search('Heat film', 2).map((h) => h.title),
+    );
 
     // the client as the search tool of an environment (async step)
     const env = new SearchEnv({ tool: client, topK: 2 });

@@ -105,10 +105,17 @@ test('a given tree: trueSuccess equals the hand-computed probability, including 
   // root: search s (p .6) → { answer win (p .5, r 1), answer lose (p .5, r 0) }; answer direct (p .4, r 1)
   const tree = {
     branches: [
-      { label: 's', kind: 'search' as const, p: 0.6, child: { branches: [
-        { label: 'win', kind: 'answer' as const, p: 0.5, reward: 1 as const },
-        { label: 'lose', kind: 'answer' as const, p: 0.5, reward: 0 as const },
-      ] } },
+      {
+        label: 's',
+        kind: 'search' as const,
+        p: 0.6,
+        child: {
+          branches: [
+            { label: 'win', kind: 'answer' as const, p: 0.5, reward: 1 as const },
+            { label: 'lose', kind: 'answer' as const, p: 0.5, reward: 0 as const },
+          ],
+        },
+      },
       { label: 'direct', kind: 'answer' as const, p: 0.4, reward: 1 as const },
     ],
   };
@@ -122,5 +129,8 @@ test('a given tree: trueSuccess equals the hand-computed probability, including 
   assert.ok(Math.abs(short.trueSuccess(prompt, []) - 0.4) < 1e-15, 'searching on the last turn cannot succeed');
   const bad = await sim.step(sim.reset(prompt), sim.parse('no tags').action);
   assert.equal(bad.reason, 'no_action');
-  assert.throws(() => new Simulator({ seed: 0, trees: new Map([['bad', { branches: [{ label: 'a', kind: 'answer' as const, p: 0.7, reward: 1 as const }] }]]) }), /sum to 0.7/);
+  assert.throws(
+    () => new Simulator({ seed: 0, trees: new Map([['bad', { branches: [{ label: 'a', kind: 'answer' as const, p: 0.7, reward: 1 as const }] }]]) }),
+    /sum to 0.7/,
+  );
 });

@@ -13,7 +13,10 @@ const run = (policy: Policy, prompt: Prompt, rng: Rng) => playEpisode(env, polic
 
 test('the world is deterministic for a seed and differs across seeds', () => {
   assert.deepEqual(generateWorld(5).passages, env.world.passages);
-  assert.notDeepEqual(generateWorld(6).passages.map((p) => p.text), env.world.passages.map((p) => p.text));
+  assert.notDeepEqual(
+    generateWorld(6).passages.map((p) => p.text),
+    env.world.passages.map((p) => p.text),
+  );
   assert.deepEqual(generateQuestions(env.world, 50), generateQuestions(generateWorld(5), 50));
 });
 
@@ -66,8 +69,14 @@ test('difficulty spreads under the noisy scripted policy: easy and hard question
     for (let i = 0; i < 8; i++) wins += (await run(policy, p, createRng(i).fork(p.id))).last.reward ?? 0;
     rates.push(wins / 8);
   }
-  assert.ok(rates.some((r) => r >= 0.875), 'some nearly always solved');
-  assert.ok(rates.some((r) => r <= 0.25), 'some nearly never solved');
+  assert.ok(
+    rates.some((r) => r >= 0.875),
+    'some nearly always solved',
+  );
+  assert.ok(
+    rates.some((r) => r <= 0.25),
+    'some nearly never solved',
+  );
   assert.ok(rates.filter((r) => r > 0 && r < 1).length >= 10, `mixed: ${rates.join(',')}`);
 });
 

@@ -24,9 +24,31 @@ const oneLine = (s: string) => s.trim().split('\n').length === 1;
 test('two evaluations on one --out: the second is refused while the first runs; the first finishes alone', async () => {
   const server = await startStandIn({ delayMs: 3000 });
   try {
-    const data = write('two.jsonl', [{ id: 'a', question: 'Who?', answer: 'x' }, { id: 'b', question: 'When?', answer: 'y' }]);
+    const data = write('two.jsonl', [
+      { id: 'a', question: 'Who?', answer: 'x' },
+      { id: 'b', question: 'When?', answer: 'y' },
+    ]);
     const out = tmp();
-    const args = ['eval', '--env', 'qa', '--datasets', data, '--split', 'all', '--policy', 'openai', '--base-url', server.url, '--max-turns', '2', '--concurrency', '1', '--out', out, '--quiet'];
+    const args = [
+      'eval',
+      '--env',
+      'qa',
+      '--datasets',
+      data,
+      '--split',
+      'all',
+      '--policy',
+      'openai',
+      '--base-url',
+      server.url,
+      '--max-turns',
+      '2',
+      '--concurrency',
+      '1',
+      '--out',
+      out,
+      '--quiet',
+    ];
     const first = runCli(args);
     // The first has opened the folder once its spec is written.
     for (let i = 0; i < 200 && !existsSync(path.join(out, 'eval.json')); i++) await new Promise((r) => setTimeout(r, 50));
@@ -48,13 +70,33 @@ test('two evaluations on one --out: the second is refused while the first runs; 
 });
 
 test('a dataset with a duplicate id is refused, naming both lines', async () => {
-  const data = write('dup.jsonl', [{ id: 'q1', question: 'A?', answer: 'a' }, { id: 'q2', question: 'B?', answer: 'b' }, { id: 'q1', question: 'C?', answer: 'c' }]);
+  const data = write('dup.jsonl', [
+    { id: 'q1', question: 'A?', answer: 'a' },
+    { id: 'q2', question: 'B?', answer: 'b' },
+    { id: 'q1', question: 'C?', answer: 'c' },
+  ]);
   const r = await runCli(['eval', '--env', 'qa', '--datasets', data, '--split', 'all', '--policy', 'embedded', '--out', tmp(), '--quiet']);
   assert.equal(r.code, 2, r.stderr);
   assert.ok(oneLine(r.stderr), r.stderr);
   assert.match(r.stderr, new RegExp(`${data}:3: id "q1" is already used on line 1`));
-  const math = write('dup-math.jsonl', [{ id: 7, question: '1+1?', answer: '2' }, { id: 7, question: '2+2?', answer: '4' }]);
-  const m = await runCli(['eval', '--env', 'math', '--set', `env.math.testDataset=${math}`, '--policy', 'openai', '--base-url', 'http://127.0.0.1:9/v1', '--out', tmp(), '--quiet']);
+  const math = write('dup-math.jsonl', [
+    { id: 7, question: '1+1?', answer: '2' },
+    { id: 7, question: '2+2?', answer: '4' },
+  ]);
+  const m = await runCli([
+    'eval',
+    '--env',
+    'math',
+    '--set',
+    `env.math.testDataset=${math}`,
+    '--policy',
+    'openai',
+    '--base-url',
+    'http://127.0.0.1:9/v1',
+    '--out',
+    tmp(),
+    '--quiet',
+  ]);
   assert.equal(m.code, 2, m.stderr);
   assert.match(m.stderr, new RegExp(`${math}:2: id "7" is already used on line 1`));
 });
@@ -74,10 +116,39 @@ test('--datasets with --env math is honoured (one dataset); with an environment 
   const math = write('mine-math.jsonl', [{ question: '1+1?', answer: '2' }]);
   // The openai policy at a closed port: the question is attempted (and errors), so the table names the
   // dataset used; every question failed, so the exit code is 1 (see 'a server that is not there').
-  const r = await runCli(['eval', '--env', 'math', '--datasets', math, '--policy', 'openai', '--base-url', 'http://127.0.0.1:9/v1', '--retries', '1', '--out', tmp(), '--json', '--quiet']);
+  const r = await runCli([
+    'eval',
+    '--env',
+    'math',
+    '--datasets',
+    math,
+    '--policy',
+    'openai',
+    '--base-url',
+    'http://127.0.0.1:9/v1',
+    '--retries',
+    '1',
+    '--out',
+    tmp(),
+    '--json',
+    '--quiet',
+  ]);
   assert.equal(r.code, 1, r.stderr);
   assert.deepEqual(Object.keys(JSON.parse(r.stdout).datasets), [math]);
-  const two = await runCli(['eval', '--env', 'math', '--datasets', `gsm8k,${math}`, '--policy', 'openai', '--base-url', 'http://127.0.0.1:9/v1', '--out', tmp(), '--quiet']);
+  const two = await runCli([
+    'eval',
+    '--env',
+    'math',
+    '--datasets',
+    `gsm8k,${math}`,
+    '--policy',
+    'openai',
+    '--base-url',
+    'http://127.0.0.1:9/v1',
+    '--out',
+    tmp(),
+    '--quiet',
+  ]);
   assert.equal(two.code, 2, two.stderr);
   assert.match(two.stderr, /--datasets: env math evaluates one dataset/);
   const world = await runCli(['eval', '--env', 'world', '--datasets', 'hotpotqa', '--policy', 'embedded', '--out', tmp(), '--quiet']);
@@ -104,7 +175,24 @@ test('a server that is not there: every question fails, the table is not passed 
       s.close(() => resolve(p));
     });
   });
-  const r = await runCli(['eval', '--env', 'world', '--questions', '3', '--policy', 'openai', '--base-url', `http://127.0.0.1:${port}/v1`, '--model', 'm', '--set', 'engine.retry.maxAttempts=1', '--out', tmp(), '--quiet']);
+  const r = await runCli([
+    'eval',
+    '--env',
+    'world',
+    '--questions',
+    '3',
+    '--policy',
+    'openai',
+    '--base-url',
+    `http://127.0.0.1:${port}/v1`,
+    '--model',
+    'm',
+    '--set',
+    'engine.retry.maxAttempts=1',
+    '--out',
+    tmp(),
+    '--quiet',
+  ]);
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /3 of 3 questions ended in an error after the engine's retries \(first: [^)]+\)/);
   assert.match(r.stderr, /every question failed: check the server \(--base-url, --model\)/);

@@ -9,15 +9,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli } from '../helpers/run-cli.ts';
 
-test('eval says how many of a dataset\'s questions it evaluates, of which split (its size), and how to evaluate them all; without --out, where it writes', async () => {
+test("eval says how many of a dataset's questions it evaluates, of which split (its size), and how to evaluate them all; without --out, where it writes", async () => {
   const root = mkdtempSync(path.join(tmpdir(), 'trace-eval-scope-'));
   try {
     const file = path.join(root, 'mine.jsonl');
-    writeFileSync(file, Array.from({ length: 50 }, (_, i) => JSON.stringify({ id: `q${i}`, question: `Who founded company ${i}?`, answer: `person ${i}` })).join('\n') + '\n');
+    writeFileSync(
+      file,
+      Array.from({ length: 50 }, (_, i) => JSON.stringify({ id: `q${i}`, question: `Who founded company ${i}?`, answer: `person ${i}` })).join('\n') + '\n',
+    );
     const base = ['eval', '--env', 'qa', '--datasets', file, '--policy', 'embedded', '--max-turns', '2'];
     const held = await runCli([...base, '--out', path.join(root, 'held')]);
     assert.equal(held.code, 0, held.stderr);
-    const m = /eval: (\S+): (\d+) of (\d+) held-out questions \(of 50 in the dataset; training never sees these; --split all evaluates every question\)/.exec(held.stderr);
+    const m = /eval: (\S+): (\d+) of (\d+) held-out questions \(of 50 in the dataset; training never sees these; --split all evaluates every question\)/.exec(
+      held.stderr,
+    );
     assert.ok(m, held.stderr);
     assert.ok(Number(m[2]) > 0 && Number(m[2]) < 50, m[0]);
     assert.equal(m[2], m[3], 'every held-out question is evaluated, and the line says the split holds that many');

@@ -23,13 +23,25 @@ test('Wilson interval for 0/1 scores and normal interval for F1, by hand', () =>
   const f = summarize([0.5, 1, 0, 0.25]);
   // mean 0.4375, s² = 0.18229, half = 1.96·√(0.18229/4) = 0.41842
   assert.ok(Math.abs(f.lo - (0.4375 - 0.41842)) < 1e-4 && Math.abs(f.hi - (0.4375 + 0.41842)) < 1e-4);
-  const avg = macroAverage([{ n: 4, mean: 0.5, variance: 0.25 }, { n: 16, mean: 0.25, variance: 0.16 }]);
+  const avg = macroAverage([
+    { n: 4, mean: 0.5, variance: 0.25 },
+    { n: 16, mean: 0.25, variance: 0.16 },
+  ]);
   assert.ok(Math.abs(avg.mean - 0.375) < 1e-12);
   assert.ok(Math.abs(avg.hi - avg.mean - (1.96 * Math.sqrt(0.25 / 4 + 0.16 / 16)) / 2) < 1e-12);
 });
 
 test('the JSON object has exactly datasets.{name}.{n, errors, metrics, ci95} and average.{metrics, ci95}: the table’s means and intervals', () => {
-  const rec = (dataset: string, id: string, em: number, f1: number, accuracy: number) => ({ dataset, id, question: '', answers: ['x'], samples: [], metrics: { em, f1, accuracy }, errors: 0, tree: { promptId: id, prompt: '', nodes: {} } });
+  const rec = (dataset: string, id: string, em: number, f1: number, accuracy: number) => ({
+    dataset,
+    id,
+    question: '',
+    answers: ['x'],
+    samples: [],
+    metrics: { em, f1, accuracy },
+    errors: 0,
+    tree: { promptId: id, prompt: '', nodes: {} },
+  });
   const t = tabulate(ANSWER_METRICS, ['a', 'b'], [rec('a', '1', 1, 1, 1), rec('a', '2', 0, 0.5, 1), rec('b', '3', 0, 0, 0)]);
   const json = resultJson(t);
   const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
@@ -67,10 +79,20 @@ test('CLI: every environment kind evaluates through one command; --json prints o
   // math-world: one row per difficulty; bfcl: one row per category (both with their scripted policy).
   const mw = await runCli(['eval', '--env', 'math-world', '--policy', 'scripted', '--questions', '4', '--out', tmp(), '--json', '--quiet']);
   assert.equal(mw.code, 0, mw.stderr);
-  assert.deepEqual(Object.keys((JSON.parse(mw.stdout) as { datasets: object }).datasets), ['math-world-1step', 'math-world-2step', 'math-world-3step', 'math-world-4step']);
+  assert.deepEqual(Object.keys((JSON.parse(mw.stdout) as { datasets: object }).datasets), [
+    'math-world-1step',
+    'math-world-2step',
+    'math-world-3step',
+    'math-world-4step',
+  ]);
   const bf = await runCli(['eval', '--env', 'bfcl', '--policy', 'scripted', '--questions', '2', '--max-turns', '60', '--out', tmp(), '--json', '--quiet']);
   assert.equal(bf.code, 0, bf.stderr);
-  assert.deepEqual(Object.keys((JSON.parse(bf.stdout) as { datasets: object }).datasets).sort(), ['bfcl_base', 'bfcl_long_context', 'bfcl_miss_func', 'bfcl_miss_param']);
+  assert.deepEqual(Object.keys((JSON.parse(bf.stdout) as { datasets: object }).datasets).sort(), [
+    'bfcl_base',
+    'bfcl_long_context',
+    'bfcl_miss_func',
+    'bfcl_miss_param',
+  ]);
   const out = tmp();
   const qa = await runCli(['eval', '--env', 'qa', '--datasets', 'musique,bamboogle:eval', '--policy', 'embedded', '--questions', '5', '--out', out, '--quiet']);
   assert.equal(qa.code, 0, qa.stderr);
@@ -114,17 +136,37 @@ test('a resumed evaluation scores the questions it kept from their stored trees 
   const setup = buildEnvironment(config);
   const suite = { kind: 'world', env: setup.env, datasets: new Map([['world', setup.test.slice(0, 8)]]) };
   const dir = tmp();
-  const a = await runEval({ suite, policy: new EmbeddedPolicy({ candidates: setup.candidates! }), samples: 2, greedy: false, seed: 2, store: EvalStore.open(dir, { x: 1 }) });
-  assert.ok(a.records.some((r) => r.metrics.accuracy! > 0), 'some success to lose');
+  const a = await runEval({
+    suite,
+    policy: new EmbeddedPolicy({ candidates: setup.candidates! }),
+    samples: 2,
+    greedy: false,
+    seed: 2,
+    store: EvalStore.open(dir, { x: 1 }),
+  });
+  assert.ok(
+    a.records.some((r) => r.metrics.accuracy! > 0),
+    'some success to lose',
+  );
   // As an older version wrote them: EM and F1 only.
   const file = path.join(dir, TRAJECTORIES_FILE);
-  const old = readFileSync(file, 'utf8').trim().split('\n').map((l) => {
-    const r = JSON.parse(l) as { metrics: Record<string, number>; samples: Array<{ metrics: Record<string, number> }> };
-    delete r.metrics.accuracy;
-    for (const s of r.samples) delete s.metrics.accuracy;
-    return JSON.stringify(r);
-  });
+  const old = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const r = JSON.parse(l) as { metrics: Record<string, number>; samples: Array<{ metrics: Record<string, number> }> };
+      delete r.metrics.accuracy;
+      for (const s of r.samples) delete s.metrics.accuracy;
+      return JSON.stringify(r);
+    });
   writeFileSync(file, old.join('\n') + '\n');
-  const b = await runEval({ suite, policy: new EmbeddedPolicy({ candidates: setup.candidates! }), samples: 2, greedy: false, seed: 2, store: EvalStore.open(dir, { x: 1 }) });
+  const b = await runEval({
+    suite,
+    policy: new EmbeddedPolicy({ candidates: setup.candidates! }),
+    samples: 2,
+    greedy: false,
+    seed: 2,
+    store: EvalStore.open(dir, { x: 1 }),
+  });
   assert.deepEqual(resultJson(b), resultJson(a));
 });

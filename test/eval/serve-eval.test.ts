@@ -51,10 +51,39 @@ after(() => {
 });
 
 const args = (out: string) => [
-  'eval', '--policy', 'openai', '--base-url', llmUrl, '--model', 'eval-tiny',
-  '--env', 'qa', '--datasets', 'hotpotqa,bamboogle:eval', '--retrieval', 'url', '--retriever-url', retrieverUrl,
-  '--questions', '4', '--samples', '2', '--temperature', '1', '--seed', '3',
-  '--max-turns', '3', '--max-tokens', '24', '--concurrency', '1', '--out', out, '--json', '--quiet',
+  'eval',
+  '--policy',
+  'openai',
+  '--base-url',
+  llmUrl,
+  '--model',
+  'eval-tiny',
+  '--env',
+  'qa',
+  '--datasets',
+  'hotpotqa,bamboogle:eval',
+  '--retrieval',
+  'url',
+  '--retriever-url',
+  retrieverUrl,
+  '--questions',
+  '4',
+  '--samples',
+  '2',
+  '--temperature',
+  '1',
+  '--seed',
+  '3',
+  '--max-turns',
+  '3',
+  '--max-tokens',
+  '24',
+  '--concurrency',
+  '1',
+  '--out',
+  out,
+  '--json',
+  '--quiet',
 ];
 
 test('eval against trace-rl serve and the retriever server; a killed eval resumes to the same table', async () => {
@@ -64,7 +93,10 @@ test('eval against trace-rl serve and the retriever server; a killed eval resume
   const table = JSON.parse(first.stdout) as { datasets: Record<string, { n: number; em: number; f1: number }>; average: { em: number; f1: number } };
   assert.deepEqual(Object.keys(table.datasets), ['hotpotqa', 'bamboogle']);
   assert.equal(table.datasets.hotpotqa!.n, 4);
-  const records = readFileSync(path.join(whole, TRAJECTORIES_FILE), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { samples: unknown[]; tree: { nodes: Record<string, { turn?: { text?: string; observation: string } }> } });
+  const records = readFileSync(path.join(whole, TRAJECTORIES_FILE), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { samples: unknown[]; tree: { nodes: Record<string, { turn?: { text?: string; observation: string } }> } });
   assert.equal(records.length, 8);
   assert.ok(records.every((r) => r.samples.length === 2));
   const turns = records.flatMap((r) => Object.values(r.tree.nodes).filter((n) => n.turn));

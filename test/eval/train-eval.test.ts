@@ -14,13 +14,47 @@ import { runCli } from '../helpers/run-cli.ts';
 test('train --env qa logs per-dataset held-out metrics; eval --run evaluates its checkpoint', async () => {
   const dir = path.join(mkdtempSync(path.join(tmpdir(), 'qa-train-')), 'run');
   const cache = mkdtempSync(path.join(tmpdir(), 'qa-cache-'));
-  const trained = await runCli(['train', '--env', 'qa', '--datasets', 'musique,bamboogle:eval', '--steps', '1', '--budget', '8', '--pool', '4', '--set', 'eval.questions=3', '--set', `env.cacheDir=${cache}`, '--out', dir, '--quiet']);
+  const trained = await runCli([
+    'train',
+    '--env',
+    'qa',
+    '--datasets',
+    'musique,bamboogle:eval',
+    '--steps',
+    '1',
+    '--budget',
+    '8',
+    '--pool',
+    '4',
+    '--set',
+    'eval.questions=3',
+    '--set',
+    `env.cacheDir=${cache}`,
+    '--out',
+    dir,
+    '--quiet',
+  ]);
   assert.equal(trained.code, 0, trained.stderr);
   const store = RunStore.open(dir, { readonly: true });
   const [step] = store.steps();
   store.close();
-  for (const k of ['test_accuracy', 'eval_em/musique', 'eval_f1/musique', 'eval_em/bamboogle', 'eval_f1/bamboogle']) assert.equal(typeof step!.metrics[k], 'number', k);
-  const evaluated = await runCli(['eval', '--policy', 'embedded', '--run', dir, '--questions', '3', '--set', `env.cacheDir=${cache}`, '--out', path.join(dir, 'eval'), '--json', '--quiet']);
+  for (const k of ['test_accuracy', 'eval_em/musique', 'eval_f1/musique', 'eval_em/bamboogle', 'eval_f1/bamboogle'])
+    assert.equal(typeof step!.metrics[k], 'number', k);
+  const evaluated = await runCli([
+    'eval',
+    '--policy',
+    'embedded',
+    '--run',
+    dir,
+    '--questions',
+    '3',
+    '--set',
+    `env.cacheDir=${cache}`,
+    '--out',
+    path.join(dir, 'eval'),
+    '--json',
+    '--quiet',
+  ]);
   assert.equal(evaluated.code, 0, evaluated.stderr);
   const table = JSON.parse(evaluated.stdout) as { datasets: Record<string, { n: number; em: number; accuracy?: number }> };
   assert.deepEqual(Object.keys(table.datasets), ['musique', 'bamboogle']);

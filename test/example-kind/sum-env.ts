@@ -35,7 +35,13 @@ export class SumEnv implements Environment<SumState> {
     if (state.done) throw new EnvError(`${state.prompt.id}: the episode has ended`);
     const next = { ...state, turns: state.turns + 1 };
     const limit = next.turns >= this.maxTurns;
-    const end = (reward: number, reason: string, observation: string): StepOutcome<SumState> => ({ state: { ...next, done: true }, observation, done: true, reward, reason });
+    const end = (reward: number, reason: string, observation: string): StepOutcome<SumState> => ({
+      state: { ...next, done: true },
+      observation,
+      done: true,
+      reward,
+      reason,
+    });
     if (action.type === 'answer' && action.input.trim() !== '') {
       const correct = action.input.trim() === state.prompt.answers[0];
       return end(correct ? 1 : 0, 'answer', correct ? 'correct' : 'wrong');
@@ -78,7 +84,10 @@ const sumSchema = z.strictObject({
 /** What the kind's evaluation measures: its success reward, and how often the answer was one too many (the near miss the candidates offer). */
 const sumMetrics: TrajectoryMetrics = {
   metrics: ['accuracy', 'off_by_one'],
-  score: (prompt, outcome) => ({ accuracy: outcome.reward === 1 ? 1 : 0, off_by_one: outcome.answer !== undefined && Number(outcome.answer) === Number(prompt.answers[0]) + 1 ? 1 : 0 }),
+  score: (prompt, outcome) => ({
+    accuracy: outcome.reward === 1 ? 1 : 0,
+    off_by_one: outcome.answer !== undefined && Number(outcome.answer) === Number(prompt.answers[0]) + 1 ? 1 : 0,
+  }),
 };
 
 /** The registry entry: schema, build, what the embedded policy may choose (search, or answer a sum near the right one), and the metrics. */

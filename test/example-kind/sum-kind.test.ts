@@ -33,14 +33,24 @@ test('the example kind trains (train) and evaluates (trace-rl eval) like a built
   const root = mkdtempSync(join(tmpdir(), 'trace-rl-sum-kind-'));
   try {
     const out = join(root, 'run');
-    const config = { env: { kind: 'sum', questions: 60 }, steps: 2, pool: 8, strategy: { name: 'grpo', budget: 16 }, eval: { every: 1, questions: 6 }, engine: { maxTurns: 3 } };
+    const config = {
+      env: { kind: 'sum', questions: 60 },
+      steps: 2,
+      pool: 8,
+      strategy: { name: 'grpo', budget: 16 },
+      eval: { every: 1, questions: 6 },
+      engine: { maxTurns: 3 },
+    };
     const outcome = await train({ out, config, clock: () => 0 });
     assert.equal(outcome.status, 'finished');
     const store = RunStore.open(out, { readonly: true });
     const steps = store.steps();
     store.close();
     assert.equal(steps.length, 2);
-    assert.ok(steps.every((s) => typeof s.metrics.test_accuracy === 'number'), 'every step evaluates the held-out sums');
+    assert.ok(
+      steps.every((s) => typeof s.metrics.test_accuracy === 'number'),
+      'every step evaluates the held-out sums',
+    );
 
     const evaluated = await runCli(['eval', '--policy', 'embedded', '--run', out, '--out', join(root, 'eval'), '--json', '--quiet']);
     assert.equal(evaluated.code, 0, evaluated.stderr);
@@ -56,7 +66,23 @@ test('the example kind trains (train) and evaluates (trace-rl eval) like a built
 test('the example kind’s scripted policy is what policy scripted means there, and its metric counts its near misses', async () => {
   const root = mkdtempSync(join(tmpdir(), 'trace-rl-sum-scripted-'));
   try {
-    const evaluated = await runCli(['eval', '--policy', 'scripted', '--env', 'sum', '--questions', '20', '--samples', '8', '--temperature', '1', '--out', join(root, 'eval'), '--json', '--quiet']);
+    const evaluated = await runCli([
+      'eval',
+      '--policy',
+      'scripted',
+      '--env',
+      'sum',
+      '--questions',
+      '20',
+      '--samples',
+      '8',
+      '--temperature',
+      '1',
+      '--out',
+      join(root, 'eval'),
+      '--json',
+      '--quiet',
+    ]);
     assert.equal(evaluated.code, 0, evaluated.stderr);
     const sum = (JSON.parse(evaluated.stdout) as { datasets: Record<string, { accuracy: number; off_by_one: number }> }).datasets.sum!;
     // One answer in four is one too many: accuracy and off_by_one add up to 1.

@@ -53,11 +53,26 @@ test('trace-rl export writes the step as Parquet equal to the library’s rows; 
   const rows = await parquetReadObjects({ file: new Uint8Array(readFileSync(out)).buffer });
   const expected = buildBatch(run.trees, { step: 0, estimator: createEstimator('tree-grpo'), render: run.render }).rows;
   assert.equal(rows.length, summary.rows);
-  assert.deepEqual(rows.map((r) => r.leaf_id), expected.map((r) => r.leaf_id));
-  assert.deepEqual(rows.map((r) => r.response_ids), expected.map((r) => r.response_ids));
-  assert.deepEqual(rows.map((r) => r.prompt_ids), expected.map((r) => r.prompt_ids));
-  assert.deepEqual(rows.map((r) => r.advantages), expected.map((r) => r.advantages));
-  for (const [bad, pattern] of [[badStep, /--step 5: .* has steps 0–0/], [badFormat, /--format csv: choose one of verl, trl, jsonl, trl-jsonl, trie/]] as const) {
+  assert.deepEqual(
+    rows.map((r) => r.leaf_id),
+    expected.map((r) => r.leaf_id),
+  );
+  assert.deepEqual(
+    rows.map((r) => r.response_ids),
+    expected.map((r) => r.response_ids),
+  );
+  assert.deepEqual(
+    rows.map((r) => r.prompt_ids),
+    expected.map((r) => r.prompt_ids),
+  );
+  assert.deepEqual(
+    rows.map((r) => r.advantages),
+    expected.map((r) => r.advantages),
+  );
+  for (const [bad, pattern] of [
+    [badStep, /--step 5: .* has steps 0–0/],
+    [badFormat, /--format csv: choose one of verl, trl, jsonl, trl-jsonl, trie/],
+  ] as const) {
     assert.equal(bad.code, 2);
     assert.equal(bad.stdout, '');
     assert.match(bad.stderr, pattern);
@@ -78,11 +93,19 @@ test('trace-rl export --tokenizer qwen3 --chat-template: Qwen3 ids of the chat-f
   assert.equal((JSON.parse(ok.stdout) as { tokenizer: string }).tokenizer, 'qwen3+chat-template');
   const { loadQwen3Tokenizer } = await import('../../src/tokens/index.ts');
   const qwen = loadQwen3Tokenizer().tokenizer;
-  const row = JSON.parse(readFileSync(join(dir, 'q.jsonl'), 'utf8').split('\n')[0]!) as { prompt_ids: number[]; prompt_text: string; response_ids: number[]; response_text: string };
+  const row = JSON.parse(readFileSync(join(dir, 'q.jsonl'), 'utf8').split('\n')[0]!) as {
+    prompt_ids: number[];
+    prompt_text: string;
+    response_ids: number[];
+    response_text: string;
+  };
   assert.ok(row.prompt_text.startsWith('<|im_start|>user\n') && row.prompt_text.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n\n'), row.prompt_text);
   assert.deepEqual(row.prompt_ids, qwen.encode(row.prompt_text));
   assert.equal(qwen.decode(row.response_ids), row.response_text);
-  for (const [bad, pattern] of [[unknown, /unknown tokenizer "gpt2"; choose one of: bytes, codepoints, hf:DIR, qwen3, server/], [noChat, /add --chat-template/]] as const) {
+  for (const [bad, pattern] of [
+    [unknown, /unknown tokenizer "gpt2"; choose one of: bytes, codepoints, hf:DIR, qwen3, server/],
+    [noChat, /add --chat-template/],
+  ] as const) {
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, pattern);
     assert.equal(bad.stderr.trim().split('\n').length, 1);
@@ -96,8 +119,31 @@ test('trace-rl rollout against a real HTTP server: batch, waiting (file and URL)
     const events: Array<Record<string, unknown>> = [];
     const posted: number[] = [];
     const run = await cli(
-      ['rollout', '--policy', 'openai', '--base-url', server.url, '--extras', 'vllm', '--tokenizer', 'codepoints', '--out', out, '--listen', '0', '--format', 'trl',
-        '--steps', '2', '--pool', '4', '--budget', '8', '--set', 'env.questions=300'],
+      [
+        'rollout',
+        '--policy',
+        'openai',
+        '--base-url',
+        server.url,
+        '--extras',
+        'vllm',
+        '--tokenizer',
+        'codepoints',
+        '--out',
+        out,
+        '--listen',
+        '0',
+        '--format',
+        'trl',
+        '--steps',
+        '2',
+        '--pool',
+        '4',
+        '--budget',
+        '8',
+        '--set',
+        'env.questions=300',
+      ],
       (line) => {
         const e = JSON.parse(line) as Record<string, unknown>;
         events.push(e);
@@ -109,7 +155,10 @@ test('trace-rl rollout against a real HTTP server: batch, waiting (file and URL)
       },
     );
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(events.map((e) => e.event), ['batch', 'waiting', 'weights', 'batch', 'done']);
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['batch', 'waiting', 'weights', 'batch', 'done'],
+    );
     assert.deepEqual(posted, [0]);
     for (const e of events.filter((x) => x.event === 'batch')) {
       const rows = await parquetReadObjects({ file: new Uint8Array(readFileSync(String(e.file))).buffer });

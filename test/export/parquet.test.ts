@@ -32,7 +32,11 @@ async function readWithDuckDb(file: string) {
 }
 
 function checkColumns<R>(types: Record<string, string>, columns: readonly ColumnSpec<R>[]) {
-  assert.deepEqual(Object.keys(types), columns.map((c) => c.name), 'columns in the documented order');
+  assert.deepEqual(
+    Object.keys(types),
+    columns.map((c) => c.name),
+    'columns in the documented order',
+  );
   for (const c of columns) assert.equal(types[c.name], DUCKDB_TYPE[c.type], `column ${c.name} is ${c.type}`);
 }
 
@@ -66,6 +70,9 @@ test('JSONL rows parse back to the same rows', async () => {
   const batch = buildBatch(run.trees, { step: 0, estimator: createEstimator('grpo') });
   const file = join(mkdtempSync(join(tmpdir(), 'trace-pq-')), 'rows.jsonl');
   assert.equal(writeBatch(batch, 'jsonl', file), 'jsonl');
-  const lines = readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+  const lines = readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.deepEqual(lines, batch.rows);
 });

@@ -18,11 +18,17 @@ test('every row decodes to the text of its path: the rendered prompt, then each 
     const tree = byPrompt.get(row.prompt_id)!;
     const turns = turnsTo(tree, row.leaf_id);
     assert.equal(row.num_turns, turns.length);
-    assert.equal(byteTokenizer.decode(row.prompt_ids), run.env.render(run.prompts.get(row.prompt_id)!), `${row.leaf_id}: prompt ids decode to the rendered prompt`);
-    const expected = turns.map((t) => {
-      assert.ok(t.text !== undefined, 'world turns carry their text');
-      return t.text + t.observation;
-    }).join('');
+    assert.equal(
+      byteTokenizer.decode(row.prompt_ids),
+      run.env.render(run.prompts.get(row.prompt_id)!),
+      `${row.leaf_id}: prompt ids decode to the rendered prompt`,
+    );
+    const expected = turns
+      .map((t) => {
+        assert.ok(t.text !== undefined, 'world turns carry their text');
+        return t.text + t.observation;
+      })
+      .join('');
     assert.equal(byteTokenizer.decode(row.response_ids), expected, `${row.leaf_id}: response ids decode to the path's turns`);
     assert.equal(row.response_text, expected);
     assert.equal(getNode(tree, row.leaf_id).reward, row.reward);
@@ -59,7 +65,11 @@ test('advantages equal the estimator’s output for every estimator, spread over
     const expected = createEstimator(name).estimate(forestFromTrees(run.trees));
     const batch = buildBatch(run.trees, { step: 3, estimator: createEstimator(name) });
     assert.equal(batch.meta.estimator, name);
-    assert.deepEqual(batch.rows.map((r) => r.leaf_id), expected.map((e) => e.id), `${name}: one row per rewarded leaf, in the estimator's order`);
+    assert.deepEqual(
+      batch.rows.map((r) => r.leaf_id),
+      expected.map((e) => e.id),
+      `${name}: one row per rewarded leaf, in the estimator's order`,
+    );
     batch.rows.forEach((row, k) => {
       const e = expected[k];
       assert.equal(row.advantage, e.advantage);
@@ -71,7 +81,10 @@ test('advantages equal the estimator’s output for every estimator, spread over
         assert.equal(row.advantages[i], row.response_mask[i] === 1 ? e.turns[j] : 0, `${name} ${row.leaf_id} token ${i}`);
       }
     });
-    assert.ok(batch.rows.some((r) => r.advantage !== 0), `${name}: a mixed step has non-zero advantages`);
+    assert.ok(
+      batch.rows.some((r) => r.advantage !== 0),
+      `${name}: a mixed step has non-zero advantages`,
+    );
   }
 });
 
@@ -82,11 +95,19 @@ test('anchors list the predicted success of the scored nodes on the path; branch
   for (const row of batch.rows) {
     const tree = byPrompt.get(row.prompt_id)!;
     const path = [row.prompt_id, ...row.node_path];
-    assert.deepEqual(row.anchor_ids, path.filter((id) => tree.nodes[id].predicted !== undefined));
-    assert.deepEqual(row.anchor_predicted, row.anchor_ids.map((id) => tree.nodes[id].predicted));
+    assert.deepEqual(
+      row.anchor_ids,
+      path.filter((id) => tree.nodes[id].predicted !== undefined),
+    );
+    assert.deepEqual(
+      row.anchor_predicted,
+      row.anchor_ids.map((id) => tree.nodes[id].predicted),
+    );
     const others = batch.rows.filter((r) => r.prompt_id === row.prompt_id && r.leaf_id !== row.leaf_id);
     // Longest common prefix with any other leaf of the tree, in turns (prompt = depth 0); failed leaves count too.
-    const leafIds = Object.values(tree.nodes).filter((n) => n.children.length === 0 && n.id !== row.leaf_id).map((n) => n.id);
+    const leafIds = Object.values(tree.nodes)
+      .filter((n) => n.children.length === 0 && n.id !== row.leaf_id)
+      .map((n) => n.id);
     let shared = 0;
     for (const other of leafIds) {
       const a = row.leaf_id.split('/');
@@ -97,8 +118,14 @@ test('anchors list the predicted success of the scored nodes on the path; branch
     }
     assert.equal(row.branch_depth, shared, `${row.leaf_id} (${others.length} other rows in its tree)`);
   }
-  assert.ok(batch.rows.some((r) => r.anchor_ids.length > 1), 'trace scored some intermediate prefixes');
-  assert.ok(batch.rows.some((r) => r.branch_depth > 0), 'some leaves share a prefix beyond the prompt');
+  assert.ok(
+    batch.rows.some((r) => r.anchor_ids.length > 1),
+    'trace scored some intermediate prefixes',
+  );
+  assert.ok(
+    batch.rows.some((r) => r.branch_depth > 0),
+    'some leaves share a prefix beyond the prompt',
+  );
 });
 
 test('the prefix trie stores each node once and every leaf’s path concatenates to its verl row', async () => {

@@ -51,12 +51,15 @@ test('server ids and log-probabilities are used unchanged; observations are enco
 
 test('server ids that the export tokenizer cannot reproduce are refused, naming the node and the fix', () => {
   const tree = serverTree();
-  assert.throws(() => buildBatch([tree], { step: 0, estimator: createEstimator('grpo'), tokenizer: byteTokenizer }), (e: unknown) => {
-    assert.ok(e instanceof TokenizerMismatchError);
-    assert.match(e.message, /node "p1\/0"/);
-    assert.match(e.message, /tokenizer/);
-    return true;
-  });
+  assert.throws(
+    () => buildBatch([tree], { step: 0, estimator: createEstimator('grpo'), tokenizer: byteTokenizer }),
+    (e: unknown) => {
+      assert.ok(e instanceof TokenizerMismatchError);
+      assert.match(e.message, /node "p1\/0"/);
+      assert.match(e.message, /tokenizer/);
+      return true;
+    },
+  );
   const unchecked = buildBatch([tree], { step: 0, estimator: createEstimator('grpo'), tokenizer: byteTokenizer, checkServerIds: false });
   assert.equal(unchecked.rows.length, 2);
 });

@@ -36,7 +36,10 @@ test('a run whose environment kind is unknown and whose model is gone exports th
     await exportRun({ dir: moved, format, out: got });
     assert.equal(readFileSync(got, 'utf8'), readFileSync(want, 'utf8'), format);
   }
-  const rows = readFileSync(join(root, 'got-jsonl.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { prompt_id: string; prompt_text: string });
+  const rows = readFileSync(join(root, 'got-jsonl.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { prompt_id: string; prompt_text: string });
   const tree = new Map(run.trees.map((t) => [t.promptId, t]));
   for (const r of rows) assert.equal(r.prompt_text, run.render(tree.get(r.prompt_id)!), 'the stored prompt is what the environment rendered');
 });
@@ -56,5 +59,8 @@ test('a run stored before tree records is refused with what to do', async () => 
   const db = new Database(join(old, RUN_DB));
   db.exec('DROP TABLE tree_records');
   db.close();
-  await assert.rejects(exportRun({ dir: old, format: 'jsonl', out: join(root, 'rows.jsonl') }), (e: Error) => e instanceof ExportError && /predates stored prompts/.test(e.message) && /run it again/.test(e.message));
+  await assert.rejects(
+    exportRun({ dir: old, format: 'jsonl', out: join(root, 'rows.jsonl') }),
+    (e: Error) => e instanceof ExportError && /predates stored prompts/.test(e.message) && /run it again/.test(e.message),
+  );
 });

@@ -67,7 +67,11 @@ function rssMb(pid: number): number {
  * passes `maxRssMb` or it runs longer than `timeoutMs`, so a test of a memory or time bomb fails
  * quickly and safely on code that does not bound it, instead of taking the machine down.
  */
-export function runCliBounded(args: readonly string[], limits: { maxRssMb: number; timeoutMs: number }, stdin: string | { file: string } = ''): Promise<BoundedCliRun> {
+export function runCliBounded(
+  args: readonly string[],
+  limits: { maxRssMb: number; timeoutMs: number },
+  stdin: string | { file: string } = '',
+): Promise<BoundedCliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -77,13 +77,17 @@ export async function postJson(url: string, body: unknown): Promise<{ status: nu
 export function postOversized(url: string, body: string): Promise<{ status: number; json: any } | { closed: string }> {
   // Its own connection (no keep-alive pool): a connection the server cuts must not be reused by later requests.
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
-      res.on('error', (e: NodeJS.ErrnoException) => resolve({ closed: e.code ?? e.message }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+        res.on('error', (e: NodeJS.ErrnoException) => resolve({ closed: e.code ?? e.message }));
+      },
+    );
     req.on('error', (e: NodeJS.ErrnoException) => (['EPIPE', 'ECONNRESET'].includes(e.code ?? '') ? resolve({ closed: e.code! }) : reject(e)));
     req.end(body);
   });

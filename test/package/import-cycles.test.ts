@@ -68,7 +68,15 @@ test('circles() finds a two-module circle, a longer one and a self-import, and n
     ['g.ts', ['a.ts', 'outside.ts']],
   ]);
   assert.deepEqual(circles(graph).sort(), [['a.ts', 'b.ts'], ['c.ts', 'd.ts', 'e.ts'], ['f.ts']]);
-  assert.deepEqual(circles(new Map([['x.ts', ['y.ts']], ['y.ts', []]])), []);
+  assert.deepEqual(
+    circles(
+      new Map([
+        ['x.ts', ['y.ts']],
+        ['y.ts', []],
+      ]),
+    ),
+    [],
+  );
 });
 
 test('no import circle among the modules under src/', () => {
@@ -78,7 +86,9 @@ test('no import circle among the modules under src/', () => {
 });
 
 test('nothing under src/policy imports src/tinylm: the tiny LM is a plugin that registers its policy kind itself', () => {
-  const arrows = [...importGraph()].filter(([file]) => file.startsWith('policy/')).flatMap(([file, imports]) => imports.filter((i) => i.startsWith('tinylm/')).map((i) => `${file} → ${i}`));
+  const arrows = [...importGraph()]
+    .filter(([file]) => file.startsWith('policy/'))
+    .flatMap(([file, imports]) => imports.filter((i) => i.startsWith('tinylm/')).map((i) => `${file} → ${i}`));
   assert.deepEqual(arrows, []);
 });
 

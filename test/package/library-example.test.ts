@@ -18,8 +18,10 @@ import { outputOf } from '../helpers/run-cli.ts';
 const EXAMPLE = fileURLToPath(new URL('../../examples/library/rollout-steps.ts', import.meta.url));
 
 test('the entry point exports what docs/export.md documents', () => {
-  for (const name of ['exportRun', 'buildBatch', 'writeBatch', 'serializeBatch', 'trieRecords', 'prepareExport', 'rendererFor']) assert.equal(typeof (exporting as Record<string, unknown>)[name], 'function', name);
-  for (const name of ['runRolloutService', 'WeightsGate', 'RolloutStepFailed', 'batchFile', 'batchMetaFile']) assert.equal(typeof (service as Record<string, unknown>)[name], 'function', name);
+  for (const name of ['exportRun', 'buildBatch', 'writeBatch', 'serializeBatch', 'trieRecords', 'prepareExport', 'rendererFor'])
+    assert.equal(typeof (exporting as Record<string, unknown>)[name], 'function', name);
+  for (const name of ['runRolloutService', 'WeightsGate', 'RolloutStepFailed', 'batchFile', 'batchMetaFile'])
+    assert.equal(typeof (service as Record<string, unknown>)[name], 'function', name);
   assert.equal(typeof tokens.loadTranscript, 'function');
 });
 
@@ -27,7 +29,12 @@ test('examples/library/rollout-steps.ts: two TRACE steps against a local server,
   const server = await startFlakyServer();
   const out = join(mkdtempSync(join(tmpdir(), 'trace-lib-example-')), 'run');
   try {
-    const r = await outputOf(spawn(process.execPath, ['--import', 'tsx', EXAMPLE, server.url, out], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TRACE_RL_API_KEY: '', OPENAI_API_KEY: '' } }));
+    const r = await outputOf(
+      spawn(process.execPath, ['--import', 'tsx', EXAMPLE, server.url, out], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, TRACE_RL_API_KEY: '', OPENAI_API_KEY: '' },
+      }),
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^step 0: \d+ rows \(complete\) in .*step-0\.parquet\nstep 1: \d+ rows \(complete\) in .*step-1\.parquet\nfinished: 2 batches/);
     for (const step of [0, 1]) {

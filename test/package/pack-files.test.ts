@@ -14,6 +14,12 @@ test('the package lists docs/*.md and the README, and nothing under docs/experim
   // --ignore-scripts: listing the files needs no build (`prepare` would run tsc).
   const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
   const files = (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
-  assert.ok(files.includes('README.md') && files.includes('docs/configuration.md') && files.includes('docs/advantages.md'), files.filter((f) => f.startsWith('docs')).join(', '));
-  assert.deepEqual(files.filter((f) => f.startsWith('docs/experiments')), []);
+  assert.ok(
+    files.includes('README.md') && files.includes('docs/configuration.md') && files.includes('docs/advantages.md'),
+    files.filter((f) => f.startsWith('docs')).join(', '),
+  );
+  assert.deepEqual(
+    files.filter((f) => f.startsWith('docs/experiments')),
+    [],
+  );
 });

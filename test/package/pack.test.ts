@@ -10,9 +10,12 @@ import { after, before, test } from 'node:test';
 import { installPacked, REPO, type PackedInstall } from '../../scripts/install-packed.ts';
 
 let pkg: PackedInstall;
-before(() => {
-  pkg = installPacked();
-}, { timeout: 600_000 });
+before(
+  () => {
+    pkg = installPacked();
+  },
+  { timeout: 600_000 },
+);
 after(() => rmSync(dirname(pkg.project), { recursive: true, force: true }));
 
 const installed = () => join(pkg.project, 'node_modules', 'trace-rl');
@@ -31,7 +34,10 @@ test('the installed CLI runs from dist/: --version, solve roots, score', () => {
   const version = JSON.parse(execFileSync('node', ['-p', 'JSON.stringify(require("./package.json").version)'], { cwd: REPO, encoding: 'utf8' })) as string;
   assert.equal(execFileSync(pkg.bin, ['--version'], { encoding: 'utf8' }).trim(), version);
   const solved = execFileSync(pkg.bin, ['solve', 'roots'], { input: '{"v":[0.1,0.5,0.9],"budget":8,"min":2,"max":64}', encoding: 'utf8' });
-  assert.deepEqual(JSON.parse(solved).m.reduce((a: number, b: number) => a + b, 0), 8);
+  assert.deepEqual(
+    JSON.parse(solved).m.reduce((a: number, b: number) => a + b, 0),
+    8,
+  );
   const scored = execFileSync(pkg.bin, ['score'], { input: '{"prediction":"Paris","gold":"paris"}\n', encoding: 'utf8' });
   assert.equal(JSON.parse(scored).em, 1);
   const bad = spawnSync(pkg.bin, ['solve', 'roots'], { input: 'not json', encoding: 'utf8' });
@@ -56,7 +62,16 @@ test('a TypeScript consumer type-checks against the shipped .d.ts (and a wrong u
   writeFileSync(
     join(pkg.project, 'tsconfig.json'),
     JSON.stringify({
-      compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(REPO, 'node_modules', '@types')] },
+      compilerOptions: {
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2022',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+        types: ['node'],
+        typeRoots: [join(REPO, 'node_modules', '@types')],
+      },
       files: ['use.ts'],
     }),
   );

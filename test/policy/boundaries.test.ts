@@ -25,11 +25,16 @@ function imports(file: string): string[] {
 
 test('no class under src/env implements a policy: policies live in src/policy', () => {
   const offenders = sources(join(SRC, 'env')).filter((f) => /\bimplements\s+(Trainable)?Policy\b/.test(readFileSync(f, 'utf8')));
-  assert.deepEqual(offenders.map((f) => relative(SRC, f)), []);
+  assert.deepEqual(
+    offenders.map((f) => relative(SRC, f)),
+    [],
+  );
 });
 
 test('src/policy reaches an environment folder (env/world, env/math, env/bfcl, …) only through its index.ts', () => {
-  const families = readdirSync(join(SRC, 'env'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `env/${e.name}/`);
+  const families = readdirSync(join(SRC, 'env'), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => `env/${e.name}/`);
   assert.ok(families.includes('env/math/') && families.includes('env/bfcl/'));
   const offenders = sources(join(SRC, 'policy')).flatMap((f) =>
     imports(f)
@@ -40,6 +45,10 @@ test('src/policy reaches an environment folder (env/world, env/math, env/bfcl, �
 });
 
 test('no file under src/env imports src/policy (not even its types): environments do not depend on policies', () => {
-  const offenders = sources(join(SRC, 'env')).flatMap((f) => imports(f).filter((target) => target.startsWith('policy/')).map((target) => `${relative(SRC, f)} → ${target}`));
+  const offenders = sources(join(SRC, 'env')).flatMap((f) =>
+    imports(f)
+      .filter((target) => target.startsWith('policy/'))
+      .map((target) => `${relative(SRC, f)} → ${target}`),
+  );
   assert.deepEqual(offenders, []);
 });

@@ -28,7 +28,10 @@ const ctx = { prompt: { id: 'q', question: 'Who?', answers: ['x'] }, rendered: '
 
 async function failure(url: string): Promise<PolicyCallError> {
   const policy = new OpenAIPolicy({ baseURLs: [url], model: 'm', maxResponseBytes: 1024 * 1024 });
-  const e = await policy.act(ctx).then(() => undefined, (x: unknown) => x);
+  const e = await policy.act(ctx).then(
+    () => undefined,
+    (x: unknown) => x,
+  );
   assert.ok(e instanceof PolicyCallError, `a PolicyCallError, not ${String(e)}`);
   return e;
 }

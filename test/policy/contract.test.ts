@@ -6,7 +6,15 @@
  */
 import { after } from 'node:test';
 import { Simulator, WorldEnv } from '../../src/env/index.ts';
-import { EmbeddedPolicy, OpenAIPolicy, ScriptedWorldPolicy, SimulatorPolicy, SimulatorTabularPolicy, worldCandidateSource, type Policy } from '../../src/policy/index.ts';
+import {
+  EmbeddedPolicy,
+  OpenAIPolicy,
+  ScriptedWorldPolicy,
+  SimulatorPolicy,
+  SimulatorTabularPolicy,
+  worldCandidateSource,
+  type Policy,
+} from '../../src/policy/index.ts';
 import { LlamaEngine, TinyLmPolicy } from '../../src/tinylm/index.ts';
 import { serveOpenAI } from '../../src/tinylm/openai-server.ts';
 import { loadTranscript } from '../../src/tokens/index.ts';
@@ -29,7 +37,12 @@ policyContract('scripted world', { make: () => new ScriptedWorldPolicy(world, { 
 
 const simulator = new Simulator({ seed: 3 });
 policyContract('simulator', { make: () => new SimulatorPolicy(simulator), env: simulator, prompts: simulator.prompts(4) });
-policyContract('simulator-tabular', { make: () => new SimulatorTabularPolicy(simulator), env: simulator, prompts: simulator.prompts(4), update: { learningRate: 50, clip: 0.2, epochs: 1 } });
+policyContract('simulator-tabular', {
+  make: () => new SimulatorTabularPolicy(simulator),
+  env: simulator,
+  prompts: simulator.prompts(4),
+  update: { learningRate: 50, clip: 0.2, epochs: 1 },
+});
 
 // The tiny LM: a random-weight llama over the world's vocabulary (its turns are mostly invalid, which
 // is fine here: the contract is about the mechanics, not the skill).
@@ -95,19 +108,31 @@ policyContract('openai (trace-rl serve, tiny GGUF)', {
   // The server answers a prompt longer than its context with HTTP 400: a non-retryable server_error.
   failure: async () => {
     const p = tiny.env.test[0]!;
-    return { policy: new OpenAIPolicy({ baseURLs: [await servedUrl()], model: 'tiny' }), prompt: { ...p, id: 'too-long', question: `${p.question} ${'and again '.repeat(2000)}` } };
+    return {
+      policy: new OpenAIPolicy({ baseURLs: [await servedUrl()], model: 'tiny' }),
+      prompt: { ...p, id: 'too-long', question: `${p.question} ${'and again '.repeat(2000)}` },
+    };
   },
 });
 
 // Token-in/token-out on the same server: id prompts built with its own /tokenize.
 policyContract('openai tokens mode (trace-rl serve, tiny GGUF)', {
-  make: async () => new OpenAIPolicy({ baseURLs: [await servedUrl()], model: 'tiny', mode: 'tokens', transcript: await loadTranscript('server', { serverURL: await servedUrl() }) }),
+  make: async () =>
+    new OpenAIPolicy({
+      baseURLs: [await servedUrl()],
+      model: 'tiny',
+      mode: 'tokens',
+      transcript: await loadTranscript('server', { serverURL: await servedUrl() }),
+    }),
   env: tiny.env,
   prompts: tiny.env.test.slice(0, 2),
   maxTokens: 16,
   failure: async () => {
     const p = tiny.env.test[0]!;
     const transcript = await loadTranscript('server', { serverURL: await servedUrl() });
-    return { policy: new OpenAIPolicy({ baseURLs: [await servedUrl()], model: 'tiny', mode: 'tokens', transcript }), prompt: { ...p, id: 'too-long', question: `${p.question} ${'and again '.repeat(2000)}` } };
+    return {
+      policy: new OpenAIPolicy({ baseURLs: [await servedUrl()], model: 'tiny', mode: 'tokens', transcript }),
+      prompt: { ...p, id: 'too-long', question: `${p.question} ${'and again '.repeat(2000)}` },
+    };
   },
 });

@@ -11,11 +11,26 @@ import type { Prompt } from '../../src/tree/types.ts';
 
 const env = new WorldEnv({ seed: 1 });
 const make = () => new EmbeddedPolicy({ candidates: worldCandidateSource(env), dim: 1 << 14 });
-const ctxFor = (prompt: Prompt, seed: number, greedy = false) => ({ prompt, rendered: env.render(prompt), turns: [], rng: createRng(seed), greedy, maxTokens: 512 });
+const ctxFor = (prompt: Prompt, seed: number, greedy = false) => ({
+  prompt,
+  rendered: env.render(prompt),
+  turns: [],
+  rng: createRng(seed),
+  greedy,
+  maxTokens: 512,
+});
 
 /** Rollouts through the real engine; returns trees and one GRPO-style sample per leaf. */
 async function rollouts(policy: EmbeddedPolicy, prompts: Prompt[], m: number, seed: number, greedy = false) {
-  const res = await runStep({ prompts, env, policy, rng: createRng(seed), rootPlan: new Map(prompts.map((p) => [p.id, m])), greedy, settings: { concurrency: 32 } });
+  const res = await runStep({
+    prompts,
+    env,
+    policy,
+    rng: createRng(seed),
+    rootPlan: new Map(prompts.map((p) => [p.id, m])),
+    greedy,
+    settings: { concurrency: 32 },
+  });
   return res.trees;
 }
 
@@ -74,7 +89,7 @@ test('sampling follows π; greedy takes the argmax', async () => {
   }
   d.actions.forEach((a, i) => {
     const f = (counts.get(`${a.type}:${a.input}`) ?? 0) / N;
-    assert.ok(Math.abs(f - d.probs[i]!) < 4 * Math.sqrt(d.probs[i]! * (1 - d.probs[i]!) / N) + 1e-3, `${a.input}: ${f} vs ${d.probs[i]}`);
+    assert.ok(Math.abs(f - d.probs[i]!) < 4 * Math.sqrt((d.probs[i]! * (1 - d.probs[i]!)) / N) + 1e-3, `${a.input}: ${f} vs ${d.probs[i]}`);
   });
   assert.ok(Math.max(...d.probs) > Math.min(...d.probs) + 0.01, 'the update made π non-uniform');
   const g = await policy.act(ctxFor(prompt, 1, true));
@@ -111,7 +126,10 @@ test('the surrogate gradient matches finite differences under every normalisatio
   const all = samples.reduce((n, s) => n + s.turns.length, 0);
   const { gradient: gt, turns: n } = byForm.get('turns')!;
   assert.ok(n < all && samples.length !== n, 'the divisors differ on this batch');
-  for (const [form, D] of [['samples', samples.length], ['batch', all]] as const) {
+  for (const [form, D] of [
+    ['samples', samples.length],
+    ['batch', all],
+  ] as const) {
     const g = byForm.get(form)!.gradient;
     for (let i = 0; i < g.length; i += 97) assert.ok(Math.abs(g[i]! * D - gt[i]! * n) < 1e-9, `${form}[${i}]`);
   }

@@ -56,67 +56,77 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
   const state: StandIn = { url: '', requests: 0, inFlight: 0, peakInFlight: 0, bodies: [], close: async () => {} };
   const app = new Hono();
 
-  const handle = (mode: 'chat' | 'completions') => async (c: { req: { json(): Promise<unknown> }; json(b: unknown, s?: number): Response; body(b: string, s: number, h: Record<string, string>): Response }) => {
-    const n = state.requests++;
-    state.inFlight++;
-    state.peakInFlight = Math.max(state.peakInFlight, state.inFlight);
-    try {
-      const body = (await c.req.json()) as Record<string, unknown>;
-      state.bodies.push(body);
-      const fault = options.fault?.(n, body) ?? 'ok';
-      if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
-      if (fault === 'hang') {
-        await Promise.race([closed, new Promise((r) => setTimeout(r, 30_000))]);
-        return c.json({ error: { message: 'gave up' } }, 504);
-      }
-      if (fault === 'error500') return c.json({ error: { message: 'injected internal error' } }, 500);
-      if (fault === 'error400') return c.json({ error: { message: 'injected bad request' } }, 400);
-      if (fault === 'malformed') return c.body('{"choices": [ {"text": "<sear', 200, { 'content-type': 'application/json' });
-      if (fault === 'no_choices') return c.json({ id: 'x', object: 'text_completion', choices: [] });
-      const conversation =
-        mode === 'chat'
-          ? ((body.messages as Array<{ content: string }>) ?? []).map((m) => m.content).join('\n')
-          : Array.isArray(body.prompt)
-            ? String.fromCodePoint(...(body.prompt as number[])) // a token-id prompt: ids are code points here
-            : String(body.prompt ?? '');
-      let text = script(conversation);
-      const stops = (body.stop as string[] | undefined) ?? [];
-      let stopReason: string | null = null;
-      for (const s of stops) {
-        const at = text.indexOf(s);
-        if (at >= 0) {
-          text = text.slice(0, at) + (body.include_stop_str_in_output && !options.cutsStop ? s : '');
-          stopReason = s;
-          break;
+  const handle =
+    (mode: 'chat' | 'completions') =>
+    async (c: {
+      req: { json(): Promise<unknown> };
+      json(b: unknown, s?: number): Response;
+      body(b: string, s: number, h: Record<string, string>): Response;
+    }) => {
+      const n = state.requests++;
+      state.inFlight++;
+      state.peakInFlight = Math.max(state.peakInFlight, state.inFlight);
+      try {
+        const body = (await c.req.json()) as Record<string, unknown>;
+        state.bodies.push(body);
+        const fault = options.fault?.(n, body) ?? 'ok';
+        if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
+        if (fault === 'hang') {
+          await Promise.race([closed, new Promise((r) => setTimeout(r, 30_000))]);
+          return c.json({ error: { message: 'gave up' } }, 504);
         }
+        if (fault === 'error500') return c.json({ error: { message: 'injected internal error' } }, 500);
+        if (fault === 'error400') return c.json({ error: { message: 'injected bad request' } }, 400);
+        if (fault === 'malformed') return c.body('{"choices": [ {"text": "<sear', 200, { 'content-type': 'application/json' });
+        if (fault === 'no_choices') return c.json({ id: 'x', object: 'text_completion', choices: [] });
+        const conversation =
+          mode === 'chat'
+            ? ((body.messages as Array<{ content: string }>) ?? []).map((m) => m.content).join('\n')
+            : Array.isArray(body.prompt)
+              ? String.fromCodePoint(...(body.prompt as number[])) // a token-id prompt: ids are code points here
+              : String(body.prompt ?? '');
+        let text = script(conversation);
+        const stops = (body.stop as string[] | undefined) ?? [];
+        let stopReason: string | null = null;
+        for (const s of stops) {
+          const at = text.indexOf(s);
+          if (at >= 0) {
+            text = text.slice(0, at) + (body.include_stop_str_in_output && !options.cutsStop ? s : '');
+            stopReason = s;
+            break;
+          }
+        }
+        const maxTokens = Number(body.max_tokens ?? 1e9);
+        const finish = [...text].length > maxTokens ? 'length' : 'stop';
+        if (finish === 'length') text = [...text].slice(0, maxTokens).join('');
+        const chars = [...text];
+        const ids = chars.map((ch) => ch.codePointAt(0)!);
+        const lps = chars.map((_, i) => -0.1 * ((i % 3) + 1));
+        const choice: Record<string, unknown> = { index: 0, finish_reason: finish, stop_reason: stopReason };
+        if (mode === 'chat') {
+          choice.message = { role: 'assistant', content: text };
+          if (body.logprobs)
+            choice.logprobs = {
+              content: chars.map((ch, i) => ({ token: body.return_tokens_as_token_ids ? `token_id:${ids[i]}` : ch, logprob: lps[i], top_logprobs: [] })),
+            };
+        } else {
+          choice.text = text;
+          if (body.logprobs !== undefined && body.logprobs !== null)
+            choice.logprobs = { tokens: chars, token_logprobs: lps, text_offset: chars.map((_, i) => i), top_logprobs: null };
+        }
+        if (body.return_token_ids) choice.token_ids = ids;
+        return c.json({
+          id: `cmpl-${n}`,
+          object: mode === 'chat' ? 'chat.completion' : 'text_completion',
+          created: 0,
+          model: String(body.model),
+          choices: [choice],
+          usage: { prompt_tokens: conversation.length, completion_tokens: chars.length, total_tokens: conversation.length + chars.length },
+        });
+      } finally {
+        state.inFlight--;
       }
-      const maxTokens = Number(body.max_tokens ?? 1e9);
-      const finish = [...text].length > maxTokens ? 'length' : 'stop';
-      if (finish === 'length') text = [...text].slice(0, maxTokens).join('');
-      const chars = [...text];
-      const ids = chars.map((ch) => ch.codePointAt(0)!);
-      const lps = chars.map((_, i) => -0.1 * ((i % 3) + 1));
-      const choice: Record<string, unknown> = { index: 0, finish_reason: finish, stop_reason: stopReason };
-      if (mode === 'chat') {
-        choice.message = { role: 'assistant', content: text };
-        if (body.logprobs) choice.logprobs = { content: chars.map((ch, i) => ({ token: body.return_tokens_as_token_ids ? `token_id:${ids[i]}` : ch, logprob: lps[i], top_logprobs: [] })) };
-      } else {
-        choice.text = text;
-        if (body.logprobs !== undefined && body.logprobs !== null) choice.logprobs = { tokens: chars, token_logprobs: lps, text_offset: chars.map((_, i) => i), top_logprobs: null };
-      }
-      if (body.return_token_ids) choice.token_ids = ids;
-      return c.json({
-        id: `cmpl-${n}`,
-        object: mode === 'chat' ? 'chat.completion' : 'text_completion',
-        created: 0,
-        model: String(body.model),
-        choices: [choice],
-        usage: { prompt_tokens: conversation.length, completion_tokens: chars.length, total_tokens: conversation.length + chars.length },
-      });
-    } finally {
-      state.inFlight--;
-    }
-  };
+    };
   app.post('/v1/chat/completions', handle('chat') as never);
   app.post('/v1/completions', handle('completions') as never);
 

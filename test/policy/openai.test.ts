@@ -15,16 +15,28 @@ const env = new WorldEnv({ seed: 1, questions: 200 });
 const prompts = env.train.filter((p) => (p.meta as { world: { hops: number } }).world.hops === 1).slice(0, 3);
 const fast = { retry: { baseDelayMs: 1, maxDelayMs: 5 }, maxTokensPerTurn: 256 };
 
-async function withServers<T>(count: number, options: StandInOptions, fn: (urls: string[], servers: Awaited<ReturnType<typeof startStandIn>>[]) => Promise<T>): Promise<T> {
+async function withServers<T>(
+  count: number,
+  options: StandInOptions,
+  fn: (urls: string[], servers: Awaited<ReturnType<typeof startStandIn>>[]) => Promise<T>,
+): Promise<T> {
   const servers = await Promise.all(Array.from({ length: count }, () => startStandIn(options)));
   try {
-    return await fn(servers.map((s) => s.url), servers);
+    return await fn(
+      servers.map((s) => s.url),
+      servers,
+    );
   } finally {
     await Promise.all(servers.map((s) => s.close()));
   }
 }
 
-const turnsOf = (trees: RolloutTree[]) => trees.flatMap((t) => Object.values(t.nodes).filter((n) => n.turn).map((n) => n.turn!));
+const turnsOf = (trees: RolloutTree[]) =>
+  trees.flatMap((t) =>
+    Object.values(t.nodes)
+      .filter((n) => n.turn)
+      .map((n) => n.turn!),
+  );
 
 test('completions mode: Search-R1 turns with stop tags restored, logprobs summed, request carries the settings', async () => {
   await withServers(1, {}, async ([url], [server]) => {
@@ -52,7 +64,10 @@ test('completions mode: Search-R1 turns with stop tags restored, logprobs summed
     // A later turn's prompt is exactly the rendered prompt plus the earlier turns' text and observations.
     const second = server!.bodies.find((b) => String(b.prompt).includes('<information>Doc'))!;
     assert.ok(String(second.prompt).startsWith(env.render(prompts.find((p) => String(second.prompt).includes(p.question))!)));
-    assert.equal(res.spend.tokens, turns.reduce((a, t) => a + t.generatedTokens!, 0));
+    assert.equal(
+      res.spend.tokens,
+      turns.reduce((a, t) => a + t.generatedTokens!, 0),
+    );
   });
 });
 
@@ -62,7 +77,10 @@ test('vLLM extras: token ids and logprobs kept per token, stop string included b
     const res = await runStep({ prompts, env, policy, rng: createRng(1), rootPlan: new Map([[prompts[0]!.id, 2]]), settings: fast });
     for (const t of turnsOf(res.trees)) {
       assert.ok(t.tokens);
-      assert.deepEqual(t.tokens.ids, [...t.text!].map((c) => c.codePointAt(0)));
+      assert.deepEqual(
+        t.tokens.ids,
+        [...t.text!].map((c) => c.codePointAt(0)),
+      );
       assert.equal(t.tokens.logprobs.length, t.tokens.ids.length);
       assert.ok(t.tokens.mask.every((m) => m === 1));
       assert.equal(t.generatedTokens, t.tokens.ids.length);
@@ -80,7 +98,10 @@ test('chat mode: alternating messages, chat logprobs, greedy sends temperature 0
     assert.equal(leaf.end, 'answer');
     const last = server!.bodies.at(-1)!;
     const msgs = last.messages as Array<{ role: string; content: string }>;
-    assert.deepEqual(msgs.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
+    assert.deepEqual(
+      msgs.map((m) => m.role),
+      ['system', 'user', 'assistant', 'user'],
+    );
     assert.equal(msgs[2]!.content, pathTo(res.trees[0]!, leaf.id)[0]!.turn!.text);
     assert.equal(last.temperature, 0);
     assert.equal(last.seed, undefined);
@@ -97,7 +118,7 @@ test('injected failures: 5xx and malformed bodies are retried, 4xx is not, hangs
       prompts,
       env,
       policy,
-      
+
       rng: createRng(1),
       rootPlan: new Map([[prompts[0]!.id, 1]]),
       settings: { ...fast, concurrency: 1, timeoutMs: 2_000, retry: { maxAttempts: 5, baseDelayMs: 1, maxDelayMs: 2 } },
@@ -132,9 +153,19 @@ test('several base URLs: least-loaded routing spreads requests; a trajectory sti
     const servers = await Promise.all([startStandIn({ delayMs: 40 }), startStandIn({ delayMs: 1 }), startStandIn({ delayMs: 1 })]);
     try {
       const policy = new OpenAIPolicy({ baseURLs: servers.map((s) => s.url), model: 'stand-in', stickySlack });
-      const res = await runStep({ prompts, env, policy, rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 6])), settings: { ...fast, concurrency: 6 } });
+      const res = await runStep({
+        prompts,
+        env,
+        policy,
+        rng: createRng(1),
+        rootPlan: new Map(prompts.map((p) => [p.id, 6])),
+        settings: { ...fast, concurrency: 6 },
+      });
       const counts = servers.map((s) => s.requests);
-      assert.equal(counts.reduce((a, b) => a + b, 0), turnsOf(res.trees).length);
+      assert.equal(
+        counts.reduce((a, b) => a + b, 0),
+        turnsOf(res.trees).length,
+      );
       let moved = 0;
       for (const s of servers) {
         for (const b of s.bodies.filter((x) => String(x.prompt).includes('<information>Doc'))) {
@@ -149,7 +180,10 @@ test('several base URLs: least-loaded routing spreads requests; a trajectory sti
     }
   };
   const sticky = await run(100);
-  assert.ok(sticky.counts.every((c) => c > 0), `every server got work: ${sticky.counts}`);
+  assert.ok(
+    sticky.counts.every((c) => c > 0),
+    `every server got work: ${sticky.counts}`,
+  );
   assert.equal(sticky.moved, 0, 'every follow-up turn went to the server of its first turn');
   // That a non-sticky router does move trajectories is checked deterministically in the router test
   // below (over HTTP it depends on timing).

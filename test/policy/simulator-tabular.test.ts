@@ -20,7 +20,17 @@ import { createRng } from '../../src/util/rng.ts';
 const tree = (): SimNode => ({
   branches: [
     { label: 'a', kind: 'answer', p: 0.5, reward: 1 },
-    { label: 's', kind: 'search', p: 0.3, child: { branches: [{ label: 'b', kind: 'answer', p: 0.6, reward: 0 }, { label: 'c', kind: 'answer', p: 0.4, reward: 1 }] } },
+    {
+      label: 's',
+      kind: 'search',
+      p: 0.3,
+      child: {
+        branches: [
+          { label: 'b', kind: 'answer', p: 0.6, reward: 0 },
+          { label: 'c', kind: 'answer', p: 0.4, reward: 1 },
+        ],
+      },
+    },
     { label: 'd', kind: 'answer', p: 0.2, reward: 0 },
   ],
 });
@@ -32,7 +42,15 @@ const close = (a: number, b: number, tol = 1e-12, what = '') => assert.ok(Math.a
 async function turnOf(sim: Simulator, policy: SimulatorTabularPolicy, turns: Turn[], rng = createRng(1), greedy = false): Promise<Turn> {
   const out = await policy.act({ prompt, rendered: sim.render(prompt), turns, rng, greedy, maxTokens: 32 });
   const step = await sim.step(sim.restore(prompt, turns), out.action!);
-  return { thought: out.thought!, action: out.action!, text: out.text, observation: step.observation, generatedTokens: out.generatedTokens, logprob: out.logprob, entropy: out.entropy } as Turn;
+  return {
+    thought: out.thought!,
+    action: out.action!,
+    text: out.text,
+    observation: step.observation,
+    generatedTokens: out.generatedTokens,
+    logprob: out.logprob,
+    entropy: out.entropy,
+  } as Turn;
 }
 
 /** A turn taking `label` at the node after `turns`, with the behaviour log-probability `logprob`. */
@@ -84,7 +102,7 @@ test('one update moves the logits in the advantage’s direction by exactly η·
   const s = await forced(sim, [], 's', 'search', Math.log(0.3));
   const c = await forced(sim, [s], 'c', 'answer', Math.log(0.4));
   const a = await forced(sim, [], 'a', 'answer', Math.log(0.5));
-  // Two samples: s → c with A = +1 (both turns), a with A = −0.5. 
+  // Two samples: s → c with A = +1 (both turns), a with A = −0.5.
   const samples: PolicySample[] = [
     { prompt, turns: [s, c], advantages: [1, 1] },
     { prompt, turns: [a], advantages: [-0.5] },
@@ -180,16 +198,43 @@ test('registry: policy.kind simulator-tabular replaces the simulator’s fixed p
   const fixed = await buildComponents(parseTrainConfig(base));
   assert.ok(fixed.policy instanceof SimulatorPolicy, 'without it the simulator keeps its random policy');
   assert.equal(fixed.truth, undefined);
-  assert.throws(() => parseTrainConfig({ ...base, policy: { kind: 'simulator-tabular', warmStart: 'bc' } }), (e: unknown) => e instanceof ConfigError && /config\.policy\.warmStart: "warmStart" is not a setting of policy\.kind simulator-tabular \(embedded takes it\)/.test(e.message));
-  assert.throws(() => parseTrainConfig({ ...base, policy: { kind: 'simulator-tabular', learningRate: -1 } }), (e: unknown) => e instanceof ConfigError && /config\.policy\.learningRate/.test(e.message));
-  await assert.rejects(buildComponents(parseTrainConfig({ env: { kind: 'world', questions: 60 }, pool: 8, strategy: { name: 'grpo', budget: 12 }, predictor: { kind: 'global' }, policy: { kind: 'simulator-tabular' } })), /acts in env\.kind simulator only/);
+  assert.throws(
+    () => parseTrainConfig({ ...base, policy: { kind: 'simulator-tabular', warmStart: 'bc' } }),
+    (e: unknown) =>
+      e instanceof ConfigError &&
+      /config\.policy\.warmStart: "warmStart" is not a setting of policy\.kind simulator-tabular \(embedded takes it\)/.test(e.message),
+  );
+  assert.throws(
+    () => parseTrainConfig({ ...base, policy: { kind: 'simulator-tabular', learningRate: -1 } }),
+    (e: unknown) => e instanceof ConfigError && /config\.policy\.learningRate/.test(e.message),
+  );
+  await assert.rejects(
+    buildComponents(
+      parseTrainConfig({
+        env: { kind: 'world', questions: 60 },
+        pool: 8,
+        strategy: { name: 'grpo', budget: 12 },
+        predictor: { kind: 'global' },
+        policy: { kind: 'simulator-tabular' },
+      }),
+    ),
+    /acts in env\.kind simulator only/,
+  );
 });
 
 test('training: allocation’s true p and the logged exact J follow the current policy', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sim-tabular-'));
   try {
     let t = 0;
-    const config = { env: { kind: 'simulator', questions: 40 }, steps: 2, pool: 8, strategy: { name: 'oracle', budget: 24 }, predictor: { kind: 'global' }, policy: { kind: 'simulator-tabular' }, eval: { every: 1, questions: 8 } };
+    const config = {
+      env: { kind: 'simulator', questions: 40 },
+      steps: 2,
+      pool: 8,
+      strategy: { name: 'oracle', budget: 24 },
+      predictor: { kind: 'global' },
+      policy: { kind: 'simulator-tabular' },
+      eval: { every: 1, questions: 8 },
+    };
     const outcome = await train({ out: dir, config, clock: () => t++ });
     assert.equal(outcome.status, 'finished');
     const store = RunStore.open(dir, { readonly: true });
@@ -209,7 +254,10 @@ test('training: allocation’s true p and the logged exact J follow the current 
     const random = new Simulator({ seed: 7 });
     const cs = rootCandidates(pool, parts.env, (hs) => hs.map(() => 0.5));
     cs.forEach((c, i) => close(c.p!, parts.truth!.trueSuccess(pool[i]!, []), 0, `p of ${c.promptId}`));
-    assert.ok(cs.some((c, i) => Math.abs(c.p! - random.trueSuccess(pool[i]!, [])) > 1e-6), 'some prompt’s p moved with training');
+    assert.ok(
+      cs.some((c, i) => Math.abs(c.p! - random.trueSuccess(pool[i]!, [])) > 1e-6),
+      'some prompt’s p moved with training',
+    );
     store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -31,17 +31,32 @@ test('token mode: a stop tag the server cut is appended with mask 0 and log-prob
     assert.equal(span.prompt, 'ids');
     const tag = ids('</search>');
     assert.deepEqual(span.ids.slice(-tag.length), tag);
-    assert.deepEqual(span.mask.slice(-tag.length), tag.map(() => 0), 'the appended tag was not sampled');
-    assert.deepEqual(span.logprobs.slice(-tag.length), tag.map(() => 0));
+    assert.deepEqual(
+      span.mask.slice(-tag.length),
+      tag.map(() => 0),
+      'the appended tag was not sampled',
+    );
+    assert.deepEqual(
+      span.logprobs.slice(-tag.length),
+      tag.map(() => 0),
+    );
     assert.ok(span.mask.slice(0, -tag.length).every((m) => m === 1));
     assert.equal(codepointTokenizer.decode(span.ids), out.text);
 
     // Export keeps the mask: the tag's ids are in the row with mask 0, and the row is token-exact.
     const tree = createTree(prompt.id, prompt.question);
-    const node = addTurn(tree, prompt.id, { thought: '', action: { type: 'search', input: 'x' }, observation: '', text: out.text, tokens: span }, { origin: 'bare', slot: 0 });
+    const node = addTurn(
+      tree,
+      prompt.id,
+      { thought: '', action: { type: 'search', input: 'x' }, observation: '', text: out.text, tokens: span },
+      { origin: 'bare', slot: 0 },
+    );
     endTrajectory(tree, node.id, 'answer', 1, 1);
     const [row] = buildBatch([tree], { step: 0, estimator: createEstimator('grpo'), tokenizer: codepointTokenizer, render: () => world.render(prompt) }).rows;
-    assert.deepEqual(row!.response_mask.slice(-tag.length), tag.map(() => 0));
+    assert.deepEqual(
+      row!.response_mask.slice(-tag.length),
+      tag.map(() => 0),
+    );
     assert.equal(row!.token_exact, true);
   } finally {
     await server.close();
@@ -57,7 +72,13 @@ test('token mode: a server that refuses id prompts is asked in text, once detect
     assert.equal(server.bodies.length, 2, 'ids refused, then the same request as text');
     assert.ok(Array.isArray(server.bodies[0]!.prompt));
     assert.equal(server.bodies[1]!.prompt, world.render(prompt));
-    const turn = { thought: '', action: { type: 'search' as const, input: 'x' }, observation: '\n<information>Doc 1</information>\n', text: first.text, tokens: first.tokens! };
+    const turn = {
+      thought: '',
+      action: { type: 'search' as const, input: 'x' },
+      observation: '\n<information>Doc 1</information>\n',
+      text: first.text,
+      tokens: first.tokens!,
+    };
     await policy.act({ prompt, rendered: world.render(prompt), turns: [turn], rng: createRng(2), maxTokens: 200 });
     assert.equal(server.bodies.length, 3, 'the server is remembered as text-only');
     assert.equal(server.bodies[2]!.prompt, world.render(prompt) + first.text + turn.observation);

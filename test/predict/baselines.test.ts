@@ -4,8 +4,18 @@ import { BetaBernoulliPredictor, GlobalRatePredictor, SnapshotError, type Target
 import { decodeSnapshot, encodeSnapshot } from '../../src/predict/snapshot.ts';
 import { prompt, turn } from './helpers.ts';
 
-const root = (id: string, target: number, count: number): TargetSample => ({ history: { prompt: prompt(id, `q ${id}`), turns: [] }, target, count, kind: 'root' });
-const prefix = (id: string, target: number): TargetSample => ({ history: { prompt: prompt(id, `q ${id}`), turns: [turn('search', 'x', 'y')] }, target, count: 1, kind: 'prefix' });
+const root = (id: string, target: number, count: number): TargetSample => ({
+  history: { prompt: prompt(id, `q ${id}`), turns: [] },
+  target,
+  count,
+  kind: 'root',
+});
+const prefix = (id: string, target: number): TargetSample => ({
+  history: { prompt: prompt(id, `q ${id}`), turns: [turn('search', 'x', 'y')] },
+  target,
+  count: 1,
+  kind: 'prefix',
+});
 
 test('Beta-Bernoulli: posterior mean per prompt from roots; prefixes fall back to it; unseen = prior', () => {
   const bb = new BetaBernoulliPredictor({ alpha0: 1, beta0: 1 });
@@ -50,7 +60,11 @@ test('Beta-Bernoulli: a damaged snapshot (a hostile checkpoint file) is refused 
     ['no options', { ...good, options: undefined }, /options/],
   ];
   for (const [what, header, message] of damaged) {
-    assert.throws(() => bb.load(encodeSnapshot(header)), (e: Error) => e instanceof SnapshotError && message.test(e.message), what);
+    assert.throws(
+      () => bb.load(encodeSnapshot(header)),
+      (e: Error) => e instanceof SnapshotError && message.test(e.message),
+      what,
+    );
     assert.deepEqual(bb.predict([root('a', 0, 0).history]), before, `${what}: unchanged`);
   }
 });

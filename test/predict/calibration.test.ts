@@ -1,6 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { auroc, brier, evaluateThenTrain, GlobalRatePredictor, logLoss, qualityOf, reliability, samplesFromTrees, splitQuality, UnknownPromptError, type Outcome } from '../../src/predict/index.ts';
+import {
+  auroc,
+  brier,
+  evaluateThenTrain,
+  GlobalRatePredictor,
+  logLoss,
+  qualityOf,
+  reliability,
+  samplesFromTrees,
+  splitQuality,
+  UnknownPromptError,
+  type Outcome,
+} from '../../src/predict/index.ts';
 import { addTurn, createTree, endTrajectory } from '../../src/tree/index.ts';
 import { prompt, turn } from './helpers.ts';
 
@@ -61,7 +73,10 @@ test('samplesFromTrees: one sample per targeted node, with kind, count and prefi
   assert.equal(samples.length, 7);
   assert.deepEqual([byId.get('q1')!.kind, byId.get('q1')!.target, byId.get('q1')!.count], ['root', 1 / 3, 3]);
   assert.deepEqual([byId.get('q1/0')!.kind, byId.get('q1/0')!.target, byId.get('q1/0')!.count], ['prefix', 0.5, 2]);
-  assert.deepEqual(byId.get('q1/0/1')!.history.turns.map((t) => t.action.input), ['a', "a'"]);
+  assert.deepEqual(
+    byId.get('q1/0/1')!.history.turns.map((t) => t.action.input),
+    ['a', "a'"],
+  );
   assert.equal(byId.get('q1/0/0')!.kind, 'leaf');
   assert.equal(samplesFromTrees([sampleTree()], new Map([['q1', prompt('q1', 'Who?')]]), { leaves: false }).length, 4);
   assert.throws(() => samplesFromTrees([sampleTree()], []), UnknownPromptError);
@@ -79,10 +94,13 @@ test('quality per kind treats a node of target y and count c as c weighted outco
   close(q.prefix.observedRate, 0.25);
   close(q.prefix.auroc, 0.5, 1e-12);
   assert.equal(q.leaf.nodes, 3);
-  const direct = qualityOf([0.9, 0.1], [
-    { history: { prompt: prompt('a', ''), turns: [] }, target: 1, count: 1 },
-    { history: { prompt: prompt('b', ''), turns: [] }, target: 0, count: 1 },
-  ]);
+  const direct = qualityOf(
+    [0.9, 0.1],
+    [
+      { history: { prompt: prompt('a', ''), turns: [] }, target: 1, count: 1 },
+      { history: { prompt: prompt('b', ''), turns: [] }, target: 0, count: 1 },
+    ],
+  );
   close(direct.auroc, 1);
   close(direct.brier, 0.01);
 });

@@ -4,7 +4,15 @@
  */
 import { WorldEnv } from '../../src/env/index.ts';
 import { ScriptedWorldPolicy } from '../../src/policy/index.ts';
-import { BetaBernoulliPredictor, createFeatures, createMlpPredictor, GlobalRatePredictor, PosteriorPredictor, samplesFromTrees, type TargetSample } from '../../src/predict/index.ts';
+import {
+  BetaBernoulliPredictor,
+  createFeatures,
+  createMlpPredictor,
+  GlobalRatePredictor,
+  PosteriorPredictor,
+  samplesFromTrees,
+  type TargetSample,
+} from '../../src/predict/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { predictorContract } from '../contracts/predictor.ts';
@@ -23,11 +31,24 @@ predictorContract('mlp', {
   batches,
 });
 predictorContract('posterior over the mlp (template questions, prefixes shifted)', {
-  make: async () => new PosteriorPredictor(await createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6, questionFeatures: 'template' } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 }), { strength: 4, discount: 0.9, prefixes: 'shift' }),
+  make: async () =>
+    new PosteriorPredictor(
+      await createMlpPredictor({
+        features: createFeatures({ hashed: { maxTurns: 6, questionFeatures: 'template' } }),
+        hidden: [16],
+        lr: 0.01,
+        replaySteps: 2,
+        seed: 3,
+      }),
+      { strength: 4, discount: 0.9, prefixes: 'shift' },
+    ),
   batches,
 });
 predictorContract('posterior over the mlp (defaults: question words, prefixes unchanged)', {
-  make: async () => new PosteriorPredictor(await createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6 } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 })),
+  make: async () =>
+    new PosteriorPredictor(
+      await createMlpPredictor({ features: createFeatures({ hashed: { maxTurns: 6 } }), hidden: [16], lr: 0.01, replaySteps: 2, seed: 3 }),
+    ),
   batches,
 });
 predictorContract('beta-bernoulli', { make: () => new BetaBernoulliPredictor(), batches });

@@ -10,7 +10,13 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  callerEmbeddings, createFeatures, createMlpPredictor, EmbeddingNotPreparedError, EmbeddingResponseError, historyText, OpenAIEmbedder,
+  callerEmbeddings,
+  createFeatures,
+  createMlpPredictor,
+  EmbeddingNotPreparedError,
+  EmbeddingResponseError,
+  historyText,
+  OpenAIEmbedder,
 } from '../../src/predict/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { histories, plantedSample, prompt, turn } from './helpers.ts';
@@ -46,7 +52,10 @@ before(async () => {
 
 after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const hs = [0, 1, 2, 3, 4].map((i) => ({ prompt: prompt(`p${i}`, `Question ${i}?`), turns: i % 2 ? [turn('search', `q${i}`, i === 3 ? 'a zebra here' : 'nothing')] : [] }));
+const hs = [0, 1, 2, 3, 4].map((i) => ({
+  prompt: prompt(`p${i}`, `Question ${i}?`),
+  turns: i % 2 ? [turn('search', `q${i}`, i === 3 ? 'a zebra here' : 'nothing')] : [],
+}));
 
 test('OpenAI-compatible client: batched requests, float vectors, cache, unprepared histories rejected', async () => {
   requests.length = 0;
@@ -54,7 +63,10 @@ test('OpenAI-compatible client: batched requests, float vectors, cache, unprepar
   assert.throws(() => e.embed(hs[0]), EmbeddingNotPreparedError);
   await e.prepare(hs);
   assert.equal(requests.length, 3, '5 texts in batches of 2');
-  assert.deepEqual(requests.map((r) => r.input.length), [2, 2, 1]);
+  assert.deepEqual(
+    requests.map((r) => r.input.length),
+    [2, 2, 1],
+  );
   assert.ok(requests.every((r) => r.model === 'stand-in' && r.encoding_format === 'float'));
   for (const h of hs) assert.deepEqual(Array.from(e.embed(h)), fakeVector(historyText(h)).map(Math.fround));
   await e.prepare(hs.slice(0, 3));
@@ -63,7 +75,10 @@ test('OpenAI-compatible client: batched requests, float vectors, cache, unprepar
 
 test('a vector of the wrong length is an error that names the model and the fix', async () => {
   const e = new OpenAIEmbedder({ baseURL, model: 'wrong-size', dim: DIM });
-  await assert.rejects(e.prepare(hs), (err: Error) => err instanceof EmbeddingResponseError && err.message.includes('wrong-size') && err.message.includes('dim'));
+  await assert.rejects(
+    e.prepare(hs),
+    (err: Error) => err instanceof EmbeddingResponseError && err.message.includes('wrong-size') && err.message.includes('dim'),
+  );
 });
 
 test('historyText keeps the question and the most recent turns when cut', () => {
@@ -89,7 +104,10 @@ test('predictor with endpoint embeddings: prepare, then predict and train; witho
 });
 
 test('caller-supplied vectors need no preparation and reach the network', async () => {
-  const features = createFeatures({ hashed: { hashBits: 4 }, embeddings: callerEmbeddings({ dim: 1, name: 'zebra-flag', embed: (h) => [h.turns.some((t) => t.observation.includes('zebra')) ? 1 : 0] }) });
+  const features = createFeatures({
+    hashed: { hashBits: 4 },
+    embeddings: callerEmbeddings({ dim: 1, name: 'zebra-flag', embed: (h) => [h.turns.some((t) => t.observation.includes('zebra')) ? 1 : 0] }),
+  });
   assert.equal(features.dim, 16 + 27 + 1);
   const row = features.encode([plantedSample(createRng(1), 'a').history]);
   assert.equal(row.dim, features.dim);

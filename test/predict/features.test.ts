@@ -31,7 +31,11 @@ test('encoding is identical across extractor instances and call orders', () => {
   assert.deepEqual(a.val, b.val);
   for (let r = 0; r < a.rows; r++) {
     const idx = Array.from(a.idx.subarray(a.indptr[r], a.indptr[r + 1]));
-    assert.deepEqual(idx, idx.slice().sort((x, y) => x - y), 'indices sorted within a row');
+    assert.deepEqual(
+      idx,
+      idx.slice().sort((x, y) => x - y),
+      'indices sorted within a row',
+    );
   }
 });
 
@@ -45,7 +49,10 @@ test('a fixed history encodes identically in a separate process', () => {
   const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), encoding: 'utf8' });
   assert.equal(child.status, 0, child.stderr);
   const other = JSON.parse(child.stdout) as { idx: number[]; val: number[] };
-  const h = { prompt: prompt('q', 'Who wrote the novel Dune?', ['Frank Herbert']), turns: [turn('search', 'Dune novel author', 'Dune is a 1965 novel by Frank Herbert.')] };
+  const h = {
+    prompt: prompt('q', 'Who wrote the novel Dune?', ['Frank Herbert']),
+    turns: [turn('search', 'Dune novel author', 'Dune is a 1965 novel by Frank Herbert.')],
+  };
   const m = new HashedFeatures().encode([h]);
   assert.ok(m.idx.length > 10);
   assert.deepEqual(Array.from(m.idx), other.idx);
@@ -89,14 +96,26 @@ test('structure features: depth, turns left, gold answer seen, repeats, invalid 
   assert.equal(structure(noGold, noGold.encode(hs), 2, 'gold_in_observations'), 0);
 });
 
-test("question templates: names and numbers become placeholders, so two questions about different entities encode alike at the root", async () => {
+test('question templates: names and numbers become placeholders, so two questions about different entities encode alike at the root', async () => {
   const { templateTokens } = await import('../../src/predict/text.ts');
-  assert.deepEqual(templateTokens('In which country was the director of Silent Harbor 2 born?'), ['in', 'which', 'country', 'was', 'the', 'director', 'of', '<name>', 'born']);
+  assert.deepEqual(templateTokens('In which country was the director of Silent Harbor 2 born?'), [
+    'in',
+    'which',
+    'country',
+    'was',
+    'the',
+    'director',
+    'of',
+    '<name>',
+    'born',
+  ]);
   assert.deepEqual(templateTokens('Simulated task sim-1-5.'), ['simulated', 'task', 'sim', '<num>']);
   assert.deepEqual(templateTokens('Are Kalomer and Vinsel Falls in the same country?'), ['are', '<name>', 'and', '<name>', 'in', 'the', 'same', 'country']);
   const f = new HashedFeatures({ questionFeatures: 'template' });
   const words = new HashedFeatures();
-  const hs = [prompt('a', 'Who directed Silent Harbor?'), prompt('b', 'Who directed Iron Letter 2?'), prompt('c', 'Where was Kalomer Vinsel born?')].map((p) => ({ prompt: p, turns: [] }));
+  const hs = [prompt('a', 'Who directed Silent Harbor?'), prompt('b', 'Who directed Iron Letter 2?'), prompt('c', 'Where was Kalomer Vinsel born?')].map(
+    (p) => ({ prompt: p, turns: [] }),
+  );
   const m = f.encode(hs);
   assert.deepEqual(row(m, 0), row(m, 1));
   assert.notDeepEqual(row(m, 0), row(m, 2));
@@ -118,7 +137,12 @@ test('question templates on the world: no name word of a mentioned entity is lef
     const rest = new Set(tokenize(mentions.reduce((q, m) => q.split(m).join(' '), p.question))); // words outside the names ("Which university …")
     for (const name of mentions) {
       // Capitalised words of the name ("of" in "The Meadow of Denismor" and articles are common words, kept).
-      for (const w of tokenize(name.split(/\s+/).filter((x) => /^\p{Lu}/u.test(x) && !/^(The|A|An)$/.test(x)).join(' '))) {
+      for (const w of tokenize(
+        name
+          .split(/\s+/)
+          .filter((x) => /^\p{Lu}/u.test(x) && !/^(The|A|An)$/.test(x))
+          .join(' '),
+      )) {
         names++;
         assert.ok(!template.has(w) || rest.has(w), `${p.question}: "${w}" of "${name}" left in the template ${[...template].join(' ')}`);
       }

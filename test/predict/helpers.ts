@@ -3,7 +3,24 @@ import type { Prompt, Turn } from '../../src/tree/types.ts';
 import type { History, TargetSample } from '../../src/predict/types.ts';
 import type { Rng } from '../../src/util/rng.ts';
 
-const WORDS = ['river', 'castle', 'album', 'senator', 'bridge', 'novel', 'league', 'museum', 'island', 'opera', 'harbor', 'treaty', 'comet', 'glacier', 'temple', 'violin'];
+const WORDS = [
+  'river',
+  'castle',
+  'album',
+  'senator',
+  'bridge',
+  'novel',
+  'league',
+  'museum',
+  'island',
+  'opera',
+  'harbor',
+  'treaty',
+  'comet',
+  'glacier',
+  'temple',
+  'violin',
+];
 
 export function prompt(id: string, question: string, answers = ['Paris']): Prompt {
   return { id, question, answers };

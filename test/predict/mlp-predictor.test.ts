@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  createMlpPredictor, createFeatures, GlobalRatePredictor, PredictorConfigError, qualityOf, SnapshotError, type TargetSample,
+  createMlpPredictor,
+  createFeatures,
+  GlobalRatePredictor,
+  PredictorConfigError,
+  qualityOf,
+  SnapshotError,
+  type TargetSample,
 } from '../../src/predict/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { histories, plantedSample } from './helpers.ts';
@@ -14,7 +20,10 @@ const data = (seed: number, n: number, prefix: string): TargetSample[] => {
 test('cold start: every history gets the prior until the first training step', async () => {
   const mlp = await createMlpPredictor({ prior: 0.3 });
   const hs = histories(data(1, 20, 'c'));
-  assert.deepEqual(mlp.predict(hs), hs.map(() => 0.3));
+  assert.deepEqual(
+    mlp.predict(hs),
+    hs.map(() => 0.3),
+  );
   mlp.train(data(2, 10, 'd'));
   const after = mlp.predict(hs);
   assert.ok(after.some((p) => p !== 0.3));

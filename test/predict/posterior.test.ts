@@ -6,14 +6,24 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  GlobalRatePredictor, PosteriorPredictor, PredictorConfigError, SnapshotError,
-  type History, type SuccessPredictor, type TargetSample,
+  GlobalRatePredictor,
+  PosteriorPredictor,
+  PredictorConfigError,
+  SnapshotError,
+  type History,
+  type SuccessPredictor,
+  type TargetSample,
 } from '../../src/predict/index.ts';
 import { decodeSnapshot, encodeSnapshot } from '../../src/predict/snapshot.ts';
 import { prompt, turn } from './helpers.ts';
 
 const root = (id: string, target = 0, count = 0): TargetSample => ({ history: { prompt: prompt(id, `q ${id}`), turns: [] }, target, count, kind: 'root' });
-const prefix = (id: string, target = 0): TargetSample => ({ history: { prompt: prompt(id, `q ${id}`), turns: [turn('search', 'x', 'y')] }, target, count: 1, kind: 'prefix' });
+const prefix = (id: string, target = 0): TargetSample => ({
+  history: { prompt: prompt(id, `q ${id}`), turns: [turn('search', 'x', 'y')] },
+  target,
+  count: 1,
+  kind: 'prefix',
+});
 const h = (s: TargetSample): History => s.history;
 
 /** μ = 0.2 at roots, 0.5 at prefixes; counts the samples it was trained on. */
@@ -57,7 +67,7 @@ test('after evidence: Ṽ(root) = (k₀·μ + S) / (k₀ + N); an unseen prompt 
   close(p.predict([h(root('a'))])[0]!, (0.8 + 5) / 10, 'a after a second step');
 });
 
-test('discount λ multiplies a prompt\'s counts each time it gets new evidence', () => {
+test("discount λ multiplies a prompt's counts each time it gets new evidence", () => {
   const p = new PosteriorPredictor(stub(), { strength: 4, discount: 0.5 });
   p.train([root('a', 1, 2)]); // S = 2, N = 2
   p.train([root('b', 1, 8)]); // a untouched: no new evidence for it
@@ -94,14 +104,26 @@ test('snapshot round trip: evidence, options and the shared predictor travel; wr
   copy.train([root('a', 1, 2)]);
   assert.deepEqual(copy.predict(probe), p.predict(probe));
   assert.throws(() => copy.load(new GlobalRatePredictor().save()), SnapshotError);
-  assert.throws(() => new PosteriorPredictor(stub()).load(p.save()), (e: Error) => e instanceof SnapshotError && e.message.includes('global-rate'));
+  assert.throws(
+    () => new PosteriorPredictor(stub()).load(p.save()),
+    (e: Error) => e instanceof SnapshotError && e.message.includes('global-rate'),
+  );
   assert.deepEqual(copy.predict(probe), p.predict(probe), 'a refused snapshot leaves the model unchanged');
 });
 
 test('options are checked', () => {
-  assert.throws(() => new PosteriorPredictor(stub(), { strength: 0 }), (e: Error) => e instanceof PredictorConfigError && e.message.includes('strength'));
-  assert.throws(() => new PosteriorPredictor(stub(), { discount: 1.5 }), (e: Error) => e instanceof PredictorConfigError && e.message.includes('discount'));
-  assert.throws(() => new PosteriorPredictor(stub(), { prefixes: 'up' as 'none' }), (e: Error) => e instanceof PredictorConfigError && e.message.includes('prefixes'));
+  assert.throws(
+    () => new PosteriorPredictor(stub(), { strength: 0 }),
+    (e: Error) => e instanceof PredictorConfigError && e.message.includes('strength'),
+  );
+  assert.throws(
+    () => new PosteriorPredictor(stub(), { discount: 1.5 }),
+    (e: Error) => e instanceof PredictorConfigError && e.message.includes('discount'),
+  );
+  assert.throws(
+    () => new PosteriorPredictor(stub(), { prefixes: 'up' as 'none' }),
+    (e: Error) => e instanceof PredictorConfigError && e.message.includes('prefixes'),
+  );
 });
 
 test('a damaged posterior snapshot (a hostile checkpoint file) is refused by name and leaves the model unchanged', () => {
@@ -118,7 +140,11 @@ test('a damaged posterior snapshot (a hostile checkpoint file) is refused by nam
     ['no options', { ...header, options: 'x' }, /no options/],
   ];
   for (const [what, bad, message] of damaged) {
-    assert.throws(() => p.load(encodeSnapshot(bad, blobs)), (e: Error) => e instanceof SnapshotError && message.test(e.message), what);
+    assert.throws(
+      () => p.load(encodeSnapshot(bad, blobs)),
+      (e: Error) => e instanceof SnapshotError && message.test(e.message),
+      what,
+    );
     assert.deepEqual(p.predict(probe), before, `${what}: unchanged`);
   }
 });

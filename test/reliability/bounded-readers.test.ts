@@ -43,9 +43,17 @@ const READERS: Array<[string, (file: string) => unknown]> = [
 
 test('every dataset reader refuses a device, a FIFO and a folder at once, naming the path', () => {
   for (const [what, read] of READERS) {
-    for (const [file, kind] of [['/dev/zero', /a device/], [fifo, /a pipe/], [folder, /a folder/]] as const) {
+    for (const [file, kind] of [
+      ['/dev/zero', /a device/],
+      [fifo, /a pipe/],
+      [folder, /a folder/],
+    ] as const) {
       const t = performance.now();
-      assert.throws(() => read(file), (e: unknown) => oneLine(e) && (e as Error).message.includes(file) && kind.test((e as Error).message), `${what} on ${file}`);
+      assert.throws(
+        () => read(file),
+        (e: unknown) => oneLine(e) && (e as Error).message.includes(file) && kind.test((e as Error).message),
+        `${what} on ${file}`,
+      );
       assert.ok(performance.now() - t < 1000, `${what} on ${file} took ${performance.now() - t} ms`);
     }
   }
@@ -53,10 +61,18 @@ test('every dataset reader refuses a device, a FIFO and a folder at once, naming
 
 test('a line over the limit is refused by file:line; a file over the limit before it is read', () => {
   for (const [what, read] of READERS.slice(0, 3)) {
-    assert.throws(() => read(longLine), (e: unknown) => e instanceof InputFileError && e.message.startsWith(`${longLine}:2: line longer than 4 MiB`), what);
+    assert.throws(
+      () => read(longLine),
+      (e: unknown) => e instanceof InputFileError && e.message.startsWith(`${longLine}:2: line longer than 4 MiB`),
+      what,
+    );
     // The corpus may be 1 GiB; this file then fails on its first (newline-less) 4 MiB instead.
     const whole = what === 'retriever corpus' ? new RegExp(`^${huge}:1: line longer than 4 MiB`) : /300 MiB, over the 256 MiB limit/;
-    assert.throws(() => read(huge), (e: unknown) => e instanceof InputFileError && whole.test(e.message), what);
+    assert.throws(
+      () => read(huge),
+      (e: unknown) => e instanceof InputFileError && whole.test(e.message),
+      what,
+    );
   }
   assert.throws(() => readTextFile(huge), /over the 256 MiB limit/);
 });
@@ -68,7 +84,10 @@ test('BFCL data files go through the same reader', () => {
   execFileSync('mkfifo', [path.join(bfcl, 'possible_answer', 'BFCL_v4_multi_turn_base.json')]);
   execFileSync('mkfifo', [path.join(bfcl, 'func_doc', 'math_api.json')]);
   execFileSync('mkfifo', [path.join(bfcl, 'long_context.json')]);
-  assert.throws(() => loadCategory(bfcl, 'base'), (e: unknown) => oneLine(e) && /possible_answer\/BFCL_v4_multi_turn_base\.json: is a pipe/.test((e as Error).message));
+  assert.throws(
+    () => loadCategory(bfcl, 'base'),
+    (e: unknown) => oneLine(e) && /possible_answer\/BFCL_v4_multi_turn_base\.json: is a pipe/.test((e as Error).message),
+  );
   assert.throws(() => loadClassDocs(bfcl, 'MathAPI'), /math_api\.json: is a pipe/);
   assert.throws(() => loadLongContextData(bfcl), /long_context\.json: is a pipe/);
 });
@@ -77,7 +96,15 @@ test('readLines: lines split across chunks, CRLF, a last line without newline, n
   const file = path.join(dir, 'lines.txt');
   const big = 'y'.repeat(200_000);
   writeFileSync(file, `a\r\n\n${big}\nlast`);
-  assert.deepEqual([...readLines(file)].map((l) => [l.line, l.text.length]), [[1, 1], [2, 0], [3, big.length], [4, 4]]);
+  assert.deepEqual(
+    [...readLines(file)].map((l) => [l.line, l.text.length]),
+    [
+      [1, 1],
+      [2, 0],
+      [3, big.length],
+      [4, 4],
+    ],
+  );
   writeFileSync(file, '');
   assert.deepEqual([...readLines(file)], []);
 });
@@ -85,7 +112,10 @@ test('readLines: lines split across chunks, CRLF, a last line without newline, n
 const CLI_LIMITS = { maxRssMb: 1500, timeoutMs: 60_000 };
 
 test('trace-rl eval --env qa --datasets /dev/zero: one line naming the file, exit 2, bounded memory', async () => {
-  const r = await runCliBounded(['eval', '--env', 'qa', '--datasets', '/dev/zero', '--policy', 'embedded', '--split', 'all', '--out', path.join(dir, 'e1'), '--quiet'], CLI_LIMITS);
+  const r = await runCliBounded(
+    ['eval', '--env', 'qa', '--datasets', '/dev/zero', '--policy', 'embedded', '--split', 'all', '--out', path.join(dir, 'e1'), '--quiet'],
+    CLI_LIMITS,
+  );
   assert.equal(r.killed, undefined, `killed: ${r.killed}`);
   assert.equal(r.code, 2, r.stderr);
   assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
@@ -93,7 +123,23 @@ test('trace-rl eval --env qa --datasets /dev/zero: one line naming the file, exi
 });
 
 test('trace-rl eval --env math --set env.math.testDataset=/dev/zero: one line naming the file, exit 2, bounded memory', async () => {
-  const r = await runCliBounded(['eval', '--env', 'math', '--set', 'env.math.testDataset=/dev/zero', '--policy', 'openai', '--base-url', 'http://127.0.0.1:9/v1', '--out', path.join(dir, 'e2'), '--quiet'], CLI_LIMITS);
+  const r = await runCliBounded(
+    [
+      'eval',
+      '--env',
+      'math',
+      '--set',
+      'env.math.testDataset=/dev/zero',
+      '--policy',
+      'openai',
+      '--base-url',
+      'http://127.0.0.1:9/v1',
+      '--out',
+      path.join(dir, 'e2'),
+      '--quiet',
+    ],
+    CLI_LIMITS,
+  );
   assert.equal(r.killed, undefined, `killed: ${r.killed}`);
   assert.equal(r.code, 2, r.stderr);
   assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
@@ -111,10 +157,16 @@ test('a .gz input is read through gzip: the same lines as the plain file, a gzip
   // 64 MiB of zeros packs to about 64 KiB: refused at a 1 MiB limit before it is held.
   const bomb = path.join(dir, 'bomb.jsonl.gz');
   writeFileSync(bomb, gzipSync(Buffer.alloc(64 * 1024 * 1024)));
-  assert.throws(() => [...readLines(bomb, { maxFileBytes: 1024 * 1024, maxLineBytes: 1024 })], (e) => e instanceof InputFileError && /expands to more than the 1 MiB limit/.test(e.message));
+  assert.throws(
+    () => [...readLines(bomb, { maxFileBytes: 1024 * 1024, maxLineBytes: 1024 })],
+    (e) => e instanceof InputFileError && /expands to more than the 1 MiB limit/.test(e.message),
+  );
   const corrupt = path.join(dir, 'corrupt.jsonl.gz');
   writeFileSync(corrupt, 'not gzip at all');
-  assert.throws(() => [...readLines(corrupt)], (e) => e instanceof InputFileError && /corrupt\.jsonl\.gz: is not a valid gzip file/.test(e.message));
+  assert.throws(
+    () => [...readLines(corrupt)],
+    (e) => e instanceof InputFileError && /corrupt\.jsonl\.gz: is not a valid gzip file/.test(e.message),
+  );
 });
 
 test('trace-rl grade math < /dev/zero: stdin is refused past 256 MiB at once, exit 2, bounded memory', async () => {

@@ -21,7 +21,9 @@ export async function runCli(args: readonly string[], stdin = ''): Promise<CliRe
   Object.defineProperty(process, 'stdin', { value: Readable.from([Buffer.from(stdin)]), configurable: true });
   // The CLI writes strings; the test runner reports through stdout in binary frames, which pass through.
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) =>
-    typeof chunk === 'string' ? ((stdout += chunk), true) : (write.out as (...a: unknown[]) => boolean).call(process.stdout, chunk, ...rest)) as typeof process.stdout.write;
+    typeof chunk === 'string'
+      ? ((stdout += chunk), true)
+      : (write.out as (...a: unknown[]) => boolean).call(process.stdout, chunk, ...rest)) as typeof process.stdout.write;
   process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
   process.exitCode = undefined;
   try {

@@ -18,7 +18,9 @@ export const BIN = new URL('../../bin/trace-rl.js', import.meta.url).pathname;
 export function runContents(dir: string) {
   const s = RunStore.open(dir, { readonly: true });
   try {
-    const steps = s.steps().map((x) => ({ step: x.step, metrics: Object.fromEntries(Object.entries(x.metrics).filter(([k]) => !k.startsWith('time_'))), details: x.details }));
+    const steps = s
+      .steps()
+      .map((x) => ({ step: x.step, metrics: Object.fromEntries(Object.entries(x.metrics).filter(([k]) => !k.startsWith('time_'))), details: x.details }));
     const trees = steps.map((x) => s.trees(x.step));
     return { steps, trees, checkpoints: s.checkpoints(s.lastStep()), status: s.status() };
   } finally {
@@ -53,7 +55,8 @@ export function ledgerViolations(dir: string): string[] {
   c.steps.forEach((s, i) => {
     if (s.step !== i) out.push(`step ${i} is stored as ${s.step}`);
     const leafCount = c.trees[i]!.reduce((n, t) => n + leaves(t).length, 0);
-    if (leafCount !== s.metrics.cost_trajectories) out.push(`step ${s.step}: ledger ${s.metrics.cost_trajectories} trajectories, stored trees have ${leafCount} leaves`);
+    if (leafCount !== s.metrics.cost_trajectories)
+      out.push(`step ${s.step}: ledger ${s.metrics.cost_trajectories} trajectories, stored trees have ${leafCount} leaves`);
     cum += s.metrics.cost_trajectories!;
     if (s.metrics.cum_trajectories !== cum) out.push(`step ${s.step}: cum_trajectories ${s.metrics.cum_trajectories}, sum of steps ${cum}`);
   });

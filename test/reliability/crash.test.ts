@@ -35,7 +35,6 @@ before(() => {
 });
 
 test('five kill -9 at random moments, each followed by a resume: identical to an uninterrupted run', async () => {
-
   const cut = join(root, 'cut');
   // Kills spread over the whole length of an uninterrupted run: startup, steps, writes, the end.
   const report = await killResumeCycles({ configFile, dir: cut, kills: 5, rng: createRng(11), minDelayMs: 200, maxDelayMs: wallMs });
@@ -58,7 +57,11 @@ test('a run folder whose creation was killed half-way can be started again with 
   assert.equal(resume.status, 2);
   assert.match(resume.stderr, /never finished being created/);
   assert.match(resume.stderr, /--out/);
-  const fresh = spawnSync(process.execPath, [BIN, 'train', '--out', dir, '--steps', '1', '--pool', '4', '--budget', '8', '--set', 'env.questions=100', '--set', 'eval.questions=5', '--quiet'], { encoding: 'utf8' });
+  const fresh = spawnSync(
+    process.execPath,
+    [BIN, 'train', '--out', dir, '--steps', '1', '--pool', '4', '--budget', '8', '--set', 'env.questions=100', '--set', 'eval.questions=5', '--quiet'],
+    { encoding: 'utf8' },
+  );
   assert.equal(fresh.status, 0, fresh.stderr);
   assert.equal(runContents(dir).steps.length, 1);
 });

@@ -21,7 +21,10 @@ const leafCount = (trees: RolloutTree[]) => trees.reduce((n, t) => n + leaves(t)
 test('fault draws depend only on seed and request number, and hit the asked rate', () => {
   const plan = { rate: 0.2, kinds: [...SERVER_FAULT_KINDS], seed: 5 };
   const draws = Array.from({ length: 5000 }, (_, n) => faultFor(plan, n));
-  assert.deepEqual(draws, Array.from({ length: 5000 }, (_, n) => faultFor(plan, n)));
+  assert.deepEqual(
+    draws,
+    Array.from({ length: 5000 }, (_, n) => faultFor(plan, n)),
+  );
   const rate = draws.filter((d) => d !== 'ok').length / draws.length;
   assert.ok(Math.abs(rate - 0.2) < 0.02, `fault rate ${rate}`);
   for (const k of SERVER_FAULT_KINDS) assert.ok(draws.includes(k), `kind ${k} is drawn`);
@@ -29,12 +32,26 @@ test('fault draws depend only on seed and request number, and hit the asked rate
 });
 
 test('each server fault kind reaches the engine as the right failure, and the ledger still balances', async () => {
-  const expected: Record<string, string | undefined> = { server_error: 'server_error', hang: 'timeout', close: 'server_error', malformed: 'parse_error', truncated: 'parse_error', broken_tool_call: undefined };
+  const expected: Record<string, string | undefined> = {
+    server_error: 'server_error',
+    hang: 'timeout',
+    close: 'server_error',
+    malformed: 'parse_error',
+    truncated: 'parse_error',
+    broken_tool_call: undefined,
+  };
   for (const kind of SERVER_FAULT_KINDS) {
     const server = await startFaultServer({ rate: 1, kinds: [kind], seed: 1 });
     try {
       const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'faulty' });
-      const res = await runStep({ prompts: prompts.slice(0, 2), env, policy, rng: createRng(1), rootPlan: new Map(prompts.slice(0, 2).map((p) => [p.id, 2])), settings: { ...fast, maxTurns: 3 } });
+      const res = await runStep({
+        prompts: prompts.slice(0, 2),
+        env,
+        policy,
+        rng: createRng(1),
+        rootPlan: new Map(prompts.slice(0, 2).map((p) => [p.id, 2])),
+        settings: { ...fast, maxTurns: 3 },
+      });
       const code = expected[kind];
       if (code) {
         assert.deepEqual(Object.keys(res.failures), [code], `${kind} → ${code}`);
@@ -43,8 +60,15 @@ test('each server fault kind reaches the engine as the right failure, and the le
       } else {
         // A broken tool call is the model's fault: an invalid turn, no retry, the episode goes on.
         assert.deepEqual(res.failures, {});
-        const turns = res.trees.flatMap((t) => Object.values(t.nodes).filter((n) => n.turn).map((n) => n.turn!));
-        assert.ok(turns.every((t) => t.action.type === 'invalid'), 'every broken call is an invalid action');
+        const turns = res.trees.flatMap((t) =>
+          Object.values(t.nodes)
+            .filter((n) => n.turn)
+            .map((n) => n.turn!),
+        );
+        assert.ok(
+          turns.every((t) => t.action.type === 'invalid'),
+          'every broken call is an invalid action',
+        );
       }
       assert.equal(res.spend.bare, leafCount(res.trees), `${kind}: ledger = leaves`);
     } finally {
@@ -59,7 +83,15 @@ test('a 30% faulty server + 20% faulty tools: a TRACE step finishes, spends ≤ 
   try {
     const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'faulty' });
     const retries: EngineEvent[] = [];
-    const res = await runStep({ prompts, env: faulty, policy, rng: createRng(2), strategy: createStrategy('trace', { budget: 24, continuations: 2 }), settings: { ...fast, concurrency: 8 }, onEvent: (e) => e.kind === 'retry' && retries.push(e) });
+    const res = await runStep({
+      prompts,
+      env: faulty,
+      policy,
+      rng: createRng(2),
+      strategy: createStrategy('trace', { budget: 24, continuations: 2 }),
+      settings: { ...fast, concurrency: 8 },
+      onEvent: (e) => e.kind === 'retry' && retries.push(e),
+    });
     assert.equal(res.cancelled, false);
     const spent = res.spend.bare + res.spend.continuation;
     assert.ok(spent <= 24);
@@ -78,7 +110,14 @@ test('a tool that hangs forever times out (tool_error) instead of stalling the s
   const server = await startFaultServer({ rate: 0 });
   try {
     const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'ok' });
-    const res = await runStep({ prompts: prompts.slice(0, 2), env: hanging, policy, rng: createRng(1), rootPlan: new Map(prompts.slice(0, 2).map((p) => [p.id, 1])), settings: { ...fast, maxTurns: 3 } });
+    const res = await runStep({
+      prompts: prompts.slice(0, 2),
+      env: hanging,
+      policy,
+      rng: createRng(1),
+      rootPlan: new Map(prompts.slice(0, 2).map((p) => [p.id, 1])),
+      settings: { ...fast, maxTurns: 3 },
+    });
     assert.equal(res.failures.tool_error, 2);
     assert.equal(hanging.toolFaults.hang, 2 * 3, 'each trajectory tried its tool call 3 times');
     assert.equal(res.spend.bare, leafCount(res.trees));
@@ -94,14 +133,21 @@ test('as a proxy: healthy requests are forwarded to the upstream server, faults 
     const statuses: number[] = [];
     const texts: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const res = await fetch(`${proxy.url}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt: 'Question: q', stop: ['</answer>'] }) });
+      const res = await fetch(`${proxy.url}/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', prompt: 'Question: q', stop: ['</answer>'] }),
+      });
       statuses.push(res.status);
       if (res.ok) texts.push(((await res.json()) as { choices: Array<{ text: string }> }).choices[0]!.text);
     }
     assert.equal(statuses.filter((s) => s === 200).length, proxy.counts.ok);
     assert.equal(upstream.requests(), proxy.counts.ok, 'only healthy requests reach the upstream');
     assert.ok(proxy.counts.server_error > 0 && proxy.counts.ok > 0);
-    assert.ok(texts.every((t) => t === '<think>from upstream</think>\n<answer>42'), 'the upstream answered (stop string applied there)');
+    assert.ok(
+      texts.every((t) => t === '<think>from upstream</think>\n<answer>42'),
+      'the upstream answered (stop string applied there)',
+    );
   } finally {
     await proxy.close();
     await upstream.close();

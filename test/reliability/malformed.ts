@@ -47,7 +47,10 @@ function mutated(valid: Record<string, unknown>): fc.Arbitrary<unknown> {
   return fc.oneof(
     fc.record({ key: fc.constantFrom(...keys) }).map(({ key }) => Object.fromEntries(Object.entries(valid).filter(([k]) => k !== key))),
     fc.record({ key: fc.constantFrom(...keys), v: junk }).map(({ key, v }) => ({ ...valid, [key]: v })),
-    fc.record({ key: fc.string({ minLength: 1, maxLength: 8 }), v: junk }).filter(({ key }) => !keys.includes(key)).map(({ key, v }) => ({ ...valid, [key]: v })),
+    fc
+      .record({ key: fc.string({ minLength: 1, maxLength: 8 }), v: junk })
+      .filter(({ key }) => !keys.includes(key))
+      .map(({ key, v }) => ({ ...valid, [key]: v })),
     fc.record({ key: fc.constantFrom(...keys), i: fc.nat(5), v: junk }).map(({ key, i, v }) => {
       const arr = Array.isArray(valid[key]) ? [...(valid[key] as unknown[])] : [];
       arr[Math.min(i, arr.length)] = v;
@@ -93,11 +96,23 @@ function configCase(): ParserCase<{ text: string; ext: 'yaml' | 'json' }> {
   const valid = { seed: 1, steps: 3, pool: 8, strategy: { name: 'trace', budget: 16 }, env: { kind: 'world', questions: 100 }, eval: { every: 2 } };
   const yamlish = fc.oneof(
     fc.string({ maxLength: 80 }),
-    fc.constantFrom('steps: [1, 2', 'strategy:\n  name: trace\n budget: 3', 'a: b: c', '- 1\n- 2', '"unterminated', 'steps: 3\nsteps: 4', '\t- tab', 'seed: !!binary x'),
+    fc.constantFrom(
+      'steps: [1, 2',
+      'strategy:\n  name: trace\n budget: 3',
+      'a: b: c',
+      '- 1\n- 2',
+      '"unterminated',
+      'steps: 3\nsteps: 4',
+      '\t- tab',
+      'seed: !!binary x',
+    ),
   );
   return {
     name: 'config file (YAML/JSON)',
-    arbitrary: fc.oneof(textInputs(valid).map((text) => ({ text, ext: 'json' as const })), yamlish.map((text) => ({ text, ext: 'yaml' as const }))),
+    arbitrary: fc.oneof(
+      textInputs(valid).map((text) => ({ text, ext: 'json' as const })),
+      yamlish.map((text) => ({ text, ext: 'yaml' as const })),
+    ),
     async check({ text, ext }) {
       const dir = scratch();
       const file = join(dir, `run.${ext}`);
@@ -106,8 +121,13 @@ function configCase(): ParserCase<{ text: string; ext: 'yaml' | 'json' }> {
         parseTrainConfig(readConfigFile(file));
         return 'accepted';
       } catch (e) {
-        if (!(e instanceof UsageError || e instanceof ConfigError)) throw new BadHandlingError(`config ${JSON.stringify(text).slice(0, 200)}: ${(e as Error).name}: ${(e as Error).message}`);
-        expectOneLine(e.message, e instanceof ConfigError ? /config(\.[\w.]+)?:/ : new RegExp(`${file.replace(/[.]/g, '\\.')}(:\\d+:\\d+)?:`), `config ${JSON.stringify(text).slice(0, 200)}`);
+        if (!(e instanceof UsageError || e instanceof ConfigError))
+          throw new BadHandlingError(`config ${JSON.stringify(text).slice(0, 200)}: ${(e as Error).name}: ${(e as Error).message}`);
+        expectOneLine(
+          e.message,
+          e instanceof ConfigError ? /config(\.[\w.]+)?:/ : new RegExp(`${file.replace(/[.]/g, '\\.')}(:\\d+:\\d+)?:`),
+          `config ${JSON.stringify(text).slice(0, 200)}`,
+        );
         return 'rejected';
       } finally {
         rmSync(dir, { recursive: true, force: true });
@@ -116,19 +136,42 @@ function configCase(): ParserCase<{ text: string; ext: 'yaml' | 'json' }> {
   };
 }
 
-const validHotpot = { id: 'h1', question: 'Who wrote it?', answer: 'Ann', type: 'bridge', context: [['Ann', ['Ann wrote it.']]], supporting_facts: [['Ann', 0]] };
-const validMusique = { id: '2hop__1', question: 'Where?', answer: 'Oslo', answer_aliases: [], paragraphs: [{ idx: 0, title: 'Oslo', paragraph_text: 'Oslo is.', is_supporting: true }] };
+const validHotpot = {
+  id: 'h1',
+  question: 'Who wrote it?',
+  answer: 'Ann',
+  type: 'bridge',
+  context: [['Ann', ['Ann wrote it.']]],
+  supporting_facts: [['Ann', 0]],
+};
+const validMusique = {
+  id: '2hop__1',
+  question: 'Where?',
+  answer: 'Oslo',
+  answer_aliases: [],
+  paragraphs: [{ idx: 0, title: 'Oslo', paragraph_text: 'Oslo is.', is_supporting: true }],
+};
 
 /**
  * JSONL files where exactly one line is bad: the error must name that file and that line. Valid
  * lines around it make the line number meaningful. The text is written to a real file.
  */
-function jsonlCase(name: string, good: string[], badLine: fc.Arbitrary<string>, parse: (text: string, file: string) => unknown, isOwnError: (e: unknown) => boolean): ParserCase<{ before: number; bad: string; after: number }> {
+function jsonlCase(
+  name: string,
+  good: string[],
+  badLine: fc.Arbitrary<string>,
+  parse: (text: string, file: string) => unknown,
+  isOwnError: (e: unknown) => boolean,
+): ParserCase<{ before: number; bad: string; after: number }> {
   return {
     name,
     arbitrary: fc.record({ before: fc.nat(4), bad: badLine, after: fc.nat(3) }),
     async check({ before, bad, after }) {
-      const lines = [...Array.from({ length: before }, (_, i) => good[i % good.length]!), bad, ...Array.from({ length: after }, (_, i) => good[(before + i) % good.length]!)];
+      const lines = [
+        ...Array.from({ length: before }, (_, i) => good[i % good.length]!),
+        bad,
+        ...Array.from({ length: after }, (_, i) => good[(before + i) % good.length]!),
+      ];
       const dir = scratch();
       const file = join(dir, 'input.jsonl');
       writeFileSync(file, lines.join('\n'));
@@ -153,25 +196,47 @@ const oneLine = (s: string) => s.trim().length > 0 && !/[\n\r\u2028\u2029]/.test
 function datasetCase() {
   const bad = fc.oneof(textInputs(validHotpot), textInputs(validMusique)).filter(oneLine);
   // Good lines with ids of their own: a repeated id is itself a refused line (issue 31).
-  const good = Array.from({ length: 8 }, (_, i) => JSON.stringify(i % 2 === 0 ? { ...validHotpot, id: `good-${i}` } : { ...validMusique, id: `2hop__good${i}` }));
-  return jsonlCase('dataset JSONL', good, bad, (text, file) => parseDatasetJsonl(text, file), (e) => e instanceof DatasetError);
+  const good = Array.from({ length: 8 }, (_, i) =>
+    JSON.stringify(i % 2 === 0 ? { ...validHotpot, id: `good-${i}` } : { ...validMusique, id: `2hop__good${i}` }),
+  );
+  return jsonlCase(
+    'dataset JSONL',
+    good,
+    bad,
+    (text, file) => parseDatasetJsonl(text, file),
+    (e) => e instanceof DatasetError,
+  );
 }
 
 function corpusCase() {
   const valid = { id: 'd1', contents: '"Title"\nSome text.' };
   const bad = fc.oneof(textInputs(valid), textInputs({ title: 'T', text: 'x' })).filter(oneLine);
-  return jsonlCase('corpus JSONL', [JSON.stringify(valid), JSON.stringify({ title: 'T', text: 'x' })], bad, (_text, file) => loadCorpus(file), (e) => e instanceof DatasetError);
+  return jsonlCase(
+    'corpus JSONL',
+    [JSON.stringify(valid), JSON.stringify({ title: 'T', text: 'x' })],
+    bad,
+    (_text, file) => loadCorpus(file),
+    (e) => e instanceof DatasetError,
+  );
 }
 
 /** A small valid GGUF, then truncated, bit-flipped, or with a count overwritten by a huge value. */
 function ggufCase(): ParserCase<{ kind: 'truncate' | 'flip' | 'count'; at: number; byte: number }> {
   const valid = writeGguf(
-    { 'general.architecture': { type: 'string', value: 'llama' }, 'llama.context_length': { type: 'u32', value: 64 }, 'tokenizer.ggml.tokens': { type: 'array', of: 'string', value: ['<s>', 'a', 'b'] } },
+    {
+      'general.architecture': { type: 'string', value: 'llama' },
+      'llama.context_length': { type: 'u32', value: 64 },
+      'tokenizer.ggml.tokens': { type: 'array', of: 'string', value: ['<s>', 'a', 'b'] },
+    },
     [{ name: 'w', dims: [2, 3], data: new Float32Array([1, 2, 3, 4, 5, 6]) }],
   );
   return {
     name: 'GGUF model file',
-    arbitrary: fc.record({ kind: fc.constantFrom('truncate' as const, 'flip' as const, 'count' as const), at: fc.nat(valid.length - 1), byte: fc.integer({ min: 1, max: 255 }) }),
+    arbitrary: fc.record({
+      kind: fc.constantFrom('truncate' as const, 'flip' as const, 'count' as const),
+      at: fc.nat(valid.length - 1),
+      byte: fc.integer({ min: 1, max: 255 }),
+    }),
     async check({ kind, at, byte }) {
       const bytes = valid.slice();
       let input = bytes;
@@ -196,9 +261,31 @@ export function parserCases(): Array<ParserCase<unknown>> {
     datasetCase(),
     corpusCase(),
     stdinCommand('solve roots (stdin)', ['solve', 'roots'], { v: [0.2, 0.5, 0.9], budget: 6, min: 2, max: 4 }, /^trace-rl: (input|stdin)/),
-    stdinCommand('solve prefixes (stdin)', ['solve', 'prefixes'], { budget: 3, prefixes: [{ id: 'a', q: 0.3, r: 0.5 }, { id: 'b', q: 0.8, r: 0.1 }] }, /^trace-rl: (input|stdin)/),
+    stdinCommand(
+      'solve prefixes (stdin)',
+      ['solve', 'prefixes'],
+      {
+        budget: 3,
+        prefixes: [
+          { id: 'a', q: 0.3, r: 0.5 },
+          { id: 'b', q: 0.8, r: 0.1 },
+        ],
+      },
+      /^trace-rl: (input|stdin)/,
+    ),
     stdinCommand('solve knapsack (stdin)', ['solve', 'knapsack'], { p: [0.2, 0.5, 0.9], budget: 6, min: 2, max: 4 }, /^trace-rl: (input|stdin)/),
-    stdinCommand('advantages (stdin)', ['advantages', '--estimator', 'trace'], { nodes: [{ id: 'q', parent: null }, { id: 'q/0', parent: 'q', reward: 1 }, { id: 'q/1', parent: 'q', reward: 0 }] }, /^trace-rl: (stdin|input|nodes|node)/),
+    stdinCommand(
+      'advantages (stdin)',
+      ['advantages', '--estimator', 'trace'],
+      {
+        nodes: [
+          { id: 'q', parent: null },
+          { id: 'q/0', parent: 'q', reward: 1 },
+          { id: 'q/1', parent: 'q', reward: 0 },
+        ],
+      },
+      /^trace-rl: (stdin|input|nodes|node)/,
+    ),
     stdinCommand('score (stdin)', ['score', '--success'], { prediction: 'Paris', gold: ['Paris', 'paris'] }, /^trace-rl: stdin line \d+: /),
     ggufCase(),
   ];
@@ -218,4 +305,3 @@ export async function fuzzParser(c: ParserCase<unknown>, runs: number, seed: num
   );
   return counts;
 }
-

@@ -28,7 +28,14 @@ test('no step’s trees stay in memory after they are stored', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'trace-mem-')), 'run');
     await train({
       out: dir,
-      config: { steps: 16, pool: 16, strategy: { name: 'trace', budget: 32 }, env: { questions: 300 }, eval: { every: 100, questions: 10 }, predictor: { kind: 'beta' } },
+      config: {
+        steps: 16,
+        pool: 16,
+        strategy: { name: 'trace', budget: 32 },
+        env: { questions: 300 },
+        eval: { every: 100, questions: 10 },
+        predictor: { kind: 'beta' },
+      },
       clock: () => 0,
     });
     const s = RunStore.open(dir, { readonly: true });

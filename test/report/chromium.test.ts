@@ -86,7 +86,10 @@ test('the report renders in headless Chromium and its tree viewer script runs wi
 
 test('a script error shows in the DOM (so the check above can fail)', () => {
   const broken = join(root, 'broken.html');
-  writeFileSync(broken, readFileSync(out, 'utf8').replace('<script type="application/json" id="viewer-data">{', '<script type="application/json" id="viewer-data">{oops'));
+  writeFileSync(
+    broken,
+    readFileSync(out, 'utf8').replace('<script type="application/json" id="viewer-data">{', '<script type="application/json" id="viewer-data">{oops'),
+  );
   const dom = chromium(broken, ['--dump-dom']);
   assert.match(bodyTag(dom), /data-report-error="[^"]*JSON/);
   assert.doesNotMatch(bodyTag(dom), /data-report-ready/);

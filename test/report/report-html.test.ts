@@ -49,7 +49,15 @@ test('the report is one HTML file with every chart as inline SVG', () => {
   assert.ok(svgs.length >= 10, `expected ≥ 10 SVG charts, got ${svgs.length}`);
   assert.ok(!html.includes('Not shown:'), 'every chart has data in these runs');
   assert.deepEqual(result.notes, []);
-  for (const id of ['test_accuracy-vs-cum_trajectories', 'test_accuracy-vs-cum_tokens', 'effective_ratio-vs-step', 'calibration', 'budget-per-step', 'continuations-by-depth', 'time-split']) {
+  for (const id of [
+    'test_accuracy-vs-cum_trajectories',
+    'test_accuracy-vs-cum_tokens',
+    'effective_ratio-vs-step',
+    'calibration',
+    'budget-per-step',
+    'continuations-by-depth',
+    'time-split',
+  ]) {
     assert.match(html, new RegExp(`id="chart-${id}"><h3>[^<]*</h3><svg`), `chart ${id} is an SVG`);
   }
   assert.deepEqual(readdirSync(join(root, 'out')), ['report.html'], 'no temporary file is left behind');
@@ -78,14 +86,23 @@ test('tree text is escaped: a prompt holding </script> and tags cannot break the
 
 test('the viewer embeds the first and last step of the lowest-seed run of each strategy, with ρ from q and r', () => {
   const data = viewerData(html);
-  assert.deepEqual(data.runs.map((r) => r.label), ['grpo (seed 1)', 'trace (seed 1)']);
+  assert.deepEqual(
+    data.runs.map((r) => r.label),
+    ['grpo (seed 1)', 'trace (seed 1)'],
+  );
   assert.match(data.limits, /first and last step/);
   for (const vr of data.runs) {
-    assert.deepEqual(vr.steps.map((s) => s.step), [0, STEPS - 1]);
+    assert.deepEqual(
+      vr.steps.map((s) => s.step),
+      [0, STEPS - 1],
+    );
     const store = RunStore.open(join(root, `${vr.strategy}-1`), { readonly: true });
     for (const s of vr.steps) {
       const stored = store.trees(s.step);
-      assert.deepEqual(s.trees.map((t) => t.promptId), stored.map((t) => t.promptId));
+      assert.deepEqual(
+        s.trees.map((t) => t.promptId),
+        stored.map((t) => t.promptId),
+      );
       for (const [i, t] of s.trees.entries()) {
         assert.deepEqual(Object.keys(t.nodes).sort(), Object.keys(stored[i].nodes).sort());
         for (const n of Object.values(stored[i].nodes)) {
@@ -104,7 +121,10 @@ test('the viewer embeds the first and last step of the lowest-seed run of each s
     }
     store.close();
   }
-  const traceExpanded = data.runs[1].steps.flatMap((s) => s.trees).flatMap((t) => Object.values(t.nodes)).filter((n) => n.expanded);
+  const traceExpanded = data.runs[1].steps
+    .flatMap((s) => s.trees)
+    .flatMap((t) => Object.values(t.nodes))
+    .filter((n) => n.expanded);
   assert.ok(traceExpanded.length > 0, 'the trace run has expanded prefixes to show');
 });
 
@@ -126,7 +146,10 @@ test('headline numbers match what the runs logged', () => {
   assert.ok(result.summary.target);
   close(result.summary.target.accuracy, target, 'target accuracy');
   assert.equal(result.summary.target.setBy, [...best].find(([, v]) => v === target)![0]);
-  assert.deepEqual(result.summary.strategies.map((s) => s.strategy), ['grpo', 'trace']);
+  assert.deepEqual(
+    result.summary.strategies.map((s) => s.strategy),
+    ['grpo', 'trace'],
+  );
   for (const s of result.summary.strategies) {
     const group = runs.filter((r) => r.strategy === s.strategy);
     const avg = (f: (r: SyntheticRun) => number) => group.map(f).reduce((a, b) => a + b, 0) / group.length;
@@ -134,12 +157,32 @@ test('headline numbers match what the runs logged', () => {
     assert.deepEqual(s.seeds, [1, 2]);
     const lastAcc = (r: SyntheticRun) => [...r.steps].reverse().find((x) => x.metrics.test_accuracy !== undefined)!.metrics.test_accuracy;
     close(s.finalTestAccuracy, avg(lastAcc), `${s.strategy} final accuracy`);
-    close(s.meanEffectiveRatio, avg((r) => r.steps.reduce((a, x) => a + x.metrics.effective_ratio, 0) / r.steps.length), `${s.strategy} effective ratio`);
-    close(s.totalCost.trajectories, avg((r) => r.steps.reduce((a, x) => a + x.metrics.cost_trajectories, 0)), `${s.strategy} trajectories`);
-    close(s.totalCost.turns, avg((r) => r.steps.reduce((a, x) => a + x.metrics.cost_turns, 0)), `${s.strategy} turns`);
-    close(s.totalCost.tokens, avg((r) => r.steps.reduce((a, x) => a + x.metrics.cost_tokens, 0)), `${s.strategy} tokens`);
+    close(
+      s.meanEffectiveRatio,
+      avg((r) => r.steps.reduce((a, x) => a + x.metrics.effective_ratio, 0) / r.steps.length),
+      `${s.strategy} effective ratio`,
+    );
+    close(
+      s.totalCost.trajectories,
+      avg((r) => r.steps.reduce((a, x) => a + x.metrics.cost_trajectories, 0)),
+      `${s.strategy} trajectories`,
+    );
+    close(
+      s.totalCost.turns,
+      avg((r) => r.steps.reduce((a, x) => a + x.metrics.cost_turns, 0)),
+      `${s.strategy} turns`,
+    );
+    close(
+      s.totalCost.tokens,
+      avg((r) => r.steps.reduce((a, x) => a + x.metrics.cost_tokens, 0)),
+      `${s.strategy} tokens`,
+    );
     const hit = seedMeanCurve(s.strategy, 'test_accuracy').find((p) => p.mean >= target - 1e-12)!;
-    close(s.costToTarget?.trajectories ?? null, avg((r) => r.steps[hit.step].metrics.cum_trajectories), `${s.strategy} cost to target`);
+    close(
+      s.costToTarget?.trajectories ?? null,
+      avg((r) => r.steps[hit.step].metrics.cum_trajectories),
+      `${s.strategy} cost to target`,
+    );
   }
 });
 
@@ -158,7 +201,10 @@ test('runs missing details or config fields still give a report, with notes sayi
 
 test('a folder that is not a run gives a ReportError naming it and the fix', async () => {
   const empty = mkdtempSync(join(tmpdir(), 'trace-notrun-'));
-  await assert.rejects(writeReport({ runs: [empty], out: join(empty, 'r.html') }), (e: unknown) => e instanceof ReportError && e.message.includes(empty) && /not a trace-rl run folder/.test(e.message));
+  await assert.rejects(
+    writeReport({ runs: [empty], out: join(empty, 'r.html') }),
+    (e: unknown) => e instanceof ReportError && e.message.includes(empty) && /not a trace-rl run folder/.test(e.message),
+  );
   const garbage = join(empty, 'garbage');
   mkdirSync(garbage);
   writeFileSync(join(garbage, 'run.sqlite'), 'this is not a database');

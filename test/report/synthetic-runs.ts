@@ -43,7 +43,16 @@ function clamp01(x: number): number {
 }
 
 /** Adds a trajectory of `length` turns below `from` and ends it with a Bernoulli(p) reward. */
-function rollout(tree: RolloutTree, from: TreeNode, length: number, p: number, rng: Rng, origin: 'bare' | 'continuation', prompt: number, predict: (d: number) => number): TreeNode {
+function rollout(
+  tree: RolloutTree,
+  from: TreeNode,
+  length: number,
+  p: number,
+  rng: Rng,
+  origin: 'bare' | 'continuation',
+  prompt: number,
+  predict: (d: number) => number,
+): TreeNode {
   let node = from;
   for (let d = from.depth + 1; d <= length; d++) {
     node = addTurn(tree, node.id, turn(rng, d, d === length, prompt), { origin });
@@ -62,7 +71,9 @@ export interface SyntheticRun {
 export function writeSyntheticRun(o: SyntheticRunOptions): SyntheticRun {
   const rng = createRng(o.seed).fork(o.strategy);
   const isTrace = o.strategy !== 'grpo';
-  const config = o.noStrategyName ? { seed: o.seed } : { strategy: { name: o.strategy }, seed: o.seed, budget: { unit: 'trajectories' }, ...(o.arm ? { arm: o.arm } : {}) };
+  const config = o.noStrategyName
+    ? { seed: o.seed }
+    : { strategy: { name: o.strategy }, seed: o.seed, budget: { unit: 'trajectories' }, ...(o.arm ? { arm: o.arm } : {}) };
   const store = RunStore.create(o.dir, config);
   const written: SyntheticRun['steps'] = [];
   const cum = { trajectories: 0, turns: 0, tokens: 0 };
@@ -78,7 +89,10 @@ export function writeSyntheticRun(o: SyntheticRunOptions): SyntheticRun {
       const promptId = `q${step}-${i}`;
       const p = clamp01(0.1 + (0.6 * i) / o.prompts + step * (isTrace ? 0.03 : 0.02) + (rng.next() - 0.5) * 0.1);
       const noisy = () => clamp01(p + (rng.next() - 0.5) * 0.3);
-      const tree = createTree(promptId, i === 0 ? `Who founded the company that made <b>"X" & Y</b></script>? (question ${i})` : `Which person founded the company in question ${i}?`);
+      const tree = createTree(
+        promptId,
+        i === 0 ? `Who founded the company that made <b>"X" & Y</b></script>? (question ${i})` : `Which person founded the company in question ${i}?`,
+      );
       const rootNode = tree.nodes[promptId];
       rootNode.predicted = noisy();
       // Equal cost: 4 trajectories per prompt for both; TRACE spends some of them on continuations.
@@ -117,7 +131,11 @@ export function writeSyntheticRun(o: SyntheticRunOptions): SyntheticRun {
       trees.push(tree);
     }
     const rewards = trees.flatMap((t) => rewardedLeaves(t).map((l) => l.reward!));
-    const bareRewards = trees.flatMap((t) => rewardedLeaves(t).filter((l) => l.origin === 'bare').map((l) => l.reward!));
+    const bareRewards = trees.flatMap((t) =>
+      rewardedLeaves(t)
+        .filter((l) => l.origin === 'bare')
+        .map((l) => l.reward!),
+    );
     const tokens = turns * TURN_TOKENS;
     cum.trajectories += bare + cont;
     cum.turns += turns;
@@ -150,7 +168,13 @@ export function writeSyntheticRun(o: SyntheticRunOptions): SyntheticRun {
     const spend = { bare, continuation: cont, turns, tokens, toolCalls: turns - bare - cont };
     const details: Pick<StepDetails, 'spend'> | StepDetails = o.bareDetails
       ? { spend }
-      : stepDetailsSchema.parse({ spend, rounds: 1, failures: {}, allocation: { roots, continuationsByDepth: byDepth }, reliability: { root: reliability(calib.root), prefix: reliability(calib.prefix) } } satisfies StepDetails);
+      : stepDetailsSchema.parse({
+          spend,
+          rounds: 1,
+          failures: {},
+          allocation: { roots, continuationsByDepth: byDepth },
+          reliability: { root: reliability(calib.root), prefix: reliability(calib.prefix) },
+        } satisfies StepDetails);
     store.writeStep({ step, metrics, details, trees, checkpoints: {} });
     written.push({ step, metrics });
   }

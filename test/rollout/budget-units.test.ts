@@ -20,11 +20,22 @@ const settings = { concurrency: 4, maxTurns: 6, maxTokensPerTurn: 8 };
 async function step(name: StrategyName, unit: BudgetUnit, B: number, rootCost?: number) {
   const env = new Simulator({ seed: 21 });
   const strategy = createStrategy(name, optionsFor(name, { budget: B, unit, continuations: 2 }));
-  const res = await runStep({ prompts: env.prompts(24), env, policy: new SimulatorPolicy(env, { tokensPerTurn: 5 }), rng: createRng(4), strategy, settings, ...(rootCost ? { rootCost } : {}) });
+  const res = await runStep({
+    prompts: env.prompts(24),
+    env,
+    policy: new SimulatorPolicy(env, { tokensPerTurn: 5 }),
+    rng: createRng(4),
+    strategy,
+    settings,
+    ...(rootCost ? { rootCost } : {}),
+  });
   return { res, counts: treeCounts(res.trees) };
 }
 
-for (const [unit, B, most] of [['turns', 150, settings.maxTurns], ['tokens', 750, settings.maxTurns * 5]] as const) {
+for (const [unit, B, most] of [
+  ['turns', 150, settings.maxTurns],
+  ['tokens', 750, settings.maxTurns * 5],
+] as const) {
   test(`budget in ${unit}: every arm spends B = ${B} ${unit} and no more, within one trajectory's cost`, async () => {
     const trajectories: Record<string, number> = {};
     for (const name of ARMS) {
@@ -37,7 +48,8 @@ for (const [unit, B, most] of [['turns', 150, settings.maxTurns], ['tokens', 750
       trajectories[name] = counts.bare + counts.continuation;
     }
     // A continuation regenerates only its suffix: at equal spend the tree arms run more trajectories.
-    for (const tree of ['trace', 'random-tree', 'entropy']) assert.ok(trajectories[tree] > trajectories.grpo, `${tree} ${trajectories[tree]} vs grpo ${trajectories.grpo}`);
+    for (const tree of ['trace', 'random-tree', 'entropy'])
+      assert.ok(trajectories[tree] > trajectories.grpo, `${tree} ${trajectories[tree]} vs grpo ${trajectories.grpo}`);
   });
 }
 
@@ -53,12 +65,24 @@ test('roots are planned at the price of a bare rollout: M = ⌊B / price / (1 + 
   const planned = [...res.rounds[0].values()].reduce((a, b) => a + b, 0);
   assert.equal(planned, Math.floor(150 / 5 / 3));
   const prior = await step('grpo', 'turns', 150);
-  assert.equal([...prior.res.rounds[0].values()].reduce((a, b) => a + b, 0), Math.floor(150 / priorRootCost('turns', settings)), 'the first step plans at the stated prior');
+  assert.equal(
+    [...prior.res.rounds[0].values()].reduce((a, b) => a + b, 0),
+    Math.floor(150 / priorRootCost('turns', settings)),
+    'the first step plans at the stated prior',
+  );
 });
 
 test('in trajectories nothing changes: unit absent and unit trajectories plan and spend alike', async () => {
   const env = new Simulator({ seed: 21 });
-  const run = (unit?: BudgetUnit) => runStep({ prompts: env.prompts(12), env, policy: new SimulatorPolicy(env), rng: createRng(3), strategy: createStrategy('trace', { budget: 36, ...(unit ? { unit } : {}) }), settings });
+  const run = (unit?: BudgetUnit) =>
+    runStep({
+      prompts: env.prompts(12),
+      env,
+      policy: new SimulatorPolicy(env),
+      rng: createRng(3),
+      strategy: createStrategy('trace', { budget: 36, ...(unit ? { unit } : {}) }),
+      settings,
+    });
   const [a, b] = [await run(), await run('trajectories')];
   assert.deepEqual(a.spend, b.spend);
   assert.deepEqual(a.trees, b.trees);
@@ -83,8 +107,20 @@ test('dapo takes its budget in trajectories only: in tokens its target of ⌊B /
 test('a priced plan does not depend on the order rollouts finish in (concurrency 1 and 4 plan alike)', async () => {
   const env = new Simulator({ seed: 21 });
   const run = (concurrency: number) =>
-    runStep({ prompts: env.prompts(24), env, policy: new SimulatorPolicy(env, { tokensPerTurn: 5 }), rng: createRng(4), strategy: createStrategy('trace', { budget: 1500, unit: 'tokens' }), settings: { ...settings, concurrency }, rootCost: 15 });
+    runStep({
+      prompts: env.prompts(24),
+      env,
+      policy: new SimulatorPolicy(env, { tokensPerTurn: 5 }),
+      rng: createRng(4),
+      strategy: createStrategy('trace', { budget: 1500, unit: 'tokens' }),
+      settings: { ...settings, concurrency },
+      rootCost: 15,
+    });
   const [a, b] = [await run(1), await run(4)];
   assert.deepEqual(a.rounds, b.rounds, 'the same roots and leftover');
-  assert.deepEqual(a.trees.map((t) => Object.keys(t.nodes).sort()), b.trees.map((t) => Object.keys(t.nodes).sort()), 'the same continuations');
+  assert.deepEqual(
+    a.trees.map((t) => Object.keys(t.nodes).sort()),
+    b.trees.map((t) => Object.keys(t.nodes).sort()),
+    'the same continuations',
+  );
 });

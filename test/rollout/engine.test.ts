@@ -14,10 +14,16 @@ const fast = { retry: { baseDelayMs: 1, maxDelayMs: 2 } };
 test('bare rollouts: m slots per prompt, deterministic ids, ledger matches the trees', async () => {
   const { env, policy, prompts } = sim();
   const counted = new InstrumentedPolicy(policy);
-  const plan = new Map([[prompts[0].id, 3], [prompts[1].id, 2]]);
+  const plan = new Map([
+    [prompts[0].id, 3],
+    [prompts[1].id, 2],
+  ]);
   const res = await runStep({ prompts, env, policy: counted, rng: createRng(1), rootPlan: plan, settings: fast });
   assert.equal(res.trees.length, 2);
-  assert.deepEqual(res.trees[0].nodes[prompts[0].id].children, [0, 1, 2].map((s) => `${prompts[0].id}/${s}`));
+  assert.deepEqual(
+    res.trees[0].nodes[prompts[0].id].children,
+    [0, 1, 2].map((s) => `${prompts[0].id}/${s}`),
+  );
   for (const t of res.trees) for (const l of leaves(t)) assert.ok(l.end === 'answer' || l.end === 'turn_limit');
   const c = treeCounts(res.trees);
   assert.deepEqual([res.spend.bare, res.spend.continuation, res.spend.turns, res.spend.tokens], [5, 0, c.turns, counted.tokens]);
@@ -62,9 +68,17 @@ test('prefix expansion: candidates, predicted/expanded marks, continuations rest
         continuations++;
         assert.equal(c.origin, 'continuation');
         // The continuation's path starts with exactly the prefix's nodes.
-        assert.deepEqual(pathTo(tree, c.id).slice(0, node.depth).map((n) => n.id), pathTo(tree, node.id).map((n) => n.id));
+        assert.deepEqual(
+          pathTo(tree, c.id)
+            .slice(0, node.depth)
+            .map((n) => n.id),
+          pathTo(tree, node.id).map((n) => n.id),
+        );
         const restored = env.restores.filter((r) => r.promptId === tree.promptId && r.turns.length === node.depth);
-        assert.ok(restored.some((r) => JSON.stringify(r.turns) === JSON.stringify(turnsTo(tree, node.id))), `env.restore got the prefix of ${node.id}`);
+        assert.ok(
+          restored.some((r) => JSON.stringify(r.turns) === JSON.stringify(turnsTo(tree, node.id))),
+          `env.restore got the prefix of ${node.id}`,
+        );
       }
     }
   }
@@ -92,7 +106,9 @@ test('prefix candidates carry q, r, entropy and the true p; budget is prefixBudg
     assert.ok(c.depth >= 1 && node.children.length >= 1, 'intermediate prefix: 1 ≤ t < T_j');
     assert.equal(c.q, 0.5);
     assert.ok(typeof c.entropy === 'number' && c.entropy > 0);
-    assert.ok(Math.abs(c.p! - env.trueSuccess(tree.nodes[tree.promptId] ? prompts.find((p) => p.id === tree.promptId)! : prompts[0], turnsTo(tree, c.id))) < 1e-12);
+    assert.ok(
+      Math.abs(c.p! - env.trueSuccess(tree.nodes[tree.promptId] ? prompts.find((p) => p.id === tree.promptId)! : prompts[0], turnsTo(tree, c.id))) < 1e-12,
+    );
     const leaf = leaves(tree, node.children[0])[0];
     assert.equal(c.r, leaf.reward);
   }
@@ -103,7 +119,15 @@ test('a prompt expands as soon as its own bare rollouts finish (no global wait)'
   const slow = prompts[1].id;
   const p = new InstrumentedPolicy(policy, { delayMs: (ctx) => (ctx.prompt.id === slow ? 40 : 0) });
   const events: EngineEvent[] = [];
-  await runStep({ prompts: prompts.slice(0, 2), env, policy: p, rng: createRng(4), strategy: fixedAllocator(3, 3, 1), settings: fast, onEvent: (e) => events.push(e) });
+  await runStep({
+    prompts: prompts.slice(0, 2),
+    env,
+    policy: p,
+    rng: createRng(4),
+    strategy: fixedAllocator(3, 3, 1),
+    settings: fast,
+    onEvent: (e) => events.push(e),
+  });
   const firstExpand = events.findIndex((e) => e.kind === 'expand' && e.promptId === prompts[0].id);
   const slowBareDone = events.map((e) => e.kind === 'trajectory' && e.origin === 'bare' && e.promptId === slow).lastIndexOf(true);
   assert.ok(firstExpand >= 0, 'the fast prompt was expanded');
@@ -124,7 +148,15 @@ test('transient server errors are retried with backoff; the ledger counts every 
     },
   });
   const events: EngineEvent[] = [];
-  const res = await runStep({ prompts, env, policy: p, rng: createRng(1), rootPlan: new Map([[prompts[0].id, 3]]), settings: fast, onEvent: (e) => events.push(e) });
+  const res = await runStep({
+    prompts,
+    env,
+    policy: p,
+    rng: createRng(1),
+    rootPlan: new Map([[prompts[0].id, 3]]),
+    settings: fast,
+    onEvent: (e) => events.push(e),
+  });
   const c = treeCounts(res.trees);
   assert.equal(res.progress.failed, 0);
   assert.equal(p.calls, 2 * c.turns, 'each turn failed once and succeeded on the second attempt');
@@ -136,7 +168,14 @@ test('transient server errors are retried with backoff; the ledger counts every 
 test('a call that fails on every attempt ends the trajectory with end=error and the reason on the node', async () => {
   const { env, policy, prompts } = sim();
   const p = new InstrumentedPolicy(policy, { fail: (ctx) => (ctx.callId!.startsWith(`${prompts[0].id}/1`) ? serverError('HTTP 500 boom') : undefined) });
-  const res = await runStep({ prompts, env, policy: p, rng: createRng(1), rootPlan: new Map([[prompts[0].id, 3]]), settings: { ...fast, retry: { ...fast.retry, maxAttempts: 3 } } });
+  const res = await runStep({
+    prompts,
+    env,
+    policy: p,
+    rng: createRng(1),
+    rootPlan: new Map([[prompts[0].id, 3]]),
+    settings: { ...fast, retry: { ...fast.retry, maxAttempts: 3 } },
+  });
   const bad = getNode(res.trees[0], `${prompts[0].id}/1`);
   assert.equal(bad.end, 'error');
   assert.equal(bad.reward, undefined);
@@ -183,13 +222,23 @@ test('cancellation stops in-flight work; nothing is left reserved and the tree i
   const ctl = new AbortController();
   const p = new InstrumentedPolicy(policy, { delayMs: () => 5 });
   setTimeout(() => ctl.abort(), 12);
-  const res = await runStep({ prompts, env, policy: p, caps: { turns: 1000, tokens: 1_000_000 }, rng: createRng(1), strategy: fixedAllocator(4, 2, 2), settings: { ...fast, concurrency: 2 }, signal: ctl.signal });
+  const res = await runStep({
+    prompts,
+    env,
+    policy: p,
+    caps: { turns: 1000, tokens: 1_000_000 },
+    rng: createRng(1),
+    strategy: fixedAllocator(4, 2, 2),
+    settings: { ...fast, concurrency: 2 },
+    signal: ctl.signal,
+  });
   assert.equal(res.cancelled, true);
   const c = treeCounts(res.trees);
   assert.ok(c.turns < 16, 'the run stopped early');
   assert.equal(res.spend.turns, p.calls, 'every issued call is counted, no more');
   assert.equal(res.spend.bare + res.spend.continuation, c.bare + c.continuation, 'trajectories with no node were refunded');
-  for (const t of res.trees) for (const n of Object.values(t.nodes)) if (n.parent !== null && n.children.length === 0) assert.ok(n.end !== undefined, `leaf ${n.id} has an end`);
+  for (const t of res.trees)
+    for (const n of Object.values(t.nodes)) if (n.parent !== null && n.children.length === 0) assert.ok(n.end !== undefined, `leaf ${n.id} has an end`);
   assert.ok(res.ledger.tryReserveTurn(1000 - res.spend.turns > 0 ? 1 : 0) !== null, 'no reservation is left open');
 });
 
@@ -200,7 +249,7 @@ test('multi-round roots (DAPO protocol): later rounds see earlier results and ge
     prompts,
     env,
     policy,
-    
+
     rng: createRng(1),
     settings: fast,
     strategy: {
@@ -210,13 +259,20 @@ test('multi-round roots (DAPO protocol): later rounds see earlier results and ge
         plan: ({ round, results }) => {
           seenResults.push([...results.values()].reduce((a, r) => a + r.length, 0));
           if (round === 0) return new Map([[prompts[0].id, 2]]);
-          if (round === 1) return new Map([[prompts[0].id, 2], [prompts[1].id, 2]]);
+          if (round === 1)
+            return new Map([
+              [prompts[0].id, 2],
+              [prompts[1].id, 2],
+            ]);
           return new Map();
         },
       },
     },
   });
   assert.deepEqual(seenResults, [0, 2, 6]);
-  assert.deepEqual(res.trees[0].nodes[prompts[0].id].children.map((id) => id.split('/')[1]), ['0', '1', '2', '3']);
+  assert.deepEqual(
+    res.trees[0].nodes[prompts[0].id].children.map((id) => id.split('/')[1]),
+    ['0', '1', '2', '3'],
+  );
   assert.equal(res.rounds.length, 2);
 });

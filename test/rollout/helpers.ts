@@ -19,10 +19,14 @@ export function sim(seed = 7): { env: Simulator; policy: SimulatorPolicy; prompt
 const wait = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 
 /** Hash of a string to [0, 1): a delay that depends on the call but not on scheduling. */

@@ -34,7 +34,10 @@ test('leftover: what the cap still allows after the continuations becomes extra 
   assert.deepEqual([...input.roots.values()], [2, 2, 2, 2], 'bare rollouts per prompt before the top-up');
   assert.equal(input.remaining, 20 - 8 - res.spend.continuation, 'remaining = cap − bare − continuations');
   assert.ok(input.remaining > 0);
-  assert.deepEqual(input.candidates.map((c) => c.promptId), prompts.map((p) => p.id));
+  assert.deepEqual(
+    input.candidates.map((c) => c.promptId),
+    prompts.map((p) => p.id),
+  );
   // Spent: the whole cap; the extra rollouts are bare, in the next slots, not expanded.
   assert.equal(res.spend.bare + res.spend.continuation, 20);
   const c = treeCounts(res.trees);
@@ -42,13 +45,19 @@ test('leftover: what the cap still allows after the continuations becomes extra 
   const t1 = res.trees[1];
   const slots = root(t1).children.filter((id) => getNode(t1, id).origin === 'bare');
   assert.equal(slots.length, 2 + input.remaining);
-  assert.deepEqual(slots.map((id) => Number(id.split('/').pop())), Array.from({ length: slots.length }, (_, i) => i));
+  assert.deepEqual(
+    slots.map((id) => Number(id.split('/').pop())),
+    Array.from({ length: slots.length }, (_, i) => i),
+  );
   for (const id of slots.slice(2)) assert.equal(getNode(t1, id).expanded, undefined);
   // It is the last round, and every continuation had finished before it was planned.
   assert.equal(res.rounds.length, 2);
   const topUpAt = events.findIndex((e) => e.kind === 'roots' && e.round === 1);
   assert.ok(topUpAt > 0);
-  assert.ok(events.slice(topUpAt).every((e) => e.kind !== 'trajectory' || e.origin === 'bare'), 'no continuation after the top-up');
+  assert.ok(
+    events.slice(topUpAt).every((e) => e.kind !== 'trajectory' || e.origin === 'bare'),
+    'no continuation after the top-up',
+  );
   const before = events[topUpAt].progress;
   assert.equal(before.continuationDone, before.continuationPlanned);
 });
@@ -66,7 +75,13 @@ test('leftover: nothing left, or a fixed root plan, means no top-up call', async
 test('leftover: a plan over the remaining budget or naming an unknown prompt is an EngineError', async () => {
   const { env, policy, prompts } = sim();
   const over = { plan: (i: LeftoverInput) => new Map([[prompts[0].id, i.remaining + 1]]) };
-  await assert.rejects(runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), cap: 10, leftover: over }, settings: fast }), EngineError);
+  await assert.rejects(
+    runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), cap: 10, leftover: over }, settings: fast }),
+    EngineError,
+  );
   const unknown = { plan: () => new Map([['nope', 1]]) };
-  await assert.rejects(runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), cap: 10, leftover: unknown }, settings: fast }), /"nope"/);
+  await assert.rejects(
+    runStep({ prompts, env, policy, rng: createRng(5), strategy: { ...fixedAllocator(2, 0, 0), cap: 10, leftover: unknown }, settings: fast }),
+    /"nope"/,
+  );
 });

@@ -17,15 +17,17 @@ const fast = { retry: { baseDelayMs: 1, maxDelayMs: 2 } };
 
 /** The rewards of a tree's bare rollouts, and their turns. */
 function bareOutcomes(tree: RolloutTree): Array<{ r: number; turns: number }> {
-  return root(tree).children.filter((id) => getNode(tree, id).origin === 'bare').map((id) => {
-    let n = getNode(tree, id);
-    let turns = 1;
-    while (n.children.length > 0) {
-      n = getNode(tree, n.children[0]);
-      turns++;
-    }
-    return { r: n.reward!, turns };
-  });
+  return root(tree)
+    .children.filter((id) => getNode(tree, id).origin === 'bare')
+    .map((id) => {
+      let n = getNode(tree, id);
+      let turns = 1;
+      while (n.children.length > 0) {
+        n = getNode(tree, n.children[0]);
+        turns++;
+      }
+      return { r: n.reward!, turns };
+    });
 }
 
 test('rootResample: the root is offered (depth 0, q = Ṽ(prompt), r = the agreed outcome) only while bare outcomes agree', async () => {
@@ -36,7 +38,10 @@ test('rootResample: the root is offered (depth 0, q = Ṽ(prompt), r = the agree
   const seen: Array<{ input: PrefixRoundInput; bare: Array<{ r: number; turns: number }> }> = [];
   const trees = new Map<string, RolloutTree>();
   // The real planner; the wrapper only records what the engine offered it, before anything else runs.
-  const strategy = { ...base, prefixes: { ...base.prefixes!, plan: (input: PrefixRoundInput) => (seen.push({ input, bare: [] }), base.prefixes!.plan(input)) } };
+  const strategy = {
+    ...base,
+    prefixes: { ...base.prefixes!, plan: (input: PrefixRoundInput) => (seen.push({ input, bare: [] }), base.prefixes!.plan(input)) },
+  };
   const scorer = (hs: readonly { turns: readonly unknown[] }[]) => hs.map((h) => (h.turns.length === 0 ? 0.4 : 0.6));
   const res = await runStep({ prompts, env, policy, rng: createRng(5), strategy, scorer, settings: fast });
   for (const t of res.trees) trees.set(t.promptId, t);
@@ -56,7 +61,10 @@ test('rootResample: the root is offered (depth 0, q = Ṽ(prompt), r = the agree
     offered++;
     assert.ok(rootCandidate, `${input.promptId}: agreeing outcomes → the root is offered`);
     assert.equal(rootCandidate.kind, 'root', 'the candidate says what K there means: more bare rollouts');
-    assert.ok(input.prefixes.every((c) => c === rootCandidate || c.kind === undefined), 'every other candidate is a prefix');
+    assert.ok(
+      input.prefixes.every((c) => c === rootCandidate || c.kind === undefined),
+      'every other candidate is a prefix',
+    );
     assert.equal(rootCandidate.depth, 0);
     assert.equal(rootCandidate.q, 0.4, 'q = Ṽ(prompt), the empty history');
     assert.equal(rootCandidate.r, first[0].r);
@@ -76,7 +84,8 @@ test('rootResample: K at the root runs K more bare rollouts of that prompt (slot
     ...base,
     prefixes: {
       ...base.prefixes!,
-      plan: (input: PrefixRoundInput) => (input.prefixes.some((p) => p.id === input.promptId) ? new Map([[input.promptId, input.budget]]) : base.prefixes!.plan(input)),
+      plan: (input: PrefixRoundInput) =>
+        input.prefixes.some((p) => p.id === input.promptId) ? new Map([[input.promptId, input.budget]]) : base.prefixes!.plan(input),
     },
   };
   const scorer = (hs: readonly { turns: readonly unknown[] }[]) => hs.map(() => 0.5);
@@ -101,10 +110,16 @@ test('rootResample: the solver weighs the root against prefixes (exact, decision
   const s = createStrategy('trace', { budget: 9, prefixes: 'decision-weighted', rootResample: true });
   // Root: q = 0.5, r = 0 → ρ = ½, weight 3 (mean turns): gains 1.5, 0.75, 0.375. Prefix: q = 0.2, r = 0
   // → ρ = 0.8, weight 2: gains 0.4, 0.32. Budget 3 → root 1.5, 0.75, then 0.4 (prefix) > 0.375.
-  const input = { promptId: 'x', m: 2, budget: 3, rng: createRng(0), prefixes: [
-    { id: 'x', q: 0.5, r: 0, depth: 0, after: 3 },
-    { id: 'x/0/0', q: 0.2, r: 0, depth: 1, after: 2 },
-  ] };
+  const input = {
+    promptId: 'x',
+    m: 2,
+    budget: 3,
+    rng: createRng(0),
+    prefixes: [
+      { id: 'x', q: 0.5, r: 0, depth: 0, after: 3 },
+      { id: 'x/0/0', q: 0.2, r: 0, depth: 1, after: 2 },
+    ],
+  };
   assert.deepEqual(Object.fromEntries(s.prefixes!.plan(input)), { x: 2, 'x/0/0': 1 });
   assert.equal(createStrategy('trace', { budget: 9 }).prefixes!.schedule?.offersRoot, false, 'the paper offers prefixes only');
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 9, prefixes: 'uniform', rootResample: true }), /rootResample: true needs the prefix solver/);

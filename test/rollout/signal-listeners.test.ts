@@ -12,8 +12,12 @@ test('a signal shared by many steps keeps no listeners from finished steps', asy
   const controller = new AbortController();
   for (let step = 0; step < 15; step++) {
     await runStep({
-      prompts, env: sim, policy: new SimulatorPolicy(sim), rng: createRng(step),
-      rootPlan: new Map(prompts.map((p) => [p.id, 2])), signal: controller.signal,
+      prompts,
+      env: sim,
+      policy: new SimulatorPolicy(sim),
+      rng: createRng(step),
+      rootPlan: new Map(prompts.map((p) => [p.id, 2])),
+      signal: controller.signal,
     });
   }
   assert.equal(getEventListeners(controller.signal, 'abort').length, 0);

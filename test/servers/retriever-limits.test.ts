@@ -9,7 +9,10 @@ import { after, before, test } from 'node:test';
 import { postJson, postOversized, probeHealth, startServerCli, type ServerCli } from '../helpers/server-cli.ts';
 
 let server: ServerCli;
-const words = (n: number, salt = 0) => Array.from({ length: n }, (_, i) => ['film', 'director', 'river', 'born', 'city', 'album', 'band', 'war'][(i + salt) % 8] + String((i * 7 + salt) % 97)).join(' ');
+const words = (n: number, salt = 0) =>
+  Array.from({ length: n }, (_, i) => ['film', 'director', 'river', 'born', 'city', 'album', 'band', 'war'][(i + salt) % 8] + String((i * 7 + salt) % 97)).join(
+    ' ',
+  );
 
 before(async () => {
   server = await startServerCli(['retriever', 'serve', '--dataset', 'hotpotqa', '--port', '0']);

@@ -92,7 +92,10 @@ test('SIGTERM stops a server while it generates, within a few seconds', async ()
 test('a port in use, a bad --host, and a missing, folder or non-GGUF --model are one line each, exit 2', async () => {
   const port = new URL(server.url).port;
   const cases: Array<[string[], RegExp]> = [
-    [['serve', '--model', file, '--port', port], new RegExp(`^trace-rl: --port ${port}: already in use on 127\\.0\\.0\\.1; stop the other server or choose another --port`)],
+    [
+      ['serve', '--model', file, '--port', port],
+      new RegExp(`^trace-rl: --port ${port}: already in use on 127\\.0\\.0\\.1; stop the other server or choose another --port`),
+    ],
     [['serve', '--model', file, '--port', '0', '--host', '203.0.113.7'], /^trace-rl: --host 203\.0\.113\.7: not an address of this machine/],
     [['serve', '--model', file, '--port', '0', '--host', 'no-such-host.invalid'], /^trace-rl: --host no-such-host\.invalid: unknown host name/],
     [['serve', '--model', '/nonexistent/m.gguf'], /^trace-rl: --model \/nonexistent\/m\.gguf: no such file; give a \.gguf model file/],

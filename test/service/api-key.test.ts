@@ -28,7 +28,10 @@ function filesUnder(dir: string): Array<{ file: string; bytes: Buffer }> {
 
 function assertNowhere(dir: string, text: string) {
   const files = filesUnder(dir);
-  assert.ok(files.some((f) => f.file.endsWith('run.sqlite') || f.file.endsWith('eval.json')), `the folder was written: ${files.map((f) => f.file).join(', ')}`);
+  assert.ok(
+    files.some((f) => f.file.endsWith('run.sqlite') || f.file.endsWith('eval.json')),
+    `the folder was written: ${files.map((f) => f.file).join(', ')}`,
+  );
   for (const { file, bytes } of files) assert.equal(bytes.indexOf(KEY), -1, `${file} holds the API key`);
   assert.ok(!text.includes(KEY), 'the key is not printed');
 }
@@ -37,9 +40,15 @@ test('rollout with TRACE_RL_API_KEY: every request (completions, /tokenize) carr
   const server = await startFlakyServer({ apiKey: KEY });
   const out = join(root, 'env-key');
   try {
-    const r = await runCli(['rollout', '--policy', 'openai', '--base-url', server.url, '--tokenizer', 'server', '--out', out, ...ARGS], '', { ...NO_KEY, TRACE_RL_API_KEY: KEY });
+    const r = await runCli(['rollout', '--policy', 'openai', '--base-url', server.url, '--tokenizer', 'server', '--out', out, ...ARGS], '', {
+      ...NO_KEY,
+      TRACE_RL_API_KEY: KEY,
+    });
     assert.equal(r.code, 0, r.stderr);
-    assert.ok(server.seen.some((s) => s.path === '/tokenize'), 'the tokenizer endpoint was used');
+    assert.ok(
+      server.seen.some((s) => s.path === '/tokenize'),
+      'the tokenizer endpoint was used',
+    );
     assert.ok(server.seen.some((s) => s.path === '/v1/completions'));
     for (const s of server.seen) assert.equal(s.authorization, `Bearer ${KEY}`, `${s.path} was sent the key`);
     assertNowhere(out, r.stdout + r.stderr);
@@ -54,7 +63,11 @@ test('rollout with a key file (OPENAI_API_KEY unset): the key is used, only the 
   writeFileSync(keyFile, `${KEY}\n`);
   const out = join(root, 'file-key');
   try {
-    const r = await runCli(['rollout', '--policy', 'openai', '--base-url', server.url, '--tokenizer', 'codepoints', '--api-key-file', keyFile, '--out', out, ...ARGS], '', NO_KEY);
+    const r = await runCli(
+      ['rollout', '--policy', 'openai', '--base-url', server.url, '--tokenizer', 'codepoints', '--api-key-file', keyFile, '--out', out, ...ARGS],
+      '',
+      NO_KEY,
+    );
     assert.equal(r.code, 0, r.stderr);
     assertNowhere(out, r.stdout + r.stderr);
     const store = RunStore.open(out, { readonly: true });
@@ -71,13 +84,24 @@ test('rollout with a key file (OPENAI_API_KEY unset): the key is used, only the 
 test('OPENAI_API_KEY is honoured too; a wrong key is one line saying the server refused it (exit 1), without the key', async () => {
   const server = await startFlakyServer({ apiKey: KEY });
   try {
-    const ok = await runCli(['rollout', '--policy', 'openai', '--base-url', server.url, '--tokenizer', 'codepoints', '--out', join(root, 'openai-key'), '--quiet', ...ARGS], '', { ...NO_KEY, OPENAI_API_KEY: KEY });
+    const ok = await runCli(
+      ['rollout', '--policy', 'openai', '--base-url', server.url, '--tokenizer', 'codepoints', '--out', join(root, 'openai-key'), '--quiet', ...ARGS],
+      '',
+      { ...NO_KEY, OPENAI_API_KEY: KEY },
+    );
     assert.equal(ok.code, 0, ok.stderr);
     const wrong = `${KEY}-wrong`;
-    const r = await runCli(['rollout', '--policy', 'openai', '--base-url', server.url, '--tokenizer', 'codepoints', '--out', join(root, 'wrong-key'), '--quiet', ...ARGS], '', { ...NO_KEY, TRACE_RL_API_KEY: wrong });
+    const r = await runCli(
+      ['rollout', '--policy', 'openai', '--base-url', server.url, '--tokenizer', 'codepoints', '--out', join(root, 'wrong-key'), '--quiet', ...ARGS],
+      '',
+      { ...NO_KEY, TRACE_RL_API_KEY: wrong },
+    );
     assert.equal(r.code, 1, r.stderr);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-    assert.match(r.stderr, /HTTP 401: 401 invalid API key \(got Bearer \[API key\]\) \(the server refused the API key: set TRACE_RL_API_KEY or OPENAI_API_KEY, or policy\.apiKeyFile\)/);
+    assert.match(
+      r.stderr,
+      /HTTP 401: 401 invalid API key \(got Bearer \[API key\]\) \(the server refused the API key: set TRACE_RL_API_KEY or OPENAI_API_KEY, or policy\.apiKeyFile\)/,
+    );
     assert.ok(!(r.stdout + r.stderr).includes(KEY), 'not even the wrong key, echoed back by the server, is printed');
   } finally {
     await server.close();
@@ -88,7 +112,27 @@ test('eval against a secured server: the key from the environment, nowhere in th
   const server = await startFlakyServer({ apiKey: KEY });
   const out = join(root, 'eval');
   try {
-    const r = await runCli(['eval', '--env', 'world', '--questions', '2', '--policy', 'openai', '--base-url', server.url, '--set', 'engine.retry.maxAttempts=1', '--out', out, '--quiet', '--json'], '', { ...NO_KEY, TRACE_RL_API_KEY: KEY });
+    const r = await runCli(
+      [
+        'eval',
+        '--env',
+        'world',
+        '--questions',
+        '2',
+        '--policy',
+        'openai',
+        '--base-url',
+        server.url,
+        '--set',
+        'engine.retry.maxAttempts=1',
+        '--out',
+        out,
+        '--quiet',
+        '--json',
+      ],
+      '',
+      { ...NO_KEY, TRACE_RL_API_KEY: KEY },
+    );
     assert.equal(r.code, 0, r.stderr);
     for (const s of server.seen) assert.equal(s.authorization, `Bearer ${KEY}`);
     assertNowhere(out, r.stdout + r.stderr);
@@ -100,10 +144,29 @@ test('eval against a secured server: the key from the environment, nowhere in th
 test('a key file that is empty or missing is one line naming policy.apiKeyFile', async () => {
   const empty = join(root, 'empty.txt');
   writeFileSync(empty, '\n');
-  const r = await runCli(['rollout', '--policy', 'openai', '--base-url', 'http://127.0.0.1:1/v1', '--api-key-file', empty, '--out', join(root, 'empty-key'), ...ARGS], '', NO_KEY);
+  const r = await runCli(
+    ['rollout', '--policy', 'openai', '--base-url', 'http://127.0.0.1:1/v1', '--api-key-file', empty, '--out', join(root, 'empty-key'), ...ARGS],
+    '',
+    NO_KEY,
+  );
   assert.equal(r.code, 2, r.stderr);
   assert.equal(r.stderr.trim(), `trace-rl: policy.apiKeyFile ${empty}: the first line is empty; write the API key on it`);
-  const missing = await runCli(['rollout', '--policy', 'openai', '--base-url', 'http://127.0.0.1:1/v1', '--api-key-file', join(root, 'nope.txt'), '--out', join(root, 'missing-key'), ...ARGS], '', NO_KEY);
+  const missing = await runCli(
+    [
+      'rollout',
+      '--policy',
+      'openai',
+      '--base-url',
+      'http://127.0.0.1:1/v1',
+      '--api-key-file',
+      join(root, 'nope.txt'),
+      '--out',
+      join(root, 'missing-key'),
+      ...ARGS,
+    ],
+    '',
+    NO_KEY,
+  );
   assert.equal(missing.code, 2, missing.stderr);
   assert.match(missing.stderr, /^trace-rl: policy\.apiKeyFile: .*nope\.txt: no such file; give a readable file\n$/);
 });

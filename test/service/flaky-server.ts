@@ -35,7 +35,8 @@ export async function startFlakyServer(options: { behaviour?: (n: number) => Beh
     state.seen.push({ path, authorization: req.headers.authorization });
     const json = (status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     // Echoes what it was sent, as careless servers do: a client must not store or print it.
-    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) return json(401, { error: { message: `invalid API key (got ${req.headers.authorization ?? 'none'})` } });
+    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`)
+      return json(401, { error: { message: `invalid API key (got ${req.headers.authorization ?? 'none'})` } });
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
     if (path === '/tokenize') {
       const text = String(body.prompt ?? body.content ?? '');
@@ -69,9 +70,17 @@ export async function startFlakyServer(options: { behaviour?: (n: number) => Beh
         // One token per code point, as the stand-in: ids and log-probabilities when the request asks.
         const chars = [...text];
         const choice: Record<string, unknown> = { index: 0, text, finish_reason: 'stop' };
-        if (body.logprobs !== undefined && body.logprobs !== null) choice.logprobs = { tokens: chars, token_logprobs: chars.map(() => -0.5), text_offset: chars.map((_, i) => i), top_logprobs: null };
+        if (body.logprobs !== undefined && body.logprobs !== null)
+          choice.logprobs = { tokens: chars, token_logprobs: chars.map(() => -0.5), text_offset: chars.map((_, i) => i), top_logprobs: null };
         if (body.return_token_ids) choice.token_ids = chars.map((ch) => ch.codePointAt(0)!);
-        return json(200, { id: `cmpl-${n}`, object: 'text_completion', created: 0, model: String(body.model), choices: [choice], usage: { prompt_tokens: 1, completion_tokens: chars.length, total_tokens: 1 + chars.length } });
+        return json(200, {
+          id: `cmpl-${n}`,
+          object: 'text_completion',
+          created: 0,
+          model: String(body.model),
+          choices: [choice],
+          usage: { prompt_tokens: 1, completion_tokens: chars.length, total_tokens: 1 + chars.length },
+        });
       }
     }
   }

@@ -19,7 +19,24 @@ import { startFlakyServer, type Behaviour } from './flaky-server.ts';
 const root = mkdtempSync(join(tmpdir(), 'trace-rollout-fail-'));
 let n = 0;
 const fresh = () => join(root, `run${n++}`);
-const ARGS = ['--extras', 'vllm', '--tokenizer', 'codepoints', '--steps', '1', '--pool', '4', '--budget', '8', '--set', 'env.questions=300', '--set', 'engine.retry.baseDelayMs=1', '--set', 'engine.retry.maxAttempts=2'];
+const ARGS = [
+  '--extras',
+  'vllm',
+  '--tokenizer',
+  'codepoints',
+  '--steps',
+  '1',
+  '--pool',
+  '4',
+  '--budget',
+  '8',
+  '--set',
+  'env.questions=300',
+  '--set',
+  'engine.retry.baseDelayMs=1',
+  '--set',
+  'engine.retry.maxAttempts=2',
+];
 
 async function failingRun(behaviour: Behaviour, extra: string[] = []) {
   const server = await startFlakyServer({ behaviour: () => behaviour });
@@ -41,8 +58,15 @@ function assertLoudFailure(r: Awaited<ReturnType<typeof failingRun>>, cause: Reg
   assert.ok(lines[0]!.includes(r.url), `the line names the server: ${lines[0]}`);
   assert.match(lines[0]!, cause);
   assert.match(lines[0]!, /no batch was written/);
-  const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-  assert.deepEqual(events.map((e) => [e.event, e.status]), [['done', 'failed']], 'no batch event: nothing is passed off as a batch');
+  const events = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(
+    events.map((e) => [e.event, e.status]),
+    [['done', 'failed']],
+    'no batch event: nothing is passed off as a batch',
+  );
   assert.ok(!existsSync(r.out), 'a run whose first step failed leaves nothing behind');
 }
 
@@ -87,13 +111,28 @@ test('server going down mid-step: the partial batch holds only the finished rows
   const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'm' });
   const gate = new WeightsGate({ dir: out, pollMs: 20 });
   const events: RolloutServiceEvent[] = [];
-  const config = { steps: 2, pool: 4, strategy: { name: 'trace', budget: 8 }, env: { questions: 300 }, engine: { concurrency: 1, retry: { baseDelayMs: 1, maxAttempts: 1 } } };
+  const config = {
+    steps: 2,
+    pool: 4,
+    strategy: { name: 'trace', budget: 8 },
+    env: { questions: 300 },
+    engine: { concurrency: 1, retry: { baseDelayMs: 1, maxAttempts: 1 } },
+  };
   try {
     const onEvent = (e: RolloutServiceEvent) => {
       events.push(e);
       if (e.kind === 'waiting') writeFileSync(weightsReadyFile(out, e.step), '');
     };
-    const failed = await runRolloutService({ out, config, policy, format: 'jsonl', tokenizer: codepointTokenizer, gate, clock: () => performance.now(), onEvent }).then(
+    const failed = await runRolloutService({
+      out,
+      config,
+      policy,
+      format: 'jsonl',
+      tokenizer: codepointTokenizer,
+      gate,
+      clock: () => performance.now(),
+      onEvent,
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -137,7 +176,11 @@ test('a healthy step says what it does on stderr: the start, the batch and a per
     assert.match(r.stderr, /trace-rl rollout: step 0: batch .*step-0\.jsonl: \d+ rows, complete/);
     assert.match(r.stderr, /trace-rl rollout step 1\/1 traj 8 reward/);
     assert.doesNotMatch(r.stderr, /ended in an error/);
-    const batch = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.event === 'batch')!;
+    const batch = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((e) => e.event === 'batch')!;
     assert.deepEqual([batch.status, batch.failed], ['complete', 0]);
   } finally {
     await server.close();
@@ -148,16 +191,35 @@ test('a step that partly failed: exit 0, one stderr line saying how many failed 
   const server = await startFlakyServer({ behaviour: (i) => (i % 3 === 2 ? 'error500' : 'ok') });
   const out = fresh();
   try {
-    const r = await runCli(['rollout', '--policy', 'openai', '--base-url', server.url, '--out', out, '--quiet', ...ARGS, '--set', 'engine.retry.maxAttempts=1']);
+    const r = await runCli([
+      'rollout',
+      '--policy',
+      'openai',
+      '--base-url',
+      server.url,
+      '--out',
+      out,
+      '--quiet',
+      ...ARGS,
+      '--set',
+      'engine.retry.maxAttempts=1',
+    ]);
     assert.equal(r.code, 0, r.stderr);
-    const batch = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.event === 'batch')!;
+    const batch = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((e) => e.event === 'batch')!;
     assert.equal(batch.status, 'partial');
     const failed = batch.failed as number;
     assert.ok(failed > 0 && failed < 8, `some failed: ${failed}`);
     assert.equal(batch.rows, 8 - failed);
     const lines = r.stderr.trim().split('\n');
     assert.equal(lines.length, 1, r.stderr);
-    assert.equal(lines[0], `trace-rl rollout: ${failed} of 8 trajectories of step 0 ended in an error after the engine's retries (server_error ×${failed}; first: server_error: ${server.url}: HTTP 500: 500 internal error (attempt 1 of 1)); the batch holds the ${8 - failed} rows of the others and is marked partial (${batch.file}, and its .meta.json)`);
+    assert.equal(
+      lines[0],
+      `trace-rl rollout: ${failed} of 8 trajectories of step 0 ended in an error after the engine's retries (server_error ×${failed}; first: server_error: ${server.url}: HTTP 500: 500 internal error (attempt 1 of 1)); the batch holds the ${8 - failed} rows of the others and is marked partial (${batch.file}, and its .meta.json)`,
+    );
     assert.equal(JSON.parse(readFileSync(batchMetaFile(out, 0), 'utf8')).status, 'partial');
   } finally {
     await server.close();
@@ -171,7 +233,9 @@ test('Ctrl-C while the service waits for weights: a clean stop, done "stopped", 
   const server = await startFlakyServer();
   const out = fresh();
   try {
-    const child = spawn(process.execPath, [BIN, 'rollout', '--policy', 'openai', '--base-url', server.url, '--out', out, '--quiet', ...ARGS, '--steps', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'rollout', '--policy', 'openai', '--base-url', server.url, '--out', out, '--quiet', ...ARGS, '--steps', '2'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const events: Array<Record<string, unknown>> = [];
     createInterface({ input: child.stdout }).on('line', (l) => {
       const e = JSON.parse(l) as Record<string, unknown>;
@@ -180,7 +244,10 @@ test('Ctrl-C while the service waits for weights: a clean stop, done "stopped", 
     });
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
     assert.equal(code, 130);
-    assert.deepEqual(events.map((e) => e.event), ['batch', 'waiting', 'done']);
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['batch', 'waiting', 'done'],
+    );
     assert.equal(events.at(-1)!.status, 'stopped');
     assert.ok(existsSync(String(events[0]!.file)), 'the batch written before the stop is kept');
   } finally {
@@ -193,7 +260,10 @@ test('batches without usable log-probabilities (a server that returns no token i
   try {
     const r = await runCli(['rollout', '--policy', 'openai', '--base-url', server.url, '--out', fresh(), '--quiet', ...ARGS, '--extras', 'none']);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stderr, 'trace-rl rollout: none of the 8 rows has rollout log-probabilities matched to its token ids (response_logprobs are 0, logprobs_known false): the embedded policy samples no tokens (its ids are the tokenizer\'s encoding of the chosen text), and a server must return token ids with its log-probabilities (trace-rl rollout --extras vllm, or --mode tokens); use these rows to test a pipeline, not to train on\n');
+    assert.equal(
+      r.stderr,
+      "trace-rl rollout: none of the 8 rows has rollout log-probabilities matched to its token ids (response_logprobs are 0, logprobs_known false): the embedded policy samples no tokens (its ids are the tokenizer's encoding of the chosen text), and a server must return token ids with its log-probabilities (trace-rl rollout --extras vllm, or --mode tokens); use these rows to test a pipeline, not to train on\n",
+    );
   } finally {
     await server.close();
   }

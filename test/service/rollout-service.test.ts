@@ -15,7 +15,13 @@ import { defaultScript, startStandIn } from '../policy/openai-stand-in.ts';
 import { createEstimator, forestFromTrees } from '../../src/advantage/index.ts';
 
 /** Small world configuration: 2 steps of 4 prompts and 8 trajectories. */
-export const SERVICE_CONFIG = { steps: 2, pool: 4, strategy: { name: 'trace', budget: 8 }, env: { questions: 300 }, engine: { concurrency: 4, retry: { baseDelayMs: 1 } } };
+export const SERVICE_CONFIG = {
+  steps: 2,
+  pool: 4,
+  strategy: { name: 'trace', budget: 8 },
+  env: { questions: 300 },
+  engine: { concurrency: 4, retry: { baseDelayMs: 1 } },
+};
 
 test('rollout service: one batch per step from a real OpenAI-compatible server, then it waits for the weights file', async () => {
   const server = await startStandIn();
@@ -24,7 +30,16 @@ test('rollout service: one batch per step from a real OpenAI-compatible server, 
   const gate = new WeightsGate({ dir: out, pollMs: 20 });
   const events: RolloutServiceEvent[] = [];
   try {
-    const running = runRolloutService({ out, config: SERVICE_CONFIG, policy, format: 'verl', tokenizer: codepointTokenizer, gate, clock: () => performance.now(), onEvent: (e) => events.push(e) });
+    const running = runRolloutService({
+      out,
+      config: SERVICE_CONFIG,
+      policy,
+      format: 'verl',
+      tokenizer: codepointTokenizer,
+      gate,
+      clock: () => performance.now(),
+      onEvent: (e) => events.push(e),
+    });
     while (!events.some((e) => e.kind === 'waiting')) await sleep(20);
     const first = events.find((e): e is Extract<RolloutServiceEvent, { kind: 'batch' }> => e.kind === 'batch')!;
     assert.equal(first.step, 0);
@@ -41,7 +56,10 @@ test('rollout service: one batch per step from a real OpenAI-compatible server, 
       assert.equal(row.logprobs_known, true, 'the server returned ids and log-probabilities for every turn');
       assert.equal(codepointTokenizer.decode(row.response_ids as number[]), row.response_text);
       const modelLogprobs = (row.response_logprobs as number[]).filter((_, i) => (row.response_mask as number[])[i] === 1);
-      assert.ok(modelLogprobs.every((v) => v < 0), 'model tokens carry the server’s log-probabilities');
+      assert.ok(
+        modelLogprobs.every((v) => v < 0),
+        'model tokens carry the server’s log-probabilities',
+      );
     }
 
     writeFileSync(weightsReadyFile(out, 0), '');
@@ -49,7 +67,11 @@ test('rollout service: one batch per step from a real OpenAI-compatible server, 
     assert.equal(result.status, 'finished');
     assert.equal(result.batches.length, 2);
     assert.ok(existsSync(result.batches[1]));
-    assert.deepEqual(events.filter((e) => e.kind === 'waiting').map((e) => e.step), [0], 'no wait after the last step');
+    assert.deepEqual(
+      events.filter((e) => e.kind === 'waiting').map((e) => e.step),
+      [0],
+      'no wait after the last step',
+    );
     const store = RunStore.open(out, { readonly: true });
     assert.equal(store.lastStep(), 1);
     assert.equal(store.status(), 'finished');
@@ -109,16 +131,34 @@ test('rollout service: batches carry the configured advantageScale (none = unsca
   const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'stand-in', extras: 'vllm' });
   const gate = new WeightsGate({ dir: out, pollMs: 20 });
   try {
-    const result = await runRolloutService({ out, config: { ...SERVICE_CONFIG, steps: 1, advantageScale: 'none' }, policy, format: 'jsonl', tokenizer: codepointTokenizer, gate, clock: () => performance.now() });
+    const result = await runRolloutService({
+      out,
+      config: { ...SERVICE_CONFIG, steps: 1, advantageScale: 'none' },
+      policy,
+      format: 'jsonl',
+      tokenizer: codepointTokenizer,
+      gate,
+      clock: () => performance.now(),
+    });
     assert.equal(result.config.advantageScale, 'none');
-    const rows = readFileSync(result.batches[0], 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { leaf_id: string; advantage: number });
+    const rows = readFileSync(result.batches[0], 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { leaf_id: string; advantage: number });
     const store = RunStore.open(out, { readonly: true });
     const forest = forestFromTrees(store.trees(0));
     store.close();
     const unscaled = createEstimator('trace', { scale: 'none' }).estimate(forest);
     const scaled = createEstimator('trace', { scale: 'std' }).estimate(forest);
-    assert.notDeepEqual(unscaled.map((e) => e.advantage), scaled.map((e) => e.advantage), 'the step has mixed groups, where the two scales differ');
-    assert.deepEqual(rows.map((r) => [r.leaf_id, r.advantage]), unscaled.map((e) => [e.id, e.advantage]));
+    assert.notDeepEqual(
+      unscaled.map((e) => e.advantage),
+      scaled.map((e) => e.advantage),
+      'the step has mixed groups, where the two scales differ',
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.leaf_id, r.advantage]),
+      unscaled.map((e) => [e.id, e.advantage]),
+    );
   } finally {
     await gate.close();
     await server.close();

@@ -32,8 +32,15 @@ test('a damaged run is refused by open and by create, and left byte for byte as 
   bytes.write('garbage header!!', 0); // the 16-byte SQLite magic
   writeFileSync(file, bytes);
   const before = sha(file);
-  assert.throws(() => RunStore.open(dir), (e: Error) => e instanceof RunStoreError && /does not read as a trace-rl run .* nothing was changed: restore it from a backup, or choose another --out/.test(e.message));
-  assert.throws(() => RunStore.create(dir, {}), (e: Error) => e instanceof RunStoreError && /nothing was changed/.test(e.message));
+  assert.throws(
+    () => RunStore.open(dir),
+    (e: Error) =>
+      e instanceof RunStoreError && /does not read as a trace-rl run .* nothing was changed: restore it from a backup, or choose another --out/.test(e.message),
+  );
+  assert.throws(
+    () => RunStore.create(dir, {}),
+    (e: Error) => e instanceof RunStoreError && /nothing was changed/.test(e.message),
+  );
   assert.equal(sha(file), before);
 });
 
@@ -94,7 +101,10 @@ test('one writer per run: a second process is told the run is busy, with the PID
   try {
     const r = spawnSync(process.execPath, [BIN, 'train', '--resume', dir], { encoding: 'utf8' });
     assert.equal(r.status, 2);
-    assert.equal(r.stderr, `trace-rl: ${dir} is busy: process ${process.pid} is writing this run (${join(dir, LOCK_FILE)}); wait for it to finish or stop it, then resume\n`);
+    assert.equal(
+      r.stderr,
+      `trace-rl: ${dir} is busy: process ${process.pid} is writing this run (${join(dir, LOCK_FILE)}); wait for it to finish or stop it, then resume\n`,
+    );
     const reader = RunStore.open(dir, { readonly: true }); // readers (report, export) need no lock
     reader.close();
   } finally {
@@ -125,7 +135,12 @@ test('atomic writes replace regular files and symlink targets, and refuse FIFOs,
 
   const fifo = join(dir, 'pipe');
   execFileSync('mkfifo', [fifo]);
-  assert.throws(() => writeFileAtomic(fifo, 'x'), (e: Error) => e instanceof AtomicWriteError && e.message === `${fifo}: is a named pipe (FIFO), not a regular file; trace-rl only replaces regular files (or a symlink's target): choose a file path`);
+  assert.throws(
+    () => writeFileAtomic(fifo, 'x'),
+    (e: Error) =>
+      e instanceof AtomicWriteError &&
+      e.message === `${fifo}: is a named pipe (FIFO), not a regular file; trace-rl only replaces regular files (or a symlink's target): choose a file path`,
+  );
   assert.ok(lstatSync(fifo).isFIFO());
   const toFifo = join(dir, 'to-pipe');
   symlinkSync(fifo, toFifo);

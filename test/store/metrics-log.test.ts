@@ -12,9 +12,20 @@ import { performance } from 'node:perf_hooks';
 import { crc32c, maskedCrc, METRICS_CSV, METRICS_JSONL, METRICS_TFEVENTS, RunStore } from '../../src/store/index.ts';
 import { train } from '../../src/train/index.ts';
 
-const CONFIG = { steps: 3, pool: 4, strategy: { name: 'grpo', budget: 8 }, env: { questions: 100 }, eval: { every: 5, questions: 5 }, policy: { warmStart: 'none' } };
+const CONFIG = {
+  steps: 3,
+  pool: 4,
+  strategy: { name: 'grpo', budget: 8 },
+  env: { questions: 100 },
+  eval: { every: 5, questions: 5 },
+  policy: { warmStart: 'none' },
+};
 
-const jsonl = (dir: string) => readFileSync(join(dir, METRICS_JSONL), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+const jsonl = (dir: string) =>
+  readFileSync(join(dir, METRICS_JSONL), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, number>);
 
 /** metrics.csv back into per-step objects. */
 function csv(dir: string): Map<number, Record<string, number>> {
@@ -91,8 +102,8 @@ function protoFields(b: Uint8Array): Map<number, Array<number | bigint | Uint8Ar
     const [field, wire] = [key >> 3, key & 7];
     let value: number | bigint | Uint8Array;
     if (wire === 0) value = varint();
-    else if (wire === 1) (value = view.getFloat64(i, true)), (i += 8);
-    else if (wire === 5) (value = view.getFloat32(i, true)), (i += 4);
+    else if (wire === 1) ((value = view.getFloat64(i, true)), (i += 8));
+    else if (wire === 5) ((value = view.getFloat32(i, true)), (i += 4));
     else if (wire === 2) {
       const n = Number(varint());
       value = b.subarray(i, i + n);
@@ -107,7 +118,7 @@ function protoFields(b: Uint8Array): Map<number, Array<number | bigint | Uint8Ar
 function tfRecords(bytes: Uint8Array): Uint8Array[] {
   const records: Uint8Array[] = [];
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const n = Number(view.getBigUint64(i, true));
     assert.equal(view.getUint32(i + 8, true), maskedCrc(bytes.subarray(i, i + 8)), 'length checksum');
     const data = bytes.subarray(i + 12, i + 12 + n);
@@ -142,7 +153,11 @@ test('the TensorBoard event file reads back: file version first, then one Event 
       scalars[new TextDecoder().decode(f.get(1)![0] as Uint8Array)] = (f.get(2)![0] as number) + 0;
     }
     const { step: _step, ...metrics } = rows[k]!;
-    const finite = Object.fromEntries(Object.entries(metrics as Record<string, number>).filter(([, x]) => Number.isFinite(x)).map(([key, x]) => [key, Math.fround(x)]));
+    const finite = Object.fromEntries(
+      Object.entries(metrics as Record<string, number>)
+        .filter(([, x]) => Number.isFinite(x))
+        .map(([key, x]) => [key, Math.fround(x)]),
+    );
     assert.deepEqual(scalars, finite);
     assert.ok(Object.keys(finite).length > 10);
   });

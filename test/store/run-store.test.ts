@@ -24,11 +24,17 @@ test('a real SQLite run folder stores steps, trees and the latest checkpoints', 
   assert.deepEqual(r.config(), { seed: 3 });
   assert.equal(r.lastStep(), 1);
   assert.equal(r.status(), 'running');
-  assert.deepEqual(r.trees(0).map((t) => t.promptId), ['a', 'b']);
+  assert.deepEqual(
+    r.trees(0).map((t) => t.promptId),
+    ['a', 'b'],
+  );
   assert.deepEqual(r.trees(0)[0], tree('a'));
   assert.deepEqual(r.checkpoints(1), { policy: new Uint8Array([3]) });
   assert.deepEqual(r.checkpoints(0), {}, 'older checkpoints are dropped');
-  assert.deepEqual(r.steps().map((x) => x.metrics.reward), [0.5, 0.7]);
+  assert.deepEqual(
+    r.steps().map((x) => x.metrics.reward),
+    [0.5, 0.7],
+  );
   r.markFinished();
   assert.equal(r.status(), 'finished');
   r.close();

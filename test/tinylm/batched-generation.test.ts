@@ -81,7 +81,7 @@ test('seeded sampling: a sequence draws the same tokens whatever runs beside it'
   assertSame(beside, want, 'with other seeds beside');
 });
 
-test('batched log-probabilities are the policy\'s: llama.cpp scoring and the jax-js trainer agree ≤ 1e-4 nats', async () => {
+test("batched log-probabilities are the policy's: llama.cpp scoring and the jax-js trainer agree ≤ 1e-4 nats", async () => {
   await initJax();
   const outs = await concurrent(false);
   const picked = [0, 5, 10, 15];
@@ -116,14 +116,36 @@ test('batched log-probabilities are the policy\'s: llama.cpp scoring and the jax
 test('sequences go back to the pool after errors and aborts, and the engine still generates the same tokens', async () => {
   const want = await gen(4, false);
   // A callback that throws mid-generation.
-  await assert.rejects(engine.generate(prompts[4]!, { maxTokens: 40, stop: [], seed: 1, until: (ids) => { if (ids.length === 3) throw new Error('boom'); return false; } }), /boom/);
+  await assert.rejects(
+    engine.generate(prompts[4]!, {
+      maxTokens: 40,
+      stop: [],
+      seed: 1,
+      until: (ids) => {
+        if (ids.length === 3) throw new Error('boom');
+        return false;
+      },
+    }),
+    /boom/,
+  );
   assert.equal(engine.idleSequences, N);
   // A prefix longer than the context.
   await assert.rejects(engine.generate(new Array(engine.contextSize + 5).fill(BOS_ID), { maxTokens: 4, stop: [], seed: 1 }), ContextOverflowError);
   assert.equal(engine.idleSequences, N);
   // Aborted mid-generation, several at once.
   const mid = new AbortController();
-  const aborted = Array.from({ length: 4 }, (_, i) => engine.generate(prompts[i]!, { maxTokens: 40, stop: [], seed: i, signal: mid.signal, until: (ids) => { if (ids.length === 2) mid.abort(new Error('stop now')); return false; } }));
+  const aborted = Array.from({ length: 4 }, (_, i) =>
+    engine.generate(prompts[i]!, {
+      maxTokens: 40,
+      stop: [],
+      seed: i,
+      signal: mid.signal,
+      until: (ids) => {
+        if (ids.length === 2) mid.abort(new Error('stop now'));
+        return false;
+      },
+    }),
+  );
   await Promise.all(aborted.map((p) => assert.rejects(p, /stop now/)));
   assert.equal(engine.idleSequences, N);
   // Aborted while waiting for a sequence: every sequence is busy, the 17th call waits and leaves on abort without taking one.
@@ -137,7 +159,11 @@ test('sequences go back to the pool after errors and aborts, and the engine stil
   assert.equal(engine.idleSequences, N);
   // The sequences cleared after failures serve later calls exactly.
   assert.deepEqual((await gen(4, false)).ids, want.ids);
-  assertSame(await concurrent(false, [4, 0, 1, 2, 3]), [await gen(0, false), await gen(1, false), await gen(2, false), await gen(3, false), want], 'after the failures');
+  assertSame(
+    await concurrent(false, [4, 0, 1, 2, 3]),
+    [await gen(0, false), await gen(1, false), await gen(2, false), await gen(3, false), want],
+    'after the failures',
+  );
 });
 
 /** Every node of a tree by id (creation order depends on scheduling): turn text, token ids, end (log-probabilities differ by float rounding). */
@@ -148,7 +174,8 @@ test('trace-rl eval with the tiny LM: the same trajectories one call at a time a
   const policy = new TinyLmPolicy(model, { sequences: 8, maxTokensPerTurn: 24 });
   try {
     const suite = { kind: 'world', env, datasets: new Map([['world', env.test.slice(0, 6)]]) };
-    const run = (concurrency: number) => runEval({ suite, policy, samples: 4, greedy: false, concurrency, engine: { maxTurns: 3, maxTokensPerTurn: 24 }, seed: 3 });
+    const run = (concurrency: number) =>
+      runEval({ suite, policy, samples: 4, greedy: false, concurrency, engine: { maxTurns: 3, maxTokensPerTurn: 24 }, seed: 3 });
     const one = await run(1);
     const batched = await run(8);
     assert.equal(batched.records.length, 6);

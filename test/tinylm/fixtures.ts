@@ -20,7 +20,8 @@ export function fixture(overrides: Partial<LlamaConfig> = {}, seed = 1, sigma = 
     cached = { env, tokenizer: new Tokenizer(vocab), model: { config, vocab, weights: initWeights(config, createRng(seed)) } };
   }
   const config = { ...cached.model.config, ...overrides };
-  const model = Object.keys(overrides).length || seed !== 1 ? { config, vocab: cached.model.vocab, weights: initWeights(config, createRng(seed), sigma) } : cached.model;
+  const model =
+    Object.keys(overrides).length || seed !== 1 ? { config, vocab: cached.model.vocab, weights: initWeights(config, createRng(seed), sigma) } : cached.model;
   return { ...cached, model };
 }
 

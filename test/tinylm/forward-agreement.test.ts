@@ -78,7 +78,9 @@ for (const overrides of shapes) {
         maxPackedVsAlone = Math.max(maxPackedVsAlone, maxDiff(packed[i + 1]!, solo!));
         maxPacked = Math.max(maxPacked, maxDiff(packed[i + 1]!, r.logprobs, 1));
       }
-      console.log(`max |Δ log π| vs llama.cpp over ${long.length - 1} tokens: ${maxToken.toExponential(2)}; full distributions: ${maxDist.toExponential(2)}; packed row (3 sequences) vs llama.cpp: ${maxPacked.toExponential(2)}; packed vs alone: ${maxPackedVsAlone.toExponential(2)}`);
+      console.log(
+        `max |Δ log π| vs llama.cpp over ${long.length - 1} tokens: ${maxToken.toExponential(2)}; full distributions: ${maxDist.toExponential(2)}; packed row (3 sequences) vs llama.cpp: ${maxPacked.toExponential(2)}; packed vs alone: ${maxPackedVsAlone.toExponential(2)}`,
+      );
       assert.ok(maxToken < 1e-4, `max token difference ${maxToken}`);
       assert.ok(maxDist < 1e-4, `max distribution difference ${maxDist}`);
       assert.ok(maxPacked < 1e-4, `max packed difference ${maxPacked}`);

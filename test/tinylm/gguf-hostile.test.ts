@@ -48,23 +48,39 @@ const bytes = readFileSync(good);
 writeFileSync(truncated, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
 const passwd = join(dir, 'passwd.gguf');
 copyFileSync('/etc/passwd', passwd);
-const passwdWords = readFileSync(passwd, 'utf8').split(/[\s:]+/).filter((w) => w.length >= 4);
+const passwdWords = readFileSync(passwd, 'utf8')
+  .split(/[\s:]+/)
+  .filter((w) => w.length >= 4);
 
 const WATCH = { maxRssMb: 1200, timeoutMs: 30_000 };
 
 test('our header check accepts a real model and refuses bombs and truncation in milliseconds, quoting no byte', () => {
   checkGgufFile(good);
-  for (const [file, why] of [[bomb, /claims 9223372036854775807 metadata entries and 9223372036854775807 tensors/], [arrayBomb, /array of 1099511627776 elements cannot fit/], [truncated, /runs past the end of the file/], [passwd, /is not a GGUF file/]] as const) {
+  for (const [file, why] of [
+    [bomb, /claims 9223372036854775807 metadata entries and 9223372036854775807 tensors/],
+    [arrayBomb, /array of 1099511627776 elements cannot fit/],
+    [truncated, /runs past the end of the file/],
+    [passwd, /is not a GGUF file/],
+  ] as const) {
     const t = performance.now();
-    assert.throws(() => checkGgufFile(file), (e: unknown) => why.test((e as Error).message) && !passwdWords.some((w) => (e as Error).message.includes(w)), file);
+    assert.throws(
+      () => checkGgufFile(file),
+      (e: unknown) => why.test((e as Error).message) && !passwdWords.some((w) => (e as Error).message.includes(w)),
+      file,
+    );
     assert.ok(performance.now() - t < 500, `${file}: ${performance.now() - t} ms`);
   }
 });
 
 test('the tensor layouts agree with the ggml that llama.cpp was built with', async () => {
-  const bindings = ((await loadLlama()) as unknown as { _bindings: { getTypeSizeForGgmlType(t: number): number; getBlockSizeForGgmlType(t: number): number } })._bindings;
+  const bindings = ((await loadLlama()) as unknown as { _bindings: { getTypeSizeForGgmlType(t: number): number; getBlockSizeForGgmlType(t: number): number } })
+    ._bindings;
   for (const [type, [block, size]] of Object.entries(TYPE_LAYOUT)) {
-    assert.deepEqual([BigInt(bindings.getBlockSizeForGgmlType(Number(type))), BigInt(bindings.getTypeSizeForGgmlType(Number(type)))], [block, size], `ggml type ${type}`);
+    assert.deepEqual(
+      [BigInt(bindings.getBlockSizeForGgmlType(Number(type))), BigInt(bindings.getTypeSizeForGgmlType(Number(type)))],
+      [block, size],
+      `ggml type ${type}`,
+    );
   }
 });
 
@@ -107,7 +123,12 @@ async function reload(model: string): Promise<{ status: number; text: string; ms
     }
   }, 50);
   try {
-    const r = await fetch(`${root}/reload`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model }), signal: abort.signal });
+    const r = await fetch(`${root}/reload`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model }),
+      signal: abort.signal,
+    });
     return { status: r.status, text: await r.text(), ms: performance.now() - t };
   } finally {
     clearInterval(watch);

@@ -25,12 +25,18 @@ test('writeGguf → readGguf round-trips every metadata type and F32 tensors', (
   assert.equal(f.version, 3);
   assert.deepEqual([...f.metadata.keys()], Object.keys(md));
   for (const [k, v] of Object.entries(md)) assert.deepEqual(f.metadata.get(k), k === 'a.f32s' ? v : v, k);
-  assert.deepEqual(f.tensors.map((t) => [t.name, t.dims, [...t.data]]), tensors.map((t) => [t.name, t.dims, [...t.data]]));
+  assert.deepEqual(
+    f.tensors.map((t) => [t.name, t.dims, [...t.data]]),
+    tensors.map((t) => [t.name, t.dims, [...t.data]]),
+  );
 });
 
 test('readGguf names what is wrong with a bad file', () => {
   const bytes = writeGguf({ k: meta.u32(1) }, [{ name: 'w', dims: [4], data: new Float32Array(4) }]);
-  assert.throws(() => readGguf(bytes.subarray(0, bytes.length - 40), 'cut.gguf'), (e: unknown) => e instanceof GgufError && /cut\.gguf/.test(e.message));
+  assert.throws(
+    () => readGguf(bytes.subarray(0, bytes.length - 40), 'cut.gguf'),
+    (e: unknown) => e instanceof GgufError && /cut\.gguf/.test(e.message),
+  );
   const bad = bytes.slice();
   bad[0] = 0;
   assert.throws(() => readGguf(bad), /not a GGUF file/);
@@ -40,10 +46,13 @@ test('readGguf names what is wrong with a bad file', () => {
 test('modelToGguf → modelFromGguf gives back the same config, vocabulary and weights', () => {
   const { model } = fixture();
   const back = modelFromGguf(modelToGguf(model));
-  assert.deepEqual(back.config, { ...model.config, eps: Math.fround(model.config.eps) }, "eps is stored as f32");
+  assert.deepEqual(back.config, { ...model.config, eps: Math.fround(model.config.eps) }, 'eps is stored as f32');
   assert.deepEqual(back.vocab.pieces, model.vocab.pieces);
   assert.deepEqual(back.vocab.types, model.vocab.types);
-  assert.deepEqual(back.vocab.scores, model.vocab.scores.map((s) => Math.fround(s)));
+  assert.deepEqual(
+    back.vocab.scores,
+    model.vocab.scores.map((s) => Math.fround(s)),
+  );
   assert.deepEqual(back.weights.embed, model.weights.embed);
   assert.deepEqual(back.weights.layers[1]!.down, model.weights.layers[1]!.down);
   assert.deepEqual(back.weights.output, model.weights.output);

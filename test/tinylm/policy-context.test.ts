@@ -15,8 +15,13 @@ test('a trajectory that fills the context fails the call as data (non-retryable)
     const prompt = env.train[0]!;
     const ok = await policy.act({ prompt, rendered: '', turns: [], rng: createRng(1), maxTokens: 8 });
     assert.ok(ok.tokens!.ids.length >= 1);
-    const turns = [{ thought: '', action: { type: 'search', input: 'x' }, text: '<search>x</search>', observation: formatInformation(env.world.passages.slice(0, 3)) }];
-    await assert.rejects(policy.act({ prompt, rendered: '', turns, rng: createRng(1), maxTokens: 8 }), (e: unknown) => e instanceof PolicyCallError && !e.retryable && /fill the model's context of 64/.test(e.message));
+    const turns = [
+      { thought: '', action: { type: 'search', input: 'x' }, text: '<search>x</search>', observation: formatInformation(env.world.passages.slice(0, 3)) },
+    ];
+    await assert.rejects(
+      policy.act({ prompt, rendered: '', turns, rng: createRng(1), maxTokens: 8 }),
+      (e: unknown) => e instanceof PolicyCallError && !e.retryable && /fill the model's context of 64/.test(e.message),
+    );
   } finally {
     await policy.dispose();
   }

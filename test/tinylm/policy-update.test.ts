@@ -18,29 +18,42 @@ test('update: PPO on the turns raises the log-probability of positively advantag
   const policy = new TinyLmPolicy(model, { maxTokensPerTurn: 24, trainer: { batch: 4 } });
   try {
     const prompts = env.train.slice(0, 2);
-    const res = await runStep({ prompts, env, policy, rng: createRng(4), rootPlan: new Map(prompts.map((p) => [p.id, 2])), settings: { maxTurns: 2, concurrency: 2 } });
-    const samples = res.trees.flatMap((t) => leaves(t).map((leaf, k) => {
-      const turns = turnsTo(t, leaf.id);
-      return { prompt: prompts.find((p) => p.id === t.promptId)!, turns, advantages: turns.map(() => (k % 2 === 0 ? 1 : -1)) };
-    }));
+    const res = await runStep({
+      prompts,
+      env,
+      policy,
+      rng: createRng(4),
+      rootPlan: new Map(prompts.map((p) => [p.id, 2])),
+      settings: { maxTurns: 2, concurrency: 2 },
+    });
+    const samples = res.trees.flatMap((t) =>
+      leaves(t).map((leaf, k) => {
+        const turns = turnsTo(t, leaf.id);
+        return { prompt: prompts.find((p) => p.id === t.promptId)!, turns, advantages: turns.map(() => (k % 2 === 0 ? 1 : -1)) };
+      }),
+    );
     const seqs = samples.map((s) => trajectorySequence(policy.tokenizer, s.prompt, s.turns));
     const mean = (lp: number[][], sign: number) => {
       let sum = 0;
       let n = 0;
-      seqs.forEach((s, j) => s.mask.forEach((m, i) => {
-        if (m === 1 && samples[j]!.advantages[0] === sign) {
-          sum += lp[j]![i]!;
-          n++;
-        }
-      }));
+      seqs.forEach((s, j) =>
+        s.mask.forEach((m, i) => {
+          if (m === 1 && samples[j]!.advantages[0] === sign) {
+            sum += lp[j]![i]!;
+            n++;
+          }
+        }),
+      );
       return sum / n;
     };
     const before = new LmTrainer(model, { batch: 4 }).logprobs(seqs);
     // The trainer's log π is the sampler's, so the first pass's PPO ratios are 1 up to the agreement tolerance.
     let gap = 0;
-    seqs.forEach((s, j) => s.mask.forEach((m, i) => {
-      if (m === 1) gap = Math.max(gap, Math.abs(before[j]![i]! - s.logprobs[i]!));
-    }));
+    seqs.forEach((s, j) =>
+      s.mask.forEach((m, i) => {
+        if (m === 1) gap = Math.max(gap, Math.abs(before[j]![i]! - s.logprobs[i]!));
+      }),
+    );
     assert.ok(gap < 1e-4, `sampler vs trainer ${gap}`);
     const metrics = await policy.update(samples, { learningRate: 0.01, clip: 0.2, epochs: 2 });
     assert.ok(metrics.turns > 0 && Number.isFinite(metrics.loss));
@@ -49,7 +62,14 @@ test('update: PPO on the turns raises the log-probability of positively advantag
     assert.ok(mean(after, 1) > mean(before, 1), 'positive-advantage tokens became likelier');
     assert.ok(mean(after, -1) < mean(before, -1), 'negative-advantage tokens became less likely');
     // Weight sync: a new rollout's recorded probabilities are the updated trainer's, not the old weights'.
-    const next = await runStep({ prompts: prompts.slice(0, 1), env, policy, rng: createRng(5), rootPlan: new Map([[prompts[0]!.id, 1]]), settings: { maxTurns: 1 } });
+    const next = await runStep({
+      prompts: prompts.slice(0, 1),
+      env,
+      policy,
+      rng: createRng(5),
+      rootPlan: new Map([[prompts[0]!.id, 1]]),
+      settings: { maxTurns: 1 },
+    });
     const turns = turnsTo(next.trees[0]!, leaves(next.trees[0]!)[0]!.id);
     const seq = trajectorySequence(policy.tokenizer, prompts[0]!, turns);
     const now = policy.trainer.logprobs([seq])[0]!;
@@ -87,7 +107,12 @@ test('update: one Adam step per pass over the whole batch, even when the batch p
   try {
     const q = env.train[0]!;
     const passages = [formatInformation(env.world.passages.slice(0, 3)), formatInformation(env.world.passages.slice(3, 6))];
-    const turn = (type: 'search' | 'answer', input: string, observation: string): Turn => ({ thought: '', action: { type, input }, text: turnText({ type, input }), observation });
+    const turn = (type: 'search' | 'answer', input: string, observation: string): Turn => ({
+      thought: '',
+      action: { type, input },
+      text: turnText({ type, input }),
+      observation,
+    });
     const trajectory = (answer: string) => [turn('search', q.question, passages[0]!), turn('search', q.question, passages[1]!), turn('answer', answer, '')];
     // Record the tokens with their log π under the current weights, as a rollout would.
     const withTokens = (turns: Turn[]): Turn[] => {
@@ -124,24 +149,41 @@ test('update: one Adam step per pass over the whole batch, even when the batch p
   }
 });
 
-test('temperature: rollouts sampled at τ = 0.7 record log softmax(logits / 0.7), which the policy\'s trainer computes too', async () => {
+test("temperature: rollouts sampled at τ = 0.7 record log softmax(logits / 0.7), which the policy's trainer computes too", async () => {
   const { env, model } = fixture();
   const policy = new TinyLmPolicy(model, { maxTokensPerTurn: 24, temperature: 0.7 });
   try {
     const prompts = env.train.slice(0, 2);
-    const res = await runStep({ prompts, env, policy, rng: createRng(9), rootPlan: new Map(prompts.map((p) => [p.id, 2])), settings: { maxTurns: 2, concurrency: 2 } });
-    const seqs = res.trees.flatMap((t) => leaves(t).map((leaf) => trajectorySequence(policy.tokenizer, prompts.find((p) => p.id === t.promptId)!, turnsTo(t, leaf.id))));
+    const res = await runStep({
+      prompts,
+      env,
+      policy,
+      rng: createRng(9),
+      rootPlan: new Map(prompts.map((p) => [p.id, 2])),
+      settings: { maxTurns: 2, concurrency: 2 },
+    });
+    const seqs = res.trees.flatMap((t) =>
+      leaves(t).map((leaf) =>
+        trajectorySequence(
+          policy.tokenizer,
+          prompts.find((p) => p.id === t.promptId)!,
+          turnsTo(t, leaf.id),
+        ),
+      ),
+    );
     const tempered = policy.trainer.logprobs(seqs);
     const plain = new LmTrainer(model).logprobs(seqs);
     let gap = 0;
     let gapPlain = 0;
     let n = 0;
-    seqs.forEach((s, j) => s.mask.forEach((m, i) => {
-      if (m !== 1) return;
-      gap = Math.max(gap, Math.abs(tempered[j]![i]! - s.logprobs[i]!));
-      gapPlain = Math.max(gapPlain, Math.abs(plain[j]![i]! - s.logprobs[i]!));
-      n++;
-    }));
+    seqs.forEach((s, j) =>
+      s.mask.forEach((m, i) => {
+        if (m !== 1) return;
+        gap = Math.max(gap, Math.abs(tempered[j]![i]! - s.logprobs[i]!));
+        gapPlain = Math.max(gapPlain, Math.abs(plain[j]![i]! - s.logprobs[i]!));
+        n++;
+      }),
+    );
     assert.ok(n > 10, `sampled tokens: ${n}`);
     assert.ok(gap < 1e-4, `sampler vs tempered trainer: ${gap} nats`);
     assert.ok(gapPlain > 1e-2, `the τ = 1 trainer must disagree, or the test cannot tell the two apart (${gapPlain})`);

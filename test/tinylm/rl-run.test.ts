@@ -18,18 +18,24 @@ function snapshotModel(snapshot: Uint8Array): LlamaModel {
 }
 
 /** The largest |recorded log π − trainer log π| over every generated token of every leaf path. */
-function maxLogprobGap(trees: readonly RolloutTree[], model: LlamaModel, prompts: Map<string, { id: string; question: string; answers: string[] }>): { gap: number; tokens: number } {
+function maxLogprobGap(
+  trees: readonly RolloutTree[],
+  model: LlamaModel,
+  prompts: Map<string, { id: string; question: string; answers: string[] }>,
+): { gap: number; tokens: number } {
   const { tokenizer } = fixture();
   const trainer = new LmTrainer(model, { batch: 4 });
   const seqs = trees.flatMap((t) => leaves(t).map((leaf) => trajectorySequence(tokenizer, prompts.get(t.promptId)!, turnsTo(t, leaf.id))));
   const lp = trainer.logprobs(seqs);
   let gap = 0;
   let tokens = 0;
-  seqs.forEach((s, j) => s.ids.forEach((_, i) => {
-    if (s.mask[i] !== 1) return;
-    gap = Math.max(gap, Math.abs(s.logprobs[i]! - lp[j]![i]!));
-    tokens++;
-  }));
+  seqs.forEach((s, j) =>
+    s.ids.forEach((_, i) => {
+      if (s.mask[i] !== 1) return;
+      gap = Math.max(gap, Math.abs(s.logprobs[i]! - lp[j]![i]!));
+      tokens++;
+    }),
+  );
   return { gap, tokens };
 }
 
@@ -59,13 +65,19 @@ test('a short tiny-LM RL run: token-exact trees whose log-probabilities are the 
         turns++;
         assert.ok(turn.tokens, `${node.id} has tokens`);
         assert.equal(turn.tokens.ids.length, turn.tokens.logprobs.length);
-        assert.ok(turn.tokens.mask.every((m) => m === 1), 'generated tokens only, mask 1');
+        assert.ok(
+          turn.tokens.mask.every((m) => m === 1),
+          'generated tokens only, mask 1',
+        );
         assert.equal(tokenizer.decode(turn.tokens.ids), turn.text, `${node.id}: ids spell the text`);
         assert.ok(turn.tokens.logprobs.every((l) => l <= 0));
       }
     }
     assert.ok(turns >= 6, `${turns} turns`);
-    assert.ok(t0.some((t) => Object.values(t.nodes).some((n) => n.origin === 'continuation')), 'the strategy branched from prefixes');
+    assert.ok(
+      t0.some((t) => Object.values(t.nodes).some((n) => n.origin === 'continuation')),
+      'the strategy branched from prefixes',
+    );
     // Step 0 was sampled from the initial weights: every recorded token log-probability, prefixes and
     // continuations alike, is what the trainer computes on the rebuilt sequence (observations masked).
     const before = maxLogprobGap(t0, model, prompts);
@@ -91,9 +103,30 @@ test('trace-rl eval --policy tiny-lm --run DIR samples from the run’s last che
   const ck = store.checkpoints(store.lastStep()).policy!;
   store.close();
   const evalDir = join(out, 'eval');
-  const res = await runCli(['eval', '--policy', 'tiny-lm', '--run', out, '--model', other, '--questions', '3', '--samples', '2', '--temperature', '1', '--out', evalDir, '--json', '--quiet']);
+  const res = await runCli([
+    'eval',
+    '--policy',
+    'tiny-lm',
+    '--run',
+    out,
+    '--model',
+    other,
+    '--questions',
+    '3',
+    '--samples',
+    '2',
+    '--temperature',
+    '1',
+    '--out',
+    evalDir,
+    '--json',
+    '--quiet',
+  ]);
   assert.equal(res.code, 0, res.stderr);
-  const records = readFileSync(join(evalDir, 'trajectories.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { tree: RolloutTree });
+  const records = readFileSync(join(evalDir, 'trajectories.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { tree: RolloutTree });
   assert.equal(records.length, 3);
   const prompts = new Map(env.test.map((p) => [p.id, p]));
   const trees = records.map((r) => r.tree);

@@ -29,14 +29,23 @@ after(async () => {
 
 test('models lists the file name', async () => {
   const list = await client.models.list();
-  assert.deepEqual(list.data.map((m) => m.id), ['tiny']);
+  assert.deepEqual(
+    list.data.map((m) => m.id),
+    ['tiny'],
+  );
 });
 
 test('completions: text, token ids and logprobs agree with llama.cpp, and a seed reproduces the sample', async () => {
   const prompt = tinyPrompt(env.train[2]!);
   const body = { model: 'tiny', prompt, max_tokens: 24, logprobs: 0, seed: 5, temperature: 1, top_p: 1, return_token_ids: true } as const;
   const r = (await client.completions.create(body as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming)) as unknown as {
-    choices: Array<{ text: string; finish_reason: string; token_ids: number[]; prompt_token_ids: number[]; logprobs: { tokens: string[]; token_logprobs: number[] } }>;
+    choices: Array<{
+      text: string;
+      finish_reason: string;
+      token_ids: number[];
+      prompt_token_ids: number[];
+      logprobs: { tokens: string[]; token_logprobs: number[] };
+    }>;
     usage: { completion_tokens: number; prompt_tokens: number };
   };
   const c = r.choices[0]!;
@@ -50,7 +59,10 @@ test('completions: text, token ids and logprobs agree with llama.cpp, and a seed
   const again = (await client.completions.create(body as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming)) as unknown as typeof r;
   assert.deepEqual(again.choices[0]!.token_ids, c.token_ids);
   // A token-id prompt continues exactly from those ids.
-  const ids = (await client.completions.create({ ...body, prompt: c.prompt_token_ids } as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming)) as unknown as typeof r;
+  const ids = (await client.completions.create({
+    ...body,
+    prompt: c.prompt_token_ids,
+  } as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming)) as unknown as typeof r;
   assert.deepEqual(ids.choices[0]!.token_ids, c.token_ids);
 });
 
@@ -62,12 +74,24 @@ test('completions: a stop string ends the text (cut) and include_stop_str_in_out
   const cut = (await client.completions.create({ ...base, stop: [stop] } as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming)).choices[0]!;
   assert.equal(cut.finish_reason, 'stop');
   assert.equal(cut.text, free.text.slice(0, free.text.indexOf(stop)));
-  const kept = (await client.completions.create({ ...base, stop: [stop], include_stop_str_in_output: true } as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming)).choices[0]!;
+  const kept = (
+    await client.completions.create({
+      ...base,
+      stop: [stop],
+      include_stop_str_in_output: true,
+    } as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming)
+  ).choices[0]!;
   assert.equal(kept.text, cut.text + stop);
 });
 
 test('chat: message content with per-token logprobs', async () => {
-  const r = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: env.train[0]!.question }], max_tokens: 16, logprobs: true, seed: 3 });
+  const r = await client.chat.completions.create({
+    model: 'tiny',
+    messages: [{ role: 'user', content: env.train[0]!.question }],
+    max_tokens: 16,
+    logprobs: true,
+    seed: 3,
+  });
   const c = r.choices[0]!;
   assert.equal(typeof c.message.content, 'string');
   assert.equal(c.logprobs!.content!.length, r.usage!.completion_tokens);
@@ -76,7 +100,10 @@ test('chat: message content with per-token logprobs', async () => {
 });
 
 test('a bad request is a 400 with an OpenAI error body', async () => {
-  await assert.rejects(client.completions.create({ model: 'tiny', prompt: 'x', max_tokens: -3 }), (e: unknown) => e instanceof OpenAI.BadRequestError && /max_tokens/.test(e.message));
+  await assert.rejects(
+    client.completions.create({ model: 'tiny', prompt: 'x', max_tokens: -3 }),
+    (e: unknown) => e instanceof OpenAI.BadRequestError && /max_tokens/.test(e.message),
+  );
 });
 
 test("the rollout engine's OpenAI policy gets token-exact spans from trace-rl serve", async () => {
@@ -87,5 +114,8 @@ test("the rollout engine's OpenAI policy gets token-exact spans from trace-rl se
   assert.equal(out.tokens.ids.length, out.tokens.logprobs.length);
   assert.ok(out.tokens.mask.every((m) => m === 1));
   assert.ok(tokenizer.decode(out.tokens.ids).startsWith(out.text), 'the ids spell the turn text');
-  assert.equal(out.logprob, out.tokens.logprobs.reduce((a, b) => a + b, 0));
+  assert.equal(
+    out.logprob,
+    out.tokens.logprobs.reduce((a, b) => a + b, 0),
+  );
 });

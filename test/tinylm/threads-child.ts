@@ -23,7 +23,12 @@ if (W) {
 const { env, tokenizer, model } = fixture({}, 3);
 const rows = env.train.slice(0, 6).map((p, i) => {
   const seq = trajectorySequence(tokenizer, p, [
-    { thought: '', action: { type: 'search', input: 'x' }, text: `<think>t${i}</think>\n<search>${p.question.split(' ')[2]}</search>`, observation: formatInformation(env.world.passages.slice(i, i + 2)) },
+    {
+      thought: '',
+      action: { type: 'search', input: 'x' },
+      text: `<think>t${i}</think>\n<search>${p.question.split(' ')[2]}</search>`,
+      observation: formatInformation(env.world.passages.slice(i, i + 2)),
+    },
     { thought: '', action: { type: 'answer', input: p.answers[0]! }, text: `<answer>${p.answers[0]}</answer>`, observation: '' },
   ]);
   return { seq, advantages: seq.turn.map((t) => (t < 0 ? 0 : i % 2 ? -1 : 1)) };
@@ -32,7 +37,8 @@ const trainer = new LmTrainer(model, { gridTokens: 1024 });
 const stats = await trainer.fit('ppo', rows, 0.01, { clip: 0.2 });
 const w = trainer.weights();
 const hash = createHash('sha256');
-for (const a of [w.embed, w.output, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.gate, l.up, l.down])]) hash.update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+for (const a of [w.embed, w.output, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.gate, l.up, l.down])])
+  hash.update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
 trainer.dispose();
 const plain = new LmTrainer(model);
 const defaultGrid = plain.opts.gridTokens;

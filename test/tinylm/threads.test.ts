@@ -10,7 +10,11 @@ const root = join(import.meta.dirname, '../..');
 
 /** Runs threads-child.ts with TRACE_RL_JAX_THREADS = threads; it must exit by itself within a minute. */
 async function child(threads: string): Promise<{ threads: number; messages: number; steps: number; loss: number; weights: string; defaultGrid: number }> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'threads-child.ts')], { cwd: root, env: { ...process.env, TRACE_RL_JAX_THREADS: threads }, timeout: 60_000 });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'threads-child.ts')], {
+    cwd: root,
+    env: { ...process.env, TRACE_RL_JAX_THREADS: threads },
+    timeout: 60_000,
+  });
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
 
@@ -34,12 +38,18 @@ test('TRACE_RL_JAX_THREADS must be a whole number of threads', async () => {
 });
 
 test('only src/util/jax.ts imports jax-js (the thread shim must be installed before jax-js builds its backend)', () => {
-  const files = (dir: string): string[] => readdirSync(dir).flatMap((f) => {
-    const p = join(dir, f);
-    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
-  });
-  const importers = ['src', 'bench', 'test'].flatMap((d) => files(join(root, d))).filter((f) => /from '@jax-js\/jax'|import\('@jax-js\/jax'\)/.test(readFileSync(f, 'utf8')));
-  assert.deepEqual(importers.map((f) => relative(root, f)), ['src/util/jax.ts']);
+  const files = (dir: string): string[] =>
+    readdirSync(dir).flatMap((f) => {
+      const p = join(dir, f);
+      return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+    });
+  const importers = ['src', 'bench', 'test']
+    .flatMap((d) => files(join(root, d)))
+    .filter((f) => /from '@jax-js\/jax'|import\('@jax-js\/jax'\)/.test(readFileSync(f, 'utf8')));
+  assert.deepEqual(
+    importers.map((f) => relative(root, f)),
+    ['src/util/jax.ts'],
+  );
 });
 
 test('the pool is opt-in: unset means one thread, cores means one per core (at most 8)', async () => {

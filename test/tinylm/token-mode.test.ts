@@ -37,7 +37,11 @@ before(async () => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
-    const upstream = await fetch(`${baseURL.replace(/\/v1$/, '')}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: req.method === 'POST' ? body : undefined });
+    const upstream = await fetch(`${baseURL.replace(/\/v1$/, '')}${req.url}`, {
+      method: req.method,
+      headers: { 'content-type': 'application/json' },
+      body: req.method === 'POST' ? body : undefined,
+    });
     const text = await upstream.text();
     if (req.url?.endsWith('/completions')) exchanges.push({ request: JSON.parse(body), response: JSON.parse(text) });
     res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(text);
@@ -57,7 +61,10 @@ after(async () => {
 test('/tokenize and /detokenize speak vLLM’s and llama.cpp’s fields and agree with the model’s tokenizer', async () => {
   const root = baseURL.replace(/\/v1$/, '');
   const text = 'Question: who founded <search>Alder Bay</search>?';
-  const post = async (path: string, body: unknown) => (await fetch(`${root}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<Record<string, unknown>>;
+  const post = async (path: string, body: unknown) =>
+    (await fetch(`${root}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<
+      Record<string, unknown>
+    >;
   const vllm = await post('/tokenize', { model: 'tiny', prompt: text, add_special_tokens: false });
   assert.deepEqual(vllm.tokens, tokenizer.encode(text), 'the server tokenizes like the project tokenizer');
   const llamacpp = await post('/tokenize', { content: text, add_special: true });
@@ -82,7 +89,10 @@ test('token mode: a three-turn rollout sends ids, keeps every sampled id, and th
     assert.ok(out.tokens, `turn ${k}: span`);
     assert.equal(out.tokens.prompt, 'ids');
     assert.ok(out.tokens.ids.length > 0, `turn ${k}: sampled something`);
-    assert.ok(out.tokens.mask.every((m) => m === 1), 'with include_stop_str_in_output every id was sampled');
+    assert.ok(
+      out.tokens.mask.every((m) => m === 1),
+      'with include_stop_str_in_output every id was sampled',
+    );
     turns.push({ thought: '', action: { type: 'search', input: '' }, observation: observations[k]!, text: out.text, tokens: out.tokens });
   }
   assert.equal(exchanges.length, 3);
@@ -122,7 +132,13 @@ test('text mode drifts on a constructed turn: ids a model may sample that re-tok
   assert.notDeepEqual(bytes, tokenizer.encode(text));
   const prompt = env.train[0]!;
   const rendered = tinyPrompt(prompt);
-  const turn: Turn = { thought: '', action: { type: 'search', input: '' }, observation: formatInformation([env.world.passages[2]!]), text, tokens: { ids: bytes, logprobs: bytes.map(() => -1), mask: bytes.map(() => 1), prompt: 'ids' } };
+  const turn: Turn = {
+    thought: '',
+    action: { type: 'search', input: '' },
+    observation: formatInformation([env.world.passages[2]!]),
+    text,
+    tokens: { ids: bytes, logprobs: bytes.map(() => -1), mask: bytes.map(() => 1), prompt: 'ids' },
+  };
   const sent = async (mode: 'tokens' | 'completions') => {
     exchanges.length = 0;
     const policy = new OpenAIPolicy({ baseURLs: [proxyURL], model: 'tiny', mode, transcript, extras: 'vllm' });
@@ -142,7 +158,13 @@ test('text mode drifts on a constructed turn: ids a model may sample that re-tok
 test('finish_reason length when max_tokens or the context ends generation; /reload swaps the weights', async () => {
   const root = baseURL.replace(/\/v1$/, '');
   const complete = async (prompt: number[], max: number) =>
-    (await (await fetch(`${baseURL}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt, max_tokens: max, logprobs: 0, seed: 3, return_token_ids: true }) })).json()) as Record<string, any>;
+    (await (
+      await fetch(`${baseURL}/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt, max_tokens: max, logprobs: 0, seed: 3, return_token_ids: true }),
+      })
+    ).json()) as Record<string, any>;
   const ids = [tokenizer.bos, ...tokenizer.encode(tinyPrompt(env.train[1]!))];
   const a = await complete(ids, 3);
   assert.ok(a.choices[0].finish_reason === 'length' || a.choices[0].token_ids.at(-1) === 2);
@@ -151,7 +173,11 @@ test('finish_reason length when max_tokens or the context ends generation; /relo
   const full = await complete(long, 50);
   assert.ok(full.choices[0].token_ids.length <= 3);
   if (full.choices[0].token_ids.at(-1) !== 2) assert.equal(full.choices[0].finish_reason, 'length');
-  const over = await fetch(`${baseURL}/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: [...long, ...long], max_tokens: 2 }) });
+  const over = await fetch(`${baseURL}/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: [...long, ...long], max_tokens: 2 }),
+  });
   // The server's prompt-token limit (the context length by default; docs/reliability.md) refuses it before generating.
   assert.equal(over.status, 413, 'a prompt longer than the context is refused');
   assert.equal(((await over.json()) as { error: { code: string } }).error.code, 'prompt_too_many_tokens');

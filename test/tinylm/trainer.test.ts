@@ -16,7 +16,12 @@ function rows() {
   const { env, tokenizer } = fixture();
   return env.train.slice(0, 3).map((p, i) =>
     trajectorySequence(tokenizer, p, [
-      { thought: '', action: { type: 'search', input: 'x' }, text: `<think>t${i}</think>\n<search>${p.question.split(' ')[3]}</search>`, observation: formatInformation(env.world.passages.slice(i, i + 1)) },
+      {
+        thought: '',
+        action: { type: 'search', input: 'x' },
+        text: `<think>t${i}</think>\n<search>${p.question.split(' ')[3]}</search>`,
+        observation: formatInformation(env.world.passages.slice(i, i + 1)),
+      },
       { thought: '', action: { type: 'answer', input: p.answers[0]! }, text: `<answer>${p.answers[0]}</answer>`, observation: '' },
     ]),
   );
@@ -30,20 +35,29 @@ test('supervised steps on a short batch (3 rows of 4) lower the masked negative 
     const lp = trainer.logprobs(seqs);
     let s = 0;
     let n = 0;
-    seqs.forEach((q, j) => q.mask.forEach((m, i) => {
-      if (m === 1) {
-        s -= lp[j]![i]!;
-        n++;
-      }
-    }));
+    seqs.forEach((q, j) =>
+      q.mask.forEach((m, i) => {
+        if (m === 1) {
+          s -= lp[j]![i]!;
+          n++;
+        }
+      }),
+    );
     return s / n;
   };
   const start = nll();
   let first = 0;
   for (let k = 0; k < 6; k++) {
-    const r = await trainer.step('sft', seqs.map((seq) => ({ seq })), 0.01);
+    const r = await trainer.step(
+      'sft',
+      seqs.map((seq) => ({ seq })),
+      0.01,
+    );
     if (k === 0) first = r.loss;
-    assert.equal(r.tokens, seqs.reduce((a, q) => a + q.mask.reduce((x, y) => x + y, 0), 0));
+    assert.equal(
+      r.tokens,
+      seqs.reduce((a, q) => a + q.mask.reduce((x, y) => x + y, 0), 0),
+    );
   }
   assert.ok(Math.abs(first - start) < 1e-3, `the step's reported loss is the masked NLL before it (${first} vs ${start})`);
   assert.ok(nll() < start - 0.5, `NLL ${start} → ${nll()}`);
@@ -54,7 +68,11 @@ test('a PPO batch whose advantages are all zero takes no step', async () => {
   const { model } = fixture();
   const trainer = new LmTrainer(model, { batch: 4 });
   const seqs = rows();
-  const r = await trainer.step('ppo', seqs.map((seq) => ({ seq, advantages: seq.ids.map(() => 0) })), 0.01);
+  const r = await trainer.step(
+    'ppo',
+    seqs.map((seq) => ({ seq, advantages: seq.ids.map(() => 0) })),
+    0.01,
+  );
   assert.deepEqual(r, { loss: 0, tokens: 0, clipFraction: 0, approxKl: 0 });
   assert.equal(trainer.updates, 0);
   assert.deepEqual(trainer.weights().output, model.weights.output);
@@ -65,11 +83,18 @@ test('fit packs the rows into one grid per row length and takes one Adam step pe
   const trainer = new LmTrainer(model, { gridTokens: 1024 });
   const seqs = rows();
   const before = trainer.logprobs(seqs);
-  const r = await trainer.fit('sft', seqs.map((seq) => ({ seq })), 0.01);
+  const r = await trainer.fit(
+    'sft',
+    seqs.map((seq) => ({ seq })),
+    0.01,
+  );
   // Three short sequences of similar length fit one grid of 1024 positions.
   assert.equal(r.steps, 1);
   assert.equal(trainer.updates, 1);
-  assert.equal(r.tokens, seqs.reduce((a, q) => a + q.mask.reduce((x, y) => x + y, 0), 0));
+  assert.equal(
+    r.tokens,
+    seqs.reduce((a, q) => a + q.mask.reduce((x, y) => x + y, 0), 0),
+  );
   const after = trainer.logprobs(seqs);
   const mean = (lp: number[][]) => lp.flat().reduce((a, b) => a + b, 0);
   assert.ok(mean(after) > mean(before), 'one step raised the demonstrations’ log-likelihood');
@@ -104,13 +129,15 @@ test('fit reports PPO ratio statistics from its own forward pass: the log π eac
   let kl = 0;
   let clipped = 0;
   let n = 0;
-  train.forEach((r, j) => r.seq.mask.forEach((m, t) => {
-    if (m !== 1) return;
-    const d = moved[j]![t]! - own[j]![t]!;
-    kl -= d;
-    if (Math.exp(d) < 0.8 || Math.exp(d) > 1.2) clipped++;
-    n++;
-  }));
+  train.forEach((r, j) =>
+    r.seq.mask.forEach((m, t) => {
+      if (m !== 1) return;
+      const d = moved[j]![t]! - own[j]![t]!;
+      kl -= d;
+      if (Math.exp(d) < 0.8 || Math.exp(d) > 1.2) clipped++;
+      n++;
+    }),
+  );
   const second = await trainer.fit('ppo', train, 0.05, { clip: 0.2 });
   assert.ok(Math.abs(kl / n) > 1e-3, `the first step moved the policy (KL ${kl / n})`);
   assert.ok(Math.abs(second.approxKl - kl / n) < 1e-5, `KL from the pass ${second.approxKl} vs from logprobs() ${kl / n}`);
@@ -124,7 +151,10 @@ test('normalise: the PPO loss is the same sum over trained tokens divided by D, 
   const seqs = rows();
   const own = trainer.logprobs(seqs);
   // Row 2 is a dead group's sample: no advantage anywhere, so only batch's D counts its tokens.
-  const train = seqs.map((seq, j) => ({ seq: { ...seq, logprobs: own[j]! }, advantages: seq.ids.map((_, t) => (seq.mask[t] === 1 && j < 2 ? (j % 2 ? -0.5 : 1) : 0)) }));
+  const train = seqs.map((seq, j) => ({
+    seq: { ...seq, logprobs: own[j]! },
+    advantages: seq.ids.map((_, t) => (seq.mask[t] === 1 && j < 2 ? (j % 2 ? -0.5 : 1) : 0)),
+  }));
   // Move the weights off π_old first, so the ratios (and clipping) are not all 1.
   await trainer.fit('ppo', train, 0.05, { clip: 0.2 });
   const generated = seqs.reduce((n, q) => n + q.mask.reduce((a, m) => a + m, 0), 0);

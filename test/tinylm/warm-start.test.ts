@@ -25,7 +25,7 @@ test('warmStart stops after maxSteps Adam steps, across epochs', async () => {
   const r = await warmStart({ ...tiny(), maxSteps: 3, onStep: ({ epoch, step }) => seen.push(epoch * 100 + step) });
   assert.equal(r.steps, 3);
   assert.equal(seen.length, 3);
-  assert.ok(r.epochs >= 2, `the three steps span epochs (${seen.join(", ")})`);
+  assert.ok(r.epochs >= 2, `the three steps span epochs (${seen.join(', ')})`);
 });
 
 const cosine = (peak: number, f: number) => peak * (0.1 + 0.45 * (1 + Math.cos(Math.PI * f)));
@@ -34,12 +34,18 @@ test('warmStart plans the cosine decay over horizonSteps when given, else over a
   const lrs: number[] = [];
   const r = await warmStart({ ...tiny(), maxSteps: 4, horizonSteps: 4, onStep: ({ lr }) => lrs.push(lr) });
   assert.equal(r.horizon, 4);
-  assert.deepEqual(lrs.map((x) => +x.toPrecision(12)), [0, 1, 2, 3].map((s) => +cosine(0.002, s / 4).toPrecision(12)));
+  assert.deepEqual(
+    lrs.map((x) => +x.toPrecision(12)),
+    [0, 1, 2, 3].map((s) => +cosine(0.002, s / 4).toPrecision(12)),
+  );
   const plain: Array<{ lr: number; steps: number }> = [];
   const q = await warmStart({ ...tiny(), maxSteps: 3, onStep: ({ lr, steps }) => plain.push({ lr, steps }) });
   const n = plain[0]!.steps;
   assert.equal(q.horizon, 5 * n, 'the default horizon is every epoch');
-  assert.deepEqual(plain.map((x) => +x.lr.toPrecision(12)), [0, 1, 2].map((s) => +cosine(0.002, s / (5 * n)).toPrecision(12)));
+  assert.deepEqual(
+    plain.map((x) => +x.lr.toPrecision(12)),
+    [0, 1, 2].map((s) => +cosine(0.002, s / (5 * n)).toPrecision(12)),
+  );
 });
 
 test('fitHorizon fills the rest of the budget at the pace after the first (compiling) step', () => {

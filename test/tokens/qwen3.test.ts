@@ -69,13 +69,24 @@ test('Qwen3 chat template (rendered with @huggingface/jinja): prompt, thinking s
   assert.equal(plain.prompt('Q?'), '<|im_start|>user\nQ?<|im_end|>\n<|im_start|>assistant\n');
   const noThink = new ChatTemplate(qwen.chatTemplate!, { thinking: false, system: 'Be brief.' });
   assert.equal(noThink.prompt('Q?'), '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nQ?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n');
-  assert.equal(noThink.observation('<information>doc</information>'), '<|im_end|>\n<|im_start|>user\n<information>doc</information><|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n');
-  const tool = { type: 'function', function: { name: 'search', description: 'search the web', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } } };
+  assert.equal(
+    noThink.observation('<information>doc</information>'),
+    '<|im_end|>\n<|im_start|>user\n<information>doc</information><|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n',
+  );
+  const tool = {
+    type: 'function',
+    function: { name: 'search', description: 'search the web', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
+  };
   const withTools = new ChatTemplate(qwen.chatTemplate!, { tools: [tool], observationRole: 'tool' });
   const p = withTools.prompt('Q?');
   assert.ok(p.startsWith('<|im_start|>system\n# Tools\n'), p);
   // `tojson` writes Python's json.dumps spacing, as transformers renders it for vLLM/SGLang.
-  assert.ok(p.includes('<tools>\n{"type": "function", "function": {"name": "search", "description": "search the web", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}\n</tools>'), p);
+  assert.ok(
+    p.includes(
+      '<tools>\n{"type": "function", "function": {"name": "search", "description": "search the web", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}\n</tools>',
+    ),
+    p,
+  );
   assert.equal(withTools.observation('42'), '<|im_end|>\n<|im_start|>user\n<tool_response>\n42\n</tool_response><|im_end|>\n<|im_start|>assistant\n');
 });
 
@@ -87,7 +98,13 @@ test('export with Qwen3 ids: prompt, sampled turns and observations are the ids 
   // Turns as a token-mode server returns them: the sampled ids (here Qwen3's own ids for the text) and log-probabilities.
   const turn = (text: string, observation: string): Turn => {
     const ids = tok.encode(text);
-    return { thought: '', action: { type: 'search', input: 'x' }, observation, text, tokens: { ids, logprobs: ids.map((_, i) => -0.1 - i / 100), mask: ids.map(() => 1), prompt: 'ids' } };
+    return {
+      thought: '',
+      action: { type: 'search', input: 'x' },
+      observation,
+      text,
+      tokens: { ids, logprobs: ids.map((_, i) => -0.1 - i / 100), mask: ids.map(() => 1), prompt: 'ids' },
+    };
   };
   const obs = '\n<information>Doc 1: Ödön von Horváth wrote "Tales from the Vienna Woods" (1931).</information>\n';
   const a = addTurn(tree, 'p1', turn('<search>Ödön play author</search>', obs), { origin: 'bare', slot: 0 });

@@ -20,15 +20,46 @@ test('a negative N is one error on strategy.continuations, not also a budget com
     () => parseTrainConfig({ strategy: { name: 'trace', continuations: -1 } }),
     (e: Error) => /config\.strategy\.continuations: Too small/.test(e.message) && !/strategy\.budget/.test(e.message),
   );
-  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', preset: 'paper', continuations: 0.5 } }).strategy, { name: 'trace', preset: 'paper', unit: 'trajectories', budget: 192, continuations: 0.5, min: 2, max: 16 });
+  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', preset: 'paper', continuations: 0.5 } }).strategy, {
+    name: 'trace',
+    preset: 'paper',
+    unit: 'trajectories',
+    budget: 192,
+    continuations: 0.5,
+    min: 2,
+    max: 16,
+  });
 });
 
 test('trace presets: a config naming trace runs the recommended preset, explicit options win, paper is the published method; stored configs keep their meaning', () => {
-  const recommended = { name: 'trace', preset: 'recommended', unit: 'trajectories', budget: 192, min: 2, max: 16, roots: 'uniform', rootResample: true, continuations: 0.5, branchFrom: 2 };
+  const recommended = {
+    name: 'trace',
+    preset: 'recommended',
+    unit: 'trajectories',
+    budget: 192,
+    min: 2,
+    max: 16,
+    roots: 'uniform',
+    rootResample: true,
+    continuations: 0.5,
+    branchFrom: 2,
+  };
   assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace' } }).strategy, recommended);
-  assert.deepEqual(parseTrainConfig({}).strategy, parseTrainConfig({ strategy: { name: DEFAULT_STRATEGY.name } }).strategy, 'the default strategy is the same with or without its name');
+  assert.deepEqual(
+    parseTrainConfig({}).strategy,
+    parseTrainConfig({ strategy: { name: DEFAULT_STRATEGY.name } }).strategy,
+    'the default strategy is the same with or without its name',
+  );
   assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', continuations: 1 } }).strategy, { ...recommended, continuations: 1 });
-  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', preset: 'paper' } }).strategy, { name: 'trace', preset: 'paper', unit: 'trajectories', budget: 192, continuations: 2, min: 2, max: 16 });
+  assert.deepEqual(parseTrainConfig({ strategy: { name: 'trace', preset: 'paper' } }).strategy, {
+    name: 'trace',
+    preset: 'paper',
+    unit: 'trajectories',
+    budget: 192,
+    continuations: 2,
+    min: 2,
+    max: 16,
+  });
   // A run stored before presets holds no preset: it meant the paper, and reads back so.
   const old = { strategy: { name: 'trace', unit: 'trajectories', budget: 48, continuations: 2, min: 2, max: 16 } };
   assert.deepEqual(parseTrainConfig(old, { stored: true }).strategy, { ...old.strategy, preset: 'paper' });
@@ -62,15 +93,40 @@ test('the arm label is part of the config', () => {
 
 test('advantageScale: std by default; none for grpo, tree-grpo, trace; refused with treepo on its field', () => {
   assert.equal(parseTrainConfig({}).advantageScale, 'std');
-  for (const estimator of ['grpo', 'tree-grpo', 'trace', 'trace-local'] as const) assert.equal(parseTrainConfig({ estimator, advantageScale: 'none' }).advantageScale, 'none');
-  assert.throws(() => parseTrainConfig({ estimator: 'treepo', advantageScale: 'none' }), /advantageScale: none applies to grpo, tree-grpo, trace and trace-local/);
+  for (const estimator of ['grpo', 'tree-grpo', 'trace', 'trace-local'] as const)
+    assert.equal(parseTrainConfig({ estimator, advantageScale: 'none' }).advantageScale, 'none');
+  assert.throws(
+    () => parseTrainConfig({ estimator: 'treepo', advantageScale: 'none' }),
+    /advantageScale: none applies to grpo, tree-grpo, trace and trace-local/,
+  );
   assert.throws(() => parseTrainConfig({ advantageScale: 'mad' }), /advantageScale/);
 });
 
 test('policy.temperature: 1 by default for tiny-lm, taken by it, refused on its field for the embedded policy', () => {
-  assert.deepEqual(parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf' } }).policy, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003, temperature: 1, clip: 0.2, epochs: 4, normalise: 'turns', sharedTurns: 'per-leaf' });
-  assert.deepEqual(parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0.7 } }).policy, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003, temperature: 0.7, clip: 0.2, epochs: 4, normalise: 'turns', sharedTurns: 'per-leaf' });
-  assert.throws(() => parseTrainConfig({ policy: { temperature: 0.7 } }), /config\.policy\.temperature: "temperature" is not a setting of policy\.kind embedded \(openai, tiny-lm take it\)/);
+  assert.deepEqual(parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf' } }).policy, {
+    kind: 'tiny-lm',
+    model: 'm.gguf',
+    learningRate: 0.0003,
+    temperature: 1,
+    clip: 0.2,
+    epochs: 4,
+    normalise: 'turns',
+    sharedTurns: 'per-leaf',
+  });
+  assert.deepEqual(parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0.7 } }).policy, {
+    kind: 'tiny-lm',
+    model: 'm.gguf',
+    learningRate: 0.0003,
+    temperature: 0.7,
+    clip: 0.2,
+    epochs: 4,
+    normalise: 'turns',
+    sharedTurns: 'per-leaf',
+  });
+  assert.throws(
+    () => parseTrainConfig({ policy: { temperature: 0.7 } }),
+    /config\.policy\.temperature: "temperature" is not a setting of policy\.kind embedded \(openai, tiny-lm take it\)/,
+  );
   assert.throws(() => parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0 } }), /temperature/);
 });
 
@@ -81,7 +137,10 @@ test('predictor: posterior and question templates are settings with defaults; a 
   assert.deepEqual(c.predictor.posterior, { strength: 4, discount: 1, prefixes: 'none' });
   const p = parseTrainConfig({ predictor: { kind: 'posterior', questionFeatures: 'template', posterior: { strength: 8, discount: 0.9 } } }).predictor;
   assert.deepEqual([p.kind, p.questionFeatures, p.posterior], ['posterior', 'template', { strength: 8, discount: 0.9, prefixes: 'none' }]);
-  assert.throws(() => parseTrainConfig({ predictor: { kind: 'posterior', posterior: { strenght: 8 } } }), /config\.predictor\.posterior\.strenght: unknown setting "strenght"/);
+  assert.throws(
+    () => parseTrainConfig({ predictor: { kind: 'posterior', posterior: { strenght: 8 } } }),
+    /config\.predictor\.posterior\.strenght: unknown setting "strenght"/,
+  );
   assert.throws(() => parseTrainConfig({ predictor: { hiden: [8] } }), /config\.predictor\.hiden: unknown setting/);
   assert.throws(() => parseTrainConfig({ predictor: { posterior: { discount: 0 } } }), /config\.predictor\.posterior\.discount/);
   assert.throws(() => parseTrainConfig({ predictor: { questionFeatures: 'names' } }), /config\.predictor\.questionFeatures/);

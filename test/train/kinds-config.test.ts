@@ -22,16 +22,25 @@ const FOREIGN_ENV: Record<string, [field: string, value: unknown, owner: string 
 test('every environment kind refuses a setting of another kind under its own path, naming who takes it', () => {
   assert.deepEqual(Object.keys(FOREIGN_ENV).sort(), [...ENV_KIND_NAMES].sort());
   for (const [kind, [field, value, owner]] of Object.entries(FOREIGN_ENV)) {
-    assert.throws(() => parseTrainConfig({ env: { kind, [field]: value } }), (e: Error) => {
-      assert.match(e.message, new RegExp(`^config\\.env\\.${field}: "${field}" is not a setting of env\\.kind ${kind} \\(${owner}[^)]* takes? it\\)`), kind);
-      return true;
-    });
+    assert.throws(
+      () => parseTrainConfig({ env: { kind, [field]: value } }),
+      (e: Error) => {
+        assert.match(e.message, new RegExp(`^config\\.env\\.${field}: "${field}" is not a setting of env\\.kind ${kind} \\(${owner}[^)]* takes? it\\)`), kind);
+        return true;
+      },
+    );
   }
 });
 
 test('a nested setting of the other math kind is refused on its path (env.math.problems for math, env.math.format for math-world)', () => {
-  assert.throws(() => parseTrainConfig({ env: { kind: 'math', math: { problems: 100 } } }), /^ConfigError: config\.env\.math\.problems: "problems" is not a setting of env\.kind math \(math-world takes it\)/);
-  assert.throws(() => parseTrainConfig({ env: { kind: 'math-world', math: { format: 'code-tag' } } }), /config\.env\.math\.format: "format" is not a setting of env\.kind math-world \(math takes it\)/);
+  assert.throws(
+    () => parseTrainConfig({ env: { kind: 'math', math: { problems: 100 } } }),
+    /^ConfigError: config\.env\.math\.problems: "problems" is not a setting of env\.kind math \(math-world takes it\)/,
+  );
+  assert.throws(
+    () => parseTrainConfig({ env: { kind: 'math-world', math: { format: 'code-tag' } } }),
+    /config\.env\.math\.format: "format" is not a setting of env\.kind math-world \(math takes it\)/,
+  );
   // Refused while parsing now, not when the run starts.
   assert.throws(() => parseTrainConfig({ env: { kind: 'math', math: { tool: 'inline' } } }), /config\.env\.math\.tool: /);
 });
@@ -49,29 +58,93 @@ test('every policy kind refuses a setting of another kind under its own path', (
   const needs: Record<string, object> = { 'tiny-lm': { model: 'm.gguf' }, openai: { baseUrls: ['http://localhost:8000/v1'] } };
   for (const [kind, [field, value, owner]] of Object.entries(FOREIGN_POLICY)) {
     const policy = { kind, ...needs[kind], [field]: value };
-    assert.throws(() => parseTrainConfig({ policy }), new RegExp(`config\\.policy\\.${field}: "${field}" is not a setting of policy\\.kind ${kind} \\(${owner}`), kind);
+    assert.throws(
+      () => parseTrainConfig({ policy }),
+      new RegExp(`config\\.policy\\.${field}: "${field}" is not a setting of policy\\.kind ${kind} \\(${owner}`),
+      kind,
+    );
     assert.doesNotThrow(() => parseTrainConfig({ policy: { kind, ...needs[kind] } }), kind);
   }
   assert.throws(() => parseTrainConfig({ policy: { kind: 'tiny-lm' } }), /config\.policy\.model: policy\.kind tiny-lm needs policy\.model/);
-  assert.throws(() => parseTrainConfig({ policy: { kind: 'gpt' } }), /config\.policy\.kind: Invalid option: expected one of "embedded"\|"scripted"\|"openai"\|"simulator-tabular"\|"tiny-lm"/);
+  assert.throws(
+    () => parseTrainConfig({ policy: { kind: 'gpt' } }),
+    /config\.policy\.kind: Invalid option: expected one of "embedded"\|"scripted"\|"openai"\|"simulator-tabular"\|"tiny-lm"/,
+  );
   assert.throws(() => parseTrainConfig({ env: { kind: 'atlantis' } }), /config\.env\.kind: Invalid option: expected one of "world"\|"simulator"/);
 });
 
 /** env and policy as runs stored them before the families: every kind's settings, defaults filled. */
-const OLD_ENV = { seed: 7, questions: 120, testFraction: 0.2, datasets: [{ source: 'hotpotqa', weight: 1, evalOnly: false }], retrieval: 'per-question', retrieverTimeoutMs: 30000, topK: 3, successRule: 'f1', successThreshold: 0.3, prompt: 'search-r1', math: { dataset: 'gsm8k-train', problems: 1200, noise: 0.3, testDataset: 'gsm8k', format: 'markdown', workers: 1, unsafeUnconfined: false, timeoutMs: 5000, memoryMb: 256, outputBytes: 16384 } };
-const OLD_POLICY = { learningRate: 0.1, temperature: 1, clip: 0.2, epochs: 4, sharedTurns: 'per-leaf', warmStart: 'bc', bc: { seed: 0, noise: 0.35, demosPerPrompt: 2, epochs: 100, learningRate: 0.1 } };
+const OLD_ENV = {
+  seed: 7,
+  questions: 120,
+  testFraction: 0.2,
+  datasets: [{ source: 'hotpotqa', weight: 1, evalOnly: false }],
+  retrieval: 'per-question',
+  retrieverTimeoutMs: 30000,
+  topK: 3,
+  successRule: 'f1',
+  successThreshold: 0.3,
+  prompt: 'search-r1',
+  math: {
+    dataset: 'gsm8k-train',
+    problems: 1200,
+    noise: 0.3,
+    testDataset: 'gsm8k',
+    format: 'markdown',
+    workers: 1,
+    unsafeUnconfined: false,
+    timeoutMs: 5000,
+    memoryMb: 256,
+    outputBytes: 16384,
+  },
+};
+const OLD_POLICY = {
+  learningRate: 0.1,
+  temperature: 1,
+  clip: 0.2,
+  epochs: 4,
+  sharedTurns: 'per-leaf',
+  warmStart: 'bc',
+  bc: { seed: 0, noise: 0.35, demosPerPrompt: 2, epochs: 100, learningRate: 0.1 },
+};
 
 test('a configuration stored before the families reads as its kinds’ settings (resume, export, eval --run)', () => {
   const stored = (env: object, policy: object) => parseTrainConfig({ env: { ...OLD_ENV, ...env }, policy: { ...OLD_POLICY, ...policy } }, { stored: true });
-  assert.deepEqual(stored({ kind: 'world' }, { kind: 'embedded' }).env, { kind: 'world', seed: 7, questions: 120, testFraction: 0.2, topK: 3, successRule: 'f1', successThreshold: 0.3, prompt: 'search-r1' });
+  assert.deepEqual(stored({ kind: 'world' }, { kind: 'embedded' }).env, {
+    kind: 'world',
+    seed: 7,
+    questions: 120,
+    testFraction: 0.2,
+    topK: 3,
+    successRule: 'f1',
+    successThreshold: 0.3,
+    prompt: 'search-r1',
+  });
   const { temperature: _, ...embedded } = OLD_POLICY;
   // A stored config without a strategy preset meant the paper's trace (presets came later).
-  assert.deepEqual(stored({ kind: 'simulator' }, { kind: 'embedded' }), parseTrainConfig({ env: { kind: 'simulator', questions: 120 }, policy: { kind: 'embedded', ...embedded }, strategy: { preset: 'paper' } }));
+  assert.deepEqual(
+    stored({ kind: 'simulator' }, { kind: 'embedded' }),
+    parseTrainConfig({ env: { kind: 'simulator', questions: 120 }, policy: { kind: 'embedded', ...embedded }, strategy: { preset: 'paper' } }),
+  );
   const world = stored({ kind: 'math-world' }, { kind: 'scripted', learningRate: 0 });
-  assert.deepEqual(world.env, { kind: 'math-world', seed: 7, testFraction: 0.2, math: { problems: 1200, noise: 0.3, tool: 'inline', workers: 1, unsafeUnconfined: false, timeoutMs: 5000, memoryMb: 256, outputBytes: 16384 } });
+  assert.deepEqual(world.env, {
+    kind: 'math-world',
+    seed: 7,
+    testFraction: 0.2,
+    math: { problems: 1200, noise: 0.3, tool: 'inline', workers: 1, unsafeUnconfined: false, timeoutMs: 5000, memoryMb: 256, outputBytes: 16384 },
+  });
   assert.deepEqual(world.policy, { kind: 'scripted' });
   const lm = stored({ kind: 'world' }, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003 });
-  assert.deepEqual(lm.policy, { kind: 'tiny-lm', model: 'm.gguf', learningRate: 0.0003, temperature: 1, clip: 0.2, epochs: 4, normalise: 'turns', sharedTurns: 'per-leaf' });
+  assert.deepEqual(lm.policy, {
+    kind: 'tiny-lm',
+    model: 'm.gguf',
+    learningRate: 0.0003,
+    temperature: 1,
+    clip: 0.2,
+    epochs: 4,
+    normalise: 'turns',
+    sharedTurns: 'per-leaf',
+  });
   // In a user's configuration the same bag is an error.
   assert.throws(() => parseTrainConfig({ env: { kind: 'world', ...OLD_ENV } }), /config\.env\.datasets/);
 });

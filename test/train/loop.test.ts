@@ -16,7 +16,9 @@ const tmp = () => mkdtempSync(join(tmpdir(), 'trace-train-'));
 /** Everything a run stored except wall-clock timings, which differ between any two runs. */
 function contents(dir: string) {
   const s = RunStore.open(dir, { readonly: true });
-  const steps = s.steps().map((x) => ({ step: x.step, metrics: Object.fromEntries(Object.entries(x.metrics).filter(([k]) => !k.startsWith('time_'))), details: x.details }));
+  const steps = s
+    .steps()
+    .map((x) => ({ step: x.step, metrics: Object.fromEntries(Object.entries(x.metrics).filter(([k]) => !k.startsWith('time_'))), details: x.details }));
   const trees = steps.map((x) => s.trees(x.step));
   const ck = s.checkpoints(s.lastStep());
   const out = { steps, trees, ck, status: s.status() };
@@ -40,7 +42,10 @@ test('a short TRACE run on the embedded world stores every step with the registe
     assert.equal(leafCount, st.metrics.cost_trajectories, 'every trajectory the ledger counted is a leaf in a stored tree');
     assert.ok(st.metrics.effective_ratio >= 0 && st.metrics.effective_ratio <= 1);
   }
-  assert.ok(steps.some((st) => st.metrics.expanded_prefixes > 0), 'trace expands some prefixes');
+  assert.ok(
+    steps.some((st) => st.metrics.expanded_prefixes > 0),
+    'trace expands some prefixes',
+  );
   assert.ok('test_accuracy' in steps[0].metrics && 'test_accuracy' in steps[3].metrics);
   assert.equal(s.status(), 'finished');
   s.close();
@@ -49,7 +54,10 @@ test('a short TRACE run on the embedded world stores every step with the registe
   // The report reads what the loop stores: a real run must leave no chart without data.
   const { writeReport } = await import('../../src/report/index.ts');
   const report = await writeReport({ runs: [dir], out: join(dir, 'report.html') });
-  assert.deepEqual(report.notes.filter((n) => !/seed/.test(n)), []);
+  assert.deepEqual(
+    report.notes.filter((n) => !/seed/.test(n)),
+    [],
+  );
 });
 
 test('eval.samples > 0 logs the sampled held-out success beside the greedy one, only at evaluation steps', async () => {
@@ -73,7 +81,10 @@ test('eval.samples > 0 logs the sampled held-out success beside the greedy one, 
   const title = 'test_accuracy_sampled against cum_trajectories';
   const withSamples = await writeReport({ runs: [dir], out: join(dir, 'report.html') });
   assert.ok(readFileSync(withSamples.out, 'utf8').includes(title));
-  assert.deepEqual(withSamples.notes.filter((n) => !/seed/.test(n)), []);
+  assert.deepEqual(
+    withSamples.notes.filter((n) => !/seed/.test(n)),
+    [],
+  );
   const without = await writeReport({ runs: [plain], out: join(plain, 'report.html') });
   assert.ok(!readFileSync(without.out, 'utf8').includes(title));
 });
@@ -117,8 +128,11 @@ test('kill -9 in the middle of a run, then resume: identical to an uninterrupted
   assert.deepEqual(contents(cut), contents(whole));
 });
 
-test("a bad configuration names the field and the allowed values, and starts nothing", async () => {
-  assert.throws(() => parseTrainConfig({ strategy: { name: 'tracee' } }), (e: Error) => e instanceof ConfigError && /config\.strategy\.name/.test(e.message) && /"trace"/.test(e.message));
+test('a bad configuration names the field and the allowed values, and starts nothing', async () => {
+  assert.throws(
+    () => parseTrainConfig({ strategy: { name: 'tracee' } }),
+    (e: Error) => e instanceof ConfigError && /config\.strategy\.name/.test(e.message) && /"trace"/.test(e.message),
+  );
   assert.throws(() => parseTrainConfig({ steps: 0 }), /config\.steps/);
   assert.throws(() => parseTrainConfig({ stpes: 3 }), /stpes/);
   const dir = join(tmp(), 'never');
@@ -127,6 +141,6 @@ test("a bad configuration names the field and the allowed values, and starts not
   assert.equal(r.status, 2);
   assert.match(r.stderr, /config\.estimator/);
   assert.equal(r.stderr.trim().split('\n').length, 1, 'one line');
-  assert.equal((r.stdout), '');
+  assert.equal(r.stdout, '');
   assert.equal((await import('node:fs')).existsSync(dir), false, 'nothing was written');
 });

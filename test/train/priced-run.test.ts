@@ -17,7 +17,14 @@ test('a run at a token budget spends B each step, cuts at most `concurrency` tra
   const dir = mkdtempSync(join(tmpdir(), 'trace-priced-'));
   try {
     const B = 4000;
-    const config = { env: { kind: 'world', questions: 200 }, steps: 8, pool: 16, eval: { every: 100, questions: 8 }, strategy: { name: 'grpo', unit: 'tokens', budget: B }, engine: { concurrency: 4 } };
+    const config = {
+      env: { kind: 'world', questions: 200 },
+      steps: 8,
+      pool: 16,
+      eval: { every: 100, questions: 8 },
+      strategy: { name: 'grpo', unit: 'tokens', budget: B },
+      engine: { concurrency: 4 },
+    };
     let t = 0;
     const outcome = await train({ out: dir, config, clock: () => t++ });
     assert.equal(outcome.status, 'finished');

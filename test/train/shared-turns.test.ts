@@ -17,7 +17,14 @@ import { createRng } from '../../src/util/rng.ts';
 async function expandedStep() {
   const env = new Simulator({ seed: 7 });
   const prompts = env.prompts(8);
-  const { trees } = await runStep({ prompts, env, policy: new SimulatorPolicy(env), rng: createRng(1), strategy: createStrategy('trace', { budget: 48 }), settings: { retry: { baseDelayMs: 1, maxDelayMs: 2 } } });
+  const { trees } = await runStep({
+    prompts,
+    env,
+    policy: new SimulatorPolicy(env),
+    rng: createRng(1),
+    strategy: createStrategy('trace', { budget: 48 }),
+    settings: { retry: { baseDelayMs: 1, maxDelayMs: 2 } },
+  });
   return { prompts, trees };
 }
 
@@ -32,15 +39,17 @@ test('sharedTurns once: every tree node is one nonzero term with its per-node ad
   // Per node: the first occurrence keeps the per-leaf value, later ones are 0.
   const adv = estimator.estimate((await import('../../src/advantage/index.ts')).forestFromTrees(trees));
   const first = new Map<string, number>();
-  adv.forEach((a, k) => a.path.forEach((id, i) => {
-    if (!first.has(id)) {
-      first.set(id, a.turns[i]);
-      assert.equal(once[k].advantages[i], perLeaf[k].advantages[i]);
-    } else {
-      assert.equal(once[k].advantages[i], 0);
-      assert.equal(perLeaf[k].advantages[i], first.get(id), 'trace gives a shared node the same advantage in every leaf');
-    }
-  }));
+  adv.forEach((a, k) =>
+    a.path.forEach((id, i) => {
+      if (!first.has(id)) {
+        first.set(id, a.turns[i]);
+        assert.equal(once[k].advantages[i], perLeaf[k].advantages[i]);
+      } else {
+        assert.equal(once[k].advantages[i], 0);
+        assert.equal(perLeaf[k].advantages[i], first.get(id), 'trace gives a shared node the same advantage in every leaf');
+      }
+    }),
+  );
   assert.ok([...first.keys()].length < adv.reduce((n, a) => n + a.path.length, 0), 'some node is shared');
 });
 

@@ -22,7 +22,17 @@ test('a stored run keeps its estimator meaning what it meant when the run was ma
     assert.equal(storedTrainConfig(old).estimator, 'trace-local');
     old.close();
     // A run made by today's train records the revision, and its trace stays trace.
-    await train({ out: join(dir, 'new'), config: { env: { kind: 'world', questions: 60 }, steps: 1, pool: 8, strategy: { name: 'trace', budget: 12, continuations: 2 }, eval: { every: 5, questions: 4 } }, clock: () => 0 });
+    await train({
+      out: join(dir, 'new'),
+      config: {
+        env: { kind: 'world', questions: 60 },
+        steps: 1,
+        pool: 8,
+        strategy: { name: 'trace', budget: 12, continuations: 2 },
+        eval: { every: 5, questions: 4 },
+      },
+      clock: () => 0,
+    });
     const made = RunStore.open(join(dir, 'new'), { readonly: true });
     assert.equal(made.configRevision(), CONFIG_REVISION);
     assert.equal(storedTrainConfig(made).estimator, 'trace');

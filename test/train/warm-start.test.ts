@@ -10,7 +10,8 @@ import { createRng } from '../../src/util/rng.ts';
 import type { TrainablePolicy } from '../../src/policy/index.ts';
 
 // A small world (200 questions) keeps the behaviour-cloning fit to a few seconds.
-const config = (bcSeed: number, policy: Record<string, unknown> = {}) => parseTrainConfig({ seed: 9, env: { questions: 200 }, policy: { bc: { epochs: 40, seed: bcSeed }, ...policy } });
+const config = (bcSeed: number, policy: Record<string, unknown> = {}) =>
+  parseTrainConfig({ seed: 9, env: { questions: 200 }, policy: { bc: { epochs: 40, seed: bcSeed }, ...policy } });
 const dirs: string[] = [];
 const cacheDir = () => {
   const d = mkdtempSync(join(tmpdir(), 'warm-start-test-'));
@@ -35,7 +36,9 @@ test('the warm start is deterministic per bc seed, differs across bc seeds, and 
   assert.equal(readdirSync(a).length, 2, 'another seed is another cache entry');
   await buildComponents(config(3, { bc: { epochs: 41, seed: 3 } }), { cacheDir: a });
   assert.equal(readdirSync(a).length, 3, 'another fit setting is another cache entry');
-  const otherRun = weights(await buildComponents(parseTrainConfig({ seed: 5, env: { questions: 200 }, policy: { bc: { epochs: 40, seed: 3 } } }), { cacheDir: a }));
+  const otherRun = weights(
+    await buildComponents(parseTrainConfig({ seed: 5, env: { questions: 200 }, policy: { bc: { epochs: 40, seed: 3 } } }), { cacheDir: a }),
+  );
   assert.deepEqual(otherRun, first, 'the run seed does not change the warm start (one start shared by every seed)');
   assert.equal(readdirSync(a).length, 3);
 });
@@ -46,7 +49,14 @@ test('warm-started, the policy searches before it answers and solves some held-o
     const prompts = parts.test.slice(0, 40);
     const sampled = await runStep({ prompts, env: parts.env, policy: parts.policy, rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 2])) });
     const ls = sampled.trees.flatMap((t) => leaves(t));
-    const greedy = await runStep({ prompts, env: parts.env, policy: parts.policy, rng: createRng(1), rootPlan: new Map(prompts.map((p) => [p.id, 1])), greedy: true });
+    const greedy = await runStep({
+      prompts,
+      env: parts.env,
+      policy: parts.policy,
+      rng: createRng(1),
+      rootPlan: new Map(prompts.map((p) => [p.id, 1])),
+      greedy: true,
+    });
     const solved = greedy.trees.flatMap((t) => leaves(t)).reduce((s, l) => s + (l.reward ?? 0), 0);
     return { withPrefix: ls.filter((l) => l.depth >= 2).length / ls.length, accuracy: solved / prompts.length };
   };
@@ -54,7 +64,10 @@ test('warm-started, the policy searches before it answers and solves some held-o
   const cold = await buildComponents(config(0, { warmStart: 'none' }), { cacheDir: dir });
   assert.equal(readdirSync(dir).length, 1, 'warmStart: none neither fits nor reads the cache');
   const coldWeights = new Float64Array(weights(cold).slice(weights(cold).indexOf(10) + 1).buffer);
-  assert.ok(coldWeights.every((w) => w === 0), 'the cold start is all-zero weights');
+  assert.ok(
+    coldWeights.every((w) => w === 0),
+    'the cold start is all-zero weights',
+  );
   const coldStats = await measure(cold);
   assert.ok(warm.withPrefix >= 0.7, `warm: ${warm.withPrefix} of rollouts have an intermediate prefix`);
   assert.ok(warm.accuracy > 0.1 && warm.accuracy > coldStats.accuracy, `warm greedy accuracy ${warm.accuracy} vs cold ${coldStats.accuracy}`);

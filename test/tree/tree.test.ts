@@ -1,8 +1,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  addTurn, createTree, endTrajectory, targets, leaves, pathTo, maxDepth, branchPoints, isMixed,
-  treeFromJSON, treeToJSON, TreeError, type Turn,
+  addTurn,
+  createTree,
+  endTrajectory,
+  targets,
+  leaves,
+  pathTo,
+  maxDepth,
+  branchPoints,
+  isMixed,
+  treeFromJSON,
+  treeToJSON,
+  TreeError,
+  type Turn,
 } from '../../src/tree/index.ts';
 
 const turn = (input: string): Turn => ({ thought: '', action: { type: 'search', input }, observation: `obs ${input}` });
@@ -27,7 +38,10 @@ function sample() {
 test('ids are stable paths of slots, independent of content', () => {
   const t = sample();
   assert.deepEqual(Object.keys(t.nodes), ['q1', 'q1/0', 'q1/1', 'q1/0/0', 'q1/1/0', 'q1/0/1', 'q1/0/1/0']);
-  assert.deepEqual(pathTo(t, 'q1/0/1/0').map((n) => n.turn!.action.input), ['a', "a'", "a'1"]);
+  assert.deepEqual(
+    pathTo(t, 'q1/0/1/0').map((n) => n.turn!.action.input),
+    ['a', "a'", "a'1"],
+  );
 });
 
 test('bottom-up targets are the success rate of the leaves below', () => {
@@ -42,7 +56,10 @@ test('queries: leaves, depth, branch points, mixedness', () => {
   const t = sample();
   assert.equal(leaves(t).length, 3);
   assert.equal(maxDepth(t), 3);
-  assert.deepEqual(branchPoints(t).map((n) => n.id), ['q1', 'q1/0']);
+  assert.deepEqual(
+    branchPoints(t).map((n) => n.id),
+    ['q1', 'q1/0'],
+  );
   assert.equal(isMixed(t), true);
   assert.equal(isMixed(t, 'q1/1'), false);
 });

@@ -11,7 +11,10 @@ test('a family registers entries once, finds them by name and names the known on
   assert.deepEqual(fruits.names(), ['apple', 'pear']);
   assert.equal(fruits.get('pear').name, 'pear');
   assert.equal(fruits.has('plum'), false);
-  assert.throws(() => fruits.get('plum'), (e: unknown) => e instanceof UnknownNameError && e.message === 'no fruit plum (known: apple, pear)');
+  assert.throws(
+    () => fruits.get('plum'),
+    (e: unknown) => e instanceof UnknownNameError && e.message === 'no fruit plum (known: apple, pear)',
+  );
   assert.throws(() => fruits.register(shape('apple')), /fruit apple exists already/);
 });
 

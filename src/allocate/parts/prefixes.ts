@@ -16,8 +16,14 @@ export function solvedPrefixPlanner(N: number, q: (c: PrefixCandidate) => number
     continuationBudget: perRoot(N),
     plan({ prefixes, budget }) {
       // weight: trace's entropy-weighted prefixes (w·V_pref; absent = the paper's w = 1).
-      const { k } = solvePrefixes(prefixes.map((c) => ({ id: c.id, q: q(c), r: c.r, ...(weight ? { w: weight(c) } : {}), ...(c.cost !== undefined ? { cost: c.cost } : {}) })), budget);
-      return positive(prefixes.map((c) => c.id), k);
+      const { k } = solvePrefixes(
+        prefixes.map((c) => ({ id: c.id, q: q(c), r: c.r, ...(weight ? { w: weight(c) } : {}), ...(c.cost !== undefined ? { cost: c.cost } : {}) })),
+        budget,
+      );
+      return positive(
+        prefixes.map((c) => c.id),
+        k,
+      );
     },
   };
 }
@@ -26,7 +32,11 @@ export function solvedPrefixPlanner(N: number, q: (c: PrefixCandidate) => number
 export function evenPrefixPlanner(N: number): PrefixPlanner {
   return {
     continuationBudget: perRoot(N),
-    plan: ({ prefixes, budget }) => positive(prefixes.map((c) => c.id), evenPrefixes(prefixes, budget)),
+    plan: ({ prefixes, budget }) =>
+      positive(
+        prefixes.map((c) => c.id),
+        evenPrefixes(prefixes, budget),
+      ),
   };
 }
 
@@ -64,7 +74,7 @@ const costOf = (c: PrefixCandidate) => c.cost ?? 1;
 function roundRobin(prefixes: readonly PrefixCandidate[], order: readonly number[], budget: number): number[] {
   const k = prefixes.map(() => 0);
   let left = budget;
-  for (let placed = true; placed && left > 0; ) {
+  for (let placed = true; placed && left > 0;) {
     placed = false;
     for (const i of order) {
       const c = costOf(prefixes[i]);
@@ -86,10 +96,16 @@ export function entropyPrefixPlanner(N: number): PrefixPlanner {
   return {
     continuationBudget: perRoot(N),
     plan({ prefixes, budget }) {
-      const order = prefixes.map((c, i) => ({ h: c.entropy ?? -Infinity, i })).sort((a, b) => b.h - a.h || a.i - b.i).map((x) => x.i);
+      const order = prefixes
+        .map((c, i) => ({ h: c.entropy ?? -Infinity, i }))
+        .sort((a, b) => b.h - a.h || a.i - b.i)
+        .map((x) => x.i);
       const k = roundRobin(prefixes, order, budget);
       // The plan lists prefixes by rank (highest entropy first).
-      return positive(order.map((i) => prefixes[i].id), order.map((i) => k[i]));
+      return positive(
+        order.map((i) => prefixes[i].id),
+        order.map((i) => k[i]),
+      );
     },
   };
 }
@@ -104,7 +120,10 @@ export function entropyPrefixPlanner(N: number): PrefixPlanner {
 export function evenPrefixes(prefixes: readonly PrefixCandidate[], budget: number): number[] {
   const P = prefixes.length;
   if (P === 0) return [];
-  const order = prefixes.map((c, i) => ({ d: c.depth, i })).sort((a, b) => a.d - b.d || a.i - b.i).map((x) => x.i);
+  const order = prefixes
+    .map((c, i) => ({ d: c.depth, i }))
+    .sort((a, b) => a.d - b.d || a.i - b.i)
+    .map((x) => x.i);
   // Priced (turns, tokens): one each in that order while it fits, round after round.
   if (prefixes.some((c) => costOf(c) !== 1)) return roundRobin(prefixes, order, budget);
   const k = prefixes.map(() => Math.floor(budget / P));

@@ -23,7 +23,8 @@ export { flipChance, flipGain, repeatChance, type PrefixAllocation, type PrefixI
 export function solvePrefixes(prefixes: readonly PrefixInput[], budget: number): PrefixAllocation {
   if (!Number.isInteger(budget) || budget < 0) throw new AllocationInputError('budget', `must be a non-negative integer, got ${budget}`);
   prefixes.forEach(({ q, r, w, cost }, i) => {
-    if (cost !== undefined && !(Number.isInteger(cost) && cost >= 1)) throw new AllocationInputError(`prefixes[${i}].cost`, `must be an integer ≥ 1, got ${cost}`);
+    if (cost !== undefined && !(Number.isInteger(cost) && cost >= 1))
+      throw new AllocationInputError(`prefixes[${i}].cost`, `must be an integer ≥ 1, got ${cost}`);
     if (w !== undefined && !(w >= 0 && Number.isFinite(w))) throw new AllocationInputError(`prefixes[${i}].w`, `must be a finite weight ≥ 0, got ${w}`);
     if (!(q >= 0 && q <= 1)) throw new AllocationInputError(`prefixes[${i}].q`, `must be a probability in [0, 1], got ${q}`);
     if (!(r >= 0 && r <= 1)) throw new AllocationInputError(`prefixes[${i}].r`, `must be a reward in [0, 1], got ${r}`);

@@ -180,7 +180,14 @@ function kthLargest(xs: Float64Array, k: number): number {
  * never needed again: adding a prompt takes all its gains > λ at once, then the smallest taken gains
  * are given back until exactly R remain.
  */
-function sweepWindow(t: Table, order: Int32Array, M: number, from: number, to: number, known?: { value: number; lambda: number }): { s: number; lambda: number } {
+function sweepWindow(
+  t: Table,
+  order: Int32Array,
+  M: number,
+  from: number,
+  to: number,
+  known?: { value: number; lambda: number },
+): { s: number; lambda: number } {
   const { n, min, L, base, tails } = t;
   const e = new Int32Array(n);
   const taken = new MinHeap(n);

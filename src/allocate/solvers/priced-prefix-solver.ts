@@ -31,7 +31,11 @@ export function solvePricedPrefixes(prefixes: readonly PrefixInput[], budget: nu
   const scale = budget > PRICED_BUDGET_UNITS ? PRICED_BUDGET_UNITS / budget : 1;
   const C = scale === 1 ? budget : PRICED_BUDGET_UNITS;
   const cost = prefixes.map((p) => (scale === 1 ? (p.cost ?? 1) : Math.ceil((p.cost ?? 1) * scale - 1e-9)));
-  if (n * (C + 1) > PRICED_TABLE_LIMIT) throw new AllocationInputError('prefixes', `${n} prefixes × ${C + 1} budget units exceed the priced solver's limit of ${PRICED_TABLE_LIMIT.toLocaleString('en')} cells; lower the budget or the number of prefixes`);
+  if (n * (C + 1) > PRICED_TABLE_LIMIT)
+    throw new AllocationInputError(
+      'prefixes',
+      `${n} prefixes × ${C + 1} budget units exceed the priced solver's limit of ${PRICED_TABLE_LIMIT.toLocaleString('en')} cells; lower the budget or the number of prefixes`,
+    );
   const rho = prefixes.map(({ q, r }) => repeatChance(q, r));
   const w = prefixes.map((p) => p.w ?? 1);
   const value = (j: number, K: number) => w[j] * flipChance(rho[j], K);

@@ -54,6 +54,5 @@ export function buildTable(items: readonly WeightedItem[], min: number, max: num
   return { n, min, L, base, tails, cum, scale: Math.max(scale, 1e-300) };
 }
 
-
 /** Values equal within this (relative) count as ties. */
 export const TIE = 1e-9;

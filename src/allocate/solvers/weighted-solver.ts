@@ -67,7 +67,8 @@ export function solveWeighted(items: readonly WeightedItem[], options: SolveOpti
   const { budget: M, min } = options;
   const n = items.length;
   if (!isSpendable(n, M, options)) {
-    const detail = M > n * options.max ? `${n} prompts × m_max ${options.max} = ${n * options.max} < ${M}` : `every selected prompt takes between ${min} and ${options.max}`;
+    const detail =
+      M > n * options.max ? `${n} prompts × m_max ${options.max} = ${n * options.max} < ${M}` : `every selected prompt takes between ${min} and ${options.max}`;
     throw new InfeasibleBudgetError(options.fields?.budget ?? 'budget', M, spendableBelow(n, M, options), spendableAbove(n, M, options), detail);
   }
   if (M === 0) return { m: new Array(n).fill(0), objective: 0, method: 'trivial' };
@@ -78,13 +79,17 @@ export function solveWeighted(items: readonly WeightedItem[], options: SolveOpti
   const entries = n * (max - min);
   if (entries > TABLE_LIMIT) {
     const fits = min + Math.floor(TABLE_LIMIT / Math.max(1, n));
-    throw new AllocationInputError('max', `${n.toLocaleString('en')} prompts × (m_max ${max.toLocaleString('en')} − m_min ${min}) = ${entries.toLocaleString('en')} table entries exceed the solver's limit of ${TABLE_LIMIT.toLocaleString('en')} (${(TABLE_LIMIT * 16) / 2 ** 20} MB); lower max to at most ${fits.toLocaleString('en')} (or the budget)`);
+    throw new AllocationInputError(
+      'max',
+      `${n.toLocaleString('en')} prompts × (m_max ${max.toLocaleString('en')} − m_min ${min}) = ${entries.toLocaleString('en')} table entries exceed the solver's limit of ${TABLE_LIMIT.toLocaleString('en')} (${(TABLE_LIMIT * 16) / 2 ** 20} MB); lower max to at most ${fits.toLocaleString('en')} (or the budget)`,
+    );
   }
   const table = buildTable(items, min, max);
   const method = options.method ?? 'auto';
   const order = candidateOrder(table);
   const dominant = method !== 'dp' && method !== 'full-dp' && isDominanceOrder(table, order);
-  if ((method === 'sweep' || method === 'full-sweep') && !dominant) throw new AllocationInputError('method', 'no dominance order exists for these prompts; use "dp" or "auto"');
+  if ((method === 'sweep' || method === 'full-sweep') && !dominant)
+    throw new AllocationInputError('method', 'no dominance order exists for these prompts; use "dp" or "auto"');
   let m: Int32Array;
   if (dominant) m = solveBySweep(table, order, M, { prune: method !== 'full-sweep' });
   else {
@@ -106,7 +111,8 @@ function validate(items: readonly WeightedItem[], o: SolveOptions): void {
   const bf = o.fields?.budget ?? 'budget';
   if (!Number.isInteger(o.budget) || o.budget < 0) throw new AllocationInputError(bf, `must be a non-negative integer, got ${o.budget}`);
   if (!Number.isInteger(o.min) || o.min < 2) throw new AllocationInputError('min', `m_min must be an integer ≥ 2 (V_root(v, 1) = 0), got ${o.min}`);
-  if (!Number.isInteger(o.max) || o.max < o.min || o.max > 65_535) throw new AllocationInputError('max', `m_max must be an integer in [min (${o.min}), 65535], got ${o.max}`);
+  if (!Number.isInteger(o.max) || o.max < o.min || o.max > 65_535)
+    throw new AllocationInputError('max', `m_max must be an integer in [min (${o.min}), 65535], got ${o.max}`);
   items.forEach(({ v, w }, i) => {
     if (!(v >= 0 && v <= 1)) throw new AllocationInputError(`${vf}[${i}]`, `must be a probability in [0, 1], got ${v}`);
     if (!(w >= 0 && Number.isFinite(w))) throw new AllocationInputError(`${vf}[${i}]`, `weight must be finite and ≥ 0, got ${w}`);

@@ -27,7 +27,12 @@ export function guardedStrategy(o: OptionsOf<'guarded'>): Strategy {
       const explore = solver.plan({ ...input, candidates: cs.slice(k), remaining: total - k * G });
       const spent = [...explore.values()].reduce((a, b) => a + b, 0);
       // What the solver leaves of its share (too few candidates, or below m_min) buys grpo more prompts.
-      const base = uniformRoots(cs.filter((c) => !explore.has(c.promptId)), total - spent, undefined, G);
+      const base = uniformRoots(
+        cs.filter((c) => !explore.has(c.promptId)),
+        total - spent,
+        undefined,
+        G,
+      );
       const out = new Map<string, number>();
       for (const [id, m] of base) {
         out.set(id, m);

@@ -23,7 +23,9 @@ export function solverTreeStrategy(name: 'trace' | 'oracle', o: Omit<OptionsOf<'
   return {
     name,
     cap: o.budget,
-    roots: uniformRoots ? uniformRootPlanner(treeShare(o.continuations), o.batchSize) : solvedRootPlanner(treeShare(o.continuations), (c) => ({ v: probs.root(c), w: 1 }), o),
+    roots: uniformRoots
+      ? uniformRootPlanner(treeShare(o.continuations), o.batchSize)
+      : solvedRootPlanner(treeShare(o.continuations), (c) => ({ v: probs.root(c), w: 1 }), o),
     prefixes: o.prefixes === 'uniform' ? evenPrefixPlanner(o.continuations) : solvedPrefixPlanner(o.continuations, probs.prefix),
     leftover: uniformRoots ? uniformLeftover(o.max) : adaptiveLeftover(probs.root, o.max),
   };
@@ -31,7 +33,9 @@ export function solverTreeStrategy(name: 'trace' | 'oracle', o: Omit<OptionsOf<'
 
 /** The roots' budget of the solver tree strategies: the exact root solver, or the ablation's uniform groups. */
 export function solverTreeRootBudget(o: Pick<OptionsOf<'oracle'>, 'roots' | 'continuations' | 'min' | 'max'>): RootBudget {
-  return o.roots === 'uniform' ? { kind: 'uniform', continuations: o.continuations } : { kind: 'solver', continuations: o.continuations, min: o.min, max: o.max };
+  return o.roots === 'uniform'
+    ? { kind: 'uniform', continuations: o.continuations }
+    : { kind: 'solver', continuations: o.continuations, min: o.min, max: o.max };
 }
 
 /**
@@ -45,13 +49,27 @@ export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
   const kappa = o.priorStrength ?? 4;
   const root = o.rootPrior === 'posterior' ? (c: RootCandidate) => posteriorRoot(c, kappa) : (c: RootCandidate) => c.v;
   const weighted = o.prefixes === 'entropy-weighted' || o.prefixes === 'decision-weighted';
-  const paper = solverTreeStrategy('trace', { ...o, prefixes: weighted ? undefined : (o.prefixes as 'adaptive' | 'uniform' | undefined) }, { root, prefix: (c) => c.q });
+  const paper = solverTreeStrategy(
+    'trace',
+    { ...o, prefixes: weighted ? undefined : (o.prefixes as 'adaptive' | 'uniform' | undefined) },
+    { root, prefix: (c) => c.q },
+  );
   const uniformRoots = o.roots === 'uniform';
   const beta = o.entropyWeight ?? 1;
   const prefixes =
-    o.prefixes === 'entropy-weighted' ? solvedPrefixPlanner(o.continuations, (c) => c.q, (c) => 1 + beta * (c.entropy ?? 0))
-    : o.prefixes === 'decision-weighted' ? solvedPrefixPlanner(o.continuations, (c) => c.q, (c) => c.after ?? 1)
-    : paper.prefixes!;
+    o.prefixes === 'entropy-weighted'
+      ? solvedPrefixPlanner(
+          o.continuations,
+          (c) => c.q,
+          (c) => 1 + beta * (c.entropy ?? 0),
+        )
+      : o.prefixes === 'decision-weighted'
+        ? solvedPrefixPlanner(
+            o.continuations,
+            (c) => c.q,
+            (c) => c.after ?? 1,
+          )
+        : paper.prefixes!;
   const from = o.branchFrom ?? 1;
   const blind = o.prefixValue === 'outcome-blind';
   // branchFrom: prefixes shallower than t_min are not branch points; the root (depth 0, rootResample) stays.

@@ -2,12 +2,14 @@ import { MissingInputError } from '../errors.ts';
 import type { PrefixCandidate, RootCandidate } from '../types.ts';
 
 export function trueRoot(c: RootCandidate, strategy: string): number {
-  if (c.p === undefined) throw new MissingInputError(`strategy "${strategy}" needs the true success probability p of prompt "${c.promptId}" (a simulated environment supplies it)`);
+  if (c.p === undefined)
+    throw new MissingInputError(`strategy "${strategy}" needs the true success probability p of prompt "${c.promptId}" (a simulated environment supplies it)`);
   return roundedIntoUnit(c.p);
 }
 
 export function truePrefix(c: PrefixCandidate, strategy: string): number {
-  if (c.p === undefined) throw new MissingInputError(`strategy "${strategy}" needs the true success probability p of prefix "${c.id}" (a simulated environment supplies it)`);
+  if (c.p === undefined)
+    throw new MissingInputError(`strategy "${strategy}" needs the true success probability p of prefix "${c.id}" (a simulated environment supplies it)`);
   return roundedIntoUnit(c.p);
 }
 

@@ -1,5 +1,15 @@
 import type { Command } from 'commander';
-import { ADVANTAGE_SCALES, createEstimator, ESTIMATOR_NAMES, ForestError, isPerNodeEstimator, parseForestInput, UnknownEstimatorError, type AdvantageEstimator, type AdvantageScale } from '../../advantage/index.ts';
+import {
+  ADVANTAGE_SCALES,
+  createEstimator,
+  ESTIMATOR_NAMES,
+  ForestError,
+  isPerNodeEstimator,
+  parseForestInput,
+  UnknownEstimatorError,
+  type AdvantageEstimator,
+  type AdvantageScale,
+} from '../../advantage/index.ts';
 import { readStdinRawJson, UsageError, writeJson } from '../io.ts';
 
 /**
@@ -24,11 +34,13 @@ export function register(program: Command): void {
         throw e;
       }
       const withTurns = isPerNodeEstimator(estimator.name);
-      const leaves = estimator.estimate(forest).map((l) =>
-        withTurns
-          ? { id: l.id, advantage: l.advantage, turns: l.path.map((id, k) => ({ id, advantage: l.turns[k] })) }
-          : { id: l.id, advantage: l.advantage },
-      );
+      const leaves = estimator
+        .estimate(forest)
+        .map((l) =>
+          withTurns
+            ? { id: l.id, advantage: l.advantage, turns: l.path.map((id, k) => ({ id, advantage: l.turns[k] })) }
+            : { id: l.id, advantage: l.advantage },
+        );
       writeJson({ leaves });
     });
 }

@@ -1,15 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import {
-  type BfclEntry,
-  CATEGORIES,
-  checkAttempt,
-  DEFAULT_BFCL_DIR,
-  executeAttempt,
-  loadAll,
-  loadLongContextData,
-  todayUtc,
-} from '../../env/bfcl/index.ts';
+import { type BfclEntry, CATEGORIES, checkAttempt, DEFAULT_BFCL_DIR, executeAttempt, loadAll, loadLongContextData, todayUtc } from '../../env/bfcl/index.ts';
 import { jsonLines } from '../../util/json-lines.ts';
 import { readStdin, UsageError } from '../io.ts';
 
@@ -71,7 +62,11 @@ export function register(program: Command): void {
       const o = options(opts.data);
       for (const { entry, turns } of jobs) {
         // One attempt line is one model step per turn; an empty turn is a turn without calls.
-        const r = checkAttempt(entry, turns.map((calls) => [calls]), o);
+        const r = checkAttempt(
+          entry,
+          turns.map((calls) => [calls]),
+          o,
+        );
         process.stdout.write(`${JSON.stringify({ id: entry.id, valid: r.valid, error_type: r.errorType })}\n`);
       }
     });
@@ -83,7 +78,11 @@ export function register(program: Command): void {
       const jobs = await readJobs(opts.data);
       const o = options(opts.data);
       for (const { entry, turns } of jobs) {
-        const results = executeAttempt(entry, turns.map((calls) => [calls]), o);
+        const results = executeAttempt(
+          entry,
+          turns.map((calls) => [calls]),
+          o,
+        );
         process.stdout.write(`${JSON.stringify({ id: entry.id, turns: results.map((r) => ({ results: r })) })}\n`);
       }
     });

@@ -24,18 +24,27 @@ export function register(program: Command): void {
     .command('compare')
     .description('run several strategies × seeds at equal budget on the same environment, then write one comparison report')
     .option('--strategies <list>', 'comma-separated strategies', 'trace,grpo')
-    .option('--trace <which>', 'the trace arm: recommended (uniform roots, N = ½, and per prompt the solver’s choice between one more bare rollout and a continuation at a prefix from turn 2 on; chosen by pre-registered comparisons, BENCHMARKS.md) or paper (the published method)', 'recommended')
+    .option(
+      '--trace <which>',
+      'the trace arm: recommended (uniform roots, N = ½, and per prompt the solver’s choice between one more bare rollout and a continuation at a prefix from turn 2 on; chosen by pre-registered comparisons, BENCHMARKS.md) or paper (the published method)',
+      'recommended',
+    )
     .option('--seeds <n>', 'seeds per strategy (0..n-1)', '3')
     .option('--out <dir>', 'folder for the runs and the report', 'runs/compare')
     .option('--jobs <n>', 'runs at once (each uses one core)', String(Math.max(1, Math.min(2, availableParallelism()))));
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
-    const strategies = String(opts.strategies).split(',').map((s) => s.trim()).filter(Boolean);
+    const strategies = String(opts.strategies)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (const s of strategies) {
-      if (!(STRATEGY_NAMES as readonly string[]).includes(s)) throw new UsageError(`--strategies: unknown strategy "${s}"; allowed: ${STRATEGY_NAMES.join(', ')}`);
+      if (!(STRATEGY_NAMES as readonly string[]).includes(s))
+        throw new UsageError(`--strategies: unknown strategy "${s}"; allowed: ${STRATEGY_NAMES.join(', ')}`);
     }
     const seeds = parseInteger('--seeds', opts.seeds, { min: 1 });
     const jobs = parseInteger('--jobs', opts.jobs, { min: 1 });
-    if (opts.strategy || opts.seed) throw new UsageError('compare sets the strategy and seed of each run: use --strategies and --seeds instead of --strategy / --seed');
+    if (opts.strategy || opts.seed)
+      throw new UsageError('compare sets the strategy and seed of each run: use --strategies and --seeds instead of --strategy / --seed');
     if (opts.trace !== 'recommended' && opts.trace !== 'paper') throw new UsageError(`--trace: "${String(opts.trace)}" is not one of recommended, paper`);
     const out = resolve(String(opts.out));
     const base = withEqualTokens(rawConfig(opts));
@@ -49,12 +58,18 @@ export function register(program: Command): void {
     );
     // parseTrainConfig refuses a strategy that cannot spend B on this pool, so every run spends the same B
     // per step; a dynamic sampler (dapo), whose unit is whole groups, is read by the tokens it really spends.
-    const budgets = new Set(runs.filter((r) => !dynamicSampling(r.name) || strategies.length === 1).map((r) => `${r.config.strategy.budget} ${r.config.strategy.unit}`));
-    if (budgets.size > 1) throw new UsageError(`compare: unequal budgets ${[...budgets].join(', ')}; every strategy must get the same --budget and --budget-unit`);
+    const budgets = new Set(
+      runs.filter((r) => !dynamicSampling(r.name) || strategies.length === 1).map((r) => `${r.config.strategy.budget} ${r.config.strategy.unit}`),
+    );
+    if (budgets.size > 1)
+      throw new UsageError(`compare: unequal budgets ${[...budgets].join(', ')}; every strategy must get the same --budget and --budget-unit`);
     mkdirSync(out, { recursive: true });
     process.stdout.write(`# trace-rl compare: ${strategies.join(', ')} × ${seeds} seed(s), ${jobs} at a time, in ${out}\n${configToYaml(runs[0].config)}\n`);
     const sampler = runs.find((r) => dynamicSampling(r.name) && r.config.strategy.unit !== runs[0].config.strategy.unit);
-    if (sampler) process.stdout.write(`# ${sampler.name} counts whole groups: it runs at ${sampler.config.strategy.budget} trajectories a step; the report shows the tokens it really spends\n`);
+    if (sampler)
+      process.stdout.write(
+        `# ${sampler.name} counts whole groups: it runs at ${sampler.config.strategy.budget} trajectories a step; the report shows the tokens it really spends\n`,
+      );
     const queue = [...runs];
     const failures: string[] = [];
     const worker = async () => {
@@ -76,10 +91,15 @@ export function register(program: Command): void {
  * N for the tree strategies, …), and trace's preset named by `--trace` (recommended or paper). An
  * option none of the compared strategies takes is a usage error, not silently dropped.
  */
-function strategyOptionsFor(strategies: readonly StrategyName[], given: Record<string, unknown>, trace: unknown): (name: StrategyName) => Record<string, unknown> {
+function strategyOptionsFor(
+  strategies: readonly StrategyName[],
+  given: Record<string, unknown>,
+  trace: unknown,
+): (name: StrategyName) => Record<string, unknown> {
   for (const key of Object.keys(given)) {
     if (key === 'name') continue;
-    if (!strategies.some((n) => optionKeys(n).includes(key))) throw new UsageError(`strategy.${key}: none of the compared strategies (${strategies.join(', ')}) takes this option`);
+    if (!strategies.some((n) => optionKeys(n).includes(key)))
+      throw new UsageError(`strategy.${key}: none of the compared strategies (${strategies.join(', ')}) takes this option`);
   }
   return (name) => ({ ...(name === 'trace' ? { preset: trace } : {}), ...optionsFor(name, given) });
 }

@@ -14,7 +14,6 @@ import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { engineProgress } from '../progress.ts';
 import { buildPolicy, buildSuite, evalConfig, openRun, type EvalFlags } from './eval.ts';
 
-
 /** Bounds on what one diagnosis may ask for: it runs on a laptop before training, not instead of it. */
 export const DIAGNOSE_LIMITS = { prompts: 1000, k: 256, rollouts: 16, maxTurns: 256, trajectories: 100_000, concurrency: 256 } as const;
 
@@ -32,12 +31,26 @@ interface DiagnoseFlags extends PolicyAndEnvFlags {
  * builders); the sampling is one rollout-engine step with a fixed allocation (src/diagnose).
  */
 export function register(program: Command): void {
-  policyAndEnvOptions(program.command('diagnose').description('before training: where the outcome contrast lies — per depth t, mean V_t(1−V_t) from k continuations, the share of outcome variance still open, the next decision\'s entropy, and what a continuation costs; see docs/diagnose.md'), 'diagnosed')
-    .option('--warm-start', 'embedded on the world, without --run: the behaviour-cloning warm start training begins from (policy.warmStart bc, its cached fit), instead of zero weights')
+  policyAndEnvOptions(
+    program
+      .command('diagnose')
+      .description(
+        "before training: where the outcome contrast lies — per depth t, mean V_t(1−V_t) from k continuations, the share of outcome variance still open, the next decision's entropy, and what a continuation costs; see docs/diagnose.md",
+      ),
+    'diagnosed',
+  )
+    .option(
+      '--warm-start',
+      'embedded on the world, without --run: the behaviour-cloning warm start training begins from (policy.warmStart bc, its cached fit), instead of zero weights',
+    )
     .option('--split <which>', 'where prompts are drawn from: all (every question of the environment) or held-out', 'all')
     .option('--prompts <n>', `prompts sampled (at most ${DIAGNOSE_LIMITS.prompts})`, '8')
     .option('--k <n>', `trajectories per prefix: the root's rollouts and each prefix's continuations (2 … ${DIAGNOSE_LIMITS.k})`, '8')
-    .option('--rollouts <n>', `bare rollouts per prompt whose every prefix is expanded (1 … min(k, ${DIAGNOSE_LIMITS.rollouts}); the first of the root's k)`, '1')
+    .option(
+      '--rollouts <n>',
+      `bare rollouts per prompt whose every prefix is expanded (1 … min(k, ${DIAGNOSE_LIMITS.rollouts}); the first of the root's k)`,
+      '1',
+    )
     .option('--max-turns <n>', `turn limit per trajectory (at most ${DIAGNOSE_LIMITS.maxTurns}; default the environment's)`)
     .option('--temperature <t>', 'sampling temperature, > 0 (openai and tiny-lm; the embedded and scripted policies sample at their own)', '1')
     .option('--seed <n>', 'seed of the prompt sample and of every sampling stream', '0')
@@ -61,7 +74,8 @@ function parseSizes(opts: DiagnoseFlags) {
   const rollouts = parseInteger('--rollouts', opts.rollouts, { min: 1, max: L.rollouts });
   if (rollouts > k) throw new UsageError(`--rollouts ${rollouts} > --k ${k}: the expanded rollouts are among the root's k; lower --rollouts or raise --k`);
   const temperature = parseDecimal('--temperature', opts.temperature, { min: 0, max: 100 });
-  if (temperature === 0) throw new UsageError('--temperature 0 makes every continuation the same greedy trajectory, so no contrast can show; give a temperature > 0 (e.g. 1)');
+  if (temperature === 0)
+    throw new UsageError('--temperature 0 makes every continuation the same greedy trajectory, so no contrast can show; give a temperature > 0 (e.g. 1)');
   const concurrency = parseInteger('--concurrency', opts.concurrency, { min: 1, max: L.concurrency });
   const seed = parseInteger('--seed', opts.seed, { min: 0, max: 4294967295 });
   if (opts.split !== 'held-out' && opts.split !== 'all') throw new UsageError(`--split ${opts.split}: choose all or held-out`);
@@ -87,14 +101,19 @@ async function setUp(opts: DiagnoseFlags, sizes: Sizes) {
   const run = opts.run ? openRun(opts.run, opts.policy) : undefined;
   const config = evalConfig(flags, run?.config, engine, undefined);
   const maxTurns = config.engine.maxTurns;
-  if (maxTurns > L.maxTurns) throw new UsageError(`turn limit ${maxTurns} (from the run or --set) is above ${L.maxTurns}; give --max-turns ${L.maxTurns} or less`);
+  if (maxTurns > L.maxTurns)
+    throw new UsageError(`turn limit ${maxTurns} (from the run or --set) is above ${L.maxTurns}; give --max-turns ${L.maxTurns} or less`);
   const total = trajectoryBound({ prompts, k, rollouts, maxTurns });
-  if (total > L.trajectories) throw new UsageError(`--prompts ${prompts} × --k ${k} × (1 + --rollouts ${rollouts} × (turn limit ${maxTurns} − 1)) = up to ${total} trajectories, above the limit of ${L.trajectories}; lower --prompts, --k, --rollouts or --max-turns`);
+  if (total > L.trajectories)
+    throw new UsageError(
+      `--prompts ${prompts} × --k ${k} × (1 + --rollouts ${rollouts} × (turn limit ${maxTurns} − 1)) = up to ${total} trajectories, above the limit of ${L.trajectories}; lower --prompts, --k, --rollouts or --max-turns`,
+    );
   if (opts.html !== undefined) checkPageTarget(opts.html);
   const suite = buildSuite(config, split, undefined);
   const sample = samplePrompts(suite.datasets, prompts, seed, split);
   // The warm start is training's behaviour cloning: a policy kind that takes policy.warmStart, on the world, where the demonstrations come from.
-  if (opts.warmStart && (!policyKindsTaking('warmStart').includes(opts.policy) || run || !(suite.env instanceof WorldEnv))) throw new UsageError('--warm-start is for --policy embedded on --env world without --run (a run has its own trained weights)');
+  if (opts.warmStart && (!policyKindsTaking('warmStart').includes(opts.policy) || run || !(suite.env instanceof WorldEnv)))
+    throw new UsageError('--warm-start is for --policy embedded on --env world without --run (a run has its own trained weights)');
   const { policy, about: policyAbout } = await buildPolicy(flags, suite, run, temperature, config);
   if (opts.warmStart) {
     // What training starts from: the same fit and cache key as buildComponents, so the weights are the run's step-0 weights.
@@ -152,7 +171,8 @@ function checkPageTarget(file: string): void {
   } catch {
     // a new file: its folder must exist
   }
-  if (st && !st.isFile()) throw new UsageError(`--html ${file}: not a regular file (a folder, a device or a pipe); give a file path such as ${path.join(file, 'diagnose.html')}`);
+  if (st && !st.isFile())
+    throw new UsageError(`--html ${file}: not a regular file (a folder, a device or a pipe); give a file path such as ${path.join(file, 'diagnose.html')}`);
   let dir;
   try {
     dir = statSync(path.dirname(target));
@@ -170,13 +190,19 @@ function samplePrompts(datasets: ReadonlyMap<string, readonly Prompt[]>, n: numb
   const seen = new Set<string>();
   const pool: Prompt[] = [];
   for (const prompts of datasets.values()) for (const p of prompts) if (!seen.has(p.id)) (seen.add(p.id), pool.push(p));
-  if (n > pool.length) throw new UsageError(`--prompts ${n}: the ${split === 'all' ? '' : 'held-out '}pool holds only ${pool.length} questions; give --prompts ${pool.length} or less${split === 'all' ? '' : ', or --split all'}`);
+  if (n > pool.length)
+    throw new UsageError(
+      `--prompts ${n}: the ${split === 'all' ? '' : 'held-out '}pool holds only ${pool.length} questions; give --prompts ${pool.length} or less${split === 'all' ? '' : ', or --split all'}`,
+    );
   return shuffled(pool, createRng(seed).fork('diagnose/prompts')).slice(0, n);
 }
 
 /** The policy in a few words, from its evaluation spec: kind, model, and the run or warm start its weights come from (a spec with `run: null` is untrained). */
 function policyLabel(spec: Record<string, unknown>): string {
-  const name = [spec.kind, spec.model].filter((x) => x !== undefined).map(String).join(' ');
+  const name = [spec.kind, spec.model]
+    .filter((x) => x !== undefined)
+    .map(String)
+    .join(' ');
   if (spec.run) return `${name} (${String(spec.run)}, step ${String(spec.step)})`;
   if (spec.warmStart) return `${name} (behaviour-cloning warm start)`;
   return spec.run === null ? `${name} (untrained)` : name;

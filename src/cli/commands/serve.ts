@@ -23,43 +23,59 @@ export function register(program: Command): void {
     .option('--max-body-bytes <n>', 'largest request body (413 above it)', String(1 << 20))
     .option('--max-prompt-chars <n>', 'most prompt characters, checked before tokenising; chat: all messages together (413 above it)', '65536')
     .option('--max-prompt-tokens <n>', 'most prompt tokens after tokenising (413 above it; default and ceiling: the context length)')
-    .action(async (opts: { model: string; port: string; host: string; parallel: string; threads: string; context?: string; name?: string; maxBodyBytes: string; maxPromptChars: string; maxPromptTokens?: string; allowReload?: boolean }) => {
-      const port = parsePort('--port', opts.port);
-      const sequences = parseInteger('--parallel', opts.parallel, { min: 1, max: 64 });
-      const threads = parseInteger('--threads', opts.threads, { min: 1, max: 256 });
-      const contextSize = opts.context === undefined ? undefined : parseInteger('--context', opts.context, { min: 16 });
-      const limits = {
-        maxBodyBytes: parseInteger('--max-body-bytes', opts.maxBodyBytes, { min: 1 }),
-        maxPromptChars: parseInteger('--max-prompt-chars', opts.maxPromptChars, { min: 1 }),
-        maxPromptTokens: opts.maxPromptTokens === undefined ? undefined : parseInteger('--max-prompt-tokens', opts.maxPromptTokens, { min: 1 }),
-      };
-      const file = resolve(opts.model);
-      const { checkGgufFile, GgufFileError } = await import('../../tinylm/gguf-file.ts');
-      try {
-        checkGgufFile(file);
-      } catch (e) {
-        if (e instanceof GgufFileError) throw new UsageError(`--model ${opts.model}: ${e.message}`);
-        throw e;
-      }
-      const { LlamaEngine, serveOpenAI } = await import('../../tinylm/index.ts');
-      const { reloadModel } = await import('../../tinylm/reload-model.ts');
-      let engine;
-      try {
-        engine = await LlamaEngine.load(file, { sequences, threads, contextSize });
-      } catch (e) {
-        throw new UsageError(`--model ${opts.model}: llama.cpp could not load it (${String((e as Error).message).split('\n')[0]}); give a GGUF model file`);
-      }
-      const name = opts.name ?? basename(file).replace(/\.gguf$/i, '');
-      const reload = opts.allowReload ? (f: string) => reloadModel(f, () => LlamaEngine.load(resolve(f), { sequences, threads, contextSize })) : undefined;
-      let server;
-      try {
-        server = await serveOpenAI(engine, { modelName: name, port, host: opts.host, clock: () => Date.now() / 1000, limits, ...(reload ? { reload } : {}) });
-      } catch (e) {
+    .action(
+      async (opts: {
+        model: string;
+        port: string;
+        host: string;
+        parallel: string;
+        threads: string;
+        context?: string;
+        name?: string;
+        maxBodyBytes: string;
+        maxPromptChars: string;
+        maxPromptTokens?: string;
+        allowReload?: boolean;
+      }) => {
+        const port = parsePort('--port', opts.port);
+        const sequences = parseInteger('--parallel', opts.parallel, { min: 1, max: 64 });
+        const threads = parseInteger('--threads', opts.threads, { min: 1, max: 256 });
+        const contextSize = opts.context === undefined ? undefined : parseInteger('--context', opts.context, { min: 16 });
+        const limits = {
+          maxBodyBytes: parseInteger('--max-body-bytes', opts.maxBodyBytes, { min: 1 }),
+          maxPromptChars: parseInteger('--max-prompt-chars', opts.maxPromptChars, { min: 1 }),
+          maxPromptTokens: opts.maxPromptTokens === undefined ? undefined : parseInteger('--max-prompt-tokens', opts.maxPromptTokens, { min: 1 }),
+        };
+        const file = resolve(opts.model);
+        const { checkGgufFile, GgufFileError } = await import('../../tinylm/gguf-file.ts');
+        try {
+          checkGgufFile(file);
+        } catch (e) {
+          if (e instanceof GgufFileError) throw new UsageError(`--model ${opts.model}: ${e.message}`);
+          throw e;
+        }
+        const { LlamaEngine, serveOpenAI } = await import('../../tinylm/index.ts');
+        const { reloadModel } = await import('../../tinylm/reload-model.ts');
+        let engine;
+        try {
+          engine = await LlamaEngine.load(file, { sequences, threads, contextSize });
+        } catch (e) {
+          throw new UsageError(`--model ${opts.model}: llama.cpp could not load it (${String((e as Error).message).split('\n')[0]}); give a GGUF model file`);
+        }
+        const name = opts.name ?? basename(file).replace(/\.gguf$/i, '');
+        const reload = opts.allowReload ? (f: string) => reloadModel(f, () => LlamaEngine.load(resolve(f), { sequences, threads, contextSize })) : undefined;
+        let server;
+        try {
+          server = await serveOpenAI(engine, { modelName: name, port, host: opts.host, clock: () => Date.now() / 1000, limits, ...(reload ? { reload } : {}) });
+        } catch (e) {
+          await engine.dispose();
+          throw e;
+        }
+        process.stderr.write(
+          `trace-rl serve: ${name} at ${server.url}/v1 (completions, chat/completions, models; /tokenize, /detokenize${reload ? ', /reload' : ''})\n`,
+        );
+        await serveUntilSignal(server, 'trace-rl serve');
         await engine.dispose();
-        throw e;
-      }
-      process.stderr.write(`trace-rl serve: ${name} at ${server.url}/v1 (completions, chat/completions, models; /tokenize, /detokenize${reload ? ', /reload' : ''})\n`);
-      await serveUntilSignal(server, 'trace-rl serve');
-      await engine.dispose();
-    });
+      },
+    );
 }

@@ -108,15 +108,26 @@ export function register(program: Command): void {
     const progress = opts.quiet ? undefined : progressReporter({ steps, label: out });
     try {
       const { train } = await import('../../train/loop.ts'); // the loop loads jax-js, SQLite and the policies
-      const result = await train({ out, config, resume: Boolean(opts.resume), steps: resumeSteps, clock: () => performance.now(), wallClock: () => Date.now(), signal: interrupt.signal, onEvent: progress?.onEvent });
+      const result = await train({
+        out,
+        config,
+        resume: Boolean(opts.resume),
+        steps: resumeSteps,
+        clock: () => performance.now(),
+        wallClock: () => Date.now(),
+        signal: interrupt.signal,
+        onEvent: progress?.onEvent,
+      });
       progress?.stop();
-      if (result.status === 'already-finished') process.stdout.write(`${out} has already finished all ${result.config.steps} steps; nothing to do (continue it with --resume ${out} --steps N, or start a new run with another --out)\n`);
+      if (result.status === 'already-finished')
+        process.stdout.write(
+          `${out} has already finished all ${result.config.steps} steps; nothing to do (continue it with --resume ${out} --steps N, or start a new run with another --out)\n`,
+        );
       else if (result.status === 'stopped') {
         process.stdout.write(`stopped after ${result.completed} new step(s); resume with: trace-rl train --resume ${out}\n`);
         // The shell's convention for a command ended by Ctrl-C, after a clean stop.
         process.exitCode = 130;
-      }
-      else process.stdout.write(`finished ${result.completed} step(s) in ${out}; report with: trace-rl report ${out}\n`);
+      } else process.stdout.write(`finished ${result.completed} step(s) in ${out}; report with: trace-rl report ${out}\n`);
     } finally {
       interrupt.done();
     }
@@ -131,7 +142,11 @@ const RESUMABLE = new Set(['steps']);
  * value is fine, one that changes it is refused (naming both values), except --steps, which sets a
  * new total and says so.
  */
-function resumePlan(store: { config(): unknown; configRevision(): number; close(): void }, out: string, opts: Record<string, unknown>): { steps: number; resumeSteps?: number } {
+function resumePlan(
+  store: { config(): unknown; configRevision(): number; close(): void },
+  out: string,
+  opts: Record<string, unknown>,
+): { steps: number; resumeSteps?: number } {
   let stored: TrainConfig;
   try {
     stored = storedTrainConfig(store);
@@ -147,15 +162,21 @@ function resumePlan(store: { config(): unknown; configRevision(): number; close(
     }
     const have = path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], stored);
     if (JSON.stringify(have) !== JSON.stringify(value)) {
-      throw new UsageError(`--resume ${out}: ${path} ${JSON.stringify(value)} conflicts with the run's stored ${JSON.stringify(have) ?? '(unset)'}; a resumed run keeps its configuration (only --steps may change): drop the flag, or start a new run with --out`);
+      throw new UsageError(
+        `--resume ${out}: ${path} ${JSON.stringify(value)} conflicts with the run's stored ${JSON.stringify(have) ?? '(unset)'}; a resumed run keeps its configuration (only --steps may change): drop the flag, or start a new run with --out`,
+      );
     }
   }
-  if (resumeSteps !== undefined && resumeSteps !== stored.steps) process.stderr.write(`${out}: steps ${stored.steps} → ${resumeSteps} (--steps; stored in the run)\n`);
+  if (resumeSteps !== undefined && resumeSteps !== stored.steps)
+    process.stderr.write(`${out}: steps ${stored.steps} → ${resumeSteps} (--steps; stored in the run)\n`);
   return { steps: resumeSteps ?? stored.steps, resumeSteps };
 }
 
 /** [dotted path, value] for every leaf of a plain object. */
 function leaves(o: Record<string, unknown>, prefix = ''): Array<[string, unknown]> {
-  return Object.entries(o).flatMap(([k, v]) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? leaves(v as Record<string, unknown>, `${prefix}${k}.`) : [[`${prefix}${k}`, v] as [string, unknown]]));
+  return Object.entries(o).flatMap(([k, v]) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? leaves(v as Record<string, unknown>, `${prefix}${k}.`)
+      : [[`${prefix}${k}`, v] as [string, unknown]],
+  );
 }
-

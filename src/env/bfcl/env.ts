@@ -67,10 +67,7 @@ export interface BfclState {
 }
 
 /** What one action does to the episode, before any call runs. */
-type Move =
-  | { kind: 'calls'; calls: string[] }
-  | { kind: 'answer' }
-  | { kind: 'invalid'; reason: string };
+type Move = { kind: 'calls'; calls: string[] } | { kind: 'answer' } | { kind: 'invalid'; reason: string };
 
 /** Chat messages in OpenAI's format for a BFCL conversation. */
 export type ChatMessage =
@@ -150,9 +147,9 @@ export class BfclEnv implements Environment<BfclState> {
   render(prompt: Prompt): string {
     const e = this.entry(prompt);
     return [
-      'You can call functions to carry out the user\'s requests. To call functions, reply with nothing but a Python-style list:',
+      "You can call functions to carry out the user's requests. To call functions, reply with nothing but a Python-style list:",
       '[func_name1(param_name1=value1, param_name2=value2), func_name2(param=value)]',
-      'You will see each call\'s result. Keep calling functions until the request is done, then reply in plain text;',
+      "You will see each call's result. Keep calling functions until the request is done, then reply in plain text;",
       'a reply without function calls ends your turn. If no function fits, or a required parameter is missing, say so instead.',
       '',
       'Functions (JSON):',
@@ -226,15 +223,24 @@ export class BfclEnv implements Environment<BfclState> {
     const next = this.advance(state, move, e);
     let observation: string;
     if (move.kind === 'calls') observation = toolObservation(move.calls, this.session(e, state.steps).run(move.calls));
-    else if (move.kind === 'answer') observation = next.userTurn < e.question.length ? `\nUser: ${this.userMessage(e, next.userTurn, 'prompt')}\nAssistant: ` : '';
-    else observation = `\nSystem: that step could not be used (${move.reason}); call functions as [func(param=value)] or reply in text to finish the request.\nAssistant: `;
+    else if (move.kind === 'answer')
+      observation = next.userTurn < e.question.length ? `\nUser: ${this.userMessage(e, next.userTurn, 'prompt')}\nAssistant: ` : '';
+    else
+      observation = `\nSystem: that step could not be used (${move.reason}); call functions as [func(param=value)] or reply in text to finish the request.\nAssistant: `;
     const invalid = move.kind === 'invalid' ? { invalid: true, reason: move.reason } : {};
     if (!next.done) return { state: next, observation, done: false, ...invalid };
     const finished = move.kind === 'answer' && next.userTurn >= e.question.length;
     if (!finished) {
       // BFCL's forced quit (more than 20 call steps in a user turn) or the episode's step limit.
       const overLimit = move.kind === 'calls' && next.steps.filter((s) => s.userTurn === state.userTurn).length > MAX_STEPS_PER_TURN;
-      return { state: next, observation, done: true, reward: 0, reason: overLimit ? 'step_limit' : 'turn_limit', ...(move.kind === 'invalid' ? { invalid: true } : {}) };
+      return {
+        state: next,
+        observation,
+        done: true,
+        reward: 0,
+        reason: overLimit ? 'step_limit' : 'turn_limit',
+        ...(move.kind === 'invalid' ? { invalid: true } : {}),
+      };
     }
     const verdict = checkAttempt(e, this.attempt(e, next.steps, e.groundTruth.length), { longContextData: this.longContextData, today: this.today });
     return { state: next, observation, done: true, reward: verdict.valid ? 1 : 0, reason: verdict.valid ? 'answer' : (verdict.errorType ?? 'answer') };
@@ -288,7 +294,13 @@ function safeToolCall(call: string): { name: string; arguments: string } {
 
 /** Results as BFCL shows them to a prompt-mode model: a list of {role, name, content} dicts. */
 function toolObservation(calls: readonly string[], results: readonly string[]): string {
-  const items = calls.map((c, i) => dict([['role', 'tool'], ['name', c], ['content', results[i]!]]));
+  const items = calls.map((c, i) =>
+    dict([
+      ['role', 'tool'],
+      ['name', c],
+      ['content', results[i]!],
+    ]),
+  );
   return `\nTool: ${pyRepr(items)}\nAssistant: `;
 }
 

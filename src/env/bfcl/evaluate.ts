@@ -21,7 +21,14 @@ export interface BfclAccuracy {
  * on the policy family (policies depend on environments, not the other way).
  */
 export interface BfclPlayer {
-  act(ctx: { prompt: Prompt; rendered: string; turns: readonly Turn[]; rng: Rng; greedy?: boolean; maxTokens: number }): Promise<{ text: string; thought?: string; action?: Action }>;
+  act(ctx: {
+    prompt: Prompt;
+    rendered: string;
+    turns: readonly Turn[];
+    rng: Rng;
+    greedy?: boolean;
+    maxTokens: number;
+  }): Promise<{ text: string; thought?: string; action?: Action }>;
 }
 
 export async function evaluateBfcl(
@@ -41,7 +48,14 @@ export async function evaluateBfcl(
     let reward = 0;
     let reason = 'turn_limit';
     for (let t = 0; t < env.maxTurns; t++) {
-      const out = await policy.act({ prompt, rendered: env.render(prompt), turns, rng: rng.fork(t), greedy: options.greedy, maxTokens: options.maxTokens ?? 512 });
+      const out = await policy.act({
+        prompt,
+        rendered: env.render(prompt),
+        turns,
+        rng: rng.fork(t),
+        greedy: options.greedy,
+        maxTokens: options.maxTokens ?? 512,
+      });
       const { thought, action } = out.action ? { thought: out.thought ?? '', action: out.action } : parse(out.text);
       const step = await env.step(state, action);
       turns.push({ thought, action, observation: step.observation, text: out.text });

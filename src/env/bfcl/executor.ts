@@ -50,7 +50,7 @@ export class Session {
 
   private runOne(call: string): string {
     const head = call.split('(')[0] ?? '';
-    const bare = head.includes('.') ? head.split('.')[1] ?? '' : head;
+    const bare = head.includes('.') ? (head.split('.')[1] ?? '') : head;
     if (REFUSED.has(bare.trim())) return `Error during execution: Function call ${bare.trim()} is not allowed.`;
     try {
       const parsed = parseCall(call);

@@ -3,7 +3,18 @@
  * the executor, the checker, the data loader, and the environment built on them. Its scripted noisy
  * policy is src/policy/bfcl-scripted-policy.ts.
  */
-export { CATEGORIES, type Category, type BfclEntry, type FunctionDoc, loadAll, loadCategory, loadClassDocs, BfclDataError, DEFAULT_BFCL_DIR, todayUtc } from './data.ts';
+export {
+  CATEGORIES,
+  type Category,
+  type BfclEntry,
+  type FunctionDoc,
+  loadAll,
+  loadCategory,
+  loadClassDocs,
+  BfclDataError,
+  DEFAULT_BFCL_DIR,
+  todayUtc,
+} from './data.ts';
 export { Session, stateText } from './executor.ts';
 export { checkAttempt, executeAttempt, type Attempt, type CheckResult, type ErrorType, ERROR_TYPES } from './checker.ts';
 export { loadLongContextData, SharedState } from './apis/shared.ts';

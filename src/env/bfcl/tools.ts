@@ -9,9 +9,23 @@ import { parseCall, parseCallList, parseJson, type ParsedCall } from './py/liter
 import type { FunctionDoc } from './data.ts';
 
 const TYPE_MAP: Record<string, string> = {
-  integer: 'integer', number: 'number', float: 'number', string: 'string', boolean: 'boolean', bool: 'boolean',
-  array: 'array', list: 'array', dict: 'object', object: 'object', tuple: 'array', any: 'string',
-  byte: 'integer', short: 'integer', long: 'integer', double: 'number', char: 'string',
+  integer: 'integer',
+  number: 'number',
+  float: 'number',
+  string: 'string',
+  boolean: 'boolean',
+  bool: 'boolean',
+  array: 'array',
+  list: 'array',
+  dict: 'object',
+  object: 'object',
+  tuple: 'array',
+  any: 'string',
+  byte: 'integer',
+  short: 'integer',
+  long: 'integer',
+  double: 'number',
+  char: 'string',
 };
 
 type Schema = Record<string, unknown>;

@@ -11,7 +11,13 @@ import { InputFileError, readJsonLinesFile } from '../../util/bounded-read.ts';
 import { DatasetError, DEFAULT_DATA_DIR, duplicateId, NO_ROWS } from '../datasets.ts';
 import type { Prompt } from '../../tree/types.ts';
 
-export const MATH_DATASETS = { gsm8k: 'gsm8k-test.jsonl.gz', 'gsm8k-train': 'gsm8k-train.jsonl.gz', math500: 'math500.jsonl.gz', aime24: 'aime24.jsonl', aime25: 'aime25.jsonl' } as const;
+export const MATH_DATASETS = {
+  gsm8k: 'gsm8k-test.jsonl.gz',
+  'gsm8k-train': 'gsm8k-train.jsonl.gz',
+  math500: 'math500.jsonl.gz',
+  aime24: 'aime24.jsonl',
+  aime25: 'aime25.jsonl',
+} as const;
 export type MathDatasetName = keyof typeof MATH_DATASETS;
 
 const row = z
@@ -41,7 +47,8 @@ export function loadMathDataset(nameOrFile: string, options: { dataDir?: string;
     return parseRows(readJsonLinesFile(file), file, dataset, options.limit);
   } catch (e) {
     // A path that is not a readable regular file may be a misspelt bundled name: list them.
-    if (e instanceof InputFileError && !(e instanceof DatasetError) && e.line === 0 && !bundled) throw new DatasetError(file, 0, `${e.reason} (or name a bundled dataset: ${Object.keys(MATH_DATASETS).join(', ')})`);
+    if (e instanceof InputFileError && !(e instanceof DatasetError) && e.line === 0 && !bundled)
+      throw new DatasetError(file, 0, `${e.reason} (or name a bundled dataset: ${Object.keys(MATH_DATASETS).join(', ')})`);
     throw e;
   }
 }
@@ -55,7 +62,11 @@ function parseRows(lines: ReturnType<typeof readJsonLinesFile>, file: string, da
     const parsed = row.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new DatasetError(file, line, `${issue.path.join('.') || 'line'}: ${issue.message}; expected {"question" | "problem": string, "answer": string | number}`);
+      throw new DatasetError(
+        file,
+        line,
+        `${issue.path.join('.') || 'line'}: ${issue.message}; expected {"question" | "problem": string, "answer": string | number}`,
+      );
     }
     const r = parsed.data;
     if (r.id !== undefined) {

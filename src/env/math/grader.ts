@@ -66,18 +66,25 @@ export function lastBoxed(text: string): string | undefined {
 }
 
 /** Unit words removed after a number ("18 dollars", "5 cm", "3 \text{ inches}"). */
-const UNITS = /\s*(?:dollars?|cents?|units?|(?:square|cubic|sq\.?)\s+\w+|(?:centi|milli|kilo)?met(?:er|re)s?|[ckm]?m|inch(?:es)?|in|feet|foot|ft|yards?|miles?|mph|hours?|hrs?|minutes?|mins?|seconds?|secs?|s|days?|weeks?|months?|years?|degrees?|pounds?|lbs?|ounces?|oz|grams?|g|kg|liters?|litres?|gallons?|people|students|apples|eggs|points?|pages?|percent)\.?\s*$/i;
+const UNITS =
+  /\s*(?:dollars?|cents?|units?|(?:square|cubic|sq\.?)\s+\w+|(?:centi|milli|kilo)?met(?:er|re)s?|[ckm]?m|inch(?:es)?|in|feet|foot|ft|yards?|miles?|mph|hours?|hrs?|minutes?|mins?|seconds?|secs?|s|days?|weeks?|months?|years?|degrees?|pounds?|lbs?|ounces?|oz|grams?|g|kg|liters?|litres?|gallons?|people|students|apples|eggs|points?|pages?|percent)\.?\s*$/i;
 
 /** Removes the surface forms listed in the file comment; the result is still LaTeX. */
 export function normalizeMathAnswer(raw: string): string {
   let s = raw.trim();
-  s = s.replace(/^\$+|\$+$/g, '').replace(/^\\\(|\\\)$/g, '').replace(/^\\\[|\\\]$/g, '');
+  s = s
+    .replace(/^\$+|\$+$/g, '')
+    .replace(/^\\\(|\\\)$/g, '')
+    .replace(/^\\\[|\\\]$/g, '');
   s = s.replace(/\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}/g, '$1');
   s = s.replace(/\\(?:left|right|big|Big|bigg|Bigg)(?=[()[\]|.]|\\\{|\\\}|\\[lr]?[vV]ert|\\lfloor|\\rfloor|\\lceil|\\rceil|\\langle|\\rangle)/g, '');
   s = s.replace(/\\left\.|\\right\./g, '');
   s = s.replace(/\\[dt]frac/g, '\\frac').replace(/\\displaystyle/g, '');
   // Brace-less fractions ("\frac59", "\frac9{19}", "\frac{9}2") get their braces.
-  s = s.replace(/\\frac\s*([0-9a-zA-Z])\s*([0-9a-zA-Z])/g, '\\frac{$1}{$2}').replace(/\\frac\s*([0-9a-zA-Z])\s*\{/g, '\\frac{$1}{').replace(/\\frac\s*(\{[^{}]*\})\s*([0-9a-zA-Z])/g, '\\frac$1{$2}');
+  s = s
+    .replace(/\\frac\s*([0-9a-zA-Z])\s*([0-9a-zA-Z])/g, '\\frac{$1}{$2}')
+    .replace(/\\frac\s*([0-9a-zA-Z])\s*\{/g, '\\frac{$1}{')
+    .replace(/\\frac\s*(\{[^{}]*\})\s*([0-9a-zA-Z])/g, '\\frac$1{$2}');
   s = s.replace(/(?<!\\)\\[,;:! ]|~/g, ' ');
   s = s.replace(/\^\s*\{?\s*\\circ\s*\}?|°|\\degree/g, '');
   s = s.replace(/\\?%|\\percent/g, '');
@@ -91,11 +98,17 @@ export function normalizeMathAnswer(raw: string): string {
   // Thousands separators: only where every group after a comma has three digits ("1,000,000", "1{,}000").
   s = s.replace(/\{,\}/g, ',');
   if (/^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
-  s = s.replace(/^(-?)0+(?=\d)/, '$1').replace(/^(-?\d+)\.0+$/, '$1').replace(/^(-?\d+\.\d*?[1-9])0+$/, '$1');
+  s = s
+    .replace(/^(-?)0+(?=\d)/, '$1')
+    .replace(/^(-?\d+)\.0+$/, '$1')
+    .replace(/^(-?\d+\.\d*?[1-9])0+$/, '$1');
   // A lone choice letter: "(C)" = "C".
   s = s.replace(/^\(([A-Ea-e])\)$/, '$1');
   // Mixed numbers ("137 \frac{1}{2}") mean a sum, not a product.
-  s = s.replace(/^(-?)(\d+)\s*\\frac\s*(\{[^{}]*\}|\d)\s*(\{[^{}]*\}|\d)$/, (_, sign: string, w: string, n: string, d: string) => `${sign}(${w}+\\frac${n}${d})`);
+  s = s.replace(
+    /^(-?)(\d+)\s*\\frac\s*(\{[^{}]*\}|\d)\s*(\{[^{}]*\}|\d)$/,
+    (_, sign: string, w: string, n: string, d: string) => `${sign}(${w}+\\frac${n}${d})`,
+  );
   return s;
 }
 
@@ -166,7 +179,10 @@ function listsMatch(gl: readonly string[], al: readonly string[], deadline: numb
   }
   const restG = [...unpaired.values()].flat();
   if (restG.length === 0) return true;
-  if (restG.length * restA.length > GRADE_LIMITS.listComparisons) throw new Undecided(`${restG.length} list elements are written differently from the gold's; at most ${Math.floor(Math.sqrt(GRADE_LIMITS.listComparisons))} are compared by value`);
+  if (restG.length * restA.length > GRADE_LIMITS.listComparisons)
+    throw new Undecided(
+      `${restG.length} list elements are written differently from the gold's; at most ${Math.floor(Math.sqrt(GRADE_LIMITS.listComparisons))} are compared by value`,
+    );
   for (const x of restG) {
     const k = restA.findIndex((y) => matches(x, y, deadline));
     if (k < 0) return false;
@@ -184,7 +200,11 @@ function withEngine<T>(f: () => T): T {
     return f();
   } catch (e) {
     if (e instanceof Undecided) throw e;
-    throw new Undecided(`the Compute Engine could not compare it (${(e as Error).name}: ${String((e as Error).message).split('\n')[0]!.slice(0, 80)})`);
+    throw new Undecided(
+      `the Compute Engine could not compare it (${(e as Error).name}: ${String((e as Error).message)
+        .split('\n')[0]!
+        .slice(0, 80)})`,
+    );
   }
 }
 
@@ -208,7 +228,8 @@ function splitTopLevel(s: string): string[] {
 
 /** Parses one expression after checking the limits that protect the parser and the evaluator. */
 function parse(latex: string): BoxedExpression {
-  if (latex.length > GRADE_LIMITS.expressionChars) throw new Undecided(`an expression of ${latex.length} characters (at most ${GRADE_LIMITS.expressionChars} are parsed)`);
+  if (latex.length > GRADE_LIMITS.expressionChars)
+    throw new Undecided(`an expression of ${latex.length} characters (at most ${GRADE_LIMITS.expressionChars} are parsed)`);
   const depth = nesting(latex);
   if (depth > GRADE_LIMITS.nesting) throw new Undecided(`the answer nests brackets ${depth} deep (at most ${GRADE_LIMITS.nesting} are parsed)`);
   const e = ce.parse(latex);
@@ -235,7 +256,8 @@ function checkFactorials(root: BoxedExpression): void {
     if (e.operator === 'Factorial' || e.operator === 'Factorial2') {
       const n = e.op1;
       const value = n.isNumberLiteral ? n.re : NaN;
-      if (!(Math.abs(value) <= GRADE_LIMITS.factorial)) throw new Undecided(`a factorial of a large or computed number (${n.toString().slice(0, 40)}!; at most ${GRADE_LIMITS.factorial}! is evaluated)`);
+      if (!(Math.abs(value) <= GRADE_LIMITS.factorial))
+        throw new Undecided(`a factorial of a large or computed number (${n.toString().slice(0, 40)}!; at most ${GRADE_LIMITS.factorial}! is evaluated)`);
     }
     if (e.ops) stack.push(...e.ops);
   }

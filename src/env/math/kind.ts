@@ -10,10 +10,16 @@ import { MathEnv } from './math-env.ts';
 const math = kindObject('math', {
   math: z
     .strictObject({
-      dataset: z.string().default('gsm8k-train').describe('math: training prompts: gsm8k-train, gsm8k, math500, aime24, aime25, or a JSONL file ({"question"|"problem", "answer"} per line).'),
+      dataset: z
+        .string()
+        .default('gsm8k-train')
+        .describe('math: training prompts: gsm8k-train, gsm8k, math500, aime24, aime25, or a JSONL file ({"question"|"problem", "answer"} per line).'),
       testDataset: z.string().default('gsm8k').describe('math: held-out prompts for evaluation (same choices as dataset).'),
       limit: z.number().int().min(1).optional().describe('math: use only the first this many prompts of each dataset.'),
-      format: z.enum(['markdown', 'code-tag', 'tool-call']).default('markdown').describe('How the model writes code and sees its output: ```python / ```output fences, <code>/<interpreter>, or <tool_call>/<tool_response>.'),
+      format: z
+        .enum(['markdown', 'code-tag', 'tool-call'])
+        .default('markdown')
+        .describe('How the model writes code and sees its output: ```python / ```output fences, <code>/<interpreter>, or <tool_call>/<tool_response>.'),
       // inline runs only the math world's print(a op b) cells: refused here rather than when the run starts.
       tool: z.enum(['pyodide', 'url']).default('pyodide').describe(toolDescription),
       ...codeToolFields,

@@ -108,7 +108,9 @@ export class MathEnv implements Environment<MathState> {
     }
     const bad =
       action.type === CODE_ACTION
-        ? action.input.trim() ? undefined : 'empty_code: the code block is empty'
+        ? action.input.trim()
+          ? undefined
+          : 'empty_code: the code block is empty'
         : action.type === 'answer'
           ? 'empty_answer: the \\boxed{} answer is empty'
           : action.type === 'invalid'
@@ -125,6 +127,12 @@ export class MathEnv implements Environment<MathState> {
   private next(state: MathState, step: MathStep, end?: { reward: number; reason: string }, invalid = false): StepOutcome<MathState> {
     const steps = Object.freeze([...state.steps, Object.freeze(step)]);
     const s: MathState = Object.freeze({ prompt: state.prompt, turn: state.turn + 1, steps, done: end !== undefined, ...(end ?? {}) });
-    return { state: s, observation: step.observation, done: end !== undefined, ...(end ? { reward: end.reward, score: end.reward, reason: end.reason } : {}), ...(invalid ? { invalid: true } : {}) };
+    return {
+      state: s,
+      observation: step.observation,
+      done: end !== undefined,
+      ...(end ? { reward: end.reward, score: end.reward, reason: end.reason } : {}),
+      ...(invalid ? { invalid: true } : {}),
+    };
   }
 }

@@ -100,7 +100,8 @@ export function createProtocol(format: CodeFormat): CodeProtocol {
         return { thought, action: { type: CODE_ACTION, input: found.code } };
       }
       const boxed = lastBoxed(text);
-      if (boxed !== undefined && boxed.length > 0) return { thought: text.slice(0, text.lastIndexOf('\\boxed')).trim(), action: { type: 'answer', input: boxed } };
+      if (boxed !== undefined && boxed.length > 0)
+        return { thought: text.slice(0, text.lastIndexOf('\\boxed')).trim(), action: { type: 'answer', input: boxed } };
       return { thought: text.trim(), action: { type: 'invalid', input: `no_action: no code block and no \\boxed{} answer; ${hint(format)}` } };
     },
     wrap(output) {

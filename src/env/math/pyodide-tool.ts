@@ -73,7 +73,11 @@ class Sandbox {
   private pending?: { id: number; resolve(r: Reply | undefined): void };
   private nextId = 0;
 
-  constructor(cmd: SandboxCommand, snapshot: Buffer, private readonly maxReply: number) {
+  constructor(
+    cmd: SandboxCommand,
+    snapshot: Buffer,
+    private readonly maxReply: number,
+  ) {
     this.proc = spawn(cmd.command, cmd.args, { stdio: ['pipe', 'pipe', 'pipe', cmd.seccomp ? 'pipe' : 'ignore', 'pipe'], env: {} });
     if (cmd.seccomp) hand(this.proc.stdio[3], cmd.seccomp);
     hand(this.proc.stdio[4], snapshot);
@@ -253,7 +257,10 @@ export class PyodideCodeTool implements CodeTool {
     this.command = sandboxCommand({ ...spec, mode: 'run' });
     this.snapshot = makeSnapshot(sandboxCommand({ ...spec, mode: 'snapshot' })).then((b) => (this.snapshotBytes = b));
     this.snapshot.catch(() => undefined);
-    if (options.unsafeUnconfined) process.stderr.write('WARNING: env.math.unsafeUnconfined is set: model-written Python runs without the operating system\'s confinement (no namespaces, seccomp or resource limits)\n');
+    if (options.unsafeUnconfined)
+      process.stderr.write(
+        "WARNING: env.math.unsafeUnconfined is set: model-written Python runs without the operating system's confinement (no namespaces, seccomp or resource limits)\n",
+      );
   }
 
   /** Starts the spare processes and waits until Python is loaded in each (otherwise the first cells pay for it). */
@@ -282,7 +289,10 @@ export class PyodideCodeTool implements CodeTool {
     this.started++;
     const s = new Sandbox(this.command, this.snapshotBytes!, this.maxReply);
     // A starting process keeps the host alive; an idle one must not (a CLI run ends when its work does).
-    s.ready.then(() => s.hold(s.busy), () => undefined);
+    s.ready.then(
+      () => s.hold(s.busy),
+      () => undefined,
+    );
     return s;
   }
 
@@ -369,7 +379,9 @@ export class PyodideCodeTool implements CodeTool {
       const r = await s.run(cell, true, this.limits.timeoutMs);
       if (r === undefined || r === 'timeout' || r.status === 'memory' || r.fatal || s.dead) {
         this.discard(s, 'replay failed');
-        return failure(`pyodide sandbox: replaying an earlier cell of the trajectory did not finish (${r === 'timeout' ? 'wall-time limit' : r === undefined ? s.death() : 'memory limit'})`);
+        return failure(
+          `pyodide sandbox: replaying an earlier cell of the trajectory did not finish (${r === 'timeout' ? 'wall-time limit' : r === undefined ? s.death() : 'memory limit'})`,
+        );
       }
       s.record(cell);
     }
@@ -382,12 +394,24 @@ export class PyodideCodeTool implements CodeTool {
       // The cell ended its own process (a limit of the operating system, or code that kills it).
       this.discard(s, 'died');
       if (s.memoryDeath) return { status: 'memory', stdout: '', stderr: '', error: limitMessage('memory', this.limits), ms: 0 };
-      return { status: 'error', stdout: '', stderr: '', error: `SandboxExit: the cell ended its interpreter (${s.death()}); the next cell starts a new one`, ms: 0 };
+      return {
+        status: 'error',
+        stdout: '',
+        stderr: '',
+        error: `SandboxExit: the cell ended its interpreter (${s.death()}); the next cell starts a new one`,
+        ms: 0,
+      };
     }
     if (r.fatal) {
       this.discard(s, 'fatal error');
       if (MEMORY_DEATH.test(r.error ?? '')) return { status: 'memory', stdout: '', stderr: '', error: limitMessage('memory', this.limits), ms: r.ms ?? 0 };
-      return { status: 'error', stdout: '', stderr: '', error: `SandboxExit: the cell ended its interpreter (${String(r.error ?? 'fatal error').slice(0, 300)}); the next cell starts a new one`, ms: r.ms ?? 0 };
+      return {
+        status: 'error',
+        stdout: '',
+        stderr: '',
+        error: `SandboxExit: the cell ended its interpreter (${String(r.error ?? 'fatal error').slice(0, 300)}); the next cell starts a new one`,
+        ms: r.ms ?? 0,
+      };
     }
     const status = r.status ?? 'error';
     const result: CodeResult = { status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', ms: r.ms ?? 0 };

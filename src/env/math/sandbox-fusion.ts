@@ -102,7 +102,14 @@ export class SandboxFusionTool implements CodeTool {
 
   private toResult(r: RunCodeResponse): CodeResult {
     const run = r.run_result;
-    if (!run) return { status: 'sandbox_error', stdout: '', stderr: '', error: `code sandbox ${this.endpoint}: ${r.status ?? 'no status'} without run_result ${r.message ?? ''}`.trim(), ms: 0 };
+    if (!run)
+      return {
+        status: 'sandbox_error',
+        stdout: '',
+        stderr: '',
+        error: `code sandbox ${this.endpoint}: ${r.status ?? 'no status'} without run_result ${r.message ?? ''}`.trim(),
+        ms: 0,
+      };
     const ms = (run.execution_time ?? 0) * 1000;
     const cut = (s: string | undefined) => (s ?? '').slice(0, this.limits.outputBytes);
     const stdout = cut(run.stdout);

@@ -32,7 +32,9 @@ const DATE = new RegExp(`\\b(?:(?:${MONTHS}) \\d{1,2}, \\d{3,4}|\\d{1,2} (?:${MO
 const NUMBER = /\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b/g;
 /** Capitalised words that start sentences rather than name things. */
 const NOT_NAMES = new Set(
-  'A An The He She It Its His Her Hers They Their Them This That These Those There Here In On At By For From With As After Before During When While Where Which Who What Why How If But And Or So Also However Although Since Until Despite Its Following Today Then Is Are Was Were Did Do Does Has Have Had Can Could Will Would Both Either Neither Not No Yes'.split(' '),
+  'A An The He She It Its His Her Hers They Their Them This That These Those There Here In On At By For From With As After Before During When While Where Which Who What Why How If But And Or So Also However Although Since Until Despite Its Following Today Then Is Are Was Were Did Do Does Has Have Had Can Could Will Would Both Either Neither Not No Yes'.split(
+    ' ',
+  ),
 );
 const YES_NO = /^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b/i;
 

@@ -92,7 +92,10 @@ export class QaEnv extends SearchEnv {
 
   /** Candidate actions for an action-choosing policy (see qaCandidates). */
   candidates(state: SearchState): QaCandidates {
-    return qaCandidates(state.prompt, state.steps.map((s) => ({ thought: '', action: s.action, observation: s.observation })));
+    return qaCandidates(
+      state.prompt,
+      state.steps.map((s) => ({ thought: '', action: s.action, observation: s.observation })),
+    );
   }
 }
 

@@ -33,11 +33,23 @@ export function generateWorld(seed: number, size: WorldSize = DEFAULT_WORLD_SIZE
     entities.push(ent);
     return ent;
   };
-  const countries = Array.from({ length: size.countries }, () => add('country', unique(rng, used, () => word(rng, 2, 3) + pick(rng, ['ia', 'land', 'stan', 'or'])), { attrs: { continent: pick(rng, CONTINENTS) } }));
+  const countries = Array.from({ length: size.countries }, () =>
+    add(
+      'country',
+      unique(rng, used, () => word(rng, 2, 3) + pick(rng, ['ia', 'land', 'stan', 'or'])),
+      { attrs: { continent: pick(rng, CONTINENTS) } },
+    ),
+  );
   const cities: Entity[] = [];
   for (let i = 0; i < size.cities; i++) {
-    const name = cityName(rng, used, cities.map((c) => c.name));
-    cities.push(add('city', name, { attrs: { founded: year(rng, 900, 1900) }, rels: { country: (i < countries.length ? countries[i]! : pick(rng, countries)).id } }));
+    const name = cityName(
+      rng,
+      used,
+      cities.map((c) => c.name),
+    );
+    cities.push(
+      add('city', name, { attrs: { founded: year(rng, 900, 1900) }, rels: { country: (i < countries.length ? countries[i]! : pick(rng, countries)).id } }),
+    );
   }
   const universities = Array.from({ length: size.universities }, () => {
     const city = pick(rng, cities);
@@ -52,12 +64,22 @@ export function generateWorld(seed: number, size: WorldSize = DEFAULT_WORLD_SIZE
   );
   const companies: Entity[] = [];
   for (let i = 0; i < size.companies; i++) {
-    const name = companyName(rng, used, companies.map((c) => c.name));
-    companies.push(add('company', name, { attrs: { founded: year(rng, 1890, 2015) }, rels: { founder: pick(rng, people).id, headquarters: pick(rng, cities).id } }));
+    const name = companyName(
+      rng,
+      used,
+      companies.map((c) => c.name),
+    );
+    companies.push(
+      add('company', name, { attrs: { founded: year(rng, 1890, 2015) }, rels: { founder: pick(rng, people).id, headquarters: pick(rng, cities).id } }),
+    );
   }
   const films: Entity[] = [];
   for (let i = 0; i < size.films; i++) {
-    const name = filmName(rng, used, films.map((f) => f.name));
+    const name = filmName(
+      rng,
+      used,
+      films.map((f) => f.name),
+    );
     films.push(add('film', name, { attrs: { released: year(rng, 1950, 2024) }, rels: { director: pick(rng, people).id, studio: pick(rng, companies).id } }));
   }
   const byId = new Map(entities.map((e) => [e.id, e]));
@@ -69,10 +91,30 @@ export function generateWorld(seed: number, size: WorldSize = DEFAULT_WORLD_SIZE
 
 /** Two names look alike when they share a distinctive token (not "New", "University", "of", …). */
 function markLookalikes(entities: Entity[]): void {
-  const generic = new Set(['new', 'falls', 'university', 'of', 'the', 'institute', 'college', 'academy', 'pictures', 'studios', 'media', 'films', 'ii', ...FILM_WORDS]);
+  const generic = new Set([
+    'new',
+    'falls',
+    'university',
+    'of',
+    'the',
+    'institute',
+    'college',
+    'academy',
+    'pictures',
+    'studios',
+    'media',
+    'films',
+    'ii',
+    ...FILM_WORDS,
+  ]);
   const byToken = new Map<string, Entity[]>();
   for (const e of entities) {
-    for (const t of new Set(e.name.toLowerCase().split(' ').filter((t) => !generic.has(t)))) {
+    for (const t of new Set(
+      e.name
+        .toLowerCase()
+        .split(' ')
+        .filter((t) => !generic.has(t)),
+    )) {
       const list = byToken.get(t) ?? [];
       list.push(e);
       byToken.set(t, list);
@@ -118,7 +160,10 @@ function writePassage(e: Entity, all: readonly Entity[], byId: Map<string, Entit
       s.push(`${e.name.split(' ')[0]} studied at ${m(rel('almaMater'))}.`);
       if (films.length > 0) s.push(`${e.name} directed ${films.map(m).join(' and ')}.`);
       if (founded.length > 0) s.push(`${e.name} founded ${founded.map(m).join(' and ')}.`);
-      const peer = pick(rng, all.filter((p) => p.kind === 'person' && p !== e));
+      const peer = pick(
+        rng,
+        all.filter((p) => p.kind === 'person' && p !== e),
+      );
       s.push(`A frequent collaborator, ${m(peer)}, was born in ${v(peer.attrs.born!)}.`);
       break;
     }

@@ -5,7 +5,36 @@
  */
 import type { Rng } from '../../util/rng.ts';
 
-const SYL = ['ka', 'lo', 'mer', 'vin', 'dra', 'sel', 'tor', 'an', 'bel', 'rin', 'os', 'ta', 'vel', 'mor', 'ish', 'den', 'cor', 'ul', 'fen', 'gar', 'is', 'lum', 'par', 'zen', 'qui', 'har', 'ost', 'wyn'];
+const SYL = [
+  'ka',
+  'lo',
+  'mer',
+  'vin',
+  'dra',
+  'sel',
+  'tor',
+  'an',
+  'bel',
+  'rin',
+  'os',
+  'ta',
+  'vel',
+  'mor',
+  'ish',
+  'den',
+  'cor',
+  'ul',
+  'fen',
+  'gar',
+  'is',
+  'lum',
+  'par',
+  'zen',
+  'qui',
+  'har',
+  'ost',
+  'wyn',
+];
 const ADJ = ['Silent', 'Crimson', 'Hollow', 'Distant', 'Golden', 'Broken', 'Quiet', 'Burning', 'Last', 'Northern', 'Paper', 'Iron', 'Velvet', 'Winter'];
 const NOUN = ['Harbor', 'Garden', 'Signal', 'Mirror', 'River', 'Tower', 'Orchard', 'Letter', 'Horizon', 'Lantern', 'Bridge', 'Circus', 'Meadow', 'Compass'];
 

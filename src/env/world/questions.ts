@@ -64,7 +64,15 @@ function bridge(world: World, rng: Rng, hops: number): WorldQuestion | undefined
   }
   for (const r of rels.slice(0, -1)) np = NP[r](np);
   if (new Set(path.map((x) => x.id)).size < path.length) return undefined;
-  return { id: '', question: ASK_REL[rels[rels.length - 1]!](np), answer: e.name, kind: 'bridge', hops, goldPath: path.slice(0, -1).map((x) => x.name), mentions: [start.name] };
+  return {
+    id: '',
+    question: ASK_REL[rels[rels.length - 1]!](np),
+    answer: e.name,
+    kind: 'bridge',
+    hops,
+    goldPath: path.slice(0, -1).map((x) => x.name),
+    mentions: [start.name],
+  };
 }
 
 const COMPARE: Array<{ kind: Entity['kind']; attr: Attribute; ask: (a: string, b: string, later: boolean) => string }> = [
@@ -82,7 +90,15 @@ function comparison(world: World, rng: Rng): WorldQuestion | undefined {
   if (a === b || a.attrs[c.attr] === b.attrs[c.attr]) return undefined;
   const later = rng.next() < 0.5;
   const aWins = later === Number(a.attrs[c.attr]) > Number(b.attrs[c.attr]);
-  return { id: '', question: c.ask(a.name, b.name, later), answer: (aWins ? a : b).name, kind: 'comparison', hops: 2, goldPath: [a.name, b.name], mentions: [a.name, b.name] };
+  return {
+    id: '',
+    question: c.ask(a.name, b.name, later),
+    answer: (aWins ? a : b).name,
+    kind: 'comparison',
+    hops: 2,
+    goldPath: [a.name, b.name],
+    mentions: [a.name, b.name],
+  };
 }
 
 function yesNo(world: World, rng: Rng): WorldQuestion | undefined {
@@ -93,7 +109,15 @@ function yesNo(world: World, rng: Rng): WorldQuestion | undefined {
   const b = rng.next() < 0.5 && same.length > 0 ? same[rng.int(same.length)]! : cities[rng.int(cities.length)]!;
   if (a === b) return undefined;
   const answer = a.rels.country === b.rels.country ? 'yes' : 'no';
-  return { id: '', question: `Are ${a.name} and ${b.name} in the same country?`, answer, kind: 'yes-no', hops: 2, goldPath: [a.name, b.name], mentions: [a.name, b.name] };
+  return {
+    id: '',
+    question: `Are ${a.name} and ${b.name} in the same country?`,
+    answer,
+    kind: 'yes-no',
+    hops: 2,
+    goldPath: [a.name, b.name],
+    mentions: [a.name, b.name],
+  };
 }
 
 function bridgeComparison(world: World, rng: Rng): WorldQuestion | undefined {
@@ -136,7 +160,16 @@ export function generateQuestions(world: World, count: number, seed = world.seed
   const seen = new Set<string>();
   for (let tries = 0; out.length < count && tries < count * 50; tries++) {
     const u = rng.next();
-    const q = profile === 'late' ? lateBridge(world, rng) : u < 0.65 ? bridge(world, rng, 1 + rng.int(4)) : u < 0.8 ? comparison(world, rng) : u < 0.9 ? yesNo(world, rng) : bridgeComparison(world, rng);
+    const q =
+      profile === 'late'
+        ? lateBridge(world, rng)
+        : u < 0.65
+          ? bridge(world, rng, 1 + rng.int(4))
+          : u < 0.8
+            ? comparison(world, rng)
+            : u < 0.9
+              ? yesNo(world, rng)
+              : bridgeComparison(world, rng);
     if (!q || seen.has(q.question)) continue;
     seen.add(q.question);
     out.push({ ...q, id: `w${world.seed}-q${out.length}` });
@@ -145,7 +178,10 @@ export function generateQuestions(world: World, count: number, seed = world.seed
 }
 
 /** Train/test split by question (texts are unique, so no question is in both). */
-export function splitQuestions(questions: readonly WorldQuestion[], options: { testFraction: number; seed: number }): { train: WorldQuestion[]; test: WorldQuestion[] } {
+export function splitQuestions(
+  questions: readonly WorldQuestion[],
+  options: { testFraction: number; seed: number },
+): { train: WorldQuestion[]; test: WorldQuestion[] } {
   const order = shuffled(questions, createRng(options.seed).fork('split'));
   const nTest = Math.round(order.length * options.testFraction);
   return { test: order.slice(0, nTest), train: order.slice(nTest) };

@@ -79,7 +79,10 @@ export class WorldEnv extends SearchEnv {
     this.world = world;
     this.index = index;
     this.profile = options.profile ?? 'default';
-    const split = splitQuestions(generateQuestions(world, options.questions ?? 1500, world.seed, this.profile), { testFraction: options.testFraction ?? 0.2, seed: options.seed });
+    const split = splitQuestions(generateQuestions(world, options.questions ?? 1500, world.seed, this.profile), {
+      testFraction: options.testFraction ?? 0.2,
+      seed: options.seed,
+    });
     this.train = split.train.map(questionToPrompt);
     this.test = split.test.map(questionToPrompt);
   }
@@ -91,7 +94,10 @@ export class WorldEnv extends SearchEnv {
 }
 
 /** The world's candidate extraction ({@link candidatesFrom}) at any recorded prefix, for the embedded policy. */
-export function worldCandidateSource(env: { restore(prompt: Prompt, turns: readonly Turn[]): unknown; candidates(state: never): ActionCandidates }): CandidateSource {
+export function worldCandidateSource(env: {
+  restore(prompt: Prompt, turns: readonly Turn[]): unknown;
+  candidates(state: never): ActionCandidates;
+}): CandidateSource {
   return (prompt, turns) => env.candidates(env.restore(prompt, turns) as never);
 }
 

@@ -132,7 +132,10 @@ export class EmbeddedPolicy implements TrainablePolicy {
    * of the entropy bonus β·H it is −β·π_c(log π_c + H). Both are divided by D (`normalise`); the
    * loss is −L with that same D, the other metrics are means over contributing turns.
    */
-  surrogate(samples: readonly PolicySample[], options: Pick<UpdateOptions, 'clip' | 'entropyCoef' | 'normalise'> = {}): { gradient: Float64Array; metrics: UpdateMetrics } {
+  surrogate(
+    samples: readonly PolicySample[],
+    options: Pick<UpdateOptions, 'clip' | 'entropyCoef' | 'normalise'> = {},
+  ): { gradient: Float64Array; metrics: UpdateMetrics } {
     const eps = options.clip ?? 0.2;
     const beta = options.entropyCoef ?? 0;
     const g = new Float64Array(this.dim);

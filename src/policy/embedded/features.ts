@@ -26,7 +26,29 @@ export interface FeatureContext {
   form: string;
 }
 
-const STOP = new Set(['the', 'a', 'an', 'of', 'in', 'is', 'was', 'by', 'at', 'which', 'what', 'who', 'where', 'did', 'does', 'or', 'and', 'to', 'on', 'that', 'it']);
+const STOP = new Set([
+  'the',
+  'a',
+  'an',
+  'of',
+  'in',
+  'is',
+  'was',
+  'by',
+  'at',
+  'which',
+  'what',
+  'who',
+  'where',
+  'did',
+  'does',
+  'or',
+  'and',
+  'to',
+  'on',
+  'that',
+  'it',
+]);
 
 function words(s: string): string[] {
   return s.toLowerCase().match(/[a-z0-9]+/g) ?? [];

@@ -53,7 +53,8 @@ export class LinearScorer {
   }
 
   fromBytes(bytes: Uint8Array): void {
-    if (bytes.byteLength !== 8 * (1 + 3 * this.dim)) throw new RangeError(`scorer snapshot has ${bytes.byteLength} bytes, expected ${8 * (1 + 3 * this.dim)} for dim ${this.dim}`);
+    if (bytes.byteLength !== 8 * (1 + 3 * this.dim))
+      throw new RangeError(`scorer snapshot has ${bytes.byteLength} bytes, expected ${8 * (1 + 3 * this.dim)} for dim ${this.dim}`);
     const a = new Float64Array(bytes.slice().buffer);
     this.t = a[0]!;
     this.w.set(a.subarray(1, 1 + this.dim));

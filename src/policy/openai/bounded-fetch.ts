@@ -21,7 +21,10 @@ export function boundedFetch(maxBytes: number = MAX_RESPONSE_BYTES, inner: Fetch
     const res = await inner(input, init);
     if (!res.body) return res;
     const declared = Number(res.headers.get('content-length') ?? NaN);
-    const tooLarge = (n: number) => new ResponseTooLargeError(`the server sent more than ${maxBytes} bytes (${n}${Number.isFinite(declared) ? ' declared' : ' so far'}); refused: check the server and the request's max_tokens`);
+    const tooLarge = (n: number) =>
+      new ResponseTooLargeError(
+        `the server sent more than ${maxBytes} bytes (${n}${Number.isFinite(declared) ? ' declared' : ' so far'}); refused: check the server and the request's max_tokens`,
+      );
     if (Number.isFinite(declared) && declared > maxBytes) {
       await res.body.cancel().catch(() => {});
       throw tooLarge(declared);

@@ -75,7 +75,8 @@ export class OpenAIPolicy implements Policy {
   readonly name: string;
   readonly router: Router;
   private readonly clients: OpenAI[];
-  private readonly opts: Required<Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation' | 'transcript' | 'maxResponseBytes'>> & Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation' | 'transcript'>;
+  private readonly opts: Required<Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation' | 'transcript' | 'maxResponseBytes'>> &
+    Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation' | 'transcript'>;
   /** Servers that refused a token-id prompt (HTTP 400/422) and answered the same request as text. */
   private readonly textOnly = new Set<number>();
   /** The API key, cut out of failure messages: a server may echo what it was sent, and messages are stored on nodes. */
@@ -94,7 +95,8 @@ export class OpenAIPolicy implements Policy {
       stickySlack: 1,
       ...options,
     };
-    if (this.opts.mode === 'tokens' && !this.opts.transcript) throw new RangeError('OpenAIPolicy: mode "tokens" needs a transcript (the model’s tokenizer, e.g. loadTranscript("qwen3"))');
+    if (this.opts.mode === 'tokens' && !this.opts.transcript)
+      throw new RangeError('OpenAIPolicy: mode "tokens" needs a transcript (the model’s tokenizer, e.g. loadTranscript("qwen3"))');
     this.name = `openai:${options.model}`;
     this.router = new Router(options.baseURLs, { slack: this.opts.stickySlack });
     if (options.apiKey) this.secret = options.apiKey;
@@ -140,7 +142,11 @@ export class OpenAIPolicy implements Policy {
     const t = this.opts.transcript!;
     const route = this.router.acquire(ctx.trajectoryId);
     try {
-      await t.prepare([ctx.rendered], ctx.turns.map((x) => x.observation).filter((o) => o !== ''), ctx.turns.filter((x) => !x.tokens).map(turnText));
+      await t.prepare(
+        [ctx.rendered],
+        ctx.turns.map((x) => x.observation).filter((o) => o !== ''),
+        ctx.turns.filter((x) => !x.tokens).map(turnText),
+      );
       const ids = t.promptIds(ctx.rendered);
       let exact = true;
       for (const turn of ctx.turns) {
@@ -153,10 +159,12 @@ export class OpenAIPolicy implements Policy {
         }
         ids.push(...t.observationIds(turn.observation));
       }
-      const text = () => t.promptText(ctx.rendered) + ctx.turns.map((x) => turnText(x) + (x.observation === '' ? '' : t.observationText(x.observation))).join('');
+      const text = () =>
+        t.promptText(ctx.rendered) + ctx.turns.map((x) => turnText(x) + (x.observation === '' ? '' : t.observationText(x.observation))).join('');
       const client = this.clients[route.index]!;
       const body = { ...this.request(ctx), prompt: ids, return_token_ids: true, include_stop_str_in_output: true, no_stop_trim: true };
-      const call = (b: Record<string, unknown>) => client.completions.create(b as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming, { signal: ctx.signal });
+      const call = (b: Record<string, unknown>) =>
+        client.completions.create(b as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming, { signal: ctx.signal });
       let raw: unknown;
       let sentIds = !this.textOnly.has(route.index);
       if (sentIds) {

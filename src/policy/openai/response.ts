@@ -97,6 +97,10 @@ function readToolCalls(list: unknown[]): { id: string; name: string; arguments: 
       throw new MalformedResponseError(`response choices[0].message.tool_calls[${i}] has no function.name`);
     }
     const args = c.function.arguments;
-    return { id: typeof c.id === 'string' ? c.id : `call_${i}`, name: c.function.name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) };
+    return {
+      id: typeof c.id === 'string' ? c.id : `call_${i}`,
+      name: c.function.name,
+      arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+    };
   });
 }

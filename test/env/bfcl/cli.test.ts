@@ -18,14 +18,30 @@ test('check: ground truths pass; a dropped call and swapped turns fail with BFCL
   ];
   const r = await runCli(['bfcl', 'check', '--data', dataDir], lines.map((l) => JSON.stringify(l)).join('\n'));
   assert.equal(r.code, 0, r.stderr);
-  const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(out.map((o) => o.id), lines.map((l) => l.id));
-  assert.deepEqual(out.slice(0, 3).map((o) => [o.valid, o.error_type]), [[true, null], [true, null], [true, null]]);
+  const out = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    out.map((o) => o.id),
+    lines.map((l) => l.id),
+  );
+  assert.deepEqual(
+    out.slice(0, 3).map((o) => [o.valid, o.error_type]),
+    [
+      [true, null],
+      [true, null],
+      [true, null],
+    ],
+  );
   assert.equal(out[3].valid, false);
   assert.match(out[3].error_type, /^multi_turn:(instance_state_mismatch|execution_response_mismatch)$/);
   assert.equal(out[4].valid, false);
   assert.match(out[4].error_type, /^multi_turn:/);
-  assert.deepEqual(out.slice(5).map((o) => o.valid), [true, true]);
+  assert.deepEqual(
+    out.slice(5).map((o) => o.valid),
+    [true, true],
+  );
 });
 
 test('exec: one result text per call, per turn', async () => {
@@ -34,7 +50,10 @@ test('exec: one result text per call, per turn', async () => {
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   assert.equal(out.id, e.id);
-  assert.deepEqual(out.turns.map((t: { results: string[] }) => t.results.length), e.groundTruth.map((t) => t.length));
+  assert.deepEqual(
+    out.turns.map((t: { results: string[] }) => t.results.length),
+    e.groundTruth.map((t) => t.length),
+  );
   assert.equal(out.turns[0].results[0], '{"current_working_directory": "document"}');
 });
 
@@ -45,7 +64,10 @@ test('malformed input, unknown ids and wrong categories: one stderr line naming 
     [`${good}\n{"id": "multi_turn_base_0", "category": "base", "turns": [[1]]}`, /^trace-rl: stdin line 2: turns\.0\.0: /],
     [`${good}\n\n{"id": "multi_turn_base_9999", "category": "base", "turns": []}`, /^trace-rl: stdin line 3: id: unknown BFCL entry "multi_turn_base_9999"/],
     [`{"id": "multi_turn_base_0", "category": "nope", "turns": []}`, /^trace-rl: stdin line 1: category: /],
-    [`{"id": "multi_turn_base_0", "category": "long_context", "turns": []}`, /^trace-rl: stdin line 1: category: "long_context" does not match multi_turn_base_0/],
+    [
+      `{"id": "multi_turn_base_0", "category": "long_context", "turns": []}`,
+      /^trace-rl: stdin line 1: category: "long_context" does not match multi_turn_base_0/,
+    ],
   ];
   for (const [input, pattern] of cases) {
     const r = await runCli(['bfcl', 'check'], input);

@@ -76,7 +76,11 @@ test('perturbed attempts give the official result texts (error paths included)',
   for (const record of fixture.entries) {
     const entry = entries.get(record.id)!;
     for (const attempt of record.attempts) {
-      const got = executeAttempt(entry, attempt.turns.map((calls) => [calls]), options).map((turn) => turn.map((r) => unordered(stored(r))));
+      const got = executeAttempt(
+        entry,
+        attempt.turns.map((calls) => [calls]),
+        options,
+      ).map((turn) => turn.map((r) => unordered(stored(r))));
       const expected = attempt.exec.map((turn) => turn.map(unordered));
       assert.deepEqual(got, expected, `${record.id} ${attempt.kind}`);
     }
@@ -87,11 +91,19 @@ test('the checker agrees with the official verdict on every ground truth and per
   const tally = new Map<string, number>();
   for (const record of fixture.entries) {
     const entry = entries.get(record.id)!;
-    const truth = checkAttempt(entry, entry.groundTruth.map((calls) => [calls]), options);
+    const truth = checkAttempt(
+      entry,
+      entry.groundTruth.map((calls) => [calls]),
+      options,
+    );
     assert.equal(truth.valid, true, `${record.id}: the ground truth must pass`);
     assert.deepEqual({ valid: truth.valid, error_type: truth.errorType }, record.verdict, record.id);
     for (const attempt of record.attempts) {
-      const r = checkAttempt(entry, attempt.turns.map((calls) => [calls]), options);
+      const r = checkAttempt(
+        entry,
+        attempt.turns.map((calls) => [calls]),
+        options,
+      );
       assert.deepEqual({ valid: r.valid, error_type: r.errorType }, attempt.verdict, `${record.id} ${attempt.kind}`);
       const key = `${attempt.kind}:${r.errorType}`;
       tally.set(key, (tally.get(key) ?? 0) + 1);

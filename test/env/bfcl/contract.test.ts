@@ -7,8 +7,8 @@ import { environmentContract } from '../../contracts/environment.ts';
 const options = { dataDir: join(import.meta.dirname, '../../../data/bfcl'), seed: 11, today: { year: 2026, month: 11, day: 30 }, maxTurns: 60 };
 const env = new BfclEnv(options);
 // One entry per category, each with several user turns.
-const prompts = (['base', 'miss_func', 'miss_param', 'long_context'] as const).map(
-  (c) => env.test.find((p) => env.entry(p).category === c && env.entry(p).question.length > 1)!,
+const prompts = (['base', 'miss_func', 'miss_param', 'long_context'] as const).map((c) =>
+  env.test.find((p) => env.entry(p).category === c && env.entry(p).question.length > 1)!,
 );
 environmentContract('bfcl', {
   make: () => new BfclEnv(options),

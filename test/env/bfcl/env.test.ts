@@ -27,9 +27,15 @@ test('80/20 seeded split over all 800 entries; the same seed gives the same spli
   assert.equal(env.train.length, 640);
   assert.equal(env.test.length, 160);
   const again = new BfclEnv({ dataDir: join(import.meta.dirname, '../../../data/bfcl'), seed: 3, today: { year: 2026, month: 11, day: 30 } });
-  assert.deepEqual(again.test.map((p) => p.id), env.test.map((p) => p.id));
+  assert.deepEqual(
+    again.test.map((p) => p.id),
+    env.test.map((p) => p.id),
+  );
   const other = new BfclEnv({ dataDir: join(import.meta.dirname, '../../../data/bfcl'), seed: 4, today: { year: 2026, month: 11, day: 30 } });
-  assert.notDeepEqual(other.test.map((p) => p.id), env.test.map((p) => p.id));
+  assert.notDeepEqual(
+    other.test.map((p) => p.id),
+    env.test.map((p) => p.id),
+  );
 });
 
 test('a noiseless scripted policy solves every entry of every category (reward 1 from the checker)', async () => {
@@ -55,7 +61,7 @@ test('a noisy scripted policy fails some episodes; restore rebuilds the state of
   assert.ok(mean > 0.05 && mean < 0.95, `success rate ${mean}`);
 });
 
-test('miss_func: the held-back function is absent until its turn, then offered with BFCL\'s message', async () => {
+test("miss_func: the held-back function is absent until its turn, then offered with BFCL's message", async () => {
   const prompt = [...env.train, ...env.test].find((p) => env.entry(p).missedFunction.size > 0)!;
   const entry = env.entry(prompt);
   const [turn, names] = [...entry.missedFunction][0]!;
@@ -93,8 +99,14 @@ test('evaluateBfcl: accuracy per category; greedy scripted play is perfect, nois
   const policy = new ScriptedBfclPolicy(env, { wrongArgument: 0.2, skip: 0.05, repeat: 0.05, stop: 0.05 });
   const greedy = await evaluateBfcl(env, policy, sample, { rng: createRng(1), greedy: true });
   assert.equal(greedy.overall.accuracy, 1);
-  assert.equal(Object.values(greedy.categories).reduce((s, c) => s + c.n, 0), 60);
+  assert.equal(
+    Object.values(greedy.categories).reduce((s, c) => s + c.n, 0),
+    60,
+  );
   const noisy = await evaluateBfcl(env, policy, sample, { rng: createRng(1) });
   assert.ok(noisy.overall.accuracy < 1 && noisy.overall.accuracy > 0);
-  assert.ok(Object.keys(noisy.errors).every((k) => k.startsWith('multi_turn:') || k === 'step_limit' || k === 'turn_limit'), JSON.stringify(noisy.errors));
+  assert.ok(
+    Object.keys(noisy.errors).every((k) => k.startsWith('multi_turn:') || k === 'step_limit' || k === 'turn_limit'),
+    JSON.stringify(noisy.errors),
+  );
 });

@@ -9,7 +9,14 @@ import { SharedState } from '../../../src/env/bfcl/apis/shared.ts';
 
 test('keyword and positional arguments, nested quotes, escapes, containers, numbers, constants', () => {
   const c = parseCall(`mv(source='it\\'s "a".txt', destination="b\\n\\t\\\\c")`);
-  assert.deepEqual(c, { name: 'mv', args: [], kwargs: [['source', `it's "a".txt`], ['destination', 'b\n\t\\c']] });
+  assert.deepEqual(c, {
+    name: 'mv',
+    args: [],
+    kwargs: [
+      ['source', `it's "a".txt`],
+      ['destination', 'b\n\t\\c'],
+    ],
+  });
   const d = parseCall(`f([1, -2.5, 3e2, 0x1f, 1_000], {'k': (None, True, False)}, t=(1,), e=(), u='\\u00e9\\x41', r=r'\\d+', s='''x'y''', z='a' 'b')`);
   assert.deepEqual(d.args[0], [1n, -2.5, 300, 31n, 1000n]);
   const dict = d.args[1] as Map<string, unknown>;
@@ -23,7 +30,10 @@ test('keyword and positional arguments, nested quotes, escapes, containers, numb
 test('ints stay ints and floats stay floats, from Python syntax and from JSON', () => {
   assert.equal(typeof parsePythonLiteral('3'), 'bigint');
   assert.equal(typeof parsePythonLiteral('3.0'), 'number');
-  assert.equal(jsonDumps(parseJson('{"a": 1, "b": 1.0, "c": [1e2, -0.5], "d": null, "e": "\\u00e9"}')), '{"a": 1, "b": 1.0, "c": [100.0, -0.5], "d": null, "e": "\\u00e9"}');
+  assert.equal(
+    jsonDumps(parseJson('{"a": 1, "b": 1.0, "c": [1e2, -0.5], "d": null, "e": "\\u00e9"}')),
+    '{"a": 1, "b": 1.0, "c": [100.0, -0.5], "d": null, "e": "\\u00e9"}',
+  );
   assert.equal(typeof parsePythonLiteral('12345678901234567890123'), 'bigint');
 });
 
@@ -32,24 +42,24 @@ const HOSTILE = [
   "cd(folder=__import__('os').system('touch /tmp/pwned'))",
   "cd(folder=open('/etc/passwd').read())",
   "cd(folder=exec('x=1'))",
-  "cd(folder=[x for x in ()])",
-  "cd(folder=lambda: 1)",
+  'cd(folder=[x for x in ()])',
+  'cd(folder=lambda: 1)',
   "cd(folder='a' + 'b')",
   "cd(folder=f'{1}')",
   "cd(folder=b'x')",
   "cd(folder='a'); import os",
   "cd(folder='a')\ncd(folder='b')",
   "os.system('ls')",
-  "cd.__globals__",
-  "cd(folder=().__class__.__bases__[0])",
+  'cd.__globals__',
+  'cd(folder=().__class__.__bases__[0])',
   "cd(folder='unterminated)",
   "cd(folder='a',, x=1)",
   "cd(**{'folder': 'a'})",
   "cd(*['a'])",
-  "cd(folder=1 if True else 2)",
-  "cd(folder=" + '['.repeat(500) + ']'.repeat(500) + ')',
-  "cd(folder={1, 2})",
-  "cd(folder=1j)",
+  'cd(folder=1 if True else 2)',
+  'cd(folder=' + '['.repeat(500) + ']'.repeat(500) + ')',
+  'cd(folder={1, 2})',
+  'cd(folder=1j)',
 ];
 
 test('hostile strings are syntax errors, never evaluated', () => {
@@ -58,7 +68,13 @@ test('hostile strings are syntax errors, never evaluated', () => {
 
 test('through the executor, hostile strings become execution errors and change nothing', () => {
   const entry = {
-    id: 'hostile', category: 'base' as const, question: [], involvedClasses: ['GorillaFileSystem'], missedFunction: new Map(), excludedFunction: [], groundTruth: [],
+    id: 'hostile',
+    category: 'base' as const,
+    question: [],
+    involvedClasses: ['GorillaFileSystem'],
+    missedFunction: new Map(),
+    excludedFunction: [],
+    groundTruth: [],
     initialConfig: parseJson('{"GorillaFileSystem": {"root": {"r": {"type": "directory", "contents": {}}}}}') as Map<never, never>,
   };
   const session = new Session(entry, { shared: new SharedState(new Map()), today: { year: 2026, month: 1, day: 1 } });

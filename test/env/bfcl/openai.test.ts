@@ -17,7 +17,12 @@ import { OpenAIPolicy } from '../../../src/policy/openai/openai-policy.ts';
 import type { Turn } from '../../../src/tree/types.ts';
 import { createRng } from '../../../src/util/rng.ts';
 
-const env = new BfclEnv({ dataDir: join(import.meta.dirname, '../../../data/bfcl'), categories: ['base', 'miss_func'], seed: 1, today: { year: 2026, month: 11, day: 30 } });
+const env = new BfclEnv({
+  dataDir: join(import.meta.dirname, '../../../data/bfcl'),
+  categories: ['base', 'miss_func'],
+  seed: 1,
+  today: { year: 2026, month: 11, day: 30 },
+});
 const prompt = [...env.train, ...env.test].find((p) => p.id === 'multi_turn_miss_func_0')!;
 const entry = env.entry(prompt);
 const requests: Record<string, unknown>[] = [];
@@ -43,7 +48,12 @@ function reply(body: { messages: { role: string; tool_calls?: unknown[] }[] }): 
           }),
         }
       : { role: 'assistant', content: 'Done.' };
-  return { id: 'x', object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4 } };
+  return {
+    id: 'x',
+    object: 'chat.completion',
+    choices: [{ index: 0, message, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4 },
+  };
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {

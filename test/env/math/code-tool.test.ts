@@ -5,7 +5,18 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { InlineArithmeticTool, MathWorldEnv, formatObservation, limitMessage, MathEnv, PyodideCodeTool, SandboxFusionTool, loadMathDataset, worldCandidates, type CodeResult } from '../../../src/env/index.ts';
+import {
+  InlineArithmeticTool,
+  MathWorldEnv,
+  formatObservation,
+  limitMessage,
+  MathEnv,
+  PyodideCodeTool,
+  SandboxFusionTool,
+  loadMathDataset,
+  worldCandidates,
+  type CodeResult,
+} from '../../../src/env/index.ts';
 
 // One pyodide worker for the whole file (loading Python costs seconds).
 // Time bounds are loose on purpose: CI machines are shared; the checks are "stopped near the limit", not speed.
@@ -78,7 +89,7 @@ describe('pyodide code tool: limits give the documented observation and the next
   });
 });
 
-test('the math world\'s in-process tool prints exactly what pyodide prints for every candidate cell of 30 problems', async () => {
+test("the math world's in-process tool prints exactly what pyodide prints for every candidate cell of 30 problems", async () => {
   const world = new MathWorldEnv({ seed: 5, problems: 30, tool: new InlineArithmeticTool() });
   const inline = new InlineArithmeticTool();
   // The world's cells keep no state, so they all run as one trajectory: one interpreter process
@@ -131,7 +142,13 @@ describe('url code tool (SandboxFusion run_code API)', () => {
         res.setHeader('content-type', 'application/json');
         if (fail === 'sandbox') return void res.end(JSON.stringify({ status: 'SandboxError', message: 'no executor', run_result: null }));
         void tool.run(json.code).then((r) => {
-          const run = { status: r.status === 'timeout' ? 'TimeLimitExceeded' : 'Finished', execution_time: r.ms / 1000, return_code: r.status === 'ok' ? 0 : 1, stdout: r.stdout, stderr: r.stderr + (r.error ?? '') };
+          const run = {
+            status: r.status === 'timeout' ? 'TimeLimitExceeded' : 'Finished',
+            execution_time: r.ms / 1000,
+            return_code: r.status === 'ok' ? 0 : 1,
+            stdout: r.stdout,
+            stderr: r.stderr + (r.error ?? ''),
+          };
           res.end(JSON.stringify({ status: r.status === 'ok' ? 'Success' : 'Failed', message: '', compile_result: null, run_result: run, files: {} }));
         });
       });
@@ -203,7 +220,7 @@ describe('math environment', () => {
     });
   }
 
-  test('a cell sees the earlier cells of its own trajectory (its path in the tree), never a sibling\'s; a stopped cell leaves nothing', async () => {
+  test("a cell sees the earlier cells of its own trajectory (its path in the tree), never a sibling's; a stopped cell leaves nothing", async () => {
     const env = new MathEnv({ tool, maxTurns: 5 });
     const code = (c: string) => env.parse(env.protocol.write(c)).action;
     const s0 = env.reset(prompt);
@@ -222,7 +239,11 @@ describe('math environment', () => {
     const after = await env.step(stopped.state, code("print(y, 'z' in dir())"));
     assert.equal(after.observation, env.protocol.wrap('18 False'));
     // Restoring from the recorded turns rebuilds the same state, history included.
-    const turns = [a, left, stopped].map((o, i) => ({ thought: '', action: [code('x = 16 - 3 - 4\nprint(x)'), code('y = x * 2\nprint(y)'), code('z = 1\nwhile True:\n    pass')][i]!, observation: o.observation }));
+    const turns = [a, left, stopped].map((o, i) => ({
+      thought: '',
+      action: [code('x = 16 - 3 - 4\nprint(x)'), code('y = x * 2\nprint(y)'), code('z = 1\nwhile True:\n    pass')][i]!,
+      observation: o.observation,
+    }));
     assert.deepEqual(env.restore(prompt, turns), stopped.state);
   });
 

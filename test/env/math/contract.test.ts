@@ -27,7 +27,12 @@ const textPolicy: Policy = {
   name: 'random-math-text',
   async act(ctx) {
     const r = ctx.rng.next();
-    const text = r < 0.15 ? 'I am not sure.' : r < 0.6 ? `Compute:\n\`\`\`python\nprint(${ctx.rng.int(50)} * ${ctx.rng.int(9)})\n\`\`\`` : `So \\boxed{${ctx.rng.int(30)}}`;
+    const text =
+      r < 0.15
+        ? 'I am not sure.'
+        : r < 0.6
+          ? `Compute:\n\`\`\`python\nprint(${ctx.rng.int(50)} * ${ctx.rng.int(9)})\n\`\`\``
+          : `So \\boxed{${ctx.rng.int(30)}}`;
     return { text, generatedTokens: 8 };
   },
 };

@@ -20,35 +20,93 @@ const math500 = data('math500.jsonl.gz').map((r) => String(r.answer));
  * rewrites that must match and near misses that must not.
  */
 const HAND: Array<[string, string, boolean]> = [
-  ['137 \\frac{1}{2}', '137.5', true], ['137 \\frac{1}{2}', '68.5', false],
-  ['\\frac9{19}', '\\frac{9}{19}', true], ['\\frac9{19}', '\\frac{19}{9}', false], ['\\frac 59', '5/9', true],
-  ['16 \\sqrt{3}', '16\\sqrt3', true], ['16 \\sqrt{3}', '\\sqrt{768}', true], ['16 \\sqrt{3}', '16\\sqrt{2}', false],
-  ['1 - 12i', '1-12i', true], ['1 - 12i', '1+12i', false], ['-2 + 7i', '7i-2', true], ['1+2i', '1+2j', false],
-  ['204_5', '204_{5}', true], ['204_5', '204', false],
-  ['x \\in [-2,7]', '[-2, 7]', true], ['x \\in [-2,7]', '[-2, 7)', false], ['x \\in [-2,7]', '[-7, 2]', false],
+  ['137 \\frac{1}{2}', '137.5', true],
+  ['137 \\frac{1}{2}', '68.5', false],
+  ['\\frac9{19}', '\\frac{9}{19}', true],
+  ['\\frac9{19}', '\\frac{19}{9}', false],
+  ['\\frac 59', '5/9', true],
+  ['16 \\sqrt{3}', '16\\sqrt3', true],
+  ['16 \\sqrt{3}', '\\sqrt{768}', true],
+  ['16 \\sqrt{3}', '16\\sqrt{2}', false],
+  ['1 - 12i', '1-12i', true],
+  ['1 - 12i', '1+12i', false],
+  ['-2 + 7i', '7i-2', true],
+  ['1+2i', '1+2j', false],
+  ['204_5', '204_{5}', true],
+  ['204_5', '204', false],
+  ['x \\in [-2,7]', '[-2, 7]', true],
+  ['x \\in [-2,7]', '[-2, 7)', false],
+  ['x \\in [-2,7]', '[-7, 2]', false],
   ['\\begin{pmatrix} -7 \\\\ 16 \\\\ 5 \\end{pmatrix}', '\\begin{pmatrix}-7\\\\16\\\\5\\end{pmatrix}', true],
   ['\\begin{pmatrix} 1/5 \\\\ -18/5 \\end{pmatrix}', '\\begin{pmatrix} 0.2 \\\\ -3.6 \\end{pmatrix}', true],
   ['\\begin{pmatrix} 1/5 \\\\ -18/5 \\end{pmatrix}', '\\begin{pmatrix} 0.2 \\\\ 3.6 \\end{pmatrix}', false],
   ['\\begin{pmatrix} -1/3 \\\\ 2/3 \\\\ 5/3 \\end{pmatrix}', '\\begin{pmatrix} 2/3 \\\\ -1/3 \\\\ 5/3 \\end{pmatrix}', false],
-  ['(-2,1)', '(-2, 1)', true], ['(-2,1)', '\\left( -2, 1 \\right)', true], ['(-2,1)', '(1,-2)', false],
-  ['\\pi', '3.14159265358979', true], ['\\pi', '3.14', false], ['2\\pi', '\\pi \\cdot 2', true],
-  ['1 \\pm \\sqrt{19}', '1\\pm\\sqrt{19}', true], ['1 \\pm \\sqrt{19}', '1\\pm\\sqrt{17}', false],
-  ['30^\\circ', '30', true], ['30^\\circ', '30^{\\circ}', true], ['180^\\circ', '\\pi', false],
-  ['\\$36', '36', true], ['\\$36', '36.00', true], ['\\$36', '\\$3.60', false],
-  ['1,000', '1000', true], ['1,000', '1{,}000', true], ['1,000', '100', false],
-  ['18', '\\text{18 dollars}', true], ['18', '18 dollars', true], ['18', '18\\text{ cm}', true], ['18', '\\$18.', true], ['18', '81', false],
-  ['10\\%', '10', true], ['10\\%', '10 percent', true], ['10\\%', '0.1%', false],
-  ['x^2+2x+1', '(x+1)^2', true], ['x^2+2x+1', '(x-1)^2', false], ['y = 2x+3', '2x+3', true], ['y = 2x+3', '3x+2', false],
-  ['\\frac{\\sqrt{3}}{2}', '\\dfrac{\\sqrt3}{2}', true], ['\\frac{\\sqrt{3}}{2}', '\\frac{\\sqrt{2}}{2}', false], ['\\frac{\\sqrt{3}}{2}', '\\frac{\\sqrt{3}}{3}', false],
-  ['\\frac{1}{3}', '0.333', false], ['\\frac{1}{3}', '1/3', true], ['\\frac{1}{3}', '\\tfrac{2}{6}', true],
-  ['1, -2', '-2, 1', true], ['1, -2', '-2, 2', false], ['1, -2', '1', false],
-  ['\\text{(C)}', 'C', true], ['\\text{(C)}', '(C)', true], ['\\text{(C)}', '(D)', false],
-  ['11\\sqrt2', '\\sqrt{242}', true], ['11\\sqrt2', '\\sqrt{121}', false], ['-\\frac{3}{8}', '-0.375', true], ['-\\frac{3}{8}', '0.375', false],
-  ['\\infty', '\\infty', true], ['(-\\infty, 3]', '(-\\infty,3]', true], ['(-\\infty, 3]', '(-\\infty,3)', false],
-  ['\\{1,2\\}', '\\{2,1\\}', true], ['5', '', false], ['3', '4', false], ['070', '70', true], ['70', '700', false],
-  ['\\sqrt{5}', '5^{1/2}', true], ['\\sqrt{5}', '5^{1/3}', false], ['3 \\sqrt{5}', '\\sqrt{45}', true], ['2\\sqrt{113}', '\\sqrt{452}', true],
-  ['\\frac{243}{625}', '0.3888', true], ['\\frac{243}{625}', '0.389', false], ['1.25', '\\frac54', true], ['1.25', '1.2', false],
-  ['x=5', 'x = 5.0', true], ['x=5', '5', true], ['x=5', 'x=-5', false], ['-256', '-2^8', true], ['-256', '256', false],
+  ['(-2,1)', '(-2, 1)', true],
+  ['(-2,1)', '\\left( -2, 1 \\right)', true],
+  ['(-2,1)', '(1,-2)', false],
+  ['\\pi', '3.14159265358979', true],
+  ['\\pi', '3.14', false],
+  ['2\\pi', '\\pi \\cdot 2', true],
+  ['1 \\pm \\sqrt{19}', '1\\pm\\sqrt{19}', true],
+  ['1 \\pm \\sqrt{19}', '1\\pm\\sqrt{17}', false],
+  ['30^\\circ', '30', true],
+  ['30^\\circ', '30^{\\circ}', true],
+  ['180^\\circ', '\\pi', false],
+  ['\\$36', '36', true],
+  ['\\$36', '36.00', true],
+  ['\\$36', '\\$3.60', false],
+  ['1,000', '1000', true],
+  ['1,000', '1{,}000', true],
+  ['1,000', '100', false],
+  ['18', '\\text{18 dollars}', true],
+  ['18', '18 dollars', true],
+  ['18', '18\\text{ cm}', true],
+  ['18', '\\$18.', true],
+  ['18', '81', false],
+  ['10\\%', '10', true],
+  ['10\\%', '10 percent', true],
+  ['10\\%', '0.1%', false],
+  ['x^2+2x+1', '(x+1)^2', true],
+  ['x^2+2x+1', '(x-1)^2', false],
+  ['y = 2x+3', '2x+3', true],
+  ['y = 2x+3', '3x+2', false],
+  ['\\frac{\\sqrt{3}}{2}', '\\dfrac{\\sqrt3}{2}', true],
+  ['\\frac{\\sqrt{3}}{2}', '\\frac{\\sqrt{2}}{2}', false],
+  ['\\frac{\\sqrt{3}}{2}', '\\frac{\\sqrt{3}}{3}', false],
+  ['\\frac{1}{3}', '0.333', false],
+  ['\\frac{1}{3}', '1/3', true],
+  ['\\frac{1}{3}', '\\tfrac{2}{6}', true],
+  ['1, -2', '-2, 1', true],
+  ['1, -2', '-2, 2', false],
+  ['1, -2', '1', false],
+  ['\\text{(C)}', 'C', true],
+  ['\\text{(C)}', '(C)', true],
+  ['\\text{(C)}', '(D)', false],
+  ['11\\sqrt2', '\\sqrt{242}', true],
+  ['11\\sqrt2', '\\sqrt{121}', false],
+  ['-\\frac{3}{8}', '-0.375', true],
+  ['-\\frac{3}{8}', '0.375', false],
+  ['\\infty', '\\infty', true],
+  ['(-\\infty, 3]', '(-\\infty,3]', true],
+  ['(-\\infty, 3]', '(-\\infty,3)', false],
+  ['\\{1,2\\}', '\\{2,1\\}', true],
+  ['5', '', false],
+  ['3', '4', false],
+  ['070', '70', true],
+  ['70', '700', false],
+  ['\\sqrt{5}', '5^{1/2}', true],
+  ['\\sqrt{5}', '5^{1/3}', false],
+  ['3 \\sqrt{5}', '\\sqrt{45}', true],
+  ['2\\sqrt{113}', '\\sqrt{452}', true],
+  ['\\frac{243}{625}', '0.3888', true],
+  ['\\frac{243}{625}', '0.389', false],
+  ['1.25', '\\frac54', true],
+  ['1.25', '1.2', false],
+  ['x=5', 'x = 5.0', true],
+  ['x=5', '5', true],
+  ['x=5', 'x=-5', false],
+  ['-256', '-2^8', true],
+  ['-256', '256', false],
 ];
 
 describe('math grader', () => {
@@ -66,7 +124,13 @@ describe('math grader', () => {
       assert.ok(Number.isInteger(n), g);
       const plain = String(n);
       const withCommas = n.toLocaleString('en-US');
-      const same = [`So the answer is $\\boxed{${plain}}$.`, `\\boxed{${plain}.0}`, `\\boxed{\\$${withCommas}}`, `\\boxed{${plain} \\text{ dollars}}`, `\\boxed{x = ${withCommas}}`];
+      const same = [
+        `So the answer is $\\boxed{${plain}}$.`,
+        `\\boxed{${plain}.0}`,
+        `\\boxed{\\$${withCommas}}`,
+        `\\boxed{${plain} \\text{ dollars}}`,
+        `\\boxed{x = ${withCommas}}`,
+      ];
       const misses = [`\\boxed{${n + 1}}`, `\\boxed{${n * 10}}`, `\\boxed{${n === 0 ? 1 : -n}}`, `${plain} without a box is not graded`];
       for (const s of same) assert.equal(gradeResponse(s, [g]).correct, true, `${g} vs ${s}`);
       for (const s of misses) assert.equal(gradeResponse(s, [g]).correct, false, `${g} vs ${s}`);
@@ -119,7 +183,13 @@ describe('math grader', () => {
       runCli(['grade', 'math'], '{"gold":"1","answer":"1"}\n{oops\n'),
     ]);
     assert.equal(ok.code, 0, ok.stderr);
-    assert.deepEqual(ok.stdout.trim().split('\n').map((l) => JSON.parse(l)), [{ correct: true }, { correct: true }, { correct: false }, { correct: true }]);
+    assert.deepEqual(
+      ok.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+      [{ correct: true }, { correct: true }, { correct: false }, { correct: true }],
+    );
     assert.equal(bad.code, 2);
     assert.equal(bad.stdout, '');
     assert.match(bad.stderr, /line 3: answer/);
@@ -169,8 +239,14 @@ describe('math grader: bounded time, no crash (issue 31)', () => {
     const r = await runCli(['grade', 'math'], rows.map((x) => JSON.stringify(x)).join('\n') + '\n');
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '');
-    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { correct: boolean; error?: string });
-    assert.deepEqual(out.map((o) => o.correct), [false, false, true, true]);
+    const out = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { correct: boolean; error?: string });
+    assert.deepEqual(
+      out.map((o) => o.correct),
+      [false, false, true, true],
+    );
     assert.match(out[0]!.error ?? '', /nest/);
     assert.match(out[1]!.error ?? '', /factorial/);
     assert.ok(performance.now() - t < 120_000, `${performance.now() - t} ms`);

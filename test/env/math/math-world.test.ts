@@ -23,7 +23,7 @@ describe('math world', () => {
     assert.deepEqual(generateMathWorld(3, 5), problems.slice(0, 5), 'seeded');
   });
 
-  test('the inline tool has Python semantics for the world\'s cells and refuses anything else', async () => {
+  test("the inline tool has Python semantics for the world's cells and refuses anything else", async () => {
     assert.equal(evaluateCell('print(-7 // 2)'), -4n);
     assert.equal(evaluateCell('print(7 // -2)'), -4n);
     assert.equal(evaluateCell('print(99999999999 * 99999999999)'), 9999999999800000000001n);
@@ -36,7 +36,14 @@ describe('math world', () => {
       let state = env.reset(prompt);
       const turns = [];
       for (;;) {
-        const out: import('../../../src/policy/index.ts').PolicyOutput = await policy.act({ prompt, rendered: env.render(prompt), turns, rng: createRng(1), greedy: true, maxTokens: 100 });
+        const out: import('../../../src/policy/index.ts').PolicyOutput = await policy.act({
+          prompt,
+          rendered: env.render(prompt),
+          turns,
+          rng: createRng(1),
+          greedy: true,
+          maxTokens: 100,
+        });
         const o = await env.step(state, out.action!);
         turns.push({ thought: out.thought ?? '', action: out.action!, observation: o.observation });
         state = o.state;
@@ -52,7 +59,14 @@ describe('math world', () => {
 
   test('trees with prefix expansion: continuations restart from intermediate prefixes and give mixed outcomes', async () => {
     const prompts = env.train.filter((p) => (p.meta!.steps as number) >= 3).slice(0, 6);
-    const res = await runStep({ prompts, env, policy: new ScriptedMathWorldPolicy({ noise: 0.5 }), rng: createRng(11), strategy: fixedAllocator(3, 3, 2), settings: { maxTurns: 6 } });
+    const res = await runStep({
+      prompts,
+      env,
+      policy: new ScriptedMathWorldPolicy({ noise: 0.5 }),
+      rng: createRng(11),
+      strategy: fixedAllocator(3, 3, 2),
+      settings: { maxTurns: 6 },
+    });
     let continuations = 0;
     let mixed = 0;
     for (const tree of res.trees) {
@@ -82,7 +96,15 @@ test('held-out rows: math-world per difficulty, math per dataset (the environmen
   const { buildEnvironment } = await import('../../../src/train/environments.ts');
   const w = buildEnvironment(parseTrainConfig({ seed: 3, env: { kind: 'math-world', math: { problems: 200 } } }));
   assert.deepEqual([...w.heldOut.keys()], ['math-world-1step', 'math-world-2step', 'math-world-3step', 'math-world-4step'], 'one row per difficulty');
-  assert.equal([...w.heldOut.values()].reduce((a, d) => a + d.length, 0), w.test.length, 'every held-out problem in one row');
+  assert.equal(
+    [...w.heldOut.values()].reduce((a, d) => a + d.length, 0),
+    w.test.length,
+    'every held-out problem in one row',
+  );
   const m = buildEnvironment(parseTrainConfig({ env: { kind: 'math', math: { testDataset: 'aime24' } } }));
-  assert.deepEqual([...m.heldOut].map(([k, v]) => [k, v.length]), [['aime24', 30]], 'the math test dataset as its row');
+  assert.deepEqual(
+    [...m.heldOut].map(([k, v]) => [k, v.length]),
+    [['aime24', 30]],
+    'the math test dataset as its row',
+  );
 });

@@ -77,7 +77,7 @@ describe('sandbox attacks: what broke before (issue 31) now fails closed', () =>
   });
 
   test('the pyodide.ffi route to JavaScript: closed in Python, and the realm it reaches can do nothing', async () => {
-    const blocked = await run("from pyodide.ffi import to_js\nto_js([1]).constructor.constructor('process.kill(process.pid, \"SIGKILL\")')()");
+    const blocked = await run('from pyodide.ffi import to_js\nto_js([1]).constructor.constructor(\'process.kill(process.pid, "SIGKILL")\')()');
     assert.match(obs(blocked), /ImportError: module 'pyodide' is not available in the sandbox/);
     // Past the Python block: the process can kill only itself; the host goes on.
     const self = await run(escape('process.kill(process.pid, "SIGKILL")'));
@@ -97,7 +97,9 @@ describe('sandbox attacks: what broke before (issue 31) now fails closed', () =>
   });
 
   test('node:net from the escaped realm and Python sockets reach no listener; DNS resolves nothing', async () => {
-    const start = escape(`globalThis.out = 'pending'; const s = process.getBuiltinModule('net').connect(${port}, '127.0.0.1'); s.on('connect', () => (globalThis.out = 'connected')); s.on('error', (e) => (globalThis.out = 'blocked ' + e.code)); return 'started'`);
+    const start = escape(
+      `globalThis.out = 'pending'; const s = process.getBuiltinModule('net').connect(${port}, '127.0.0.1'); s.on('connect', () => (globalThis.out = 'connected')); s.on('error', (e) => (globalThis.out = 'blocked ' + e.code)); return 'started'`,
+    );
     assert.equal(obs(await run(start)), 'started');
     await new Promise((r) => setTimeout(r, 300));
     const outcome = await run(escape('return globalThis.out'), [start]);
@@ -106,10 +108,14 @@ describe('sandbox attacks: what broke before (issue 31) now fails closed', () =>
     assert.equal(py.status, 'error', obs(py));
     // Python's resolver is emscripten's stand-in (it invents 172.29.x.x addresses without asking
     // anyone), and those addresses lead nowhere; the escaped realm's resolver finds nothing.
-    const dns = await run("import socket\nhost = socket.getaddrinfo('example.com', 80)[0][4][0]\nprint(host.startswith('172.29.'))\nsocket.create_connection((host, 80), timeout=2)");
+    const dns = await run(
+      "import socket\nhost = socket.getaddrinfo('example.com', 80)[0][4][0]\nprint(host.startswith('172.29.'))\nsocket.create_connection((host, 80), timeout=2)",
+    );
     assert.equal(dns.status, 'error', obs(dns));
     assert.match(obs(dns), /^True\n/);
-    const lookup = escape("globalThis.dns = 'pending'; process.getBuiltinModule('dns').lookup('example.com', (e, a) => (globalThis.dns = e ? 'blocked ' + e.code : 'resolved ' + a)); return 'started'");
+    const lookup = escape(
+      "globalThis.dns = 'pending'; process.getBuiltinModule('dns').lookup('example.com', (e, a) => (globalThis.dns = e ? 'blocked ' + e.code : 'resolved ' + a)); return 'started'",
+    );
     assert.equal(obs(await run(lookup)), 'started');
     await new Promise((r) => setTimeout(r, 300));
     assert.match(obs(await run(escape('return globalThis.dns'), [lookup])), /^blocked E/);
@@ -118,7 +124,9 @@ describe('sandbox attacks: what broke before (issue 31) now fails closed', () =>
 
   test('in-memory files count against the memory limit (15 × 100 MB files with a 96 MB heap)', async () => {
     const rssBefore = process.memoryUsage().rss;
-    const r = await run("chunk = b'x' * 2**20\nfor i in range(15):\n    with open(f'/tmp/f{i}', 'wb') as f:\n        for _ in range(100):\n            f.write(chunk)\nprint('wrote 1.5 GB')");
+    const r = await run(
+      "chunk = b'x' * 2**20\nfor i in range(15):\n    with open(f'/tmp/f{i}', 'wb') as f:\n        for _ in range(100):\n            f.write(chunk)\nprint('wrote 1.5 GB')",
+    );
     assert.notEqual(r.status, 'ok', obs(r));
     assert.ok(['memory', 'error'].includes(r.status), r.status);
     assert.ok(process.memoryUsage().rss - rssBefore < 200 * 2 ** 20, 'the host process did not hold the files');
@@ -152,13 +160,17 @@ describe('sandbox attacks: more ways out, each closed', () => {
   test('fork and process creation: os.fork and subprocess fail in Python; the escaped realm cannot spawn', async () => {
     assert.match(obs(await run('import os\nos.fork()')), /PermissionError|OSError|not supported/);
     assert.notEqual((await run("import subprocess\nsubprocess.run(['id'])")).status, 'ok');
-    const bomb = await run(escape(tryJs("const cp = process.getBuiltinModule('child_process'); for (let i = 0; i < 100; i++) cp.spawn(process.execPath, ['-e', '1']); return 'spawned'")));
+    const bomb = await run(
+      escape(
+        tryJs("const cp = process.getBuiltinModule('child_process'); for (let i = 0; i < 100; i++) cp.spawn(process.execPath, ['-e', '1']); return 'spawned'"),
+      ),
+    );
     assert.equal(obs(bomb), 'blocked ERR_ACCESS_DENIED');
     await assertHostUntouched();
   });
 
   test('/proc and the environment: no host process or variable is visible', async () => {
-    const env = await run("import os\nprint(sorted(os.environ))");
+    const env = await run('import os\nprint(sorted(os.environ))');
     assert.doesNotMatch(obs(env), /TRACE_RL_TEST_SECRET/);
     const jsEnv = await run(escape('return JSON.stringify(process.env)'));
     assert.equal(obs(jsEnv), '{"PWD":"/"}', 'bubblewrap cleared the environment (it sets only PWD)');
@@ -169,7 +181,9 @@ describe('sandbox attacks: more ways out, each closed', () => {
   });
 
   test('writes outside scratch: a host path written from Python lands nowhere on the host', async () => {
-    const r = await run(`import os\nos.makedirs('${host}', exist_ok=True)\nopen('${host}/pwned.txt', 'w').write('x')\nprint(os.path.exists('${host}/pwned.txt'))`);
+    const r = await run(
+      `import os\nos.makedirs('${host}', exist_ok=True)\nopen('${host}/pwned.txt', 'w').write('x')\nprint(os.path.exists('${host}/pwned.txt'))`,
+    );
     assert.equal(obs(r), 'True', 'the write succeeded inside the sandbox (its own in-memory scratch)');
     assert.equal(existsSync(join(host, 'pwned.txt')), false);
     await assertHostUntouched();
@@ -177,7 +191,9 @@ describe('sandbox attacks: more ways out, each closed', () => {
 
   test('signal handlers do not outlast the wall-time limit', async () => {
     const t = performance.now();
-    const r = await run('import signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM):\n    signal.signal(s, signal.SIG_IGN)\nwhile True:\n    pass');
+    const r = await run(
+      'import signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM):\n    signal.signal(s, signal.SIG_IGN)\nwhile True:\n    pass',
+    );
     assert.equal(r.status, 'timeout');
     assert.ok(performance.now() - t < LIMITS.timeoutMs + 4000);
     const js = await run(escape("process.on('SIGTERM', () => {}); process.on('SIGINT', () => {}); for (;;) {}"));
@@ -216,7 +232,7 @@ describe('sandbox attacks: more ways out, each closed', () => {
   });
 });
 
-describe('each operating-system layer on its own (without Node\'s permission model inside)', () => {
+describe("each operating-system layer on its own (without Node's permission model inside)", () => {
   /** Runs `script` with node under resource limits, bubblewrap and seccomp only; returns its stdout. */
   function confined(script: string): Promise<string> {
     const cmd = confinedCommand({ nodeArgs: ['-e', script], readable: [], limits: LIMITS });
@@ -233,9 +249,14 @@ describe('each operating-system layer on its own (without Node\'s permission mod
   }
 
   test('bubblewrap: the file system holds the system libraries and node, nothing of the host', async () => {
-    const out = await confined(`const fs = require('fs'); console.log(JSON.stringify({ root: fs.readdirSync('/').sort(), etc: fs.existsSync('/etc/passwd'), proc: fs.existsSync('/proc/1'), host: fs.existsSync(${JSON.stringify(host)}), cwd: fs.existsSync(${JSON.stringify(process.cwd())}) }))`);
+    const out = await confined(
+      `const fs = require('fs'); console.log(JSON.stringify({ root: fs.readdirSync('/').sort(), etc: fs.existsSync('/etc/passwd'), proc: fs.existsSync('/proc/1'), host: fs.existsSync(${JSON.stringify(host)}), cwd: fs.existsSync(${JSON.stringify(process.cwd())}) }))`,
+    );
     const seen = JSON.parse(out) as { root: string[]; etc: boolean; proc: boolean; host: boolean; cwd: boolean };
-    assert.ok(seen.root.every((d) => ['usr', 'lib', 'lib64', 'lib32', 'dev', 'bin', 'sbin', 'libx32'].includes(d)), seen.root.join(' '));
+    assert.ok(
+      seen.root.every((d) => ['usr', 'lib', 'lib64', 'lib32', 'dev', 'bin', 'sbin', 'libx32'].includes(d)),
+      seen.root.join(' '),
+    );
     assert.deepEqual([seen.etc, seen.proc, seen.host, seen.cwd], [false, false, false, false]);
     const write = await confined("try { require('fs').writeFileSync('/usr/x', 'x'); console.log('written') } catch (e) { console.log(e.code) }");
     assert.equal(write, 'EROFS');
@@ -255,7 +276,8 @@ describe('each operating-system layer on its own (without Node\'s permission mod
   });
 
   test('resource limits: private memory past the limit ends the process', async () => {
-    const script = "const a = []; try { for (let i = 0; i < 64; i++) a.push(Buffer.alloc(32 << 20, 1)); console.log('held ' + a.length * 32 + ' MB') } catch (e) { console.log('refused') }";
+    const script =
+      "const a = []; try { for (let i = 0; i < 64; i++) a.push(Buffer.alloc(32 << 20, 1)); console.log('held ' + a.length * 32 + ' MB') } catch (e) { console.log('refused') }";
     const out = await confined(script).catch((e: Error) => `died: ${e.message.slice(0, 80)}`);
     assert.doesNotMatch(out, /held 2048 MB/, 'the 2 GB allocation did not succeed');
   });
@@ -266,13 +288,18 @@ describe('through the command line, as a user meets it', () => {
 
   test('trace-rl eval --env math --policy openai against a server that answers with os.system: the eval goes on, the host is untouched', async () => {
     const attack = `import os\nos.system('id > ${host}/pwned.txt')\nprint('done')`;
-    const server = await startStandIn({ script: (conversation) => (conversation.includes('```output') ? 'So \\boxed{18}.' : `Let me compute.\n\`\`\`python\n${attack}\n\`\`\`\n`) });
+    const server = await startStandIn({
+      script: (conversation) => (conversation.includes('```output') ? 'So \\boxed{18}.' : `Let me compute.\n\`\`\`python\n${attack}\n\`\`\`\n`),
+    });
     const out = mkdtempSync(join(tmpdir(), 'trace-rl-attack-eval-'));
     try {
       const r = await cli(['eval', '--env', 'math', '--policy', 'openai', '--base-url', server.url, '--questions', '2', '--out', out, '--json']);
       assert.equal(r.code, 0, r.stderr.slice(-1000));
       assert.ok(server.requests >= 2, `${server.requests} requests`);
-      assert.ok(server.bodies.some((b) => JSON.stringify(b).includes('PermissionError: the sandbox cannot start processes')), 'the model saw the refusal');
+      assert.ok(
+        server.bodies.some((b) => JSON.stringify(b).includes('PermissionError: the sandbox cannot start processes')),
+        'the model saw the refusal',
+      );
       await assertHostUntouched();
     } finally {
       await server.close();
@@ -283,7 +310,10 @@ describe('through the command line, as a user meets it', () => {
   test('without bubblewrap the code tool refuses to start, in one line naming the missing piece and the fix', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'trace-rl-no-bwrap-'));
     try {
-      const r = await cli(['eval', '--env', 'math', '--policy', 'openai', '--base-url', 'http://127.0.0.1:9/v1', '--questions', '1', '--out', join(empty, 'out')], { PATH: empty });
+      const r = await cli(
+        ['eval', '--env', 'math', '--policy', 'openai', '--base-url', 'http://127.0.0.1:9/v1', '--questions', '1', '--out', join(empty, 'out')],
+        { PATH: empty },
+      );
       assert.equal(r.code, 2);
       const lines = r.stderr.trim().split('\n');
       assert.equal(lines.length, 1, r.stderr);

@@ -37,9 +37,7 @@ export interface ApiContext {
 
 /** Declare a method: `def name(self, a, b=default)`. A `?` suffix marks an optional parameter with default None. */
 export function method(signature: (string | Param)[], call: (args: Args) => PyValue): Method {
-  const params = signature.map((p) =>
-    typeof p !== 'string' ? p : p.endsWith('?') ? { name: p.slice(0, -1), fallback: () => null } : { name: p },
-  );
+  const params = signature.map((p) => (typeof p !== 'string' ? p : p.endsWith('?') ? { name: p.slice(0, -1), fallback: () => null } : { name: p }));
   return { params, call };
 }
 
@@ -64,7 +62,11 @@ export function bindArgs(qualname: string, m: Method, args: readonly PyValue[], 
   const missing = params.filter((p) => !p.fallback && !Object.hasOwn(bound, p.name)).map((p) => `'${p.name}'`);
   if (missing.length > 0) {
     const list =
-      missing.length === 1 ? missing[0] : missing.length === 2 ? `${missing[0]} and ${missing[1]}` : `${missing.slice(0, -1).join(', ')}, and ${missing.at(-1)}`;
+      missing.length === 1
+        ? missing[0]
+        : missing.length === 2
+          ? `${missing[0]} and ${missing[1]}`
+          : `${missing.slice(0, -1).join(', ')}, and ${missing.at(-1)}`;
     throw new PyError('TypeError', `${qualname}() missing ${missing.length} required positional argument${missing.length > 1 ? 's' : ''}: ${list}`);
   }
   for (const p of params) if (!Object.hasOwn(bound, p.name) && p.fallback) bound[p.name] = p.fallback();

@@ -218,9 +218,20 @@ export class GorillaFileSystem implements BfclApi {
         if (!['l', 'w', 'c'].includes(mode as string)) return err(`wc: invalid mode '${pyStr(mode!)}'`);
         const f = this.file(file_name!);
         if (f) {
-          if (mode === 'l') return dict([['count', BigInt(splitlines(f.content).length)], ['type', 'lines']]);
-          if (mode === 'w') return dict([['count', BigInt(splitWhitespace(f.content).length)], ['type', 'words']]);
-          return dict([['count', BigInt(pyLen(f.content))], ['type', 'characters']]);
+          if (mode === 'l')
+            return dict([
+              ['count', BigInt(splitlines(f.content).length)],
+              ['type', 'lines'],
+            ]);
+          if (mode === 'w')
+            return dict([
+              ['count', BigInt(splitWhitespace(f.content).length)],
+              ['type', 'words'],
+            ]);
+          return dict([
+            ['count', BigInt(pyLen(f.content))],
+            ['type', 'characters'],
+          ]);
         }
         return err(`wc: ${pyStr(file_name!)}: No such file or directory`);
       }),

@@ -16,7 +16,8 @@ const result = (v: PyValue) => dict([['result', v]]);
  */
 export const PRECISION_LIMITS = { logarithm: 5000, square_root: 100_000 } as const;
 
-const tooPrecise = (precision: number, limit: number) => error(`precision ${precision} is above the ${limit} digits this simulator computes; ask for at most ${limit}`);
+const tooPrecise = (precision: number, limit: number) =>
+  error(`precision ${precision} is above the ${limit} digits this simulator computes; ask for at most ${limit}`);
 const error = (text: string) => dict([['error', text]]);
 
 /** Run `body`; a Python TypeError becomes `{"error": message}` (BFCL's `except TypeError`). */
@@ -130,9 +131,7 @@ export class MathAPI implements BfclApi {
         if (!isNumber(a!) || !isNumber(b!)) return error(both);
         return result(num.mul(a!, b!));
       }),
-      divide: method(['a', 'b'], ({ a, b }) =>
-        catchTypeError(() => (pyEquals(b!, 0n) ? error('Cannot divide by zero') : result(num.truediv(a!, b!))), both),
-      ),
+      divide: method(['a', 'b'], ({ a, b }) => catchTypeError(() => (pyEquals(b!, 0n) ? error('Cannot divide by zero') : result(num.truediv(a!, b!))), both)),
       power: method(['base', 'exponent'], ({ base, exponent }) =>
         catchTypeError(() => {
           // An exact int power with a huge exponent has millions of digits (Python grinds on); a negative

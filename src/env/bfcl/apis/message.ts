@@ -42,7 +42,11 @@ export class MessageAPI implements BfclApi {
     this.generatedIds = configGet(c, 'generated_ids', new PySet());
     this.userCount = configGet(c, 'user_count', 4n);
     this.userMap = configGet(c, 'user_map', new Map(DEFAULT_USERS)) as PyDict;
-    this.inbox = configGet(c, 'inbox', DEFAULT_INBOX.map(([k, v]) => new Map([[k, v]]))) as PyValue[];
+    this.inbox = configGet(
+      c,
+      'inbox',
+      DEFAULT_INBOX.map(([k, v]) => new Map([[k, v]])),
+    ) as PyValue[];
     this.messageCount = configGet(c, 'message_count', 3n);
     this.currentUser = configGet(c, 'current_user', null);
     this.methods = new Map(Object.entries(this.table()));
@@ -81,10 +85,16 @@ export class MessageAPI implements BfclApi {
       }),
       message_login: method(['user_id'], ({ user_id }) => {
         if (!userIds().some((id) => pyEquals(id, user_id!))) {
-          return dict([['login_status', false], ['message', `User ID '${pyStr(user_id!)}' not found.`]]);
+          return dict([
+            ['login_status', false],
+            ['message', `User ID '${pyStr(user_id!)}' not found.`],
+          ]);
         }
         this.currentUser = user_id!;
-        return dict([['login_status', true], ['message', `User '${pyStr(user_id!)}' logged in successfully.`]]);
+        return dict([
+          ['login_status', true],
+          ['message', `User '${pyStr(user_id!)}' logged in successfully.`],
+        ]);
       }),
       message_get_login_status: method([], () => dict([['login_status', truthy(this.currentUser)]])),
       send_message: method(['receiver_id', 'message'], ({ receiver_id, message }) => {
@@ -93,7 +103,11 @@ export class MessageAPI implements BfclApi {
         const messageId = this.generateId();
         this.inbox.push(new Map([[receiver_id!, message!]]));
         this.messageCount = add(this.messageCount, 1n);
-        return dict([['sent_status', true], ['message_id', messageId], ['message', `Message sent to '${pyStr(receiver_id!)}' successfully.`]]);
+        return dict([
+          ['sent_status', true],
+          ['message_id', messageId],
+          ['message', `Message sent to '${pyStr(receiver_id!)}' successfully.`],
+        ]);
       }),
       delete_message: method(['receiver_id'], ({ receiver_id }) => {
         if (!truthy(this.currentUser)) return notLoggedIn();
@@ -101,7 +115,10 @@ export class MessageAPI implements BfclApi {
           const [receiver] = firstItem(entry);
           if (pyEquals(receiver, receiver_id!)) {
             // list.remove drops the first entry equal to this one, which may be an earlier duplicate.
-            this.inbox.splice(this.inbox.findIndex((x) => pyEquals(x, entry)), 1);
+            this.inbox.splice(
+              this.inbox.findIndex((x) => pyEquals(x, entry)),
+              1,
+            );
             return dict([
               ['deleted_status', true],
               ['receiver_id', receiver],
@@ -128,7 +145,11 @@ export class MessageAPI implements BfclApi {
         const userId = `USR${pyStr(this.userCount).padStart(3, '0')}`;
         if (userIds().includes(userId)) return err(`User ID '${userId}' already exists.`);
         this.userMap.set(user_name!, userId);
-        return dict([['added_status', true], ['user_id', userId], ['message', `Contact '${pyStr(user_name!)}' added successfully.`]]);
+        return dict([
+          ['added_status', true],
+          ['user_id', userId],
+          ['message', `Contact '${pyStr(user_name!)}' added successfully.`],
+        ]);
       }),
       search_messages: method(['keyword'], ({ keyword }) => {
         if (!truthy(this.currentUser)) return notLoggedIn();
@@ -137,7 +158,12 @@ export class MessageAPI implements BfclApi {
         for (const entry of this.inbox) {
           const [receiver, content] = firstItem(entry);
           if (strContains(requireStr(content, 'lower').toLowerCase(), needle)) {
-            results.push(dict([['receiver_id', receiver], ['message', content]]));
+            results.push(
+              dict([
+                ['receiver_id', receiver],
+                ['message', content],
+              ]),
+            );
           }
         }
         return dict([['results', results]]);
@@ -146,7 +172,15 @@ export class MessageAPI implements BfclApi {
         if (!truthy(this.currentUser)) return notLoggedIn();
         const contacts = new PySet();
         for (const entry of this.inbox) contacts.add(firstItem(entry)[0]);
-        return dict([['stats', dict([['received_count', BigInt(this.inbox.length)], ['total_contacts', BigInt(contacts.items.size)]])]]);
+        return dict([
+          [
+            'stats',
+            dict([
+              ['received_count', BigInt(this.inbox.length)],
+              ['total_contacts', BigInt(contacts.items.size)],
+            ]),
+          ],
+        ]);
       }),
     };
   }

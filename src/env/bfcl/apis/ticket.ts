@@ -36,21 +36,24 @@ export class TicketAPI implements BfclApi {
     const err = (text: string) => dict([['error', text]]);
     const notFound = (id: PyValue) => err(`Ticket with ID ${pyStr(id)} not found.`);
     return {
-      create_ticket: method(['title', { name: 'description', fallback: () => '' }, { name: 'priority', fallback: () => 1n }], ({ title, description, priority }) => {
-        if (!truthy(this.currentUser)) return err('User not authenticated. Please log in to create a ticket.');
-        if (compare(priority!, 1n, '<') || compare(priority!, 5n, '>')) return err('Invalid priority. Priority must be between 1 and 5.');
-        const ticket = dict([
-          ['id', this.ticketCounter],
-          ['title', title!],
-          ['description', description!],
-          ['status', 'Open'],
-          ['priority', priority!],
-          ['created_by', this.currentUser],
-        ]);
-        this.ticketQueue.push(ticket);
-        this.ticketCounter = add(this.ticketCounter, 1n);
-        return ticket;
-      }),
+      create_ticket: method(
+        ['title', { name: 'description', fallback: () => '' }, { name: 'priority', fallback: () => 1n }],
+        ({ title, description, priority }) => {
+          if (!truthy(this.currentUser)) return err('User not authenticated. Please log in to create a ticket.');
+          if (compare(priority!, 1n, '<') || compare(priority!, 5n, '>')) return err('Invalid priority. Priority must be between 1 and 5.');
+          const ticket = dict([
+            ['id', this.ticketCounter],
+            ['title', title!],
+            ['description', description!],
+            ['status', 'Open'],
+            ['priority', priority!],
+            ['created_by', this.currentUser],
+          ]);
+          this.ticketQueue.push(ticket);
+          this.ticketCounter = add(this.ticketCounter, 1n);
+          return ticket;
+        },
+      ),
       get_ticket: method(['ticket_id'], ({ ticket_id }) => this.find(ticket_id!) ?? notFound(ticket_id!)),
       close_ticket: method(['ticket_id'], ({ ticket_id }) => {
         const t = this.find(ticket_id!);

@@ -28,15 +28,41 @@ function defaultStocks(): PyDict {
   return new Map(
     STOCKS.map(([symbol, price, change, volume, ma5, ma20]) => [
       symbol,
-      dict([['price', price], ['percent_change', change], ['volume', volume], ['MA(5)', ma5], ['MA(20)', ma20]]),
+      dict([
+        ['price', price],
+        ['percent_change', change],
+        ['volume', volume],
+        ['MA(5)', ma5],
+        ['MA(20)', ma20],
+      ]),
     ]),
   );
 }
 
 function defaultOrders(): PyDict {
   return new Map([
-    [12345n, dict([['id', 12345n], ['order_type', 'Buy'], ['symbol', 'AAPL'], ['price', 210.65], ['amount', 10n], ['status', 'Completed']])],
-    [12446n, dict([['id', 12446n], ['order_type', 'Sell'], ['symbol', 'GOOG'], ['price', 2840.56], ['amount', 5n], ['status', 'Pending']])],
+    [
+      12345n,
+      dict([
+        ['id', 12345n],
+        ['order_type', 'Buy'],
+        ['symbol', 'AAPL'],
+        ['price', 210.65],
+        ['amount', 10n],
+        ['status', 'Completed'],
+      ]),
+    ],
+    [
+      12446n,
+      dict([
+        ['id', 12446n],
+        ['order_type', 'Sell'],
+        ['symbol', 'GOOG'],
+        ['price', 2840.56],
+        ['amount', 5n],
+        ['status', 'Pending'],
+      ]),
+    ],
   ]);
 }
 
@@ -87,7 +113,15 @@ export class TradingBot implements BfclApi {
     const c = ctx.config;
     const orders = configGet(c, 'orders', defaultOrders()) as PyDict;
     this.orders = new Map([...orders].map(([k, v]) => [typeof k === 'string' && /^\d+$/.test(k) ? BigInt(k) : k, v]));
-    this.accountInfo = configGet(c, 'account_info', dict([['account_id', 12345n], ['balance', 10000.0], ['binding_card', 1974202140965533n]])) as PyDict;
+    this.accountInfo = configGet(
+      c,
+      'account_info',
+      dict([
+        ['account_id', 12345n],
+        ['balance', 10000.0],
+        ['binding_card', 1974202140965533n],
+      ]),
+    ) as PyDict;
     this.authenticated = configGet(c, 'authenticated', false);
     this.marketStatus = configGet(c, 'market_status', 'Closed');
     this.orderCounter = configGet(c, 'order_counter', 12446n);
@@ -123,8 +157,17 @@ export class TradingBot implements BfclApi {
     const current = this.accountInfo.get('balance');
     if (current === undefined) throw new PyError('KeyError', "'balance'");
     this.accountInfo.set('balance', sign > 0 ? num.add(current, amount) : num.sub(current, amount));
-    this.transactionHistory.push(dict([['type', kind], ['amount', amount], ['timestamp', this.timestamp()]]));
-    return dict([['status', status], ['new_balance', this.accountInfo.get('balance') as PyValue]]);
+    this.transactionHistory.push(
+      dict([
+        ['type', kind],
+        ['amount', amount],
+        ['timestamp', this.timestamp()],
+      ]),
+    );
+    return dict([
+      ['status', status],
+      ['new_balance', this.accountInfo.get('balance') as PyValue],
+    ]);
   }
 
   private table(shared: SharedState): Record<string, Method> {
@@ -133,7 +176,9 @@ export class TradingBot implements BfclApi {
     const longList = (name: string) => shared.constant(name) as PyValue[];
     return {
       get_current_time: method([], () => dict([['current_time', '10:30 AM']])),
-      get_symbol_by_name: method(['name'], ({ name }) => dict([['symbol', typeof name === 'string' && Object.hasOwn(SYMBOLS, name) ? (SYMBOLS[name] as string) : 'Stock not found']])),
+      get_symbol_by_name: method(['name'], ({ name }) =>
+        dict([['symbol', typeof name === 'string' && Object.hasOwn(SYMBOLS, name) ? (SYMBOLS[name] as string) : 'Stock not found']]),
+      ),
       get_stock_info: method(['symbol'], ({ symbol }) => {
         if (!this.stocks.has(symbol!)) return err(`Stock with symbol '${pyStr(symbol!)}' not found.`);
         const stock = this.stocks.get(symbol!) as PyDict;
@@ -164,7 +209,10 @@ export class TradingBot implements BfclApi {
         const order = dget(this.orders, order_id!) as PyDict;
         if (order.get('status') === 'Completed') return err(`Can't cancel order ${pyStr(order_id!)}. Order is already completed.`);
         order.set('status', 'Cancelled');
-        return dict([['order_id', order_id!], ['status', 'Cancelled']]);
+        return dict([
+          ['order_id', order_id!],
+          ['status', 'Cancelled'],
+        ]);
       }),
       place_order: method(['order_type', 'symbol', 'price', 'amount'], ({ order_type, symbol, price, amount }) => {
         if (!truthy(this.authenticated)) return needLogin('place an order');
@@ -179,9 +227,25 @@ export class TradingBot implements BfclApi {
         }
         const p = num.toPyFloat(price!);
         const id = this.orderCounter;
-        this.orders.set(id, dict([['id', id], ['order_type', order_type!], ['symbol', symbol!], ['price', p], ['amount', amount!], ['status', 'Open']]));
+        this.orders.set(
+          id,
+          dict([
+            ['id', id],
+            ['order_type', order_type!],
+            ['symbol', symbol!],
+            ['price', p],
+            ['amount', amount!],
+            ['status', 'Open'],
+          ]),
+        );
         this.orderCounter = num.add(this.orderCounter, 1n);
-        return dict([['order_id', id], ['order_type', order_type!], ['status', 'Pending'], ['price', p], ['amount', amount!]]);
+        return dict([
+          ['order_id', id],
+          ['order_type', order_type!],
+          ['status', 'Pending'],
+          ['price', p],
+          ['amount', amount!],
+        ]);
       }),
       withdraw_funds: method(['amount'], ({ amount }) => {
         if (!truthy(this.authenticated)) return needLogin('make a transaction');
@@ -270,4 +334,3 @@ export class TradingBot implements BfclApi {
     };
   }
 }
-

@@ -163,8 +163,7 @@ export class TravelAPI implements BfclApi {
 
   private table(): Record<string, Method> {
     const err = (text: string) => dict([['error', text]]);
-    const tokenError = (): PyValue | undefined =>
-      this.expired() ? err('Token expired') : undefined;
+    const tokenError = (): PyValue | undefined => (this.expired() ? err('Token expired') : undefined);
     return {
       authenticate_travel: method(
         ['client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'],
@@ -175,7 +174,12 @@ export class TravelAPI implements BfclApi {
           this.tokenScope = grant_type!;
           this.firstName = user_first_name!;
           this.lastName = user_last_name!;
-          return dict([['expires_in', 2n], ['access_token', this.accessToken], ['token_type', 'Bearer'], ['scope', grant_type!]]);
+          return dict([
+            ['expires_in', 2n],
+            ['access_token', this.accessToken],
+            ['token_type', 'Bearer'],
+            ['scope', grant_type!],
+          ]);
         },
       ),
       travel_get_login_status: method([], () => dict([['status', !(this.tokenExpiresIn === null || this.expired())]])),
@@ -214,7 +218,11 @@ export class TravelAPI implements BfclApi {
       book_flight: method(
         ['access_token', 'card_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class'],
         ({ access_token, card_id, travel_date, travel_from, travel_to, travel_class }) => {
-          const fail = (text: string) => dict([['booking_status', false], ['error', text]]);
+          const fail = (text: string) =>
+            dict([
+              ['booking_status', false],
+              ['error', text],
+            ]);
           if (this.expired()) return fail('Token expired');
           if (!pyEquals(access_token!, this.accessToken)) return fail('Invalid access token');
           if (!this.creditCards.has(card_id!)) return fail('Card not registered');
@@ -301,7 +309,11 @@ export class TravelAPI implements BfclApi {
       }),
       list_all_airports: method([], () => [...AIRPORTS]),
       cancel_booking: method(['access_token', 'booking_id'], ({ access_token, booking_id }) => {
-        const fail = (text: string) => dict([['cancel_status', false], ['error', text]]);
+        const fail = (text: string) =>
+          dict([
+            ['cancel_status', false],
+            ['error', text],
+          ]);
         if (this.expired()) return fail('Token expired');
         if (!pyEquals(access_token!, this.accessToken)) return fail('Invalid access token');
         if (!this.bookings.has(booking_id!)) return fail('Booking not found');
@@ -320,27 +332,34 @@ export class TravelAPI implements BfclApi {
         }
         throw new PyError('ValueError', 'No available exchange rate for the given currencies.');
       }),
-      verify_traveler_information: method(['first_name', 'last_name', 'date_of_birth', 'passport_number'], ({ first_name, last_name, date_of_birth, passport_number }) => {
-        const fail = (text: string) => dict([['verification_status', false], ['verification_failure', text]]);
-        if (!pyEquals(this.firstName, first_name!) || !pyEquals(this.lastName, last_name!)) {
-          return fail(
-            `Cannot book flight information for another user.Expected ${pyStr(this.firstName)} ${pyStr(this.lastName)}, got ${pyStr(first_name!)} ${pyStr(last_name!)}`,
-          );
-        }
-        let age: number;
-        try {
-          const birth = new Date(strptime(date_of_birth!, '%Y-%m-%d'));
-          const { year, month, day } = this.today;
-          const before = month < birth.getUTCMonth() + 1 || (month === birth.getUTCMonth() + 1 && day < birth.getUTCDate());
-          age = year - birth.getUTCFullYear() - (before ? 1 : 0);
-        } catch (e) {
-          if (e instanceof PyError && e.pyType === 'ValueError') return fail('Invalid date of birth format. Please use YYYY-MM-DD.');
-          throw e;
-        }
-        if (age < 18) return fail('Traveler must be at least 18 years old.');
-        if (!requireStr(passport_number!, 'startswith').startsWith('US')) return fail('Passport must be issued by the United States.');
-        return dict([['verification_status', true]]);
-      }),
+      verify_traveler_information: method(
+        ['first_name', 'last_name', 'date_of_birth', 'passport_number'],
+        ({ first_name, last_name, date_of_birth, passport_number }) => {
+          const fail = (text: string) =>
+            dict([
+              ['verification_status', false],
+              ['verification_failure', text],
+            ]);
+          if (!pyEquals(this.firstName, first_name!) || !pyEquals(this.lastName, last_name!)) {
+            return fail(
+              `Cannot book flight information for another user.Expected ${pyStr(this.firstName)} ${pyStr(this.lastName)}, got ${pyStr(first_name!)} ${pyStr(last_name!)}`,
+            );
+          }
+          let age: number;
+          try {
+            const birth = new Date(strptime(date_of_birth!, '%Y-%m-%d'));
+            const { year, month, day } = this.today;
+            const before = month < birth.getUTCMonth() + 1 || (month === birth.getUTCMonth() + 1 && day < birth.getUTCDate());
+            age = year - birth.getUTCFullYear() - (before ? 1 : 0);
+          } catch (e) {
+            if (e instanceof PyError && e.pyType === 'ValueError') return fail('Invalid date of birth format. Please use YYYY-MM-DD.');
+            throw e;
+          }
+          if (age < 18) return fail('Traveler must be at least 18 years old.');
+          if (!requireStr(passport_number!, 'startswith').startsWith('US')) return fail('Passport must be issued by the United States.');
+          return dict([['verification_status', true]]);
+        },
+      ),
       set_budget_limit: method(['access_token', 'budget_limit'], ({ access_token, budget_limit }) => {
         const t = tokenError();
         if (t) return t;
@@ -349,12 +368,18 @@ export class TravelAPI implements BfclApi {
         return dict([['budget_limit', this.budgetLimit]]);
       }),
       get_nearest_airport_by_city: method(['location'], ({ location }) =>
-        dict([['nearest_airport', typeof location === 'string' && Object.hasOwn(NEAREST_AIRPORT, location) ? (NEAREST_AIRPORT[location] as string) : 'Unknown']]),
+        dict([
+          ['nearest_airport', typeof location === 'string' && Object.hasOwn(NEAREST_AIRPORT, location) ? (NEAREST_AIRPORT[location] as string) : 'Unknown'],
+        ]),
       ),
       purchase_insurance: method(
         ['access_token', 'insurance_type', 'booking_id', 'insurance_cost', 'card_id'],
         ({ access_token, booking_id, insurance_cost, card_id }) => {
-          const fail = (text: string) => dict([['insurance_status', false], ['error', text]]);
+          const fail = (text: string) =>
+            dict([
+              ['insurance_status', false],
+              ['error', text],
+            ]);
           if (this.expired()) return fail('Token expired');
           if (!pyEquals(access_token!, this.accessToken)) return fail('Invalid access token');
           if (this.budgetLimit !== null && num.compare(this.budgetLimit, insurance_cost!, '<')) return fail('Exceeded budget limit');
@@ -362,7 +387,10 @@ export class TravelAPI implements BfclApi {
           if (!this.creditCards.has(card_id!)) return fail('Credit card not registered');
           const card = this.creditCards.get(card_id!) as PyDict;
           card.set('balance', num.sub(this.cardField(card_id!, 'balance'), insurance_cost!));
-          return dict([['insurance_id', this.random.randint(100000000n, 999999999n).toString()], ['insurance_status', true]]);
+          return dict([
+            ['insurance_id', this.random.randint(100000000n, 999999999n).toString()],
+            ['insurance_status', true],
+          ]);
         },
       ),
       contact_customer_support: method(['booking_id', 'message'], ({ booking_id }) => {
@@ -381,4 +409,3 @@ export class TravelAPI implements BfclApi {
     return card.get(field) as PyValue;
   }
 }
-

@@ -5,7 +5,6 @@ import { dget, dhas, dict, dset, type PyDict, PyError, iterate, type PyValue, py
 import { type ApiContext, type BfclApi, configGet, method, type Method, requireStr, strContains } from './api.ts';
 import type { SharedState } from './shared.ts';
 
-
 export class TwitterAPI implements BfclApi {
   readonly className = 'TwitterAPI';
   readonly methods: ReadonlyMap<string, Method>;
@@ -90,7 +89,12 @@ export class TwitterAPI implements BfclApi {
         if (!truthy(this.authenticated)) return needAuth('commenting');
         if (!dhas(this.tweets, tweet_id!)) return notFound(tweet_id!);
         if (!dhas(this.comments, tweet_id!)) dset(this.comments, tweet_id!, []);
-        (dget(this.comments, tweet_id!) as PyValue[]).push(dict([['username', this.username], ['content', comment_content!]]));
+        (dget(this.comments, tweet_id!) as PyValue[]).push(
+          dict([
+            ['username', this.username],
+            ['content', comment_content!],
+          ]),
+        );
         return dict([['comment_status', 'Comment added successfully']]);
       }),
       mention: method(['tweet_id', 'mentioned_usernames'], ({ tweet_id, mentioned_usernames }) => {

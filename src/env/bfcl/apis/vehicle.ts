@@ -40,7 +40,6 @@ const ZIPCODES: Record<string, string> = {
   'San Francisco': '94016',
 };
 
-
 /** `lo <= x <= hi` */
 const between = (lo: PyValue, x: PyValue, hi: PyValue): boolean => num.compare(lo, x, '<=') && num.compare(x, hi, '<=');
 
@@ -78,7 +77,12 @@ export class VehicleControlAPI implements BfclApi {
     this.engineState = get('engineState', 'stopped');
     this.doorStatus = get(
       'doorStatus',
-      dict([['driver', 'unlocked'], ['passenger', 'unlocked'], ['rear_left', 'unlocked'], ['rear_right', 'unlocked']]),
+      dict([
+        ['driver', 'unlocked'],
+        ['passenger', 'unlocked'],
+        ['rear_left', 'unlocked'],
+        ['rear_right', 'unlocked'],
+      ]),
     ) as PyDict;
     this.remainingUnlockedDoors = BigInt(4 - [...this.doorStatus.values()].filter((s) => s === 'locked').length);
     this.acTemperature = get('acTemperature', 25.0);
@@ -145,7 +149,11 @@ export class VehicleControlAPI implements BfclApi {
         if (num.compare(this.fuelLevel, MIN_FUEL_LEVEL, '<')) return err('Fuel tank is empty.');
         if (ignitionMode !== 'START') return err('Invalid ignition mode.');
         this.engineState = 'running';
-        return dict([['engineState', this.engineState], ['fuelLevel', this.fuelLevel], ['batteryVoltage', this.batteryVoltage]]);
+        return dict([
+          ['engineState', this.engineState],
+          ['fuelLevel', this.fuelLevel],
+          ['batteryVoltage', this.batteryVoltage],
+        ]);
       }),
       fillFuelTank: method(['fuelAmount'], ({ fuelAmount }) => {
         if (num.compare(fuelAmount!, 0n, '<')) return err('Fuel amount cannot be negative.');
@@ -161,7 +169,10 @@ export class VehicleControlAPI implements BfclApi {
           this.doorStatus.set(d, target);
           this.remainingUnlockedDoors = truthy(unlock!) ? num.add(this.remainingUnlockedDoors, 1n) : num.sub(this.remainingUnlockedDoors, 1n);
         }
-        return dict([['lockStatus', target], ['remainingUnlockedDoors', this.remainingUnlockedDoors]]);
+        return dict([
+          ['lockStatus', target],
+          ['remainingUnlockedDoors', this.remainingUnlockedDoors],
+        ]);
       }),
       adjustClimateControl: method(
         ['temperature', { name: 'unit', fallback: () => 'celsius' }, { name: 'fanSpeed', fallback: () => 50n }, { name: 'mode', fallback: () => 'auto' }],
@@ -171,7 +182,11 @@ export class VehicleControlAPI implements BfclApi {
           if (unit === 'fahrenheit') this.acTemperature = num.truediv(num.mul(num.sub(temperature!, 32n), 5n), 9n);
           this.fanSpeed = fanSpeed!;
           this.acMode = mode!;
-          return dict([['currentACTemperature', temperature!], ['climateMode', mode!], ['humidityLevel', this.humidityLevel]]);
+          return dict([
+            ['currentACTemperature', temperature!],
+            ['climateMode', mode!],
+            ['humidityLevel', this.humidityLevel],
+          ]);
         },
       ),
       get_outside_temperature_from_google: method([], () => {
@@ -204,16 +219,28 @@ export class VehicleControlAPI implements BfclApi {
             set([['doorStatus', this.doorStatus]]);
             break;
           case 'climate':
-            set([['currentACTemperature', this.acTemperature], ['fanSpeed', this.fanSpeed], ['climateMode', this.acMode], ['humidityLevel', this.humidityLevel]]);
+            set([
+              ['currentACTemperature', this.acTemperature],
+              ['fanSpeed', this.fanSpeed],
+              ['climateMode', this.acMode],
+              ['humidityLevel', this.humidityLevel],
+            ]);
             break;
           case 'headlights':
             set([['headlightStatus', this.headLightStatus]]);
             break;
           case 'parkingBrake':
-            set([['parkingBrakeStatus', this.parkingBrakeStatus], ['parkingBrakeForce', this.parkingBrakeForce], ['slopeAngle', this.slopeAngle]]);
+            set([
+              ['parkingBrakeStatus', this.parkingBrakeStatus],
+              ['parkingBrakeForce', this.parkingBrakeForce],
+              ['slopeAngle', this.slopeAngle],
+            ]);
             break;
           case 'brakePedal':
-            set([['brakePedalStatus', this.brakePedalStatus], ['brakePedalForce', this.brakePedalForce]]);
+            set([
+              ['brakePedalStatus', this.brakePedalStatus],
+              ['brakePedalForce', this.brakePedalForce],
+            ]);
             break;
           case 'engine':
             set([['engineState', this.engineState]]);
@@ -242,17 +269,26 @@ export class VehicleControlAPI implements BfclApi {
         if (pyEquals(pedalPosition!, 0n)) {
           this.brakePedalStatus = 'released';
           this.brakePedalForce = 0.0;
-          return dict([['brakePedalStatus', 'released'], ['brakePedalForce', 0.0]]);
+          return dict([
+            ['brakePedalStatus', 'released'],
+            ['brakePedalForce', 0.0],
+          ]);
         }
         const force = num.mul(pedalPosition!, 1000n);
         this.brakePedalStatus = 'pressed';
         this.brakePedalForce = force;
-        return dict([['brakePedalStatus', 'pressed'], ['brakePedalForce', num.toPyFloat(force)]]);
+        return dict([
+          ['brakePedalStatus', 'pressed'],
+          ['brakePedalForce', num.toPyFloat(force)],
+        ]);
       }),
       releaseBrakePedal: method([], () => {
         this.brakePedalStatus = 'released';
         this.brakePedalForce = 0.0;
-        return dict([['brakePedalStatus', 'released'], ['brakePedalForce', 0.0]]);
+        return dict([
+          ['brakePedalStatus', 'released'],
+          ['brakePedalForce', 0.0],
+        ]);
       }),
       setCruiseControl: method(['speed', 'activate', 'distanceToNextVehicle'], ({ speed, activate, distanceToNextVehicle }) => {
         const distance = num.toPyFloat(distanceToNextVehicle!);
@@ -263,7 +299,11 @@ export class VehicleControlAPI implements BfclApi {
           if (s < 0 || s > 120 || num.mod(s, 5n) !== 0) return err('Invalid speed');
           this.cruiseStatus = 'active';
         } else this.cruiseStatus = 'inactive';
-        return dict([['cruiseStatus', this.cruiseStatus], ['currentSpeed', s], ['distanceToNextVehicle', distance]]);
+        return dict([
+          ['cruiseStatus', this.cruiseStatus],
+          ['currentSpeed', s],
+          ['distanceToNextVehicle', distance],
+        ]);
       }),
       get_current_speed: method([], () => dict([['currentSpeed', this.random.uniform(0.0, 120.0)]])),
       display_log: method(['messages'], ({ messages }) => dict([['log', messages!]])),

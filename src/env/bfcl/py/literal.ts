@@ -7,7 +7,10 @@
 import { dictKey, PyTuple, type PyDict, type PyValue } from './value.ts';
 
 export class LiteralSyntaxError extends Error {
-  constructor(message: string, readonly offset: number) {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
     super(`${message} at character ${offset + 1}`);
   }
 }
@@ -87,7 +90,17 @@ function readNumber(text: string, at: number): bigint | number {
 }
 
 const SIMPLE_ESCAPES: Record<string, string> = {
-  '\\': '\\', "'": "'", '"': '"', a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\n': '',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\n': '',
 };
 
 function readPyString(src: string, i: number, raw: boolean): [string, number] {

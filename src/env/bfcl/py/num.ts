@@ -57,7 +57,8 @@ function bigDiv(x: bigint, y: bigint): number {
 /** a % b with the sign of b. */
 export function mod(a: PyValue, b: PyValue): Num {
   const [x, y] = operands(a, b, '%');
-  if (toFloat(y) === 0) throw new PyError('ZeroDivisionError', typeof x === 'bigint' && typeof y === 'bigint' ? 'integer division or modulo by zero' : 'float modulo');
+  if (toFloat(y) === 0)
+    throw new PyError('ZeroDivisionError', typeof x === 'bigint' && typeof y === 'bigint' ? 'integer division or modulo by zero' : 'float modulo');
   if (typeof x === 'bigint' && typeof y === 'bigint') {
     const r = x % y;
     return r !== 0n && r < 0n !== y < 0n ? r + y : r;
@@ -94,7 +95,8 @@ function powOperand(x: Num): number {
 /** Python's float `**`: finite operands whose power is out of range raise (errno ERANGE) instead of giving inf. */
 function floatPow(x: number, y: number): number {
   const r = Math.pow(x, y);
-  if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y) && !Number.isNaN(r)) throw new PyError('OverflowError', "(34, 'Numerical result out of range')");
+  if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y) && !Number.isNaN(r))
+    throw new PyError('OverflowError', "(34, 'Numerical result out of range')");
   return r;
 }
 
@@ -168,7 +170,11 @@ export function toPyInt(v: PyValue): bigint {
   if (typeof v === 'bigint') return v;
   if (typeof v === 'boolean') return v ? 1n : 0n;
   if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new PyError(Number.isNaN(v) ? 'ValueError' : 'OverflowError', Number.isNaN(v) ? 'cannot convert float NaN to integer' : 'cannot convert float infinity to integer');
+    if (!Number.isFinite(v))
+      throw new PyError(
+        Number.isNaN(v) ? 'ValueError' : 'OverflowError',
+        Number.isNaN(v) ? 'cannot convert float NaN to integer' : 'cannot convert float infinity to integer',
+      );
     return BigInt(Math.trunc(v));
   }
   if (typeof v === 'string' && /^\s*[+-]?\d[\d_]*\s*$/.test(v)) return BigInt(v.trim().replace(/_/g, ''));

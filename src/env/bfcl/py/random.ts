@@ -26,7 +26,7 @@ export class PyRandom {
     const mt = this.mt;
     mt[0] = s >>> 0;
     for (let i = 1; i < N; i++) {
-      const prev = mt[i - 1] as number ^ ((mt[i - 1] as number) >>> 30);
+      const prev = (mt[i - 1] as number) ^ ((mt[i - 1] as number) >>> 30);
       mt[i] = (Math.imul(1812433253, prev) + i) >>> 0;
     }
     this.index = N;

@@ -60,7 +60,13 @@ export interface SandboxSpec {
 /** The command that starts one sandbox process. Throws {@link SandboxUnavailableError} when it cannot be confined. */
 export function sandboxCommand(spec: SandboxSpec): SandboxCommand {
   const packagesDir = spec.packagesDir === undefined ? undefined : packagesFolder(spec.packagesDir);
-  const config = JSON.stringify({ mode: spec.mode, memoryMb: spec.limits.memoryMb, outputBytes: spec.limits.outputBytes, pyodideDir: PYODIDE_DIR, packagesDir });
+  const config = JSON.stringify({
+    mode: spec.mode,
+    memoryMb: spec.limits.memoryMb,
+    outputBytes: spec.limits.outputBytes,
+    pyodideDir: PYODIDE_DIR,
+    packagesDir,
+  });
   const readable = [PYODIDE_DIR, SANDBOX_SCRIPT, ...(packagesDir ? [packagesDir] : [])];
   const nodeArgs = [
     '--experimental-permission',
@@ -96,8 +102,10 @@ export function confinedCommand(o: { nodeArgs: string[]; readable: string[]; lim
       'bwrap',
       ...bwrapBase(node),
       ...o.readable.flatMap((p) => ['--ro-bind', p, p]),
-      '--remount-ro', '/',
-      '--seccomp', '3',
+      '--remount-ro',
+      '/',
+      '--seccomp',
+      '3',
       node,
       ...o.nodeArgs,
     ],
@@ -129,13 +137,19 @@ function bwrapBase(node: string): string[] {
     '--unshare-all',
     '--die-with-parent',
     '--new-session',
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     '--clearenv',
-    '--hostname', 'sandbox',
+    '--hostname',
+    'sandbox',
     ...libs,
-    '--ro-bind', node, node,
-    '--dev', '/dev',
-    '--chdir', '/',
+    '--ro-bind',
+    node,
+    node,
+    '--dev',
+    '/dev',
+    '--chdir',
+    '/',
   ];
 }
 

@@ -81,12 +81,7 @@ const SECCOMP_DATA_ARG0_LOW = 16;
 export function sandboxSeccompFilter(arch: string = process.arch): Buffer | undefined {
   const t = ARCHES[arch];
   if (!t) return undefined;
-  const ops: Op[] = [
-    { ld: SECCOMP_DATA_ARCH },
-    { jeq: t.audit, then: 'arch_ok', else: 'kill' },
-    { label: 'arch_ok' },
-    { ld: SECCOMP_DATA_NR },
-  ];
+  const ops: Op[] = [{ ld: SECCOMP_DATA_ARCH }, { jeq: t.audit, then: 'arch_ok', else: 'kill' }, { label: 'arch_ok' }, { ld: SECCOMP_DATA_NR }];
   if (arch === 'x64') ops.push({ jge: 0x40000000, then: 'kill' });
   for (const nr of [...t.fork, ...t.denied]) ops.push({ jeq: nr, then: 'eperm' });
   ops.push({ jeq: t.clone3, then: 'enosys' }, { jeq: t.clone, then: 'clone' }, { jeq: t.socket, then: 'socket' }, { ret: RET_ALLOW });
@@ -118,11 +113,18 @@ function assemble(ops: Op[]): Buffer {
     return off;
   };
   code.forEach((op, i) => {
-    let c: number, jt = 0, jf = 0, k: number;
-    if ('ld' in op) [c, k] = [0x20, op.ld]; // BPF_LD | BPF_W | BPF_ABS
-    else if ('ret' in op) [c, k] = [0x06, op.ret]; // BPF_RET | BPF_K
-    else if ('jeq' in op) [c, k, jt, jf] = [0x15, op.jeq, jump(i, op.then), jump(i, op.else)]; // BPF_JMP | BPF_JEQ | BPF_K
-    else if ('jge' in op) [c, k, jt] = [0x35, op.jge, jump(i, op.then)]; // BPF_JMP | BPF_JGE | BPF_K
+    let c: number,
+      jt = 0,
+      jf = 0,
+      k: number;
+    if ('ld' in op)
+      [c, k] = [0x20, op.ld]; // BPF_LD | BPF_W | BPF_ABS
+    else if ('ret' in op)
+      [c, k] = [0x06, op.ret]; // BPF_RET | BPF_K
+    else if ('jeq' in op)
+      [c, k, jt, jf] = [0x15, op.jeq, jump(i, op.then), jump(i, op.else)]; // BPF_JMP | BPF_JEQ | BPF_K
+    else if ('jge' in op)
+      [c, k, jt] = [0x35, op.jge, jump(i, op.then)]; // BPF_JMP | BPF_JGE | BPF_K
     else [c, k, jt] = [0x45, op.jset, jump(i, op.then)]; // BPF_JMP | BPF_JSET | BPF_K
     buf.writeUInt16LE(c, i * 8);
     buf.writeUInt8(jt, i * 8 + 2);

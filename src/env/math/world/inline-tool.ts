@@ -25,7 +25,7 @@ export function evaluateCell(code: string): bigint | undefined {
     default: {
       if (b === 0n) return undefined;
       const q = a / b;
-      return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
+      return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
     }
   }
 }
@@ -35,7 +35,8 @@ export class InlineArithmeticTool implements CodeTool {
 
   async run(code: string): Promise<CodeResult> {
     const v = evaluateCell(code);
-    if (v === undefined) return { status: 'error', stdout: '', stderr: '', error: 'the inline tool runs only print(a op b) with integers a, b and op in + - * //', ms: 0 };
+    if (v === undefined)
+      return { status: 'error', stdout: '', stderr: '', error: 'the inline tool runs only print(a op b) with integers a, b and op in + - * //', ms: 0 };
     return { status: 'ok', stdout: `${v}\n`, stderr: '', ms: 0 };
   }
 

@@ -71,7 +71,12 @@ export function generateMathWorld(seed: number, count: number): MathWorldProblem
     for (let s = 0; s < steps; s++) {
       const { op, n } = pickOp(rng, value);
       const forms = SENTENCES[op];
-      text.push(forms[rng.int(forms.length)]!.replace('{p}', p).replace('{P}', p[0]!.toUpperCase() + p.slice(1)).replace('{o}', o).replace('{n}', String(n)));
+      text.push(
+        forms[rng.int(forms.length)]!.replace('{p}', p)
+          .replace('{P}', p[0]!.toUpperCase() + p.slice(1))
+          .replace('{o}', o)
+          .replace('{n}', String(n)),
+      );
       numbers.push(n);
       ops.push(op);
       value = applyOp(op, value, n);

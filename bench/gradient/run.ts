@@ -93,10 +93,9 @@ interface Row {
 const rows: Row[] = [];
 const spend: Record<string, { trajectories: number[]; turns: number[]; tokens: number[] }> = {};
 
-const WARMUP = Number(values['predictor-warmup']);
-for (let k = 0; k < WARMUP; k++) {
-  // Warm-up seeds are far from the arms' (0–4), so no arm re-reads a warm-up's rollouts.
-  const config = parseTrainConfig({ seed: 500 + k, pool: P, strategy: { name: 'grpo', budget: B } });
+/** One collect step of `strategy` on the fixed prompts at the checkpoint (the policy is never updated here). */
+async function collectOnce(seed: number, strategy: Record<string, unknown>) {
+  const config = parseTrainConfig({ seed, pool: P, strategy: { ...strategy, budget: B } });
   const ctx = {
     config,
     parts: { ...parts, train: same },
@@ -105,7 +104,13 @@ for (let k = 0; k < WARMUP; k++) {
     state: initialState(),
     clock: () => 0,
   };
-  const { rollout } = await collect(ctx, 0);
+  return (await collect(ctx, 0)).rollout;
+}
+
+const WARMUP = Number(values['predictor-warmup']);
+for (let k = 0; k < WARMUP; k++) {
+  // Warm-up seeds are far from the arms' (0–4), so no arm re-reads a warm-up's rollouts.
+  const rollout = await collectOnce(500 + k, { name: 'grpo' });
   await evaluateThenTrain(parts.predictor, samplesFromTrees(rollout.trees, same, { leaves: false }));
   log(`predictor warm-up ${k + 1}/${WARMUP}: ${rollout.trees.length} trees`);
 }
@@ -115,16 +120,7 @@ for (const arm of GRADIENT_ARMS.filter((a) => !onlyArms || onlyArms.includes(a.l
   const perEstimator = new Map<string, { same: Float64Array[]; other: Float64Array[]; byDepth: number[][] }>();
   for (const seed of SEEDS) {
     // An arm naming trace means the paper plus the options it lists, as when the arms were chosen.
-    const config = parseTrainConfig({ seed, pool: P, strategy: { ...(arm.strategy.name === 'trace' ? { preset: 'paper' } : {}), ...arm.strategy, budget: B } });
-    const ctx = {
-      config,
-      parts: { ...parts, train: same },
-      strategy: strategyFromConfig(config.strategy),
-      estimator: createEstimator('grpo'),
-      state: initialState(),
-      clock: () => 0,
-    };
-    const { rollout } = await collect(ctx, 0);
+    const rollout = await collectOnce(seed, { ...(arm.strategy.name === 'trace' ? { preset: 'paper' } : {}), ...arm.strategy });
     spend[arm.label]!.trajectories.push(rollout.spend.bare + rollout.spend.continuation);
     spend[arm.label]!.turns.push(rollout.spend.turns);
     spend[arm.label]!.tokens.push(rollout.spend.tokens);

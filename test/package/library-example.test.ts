@@ -18,7 +18,7 @@ import { outputOf } from '../helpers/run-cli.ts';
 const EXAMPLE = fileURLToPath(new URL('../../examples/library/rollout-steps.ts', import.meta.url));
 
 test('the entry point exports what docs/export.md documents', () => {
-  for (const name of ['exportRun', 'buildBatch', 'writeBatch', 'serializeBatch', 'trieRecords', 'prepareExport', 'rendererFor'])
+  for (const name of ['exportRun', 'buildBatch', 'writeBatch', 'serializeBatch', 'trieRecords', 'prepareExport'])
     assert.equal(typeof (exporting as Record<string, unknown>)[name], 'function', name);
   for (const name of ['runRolloutService', 'WeightsGate', 'RolloutStepFailed', 'batchFile', 'batchMetaFile'])
     assert.equal(typeof (service as Record<string, unknown>)[name], 'function', name);

@@ -12,7 +12,7 @@ import { type SimNode, type SimPlayer, type Simulator } from '../env/simulator.t
 import type { Action, Prompt, Turn } from '../tree/types.ts';
 import { PolicySnapshotError } from './embedded/embedded-policy.ts';
 import { branchEntropy, simulatorTurn } from './simulator-policy.ts';
-import { clippedTerm, surrogateDivisor, type Normalise } from './surrogate.ts';
+import { clippedTerm, contributingTurns, SurrogateTally, type Normalise } from './surrogate.ts';
 import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from './types.ts';
 
 export interface SimulatorTabularOptions {
@@ -99,45 +99,29 @@ export class SimulatorTabularPolicy implements TrainablePolicy, SimPlayer {
     normalise: Normalise = 'samples',
   ): { gradient: Map<string, { theta: Float64Array; d: Float64Array }>; metrics: UpdateMetrics } {
     const gradient = new Map<string, { theta: Float64Array; d: Float64Array }>();
-    let n = 0;
-    let objective = 0;
-    let clipped = 0;
-    let kl = 0;
-    let ent = 0;
-    for (const s of samples) {
-      if (s.advantages.length !== s.turns.length) throw new RangeError(`sample ${s.prompt.id}: ${s.advantages.length} advantages for ${s.turns.length} turns`);
-      for (let i = 0; i < s.turns.length; i++) {
-        const A = s.advantages[i]!;
-        const turn = s.turns[i]!;
-        if (A === 0 || turn.error) continue;
-        const state = this.sim.restore(s.prompt, s.turns.slice(0, i));
-        if (state.done) continue;
-        const node = this.sim.node(state);
-        const k = branchOf(node, turn.action);
-        if (k < 0) continue;
-        const theta = this.nodeLogits(s.prompt.id, state.path, node);
-        const probs = this.branchProbabilities(s.prompt.id, state.path, node);
-        const logp = Math.log(probs[k]!);
-        const old = turn.logprob ?? logp;
-        const ratio = Math.exp(logp - old);
-        n++;
-        kl += old - logp;
-        ent += branchEntropy(probs);
-        const term = clippedTerm(ratio, A, clip);
-        objective += term.objective;
-        if (term.clipped) {
-          clipped++;
-          continue;
-        }
-        const key = nodeKey(s.prompt.id, state.path);
-        const g = gradient.get(key) ?? { theta, d: new Float64Array(theta.length) };
-        for (let c = 0; c < probs.length; c++) g.d[c]! += term.coef * ((c === k ? 1 : 0) - probs[c]!);
-        gradient.set(key, g);
-      }
+    const tally = new SurrogateTally();
+    for (const { sample: s, index: i, advantage: A } of contributingTurns(samples)) {
+      const turn = s.turns[i]!;
+      const state = this.sim.restore(s.prompt, s.turns.slice(0, i));
+      if (state.done) continue;
+      const node = this.sim.node(state);
+      const k = branchOf(node, turn.action);
+      if (k < 0) continue;
+      const theta = this.nodeLogits(s.prompt.id, state.path, node);
+      const probs = this.branchProbabilities(s.prompt.id, state.path, node);
+      const logp = Math.log(probs[k]!);
+      const old = turn.logprob ?? logp;
+      const term = clippedTerm(Math.exp(logp - old), A, clip);
+      tally.add(old, logp, branchEntropy(probs), term);
+      if (term.clipped) continue;
+      const key = nodeKey(s.prompt.id, state.path);
+      const g = gradient.get(key) ?? { theta, d: new Float64Array(theta.length) };
+      for (let c = 0; c < probs.length; c++) g.d[c]! += term.coef * ((c === k ? 1 : 0) - probs[c]!);
+      gradient.set(key, g);
     }
-    const D = n > 0 ? surrogateDivisor(normalise, n, samples) : 0;
+    const D = tally.divisor(normalise, samples);
     if (D > 0) for (const g of gradient.values()) for (let c = 0; c < g.d.length; c++) g.d[c]! /= D;
-    const metrics = { turns: n, loss: D ? -objective / D : 0, clipFraction: n ? clipped / n : 0, approxKl: n ? kl / n : 0, entropy: n ? ent / n : 0 };
+    const metrics = tally.metrics(D);
     return { gradient, metrics };
   }
 

@@ -29,3 +29,61 @@ export function surrogateDivisor(normalise: Normalise, contributing: number, sam
   if (normalise === 'samples') return samples.length;
   return samples.reduce((n, s) => n + s.turns.length, 0);
 }
+
+/** A turn the surrogate sums over: a nonzero advantage on a turn that did not fail. */
+export interface ContributingTurn<S> {
+  sample: S;
+  index: number;
+  advantage: number;
+}
+
+/** The turns with a gradient, in order; a sample whose advantages do not match its turns is refused. */
+export function* contributingTurns<S extends { prompt: { id: string }; turns: readonly { error?: unknown }[]; advantages: readonly number[] }>(
+  samples: readonly S[],
+): Generator<ContributingTurn<S>> {
+  for (const sample of samples) {
+    if (sample.advantages.length !== sample.turns.length)
+      throw new RangeError(`sample ${sample.prompt.id}: ${sample.advantages.length} advantages for ${sample.turns.length} turns`);
+    for (let index = 0; index < sample.turns.length; index++) {
+      const advantage = sample.advantages[index]!;
+      if (advantage !== 0 && !sample.turns[index]!.error) yield { sample, index, advantage };
+    }
+  }
+}
+
+/**
+ * The running sums behind a step's metrics: the objective over all counted turns (divided by D at the end,
+ * as the gradient is), the others as means over those turns.
+ */
+export class SurrogateTally {
+  private n = 0;
+  private objective = 0;
+  private clipped = 0;
+  private kl = 0;
+  private entropy = 0;
+
+  /** Counts one turn: its old and new log-probabilities, the policy's entropy there and its clipped term. */
+  add(oldLogp: number, logp: number, entropy: number, term: { objective: number; clipped: boolean }, bonus = 0): void {
+    this.n++;
+    this.kl += oldLogp - logp;
+    this.entropy += entropy;
+    this.objective += term.objective + bonus;
+    if (term.clipped) this.clipped++;
+  }
+
+  /** D for these turns (0 when none counted, so nothing is divided). */
+  divisor(normalise: Normalise, samples: readonly { turns: readonly unknown[] }[]): number {
+    return this.n > 0 ? surrogateDivisor(normalise, this.n, samples) : 0;
+  }
+
+  metrics(D: number): { turns: number; loss: number; clipFraction: number; approxKl: number; entropy: number } {
+    const n = this.n;
+    return {
+      turns: n,
+      loss: D ? -this.objective / D : 0,
+      clipFraction: n ? this.clipped / n : 0,
+      approxKl: n ? this.kl / n : 0,
+      entropy: n ? this.entropy / n : 0,
+    };
+  }
+}

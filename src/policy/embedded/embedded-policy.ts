@@ -3,7 +3,7 @@ import type { PolicyContext, PolicyOutput, PolicySample, TrainablePolicy, Update
 import { candidateActions, type CandidateSource } from './candidates.ts';
 import { featureContext, featureIndices } from './features.ts';
 import { LinearScorer } from './linear-scorer.ts';
-import { clippedTerm, surrogateDivisor, type Normalise } from '../surrogate.ts';
+import { clippedTerm, contributingTurns, SurrogateTally, type Normalise } from '../surrogate.ts';
 
 export interface EmbeddedPolicyOptions {
   /** Where the choice set at each turn comes from (for the world: `worldCandidateSource(env)`). */
@@ -139,44 +139,29 @@ export class EmbeddedPolicy implements TrainablePolicy {
     const eps = options.clip ?? 0.2;
     const beta = options.entropyCoef ?? 0;
     const g = new Float64Array(this.dim);
-    let n = 0;
-    let objective = 0;
-    let clipped = 0;
-    let kl = 0;
-    let ent = 0;
-    for (const s of samples) {
-      if (s.advantages.length !== s.turns.length) throw new RangeError(`sample ${s.prompt.id}: ${s.advantages.length} advantages for ${s.turns.length} turns`);
-      for (let i = 0; i < s.turns.length; i++) {
-        const A = s.advantages[i]!;
-        const turn = s.turns[i]!;
-        if (A === 0 || turn.error) continue;
-        const d = this.distribution(s.prompt, s.turns.slice(0, i));
-        const k = d.actions.findIndex((a) => a.type === turn.action.type && a.input === turn.action.input);
-        if (k < 0) continue;
-        const logp = Math.log(d.probs[k]!);
-        const old = turn.logprob ?? logp;
-        const ratio = Math.exp(logp - old);
-        const H = entropy(d.probs);
-        n++;
-        kl += old - logp;
-        ent += H;
-        const term = clippedTerm(ratio, A, eps);
-        objective += term.objective + beta * H;
-        if (term.clipped) clipped++;
-        const coef = term.coef;
-        for (let c = 0; c < d.actions.length; c++) {
-          const pc = d.probs[c]!;
-          let dl = coef * ((c === k ? 1 : 0) - pc);
-          if (beta > 0 && pc > 0) dl -= beta * pc * (Math.log(pc) + H);
-          if (dl === 0) continue;
-          const f = d.features[c]!;
-          for (let j = 0; j < f.length; j++) g[f[j]!]! += dl;
-        }
+    const tally = new SurrogateTally();
+    for (const { sample: s, index: i, advantage: A } of contributingTurns(samples)) {
+      const turn = s.turns[i]!;
+      const d = this.distribution(s.prompt, s.turns.slice(0, i));
+      const k = d.actions.findIndex((a) => a.type === turn.action.type && a.input === turn.action.input);
+      if (k < 0) continue;
+      const logp = Math.log(d.probs[k]!);
+      const old = turn.logprob ?? logp;
+      const H = entropy(d.probs);
+      const term = clippedTerm(Math.exp(logp - old), A, eps);
+      tally.add(old, logp, H, term, beta * H);
+      for (let c = 0; c < d.actions.length; c++) {
+        const pc = d.probs[c]!;
+        let dl = term.coef * ((c === k ? 1 : 0) - pc);
+        if (beta > 0 && pc > 0) dl -= beta * pc * (Math.log(pc) + H);
+        if (dl === 0) continue;
+        const f = d.features[c]!;
+        for (let j = 0; j < f.length; j++) g[f[j]!]! += dl;
       }
     }
-    const D = n > 0 ? surrogateDivisor(options.normalise ?? 'turns', n, samples) : 0;
+    const D = tally.divisor(options.normalise ?? 'turns', samples);
     if (D > 0) for (let i = 0; i < g.length; i++) g[i]! /= D;
-    const metrics = { turns: n, loss: D ? -objective / D : 0, clipFraction: n ? clipped / n : 0, approxKl: n ? kl / n : 0, entropy: n ? ent / n : 0 };
+    const metrics = tally.metrics(D);
     return { gradient: g, metrics };
   }
 

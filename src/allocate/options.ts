@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { BUDGET_UNITS } from '../budget/units.ts';
 
 /** Every allocation strategy, by the name a config uses (TRACE-SPEC §6). */
-export const STRATEGY_NAMES = ['trace', 'grpo', 'dapo', 'pcl', 'knapsack', 'random-tree', 'entropy', 'oracle', 'guarded'] as const;
+export const STRATEGY_NAMES = ['trace', 'grpo', 'dapo', 'pcl', 'knapsack', 'random-tree', 'entropy', 'oracle', 'guarded', 'defensive'] as const;
 export type StrategyName = (typeof STRATEGY_NAMES)[number];
 
 /**
@@ -268,6 +268,18 @@ export const strategyOptionSchemas = {
   })
     .refine(maxAtLeastMin, maxError)
     .refine((o) => o.maxShare >= o.explore, { message: 'maxShare must be ≥ explore', path: ['maxShare'] }),
+  defensive: strategyObject('defensive', {
+    budget,
+    groupSize: z.number().int().min(2).optional().describe('defensive: G rollouts a draw (as grpo’s groupSize); default ⌊B / pool⌋, at least 2'),
+    explore: z
+      .number()
+      .min(0)
+      .lt(1)
+      .default(0.25)
+      .describe(
+        'defensive: ε, the weight of the predictor in the draw distribution q = (1 − ε)·uniform + ε·(chance a group is mixed, normalised); advantages are weighted by 1/(n·q), so the step stays unbiased for the uniform objective and a useless predictor costs at most a 1/(1 − ε) variance factor (0 = grpo’s draws with replacement)',
+      ),
+  }),
   knapsack: strategyObject('knapsack', {
     budget,
     min,
@@ -330,6 +342,7 @@ export const strategyConfigSchema = z.discriminatedUnion(
     strategyOptionSchemas.entropy,
     strategyOptionSchemas.oracle,
     strategyOptionSchemas.guarded,
+    strategyOptionSchemas.defensive,
   ],
   {
     error: (issue) =>

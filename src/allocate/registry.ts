@@ -3,6 +3,7 @@ import { parseStrategyConfig, strategyOptionSchemas, type OptionsOf, type Strate
 import type { RootBudget, Strategy } from './types.ts';
 import { uniformLeftover } from './parts/leftover.ts';
 import { dapoStrategy } from './strategies/dapo.ts';
+import { defensiveStrategy } from './strategies/defensive.ts';
 import { entropyStrategy } from './strategies/entropy.ts';
 import { grpoStrategy } from './strategies/grpo.ts';
 import { guardedStrategy } from './strategies/guarded.ts';
@@ -45,6 +46,7 @@ export const strategies = defineFamily<StrategyEntry>('strategy', [
   entry('entropy', { build: entropyStrategy, rootBudget: (o) => ({ kind: 'uniform', continuations: o.continuations }) }),
   entry('oracle', { build: oracleStrategy, rootBudget: solverTreeRootBudget }),
   entry('guarded', { build: guardedStrategy, rootBudget: groupsOrUniform }),
+  entry('defensive', { build: defensiveStrategy, rootBudget: groupsOrUniform }),
 ]);
 
 /**

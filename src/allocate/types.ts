@@ -101,6 +101,13 @@ export interface RootPlanner {
    * round seeing the rewards of the earlier ones (DAPO's dynamic sampling). Absent: round 0 only.
    */
   readonly rounds?: 'until-empty';
+  /**
+   * For a planner that draws prompts unevenly on purpose (defensive): each candidate's importance
+   * weight 1 / (n · q_i) under its draw distribution q, read once per step with round 0's input. The
+   * engine puts a planned prompt's weight on its tree's root and the step scales that tree's
+   * advantages by it. Absent: every weight is 1.
+   */
+  weights?(input: RootRoundInput): ReadonlyMap<string, number>;
 }
 
 /**

@@ -60,6 +60,8 @@ class StepRun<S> {
   private readonly candidates: readonly RootCandidate[];
   private readonly rounds: Array<Map<string, number>> = [];
   private rootPlanMs = 0;
+  /** Round 0's importance weights of a planner that has them (RootPlanner.weights). */
+  private weights?: ReadonlyMap<string, number>;
   private readonly trajectorySlots?: Semaphore;
 
   constructor(private readonly options: StepOptions<S>) {
@@ -101,6 +103,7 @@ class StepRun<S> {
         const ctx = this.contextFor(this.byId.get(id)!);
         const r = root(ctx.tree);
         if (r.predicted === undefined && vOf.has(id)) r.predicted = vOf.get(id);
+        if (r.weight === undefined && this.weights?.has(id)) r.weight = this.weights.get(id);
         count += m;
         promptRuns.push(
           this.bareRollouts(ctx, m).then((res) => {
@@ -136,6 +139,7 @@ class StepRun<S> {
       rng: this.options.rng.fork(`roots/${round}`),
     };
     const plan = strategy.roots.plan(input);
+    if (round === 0 && strategy.roots.weights) this.weights = strategy.roots.weights(input);
     if (t0 !== undefined) this.rootPlanMs += clock!() - t0;
     return plan;
   }

@@ -131,7 +131,7 @@ export async function learn(ctx: StepContext, collected: Collected): Promise<Lea
   const times: StepTimes = {};
   const predictor = await timed(ctx, times, 'time_predictor_ms', 'predictor', () => updatePredictor(ctx, rollout.trees, pool));
   const { advantages, policy } = await timed(ctx, times, 'time_policy_ms', 'policy update', async () => {
-    const advantages = ctx.estimator.estimate(forestFromTrees(rollout.trees));
+    const advantages = stepAdvantages(ctx.estimator, rollout.trees);
     return { advantages, policy: await updatePolicy(ctx, advantages, rollout.trees, pool) };
   });
   return { predictor, advantages, policy, times };
@@ -209,6 +209,21 @@ function storedTrees(
   }));
 }
 
+/**
+ * The step's advantages: the estimator's, each leaf's times its tree's importance weight (the root's
+ * `weight`, set by a strategy that draws prompts unevenly: defensive), so the update and the stored rows
+ * estimate the uniform objective over the candidates.
+ */
+export function stepAdvantages(estimator: AdvantageEstimator, trees: readonly RolloutTree[]): LeafAdvantage[] {
+  const advantages = estimator.estimate(forestFromTrees(trees));
+  const weightOf = new Map(trees.flatMap((t) => (t.nodes[t.promptId]?.weight !== undefined ? [[t.promptId, t.nodes[t.promptId]!.weight!] as const] : [])));
+  if (weightOf.size === 0) return advantages;
+  return advantages.map((adv) => {
+    const w = weightOf.get(promptOf(adv)) ?? 1;
+    return { ...adv, advantage: adv.advantage * w, turns: adv.turns.map((a) => a * w) };
+  });
+}
+
 /** The prompt id a leaf's path starts from (node ids are `<prompt id>/<slot>/…`). */
 function promptOf(adv: LeafAdvantage): string {
   return adv.path[0].slice(0, adv.path[0].lastIndexOf('/'));
@@ -269,7 +284,7 @@ export function policySamples(
   pool: readonly Prompt[],
   sharedTurns: SharedTurns = 'per-leaf',
 ): PolicySample[] {
-  return samplesOf(estimator.estimate(forestFromTrees(trees)), trees, pool, sharedTurns);
+  return samplesOf(stepAdvantages(estimator, trees), trees, pool, sharedTurns);
 }
 
 function samplesOf(advantages: readonly LeafAdvantage[], trees: readonly RolloutTree[], pool: readonly Prompt[], sharedTurns: SharedTurns): PolicySample[] {

@@ -35,6 +35,7 @@ const nodeSchema = z.object({
   score: z.number().optional(),
   predicted: z.number().optional(),
   expanded: z.number().int().nonnegative().optional(),
+  weight: z.number().positive().finite().optional(),
 });
 
 export const treeSchema = z.object({ promptId: z.string(), prompt: z.string(), nodes: z.record(z.string(), nodeSchema) }).superRefine((t, ctx) => {

@@ -86,6 +86,12 @@ export interface TreeNode {
   predicted?: number;
   /** Continuations allocated from this prefix (K), when it was expanded. */
   expanded?: number;
+  /**
+   * On the root only, from a strategy that draws prompts unevenly (defensive): the importance weight
+   * 1 / (n · q) every advantage of this tree is multiplied by, so the step estimates the gradient of
+   * the uniform objective over the n candidates. Absent = 1.
+   */
+  weight?: number;
 }
 
 export interface RolloutTree {

@@ -198,6 +198,18 @@ export const FINALS: readonly FinalSpec[] = [
     doc: 'docs/experiments/2026-12-03-final-r3-world.md',
     command: `npx tsx bench/compare/run.ts --experiments final-r3-world --first-seed 1030 --seeds 40 --steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --eval-samples 2 --env-questions 2500 --jobs 2 --out bench/compare/out-final-r3-world --plots bench/compare/plots/final-r3-world`,
   },
+  {
+    name: 'R3 world, G = 8',
+    frozen: '6a8a72f',
+    setting: "as R3 world, tier 1: both arms at TRL's usual G = 8 (where development found the guard's headroom)",
+    arm: 'guarded on grpo G = 8 (against grpo G = 8)',
+    out: 'out-final-r3-world-t1',
+    experiment: 'final-r3-world',
+    trace: 'r3w-guarded-g8',
+    grpo: 'r3w-grpo-g8',
+    doc: 'docs/experiments/2026-12-03-final-r3-world.md',
+    command: `npx tsx bench/compare/run.ts --experiments final-r3-world --arms r3w-guarded-g8,r3w-grpo-g8,r3w-grpo-g3-batch --first-seed 1030 --seeds 40 --steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --eval-samples 2 --env-questions 2500 --jobs 2 --out bench/compare/out-final-r3-world-t1`,
+  },
   // Round two's other finals: one run of the command below (the first row carries it).
   ...R2_ROWS.map(([name, setting, arm, experiment, trace, grpo], i): FinalSpec => ({
     name,
@@ -296,10 +308,10 @@ export const README_SUMMARY: readonly SummaryGroup[] = [
     elasticity: { out: 'out-dev-elasticity', tag: 'elw', final: { folder: 'out-final-r2', trace: 'r2w-trace-best', grpo: 'r2w-grpo' } },
   },
   {
-    regime: 'default world, 256 candidate prompts: guarded against grpo at its best G = 3',
+    regime: "default world, 256 candidate prompts: guarded against grpo at its best G = 3, and at TRL's G = 8",
     budget: 'equal tokens',
-    finals: ['R3 world'],
-    why: "the solver's share buys 4 % more mixed prompts per token and no more success",
+    finals: ['R3 world', 'R3 world, G = 8'],
+    why: 'at G = 3 the solver finds no more mixed prompts per token; at G = 8 it finds 1.6× and gains, yet G = 3 is 5.7 points better still',
   },
   {
     regime: 'math-world from a cold start (1–5 % success), 3 worlds',

@@ -98,7 +98,7 @@ export async function analyse(o: AnalyseOptions): Promise<void> {
   }
   mkdirSync(o.out, { recursive: true });
   writeFileSync(join(o.out, 'summary.md'), md.join('\n') + '\n');
-  writeFileSync(join(o.out, 'summary.json'), JSON.stringify(json, null, 2));
+  writeFileSync(join(o.out, 'summary.json'), JSON.stringify(json));
   process.stdout.write(md.join('\n') + '\n');
   o.log(`wrote ${join(o.out, 'summary.md')}, reports in ${o.out}, plots in ${o.plots}`);
 }

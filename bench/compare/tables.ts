@@ -174,7 +174,7 @@ function buildRow(spec: FinalSpec): Row {
   const env = spec.env ? ' and env seed 11' : '';
   const source = !fromRecords
     ? `${need().where}`
-    : `Δ and finals from bench/compare/${spec.out}/records (${t.length} + ${g.length} runs; see their source fields); ` +
+    : `Δ and finals from bench/compare/${spec.out}/records (${t.length} + ${g.length} runs); ` +
       (ts.length && gs.length ? `contrast from the ${ts.length} + ${gs.length} records with per-step metrics` : `contrast${env} from summary.md`);
   return {
     spec,
@@ -220,7 +220,13 @@ export function renderFinals(): string {
     `Where each row comes from and the date its analysis printed (machine: ${machines.join('; ')}, as printed, unless a record's source says otherwise; the command that reruns each final is in its write-up and in \`bench/compare/finals.ts\`):`,
     '',
   );
-  for (const r of rows) out.push(`- **${r.spec.name}**: ${r.source}${r.date ? `, ${r.date}` : ''}.`);
+  // Rows with the same source and date share one line (round two's eight finals came from one run).
+  const bySource = new Map<string, string[]>();
+  for (const r of rows) {
+    const line = `${r.source}${r.date ? `, ${r.date}` : ''}`;
+    bySource.set(line, [...(bySource.get(line) ?? []), r.spec.name]);
+  }
+  for (const [line, names] of bySource) out.push(`- **${names.join(' · ')}**: ${line}.`);
   out.push('', END);
   return out.join('\n');
 }

@@ -87,26 +87,35 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const i = process.argv.indexOf('--out');
   const out = i > 0 ? process.argv[i + 1]! : join(here, 'out-dev-elasticity');
   const rec = (folder: string) => join(here, folder, 'records');
+  // [name, folder, trace arm, grpo arm]. R3 world's grpo (G = 3 on 64 of 256 candidates) draws 64 random
+  // prompts a step at G = 3, as grpo at pool 64 does, so the world's slope reads its Δ too.
   const settings = [
     {
       world: 'late',
       el: 'ell',
       finals: [
-        ['final-late-20 (1010–1029)', 'out-final-late-20', 'f20'],
-        ['final-late (1000–1004)', 'out-final-late', 'fl'],
+        ['final-late-20 (1010–1029)', 'out-final-late-20', 'f20-trace-best', 'f20-grpo'],
+        ['final-late (1000–1004)', 'out-final-late', 'fl-trace-best', 'fl-grpo'],
       ],
     },
-    { world: 'world', el: 'elw', finals: [['R2 world (1005–1009)', 'out-final-r2', 'r2w']] },
+    {
+      world: 'world',
+      el: 'elw',
+      finals: [
+        ['R2 world (1005–1009)', 'out-final-r2', 'r2w-trace-best', 'r2w-grpo'],
+        ['R3 world, guarded G = 3 (1030–1069)', 'out-final-r3-world', 'r3w-guarded-g3', 'r3w-grpo-g3'],
+      ],
+    },
   ] as const;
-  console.log('| world | final | grpo slope per doubling (points) | Δ best trace − grpo (points) | worth c× grpo’s compute |');
+  console.log('| world | final | grpo slope per doubling (points) | Δ arm − grpo (points) | worth c× grpo’s compute |');
   console.log('|---|---|---|---|---|');
   for (const s of settings) {
     const half = finals(join(out, 'records'), `${s.el}-grpo-x0.5`);
     const double = finals(join(out, 'records'), `${s.el}-grpo-x2`);
     const slopes = paired(double, half).map((d) => d / 2);
     if (slopes.length === 0) continue;
-    for (const [name, folder, tag] of s.finals) {
-      const deltas = paired(finals(rec(folder), `${tag}-trace-best`), finals(rec(folder), `${tag}-grpo`));
+    for (const [name, folder, trace, grpo] of s.finals) {
+      const deltas = paired(finals(rec(folder), trace), finals(rec(folder), grpo));
       if (deltas.length === 0) continue;
       const m = multiplier(slopes, deltas);
       const p = (x: number) => (100 * x).toFixed(1);

@@ -311,6 +311,7 @@ export const README_SUMMARY: readonly SummaryGroup[] = [
     regime: "default world, 256 candidate prompts: guarded against grpo at its best G = 3, and at TRL's G = 8",
     budget: 'equal tokens',
     finals: ['R3 world', 'R3 world, G = 8'],
+    elasticity: { out: 'out-dev-elasticity', tag: 'elw', final: { folder: 'out-final-r3-world', trace: 'r3w-guarded-g3', grpo: 'r3w-grpo-g3' } },
     why: 'at G = 3 the solver finds no more mixed prompts per token; at G = 8 it finds 1.6× and gains, yet G = 3 is 5.7 points better still',
   },
   {

@@ -42,6 +42,18 @@ const cases: Record<string, object> = {
   'simulator/knapsack': { ...simulator, strategy: { name: 'knapsack', ...flat } },
   'simulator/random-tree': { ...simulator, strategy: { name: 'random-tree', ...tree } },
   'simulator/entropy': { ...simulator, strategy: { name: 'entropy', ...tree } },
+  // Priced budgets (added 2026-12-03): under tokens the admission of a trajectory depends on the order in
+  // which concurrent calls settle, and a refactor of the retry loop (f70bc0e) moved that order without any
+  // trajectory-unit case noticing. These pin it.
+  'world/grpo-tokens': { ...world, pool: 32, strategy: { name: 'grpo', unit: 'tokens', budget: 1400, groupSize: 3 } },
+  'world/trace-tokens': { ...world, strategy: { name: 'trace', unit: 'tokens', budget: 1400 } },
+  'world/guarded-tokens': { ...world, pool: 32, strategy: { name: 'guarded', unit: 'tokens', budget: 1400, groupSize: 3 }, predictor: { kind: 'posterior' } },
+  'world/defensive-tokens': {
+    ...world,
+    pool: 32,
+    strategy: { name: 'defensive', unit: 'tokens', budget: 1400, groupSize: 3 },
+    predictor: { kind: 'posterior' },
+  },
 };
 
 /** A hash of everything the run stored except wall-clock timings (which differ between any two runs). */

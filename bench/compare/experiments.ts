@@ -736,6 +736,10 @@ export function arms(experiment: ExperimentName): Arm[] {
         at('defensive-g3-e50', { name: 'defensive', groupSize: 3, explore: 0.5 }, 'defensive on G = 3, ε = ½, posterior', {
           predictor: { kind: 'posterior' },
         }),
+        // After the two above (seeds 0–4 seen): their repeated draws cost distinct prompts, so draws without repeats.
+        at('defensive-g3-sys', { name: 'defensive', groupSize: 3, draws: 'systematic' }, 'defensive on G = 3, ε = ¼, systematic draws, posterior', {
+          predictor: { kind: 'posterior' },
+        }),
       ];
     }
     case 'final-r3-world': {

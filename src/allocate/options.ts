@@ -279,6 +279,12 @@ export const strategyOptionSchemas = {
       .describe(
         'defensive: ε, the weight of the predictor in the draw distribution q = (1 − ε)·uniform + ε·(chance a group is mixed, normalised); advantages are weighted by 1/(n·q), so the step stays unbiased for the uniform objective and a useless predictor costs at most a 1/(1 − ε) variance factor (0 = grpo’s draws with replacement)',
       ),
+    draws: z
+      .enum(['independent', 'systematic'])
+      .default('independent')
+      .describe(
+        'defensive: independent = each group draws its prompt from q (repeats possible; the variance bound holds); systematic = no repeats, prompt i in with probability K·q_i (capped at 1), Horvitz–Thompson weights (unbiased; no bound claimed)',
+      ),
   }),
   knapsack: strategyObject('knapsack', {
     budget,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createEstimator, forestFromTrees } from '../../src/advantage/index.ts';
 import { createStrategy, type RootCandidate } from '../../src/allocate/index.ts';
-import { proposal } from '../../src/allocate/strategies/defensive.ts';
+import { inclusion, proposal } from '../../src/allocate/strategies/defensive.ts';
 import { Simulator } from '../../src/env/index.ts';
 import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
@@ -82,6 +82,40 @@ test('the plan spends the whole budget in groups of G, and its draws follow q', 
     [...odd.values()].reduce((a, b) => a + b, 0),
     34,
   );
+});
+
+test('systematic draws: no prompt twice, each in with probability K·q_i (capped at 1), and the weighted sum unbiased', () => {
+  const cs = candidates([0.5, 0.05, 0.95, 0.5, 0.02, 0.6, 0.99, 0.3, 0.45, 0.7]);
+  const x = cs.map((_, i) => Math.sin(i + 1));
+  const s = createStrategy('defensive', { budget: 12, groupSize: 3, explore: 0.9, draws: 'systematic' });
+  const pi = inclusion(proposal(cs, 3, 0.9), 4);
+  assert.ok(Math.abs(pi.reduce((a, b) => a + b, 0) - 4) < 1e-9, 'Σ π = K');
+  assert.ok(pi.every((p) => p > 0 && p <= 1));
+  assert.deepEqual(inclusion([0.7, 0.1, 0.1, 0.1], 2), [1, 1 / 3, 1 / 3, 1 / 3], 'a prompt above 1 is capped and the rest rescaled');
+  const w = s.roots.weights!(input(cs, 12));
+  const seen = cs.map(() => 0);
+  const seeds = 20_000;
+  let estimate = 0;
+  for (let seed = 0; seed < seeds; seed++) {
+    const plan = s.roots.plan(input(cs, 12, seed));
+    assert.equal(plan.size, 4, 'K distinct prompts');
+    assert.equal(
+      [...plan.values()].reduce((a, b) => a + b, 0),
+      12,
+    );
+    for (const id of plan.keys()) {
+      const i = Number(id.slice(1));
+      seen[i]!++;
+      // (1/K) Σ_{i ∈ S} w_i x_i with w_i = (K/n)/π_i estimates the uniform mean.
+      estimate += (w.get(id)! * x[i]!) / 4;
+    }
+  }
+  seen.forEach((c, i) => {
+    const sd = Math.sqrt((pi[i]! * (1 - pi[i]!)) / seeds);
+    assert.ok(Math.abs(c / seeds - pi[i]!) < 4 * sd + 1e-9, `prompt ${i}: in ${c / seeds} of draws, π = ${pi[i]}`);
+  });
+  const mean = x.reduce((a, b) => a + b, 0) / x.length;
+  assert.ok(Math.abs(estimate / seeds - mean) < 0.01, `HT estimate ${estimate / seeds} against the uniform mean ${mean}`);
 });
 
 test('through the engine and the estimator: each tree’s root carries 1/(n·q) and its advantages are scaled by it', async () => {

@@ -17,10 +17,10 @@ import type { Rng } from '../../util/rng.ts';
  * a good one moves q toward the groups that carry gradient. A prompt drawn k times gets k · G rollouts.
  */
 export function defensiveStrategy(o: OptionsOf<'defensive'>): Strategy {
-  return { name: 'defensive', cap: o.budget, roots: defensiveRootPlanner(o.explore, o.groupSize) };
+  return { name: 'defensive', cap: o.budget, roots: defensiveRootPlanner(o.explore, o.groupSize, o.draws) };
 }
 
-export function defensiveRootPlanner(explore: number, groupSize?: number): RootPlanner {
+export function defensiveRootPlanner(explore: number, groupSize?: number, draws: Draws = 'independent'): RootPlanner {
   const sizeFor = (n: number, total: number) => groupSize ?? Math.max(2, Math.floor(total / n));
   return {
     plan(input) {
@@ -28,26 +28,84 @@ export function defensiveRootPlanner(explore: number, groupSize?: number): RootP
       const total = allRemaining(input);
       if (cs.length === 0 || total < 2) return new Map();
       const G = sizeFor(cs.length, total);
+      const K = Math.floor(total / G);
       const q = proposal(cs, G, explore);
-      const draws = Math.floor(total / G);
+      const drawn = draws === 'systematic' ? systematicDraws(inclusion(q, K), input.rng) : Array.from({ length: K }, () => drawIndex(q, input.rng));
       const order: string[] = [];
       const plan = new Map<string, number>();
-      for (let k = 0; k < draws; k++) {
-        const id = cs[drawIndex(q, input.rng)]!.promptId;
+      for (const i of drawn) {
+        const id = cs[i]!.promptId;
         if (!plan.has(id)) order.push(id);
         plan.set(id, (plan.get(id) ?? 0) + G);
       }
-      // The remainder below one group: one more rollout each to the drawn prompts, in draw order (grpo's rule).
-      for (let extra = total - draws * G, i = 0; extra > 0 && order.length > 0; extra--, i = (i + 1) % order.length)
-        plan.set(order[i]!, plan.get(order[i]!)! + 1);
+      // What is left below a whole group: one more rollout each to the drawn prompts, in draw order (grpo's rule).
+      const left = total - drawn.length * G;
+      for (let extra = left, i = 0; extra > 0 && order.length > 0; extra--, i = (i + 1) % order.length) plan.set(order[i]!, plan.get(order[i]!)! + 1);
       return plan;
     },
     weights(input) {
       const cs = input.candidates;
-      const q = proposal(cs, sizeFor(cs.length, allRemaining(input)), explore);
-      return new Map(cs.map((c, i) => [c.promptId, 1 / (cs.length * q[i]!)]));
+      const total = allRemaining(input);
+      const G = sizeFor(cs.length, total);
+      const q = proposal(cs, G, explore);
+      // Systematic draws include prompt i with probability π_i (q capped at 1 / K); its weight is (K / n) / π_i.
+      const K = Math.max(1, Math.floor(total / G));
+      const p = draws === 'systematic' ? inclusion(q, K).map((pi) => pi / K) : q;
+      return new Map(cs.map((c, i) => [c.promptId, 1 / (cs.length * p[i]!)]));
     },
   };
+}
+
+/**
+ * How the ⌊B / G⌋ groups pick their prompts: 'independent' draws from q (a prompt may come twice: the
+ * 1/(1 − ε) bound above is for these), 'systematic' draws without repeats, prompt i with probability
+ * π_i = K·q_i (capped at 1, the excess spread over the rest), by systematic sampling in a random order
+ * (Horvitz–Thompson weights keep it unbiased; no variance bound is claimed for it).
+ */
+export type Draws = 'independent' | 'systematic';
+
+/** Inclusion probabilities π_i = K·q_i, capped at 1 with the excess moved to the uncapped in proportion (Σ π = K). */
+export function inclusion(q: readonly number[], K: number): number[] {
+  const n = q.length;
+  if (K >= n) return q.map(() => 1);
+  const pi = q.map(() => 0);
+  const capped = new Set<number>();
+  for (;;) {
+    const rest = q.reduce((s, qi, i) => (capped.has(i) ? s : s + qi), 0);
+    const target = K - capped.size;
+    let changed = false;
+    q.forEach((qi, i) => {
+      if (capped.has(i)) return;
+      pi[i] = (target * qi) / rest;
+      if (pi[i]! >= 1) {
+        pi[i] = 1;
+        capped.add(i);
+        changed = true;
+      }
+    });
+    if (!changed) return pi;
+  }
+}
+
+/** Systematic sampling: the candidates in a random order, one uniform start, K points 1 apart on the cumulated π. */
+function systematicDraws(pi: readonly number[], rng: Rng): number[] {
+  const order = pi.map((_, i) => i);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(rng.next() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  // Points u, u + 1, … on the cumulated π: a unit of length π_i ≤ 1 holds at most one of them.
+  const drawn: number[] = [];
+  let point = rng.next();
+  let cum = 0;
+  for (const i of order) {
+    cum += pi[i]!;
+    if (point < cum) {
+      drawn.push(i);
+      point += 1;
+    }
+  }
+  return drawn;
 }
 
 /** q_i = (1 − ε)/n + ε · h_i / Σ h (uniform when no candidate is predicted mixed). */

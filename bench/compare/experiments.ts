@@ -115,6 +115,7 @@ const REPORT_TABLE = {
   'select-world': { paired: 'grpo', curves: true, contrast: true },
   'select-late': { paired: 'grpo', curves: true, contrast: true },
   'final-r3-world': { paired: 'first', curves: true, contrast: true },
+  'final-r4-defensive': { paired: 'first', curves: true, contrast: true },
 } satisfies Record<string, Report>;
 
 /** The experiments, in the order `--experiments` runs them by default (the order of REPORT_TABLE). */
@@ -764,6 +765,23 @@ export function arms(experiment: ExperimentName): Arm[] {
         at('trace-best', { ...LATE_BEST }, 'the recommended trace (round two’s best)', 2, {}),
         at('pcl-posterior', { name: 'pcl' }, 'pcl on the posterior over all 256', 2, posterior),
         at('tree-grpo', { name: 'random-tree' }, 'Tree-GRPO: random prefixes, the tree-grpo estimator', 2, { estimator: 'tree-grpo' }),
+      ];
+    }
+    case 'final-r4-defensive': {
+      // Pre-registered 2026-12-03 (docs/experiments/2026-12-03-final-r3-world.md, "Pre-registration of
+      // final-r4-defensive"), frozen before any of its seeds (1070–1109) ran: defensive importance sampling
+      // against grpo at its best G = 3, in final-r3-world's setting. Tier 0 the primary pair, tier 1 the
+      // independent draws the variance bound is proved for.
+      const tokens = { unit: 'tokens', budget: WORLD_TOKENS };
+      const at = (label: string, strategy: Record<string, unknown>, meaning: string, tier: number, extra: ArmExtra) => ({
+        ...world(`r4d-${label}`, { ...strategy, ...tokens }, meaning, { pool: 256, ...extra }),
+        tier,
+      });
+      const posterior = { predictor: { kind: 'posterior' } };
+      return [
+        at('defensive-sys', { name: 'defensive', groupSize: 3, draws: 'systematic' }, 'defensive, G = 3, ε = ¼, systematic draws, posterior', 0, posterior),
+        at('grpo-g3', { name: 'grpo', groupSize: 3 }, 'grpo, G = 3 on ⌊B / 3⌋ random prompts of 256', 0, { predictor: { kind: 'global' } }),
+        at('defensive', { name: 'defensive', groupSize: 3 }, 'defensive, G = 3, ε = ¼, independent draws, posterior', 1, posterior),
       ];
     }
     case 'final-r2-world':

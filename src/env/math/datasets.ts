@@ -15,7 +15,7 @@ export const MATH_DATASETS = {
   gsm8k: 'gsm8k-test.jsonl.gz',
   'gsm8k-train': 'gsm8k-train.jsonl.gz',
   math500: 'math500.jsonl.gz',
-  aime24: 'aime24.jsonl',
+  aime24: 'aime24.jsonl.gz',
   aime25: 'aime25.jsonl',
 } as const;
 export type MathDatasetName = keyof typeof MATH_DATASETS;

@@ -156,7 +156,7 @@ describe('math grader', () => {
   });
 
   test('every MATH 500 and AIME gold answer matches itself boxed inside a response', () => {
-    const golds = [...math500, ...data('aime24.jsonl').map((r) => String(r.answer)), ...data('aime25.jsonl').map((r) => String(r.answer))];
+    const golds = [...math500, ...data('aime24.jsonl.gz').map((r) => String(r.answer)), ...data('aime25.jsonl').map((r) => String(r.answer))];
     const failed = golds.filter((g) => !gradeResponse(`Reasoning… so the answer is $\\boxed{${g}}$.`, [g]).correct);
     assert.deepEqual(failed, []);
   });

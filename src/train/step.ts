@@ -216,7 +216,12 @@ function storedTrees(
  */
 export function stepAdvantages(estimator: AdvantageEstimator, trees: readonly RolloutTree[]): LeafAdvantage[] {
   const advantages = estimator.estimate(forestFromTrees(trees));
-  const weightOf = new Map(trees.flatMap((t) => (t.nodes[t.promptId]?.weight !== undefined ? [[t.promptId, t.nodes[t.promptId]!.weight!] as const] : [])));
+  const weightOf = new Map(
+    trees.flatMap((t) => {
+      const w = root(t).weight;
+      return w === undefined ? [] : [[t.promptId, w] as const];
+    }),
+  );
   if (weightOf.size === 0) return advantages;
   return advantages.map((adv) => {
     const w = weightOf.get(promptOf(adv)) ?? 1;

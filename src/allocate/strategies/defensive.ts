@@ -1,6 +1,6 @@
 import type { OptionsOf } from '../options.ts';
 import { allRemaining } from '../parts/roots.ts';
-import type { RootCandidate, RootPlanner, Strategy } from '../types.ts';
+import type { RootCandidate, RootPlanner, RootRoundInput, Strategy } from '../types.ts';
 import type { Rng } from '../../util/rng.ts';
 
 /**
@@ -21,16 +21,22 @@ export function defensiveStrategy(o: OptionsOf<'defensive'>): Strategy {
 }
 
 export function defensiveRootPlanner(explore: number, groupSize?: number, draws: Draws = 'independent'): RootPlanner {
-  const sizeFor = (n: number, total: number) => groupSize ?? Math.max(2, Math.floor(total / n));
+  // One draw design per input, read by both the plan and the weights.
+  const design = (input: RootRoundInput) => {
+    const cs = input.candidates;
+    const total = allRemaining(input);
+    const G = groupSize ?? Math.max(2, Math.floor(total / cs.length));
+    const K = Math.floor(total / G);
+    const q = proposal(cs, G, explore);
+    // Systematic draws include prompt i with probability π_i (K·q_i capped at 1): per draw π_i / K.
+    const pi = draws === 'systematic' ? inclusion(q, K) : undefined;
+    return { cs, total, G, K, q, pi, perDraw: pi && K > 0 ? pi.map((x) => x / K) : q };
+  };
   return {
     plan(input) {
-      const cs = input.candidates;
-      const total = allRemaining(input);
+      const { cs, total, G, K, q, pi } = design(input);
       if (cs.length === 0 || total < 2) return new Map();
-      const G = sizeFor(cs.length, total);
-      const K = Math.floor(total / G);
-      const q = proposal(cs, G, explore);
-      const drawn = draws === 'systematic' ? systematicDraws(inclusion(q, K), input.rng) : Array.from({ length: K }, () => drawIndex(q, input.rng));
+      const drawn = pi ? systematicDraws(pi, input.rng) : Array.from({ length: K }, () => drawIndex(q, input.rng));
       const order: string[] = [];
       const plan = new Map<string, number>();
       for (const i of drawn) {
@@ -44,14 +50,8 @@ export function defensiveRootPlanner(explore: number, groupSize?: number, draws:
       return plan;
     },
     weights(input) {
-      const cs = input.candidates;
-      const total = allRemaining(input);
-      const G = sizeFor(cs.length, total);
-      const q = proposal(cs, G, explore);
-      // Systematic draws include prompt i with probability π_i (q capped at 1 / K); its weight is (K / n) / π_i.
-      const K = Math.max(1, Math.floor(total / G));
-      const p = draws === 'systematic' ? inclusion(q, K).map((pi) => pi / K) : q;
-      return new Map(cs.map((c, i) => [c.promptId, 1 / (cs.length * p[i]!)]));
+      const { cs, perDraw } = design(input);
+      return new Map(cs.map((c, i) => [c.promptId, 1 / (cs.length * perDraw[i]!)]));
     },
   };
 }

@@ -24,6 +24,8 @@ export interface FinalSpec {
   env?: { experiment: string; trace: string; grpo: string };
   /** The pre-registered reading of held-out success (default greedy); with records holding both, the other is shown beside it. */
   reading?: 'greedy' | 'sampled';
+  /** What the README's "interval above 0" line calls the arm (default: the paper's trace or the best trace, by `arm`). */
+  short?: string;
   /** The experiment write-up: pre-registration, development, the full tables. */
   doc: string;
   command: string;
@@ -195,6 +197,7 @@ export const FINALS: readonly FinalSpec[] = [
     experiment: 'final-r3-world',
     trace: 'r3w-guarded-g3',
     grpo: 'r3w-grpo-g3',
+    short: 'guarded',
     doc: 'docs/experiments/2026-12-03-final-r3-world.md',
     command: `npx tsx bench/compare/run.ts --experiments final-r3-world --first-seed 1030 --seeds 40 --steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --eval-samples 2 --env-questions 2500 --jobs 2 --out bench/compare/out-final-r3-world --plots bench/compare/plots/final-r3-world`,
   },
@@ -207,6 +210,7 @@ export const FINALS: readonly FinalSpec[] = [
     experiment: 'final-r3-world',
     trace: 'r3w-guarded-g8',
     grpo: 'r3w-grpo-g8',
+    short: 'guarded',
     doc: 'docs/experiments/2026-12-03-final-r3-world.md',
     command: `npx tsx bench/compare/run.ts --experiments final-r3-world --arms r3w-guarded-g8,r3w-grpo-g8,r3w-grpo-g3-batch --first-seed 1030 --seeds 40 --steps 30 --pool 64 --budget 192 --eval-every 5 --eval-questions 500 --eval-samples 2 --env-questions 2500 --jobs 2 --out bench/compare/out-final-r3-world-t1`,
   },

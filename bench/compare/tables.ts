@@ -277,7 +277,7 @@ export function renderReadme(): string {
   const above = FINALS.filter((spec) => side(rowOf(spec.name).delta) === 'ahead');
   out.push(
     '',
-    `Rows of the ${FINALS.length} with the whole interval above 0: ${above.length ? above.map((s) => `${s.name} (${s.arm === "the paper's" ? "the paper's trace" : s.trace.includes('guarded') ? 'guarded' : 'best trace'}, ${s.reading ?? 'greedy'} success, ${pts(rowOf(s.name).delta)})`).join('; ') : 'none'}.`,
+    `Rows of the ${FINALS.length} with the whole interval above 0: ${above.length ? above.map((s) => `${s.name} (${s.short ?? (s.arm === "the paper's" ? "the paper's trace" : 'best trace')}, ${s.reading ?? 'greedy'} success, ${pts(rowOf(s.name).delta)})`).join('; ') : 'none'}.`,
     '',
     END,
   );

@@ -733,8 +733,8 @@ export function arms(experiment: ExperimentName): Arm[] {
         at('guarded-g3', { name: 'guarded', groupSize: 3 }, 'guarded on grpo’s G = 3, ε = ¼, posterior', { predictor: { kind: 'posterior' } }),
         // Added after round three's final (defensive importance sampling, docs/allocation.md §8): development
         // seeds only, paired with grpo-g3's records of the same seeds.
-        at('defensive-g3', { name: 'defensive', groupSize: 3 }, 'defensive on G = 3, ε = ¼, posterior', { predictor: { kind: 'posterior' } }),
-        at('defensive-g3-e50', { name: 'defensive', groupSize: 3, explore: 0.5 }, 'defensive on G = 3, ε = ½, posterior', {
+        at('defensive-g3', { name: 'defensive', groupSize: 3, draws: 'independent' }, 'defensive on G = 3, ε = ¼, posterior', { predictor: { kind: 'posterior' } }),
+        at('defensive-g3-e50', { name: 'defensive', groupSize: 3, explore: 0.5, draws: 'independent' }, 'defensive on G = 3, ε = ½, posterior', {
           predictor: { kind: 'posterior' },
         }),
         // After the two above (seeds 0–4 seen): their repeated draws cost distinct prompts, so draws without repeats.
@@ -781,7 +781,7 @@ export function arms(experiment: ExperimentName): Arm[] {
       return [
         at('defensive-sys', { name: 'defensive', groupSize: 3, draws: 'systematic' }, 'defensive, G = 3, ε = ¼, systematic draws, posterior', 0, posterior),
         at('grpo-g3', { name: 'grpo', groupSize: 3 }, 'grpo, G = 3 on ⌊B / 3⌋ random prompts of 256', 0, { predictor: { kind: 'global' } }),
-        at('defensive', { name: 'defensive', groupSize: 3 }, 'defensive, G = 3, ε = ¼, independent draws, posterior', 1, posterior),
+        at('defensive', { name: 'defensive', groupSize: 3, draws: 'independent' }, 'defensive, G = 3, ε = ¼, independent draws, posterior', 1, posterior),
       ];
     }
     case 'final-r2-world':

@@ -47,16 +47,20 @@ test('the weighted draw is unbiased for the uniform mean, and its second moment 
   }
 });
 
-test('ε = 0 is uniform with weight 1; no predicted mixing falls back to uniform', () => {
-  const s = createStrategy('defensive', { budget: 30, groupSize: 3, explore: 0 });
+test('ε = 0 is uniform with weight 1, for either draws and more groups than prompts; no predicted mixing falls back to uniform', () => {
   const cs = candidates([0.1, 0.5, 0.9, 0.3]);
-  for (const w of s.roots.weights!(input(cs, 30)).values()) assert.equal(w, 1);
+  for (const draws of ['independent', 'systematic'] as const) {
+    // 10 groups of 3 over 4 prompts: systematic takes each prompt once and spreads the rest (a first
+    // version weighted them K / n = 2.5).
+    const s = createStrategy('defensive', { budget: 30, groupSize: 3, explore: 0, draws });
+    for (const w of s.roots.weights!(input(cs, 30)).values()) assert.equal(w, 1, draws);
+  }
   assert.deepEqual(proposal(candidates([0, 1, 1]), 3, 0.5), [1 / 3, 1 / 3, 1 / 3]);
 });
 
 test('the plan spends the whole budget in groups of G, and its draws follow q', () => {
   const cs = candidates([0.5, 0.05, 0.95, 0.5, 0.02, 0.6, 0.99, 0.3]);
-  const s = createStrategy('defensive', { budget: 32, groupSize: 4, explore: 0.5 });
+  const s = createStrategy('defensive', { budget: 32, groupSize: 4, explore: 0.5, draws: 'independent' });
   const q = proposal(cs, 4, 0.5);
   const draws = cs.map(() => 0);
   const seeds = 4000;
@@ -121,7 +125,7 @@ test('systematic draws: no prompt twice, each in with probability K·q_i (capped
 test('through the engine and the estimator: each tree’s root carries 1/(n·q) and its advantages are scaled by it', async () => {
   const env = new Simulator({ seed: 11 });
   const prompts = env.prompts(16);
-  const strategy = createStrategy('defensive', { budget: 48, groupSize: 4, explore: 0.75 });
+  const strategy = createStrategy('defensive', { budget: 48, groupSize: 4, explore: 0.75, draws: 'independent' });
   const scorer = (hs: readonly unknown[]) => hs.map((_, i) => [0.5, 0.05, 0.95, 0.3][i % 4]!);
   const { trees } = await runStep({ prompts, env, policy: new SimulatorPolicy(env), rng: createRng(2), strategy, scorer, settings: { concurrency: 4 } });
   const weights = trees.map((t) => t.nodes[t.promptId]!.weight);
@@ -153,4 +157,17 @@ test('through the engine and the estimator: each tree’s root carries 1/(n·q) 
   });
   assert.ok(plain.trees.every((t) => t.nodes[t.promptId]!.weight === undefined));
   assert.deepEqual(stepAdvantages(estimator, plain.trees), estimator.estimate(forestFromTrees(plain.trees)));
+});
+
+test('the default draws are systematic (final-r4-defensive: independent repeats cost distinct prompts and lost 2.1 points)', () => {
+  const cs = candidates([0.5, 0.05, 0.95, 0.5, 0.02, 0.6, 0.99, 0.3, 0.45, 0.7]);
+  const byDefault = createStrategy('defensive', { budget: 12, groupSize: 3 });
+  const independent = createStrategy('defensive', { budget: 12, groupSize: 3, draws: 'independent' });
+  let repeats = 0;
+  for (let seed = 0; seed < 200; seed++) {
+    assert.equal(byDefault.roots.plan(input(cs, 12, seed)).size, 4, `seed ${seed}: four distinct prompts`);
+    if (independent.roots.plan(input(cs, 12, seed)).size < 4) repeats++;
+  }
+  // Four independent draws from ten prompts repeat one with probability about 0.5: the contrast is real.
+  assert.ok(repeats > 50, `independent draws repeated a prompt in ${repeats} of 200 plans`);
 });

@@ -51,7 +51,7 @@ const cases: Record<string, object> = {
   'world/defensive-tokens': {
     ...world,
     pool: 32,
-    strategy: { name: 'defensive', unit: 'tokens', budget: 1400, groupSize: 3 },
+    strategy: { name: 'defensive', unit: 'tokens', budget: 1400, groupSize: 3, draws: 'independent' },
     predictor: { kind: 'posterior' },
   },
 };

@@ -15,12 +15,14 @@ import type { Rng } from '../../util/rng.ts';
  * the second moment of a draw is at most 1 / (1 − ε) times uniform sampling's: a useless predictor
  * costs at most that factor (ε = ¼: a third more variance, as if a quarter of the groups were lost),
  * a good one moves q toward the groups that carry gradient. A prompt drawn k times gets k · G rollouts.
+ * The default draws are systematic, without repeats (Draws below): in final-r4-defensive the repeats of
+ * independent draws cost distinct prompts and 2.1 points of held-out success, systematic draws tied grpo.
  */
 export function defensiveStrategy(o: OptionsOf<'defensive'>): Strategy {
   return { name: 'defensive', cap: o.budget, roots: defensiveRootPlanner(o.explore, o.groupSize, o.draws) };
 }
 
-export function defensiveRootPlanner(explore: number, groupSize?: number, draws: Draws = 'independent'): RootPlanner {
+export function defensiveRootPlanner(explore: number, groupSize: number | undefined, draws: Draws): RootPlanner {
   // One draw design per input, read by both the plan and the weights.
   const design = (input: RootRoundInput) => {
     const cs = input.candidates;
@@ -28,9 +30,10 @@ export function defensiveRootPlanner(explore: number, groupSize?: number, draws:
     const G = groupSize ?? Math.max(2, Math.floor(total / cs.length));
     const K = Math.floor(total / G);
     const q = proposal(cs, G, explore);
-    // Systematic draws include prompt i with probability π_i (K·q_i capped at 1): per draw π_i / K.
+    // Systematic draws include prompt i with probability π_i (K·q_i capped at 1): per draw π_i / K. With
+    // K ≥ n every prompt is in once (π = 1) and the n drawn groups share the budget: per draw 1 / n.
     const pi = draws === 'systematic' ? inclusion(q, K) : undefined;
-    return { cs, total, G, K, q, pi, perDraw: pi && K > 0 ? pi.map((x) => x / K) : q };
+    return { cs, total, G, K, q, pi, perDraw: pi && K > 0 ? pi.map((x) => x / Math.min(K, cs.length)) : q };
   };
   return {
     plan(input) {

@@ -104,6 +104,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       finals: [
         ['R2 world (1005–1009)', 'out-final-r2', 'r2w-trace-best', 'r2w-grpo'],
         ['R3 world, guarded G = 3 (1030–1069)', 'out-final-r3-world', 'r3w-guarded-g3', 'r3w-grpo-g3'],
+        ['R4 world, defensive (1070–1109)', 'out-final-r4-defensive', 'r4d-defensive-sys', 'r4d-grpo-g3'],
       ],
     },
   ] as const;

@@ -733,7 +733,9 @@ export function arms(experiment: ExperimentName): Arm[] {
         at('guarded-g3', { name: 'guarded', groupSize: 3 }, 'guarded on grpo’s G = 3, ε = ¼, posterior', { predictor: { kind: 'posterior' } }),
         // Added after round three's final (defensive importance sampling, docs/allocation.md §8): development
         // seeds only, paired with grpo-g3's records of the same seeds.
-        at('defensive-g3', { name: 'defensive', groupSize: 3, draws: 'independent' }, 'defensive on G = 3, ε = ¼, posterior', { predictor: { kind: 'posterior' } }),
+        at('defensive-g3', { name: 'defensive', groupSize: 3, draws: 'independent' }, 'defensive on G = 3, ε = ¼, posterior', {
+          predictor: { kind: 'posterior' },
+        }),
         at('defensive-g3-e50', { name: 'defensive', groupSize: 3, explore: 0.5, draws: 'independent' }, 'defensive on G = 3, ε = ½, posterior', {
           predictor: { kind: 'posterior' },
         }),

@@ -171,3 +171,16 @@ test('the default draws are systematic (final-r4-defensive: independent repeats 
   // Four independent draws from ten prompts repeat one with probability about 0.5: the contrast is real.
   assert.ok(repeats > 50, `independent draws repeated a prompt in ${repeats} of 200 plans`);
 });
+
+test('when the budget covers every prompt, defensive is grpo: each prompt ⌊B / n⌋ or one more, weight 1, whatever the predictor says', () => {
+  const cs = candidates([0.01, 0.5, 0.99, 0.3]);
+  const s = createStrategy('defensive', { budget: 30, explore: 0.75 });
+  const grpo = createStrategy('grpo', { budget: 30 });
+  const sorted = (m: Map<string, number>) => [...m.values()].sort((a, b) => a - b);
+  for (let seed = 0; seed < 50; seed++) {
+    const plan = s.roots.plan(input(cs, 30, seed));
+    assert.equal(plan.size, 4, `seed ${seed}: every prompt`);
+    assert.deepEqual(sorted(plan), sorted(grpo.roots.plan(input(cs, 30, seed))), `seed ${seed}: grpo's group sizes`);
+  }
+  for (const w of s.roots.weights!(input(cs, 30)).values()) assert.equal(w, 1);
+});

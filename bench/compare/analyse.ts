@@ -5,7 +5,7 @@ import { RunStore } from '../../src/store/index.ts';
 import { buildEnvironment, storedTrainConfig } from '../../src/train/index.ts';
 import { REPORTS, type Arm, type ExperimentName, type Report, type Scale } from './experiments.ts';
 import { accuracyByKind, questionKind } from './by-kind.ts';
-import { kindUse, loadRun, mixedAnchors, per100, readRecord, toRecord, type RunStats } from './load.ts';
+import { kindUse, loadRun, mixedAnchors, per100, readRecord, recordText, toRecord, type RunStats } from './load.ts';
 import { barChart, bandChart, writeSvg, type BandRow, type BarRow } from './plots.ts';
 import { fmt, fmtPaired, meanOf, pairedBootstrap, spread, type Spread } from './stats.ts';
 import { oracleShareTable } from './oracle-share.ts';
@@ -124,8 +124,7 @@ function withFolders(results: ArmResult[]): ArmResult[] {
 function writeRecords(results: ArmResult[], out: string): void {
   const dir = join(out, 'records');
   mkdirSync(dir, { recursive: true });
-  for (const { arm, runs } of results)
-    for (const r of runs) writeFileSync(join(dir, `${arm.label}-s${r.seed}.json`), JSON.stringify(toRecord(arm.label, r)) + '\n');
+  for (const { arm, runs } of results) for (const r of runs) writeFileSync(join(dir, `${arm.label}-s${r.seed}.json`), recordText(toRecord(arm.label, r)));
 }
 
 function armNumbers(runs: RunStats[]) {

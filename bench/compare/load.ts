@@ -108,6 +108,15 @@ export function toRecord(label: string, r: RunStats): RunRecord {
   return { label, ...rest };
 }
 
+/**
+ * A record as committed: one line, every non-integer to 6 significant digits. Most of a record is
+ * per-step ratios of small counts, which JSON would print to 17 digits; rounded, a final's 120 records take
+ * about half the space (tracked files are capped at 15 MB), and every table prints 3 digits at most.
+ */
+export function recordText(record: RunRecord): string {
+  return JSON.stringify(record, (_k, v) => (typeof v === 'number' && Number.isFinite(v) && !Number.isInteger(v) ? Number(v.toPrecision(6)) : v)) + '\n';
+}
+
 /** Reads a record; JSON has no NaN, so the nulls it wrote for missing metrics become NaN again. */
 export function readRecord(path: string): RunRecord {
   return JSON.parse(readFileSync(path, 'utf8'), (_k, v) => (v === null ? NaN : v)) as RunRecord;

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { analyse } from './analyse.ts';
 import { DEFAULT_SCALE, type Arm } from './experiments.ts';
-import { loadRun, readRecord, toRecord } from './load.ts';
+import { loadRun, readRecord, recordText, toRecord } from './load.ts';
 import { pairedBootstrap } from './stats.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { train } from '../../src/train/index.ts';
@@ -36,6 +36,19 @@ test('a run record keeps what analyse reads (NaN included), and pool.ts pairs re
       const back = readRecord(path);
       assert.deepEqual(back, toRecord(label, withGap), 'the record reads back equal');
       assert.ok(Number.isNaN(back.anchorYield[0]), 'null became NaN again');
+      // As committed (recordText): integers exact, every other number within 6 significant digits, NaN kept.
+      const compactPath = join(records, `${label}-s${seed}.compact.json`);
+      writeFileSync(compactPath, recordText(toRecord(label, withGap)));
+      const compact = readRecord(compactPath);
+      rmSync(compactPath);
+      assert.ok(Number.isNaN(compact.anchorYield[0]));
+      assert.deepEqual(
+        compact.evals.map((e) => e.tokens),
+        back.evals.map((e) => e.tokens),
+        'integers exact',
+      );
+      back.ratio.forEach((x, i) => assert.ok(Math.abs(compact.ratio[i]! - x) <= 5e-6 * Math.abs(x), `ratio ${i}: ${compact.ratio[i]} for ${x}`));
+      assert.ok(recordText(toRecord(label, withGap)).length < JSON.stringify(toRecord(label, withGap)).length, 'shorter than plain JSON');
       // The final accuracy from the store itself, not through loadRun.
       const store = RunStore.open(dir, { readonly: true });
       const last = store.steps().at(-1)!.metrics.test_accuracy!;
@@ -104,7 +117,8 @@ test('analyse reads a run from its record when the run folder is gone, with the 
   const fromFolders = await summary();
   rmSync(runDir('grpo', 4), { recursive: true });
   const fromRecord = await summary();
-  assert.deepEqual(fromRecord, fromFolders, 'grpo seed 4 read from its record gives the same summary');
+  // Records keep 6 significant digits (recordText), so the summaries agree to that precision.
+  assertClose(fromRecord, fromFolders, 'summary');
   assert.ok(
     lines.some((l) => /1 run\(s\) read from records .* not in the HTML report/.test(l)),
     lines.join('\n'),
@@ -121,3 +135,14 @@ test('analyse reads a run from its record when the run folder is gone, with the 
   );
   rmSync(root, { recursive: true });
 });
+
+/** Deep equality with numbers equal to within 1e-5 relative (NaN equal to NaN). */
+function assertClose(a: unknown, b: unknown, path: string): void {
+  if (typeof a === 'number' && typeof b === 'number') {
+    if (Number.isNaN(a) || Number.isNaN(b)) return assert.ok(Number.isNaN(a) && Number.isNaN(b), `${path}: ${a} against ${b}`);
+    return assert.ok(Math.abs(a - b) <= 1e-5 * Math.max(1, Math.abs(b)), `${path}: ${a} against ${b}`);
+  }
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return assert.equal(a, b, path);
+  assert.deepEqual(Object.keys(a).sort(), Object.keys(b).sort(), `${path}: keys`);
+  for (const k of Object.keys(a)) assertClose((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
+}

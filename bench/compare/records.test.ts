@@ -118,7 +118,7 @@ test('analyse reads a run from its record when the run folder is gone, with the 
   rmSync(runDir('grpo', 4), { recursive: true });
   const fromRecord = await summary();
   // Records keep 6 significant digits (recordText), so the summaries agree to that precision.
-  assertClose(fromRecord, fromFolders, 'summary');
+  assertDeepClose(fromRecord, fromFolders, 'summary');
   assert.ok(
     lines.some((l) => /1 run\(s\) read from records .* not in the HTML report/.test(l)),
     lines.join('\n'),
@@ -137,12 +137,12 @@ test('analyse reads a run from its record when the run folder is gone, with the 
 });
 
 /** Deep equality with numbers equal to within 1e-5 relative (NaN equal to NaN). */
-function assertClose(a: unknown, b: unknown, path: string): void {
+function assertDeepClose(a: unknown, b: unknown, path: string): void {
   if (typeof a === 'number' && typeof b === 'number') {
     if (Number.isNaN(a) || Number.isNaN(b)) return assert.ok(Number.isNaN(a) && Number.isNaN(b), `${path}: ${a} against ${b}`);
     return assert.ok(Math.abs(a - b) <= 1e-5 * Math.max(1, Math.abs(b)), `${path}: ${a} against ${b}`);
   }
   if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return assert.equal(a, b, path);
   assert.deepEqual(Object.keys(a).sort(), Object.keys(b).sort(), `${path}: keys`);
-  for (const k of Object.keys(a)) assertClose((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
+  for (const k of Object.keys(a)) assertDeepClose((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
 }

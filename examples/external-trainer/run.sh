@@ -58,7 +58,7 @@ ROOT_URL="${URL%/v1}"
 #    (adaptive roots, N = 2) on 4 prompts: its trees branch, so a 3-step run finds some contrast.
 "${TRACE[@]}" rollout --policy openai --base-url "$URL" --mode tokens --tokenizer server \
   --format "$FORMAT" --out "$WORK/run" --listen 0 --reload-url "$ROOT_URL" \
-  --steps $((STEPS + 1)) --pool 4 --budget 16 --seed 1 --set engine.maxTokensPerTurn=48 --set engine.maxTurns=6 --set env.prompt=question --set strategy.preset=paper >"$WORK/rollout.jsonl" 2>"$WORK/rollout.log" &
+  --steps $((STEPS + 1)) --pool 4 --budget 16 --seed 1 --set engine.maxTokensPerTurn=48 --set engine.maxTurns=6 --set env.prompt=question --strategy trace --set strategy.preset=paper >"$WORK/rollout.jsonl" 2>"$WORK/rollout.log" &
 PIDS+=($!)
 
 # 4. The trainer (PyTorch): rows -> verl tensors -> clipped PG step -> GGUF -> POST /weights.

@@ -8,8 +8,16 @@ import { policyConfigSchema, policyKindsTaking, storedPolicySettings } from '../
 // The tiny LM's policy kind registers itself, so every configuration accepts it.
 import '../tinylm/policy-kind.ts';
 
-/** The strategy fields a config may leave out (a partial `strategy:` is completed from these; the rest are the named strategy's defaults). */
-export const DEFAULT_STRATEGY = { name: 'trace', budget: 192 } as const;
+/**
+ * The strategy fields a config may leave out (a partial `strategy:` is completed from these; the rest are
+ * the named strategy's defaults). defensive, because the finals support it (docs/allocation.md §8): where
+ * the budget covers the pool it is grpo exactly, and over a larger pool it is unbiased for any predictor
+ * and tied grpo at its best G on 40 fresh seeds. Until 2026-12-03 the default was trace.
+ */
+export const DEFAULT_STRATEGY = { name: 'defensive', budget: 192 } as const;
+
+/** The strategy a stored config without a name ran: every run stored so far was made while trace was the default. */
+const STORED_DEFAULT_STRATEGY_NAME = 'trace';
 
 /**
  * The run configuration, written once: each field's description is its only documentation (the CLI
@@ -39,7 +47,7 @@ export const trainConfigSchema = z
     strategy: z
       .preprocess((v) => withPreset({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
       .describe(
-        'Allocation strategy and its budget B in trajectories per step (name and budget not given: trace, B = 192; other fields not given take the named strategy’s defaults).',
+        'Allocation strategy and its budget B in trajectories per step (name and budget not given: defensive, B = 192, which is grpo exactly while pool × G ≤ B; other fields not given take the named strategy’s defaults; docs/allocation.md §8 says which to run).',
       ),
     estimator: z
       .enum(ESTIMATOR_NAMES)
@@ -204,25 +212,27 @@ function otherKindMessage(input: unknown, path: readonly PropertyKey[], key: str
 }
 
 /**
- * A user's config that names trace (or leaves the strategy's name to the default, trace) without a
- * preset runs the recommended one: what the evidence supports, not the paper's configuration, which
- * `preset: paper` names. Stored configs are left alone: they hold every field, and those stored before
- * presets existed meant the paper by an absent one.
+ * A user's config that names trace without a preset runs the recommended one: what the evidence supports,
+ * not the paper's configuration, which `preset: paper` names. Stored configs are left alone: they hold
+ * every field, and those stored before presets existed meant the paper by an absent one.
  */
 function withDefaultPreset(input: unknown): unknown {
   if (typeof input !== 'object' || input === null) return input;
   const strategy = (input as { strategy?: unknown }).strategy;
-  const s = typeof strategy === 'object' && strategy !== null ? (strategy as Record<string, unknown>) : strategy === undefined ? {} : undefined;
-  if (!s || (s.name ?? DEFAULT_STRATEGY.name) !== 'trace' || 'preset' in s) return input;
+  if (typeof strategy !== 'object' || strategy === null) return input;
+  const s = strategy as Record<string, unknown>;
+  if (s.name !== 'trace' || 'preset' in s) return input;
   return { ...input, strategy: { ...s, preset: 'recommended' } };
 }
 
 function withoutForeignOptions(input: unknown): unknown {
-  const strategy = (input as { strategy?: Record<string, unknown> } | null)?.strategy;
-  const name = strategy?.name;
-  // No strategy stored: the default's, trace, which before presets meant the paper.
-  if (!strategy && typeof input === 'object' && input !== null && DEFAULT_STRATEGY.name === 'trace') return { ...input, strategy: { preset: 'paper' } };
-  if (!strategy || !(STRATEGY_NAMES as readonly unknown[]).includes(name)) return input;
+  if (typeof input !== 'object' || input === null) return input;
+  const stored = (input as { strategy?: unknown }).strategy;
+  // No strategy (or no name) stored: the default of its day, trace, which before presets meant the paper.
+  const strategy = typeof stored === 'object' && stored !== null ? (stored as Record<string, unknown>) : stored === undefined ? {} : undefined;
+  if (!strategy) return input;
+  const name = strategy.name ?? STORED_DEFAULT_STRATEGY_NAME;
+  if (!(STRATEGY_NAMES as readonly unknown[]).includes(name)) return input;
   const own = optionsFor(name as StrategyName, strategy) as Record<string, unknown>;
   // A config holding options foreign to its strategy is of the format that stored every strategy's
   // defaults; its groupSize was dapo's, so for grpo (which takes groupSize since) it means nothing.

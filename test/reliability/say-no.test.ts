@@ -41,7 +41,7 @@ test('train --out <existing run> refuses before printing the configuration', asy
 test('train --resume with flags that conflict with the stored configuration is refused, naming both values', async () => {
   saysNo(
     await runCli(['train', '--resume', run, '--strategy', 'bogus', '--steps', '3', '--budget', '999']),
-    `trace-rl: --resume ${run}: strategy.name "bogus" conflicts with the run's stored "trace"; a resumed run keeps its configuration (only --steps may change): drop the flag, or start a new run with --out`,
+    `trace-rl: --resume ${run}: strategy.name "bogus" conflicts with the run's stored "defensive"; a resumed run keeps its configuration (only --steps may change): drop the flag, or start a new run with --out`,
   );
   saysNo(await runCli(['train', '--resume', run, '--budget', '999']), /strategy\.budget 999 conflicts with the run's stored 24/);
 });
@@ -73,13 +73,18 @@ test('train --resume on a folder made by rollout is refused', async () => {
 });
 
 test('budgets a strategy cannot spend are errors: below m_min, and more roots than pool × max (unequal budgets in compare)', async () => {
-  // trace's recommended preset (N = ½, uniform roots) and the paper's (N = 2, the root solver's m_min).
+  // The default strategy (defensive, G = ⌊B / pool⌋ ≥ 2), trace's recommended preset (N = ½, uniform
+  // roots) and the paper's (N = 2, the root solver's m_min).
   saysNo(
     await runCli(['train', '--budget', '1', '--out', join(root, 'b1')]),
+    /^trace-rl: config\.strategy\.budget: budget 1 gives defensive 1 roots, below one group of 2: nothing would be rolled out; raise the budget to at least 2\n$/,
+  );
+  saysNo(
+    await runCli(['train', '--strategy', 'trace', '--budget', '1', '--out', join(root, 'b1')]),
     /^trace-rl: config\.strategy\.budget: budget 1 gives trace M = ⌊B \/ \(1 \+ N\)⌋ = ⌊1 \/ 1\.5⌋ = 0 roots, below one group of 2: nothing would be rolled out; raise the budget to at least 3\n$/,
   );
   saysNo(
-    await runCli(['train', '--budget', '1', '--set', 'strategy.preset=paper', '--out', join(root, 'b1')]),
+    await runCli(['train', '--strategy', 'trace', '--budget', '1', '--set', 'strategy.preset=paper', '--out', join(root, 'b1')]),
     /^trace-rl: config\.strategy\.budget: budget 1 gives trace M = ⌊B \/ \(1 \+ N\)⌋ = ⌊1 \/ 3⌋ = 0 roots, below m_min = 2: nothing would be rolled out; raise the budget to at least 6\n$/,
   );
   saysNo(await runCli(['train', '--strategy', 'grpo', '--budget', '1', '--out', join(root, 'b1')]), /grpo 1 roots, below one group of 2/);

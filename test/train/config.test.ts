@@ -80,6 +80,21 @@ test('options of another strategy are rejected on their own field path, naming w
   assert.equal(parseTrainConfig({ strategy: { name: 'random-tree' } }).strategy.name, 'random-tree');
 });
 
+test('the default strategy is defensive (systematic draws, weight 1 where the budget covers the pool); stored configs without one meant the paper’s trace', () => {
+  assert.equal(DEFAULT_STRATEGY.name, 'defensive');
+  const expected = { name: 'defensive', unit: 'trajectories', budget: 192, explore: 0.25, draws: 'systematic' };
+  assert.deepEqual(parseTrainConfig({}).strategy, expected);
+  assert.deepEqual(parseTrainConfig({ strategy: {} }).strategy, expected, 'a strategy without a name takes the default name');
+  assert.deepEqual(parseTrainConfig({ strategy: { budget: 48 } }).strategy, { ...expected, budget: 48 });
+  // Runs stored while trace was the default, with no strategy or no name, read back as what they ran.
+  const paper = { name: 'trace', preset: 'paper', unit: 'trajectories', budget: 192, continuations: 2, min: 2, max: 16 };
+  assert.deepEqual(parseTrainConfig({}, { stored: true }).strategy, paper);
+  assert.deepEqual(parseTrainConfig({ strategy: { budget: 48 } }, { stored: true }).strategy, { ...paper, budget: 48 });
+  // A stored default run reads back identical.
+  const made = parseTrainConfig({});
+  assert.deepEqual(parseTrainConfig(made, { stored: true }), made);
+});
+
 test('a config stored before per-strategy options (every strategy’s defaults filled in) still reads back', () => {
   const old = { strategy: { name: 'grpo', budget: 48, continuations: 2, min: 2, max: 16, groupSize: 8, knapsackPrior: 1 } };
   assert.throws(() => parseTrainConfig(old), /continuations/);

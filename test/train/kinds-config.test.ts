@@ -121,10 +121,10 @@ test('a configuration stored before the families reads as its kinds’ settings 
     prompt: 'search-r1',
   });
   const { temperature: _, ...embedded } = OLD_POLICY;
-  // A stored config without a strategy preset meant the paper's trace (presets came later).
+  // A stored config without a strategy meant the paper's trace: trace was the default until 2026-12-03, and presets came later.
   assert.deepEqual(
     stored({ kind: 'simulator' }, { kind: 'embedded' }),
-    parseTrainConfig({ env: { kind: 'simulator', questions: 120 }, policy: { kind: 'embedded', ...embedded }, strategy: { preset: 'paper' } }),
+    parseTrainConfig({ env: { kind: 'simulator', questions: 120 }, policy: { kind: 'embedded', ...embedded }, strategy: { name: 'trace', preset: 'paper' } }),
   );
   const world = stored({ kind: 'math-world' }, { kind: 'scripted', learningRate: 0 });
   assert.deepEqual(world.env, {

@@ -22,7 +22,7 @@ export function defensiveStrategy(o: OptionsOf<'defensive'>): Strategy {
   return { name: 'defensive', cap: o.budget, roots: defensiveRootPlanner(o.explore, o.groupSize, o.draws) };
 }
 
-export function defensiveRootPlanner(explore: number, groupSize: number | undefined, draws: Draws): RootPlanner {
+function defensiveRootPlanner(explore: number, groupSize: number | undefined, draws: Draws): RootPlanner {
   // One draw design per input, read by both the plan and the weights.
   const design = (input: RootRoundInput) => {
     const cs = input.candidates;

@@ -743,6 +743,15 @@ export function arms(experiment: ExperimentName): Arm[] {
         at('defensive-g3-sys', { name: 'defensive', groupSize: 3, draws: 'systematic' }, 'defensive on G = 3, ε = ¼, systematic draws, posterior', {
           predictor: { kind: 'posterior' },
         }),
+        // Added 2026-12-03, after every final: root headroom on the world itself, the oracle's roots over all
+        // 256 on p seen through k fresh rollouts of the current policy (train/probe.ts, outside the budget);
+        // development seeds only, read against grpo-g3 rerun at the same sources.
+        at('oracle-k8', { name: 'oracle', continuations: 0, truthSamples: 8 }, 'the root solver on p seen through 8 fresh rollouts (uncharged)', {
+          predictor: { kind: 'global' },
+        }),
+        at('oracle-k4', { name: 'oracle', continuations: 0, truthSamples: 4 }, 'the root solver on p seen through 4 fresh rollouts (uncharged)', {
+          predictor: { kind: 'global' },
+        }),
       ];
     }
     case 'final-r3-world': {

@@ -203,7 +203,7 @@ export const strategyOptionSchemas = {
       .max(100_000)
       .optional()
       .describe(
-        'a measuring instrument: the root solver sees each prompt’s true p only through this many fresh outcomes a step, v = (1 + successes) / (2 + k); what a per-prompt predictor with that much evidence could reach at best. Default: the exact p',
+        'a measuring instrument: the root solver sees each prompt’s true p only through this many fresh outcomes a step, v = (1 + successes) / (2 + k); what a per-prompt predictor with that much evidence could reach at best. Where the environment does not know p (world, math-world), the outcomes are k bare rollouts of each candidate under the current policy, outside the budget and never trained on (k · pool rollouts a step; metric probe_tokens), and continuations must be 0. Default: the exact p',
       ),
   }).refine(maxAtLeastMin, maxError),
   grpo: strategyObject('grpo', {

@@ -9,6 +9,11 @@ export interface RootCandidate {
   v: number;
   /** True success probability, only where the environment knows it (oracle strategy). */
   p?: number;
+  /**
+   * Fresh outcomes of this prompt under the current policy, drawn outside the budget this step (the
+   * oracle's probe where the environment does not know p: train/probe.ts).
+   */
+  seen?: { successes: number; samples: number };
   /** Outcomes of this prompt in earlier steps (Knapsack-RL's per-prompt success-rate estimate). */
   history?: { successes: number; trials: number };
   /**

@@ -4,11 +4,12 @@ import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
 import { heldOutMetrics } from '../eval/index.ts';
-import { meanBareCost, rootCandidates, runStep, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
+import { knowsTruth, meanBareCost, rootCandidates, runStep, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
 import { createRng, shuffled } from '../util/rng.ts';
 import type { Components } from './components.ts';
+import { probeOutcomes } from './probe.ts';
 import type { TrainConfig } from './config.ts';
 import { allocationDetails, contrastMetrics, costMetrics, guardMetrics, predictorMetrics, promptOutcomes, storedBins } from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
@@ -59,6 +60,8 @@ export interface Collected {
   times: StepTimes;
   /** The adaptive strategy's step, when the strategy adapts (its outcome is read in stepRecord). */
   adaptive?: AdaptiveStep;
+  /** Tokens of the oracle's probe (train/probe.ts), outside the budget. */
+  probeTokens?: number;
 }
 
 /** What the learn phase produced. */
@@ -98,6 +101,23 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
   const candidates = await timed(ctx, times, 'time_allocate_ms', 'score roots', async () =>
     (await rootCandidates(pool, parts.env, scorer, history)).map((c) => ({ ...c, expandable: expandableChance(ctx.state.history[c.promptId], overall) })),
   );
+  const k = probeSamples(config, parts.env);
+  const probe =
+    k === undefined
+      ? undefined
+      : await timed(ctx, times, 'time_probe_ms', 'probe', () =>
+          probeOutcomes({
+            prompts: pool,
+            env: parts.env,
+            policy: parts.policy,
+            samples: k,
+            rng: rng.fork('probe'),
+            settings: config.engine,
+            signal: ctx.signal,
+          }),
+        );
+  // A prompt the probe could not finish (cancelled, every rollout failed) reads as no evidence: v = ½.
+  if (probe) for (const c of candidates) c.seen = probe.seen.get(c.promptId) ?? { successes: 0, samples: 0 };
   const adaptive = ctx.strategy.adapt?.(ctx.state.guard);
   const rollout = await timed(ctx, times, 'time_rollout_ms', 'rollouts', () =>
     runStep({
@@ -118,7 +138,13 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
   // The root solve runs inside the engine, before the rollouts it plans: it is allocation time.
   times.time_allocate_ms += rollout.rootPlanMs;
   times.time_rollout_ms -= rollout.rootPlanMs;
-  return { step, pool, rollout, times, ...(adaptive ? { adaptive } : {}) };
+  return { step, pool, rollout, times, ...(adaptive ? { adaptive } : {}), ...(probe ? { probeTokens: probe.tokens } : {}) };
+}
+
+/** The probe's k (train/probe.ts): the oracle with truthSamples where the environment does not know p. */
+function probeSamples(config: TrainConfig, env: unknown): number | undefined {
+  const s = config.strategy;
+  return s.name === 'oracle' && s.truthSamples !== undefined && !knowsTruth(env) ? s.truthSamples : undefined;
 }
 
 /**
@@ -165,6 +191,7 @@ export function stepRecord(
     ...contrastMetrics(trees),
     ...(guarded ? guardMetrics(collected.adaptive!.share, guarded) : {}),
     ...costMetrics(rollout.spend),
+    ...(collected.probeTokens !== undefined ? { probe_tokens: collected.probeTokens } : {}),
     cum_trajectories: state.cumulative.bare + state.cumulative.continuation,
     cum_turns: state.cumulative.turns,
     cum_tokens: state.cumulative.tokens,

@@ -233,6 +233,22 @@ test('oracle truthSamples: k: the root solver sees p through k fresh outcomes, v
   assert.throws(() => strategyFromConfig({ name: 'trace', budget: 10, truthSamples: 4 }), /truthSamples/);
 });
 
+test('oracle truthSamples: outcomes the step drew itself (seen) are read as they are, with no p needed', () => {
+  // No p (the world): 'mixed' was seen 1 of 2, 'solved' 2 of 2, 'unseen' never; v = (1 + s) / (2 + n).
+  const candidates: RootCandidate[] = [
+    { promptId: 'solved', v: 0.5, seen: { successes: 2, samples: 2 } },
+    { promptId: 'mixed', v: 0.5, seen: { successes: 1, samples: 2 } },
+  ];
+  const oracle = createStrategy('oracle', { budget: 2, continuations: 0, min: 2, max: 2, truthSamples: 2 });
+  for (let seed = 0; seed < 20; seed++)
+    assert.deepEqual([...oracle.roots.plan({ candidates, round: 0, budget: 2, remaining: 2, results: new Map(), rng: createRng(seed) }).keys()], ['mixed']);
+  // Without seen outcomes and without p the oracle still refuses, naming what it needs.
+  assert.throws(
+    () => oracle.roots.plan({ candidates: [{ promptId: 'x', v: 0.5 }], round: 0, budget: 2, remaining: 2, results: new Map(), rng: createRng(0) }),
+    /true success probability/,
+  );
+});
+
 test('entropy picks the highest-entropy prefixes; random-tree spreads at random', () => {
   const prefixes: PrefixCandidate[] = [0.1, 2.5, 0.7, 1.9].map((h, i) => ({ id: `p${i}`, q: 0.5, r: 1, depth: 1, entropy: h }));
   const e = createStrategy('entropy', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes, budget: 3, rng: createRng(0) });

@@ -11,7 +11,9 @@ import { truePrefix, trueRoot } from './truth.ts';
  * p only through k fresh outcomes a step: v = (1 + s) / (2 + k), s ~ Binomial(k, p), the uniform-prior
  * posterior mean, drawn once per prompt and step. It bounds what a per-prompt predictor with k outcomes
  * of evidence could capture: its evidence is at best that many outcomes, and older than these. The k
- * outcomes cost nothing from the budget. Prefixes keep their true p.
+ * outcomes cost nothing from the budget. Prefixes keep their true p. Where the environment does not know
+ * p (the world), the step draws the k outcomes from the policy itself (train/probe.ts, candidates' `seen`),
+ * and only roots can be planned so (`continuations: 0`).
  */
 export function oracleStrategy(o: OptionsOf<'oracle'>): Strategy {
   const k = o.truthSamples;
@@ -26,6 +28,8 @@ export function oracleStrategy(o: OptionsOf<'oracle'>): Strategy {
       plan(input) {
         const rng = input.rng.fork('truth-samples');
         const draw = (c: RootCandidate): [string, number] => {
+          // Outcomes the step drew from the policy itself (an environment without the truth), else k from p.
+          if (c.seen) return [c.promptId, (1 + c.seen.successes) / (2 + c.seen.samples)];
           const p = trueRoot(c, 'oracle');
           let s = 0;
           for (let i = 0; i < k; i++) if (rng.next() < p) s++;

@@ -752,6 +752,10 @@ export function arms(experiment: ExperimentName): Arm[] {
         at('oracle-k4', { name: 'oracle', continuations: 0, truthSamples: 4 }, 'the root solver on p seen through 4 fresh rollouts (uncharged)', {
           predictor: { kind: 'global' },
         }),
+        // After oracle-k8's seeds 0–4 (+4.2 points over grpo G = 3): how the headroom decays with less evidence.
+        at('oracle-k2', { name: 'oracle', continuations: 0, truthSamples: 2 }, 'the root solver on p seen through 2 fresh rollouts (uncharged)', {
+          predictor: { kind: 'global' },
+        }),
       ];
     }
     case 'final-r3-world': {

@@ -752,6 +752,9 @@ export function arms(experiment: ExperimentName): Arm[] {
         at('oracle-k4', { name: 'oracle', continuations: 0, truthSamples: 4 }, 'the root solver on p seen through 4 fresh rollouts (uncharged)', {
           predictor: { kind: 'global' },
         }),
+        // After oracle-k2's seeds 0–4 (+4.5, mostly m = 2 on prompts seen mixed): grpo's own G = 2 on 96 random
+        // prompts, to tell the oracle's choice of prompts from its group size.
+        at('grpo-g2', { name: 'grpo', groupSize: 2 }, 'grpo, G = 2 on ⌊B / 2⌋ random prompts of 256', { predictor: { kind: 'global' } }),
         // After oracle-k8's seeds 0–4 (+4.2 points over grpo G = 3): how the headroom decays with less evidence.
         at('oracle-k2', { name: 'oracle', continuations: 0, truthSamples: 2 }, 'the root solver on p seen through 2 fresh rollouts (uncharged)', {
           predictor: { kind: 'global' },

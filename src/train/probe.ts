@@ -1,7 +1,7 @@
 import type { RootCandidate } from '../allocate/index.ts';
 import type { Environment } from '../env/types.ts';
 import type { Policy } from '../policy/index.ts';
-import { runStep, type EngineEvent } from '../rollout/index.ts';
+import { runStep } from '../rollout/index.ts';
 import type { EngineSettingsInput } from '../rollout/settings.ts';
 import { rewardedLeaves, type Prompt } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
@@ -21,8 +21,7 @@ export async function probeOutcomes(o: {
   rng: Rng;
   settings: EngineSettingsInput;
   signal?: AbortSignal;
-  onEvent?: (event: EngineEvent) => void;
-}): Promise<{ seen: Map<string, NonNullable<RootCandidate['seen']>>; tokens: number; cancelled: boolean }> {
+}): Promise<{ seen: Map<string, NonNullable<RootCandidate['seen']>>; tokens: number }> {
   const result = await runStep({
     prompts: o.prompts,
     env: o.env,
@@ -31,7 +30,6 @@ export async function probeOutcomes(o: {
     rootPlan: new Map(o.prompts.map((p) => [p.id, o.samples])),
     settings: o.settings,
     ...(o.signal ? { signal: o.signal } : {}),
-    ...(o.onEvent ? { onEvent: o.onEvent } : {}),
   });
   const seen = new Map<string, NonNullable<RootCandidate['seen']>>();
   for (const tree of result.trees) {
@@ -39,5 +37,5 @@ export async function probeOutcomes(o: {
     // A rollout that failed (timeout, server error) has no reward: it is no evidence either way.
     seen.set(tree.promptId, { successes: leaves.reduce((s, l) => s + l.reward!, 0), samples: leaves.length });
   }
-  return { seen, tokens: result.spend.tokens, cancelled: result.cancelled };
+  return { seen, tokens: result.spend.tokens };
 }

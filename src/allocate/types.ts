@@ -3,6 +3,12 @@ import type { Rng } from '../util/rng.ts';
 import type { GuardState, PartYield } from './guard.ts';
 
 /** A prompt in the candidate pool, as the root phase sees it. */
+/** Outcomes of one prompt's bare rollouts: how many succeeded of how many. */
+export interface Outcomes {
+  successes: number;
+  trials: number;
+}
+
 export interface RootCandidate {
   promptId: string;
   /** Predicted success probability Ṽ(prompt) (0.5 / a prior at cold start). */
@@ -13,9 +19,9 @@ export interface RootCandidate {
    * Fresh outcomes of this prompt under the current policy, drawn outside the budget this step (the
    * oracle's probe where the environment does not know p: train/probe.ts).
    */
-  seen?: { successes: number; samples: number };
+  seen?: Outcomes;
   /** Outcomes of this prompt in earlier steps (Knapsack-RL's per-prompt success-rate estimate). */
-  history?: { successes: number; trials: number };
+  history?: Outcomes;
   /**
    * Estimated chance that one bare rollout of this prompt has an intermediate prefix (≥ 2 turns), from
    * earlier steps (trace's expansion-aware root value; absent = 1).

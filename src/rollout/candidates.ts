@@ -1,4 +1,4 @@
-import type { PrefixCandidate, RootCandidate } from '../allocate/types.ts';
+import type { Outcomes, PrefixCandidate, RootCandidate } from '../allocate/types.ts';
 import type { Environment, KnowsTruth } from '../env/types.ts';
 import type { History } from '../predict/types.ts';
 import { getNode, root, turnsTo } from '../tree/index.ts';
@@ -21,7 +21,7 @@ export function rootCandidates(
   prompts: readonly Prompt[],
   env: unknown,
   scorer: Scorer,
-  history?: (promptId: string) => { successes: number; trials: number } | undefined,
+  history?: (promptId: string) => Outcomes | undefined,
 ): RootCandidate[] {
   const v = scorer(prompts.map((prompt) => ({ prompt, turns: [] })));
   return prompts.map((p, i) => {

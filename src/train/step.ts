@@ -117,7 +117,7 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
           }),
         );
   // A prompt the probe could not finish (cancelled, every rollout failed) reads as no evidence: v = ½.
-  if (probe) for (const c of candidates) c.seen = probe.seen.get(c.promptId) ?? { successes: 0, samples: 0 };
+  if (probe) for (const c of candidates) c.seen = probe.seen.get(c.promptId) ?? { successes: 0, trials: 0 };
   const adaptive = ctx.strategy.adapt?.(ctx.state.guard);
   const rollout = await timed(ctx, times, 'time_rollout_ms', 'rollouts', () =>
     runStep({

@@ -236,8 +236,8 @@ test('oracle truthSamples: k: the root solver sees p through k fresh outcomes, v
 test('oracle truthSamples: outcomes the step drew itself (seen) are read as they are, with no p needed', () => {
   // No p (the world): 'mixed' was seen 1 of 2, 'solved' 2 of 2, 'unseen' never; v = (1 + s) / (2 + n).
   const candidates: RootCandidate[] = [
-    { promptId: 'solved', v: 0.5, seen: { successes: 2, samples: 2 } },
-    { promptId: 'mixed', v: 0.5, seen: { successes: 1, samples: 2 } },
+    { promptId: 'solved', v: 0.5, seen: { successes: 2, trials: 2 } },
+    { promptId: 'mixed', v: 0.5, seen: { successes: 1, trials: 2 } },
   ];
   const oracle = createStrategy('oracle', { budget: 2, continuations: 0, min: 2, max: 2, truthSamples: 2 });
   for (let seed = 0; seed < 20; seed++)

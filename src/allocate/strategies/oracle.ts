@@ -29,7 +29,7 @@ export function oracleStrategy(o: OptionsOf<'oracle'>): Strategy {
         const rng = input.rng.fork('truth-samples');
         const draw = (c: RootCandidate): [string, number] => {
           // Outcomes the step drew from the policy itself (an environment without the truth), else k from p.
-          if (c.seen) return [c.promptId, (1 + c.seen.successes) / (2 + c.seen.samples)];
+          if (c.seen) return [c.promptId, (1 + c.seen.successes) / (2 + c.seen.trials)];
           const p = trueRoot(c, 'oracle');
           let s = 0;
           for (let i = 0; i < k; i++) if (rng.next() < p) s++;

@@ -59,14 +59,15 @@ export class ServerTokenizer implements Tokenizer {
     return this;
   }
 
+  /** Every answer is a fresh copy: callers append to the ids they get, and the cached list must not grow with them. */
   async encodeAsync(text: string): Promise<number[]> {
     const hit = this.encoded.get(text);
-    if (hit) return hit;
+    if (hit) return [...hit];
     const r = await this.post('/tokenize', { prompt: text, content: text, add_special_tokens: false, add_special: false });
     const ids = numbers(r.tokens);
     if (!ids) throw new TokenizerError(`${this.root}/tokenize: answer has no "tokens" id list`);
     this.encoded.set(text, ids);
-    return ids;
+    return [...ids];
   }
 
   async decodeAsync(ids: readonly number[]): Promise<string> {
@@ -88,7 +89,7 @@ export class ServerTokenizer implements Tokenizer {
   encode(text: string): number[] {
     const hit = this.encoded.get(text);
     if (!hit) throw new TokenizerError(`${this.name}: text was not prepared (call prepare() with it first)`);
-    return hit;
+    return [...hit];
   }
 
   decode(ids: readonly number[]): string {

@@ -9,7 +9,10 @@
 export interface Tokenizer {
   /** Written into every export's metadata so a reader knows how to decode the ids. */
   readonly name: string;
-  /** Ids of `text`, no special tokens added (special-token text such as `<|im_start|>` maps to its id). */
+  /**
+   * Ids of `text`, no special tokens added (special-token text such as `<|im_start|>` maps to its id).
+   * Always a new array the caller owns: token mode appends a rollout's turns to a prompt's ids.
+   */
   encode(text: string): number[];
   decode(ids: readonly number[]): string;
   /** Id the model expects before a prompt (llama's `<s>`); undefined when none (Qwen). */

@@ -29,13 +29,14 @@ export class Transcript {
   }
 
   /** The prompt's ids. A template writes its own BOS text (e.g. Llama 3's `bos_token`); without one the tokenizer's BOS is prepended. */
+  /** A new array on every call (the caller appends turns to it), whatever the tokenizer returns. */
   promptIds(rendered: string): number[] {
     const ids = this.tokenizer.encode(this.promptText(rendered));
-    return !this.template && this.tokenizer.bos !== undefined ? [this.tokenizer.bos, ...ids] : ids;
+    return !this.template && this.tokenizer.bos !== undefined ? [this.tokenizer.bos, ...ids] : [...ids];
   }
 
   observationIds(observation: string): number[] {
-    return observation === '' ? [] : this.tokenizer.encode(this.observationText(observation));
+    return observation === '' ? [] : [...this.tokenizer.encode(this.observationText(observation))];
   }
 
   /** Fills a server tokenizer's cache for these texts (a no-op for local tokenizers). */

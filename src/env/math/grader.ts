@@ -6,7 +6,11 @@
  * evaluates numbers and compares expressions); this file only decides which forms to compare:
  *  1. equal normalised strings;
  *  2. unordered top-level lists ("1, -2" = "-2, 1"), tuples/intervals/matrices element-wise in order;
- *  3. numbers: |a − b| ≤ 1e-6 · max(1, |a|, |b|) after exact evaluation;
+ *  3. numbers: exactly, as fractions, when both sides are rational (integers, fractions, terminating
+ *     decimals and their arithmetic): a tolerance there accepted 1000001 for 1000000 and 0 for 1/2^20;
+ *     a gold written as a decimal approximates an irrational answer (2.24 for √5) when the answer
+ *     rounds to it at the gold's places; any other irrational value is compared in floating point only
+ *     within the evaluation's own rounding ({@link REL_TOLERANCE});
  *  4. expressions with free variables: equal values at fixed sample points (x = 0.37, 1.91, −2.3…).
  * Answers are model output, so the work is bounded: brackets nested deeper than
  * {@link GRADE_LIMITS}.nesting overflowed the parser's stack, `\boxed{1000000000!}` ran the engine's
@@ -160,7 +164,34 @@ function matches(gold: string, answer: string, deadline: number): boolean {
   const gl = splitTopLevel(g);
   const al = splitTopLevel(a);
   if (gl.length > 1 || al.length > 1) return listsMatch(gl, al, deadline);
+  const gt = tupleElements(g);
+  const at = tupleElements(a);
+  if (gt && at)
+    return gt.open === at.open && gt.close === at.close && gt.items.length === at.items.length && gt.items.every((x, i) => matches(x, at.items[i]!, deadline));
+  const exact = withEngine(() => exactComparison(g, a));
+  if (exact !== undefined) return exact;
   return withEngine(() => expressionsMatch(parse(g), parse(a), deadline));
+}
+
+/**
+ * "(1, -2)", "[-2, 7)": the brackets and the top-level elements, so that each element gets the exact
+ * comparison (the engine's canonical form folds tiny values to 0 before any comparison).
+ */
+function tupleElements(s: string): { open: string; close: string; items: string[] } | undefined {
+  const open = s[0];
+  const close = s[s.length - 1];
+  if (!open || !close || !'([{'.includes(open) || !')]}'.includes(close)) return undefined;
+  const inner = s.slice(1, -1);
+  // The outer brackets must enclose the whole string ("(1)+(2)" is no tuple).
+  let depth = 0;
+  for (const c of inner) {
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    if (depth < 0) return undefined;
+  }
+  if (depth !== 0) return undefined;
+  const items = splitTopLevel(inner);
+  return items.length > 1 ? { open, close, items } : undefined;
 }
 
 /**
@@ -284,12 +315,150 @@ function expressionsMatch(g: BoxedExpression, a: BoxedExpression, deadline: numb
   });
 }
 
+/**
+ * Relative difference accepted between two values of which one is irrational (π, √3): what the
+ * evaluation's double arithmetic can lose, so 16√3 = √768 and π = 3.14159265358979, but not 3.141593.
+ */
+export const REL_TOLERANCE = 1e-10;
+
 function numbersMatch(g: BoxedExpression, a: BoxedExpression): boolean {
   const x = complexValue(g);
   const y = complexValue(a);
   if (!x || !y) return g.isEqual(a) === true;
-  const scale = Math.max(1, Math.hypot(...x), Math.hypot(...y));
-  return Math.abs(x[0] - y[0]) <= 1e-6 * scale && Math.abs(x[1] - y[1]) <= 1e-6 * scale;
+  const tol = REL_TOLERANCE * Math.max(Math.hypot(...x), Math.hypot(...y)) + Number.MIN_VALUE;
+  return Math.abs(x[0] - y[0]) <= tol && Math.abs(x[1] - y[1]) <= tol;
+}
+
+/** An exact rational n/d, d > 0, in lowest terms. */
+interface Rational {
+  n: bigint;
+  d: bigint;
+}
+
+/** Largest numerator or denominator, in bits, computed exactly (10^1000 is 3,322 bits). */
+const RATIONAL_BITS = 8192;
+
+/**
+ * The verdict when both sides are rational numbers (exact) or the gold is a decimal approximating an
+ * irrational answer; undefined when neither applies and the engine decides.
+ */
+function exactComparison(g: string, a: string): boolean | undefined {
+  const gr = exactRational(g);
+  if (!gr) return undefined;
+  const ar = exactRational(a);
+  if (ar) return gr.n === ar.n && gr.d === ar.d;
+  const places = /^-?\d*\.(\d+)$/.exec(g)?.[1]?.length;
+  if (places === undefined) return undefined;
+  const y = complexValue(parse(a));
+  if (!y || y[1] !== 0) return undefined;
+  // Rounded to the gold's places (half a unit in its last place, with the double's own slack).
+  const gold = Number(gr.n) / Number(gr.d);
+  return Math.abs(y[0] - gold) <= 0.5 * 10 ** -places * (1 + 1e-9);
+}
+
+/** The exact value of a LaTeX number built from literals by + − × ÷ and integer powers, or undefined. */
+function exactRational(latex: string): Rational | undefined {
+  // Repeating decimals arrive as a truncated literal; they are not exact.
+  if (/\\overline|\\dot/.test(latex)) return undefined;
+  if (latex.length > GRADE_LIMITS.expressionChars || nesting(latex) > GRADE_LIMITS.nesting) return undefined;
+  // The parser folds "3.7 \times 10^{-30}" into a double (here 0); a braced base keeps the power.
+  const text = latex.replace(/(\\times|\\cdot)\s*10\s*\^/g, '$1{10}^');
+  return rationalOf(ce.parse(text, { canonical: false }).json as unknown);
+}
+
+function rationalOf(e: unknown): Rational | undefined {
+  if (typeof e === 'number') return decimalRational(String(e));
+  if (typeof e === 'object' && e !== null && !Array.isArray(e) && typeof (e as { num?: unknown }).num === 'string')
+    return decimalRational((e as { num: string }).num);
+  if (!Array.isArray(e) || typeof e[0] !== 'string') return undefined;
+  const [head, ...args] = e as [string, ...unknown[]];
+  const ops: Rational[] = [];
+  for (const x of args) {
+    const r = rationalOf(x);
+    if (!r) return undefined;
+    ops.push(r);
+  }
+  const [x, y] = ops;
+  // Juxtaposition is a product ("2(3+1)"), except where it may be a mixed number or a digit run
+  // ("2\frac12", "2 3"): those are left to the engine.
+  const literal = (v: unknown) => typeof v === 'number' || (typeof v === 'object' && v !== null && !Array.isArray(v));
+  if (head === 'InvisibleOperator' && args.some((v, i) => i > 0 && literal(args[i - 1]) && (literal(v) || (Array.isArray(v) && v[0] === 'Divide'))))
+    return undefined;
+  switch (head) {
+    case 'Delimiter':
+      return ops.length === 1 ? x : undefined;
+    case 'Negate':
+      return ops.length === 1 ? { n: -x!.n, d: x!.d } : undefined;
+    case 'Add':
+      return ops.reduce<Rational | undefined>((s, r) => s && reduced(s.n * r.d + r.n * s.d, s.d * r.d), { n: 0n, d: 1n });
+    case 'Subtract':
+      return ops.length === 2 ? reduced(x!.n * y!.d - y!.n * x!.d, x!.d * y!.d) : undefined;
+    case 'Multiply':
+    case 'InvisibleOperator':
+      return ops.reduce<Rational | undefined>((s, r) => s && reduced(s.n * r.n, s.d * r.d), { n: 1n, d: 1n });
+    case 'Divide':
+    case 'Rational':
+      return ops.length === 2 && y!.n !== 0n ? reduced(x!.n * y!.d, x!.d * y!.n) : undefined;
+    case 'Power':
+      return ops.length === 2 ? power(x!, y!) : undefined;
+    case 'Sqrt':
+      return ops.length === 1 ? rationalSqrt(x!) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** "12.5", "-3", "1.5e-7" as an exact fraction; undefined for anything else ("Infinity", "NaN"). */
+function decimalRational(s: string): Rational | undefined {
+  const m = /^(-?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?$/i.exec(s.trim());
+  if (!m || (m[2] === '' && !m[3])) return undefined;
+  const exp = Number(m[4] ?? 0) - (m[3]?.length ?? 0);
+  if (Math.abs(exp) * 3.33 > RATIONAL_BITS) return undefined;
+  const digits = BigInt(`${m[2] || '0'}${m[3] ?? ''}`) * (m[1] === '-' ? -1n : 1n);
+  return exp >= 0 ? reduced(digits * 10n ** BigInt(exp), 1n) : reduced(digits, 10n ** BigInt(-exp));
+}
+
+/** x^y for an integer y, when the result stays within {@link RATIONAL_BITS}; sized before computing. */
+function power(x: Rational, y: Rational): Rational | undefined {
+  if (y.d !== 1n) return undefined;
+  const k = y.n < 0n ? -y.n : y.n;
+  const bits = BigInt(Math.max(bitLength(x.n), bitLength(x.d)));
+  if (bits * k > BigInt(RATIONAL_BITS)) return undefined;
+  if (y.n < 0n && x.n === 0n) return undefined;
+  const [n, d] = y.n < 0n ? [x.d, x.n] : [x.n, x.d];
+  return reduced(n ** k, d ** k);
+}
+
+/** √(n/d) when n and d are perfect squares, else undefined (irrational). */
+function rationalSqrt(x: Rational): Rational | undefined {
+  if (x.n < 0n) return undefined;
+  const n = isqrt(x.n);
+  const d = isqrt(x.d);
+  return n * n === x.n && d * d === x.d ? { n, d } : undefined;
+}
+
+function isqrt(v: bigint): bigint {
+  if (v < 2n) return v;
+  let x = BigInt(Math.floor(Math.sqrt(Number(v))));
+  while (x * x > v) x--;
+  while ((x + 1n) * (x + 1n) <= v) x++;
+  return x;
+}
+
+const bitLength = (v: bigint) => (v < 0n ? -v : v).toString(2).length;
+
+/** n/d in lowest terms with d > 0; undefined past {@link RATIONAL_BITS}. */
+function reduced(n: bigint, d: bigint): Rational | undefined {
+  if (d === 0n) return undefined;
+  if (d < 0n) [n, d] = [-n, -d];
+  const g = gcd(n < 0n ? -n : n, d);
+  const r = { n: n / g, d: d / g };
+  return bitLength(r.n) > RATIONAL_BITS || bitLength(r.d) > RATIONAL_BITS ? undefined : r;
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a === 0n ? 1n : a;
 }
 
 /** [re, im] of a numeric expression, or undefined when it does not evaluate to a finite number. */

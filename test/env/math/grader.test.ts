@@ -199,6 +199,60 @@ describe('math grader', () => {
   });
 });
 
+/**
+ * Numbers compare exactly where both sides are rational: a relative tolerance accepted 1000001 for
+ * 1000000, 192000150 for a GSM8K gold of 192000000, and 0 for 1/2^20; the engine's canonical form
+ * folded 1/2^80 and 3.7 × 10^-30 to 0.
+ */
+const EXACT: Array<[string, string, boolean]> = [
+  ['1000000', '1000001', false],
+  ['192000000', '192000150', false],
+  ['192,000,000', '192000000.0', true],
+  ['0', '\\frac{1}{2^{20}}', false],
+  ['\\frac{1}{2^{20}}', '0', false],
+  ['\\frac{1}{2^{20}}', '\\frac{1}{1048576}', true],
+  ['0', '\\frac{1}{2^{80}}', false],
+  ['0', '3.7\\times10^{-30}', false],
+  ['3.7\\times 10^{-30}', '37 \\cdot 10^{-31}', true],
+  ['12345678901234567890123', '12345678901234567890124', false],
+  ['12345678901234567890123', '12345678901234567890123.0', true],
+  ['(0, 1)', '(\\frac{1}{2^{80}}, 1)', false],
+  ['(0, 1)', '(0.0, \\frac{2}{2})', true],
+  ['\\frac{1}{3}', '0.3333333333', false],
+  ['0.5', '\\frac{27}{50}', false],
+  ['\\frac{9}{4}', '\\sqrt{\\frac{81}{16}}', true],
+  ['-256', '-(2^8)', true],
+  ['10^{100}', '10^{100}+1', false],
+  // Irrational values: only the double's own rounding is forgiven.
+  ['\\pi', '3.141593', false],
+  ['\\sqrt{2}', '1.41421356', false],
+  ['16\\sqrt{3}', '\\sqrt{768}', true],
+  // A decimal gold approximates an irrational answer: equal when it rounds to the gold's places.
+  ['2.24', '\\sqrt{5}', true],
+  ['2.24', '\\sqrt{6}', false],
+  ['3.14', '\\pi', true],
+  ['3.14', '3.14159', false],
+];
+
+describe('math grader: exact numbers', () => {
+  test('integers and rationals compare exactly; a tolerance only where a decimal gold approximates an irrational answer', () => {
+    const wrong = EXACT.filter(([g, a, want]) => answersMatch(g, a) !== want);
+    assert.deepEqual(wrong, [], `mis-graded: ${JSON.stringify(wrong)}`);
+  });
+
+  test('GSM8K golds: an answer one part in a million off is wrong, at any size', () => {
+    let checked = 0;
+    for (const g of gsm8k) {
+      const n = Number(g.replace(/,/g, ''));
+      if (n < 1000) continue;
+      const near = String(n + Math.max(1, Math.round(n * 1e-6)));
+      assert.equal(gradeResponse(`\\boxed{${near}}`, [g]).correct, false, `${g} vs ${near}`);
+      checked++;
+    }
+    assert.ok(checked >= 100, `${checked} golds`);
+  });
+});
+
 // The time bounds below catch a hang or a super-linear blow-up (an unbounded factorial, a quadratic list
 // match), not a speed: they are 3–10× the old bounds, so a loaded CI machine does not fail them.
 describe('math grader: bounded time, no crash (issue 31)', () => {

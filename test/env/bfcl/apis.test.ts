@@ -117,6 +117,58 @@ test('MathAPI power: a float result out of range raises OverflowError as Python 
   assert.deepEqual(m.run(['multiply(a=1e200, b=1e200)']), ['{"result": Infinity}']);
 });
 
+test("MathAPI arithmetic is sized before it is computed: past Python's 4300-digit int limit the answer is its error, at once", () => {
+  const m = session(['MathAPI']);
+  const limit = 'Error during execution: Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit';
+  const big300 = '7'.repeat(300);
+  const hexHuge = `0x${'f'.repeat(200_000)}`;
+  const t = performance.now();
+  assert.deepEqual(
+    m.run([
+      // 300 digits to the 100,000th: 30 million digits, 49 s before; 2,000 digits ran past 300 s.
+      `power(base=${big300}, exponent=100000)`,
+      `power(base=${'9'.repeat(2000)}, exponent=100000)`,
+      `power(base=-${big300}, exponent=${'9'.repeat(30)})`,
+      'power(base=2, exponent=100000000000)',
+      // A hexadecimal literal has no digit limit in Python; its product still cannot be shown.
+      `multiply(a=${hexHuge}, b=${hexHuge})`,
+      `add(a=${hexHuge}, b=1)`,
+      `sum_values(numbers=[${hexHuge}, 1])`,
+    ]),
+    [limit, limit, limit, limit, limit, limit, limit],
+  );
+  assert.ok(performance.now() - t < 3000, `${performance.now() - t} ms`);
+  // At the limit exactly: 10**4299 has 4300 digits and is shown; 10**4300 has 4301 and is not.
+  const [at, past] = m.run(['power(base=10, exponent=4299)', 'power(base=10, exponent=4300)']);
+  assert.equal(at, `{"result": 1${'0'.repeat(4299)}}`);
+  assert.equal(past, limit);
+  assert.equal(m.run(['power(base=2, exponent=14284)'])[0], `{"result": ${(2n ** 14284n).toString()}}`);
+  assert.equal(m.run(['power(base=2, exponent=14286)'])[0], limit);
+  // Ordinary powers are unchanged: exact ints, negative exponents as floats, trivial bases.
+  assert.deepEqual(
+    m.run([
+      'power(base=3, exponent=40)',
+      'power(base=2, exponent=-2)',
+      `power(base=1, exponent=${'9'.repeat(40)})`,
+      `power(base=-1, exponent=${'9'.repeat(40)})`,
+    ]),
+    ['{"result": 12157665459056928801}', '{"result": 0.25}', '{"result": 1}', '{"result": -1}'],
+  );
+  // A decimal literal past the limit is refused when the call is read, as Python's compiler does.
+  assert.match(m.run([`add(a=${'1'.repeat(4301)}, b=1)`])[0]!, /^Error during execution: .*Exceeds the limit \(4300 digits\).*value has 4301 digits/);
+});
+
+test('MathAPI mean of ints beyond a double: correctly rounded, or OverflowError past its range (never NaN)', () => {
+  const m = session(['MathAPI']);
+  const e400 = `1${'0'.repeat(400)}`;
+  assert.deepEqual(m.run([`mean(numbers=[${e400}, ${e400}])`, `mean(numbers=[${'9'.repeat(20)}, 1])`, `divide(a=1, b=${e400})`]), [
+    'Error during execution: integer division result too large for a float',
+    '{"result": 5e+19}',
+    '{"result": 0.0}',
+  ]);
+  assert.equal(m.run([`divide(a=${'3'.repeat(30)}, b=${'1'.repeat(30)})`])[0], '{"result": 3.0}');
+});
+
 test('MessageAPI: login, send (seeded ids), view', () => {
   const m = session(['MessageAPI'], '{"MessageAPI": {}}');
   assert.deepEqual(

@@ -2,7 +2,39 @@
  * Python's text forms of values, as BFCL's harness shows them to the model:
  * repr()/str() and json.dumps() with its defaults (separators ", " and ": ", ensure_ascii=True).
  */
-import { isPyObject, PySet, PyTuple, type PyValue } from './value.ts';
+import { isPyObject, PyError, PySet, PyTuple, type PyValue } from './value.ts';
+
+/**
+ * Python's int ↔ decimal text limit (`sys.get_int_max_str_digits()`, 4300 since 3.11): an int with
+ * more digits cannot be shown, so BFCL's harness answers with this error instead of the number.
+ */
+export const INT_MAX_STR_DIGITS = 4300;
+
+export const intTooLongMessage = `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit`;
+
+export const LOG10_2 = Math.log10(2);
+
+/** Decimal digits of |v|, at most one too many, from its bit length (no decimal conversion). */
+export function decimalDigitsUpperBound(v: bigint): number {
+  const bits = bitLength(v);
+  return Math.floor(bits * LOG10_2) + 1;
+}
+
+/** Bits of |v| (0 for 0), in time linear in its size. */
+export function bitLength(v: bigint): number {
+  if (v < 0n) v = -v;
+  if (v === 0n) return 0;
+  const hex = v.toString(16);
+  return (hex.length - 1) * 4 + parseInt(hex[0]!, 16).toString(2).length;
+}
+
+/** str(int), refusing past {@link INT_MAX_STR_DIGITS} digits before converting, as Python does. */
+export function intText(v: bigint): string {
+  if (decimalDigitsUpperBound(v) > INT_MAX_STR_DIGITS + 1) throw new PyError('ValueError', intTooLongMessage);
+  const text = v.toString();
+  if (text.length - (v < 0n ? 1 : 0) > INT_MAX_STR_DIGITS) throw new PyError('ValueError', intTooLongMessage);
+  return text;
+}
 
 /** repr(float): the shortest digits that round-trip, fixed notation for 1e-4 ≤ |x| < 1e16. */
 export function floatRepr(x: number): string {
@@ -87,7 +119,7 @@ const hex = (n: number, width: number): string => n.toString(16).padStart(width,
 export function pyRepr(v: PyValue): string {
   if (v === null) return 'None';
   if (typeof v === 'boolean') return v ? 'True' : 'False';
-  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'bigint') return intText(v);
   if (typeof v === 'number') return floatRepr(v);
   if (typeof v === 'string') return strRepr(v);
   if (Array.isArray(v)) return `[${v.map(pyRepr).join(', ')}]`;
@@ -110,7 +142,7 @@ export class NotSerializable extends Error {}
 export function jsonDumps(v: PyValue): string {
   if (v === null) return 'null';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'bigint') return intText(v);
   if (typeof v === 'number') {
     if (Number.isNaN(v)) return 'NaN';
     if (!Number.isFinite(v)) return v > 0 ? 'Infinity' : '-Infinity';

@@ -5,6 +5,7 @@
  * operator other than a sign) is a syntax error.
  */
 import { dictKey, PyTuple, type PyDict, type PyValue } from './value.ts';
+import { INT_MAX_STR_DIGITS } from './format.ts';
 
 export class LiteralSyntaxError extends Error {
   constructor(
@@ -86,6 +87,13 @@ function readNumber(text: string, at: number): bigint | number {
   if (/^0[xXoObB]/.test(t)) return BigInt(t.toLowerCase());
   if (/[.eE]/.test(t)) return Number(t);
   if (/^0\d/.test(t) && /[1-9]/.test(t)) throw new LiteralSyntaxError('leading zeros in a decimal integer', at);
+  // Python's compiler refuses a decimal int literal past the int/text digit limit (and converting a
+  // longer one here would be the unbounded work that limit exists to prevent).
+  if (t.length > INT_MAX_STR_DIGITS)
+    throw new LiteralSyntaxError(
+      `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion: value has ${t.length} digits; use sys.set_int_max_str_digits() to increase the limit - Consider hexadecimal for huge integer literals to avoid decimal conversion limits.`,
+      at,
+    );
   return BigInt(t);
 }
 

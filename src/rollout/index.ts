@@ -6,6 +6,7 @@
  */
 export { runStep } from './engine.ts';
 export { EngineError, type StepOptions, type StepResult, type Allocator, type StrategyRoots, type FixedRoots, type StepTape } from './step-options.ts';
+export { BudgetTooSmall } from './step-budget.ts';
 export { engineSettings, engineSettingsSchema, type EngineSettings, type EngineSettingsInput } from './settings.ts';
 export { emptyProgress, type EngineEvent, type Progress } from './events.ts';
 export { meanBareCost, priorRootCost, prefixCandidates, rootCandidates, knowsTruth, type Price, type Scorer } from './candidates.ts';

@@ -3,6 +3,27 @@ import type { RolloutTree } from '../tree/index.ts';
 import { meanBareCost, ownTurns, priorRootCost, suffixCost, type Price } from './candidates.ts';
 import { EngineError, type Allocator } from './step-options.ts';
 import type { EngineSettings } from './settings.ts';
+import { UserError } from '../util/user-error.ts';
+
+/**
+ * A step whose budget cannot pay for one trajectory: it would run nothing and train on nothing while
+ * looking finished, so the step refuses before it starts, naming the budget and the smallest that
+ * admits one trajectory.
+ */
+export class BudgetTooSmall extends UserError {
+  override name = 'BudgetTooSmall';
+  constructor(
+    readonly budget: number,
+    readonly unit: BudgetUnit,
+    readonly smallest: number,
+    why: string,
+  ) {
+    super(
+      `a budget of ${budget} ${unit} admits no trajectory (${why})` +
+        (Number.isFinite(smallest) ? `; the smallest budget that admits one is ${smallest} ${unit}` : '; no budget up to a few thousand trajectories does'),
+    );
+  }
+}
 
 /**
  * A step's budget as the engine plans with it: the ledger (capped at the strategy's cap in its unit,
@@ -50,6 +71,23 @@ export class StepBudget {
   barePrice(trees: readonly RolloutTree[]): number {
     if (!this.price) return 1;
     return Math.max(1, Math.round(meanBareCost(trees, this.price.unit) ?? this.price.root));
+  }
+
+  /**
+   * The step's cap in its unit that gives a planner `trajectories` bare rollouts to plan with (the
+   * inverse of what `planRoots` hands it), and why a smaller one gives it fewer.
+   */
+  capFor(trajectories: number): number {
+    const reserve = this.unit === 'tokens' ? this.settings.maxTokensPerTurn : 0;
+    return trajectories * (this.price?.root ?? 1) + reserve;
+  }
+
+  /** Why the cap pays for `trajectories` bare rollouts: the price and what is held back. */
+  pricing(trajectories: number): string {
+    if (!this.price) return `${trajectories} trajector${trajectories === 1 ? 'y' : 'ies'} to plan with`;
+    const reserve =
+      this.unit === 'tokens' ? ` after the last ${this.settings.maxTokensPerTurn} (engine.maxTokensPerTurn) held back for the call in flight` : '';
+    return `${trajectories} trajector${trajectories === 1 ? 'y' : 'ies'} to plan with at ${this.price.root} ${this.unit} each${reserve}`;
   }
 
   /** What a planner's total counts: trajectories, or their cost in turns or tokens. */

@@ -8,11 +8,15 @@ import { failureCauses, summariseFailures, type FailureSummary } from '../rollou
 import { writeFileAtomic } from '../store/atomic-write.ts';
 import { parseTrainConfig, train, type LoopEvent, type TrainConfig } from '../train/index.ts';
 import { weightsReadyFile, WeightsWaitAborted, type WeightsGate } from './weights-gate.ts';
+import type { AtroposClient, AtroposPush } from './atropos-client.ts';
+import { atroposGroups, type AtroposLayout } from './atropos-groups.ts';
 
 export type RolloutServiceEvent =
   | LoopEvent
   | { kind: 'batch'; step: number; file: string; rows: number; leaves: number; status: BatchMeta['status']; failures: FailureSummary; warning?: string }
   | { kind: 'waiting'; step: number; file: string; url?: string }
+  | ({ kind: 'atropos'; step: number; url: string } & AtroposPush)
+  | { kind: 'taken'; step: number; outstanding: number }
   | { kind: 'weights'; step: number };
 
 export interface RolloutServiceOptions {
@@ -29,8 +33,14 @@ export interface RolloutServiceOptions {
   template?: ChatTemplate;
   /** Checks server ids against `tokenizer` (default true). */
   checkServerIds?: boolean;
-  /** Where the trainer's "weights updated" signal arrives. */
-  gate: WeightsGate;
+  /** Where the trainer's "weights updated" signal arrives (required unless `atropos` is given). */
+  gate?: WeightsGate;
+  /**
+   * Push every step's groups to an Atropos trajectory API as well as writing its batch file. The
+   * trainer there loads its own new weights, so between steps the service waits until the trainer
+   * has taken the queued sequences (AtroposClient.waitUntilTaken) instead of waiting at `gate`.
+   */
+  atropos?: { client: AtroposClient; layout: AtroposLayout };
   /** The policy's servers, named when a step fails (default: an OpenAIPolicy's base URLs). */
   servers?: readonly string[];
   clock: () => number;
@@ -86,6 +96,16 @@ export function batchFile(out: string, step: number, format: ExportFormat): stri
 export async function runRolloutService(options: RolloutServiceOptions): Promise<RolloutServiceResult> {
   const config = parseTrainConfig(options.config);
   const format = options.format ?? 'verl';
+  const { gate, atropos } = options;
+  if (!gate && !atropos) throw new RangeError('runRolloutService: give a weights gate, or an Atropos client');
+  if (atropos && !atropos.client.registered) {
+    try {
+      await atropos.client.register(options.signal);
+    } catch (e) {
+      if (options.signal?.aborted) return { config, batches: [], status: 'stopped' };
+      throw e;
+    }
+  }
   const batches: string[] = [];
   const emit = (e: RolloutServiceEvent) => options.onEvent?.(e);
   const servers = options.servers ?? (options.policy instanceof OpenAIPolicy ? options.policy.router.urls : []);
@@ -128,10 +148,30 @@ export async function runRolloutService(options: RolloutServiceOptions): Promise
           failures,
           ...(warning ? { warning } : {}),
         });
+        if (atropos) {
+          let pushed: AtroposPush;
+          try {
+            pushed = await atropos.client.push(atroposGroups(batch.rows, atropos.layout), options.signal);
+          } catch (e) {
+            if (options.signal?.aborted) return 'stopped';
+            throw e;
+          }
+          emit({ kind: 'atropos', step, url: atropos.client.url, ...pushed });
+        }
         if (last) return 'continue';
-        emit({ kind: 'waiting', step, file: weightsReadyFile(options.gate.dir, step), ...(options.gate.url ? { url: `${options.gate.url}/weights` } : {}) });
+        if (atropos) {
+          try {
+            const { outstanding } = await atropos.client.waitUntilTaken(options.signal);
+            emit({ kind: 'taken', step, outstanding });
+            return 'continue';
+          } catch (e) {
+            if (options.signal?.aborted) return 'stopped';
+            throw e;
+          }
+        }
+        emit({ kind: 'waiting', step, file: weightsReadyFile(gate!.dir, step), ...(gate!.url ? { url: `${gate!.url}/weights` } : {}) });
         try {
-          await options.gate.wait(step, options.signal);
+          await gate!.wait(step, options.signal);
         } catch (e) {
           if (e instanceof WeightsWaitAborted) return 'stopped';
           throw e;

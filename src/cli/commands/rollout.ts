@@ -2,7 +2,16 @@ import type { Command } from 'commander';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EXPORT_FORMATS, isExportFormat } from '../../export/index.ts';
-import { RolloutStepFailed, runRolloutService, WeightsGate, type RolloutServiceEvent } from '../../service/index.ts';
+import {
+  ATROPOS_LAYOUTS,
+  AtroposClient,
+  AtroposError,
+  isAtroposLayout,
+  RolloutStepFailed,
+  runRolloutService,
+  WeightsGate,
+  type RolloutServiceEvent,
+} from '../../service/index.ts';
 import { buildPolicy, type PolicySettings } from '../../policy/registry.ts';
 import { resolveApiKey } from '../../policy/openai/api-key.ts';
 import { failureCauses } from '../../rollout/index.ts';
@@ -49,6 +58,15 @@ export function register(program: Command): void {
       '--reload-url <url>',
       'with --listen: a /weights body\'s "model" (new GGUF) is sent to this trace-rl serve --allow-reload (POST <url>/reload) before the next step',
     )
+    .option(
+      '--atropos <url>',
+      'also push every step to this Atropos trajectory API (verl-recipe atropos trainer; docs/atropos.md); waits there for the trainer instead of --listen',
+    )
+    .option('--atropos-layout <layout>', `how rows become Atropos groups: ${ATROPOS_LAYOUTS.join(' or ')} (docs/atropos.md)`, 'turns')
+    .option(
+      '--atropos-api-key-file <file>',
+      'a file whose first line is the Atropos API\u2019s key, for an API behind an authenticating proxy (else TRACE_RL_ATROPOS_API_KEY; never stored)',
+    )
     .option('--quiet', 'no progress on stderr (failures are still reported)');
   addTokenizerOptions(cmd);
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
@@ -71,6 +89,7 @@ export function register(program: Command): void {
     if (opts.listen !== undefined) {
       port = parsePort('--listen', opts.listen);
     }
+    const atropos = atroposFromOptions(opts);
     // Ids go straight to the model in token mode: the byte tokenizer's would be wrong for any real model.
     if (opts.mode === 'tokens' && opts.tokenizer === 'bytes')
       throw new UsageError('--mode tokens sends token ids to the model: give its tokenizer with --tokenizer hf:DIR, qwen3 or server');
@@ -94,18 +113,19 @@ export function register(program: Command): void {
           if (!res.ok) throw new Error(`${reloadUrl}/reload answered HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
         }
       : undefined;
-    const gate = new WeightsGate({ dir: out, port, ...(reload ? { reload } : {}) });
+    // With an Atropos API the trainer loads its own weights: the service waits on the API, not at a gate.
+    const gate = atropos ? undefined : new WeightsGate({ dir: out, port, ...(reload ? { reload } : {}) });
     const interrupt = interruptible('the batches written so far are kept; start a new run with another --out to continue (Ctrl-C again to quit at once)');
     const progress = opts.quiet
       ? undefined
       : progressReporter({ steps: config.steps, label: 'trace-rl rollout', now: () => performance.now(), linesEveryMs: 5000 });
     if (!opts.quiet)
       process.stderr.write(
-        `trace-rl rollout: ${config.steps} step(s) of ${config.strategy.budget} trajectories from ${settings.baseUrls.join(', ')} (${settings.model}); batches in ${path.join(out, 'batches')}\n`,
+        `trace-rl rollout: ${config.steps} step(s) of ${config.strategy.budget} trajectories from ${settings.baseUrls.join(', ')} (${settings.model}); batches in ${path.join(out, 'batches')}${atropos ? `; groups (${atropos.layout}) to ${atropos.client.url}` : ''}\n`,
       );
     const output = serviceOutput(Boolean(opts.quiet), progress);
     try {
-      await gate.start();
+      await gate?.start();
       const result = await runRolloutService({
         out,
         config,
@@ -114,7 +134,8 @@ export function register(program: Command): void {
         tokenizer: transcript.tokenizer,
         template: transcript.template,
         checkServerIds: opts.checkServerIds !== false,
-        gate,
+        ...(gate ? { gate } : {}),
+        ...(atropos ? { atropos } : {}),
         servers: settings.baseUrls,
         clock: () => performance.now(),
         wallClock: () => Date.now(),
@@ -126,11 +147,13 @@ export function register(program: Command): void {
       if (result.status === 'stopped') process.exitCode = 130;
     } catch (e) {
       progress?.stop();
-      if (!(e instanceof RolloutStepFailed)) throw asUsage(e);
-      reportStepFailed(e, output.written(), out);
+      if (e instanceof AtroposError) reportAtroposFailed(e, output.written(), out);
+      else if (!(e instanceof RolloutStepFailed)) throw asUsage(e);
+      else reportStepFailed(e, output.written(), out);
     } finally {
       interrupt.done();
-      await gate.close();
+      await gate?.close();
+      await atropos?.client.disconnect();
     }
   });
 }
@@ -155,9 +178,57 @@ function serviceOutput(quiet: boolean, progress: ReturnType<typeof progressRepor
         if (!quiet) process.stderr.write(`trace-rl rollout: step ${e.step}: batch ${e.file}: ${e.rows} rows, ${e.status}\n`);
       } else if (e.kind === 'waiting') writeJson({ event: 'waiting', step: e.step, file: e.file, ...(e.url ? { url: e.url } : {}) });
       else if (e.kind === 'weights') writeJson({ event: 'weights', step: e.step });
+      else if (e.kind === 'atropos') {
+        writeJson({ event: 'atropos', step: e.step, url: e.url, groups: e.groups, sequences: e.sequences });
+        if (e.overLength > 0)
+          process.stderr.write(
+            `trace-rl rollout: step ${e.step}: ${e.overLength} of ${e.sequences} sequences are longer than the trainer's max_token_len (it truncates or drops them): raise data.max_prompt_length / max_response_length there, or lower engine.maxTurns / maxTokensPerTurn here\n`,
+          );
+        if (!quiet) process.stderr.write(`trace-rl rollout: step ${e.step}: ${e.groups} groups, ${e.sequences} sequences pushed to ${e.url}\n`);
+      } else if (e.kind === 'taken') writeJson({ event: 'taken', step: e.step, outstanding: e.outstanding });
       else progress?.onEvent(e);
     },
   };
+}
+
+/**
+ * `--atropos URL [--atropos-layout L] [--atropos-api-key-file F]` → the client and layout, or none.
+ * The key follows the servers' key rules (a file's first line, else a variable; never a flag value)
+ * with a variable of its own: the inference servers' key is not sent to another service.
+ */
+function atroposFromOptions(opts: Record<string, unknown>) {
+  const layout = String(opts.atroposLayout);
+  if (opts.atropos === undefined) {
+    if (opts.atroposApiKeyFile !== undefined || layout !== 'turns') throw new UsageError('--atropos-layout and --atropos-api-key-file need --atropos URL');
+    return undefined;
+  }
+  if (opts.listen !== undefined || opts.reloadUrl !== undefined)
+    throw new UsageError('--atropos replaces --listen and --reload-url: the Atropos trainer loads its own weights, and the service waits on the API');
+  if (!isAtroposLayout(layout)) throw new UsageError(`--atropos-layout ${layout}: choose one of ${ATROPOS_LAYOUTS.join(', ')}`);
+  let url: URL;
+  try {
+    url = new URL(String(opts.atropos));
+  } catch {
+    throw new UsageError(`--atropos ${String(opts.atropos)}: not a URL; give the trajectory API's address, e.g. http://localhost:8000`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--atropos ${String(opts.atropos)}: use an http:// or https:// URL`);
+  const file = opts.atroposApiKeyFile === undefined ? undefined : path.resolve(String(opts.atroposApiKeyFile));
+  const apiKey = resolveApiKey({ file, env: process.env, variables: ['TRACE_RL_ATROPOS_API_KEY'], setting: '--atropos-api-key-file' })?.key;
+  const client = new AtroposClient({
+    url: url.toString(),
+    ...(apiKey ? { apiKey } : {}),
+    onWait: (message) => process.stderr.write(`trace-rl rollout: ${message}\n`),
+  });
+  return { client, layout };
+}
+
+/** The Atropos API refused or was unreachable after the retries: `done` with status failed, one stderr line, exit 1. */
+function reportAtroposFailed(e: AtroposError, written: number, out: string): void {
+  writeJson({ event: 'done', status: 'failed', batches: written, out, error: e.message });
+  process.stderr.write(
+    `trace-rl rollout: the Atropos API failed: ${e.message}; the ${written} batch file(s) in ${path.join(out, 'batches')} are kept (check --atropos and that the trainer's API is up)\n`,
+  );
+  process.exitCode = 1;
 }
 
 /** Every trajectory of a step failed: `done` with status failed for the trainer, one line (exit 1) for the person. */

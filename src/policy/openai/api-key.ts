@@ -18,20 +18,28 @@ export class ApiKeyError extends UserError {
 const MAX_KEY_FILE_BYTES = 64 * 1024;
 
 /** The key and where it came from (a variable's name or the file's path, never the key), or none. */
-export function resolveApiKey(options: { file?: string; env: Readonly<Record<string, string | undefined>> }): { key: string; source: string } | undefined {
+export function resolveApiKey(options: {
+  file?: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Variables to read, first found wins (default API_KEY_VARIABLES); another service's key has its own. */
+  variables?: readonly string[];
+  /** The setting or flag that named the file, for messages (default policy.apiKeyFile). */
+  setting?: string;
+}): { key: string; source: string } | undefined {
+  const setting = options.setting ?? 'policy.apiKeyFile';
   if (options.file !== undefined) {
     let text: string;
     try {
       text = readTextFile(options.file, { maxFileBytes: MAX_KEY_FILE_BYTES });
     } catch (e) {
-      if (e instanceof InputFileError) throw new ApiKeyError(`policy.apiKeyFile: ${e.message}`);
+      if (e instanceof InputFileError) throw new ApiKeyError(`${setting}: ${e.message}`);
       throw e;
     }
     const key = text.split(/\r?\n/)[0]!.trim();
-    if (key === '') throw new ApiKeyError(`policy.apiKeyFile ${options.file}: the first line is empty; write the API key on it`);
+    if (key === '') throw new ApiKeyError(`${setting} ${options.file}: the first line is empty; write the API key on it`);
     return { key, source: options.file };
   }
-  for (const name of API_KEY_VARIABLES) {
+  for (const name of options.variables ?? API_KEY_VARIABLES) {
     const key = options.env[name]?.trim();
     if (key) return { key, source: name };
   }

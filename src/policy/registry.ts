@@ -16,6 +16,8 @@ import { PolicyConfigError, policyKind, type PolicyBuildContext, type PolicyKind
 import { OpenAIPolicy } from './openai/index.ts';
 import { resolveApiKey } from './openai/api-key.ts';
 import { SimulatorTabularPolicy } from './simulator-tabular.ts';
+import { TINKER_API_KEY_VARIABLES, tinkerSettings, TinkerPolicy } from './tinker/index.ts';
+import { loadTranscript } from '../tokens/index.ts';
 import type { Policy, TrainablePolicy } from './types.ts';
 
 export { PolicyConfigError, type PolicyBuildContext } from './kind.ts';
@@ -152,6 +154,29 @@ const BUILT_IN = [
     },
     spec: (s) => ({ kind: 'openai', model: s.model, mode: s.mode }),
     describe: (s) => `${s.model} on ${s.baseUrls.length} OpenAI-compatible server(s) (${s.mode})`,
+  }),
+  policyKind('tinker', tinkerSettings, {
+    trainable: true,
+    async build(settings, { environment }) {
+      const env = environment ?? process.env;
+      // Only trace-rl's own variable and the SDK's: an OpenAI key is never sent to a training server.
+      const key = resolveApiKey({ file: settings.apiKeyFile, env: { TRACE_RL_API_KEY: env.TRACE_RL_API_KEY ?? env[TINKER_API_KEY_VARIABLES[0]] } });
+      // The tokenizer endpoint of `server` is the engine's own (trace-rl serve has /tokenize beside the Tinker API).
+      const transcript = await loadTranscript(settings.tokenizer, { serverURL: settings.baseUrl, ...(key ? { apiKey: key.key } : {}) });
+      return new TinkerPolicy({
+        baseURL: settings.baseUrl,
+        baseModel: settings.model,
+        loraRank: settings.loraRank,
+        transcript,
+        prompt: settings.prompt,
+        temperature: settings.temperature,
+        maxTokensPerTurn: settings.maxTokensPerTurn,
+        stop: settings.stop,
+        adam: settings.adam,
+        ...(key ? { apiKey: key.key } : {}),
+      });
+    },
+    describe: (s) => `${s.model} trained through the Tinker API at ${s.baseUrl} (LoRA rank ${s.loraRank})`,
   }),
   policyKind('simulator-tabular', simulatorTabular, {
     trainable: true,

@@ -15,6 +15,7 @@ import { LlamaText, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper }
 import { z } from 'zod';
 import { createServerApp, HttpError, listen, readJson, tooLarge, type ListenOptions, type RunningServer } from '../http/index.ts';
 import { ContextOverflowError, type LlamaEngine } from './llama-engine.ts';
+import { addTinkerRoutes, type TinkerBackendOptions } from './tinker-routes.ts';
 
 export type { RunningServer };
 
@@ -67,6 +68,8 @@ export interface OpenAIServerOptions {
   reload?: (file: string) => Promise<LlamaEngine>;
   /** Request limits (docs/reliability.md); unset fields take their defaults. */
   limits?: Partial<OpenAIServerLimits>;
+  /** Also serve the Tinker training API on these weights (`trace-rl serve --tinker`; tinker-routes.ts). */
+  tinker?: TinkerBackendOptions;
 }
 
 /** What one request may ask of the server; the CLI flags set them. */
@@ -359,6 +362,17 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
   app.get('/v1/models', (c) => c.json({ object: 'list', data: [{ id: options.modelName, object: 'model', created: 0, owned_by: 'trace-rl' }] }));
   app.post('/v1/completions', completionsRoute(served));
   app.post('/v1/chat/completions', chatRoute(served));
+  if (options.tinker)
+    addTinkerRoutes(
+      app,
+      {
+        modelName: options.modelName,
+        sample: (prompt, body, signal) => served.complete(prompt, body, signal),
+        checkTokens: (ids) => served.checkTokens(ids),
+        swap: (load) => served.reload(load, ''),
+      },
+      options.tinker,
+    );
   return app;
 }
 

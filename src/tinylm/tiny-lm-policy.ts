@@ -178,38 +178,14 @@ export class TinyLmPolicy implements TrainablePolicy {
 
   /** Snapshot: a JSON header line, the model GGUF, then Adam's m and v as GGUFs. */
   save(): Uint8Array {
-    const opt = this.trainer.optimizerState();
-    const weights = modelToGguf({ ...this.model, weights: this.trainer.weights() });
-    const m = modelToGguf({ ...this.model, weights: opt.m });
-    const v = modelToGguf({ ...this.model, weights: opt.v });
-    const header = new TextEncoder().encode(JSON.stringify({ format: MAGIC, t: opt.t, sizes: [weights.length, m.length, v.length] }) + '\n');
-    const out = new Uint8Array(header.length + weights.length + m.length + v.length);
-    let at = 0;
-    for (const part of [header, weights, m, v]) {
-      out.set(part, at);
-      at += part.length;
-    }
-    return out;
+    return trainerSnapshot(this.model, this.trainer);
   }
 
   /** Restores a snapshot; act() waits until llama.cpp has loaded the restored weights. */
   load(snapshot: Uint8Array): void {
-    const nl = snapshot.indexOf(10);
-    let header: { format?: string; t?: number; sizes?: number[] };
-    try {
-      header = JSON.parse(new TextDecoder().decode(snapshot.subarray(0, nl))) as typeof header;
-    } catch {
-      throw new TinyLmSnapshotError('not a tiny-lm snapshot (no JSON header line)');
-    }
-    if (header.format !== MAGIC || !header.sizes || header.t === undefined) throw new TinyLmSnapshotError(`snapshot format "${header.format}" is not ${MAGIC}`);
-    let at = nl + 1;
-    const [w, m, v] = header.sizes.map((size) => {
-      const part = modelFromGguf(snapshot.subarray(at, at + size), 'snapshot');
-      at += size;
-      return part.weights;
-    }) as [LlamaWeights, LlamaWeights, LlamaWeights];
-    this.trainer.setState(w, { t: header.t, m, v });
-    this.syncing = this.syncing.then(() => this.sync(w));
+    const { weights, optimizer } = readTrainerSnapshot(snapshot);
+    this.trainer.setState(weights, optimizer);
+    this.syncing = this.syncing.then(() => this.sync(weights));
   }
 
   async dispose(): Promise<void> {
@@ -230,4 +206,39 @@ export function tokenDivisor(normalise: Normalise, samples: number, rows: readon
   if (normalise === 'turns') return undefined;
   if (normalise === 'samples') return samples;
   return rows.reduce((n, r) => n + r.seq.mask.reduce((a: number, m) => a + m, 0), 0);
+}
+
+/** A trainer's weights and Adam state as bytes: a JSON header line, the model GGUF, then Adam's m and v as GGUFs. */
+export function trainerSnapshot(model: LlamaModel, trainer: LmTrainer): Uint8Array {
+  const opt = trainer.optimizerState();
+  const weights = modelToGguf({ ...model, weights: trainer.weights() });
+  const m = modelToGguf({ ...model, weights: opt.m });
+  const v = modelToGguf({ ...model, weights: opt.v });
+  const header = new TextEncoder().encode(JSON.stringify({ format: MAGIC, t: opt.t, sizes: [weights.length, m.length, v.length] }) + '\n');
+  const out = new Uint8Array(header.length + weights.length + m.length + v.length);
+  let at = 0;
+  for (const part of [header, weights, m, v]) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** The weights and Adam state of {@link trainerSnapshot}'s bytes. */
+export function readTrainerSnapshot(snapshot: Uint8Array): { weights: LlamaWeights; optimizer: { t: number; m: LlamaWeights; v: LlamaWeights } } {
+  const nl = snapshot.indexOf(10);
+  let header: { format?: string; t?: number; sizes?: number[] };
+  try {
+    header = JSON.parse(new TextDecoder().decode(snapshot.subarray(0, nl))) as typeof header;
+  } catch {
+    throw new TinyLmSnapshotError('not a tiny-lm snapshot (no JSON header line)');
+  }
+  if (header.format !== MAGIC || !header.sizes || header.t === undefined) throw new TinyLmSnapshotError(`snapshot format "${header.format}" is not ${MAGIC}`);
+  let at = nl + 1;
+  const [weights, m, v] = header.sizes.map((size) => {
+    const part = modelFromGguf(snapshot.subarray(at, at + size), 'snapshot');
+    at += size;
+    return part.weights;
+  }) as [LlamaWeights, LlamaWeights, LlamaWeights];
+  return { weights, optimizer: { t: header.t, m, v } };
 }

@@ -20,6 +20,12 @@ export function register(program: Command): void {
     .option('--context <n>', 'tokens per sequence (default: the model’s context length)')
     .option('--name <id>', 'model id reported by /v1/models (default: the file name)')
     .option('--allow-reload', 'accept POST /reload {"model": FILE} to swap in new weights (an external trainer’s GGUF)')
+    .option(
+      '--tinker',
+      'also serve the Tinker training API (/api/v1: sampling, forward_backward, optim_step, weights) on the tiny LM: llama.cpp samples, jax-js trains (a GGUF this project wrote)',
+    )
+    .option('--tinker-key-file <file>', 'the Tinker API key clients must send as X-API-Key (its first line); default: a new key, printed once at start')
+    .option('--tinker-temperature <t>', 'the sampling temperature the trainer’s log π uses (the client’s policy.temperature)', '1')
     .option('--max-body-bytes <n>', 'largest request body (413 above it)', String(1 << 20))
     .option('--max-prompt-chars <n>', 'most prompt characters, checked before tokenising; chat: all messages together (413 above it)', '65536')
     .option('--max-prompt-tokens <n>', 'most prompt tokens after tokenising (413 above it; default and ceiling: the context length)')
@@ -36,6 +42,9 @@ export function register(program: Command): void {
         maxPromptChars: string;
         maxPromptTokens?: string;
         allowReload?: boolean;
+        tinker?: boolean;
+        tinkerKeyFile?: string;
+        tinkerTemperature: string;
       }) => {
         const port = parsePort('--port', opts.port);
         const sequences = parseInteger('--parallel', opts.parallel, { min: 1, max: 64 });
@@ -64,18 +73,71 @@ export function register(program: Command): void {
         }
         const name = opts.name ?? basename(file).replace(/\.gguf$/i, '');
         const reload = opts.allowReload ? (f: string) => reloadModel(f, () => LlamaEngine.load(resolve(f), { sequences, threads, contextSize })) : undefined;
+        const tinker = opts.tinker
+          ? await tinkerBackend(file, opts, (f) => LlamaEngine.load(resolve(f), { sequences, threads, contextSize })).catch(async (e: unknown) => {
+              await engine.dispose();
+              throw e;
+            })
+          : undefined;
         let server;
         try {
-          server = await serveOpenAI(engine, { modelName: name, port, host: opts.host, clock: () => Date.now() / 1000, limits, ...(reload ? { reload } : {}) });
+          server = await serveOpenAI(engine, {
+            modelName: name,
+            port,
+            host: opts.host,
+            clock: () => Date.now() / 1000,
+            limits,
+            ...(reload ? { reload } : {}),
+            ...(tinker ? { tinker: tinker.options } : {}),
+          });
         } catch (e) {
           await engine.dispose();
+          tinker?.cleanup();
           throw e;
         }
         process.stderr.write(
-          `trace-rl serve: ${name} at ${server.url}/v1 (completions, chat/completions, models; /tokenize, /detokenize${reload ? ', /reload' : ''})\n`,
+          `trace-rl serve: ${name} at ${server.url}/v1 (completions, chat/completions, models; /tokenize, /detokenize${reload ? ', /reload' : ''}${tinker ? `; Tinker API at ${server.url}/api/v1` : ''})\n`,
         );
-        await serveUntilSignal(server, 'trace-rl serve');
-        await engine.dispose();
+        if (tinker?.generatedKey)
+          process.stderr.write(`trace-rl serve: Tinker API key (send as X-API-Key; TINKER_API_KEY for train --policy tinker): ${tinker.generatedKey}\n`);
+        try {
+          await serveUntilSignal(server, 'trace-rl serve');
+        } finally {
+          await engine.dispose();
+          tinker?.cleanup();
+        }
       },
     );
+}
+
+/** The Tinker backend's settings: the trainer's starting model (the served GGUF), a key, a folder for saved weights. */
+async function tinkerBackend(
+  file: string,
+  opts: { model: string; tinkerKeyFile?: string; tinkerTemperature: string },
+  load: (file: string) => Promise<import('../../tinylm/llama-engine.ts').LlamaEngine>,
+) {
+  const { readFileSync, mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { randomBytes } = await import('node:crypto');
+  const { modelFromGguf } = await import('../../tinylm/model.ts');
+  const { initJax } = await import('../../util/jax.ts');
+  const { resolveApiKey } = await import('../../policy/openai/api-key.ts');
+  const temperature = Number(opts.tinkerTemperature);
+  if (!(temperature > 0 && temperature <= 4)) throw new UsageError(`--tinker-temperature ${opts.tinkerTemperature}: a number in (0, 4]`);
+  let model;
+  try {
+    model = modelFromGguf(new Uint8Array(readFileSync(file)), file);
+  } catch (e) {
+    throw new UsageError(`--tinker trains the tiny LM: --model ${opts.model} must be a GGUF this project wrote (${(e as Error).message})`);
+  }
+  const fromFile = opts.tinkerKeyFile ? resolveApiKey({ file: opts.tinkerKeyFile, env: {} })!.key : undefined;
+  const generatedKey = fromFile ? undefined : randomBytes(24).toString('base64url');
+  await initJax();
+  const workDir = mkdtempSync(join(tmpdir(), 'trace-rl-tinker-'));
+  return {
+    options: { model, workDir, apiKey: (fromFile ?? generatedKey)!, temperature, load },
+    generatedKey,
+    cleanup: () => rmSync(workDir, { recursive: true, force: true }),
+  };
 }

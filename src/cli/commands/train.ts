@@ -77,10 +77,12 @@ export function register(program: Command): void {
     .option('--quiet', 'no progress display')
     // train's own: `rollout` has a --policy of its own (the external server), so these are not shared config flags.
     .option('--policy <kind>', settingHelp('policy.kind'))
-    .option('--model <file.gguf>', settingHelp('policy.model (tiny-lm)'));
+    .option('--model <file.gguf>', settingHelp('policy.model (tiny-lm)'))
+    .option('--base-url <url>', 'tinker: the Tinker-compatible training server (policy.baseUrl), e.g. http://127.0.0.1:8080 for trace-rl serve --tinker');
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
     if (opts.policy !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.kind=${String(opts.policy)}`];
     if (opts.model !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.model=${String(opts.model)}`];
+    if (opts.baseUrl !== undefined) opts.set = [...((opts.set as string[] | undefined) ?? []), `policy.baseUrl=${String(opts.baseUrl)}`];
     const { RunStore } = await import('../../store/index.ts'); // SQLite: loaded only when a run starts
     let config: TrainConfig | undefined;
     let out: string;

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { clip, epochs, learningRate, normalise, sharedTurns, temperature } from '../kind-fields.ts';
+
+/** The official SDK reads its key from TINKER_API_KEY; trace-rl's own variable wins when both are set. */
+export const TINKER_API_KEY_VARIABLES = ['TINKER_API_KEY'] as const;
+
+/** `policy.kind: tinker`'s settings. */
+export const tinkerSettings = z.strictObject({
+  kind: z.literal('tinker'),
+  baseUrl: z
+    .string({
+      error: 'policy.kind tinker needs policy.baseUrl (--base-url): the Tinker-compatible server, e.g. http://127.0.0.1:8080 for trace-rl serve --tinker',
+    })
+    .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'not an http(s) URL; use e.g. http://127.0.0.1:8080')
+    .describe('tinker: the server root of a Tinker-compatible training API (hosted Tinker, SkyRL, verl_tinker, trace-rl serve --tinker); /api/v1 is appended.'),
+  model: z.string().min(1).default('default').describe('tinker: the base model the engine fine-tunes, by its name there (e.g. Qwen/Qwen3-4B-Instruct-2507).'),
+  loraRank: z.number().int().min(1).default(32).describe('tinker: LoRA rank of the trained adapter (engines that train full weights ignore it).'),
+  tokenizer: z
+    .string()
+    .default('server')
+    .describe('tinker: the model’s tokenizer, as --tokenizer takes it: server (the engine’s /tokenize: trace-rl serve), qwen3, hf:DIR.'),
+  prompt: z
+    .enum(['rendered', 'question'])
+    .default('rendered')
+    .describe('tinker: the prompt the model sees: rendered (the environment’s, with its instructions) or question (the question alone, the tiny LM’s format).'),
+  maxTokensPerTurn: z.number().int().min(1).default(256).describe('tinker: generated tokens per turn at most (below the budget’s cap).'),
+  stop: z.array(z.string().min(1)).max(16).default(['</search>', '</answer>']).describe('tinker: stop strings that end a turn (kept in the turn).'),
+  adam: z
+    .strictObject({
+      beta1: z.number().min(0).lt(1).default(0.9),
+      beta2: z.number().min(0).lt(1).default(0.999),
+      eps: z.number().positive().default(1e-8),
+      gradClipNorm: z.number().min(0).default(1),
+    })
+    .prefault({})
+    .describe('tinker: Adam’s constants sent with every optim_step (the step size is policy.learningRate); the defaults are the tiny LM trainer’s.'),
+  apiKeyFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'tinker: a file whose first line is the API key (sent as X-API-Key). Without it: TRACE_RL_API_KEY, else TINKER_API_KEY; never a flag or this configuration.',
+    ),
+  learningRate: learningRate(0.0003),
+  temperature,
+  clip,
+  epochs,
+  normalise: normalise('turns'),
+  sharedTurns,
+});
+
+export type TinkerSettings = z.output<typeof tinkerSettings>;

@@ -1,0 +1,276 @@
+/**
+ * `policy.kind: tinker`: trace-rl owns the loop and a Tinker-compatible engine trains. Each turn is
+ * sampled through the Tinker sampling API from token ids (the prompt and every earlier turn's exact
+ * ids, observations from the model's tokenizer), so trees are token-exact; each update sends the
+ * step's leaf paths as Datums with per-token advantages (each generated token carries its turn's
+ * tree-aware advantage), runs forward_backward + optim_step once per epoch, and saves sampler weights
+ * the next rollouts sample from, plus a state checkpoint that `load` restores on resume.
+ *
+ * The surrogate is Tinker's `ppo` loss, a sum over tokens; the divisor D that the in-process policies
+ * apply (policy.normalise) is folded into the advantages sent, so the gradient is the same one
+ * `tiny-lm` takes in process.
+ */
+import { renderQuestion } from '../../env/search-r1.ts';
+import type { Prompt, Turn } from '../../tree/types.ts';
+import type { Transcript } from '../../tokens/index.ts';
+import { PolicyCallError } from '../errors.ts';
+import type { Normalise } from '../surrogate.ts';
+import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../types.ts';
+import { TinkerClient } from './client.ts';
+import { floats, ints, tokensInput, type Datum } from './wire.ts';
+
+export interface TinkerPolicyOptions {
+  /** Server root (the API lives under /api/v1). */
+  baseURL: string;
+  /** The base model the engine fine-tunes (its name on that engine). */
+  baseModel: string;
+  loraRank: number;
+  apiKey?: string;
+  /** The model's tokenizer (and chat template): prompt and observation ids. */
+  transcript: Transcript;
+  /** rendered: the environment's prompt; question: the question alone, as the world renders it (the tiny LM's format). */
+  prompt: 'rendered' | 'question';
+  temperature: number;
+  maxTokensPerTurn: number;
+  stop: readonly string[];
+  adam: { beta1: number; beta2: number; eps: number; gradClipNorm: number };
+}
+
+/** A rollout as the model saw it: ids, which were sampled (mask 1), their log-probabilities, and each token's turn (−1: not the model's). */
+export interface TinkerSequence {
+  ids: number[];
+  mask: number[];
+  logprobs: number[];
+  turn: number[];
+}
+
+const MAGIC = 'trace-rl/tinker@1';
+
+/** Raised when a checkpoint is not a tinker snapshot. */
+export class TinkerSnapshotError extends Error {
+  override name = 'TinkerSnapshotError';
+}
+
+const modelText = (t: Turn): string => t.text ?? `<think>${t.thought}</think>\n<${t.action.type}>${t.action.input}</${t.action.type}>`;
+
+export class TinkerPolicy implements TrainablePolicy {
+  readonly name: string;
+  readonly client: TinkerClient;
+  private modelId?: string;
+  private ready: Promise<void> = Promise.resolve();
+  /** What to sample from: the last sampler weights, else the base model. */
+  private samplerPath?: string;
+  private statePath?: string;
+  private updates = 0;
+  /** The environment's prompt text by prompt id, seen by act (an update rebuilds the same sequences). */
+  private readonly rendered = new Map<string, string>();
+
+  constructor(private readonly opts: TinkerPolicyOptions) {
+    this.name = `tinker:${opts.baseModel}`;
+    this.client = new TinkerClient({ baseURL: opts.baseURL, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) });
+  }
+
+  /** Creates the trainable model on first use (one per policy). */
+  private async model(): Promise<string> {
+    await this.ready;
+    if (!this.modelId) {
+      const creating = this.client.createModel(this.opts.baseModel, this.opts.loraRank).then((id) => {
+        this.modelId = id;
+      });
+      this.ready = creating;
+      await creating;
+    }
+    return this.modelId!;
+  }
+
+  private promptText(prompt: Prompt, rendered: string): string {
+    return this.opts.prompt === 'question' ? renderQuestion(prompt.question) : rendered;
+  }
+
+  /** The token sequence of a prompt and turns (a turn's own sampled ids, never re-tokenised). */
+  async sequence(prompt: Prompt, rendered: string, turns: readonly Turn[]): Promise<TinkerSequence> {
+    const t = this.opts.transcript;
+    const text = this.promptText(prompt, rendered);
+    await t.prepare(
+      [text],
+      turns.map((x) => x.observation).filter((o) => o !== ''),
+      turns.filter((x) => !x.tokens).map(modelText),
+    );
+    const ids = t.promptIds(text);
+    const s: TinkerSequence = { ids, mask: ids.map(() => 0), logprobs: ids.map(() => 0), turn: ids.map(() => -1) };
+    turns.forEach((turn, i) => {
+      // Ids a server appended without sampling them (mask 0: a cut stop tag) are not the model's.
+      const end = turn.tokens ? (turn.tokens.mask.indexOf(0) < 0 ? turn.tokens.ids.length : turn.tokens.mask.indexOf(0)) : 0;
+      const own = turn.tokens ? turn.tokens.ids.slice(0, end) : t.tokenizer.encode(modelText(turn));
+      own.forEach((id, j) => {
+        s.ids.push(id);
+        s.mask.push(turn.error ? 0 : 1);
+        s.logprobs.push(turn.tokens?.logprobs[j] ?? 0);
+        s.turn.push(i);
+      });
+      for (const id of t.observationIds(turn.observation)) {
+        s.ids.push(id);
+        s.mask.push(0);
+        s.logprobs.push(0);
+        s.turn.push(-1);
+      }
+    });
+    return s;
+  }
+
+  async act(ctx: PolicyContext): Promise<PolicyOutput> {
+    await this.model();
+    this.rendered.set(ctx.prompt.id, ctx.rendered);
+    const seq = await this.sequence(ctx.prompt, ctx.rendered, ctx.turns);
+    const r = await this.client.sample(
+      {
+        prompt: tokensInput(seq.ids),
+        num_samples: 1,
+        sampling_params: {
+          max_tokens: Math.max(1, Math.min(ctx.maxTokens, this.opts.maxTokensPerTurn)),
+          seed: ctx.rng.int(2 ** 31),
+          temperature: ctx.greedy ? 0 : this.opts.temperature,
+          stop: [...this.opts.stop],
+        },
+        ...(this.samplerPath ? { model_path: this.samplerPath } : { base_model: this.opts.baseModel }),
+      },
+      ctx.signal,
+    );
+    const s = r.sequences[0]!;
+    if (!s.logprobs || s.logprobs.length !== s.tokens.length)
+      throw new PolicyCallError('parse_error', `${this.client.root}/api/v1/asample: the sample has no log-probability per token`, false);
+    const tokenizer = this.opts.transcript.tokenizer;
+    if (tokenizer.prepare) await tokenizer.prepare([], [s.tokens]);
+    const text = tokenizer.decode(s.tokens);
+    return {
+      text,
+      tokens: { ids: [...s.tokens], logprobs: [...s.logprobs], mask: s.tokens.map(() => 1), prompt: 'ids' },
+      generatedTokens: s.tokens.length,
+      logprob: s.logprobs.reduce((a, b) => a + b, 0),
+    };
+  }
+
+  /**
+   * The step's samples as Datums (longest first, as the in-process trainer packs them), each token's
+   * advantage divided by D; samples whose every token has advantage 0 carry no gradient and are left out.
+   */
+  async datums(
+    samples: readonly PolicySample[],
+    normalise: Normalise,
+  ): Promise<{ data: Datum[]; rows: Array<{ seq: TinkerSequence; adv: number[] }>; divisor: number }> {
+    const rows = await Promise.all(
+      samples.map(async (s) => {
+        const rendered = this.rendered.get(s.prompt.id);
+        if (rendered === undefined && this.opts.prompt === 'rendered')
+          throw new Error(`TinkerPolicy.update: prompt ${s.prompt.id} was never acted on by this policy, so its rendered text is unknown`);
+        const seq = await this.sequence(s.prompt, rendered ?? '', s.turns);
+        return { seq, adv: seq.turn.map((i, t) => (i < 0 || seq.mask[t] !== 1 ? 0 : s.advantages[i]!)) };
+      }),
+    );
+    const trained = rows.filter((r) => r.adv.some((a) => a !== 0));
+    const count = (rs: typeof rows, f: (r: (typeof rows)[number], t: number) => boolean) => rs.reduce((n, r) => n + r.adv.filter((_, t) => f(r, t)).length, 0);
+    const divisor =
+      normalise === 'samples' ? samples.length : normalise === 'batch' ? count(rows, (r, t) => r.seq.mask[t] === 1) : count(trained, (r, t) => r.adv[t] !== 0);
+    const ordered = [...trained].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
+    const data = ordered.map(({ seq, adv }) => ({
+      model_input: tokensInput(seq.ids.slice(0, -1)),
+      loss_fn_inputs: {
+        target_tokens: ints(seq.ids.slice(1)),
+        logprobs: floats(seq.logprobs.slice(1)),
+        advantages: floats(adv.slice(1).map((a) => a / divisor)),
+      },
+    }));
+    return { data, rows: ordered, divisor };
+  }
+
+  async update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<UpdateMetrics> {
+    const id = await this.model();
+    const { data, rows } = await this.datums(samples, options.normalise ?? 'turns');
+    const clip = options.clip;
+    const adam = {
+      learning_rate: options.learningRate,
+      beta1: this.opts.adam.beta1,
+      beta2: this.opts.adam.beta2,
+      eps: this.opts.adam.eps,
+      weight_decay: 0,
+      grad_clip_norm: this.opts.adam.gradClipNorm,
+    };
+    let stats = { loss: 0, clipped: 0, kl: 0, n: 0 };
+    if (data.length > 0) {
+      for (let e = 0; e < options.epochs; e++) {
+        const out = await this.client.forwardBackward(id, data, 'ppo', { clip_low_threshold: 1 - clip, clip_high_threshold: 1 + clip });
+        if (e === 0) stats = ratioStats(data, out.loss_fn_outputs, clip);
+        await this.client.optimStep(id, adam);
+      }
+    }
+    const n = ++this.updates;
+    this.samplerPath = await this.client.saveForSampler(id, `step-${n}`);
+    this.statePath = await this.client.saveState(id, `state-${n}`);
+    this.rendered.clear();
+    let ent = 0;
+    let m = 0;
+    for (const r of rows)
+      r.adv.forEach((a, t) => {
+        if (a === 0) return;
+        ent -= r.seq.logprobs[t]!;
+        m++;
+      });
+    const turns = samples.reduce((a, s) => a + s.advantages.filter((x, i) => x !== 0 && !s.turns[i]!.error).length, 0);
+    return {
+      turns,
+      loss: stats.loss,
+      clipFraction: stats.n ? stats.clipped / stats.n : 0,
+      approxKl: stats.n ? stats.kl / stats.n : 0,
+      entropy: m ? ent / m : 0,
+    };
+  }
+
+  /** The engine holds the weights: a snapshot names the model's saved state (weights and optimizer). */
+  save(): Uint8Array {
+    return new TextEncoder().encode(JSON.stringify({ format: MAGIC, baseURL: this.client.root, state: this.statePath ?? null, updates: this.updates }));
+  }
+
+  /** Restores a snapshot: the saved state is loaded into this policy's model before its next call, and sampled from. */
+  load(snapshot: Uint8Array): void {
+    let v: { format?: string; state?: string | null; updates?: number };
+    try {
+      v = JSON.parse(new TextDecoder().decode(snapshot)) as typeof v;
+    } catch {
+      throw new TinkerSnapshotError('not a tinker snapshot (not JSON)');
+    }
+    if (v.format !== MAGIC) throw new TinkerSnapshotError(`snapshot format "${v.format}" is not ${MAGIC}`);
+    const state = v.state;
+    this.updates = v.updates ?? 0;
+    if (!state) return;
+    const before = this.model();
+    this.ready = before.then(async (id) => {
+      await this.client.loadState(id, state);
+      this.statePath = state;
+      this.samplerPath = await this.client.saveForSampler(id, `step-${this.updates}`);
+    });
+  }
+}
+
+/** The first epoch's surrogate (already divided by D), clip fraction and approximate KL over the tokens with an advantage. */
+function ratioStats(data: readonly Datum[], outputs: readonly Record<string, { data: number[] }>[], clip: number) {
+  let loss = 0;
+  let clipped = 0;
+  let kl = 0;
+  let n = 0;
+  data.forEach((d, i) => {
+    const now = outputs[i]!.logprobs?.data;
+    if (!now) throw new PolicyCallError('parse_error', `forward_backward output ${i} has no "logprobs"`, false);
+    const adv = d.loss_fn_inputs.advantages!.data;
+    const old = d.loss_fn_inputs.logprobs!.data;
+    adv.forEach((a, t) => {
+      if (a === 0) return;
+      const diff = now[t]! - old[t]!;
+      const ratio = Math.exp(diff);
+      loss -= Math.min(ratio * a, Math.min(Math.max(ratio, 1 - clip), 1 + clip) * a);
+      if (ratio < 1 - clip || ratio > 1 + clip) clipped++;
+      kl -= diff;
+      n++;
+    });
+  });
+  return { loss, clipped, kl, n };
+}

@@ -1,0 +1,116 @@
+/**
+ * The Tinker training API's JSON wire format, as the subset trace-rl speaks: the client
+ * (tinker-policy.ts) builds these bodies and `trace-rl serve --tinker` reads them with these schemas.
+ * Field names and shapes follow the official Python SDK (thinking-machines-lab/tinker,
+ * src/tinker/types/*.py and src/tinker/resources/*.py); docs/tinker.md lists the files.
+ *
+ * Every call but the session's is answered with a future, `{request_id}`; `POST
+ * /api/v1/retrieve_future {request_id}` answers the result, `{type: "try_again"}` while it is not
+ * ready, or `{error, category}` when it failed. `forward_backward` is sent as JSON, the SDK's encoding
+ * before it added a protobuf body (servers built on the open API take JSON).
+ */
+import { z } from 'zod';
+
+/** Bounds on what one request may carry (a Datum of a long multi-turn rollout is a few thousand tokens). */
+export const WIRE_LIMITS = { tokens: 1 << 17, datums: 4096, samples: 16 } as const;
+
+const tokenId = z.number().int().min(0);
+export const modelInputSchema = z.looseObject({
+  chunks: z.array(z.looseObject({ type: z.literal('encoded_text').default('encoded_text'), tokens: z.array(tokenId).max(WIRE_LIMITS.tokens) })).max(64),
+});
+export type ModelInput = z.infer<typeof modelInputSchema>;
+
+/** A dense 1-D tensor (`TensorData`): flattened values, dtype, optional shape. */
+export const tensorSchema = z.looseObject({
+  data: z.array(z.number()).max(WIRE_LIMITS.tokens),
+  dtype: z.enum(['int64', 'float32']),
+  shape: z.array(z.number().int().min(0)).nullish(),
+});
+export type TensorData = z.infer<typeof tensorSchema>;
+
+export const datumSchema = z.looseObject({
+  model_input: modelInputSchema,
+  loss_fn_inputs: z.record(z.string(), tensorSchema),
+});
+export type Datum = z.infer<typeof datumSchema>;
+
+export const LOSS_FNS = ['importance_sampling', 'ppo'] as const;
+
+export const forwardBackwardSchema = z.looseObject({
+  model_id: z.string().min(1),
+  seq_id: z.number().int().nullish(),
+  forward_backward_input: z.looseObject({
+    data: z.array(datumSchema).min(1).max(WIRE_LIMITS.datums),
+    loss_fn: z.string(),
+    loss_fn_config: z.record(z.string(), z.number()).nullish(),
+  }),
+});
+export type ForwardBackwardRequest = z.infer<typeof forwardBackwardSchema>;
+
+export const adamSchema = z.looseObject({
+  learning_rate: z.number().nonnegative().default(0.0001),
+  beta1: z.number().min(0).lt(1).default(0.9),
+  beta2: z.number().min(0).lt(1).default(0.95),
+  eps: z.number().positive().default(1e-12),
+  weight_decay: z.number().min(0).default(0),
+  grad_clip_norm: z.number().min(0).default(0),
+});
+export type AdamParams = z.infer<typeof adamSchema>;
+
+export const optimStepSchema = z.looseObject({ model_id: z.string().min(1), seq_id: z.number().int().nullish(), adam_params: adamSchema });
+
+export const samplingParamsSchema = z.looseObject({
+  max_tokens: z.number().int().min(1).max(WIRE_LIMITS.tokens).nullish(),
+  seed: z.number().int().nullish(),
+  stop: z.union([z.string(), z.array(z.string()).max(16), z.array(tokenId).max(16)]).nullish(),
+  temperature: z.number().min(0).max(2).default(1),
+  top_k: z.number().int().min(-1).default(-1),
+  top_p: z.number().gt(0).max(1).default(1),
+});
+export type SamplingParams = z.infer<typeof samplingParamsSchema>;
+
+export const sampleSchema = z.looseObject({
+  prompt: modelInputSchema,
+  num_samples: z.number().int().min(1).max(WIRE_LIMITS.samples).default(1),
+  sampling_params: samplingParamsSchema,
+  base_model: z.string().nullish(),
+  model_path: z.string().nullish(),
+  sampling_session_id: z.string().nullish(),
+  seq_id: z.number().int().nullish(),
+  prompt_logprobs: z.boolean().nullish(),
+});
+export type SampleRequest = z.input<typeof sampleSchema>;
+
+export const sampledSequenceSchema = z.looseObject({
+  tokens: z.array(tokenId).max(WIRE_LIMITS.tokens),
+  logprobs: z.array(z.number()).max(WIRE_LIMITS.tokens).nullish(),
+  stop_reason: z.enum(['length', 'stop']),
+});
+export const sampleResponseSchema = z.looseObject({ sequences: z.array(sampledSequenceSchema).min(1).max(WIRE_LIMITS.samples) });
+export type SampleResponse = z.infer<typeof sampleResponseSchema>;
+
+export const createSessionSchema = z.looseObject({ tags: z.array(z.string()).default([]), sdk_version: z.string().default('') });
+export const createModelSchema = z.looseObject({
+  session_id: z.string().min(1),
+  model_seq_id: z.number().int().default(0),
+  base_model: z.string().min(1),
+  lora_config: z.looseObject({ rank: z.number().int().min(1) }).nullish(),
+});
+export const modelIdSchema = z.looseObject({ model_id: z.string().min(1), path: z.string().nullish(), seq_id: z.number().int().nullish() });
+export const loadWeightsSchema = z.looseObject({ model_id: z.string().min(1), path: z.string().min(1), seq_id: z.number().int().nullish() });
+export const retrieveSchema = z.looseObject({ request_id: z.string().min(1), allow_metadata_only: z.boolean().optional() });
+
+export const forwardBackwardOutputSchema = z.looseObject({
+  loss_fn_output_type: z.string().optional(),
+  loss_fn_outputs: z.array(z.record(z.string(), tensorSchema)).max(WIRE_LIMITS.datums),
+  metrics: z.record(z.string(), z.number()).default({}),
+});
+export type ForwardBackwardOutput = z.infer<typeof forwardBackwardOutputSchema>;
+
+/** `retrieve_future`'s answer while the work runs. */
+export const TRY_AGAIN = 'try_again';
+
+export const tokensInput = (tokens: readonly number[]): ModelInput => ({ chunks: [{ type: 'encoded_text', tokens: [...tokens] }] });
+export const inputTokens = (m: ModelInput): number[] => m.chunks.flatMap((c) => c.tokens);
+export const floats = (data: readonly number[]): TensorData => ({ data: [...data], dtype: 'float32', shape: [data.length] });
+export const ints = (data: readonly number[]): TensorData => ({ data: [...data], dtype: 'int64', shape: [data.length] });

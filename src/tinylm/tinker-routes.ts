@@ -348,7 +348,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
         inOrder(m, async () => {
           const { readFileSync } = await import('node:fs');
           const { weights, optimizer } = readTrainerSnapshot(new Uint8Array(readFileSync(file)));
-          m.trainer.setState(weights, optimizer);
+          m.trainer.setState(weights, body.optimizer ? optimizer : undefined);
           return { type: 'load_weights', path: body.path };
         }),
       ),

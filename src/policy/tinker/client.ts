@@ -124,7 +124,7 @@ export class TinkerClient {
       session_id: session,
       model_seq_id: 0,
       base_model: baseModel,
-      lora_config: { rank },
+      lora_config: { rank, train_unembed: true, train_mlp: true, train_attn: true },
       type: 'create_model',
     });
     if (typeof r.model_id !== 'string') throw new PolicyCallError('parse_error', this.describe('/api/v1/create_model', 'no model_id in the answer'), false);

@@ -97,7 +97,12 @@ export const createModelSchema = z.looseObject({
   lora_config: z.looseObject({ rank: z.number().int().min(1) }).nullish(),
 });
 export const modelIdSchema = z.looseObject({ model_id: z.string().min(1), path: z.string().nullish(), seq_id: z.number().int().nullish() });
-export const loadWeightsSchema = z.looseObject({ model_id: z.string().min(1), path: z.string().min(1), seq_id: z.number().int().nullish() });
+export const loadWeightsSchema = z.looseObject({
+  model_id: z.string().min(1),
+  path: z.string().min(1),
+  optimizer: z.boolean().default(true),
+  seq_id: z.number().int().nullish(),
+});
 export const retrieveSchema = z.looseObject({ request_id: z.string().min(1), allow_metadata_only: z.boolean().optional() });
 
 export const forwardBackwardOutputSchema = z.looseObject({

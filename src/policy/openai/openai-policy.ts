@@ -5,7 +5,7 @@ import { PolicyCallError } from '../errors.ts';
 import type { Action } from '../../tree/types.ts';
 import type { Policy, PolicyContext, PolicyOutput } from '../types.ts';
 import { MalformedResponseError, parseResponse, restoreStopTag, tokenSpan } from './response.ts';
-import { Router } from './router.ts';
+import { Router, serverFailed } from './router.ts';
 import { boundedFetch, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-fetch.ts';
 
 export interface OpenAIPolicyOptions {
@@ -48,7 +48,11 @@ export interface OpenAIPolicyOptions {
   extras?: 'vllm' | 'none';
   /** Chat mode: an optional system message before the rendered prompt. */
   system?: string;
-  /** Sticky routing tolerance: keep a trajectory's server while it has at most this many more requests in flight than the least-loaded one. Default 1. */
+  /**
+   * A trajectory and its continuations stay on one server unless it fails (router.ts). Given, this also
+   * moves them when their server has more than this many requests in flight above the least-loaded
+   * one (each move is a prefix-cache miss). Default: no limit.
+   */
   stickySlack?: number;
   /**
    * Chat mode with tools (function-calling environments such as BFCL): the environment builds the
@@ -75,8 +79,10 @@ export class OpenAIPolicy implements Policy {
   readonly name: string;
   readonly router: Router;
   private readonly clients: OpenAI[];
-  private readonly opts: Required<Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation' | 'transcript' | 'maxResponseBytes'>> &
-    Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation' | 'transcript'>;
+  private readonly opts: Required<
+    Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation' | 'transcript' | 'maxResponseBytes' | 'stickySlack'>
+  > &
+    Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation' | 'transcript' | 'stickySlack'>;
   /** Servers that refused a token-id prompt (HTTP 400/422) and answered the same request as text. */
   private readonly textOnly = new Set<number>();
   /** The API key, cut out of failure messages: a server may echo what it was sent, and messages are stored on nodes. */
@@ -92,13 +98,12 @@ export class OpenAIPolicy implements Policy {
       seed: true,
       logprobs: true,
       extras: 'none',
-      stickySlack: 1,
       ...options,
     };
     if (this.opts.mode === 'tokens' && !this.opts.transcript)
       throw new RangeError('OpenAIPolicy: mode "tokens" needs a transcript (the model’s tokenizer, e.g. loadTranscript("qwen3"))');
     this.name = `openai:${options.model}`;
-    this.router = new Router(options.baseURLs, { slack: this.opts.stickySlack });
+    this.router = new Router(options.baseURLs, this.opts.stickySlack === undefined ? {} : { slack: this.opts.stickySlack });
     if (options.apiKey) this.secret = options.apiKey;
     const fetch = boundedFetch(options.maxResponseBytes ?? MAX_RESPONSE_BYTES);
     this.clients = options.baseURLs.map((baseURL) => new OpenAI({ baseURL, apiKey: options.apiKey ?? 'EMPTY', maxRetries: 0, fetch }));
@@ -126,7 +131,9 @@ export class OpenAIPolicy implements Policy {
         ...(structured ? { action: structured.action, thought: structured.thought } : {}),
       };
     } catch (e) {
-      throw toPolicyError(e, route.url, this.secret);
+      const err = toPolicyError(e, route.url, this.secret);
+      if (serverFailed(err, ctx.signal)) route.failed();
+      throw err;
     } finally {
       route.done();
     }
@@ -195,7 +202,9 @@ export class OpenAIPolicy implements Policy {
       }
       return output(full, r, ctx, span);
     } catch (e) {
-      throw toPolicyError(e, route.url, this.secret);
+      const err = toPolicyError(e, route.url, this.secret);
+      if (serverFailed(err, ctx.signal)) route.failed();
+      throw err;
     } finally {
       route.done();
     }

@@ -13,7 +13,17 @@ import { randomBytes } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { LlamaText, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper } from 'node-llama-cpp';
 import { z } from 'zod';
-import { createServerApp, HttpError, listen, readJson, tooLarge, type ListenOptions, type RunningServer } from '../http/index.ts';
+import {
+  controlGuard,
+  createServerApp,
+  HttpError,
+  listen,
+  readJson,
+  tooLarge,
+  type ControlAccess,
+  type ListenOptions,
+  type RunningServer,
+} from '../http/index.ts';
 import { ContextOverflowError, type LlamaEngine } from './llama-engine.ts';
 import { addTinkerRoutes, type TinkerBackendOptions } from './tinker-routes.ts';
 
@@ -66,6 +76,8 @@ export interface OpenAIServerOptions {
    * them in; requests already running finish on the old model, which is then disposed.
    */
   reload?: (file: string) => Promise<LlamaEngine>;
+  /** Who may call `/reload` (token, hosts; http/control.ts); required with `reload`. */
+  control?: ControlAccess;
   /** Request limits (docs/reliability.md); unset fields take their defaults. */
   limits?: Partial<OpenAIServerLimits>;
   /** Also serve the Tinker training API on these weights (`trace-rl serve --tinker`; tinker-routes.ts). */
@@ -195,6 +207,11 @@ class ServedModel {
       this.inFlight.set(e, left);
       if (left === 0 && this.retired.delete(e)) await e.dispose();
     }
+  }
+
+  /** One completion on an engine the caller owns (the Tinker routes' sampler weights). */
+  completeOn(engine: LlamaEngine, prompt: number[], body: SamplingBody, signal: AbortSignal): Promise<Completion> {
+    return this.generate(engine, prompt, body, signal);
   }
 
   private async generate(engine: LlamaEngine, prompt: number[], body: SamplingBody, signal: AbortSignal): Promise<Completion> {
@@ -358,7 +375,10 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
   const served = new ServedModel(first, options, limits);
   app.post('/tokenize', tokenizeRoute(served));
   app.post('/detokenize', detokenizeRoute(served));
-  app.post('/reload', reloadRoute(served));
+  // Loading any file the server can read is a control route: token, Host/Origin and JSON checked first.
+  if (options.reload && !options.control) throw new TypeError('createOpenAIApp: reload needs control (a token for /reload)');
+  if (options.control) app.post('/reload', controlGuard({ ...options.control, boundHost: options.control.boundHost ?? '127.0.0.1' }), reloadRoute(served));
+  else app.post('/reload', reloadRoute(served));
   app.get('/v1/models', (c) => c.json({ object: 'list', data: [{ id: options.modelName, object: 'model', created: 0, owned_by: 'trace-rl' }] }));
   app.post('/v1/completions', completionsRoute(served));
   app.post('/v1/chat/completions', chatRoute(served));
@@ -367,9 +387,8 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
       app,
       {
         modelName: options.modelName,
-        sample: (prompt, body, signal) => served.complete(prompt, body, signal),
+        sample: (engine, prompt, body, signal) => served.completeOn(engine, prompt, body, signal),
         checkTokens: (ids) => served.checkTokens(ids),
-        swap: (load) => served.reload(load, ''),
       },
       options.tinker,
     );

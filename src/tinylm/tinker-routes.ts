@@ -5,8 +5,8 @@
  * against hosted Tinker, SkyRL or verl_tinker.
  *
  * What this backend is and is not:
- *  - one served set of weights: the base model until the first `save_weights_for_sampler`, then the
- *    latest sampler weights (sampling older weights is refused, naming the current path);
+ *  - sampling from the base model (the served GGUF) or any of the last few sampler weights, each on
+ *    its own llama.cpp engine (older paths answer 404); the OpenAI routes keep serving the base model;
  *  - `forward_backward` answers the datums' log-probabilities at once (one forward pass) and keeps the
  *    datums; `optim_step` computes their summed gradient (the loss of every datum at the same weights,
  *    as Tinker's accumulation does) and takes one Adam step;
@@ -47,15 +47,14 @@ type Json = Record<string, unknown>;
 /** What the Tinker routes need of the OpenAI server's served model. */
 export interface SamplerHandle {
   readonly modelName: string;
-  /** One completion of `prompt` with OpenAI-style sampling fields (stop strings kept in the output). */
+  /** One completion of `prompt` on `engine` with OpenAI-style sampling fields (stop strings kept in the output). */
   sample(
+    engine: LlamaEngine,
     prompt: number[],
     body: { max_tokens?: number; seed?: number; temperature?: number; top_p?: number; top_k?: number; stop?: string[]; include_stop_str_in_output: true },
     signal: AbortSignal,
   ): Promise<{ ids: number[]; logprobs: number[]; finish: 'stop' | 'length' }>;
   checkTokens(ids: readonly number[]): void;
-  /** Serves `engine` from now on (requests running on the old one finish there). */
-  swap(load: () => Promise<LlamaEngine>): Promise<void>;
 }
 
 export interface TinkerBackendOptions {
@@ -67,7 +66,9 @@ export interface TinkerBackendOptions {
   apiKey: string;
   /** Sampling temperature the trainer's log π uses (the client's policy.temperature). Default 1. */
   temperature?: number;
-  /** Loads a GGUF written by save_weights_for_sampler, to serve it. */
+  /** The served GGUF (the base model's sampler). */
+  baseFile: string;
+  /** Loads a GGUF (the base model's, or one save_weights_for_sampler wrote) on its own engine. */
   load: (file: string) => Promise<LlamaEngine>;
 }
 
@@ -96,7 +97,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   const futures = new Map<string, Promise<Outcome>>();
   const saved = new Map<string, string>();
   const savedOrder: Record<'sampler_weights' | 'weights', string[]> = { sampler_weights: [], weights: [] };
-  let samplerPath: string | undefined;
+  const samplers = new Samplers(options.load);
   let sessions = 0;
   let requests = 0;
   mkdirSync(options.workDir, { recursive: true });
@@ -138,12 +139,16 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     const file = join(options.workDir, `${kind}-${randomBytes(6).toString('hex')}.${kind === 'weights' ? 'snapshot' : 'gguf'}`);
     writeFileSync(file, bytes, { flag: 'wx' });
     const old = saved.get(path);
-    if (old) rmSync(old, { force: true });
+    if (old) {
+      samplers.retire(old);
+      rmSync(old, { force: true });
+    }
     saved.set(path, file);
     const order = savedOrder[kind].filter((p) => p !== path);
     order.push(path);
     while (order.length > KEEP_SAVED) {
       const gone = order.shift()!;
+      samplers.retire(saved.get(gone)!);
       rmSync(saved.get(gone)!, { force: true });
       saved.delete(gone);
     }
@@ -200,14 +205,11 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
 
   app.post('/api/v1/asample', async (c) => {
     const body = await readJson(c, sampleSchema);
-    const wanted = body.model_path ?? null;
-    if (wanted !== (samplerPath ?? null) && !(wanted === null && samplerPath === undefined))
-      throw new HttpError(
-        400,
-        `${wanted ?? `base_model ${body.base_model}`}: this server samples one set of weights, now ${samplerPath ?? `the base model ${served.modelName}`}`,
-        'stale_weights',
-        'model_path',
-      );
+    const path = body.model_path ?? body.sampling_session_id ?? null;
+    if (path !== null && !saved.has(path))
+      throw new HttpError(404, `model_path ${path}: no sampler weights of that name here (kept: the last ${KEEP_SAVED})`, 'unknown_path', 'model_path');
+    if (path === null && body.base_model != null && body.base_model !== served.modelName && body.base_model !== 'default')
+      throw new HttpError(400, `base_model ${body.base_model}: this server samples ${served.modelName}`, 'unknown_base_model', 'base_model');
     const p = body.sampling_params;
     if (Array.isArray(p.stop) && (p.stop as unknown[]).some((s) => typeof s === 'number'))
       throw new HttpError(400, 'sampling_params.stop: this server stops on strings; send the stop texts', 'unsupported_stop', 'sampling_params.stop');
@@ -218,18 +220,21 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       submit(async () => {
         const sequences = [];
         for (let i = 0; i < body.num_samples; i++) {
-          const r = await served.sample(
-            prompt,
-            {
-              ...(p.max_tokens != null ? { max_tokens: p.max_tokens } : {}),
-              ...(p.seed != null ? { seed: p.seed + i } : {}),
-              temperature: p.temperature,
-              top_p: p.top_p,
-              top_k: p.top_k === -1 ? 0 : p.top_k,
-              stop,
-              include_stop_str_in_output: true,
-            },
-            AbortSignal.timeout(10 * 60_000),
+          const r = await samplers.use(path === null ? options.baseFile : saved.get(path)!, (engine) =>
+            served.sample(
+              engine,
+              prompt,
+              {
+                ...(p.max_tokens != null ? { max_tokens: p.max_tokens } : {}),
+                ...(p.seed != null ? { seed: p.seed + i } : {}),
+                temperature: p.temperature,
+                top_p: p.top_p,
+                top_k: p.top_k === -1 ? 0 : p.top_k,
+                stop,
+                include_stop_str_in_output: true,
+              },
+              AbortSignal.timeout(10 * 60_000),
+            ),
           );
           sequences.push({ tokens: r.ids, logprobs: r.logprobs, stop_reason: r.finish });
         }
@@ -315,9 +320,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     return c.json(
       submit(
         inOrder(m, async () => {
-          const { path, file } = store('sampler_weights', m.id, body.path, modelToGguf({ ...options.model, weights: m.trainer.weights() }));
-          await served.swap(() => options.load(file));
-          samplerPath = path;
+          const { path } = store('sampler_weights', m.id, body.path, modelToGguf({ ...options.model, weights: m.trainer.weights() }));
           return { type: 'save_weights_for_sampler', path };
         }),
       ),
@@ -408,4 +411,30 @@ function datumRow(d: Datum, i: number): TrainRow {
   const advantages = [0, ...adv];
   const seq: TokenSequence = { ids, mask: advantages.map((a) => (a !== 0 ? 1 : 0)), logprobs: [0, ...old], turn: ids.map(() => -1) };
   return { seq, advantages };
+}
+
+/** One llama.cpp engine per weights file sampled from, loaded on first use; a retired one is freed when its last sample ends. */
+class Samplers {
+  private readonly engines = new Map<string, { engine: Promise<LlamaEngine>; users: number; retired: boolean }>();
+  constructor(private readonly load: (file: string) => Promise<LlamaEngine>) {}
+
+  async use<T>(file: string, work: (engine: LlamaEngine) => Promise<T>): Promise<T> {
+    let e = this.engines.get(file);
+    if (!e) this.engines.set(file, (e = { engine: this.load(file), users: 0, retired: false }));
+    e.users++;
+    try {
+      return await work(await e.engine);
+    } finally {
+      e.users--;
+      if (e.retired && e.users === 0) await (await e.engine).dispose();
+    }
+  }
+
+  retire(file: string): void {
+    const e = this.engines.get(file);
+    if (!e) return;
+    this.engines.delete(file);
+    e.retired = true;
+    if (e.users === 0) void e.engine.then((x) => x.dispose());
+  }
 }

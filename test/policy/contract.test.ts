@@ -19,6 +19,10 @@ import { LlamaEngine, TinyLmPolicy } from '../../src/tinylm/index.ts';
 import { serveOpenAI } from '../../src/tinylm/openai-server.ts';
 import { loadTranscript } from '../../src/tokens/index.ts';
 import { initJax } from '../../src/util/jax.ts';
+import { TinkerPolicy } from '../../src/policy/tinker/index.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { policyContract } from '../contracts/policy.ts';
 import { fixture, writeTemp } from '../tinylm/fixtures.ts';
 import { startStandIn, type StandIn } from './openai-stand-in.ts';
@@ -69,9 +73,11 @@ policyContract('tiny-lm', {
 
 // OpenAI client against real servers, started on first use and closed after the file.
 const servers: Array<{ close(): Promise<void> }> = [];
+const disposeLater: LlamaEngine[] = [];
 after(async () => {
   await Promise.all(servers.map((s) => s.close()));
   await engine?.dispose();
+  for (const e of disposeLater) await e.dispose();
 });
 let standIn: StandIn | undefined;
 const standInUrl = async () => {
@@ -134,5 +140,54 @@ policyContract('openai tokens mode (trace-rl serve, tiny GGUF)', {
       policy: new OpenAIPolicy({ baseURLs: [await servedUrl()], model: 'tiny', mode: 'tokens', transcript }),
       prompt: { ...p, id: 'too-long', question: `${p.question} ${'and again '.repeat(2000)}` },
     };
+  },
+});
+
+// The Tinker sampling API on the same tiny model (serve --tinker's routes, in process): prompts as ids.
+let tinkerRoot: string | undefined;
+const tinkerUrl = async () => {
+  if (!tinkerRoot) {
+    await initJax();
+    const file = writeTemp(tiny.model, 'tinker.gguf');
+    const tinkerEngine = await LlamaEngine.load(file, { sequences: 1 });
+    const server = await serveOpenAI(tinkerEngine, {
+      modelName: 'tiny',
+      port: 0,
+      tinker: {
+        model: tiny.model,
+        workDir: mkdtempSync(join(tmpdir(), 'contract-tinker-')),
+        apiKey: 'contract-key',
+        baseFile: file,
+        load: (f) => LlamaEngine.load(f, { sequences: 1 }),
+      },
+    });
+    servers.push(server);
+    disposeLater.push(tinkerEngine);
+    tinkerRoot = server.url;
+  }
+  return tinkerRoot;
+};
+const tinkerPolicy = async (maxTokensPerTurn = 16) =>
+  new TinkerPolicy({
+    baseURL: await tinkerUrl(),
+    baseModel: 'tiny',
+    loraRank: 1,
+    apiKey: 'contract-key',
+    transcript: await loadTranscript('server', { serverURL: await tinkerUrl() }),
+    prompt: 'rendered',
+    temperature: 1,
+    maxTokensPerTurn,
+    stop: ['</search>', '</answer>'],
+    adam: { beta1: 0.9, beta2: 0.999, eps: 1e-8, gradClipNorm: 1 },
+  });
+policyContract('tinker (trace-rl serve --tinker, tiny GGUF)', {
+  make: () => tinkerPolicy(),
+  env: tiny.env,
+  prompts: tiny.env.test.slice(0, 2),
+  maxTokens: 16,
+  // A prompt longer than the context is refused by the server (HTTP 413): a non-retryable server_error.
+  failure: async () => {
+    const p = tiny.env.test[0]!;
+    return { policy: await tinkerPolicy(), prompt: { ...p, id: 'too-long', question: `${p.question} ${'and again '.repeat(2000)}` } };
   },
 });

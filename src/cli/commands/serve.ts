@@ -19,7 +19,16 @@ export function register(program: Command): void {
     .option('--threads <n>', 'CPU threads per evaluation (1 is fastest for tiny models on 2 cores)', '1')
     .option('--context <n>', 'tokens per sequence (default: the model’s context length)')
     .option('--name <id>', 'model id reported by /v1/models (default: the file name)')
-    .option('--allow-reload', 'accept POST /reload {"model": FILE} to swap in new weights (an external trainer’s GGUF)')
+    .option('--allow-reload', 'accept POST /reload {"model": FILE} to swap in new weights (an external trainer’s GGUF); it needs the control token')
+    .option(
+      '--control-token-file <file>',
+      'with --allow-reload: POST /reload must send this file’s first line as Authorization: Bearer (default: a new token, printed once at start)',
+    )
+    .option(
+      '--allow-host <name>',
+      'with --allow-reload: also accept this Host name for /reload besides loopback and --host (repeat)',
+      (v: string, p: string[] = []) => [...p, v],
+    )
     .option(
       '--tinker',
       'also serve the Tinker training API (/api/v1: sampling, forward_backward, optim_step, weights) on the tiny LM: llama.cpp samples, jax-js trains (a GGUF this project wrote)',
@@ -42,6 +51,8 @@ export function register(program: Command): void {
         maxPromptChars: string;
         maxPromptTokens?: string;
         allowReload?: boolean;
+        controlTokenFile?: string;
+        allowHost?: string[];
         tinker?: boolean;
         tinkerKeyFile?: string;
         tinkerTemperature: string;
@@ -73,6 +84,8 @@ export function register(program: Command): void {
         }
         const name = opts.name ?? basename(file).replace(/\.gguf$/i, '');
         const reload = opts.allowReload ? (f: string) => reloadModel(f, () => LlamaEngine.load(resolve(f), { sequences, threads, contextSize })) : undefined;
+        const { controlToken } = await import('../../http/index.ts');
+        const control = reload ? controlToken(opts.controlTokenFile === undefined ? undefined : resolve(opts.controlTokenFile)) : undefined;
         const tinker = opts.tinker
           ? await tinkerBackend(file, opts, (f) => LlamaEngine.load(resolve(f), { sequences, threads, contextSize })).catch(async (e: unknown) => {
               await engine.dispose();
@@ -87,7 +100,7 @@ export function register(program: Command): void {
             host: opts.host,
             clock: () => Date.now() / 1000,
             limits,
-            ...(reload ? { reload } : {}),
+            ...(reload && control ? { reload, control: { token: control.token, boundHost: opts.host, hosts: opts.allowHost ?? [] } } : {}),
             ...(tinker ? { tinker: tinker.options } : {}),
           });
         } catch (e) {
@@ -98,6 +111,8 @@ export function register(program: Command): void {
         process.stderr.write(
           `trace-rl serve: ${name} at ${server.url}/v1 (completions, chat/completions, models; /tokenize, /detokenize${reload ? ', /reload' : ''}${tinker ? `; Tinker API at ${server.url}/api/v1` : ''})\n`,
         );
+        if (control?.generated)
+          process.stderr.write(`trace-rl serve: control token for POST ${server.url}/reload (send as Authorization: Bearer <token>): ${control.token}\n`);
         if (tinker?.generatedKey)
           process.stderr.write(`trace-rl serve: Tinker API key (send as X-API-Key; TINKER_API_KEY for train --policy tinker): ${tinker.generatedKey}\n`);
         try {
@@ -136,7 +151,7 @@ async function tinkerBackend(
   await initJax();
   const workDir = mkdtempSync(join(tmpdir(), 'trace-rl-tinker-'));
   return {
-    options: { model, workDir, apiKey: (fromFile ?? generatedKey)!, temperature, load },
+    options: { model, workDir, apiKey: (fromFile ?? generatedKey)!, temperature, load, baseFile: file },
     generatedKey,
     cleanup: () => rmSync(workDir, { recursive: true, force: true }),
   };

@@ -241,7 +241,15 @@ export class TinkerPolicy implements TrainablePolicy {
     if (v.format !== MAGIC) throw new TinkerSnapshotError(`snapshot format "${v.format}" is not ${MAGIC}`);
     const state = v.state;
     this.updates = v.updates ?? 0;
-    if (!state) return;
+    this.statePath = state ?? undefined;
+    if (!state) {
+      // Taken before any update: the base model, sampled as such; training restarts on a new model from it.
+      this.ready = this.ready.then(() => {
+        this.modelId = undefined;
+        this.samplerPath = undefined;
+      });
+      return;
+    }
     const before = this.model();
     this.ready = before.then(async (id) => {
       await this.client.loadState(id, state);

@@ -41,7 +41,9 @@ trap cleanup EXIT
 # 2. The tiny llama (the repository's warm-start checkpoint: d64, 2 layers, the world's vocabulary,
 #    trained on demonstrations so some rollouts succeed) and llama.cpp serving it, reloadable.
 cp "$ROOT/bench/tinylm/warm-start.gguf" "$WORK/model-0.gguf"
-"${TRACE[@]}" serve --model "$WORK/model-0.gguf" --port 0 --allow-reload 2>"$WORK/serve.log" &
+# The control routes (serve's /reload, the service's /weights) need a token; one file serves both here.
+(umask 077 && head -c 24 /dev/urandom | base64 | tr -d '/+=\n' >"$WORK/control-token")
+"${TRACE[@]}" serve --model "$WORK/model-0.gguf" --port 0 --allow-reload --control-token-file "$WORK/control-token" 2>"$WORK/serve.log" &
 PIDS+=($!)
 URL=""
 for _ in $(seq 1 300); do
@@ -58,8 +60,9 @@ ROOT_URL="${URL%/v1}"
 #    (adaptive roots, N = 2) on 4 prompts: its trees branch, so a 3-step run finds some contrast.
 "${TRACE[@]}" rollout --policy openai --base-url "$URL" --mode tokens --tokenizer server \
   --format "$FORMAT" --out "$WORK/run" --listen 0 --reload-url "$ROOT_URL" \
+  --control-token-file "$WORK/control-token" --reload-token-file "$WORK/control-token" \
   --steps $((STEPS + 1)) --pool 4 --budget 16 --seed 1 --set engine.maxTokensPerTurn=48 --set engine.maxTurns=6 --set env.prompt=question --strategy trace --set strategy.preset=paper >"$WORK/rollout.jsonl" 2>"$WORK/rollout.log" &
 PIDS+=($!)
 
 # 4. The trainer (PyTorch): rows -> verl tensors -> clipped PG step -> GGUF -> POST /weights.
-"$PY" "$HERE/trainer.py" --rollout-pid "${PIDS[1]}" --events "$WORK/rollout.jsonl" --model "$WORK/model-0.gguf" --steps "$STEPS" --out "$WORK"
+"$PY" "$HERE/trainer.py" --rollout-pid "${PIDS[1]}" --events "$WORK/rollout.jsonl" --model "$WORK/model-0.gguf" --steps "$STEPS" --out "$WORK" --token-file "$WORK/control-token"

@@ -177,8 +177,9 @@ def events(path, timeout, pid=None):
     raise TimeoutError(f"no events from the rollout service in {timeout} s ({path})")
 
 
-def post(url, body):
-    req = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json"})
+def post(url, body, token):
+    headers = {"content-type": "application/json", "authorization": f"Bearer {token}"}
+    req = urllib.request.Request(url, json.dumps(body).encode(), headers)
     with urllib.request.urlopen(req, timeout=120) as res:
         return json.loads(res.read())
 
@@ -192,8 +193,10 @@ def main():
     a.add_argument("--lr", type=float, default=3e-3)
     a.add_argument("--timeout", type=float, default=900)
     a.add_argument("--rollout-pid", type=int, help="stop if this process (the rollout service) exits")
+    a.add_argument("--token-file", required=True, help="the rollout service's control token (its --control-token-file)")
     args = a.parse_args()
     torch.manual_seed(0)
+    token = open(args.token_file).readline().strip()
     gguf = GGUF(args.model)
     model = Llama(gguf)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -232,7 +235,7 @@ def main():
             info.update(loss=loss.item(), loss_at_ratio_1=-(batch["advantages"] * mask).sum().item() / n, loss_after=after.item(), mean_abs_advantage=(batch["advantages"].abs() * mask).sum().item() / n)
             path = os.path.join(os.path.abspath(args.out), f"model-{step + 1}.gguf")
             gguf.write(path, model.tensors())
-            reloaded += 1 if post(url, {"step": step, "model": path}).get("reloaded") else 0
+            reloaded += 1 if post(url, {"step": step, "model": path}, token).get("reloaded") else 0
             done += 1
         print(json.dumps(info), file=sys.stderr, flush=True)
         if step >= args.steps:

@@ -6,3 +6,4 @@
 export { createServerApp, nextTurn, readJson, type ServerAppOptions } from './app.ts';
 export { errorBody, HttpError, jsonErrors, tooLarge, zodMessage, type ErrorBody } from './errors.ts';
 export { listen, ServerStartError, type ListenOptions, type RunningServer } from './listen.ts';
+export { controlGuard, controlToken, ControlTokenError, type ControlAccess } from './control.ts';

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { createServerApp, HttpError, listen, readJson, type RunningServer } from '../http/index.ts';
+import { controlGuard, controlToken, createServerApp, HttpError, listen, readJson, type RunningServer } from '../http/index.ts';
+import { redactSecret } from '../util/redact.ts';
 
 const STEP_MESSAGE = 'must be a non-negative integer: the step whose batch the new weights were trained on';
 /** `{"step": N, "model"?: FILE}`: the trainer has pushed the weights trained on batch N (as FILE, a GGUF, for a server that reloads). */
@@ -13,6 +14,9 @@ const announcement = z.object({
 
 /** A step announcement is a few bytes; anything larger is refused before it is read. */
 const GATE_BODY_BYTES = 4096;
+
+/** Steps announced ahead of the one waited for that are kept; more is a 429 (the set stays bounded). */
+export const GATE_MAX_PENDING = 1024;
 
 /** File the trainer creates after pushing the weights trained on batch `step`. */
 export function weightsReadyFile(dir: string, step: number): string {
@@ -33,6 +37,10 @@ export interface WeightsGateOptions {
    * POST it to `trace-rl serve --allow-reload` at `<url>/reload`; the trainer's POST answers after it.
    */
   reload?: (model: string) => Promise<void>;
+  /** The token `POST /weights` must carry (`Authorization: Bearer`); a new random one when absent (read it from `token`). */
+  token?: string;
+  /** Host names accepted besides the loopback ones and the bound address (`--allow-host`). */
+  allowHosts?: readonly string[];
 }
 
 /** Raised when a wait for the trainer's weights is abandoned (the service was stopped). */
@@ -49,6 +57,10 @@ export class WeightsGate {
   readonly dir: string;
   /** Set once `start()` has bound the HTTP listener. */
   url?: string;
+  /** What `POST /weights` must send as `Authorization: Bearer <token>` (given, or generated). */
+  readonly token: string;
+  /** True when the token was generated here (the caller prints it once). */
+  readonly generatedToken: boolean;
   private readonly ready = new Set<number>();
   private waiting: number | null = null;
   private server?: RunningServer;
@@ -57,28 +69,34 @@ export class WeightsGate {
   constructor(options: WeightsGateOptions) {
     this.options = options;
     this.dir = options.dir;
+    const t = options.token === undefined ? controlToken() : { token: options.token, generated: false };
+    this.token = t.token;
+    this.generatedToken = t.generated;
   }
 
   /** Binds the HTTP listener when a port was given. */
   async start(): Promise<void> {
     if (this.options.port === undefined) return;
     const app = createServerApp({ maxBodyBytes: GATE_BODY_BYTES, bodySetting: 'fixed: a step announcement is {"step": N, "model"?: FILE}' });
-    app.post('/weights', async (c) => {
+    const host = this.options.host ?? '127.0.0.1';
+    app.post('/weights', controlGuard({ token: this.token, boundHost: host, hosts: this.options.allowHosts ?? [] }), async (c) => {
       const { step, model } = await readJson(c, announcement);
+      if (!this.ready.has(step) && this.ready.size >= GATE_MAX_PENDING)
+        throw new HttpError(429, `${GATE_MAX_PENDING} steps are already announced and not yet waited for`, 'too_many_steps');
       let reloaded = false;
       if (model !== undefined && this.options.reload) {
         try {
           await this.options.reload(model);
           reloaded = true;
         } catch (e) {
-          throw new HttpError(502, `reloading ${model} failed: ${(e as Error).message}`, 'reload_failed', 'model');
+          throw new HttpError(502, `reloading ${model} failed: ${redactSecret((e as Error).message, this.token)}`, 'reload_failed', 'model');
         }
       }
       this.ready.add(step);
       return c.json({ ok: true, step, reloaded });
     });
     app.get('/status', (c) => c.json({ waiting: this.waiting, ready: [...this.ready].sort((a, b) => a - b) }));
-    this.server = await listen(app, { port: this.options.port, host: this.options.host });
+    this.server = await listen(app, { port: this.options.port, host });
     this.url = this.server.url;
   }
 
@@ -100,6 +118,8 @@ export class WeightsGate {
           throw new WeightsWaitAborted(`stopped while waiting for the weights of step ${step}`);
         }
       }
+      // Announcements of steps already passed are of no further use: the set holds only what is ahead.
+      for (const s of this.ready) if (s < step) this.ready.delete(s);
       this.ready.add(step);
     } finally {
       this.waiting = null;

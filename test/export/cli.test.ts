@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -112,9 +112,13 @@ test('trace-rl export --tokenizer qwen3 --chat-template: Qwen3 ids of the chat-f
   }
 });
 
+const TOKEN = 'rollout-control-token-0123456789';
+
 test('trace-rl rollout against a real HTTP server: batch, waiting (file and URL), POST /weights releases it, done', async () => {
   const server = await startStandIn();
   const out = join(mkdtempSync(join(tmpdir(), 'trace-cli-')), 'svc');
+  const tokenFile = join(mkdtempSync(join(tmpdir(), 'trace-token-')), 'control-token');
+  writeFileSync(tokenFile, `${TOKEN}\n`);
   try {
     const events: Array<Record<string, unknown>> = [];
     const posted: number[] = [];
@@ -133,6 +137,8 @@ test('trace-rl rollout against a real HTTP server: batch, waiting (file and URL)
         out,
         '--listen',
         '0',
+        '--control-token-file',
+        tokenFile,
         '--format',
         'trl',
         '--steps',
@@ -150,7 +156,11 @@ test('trace-rl rollout against a real HTTP server: batch, waiting (file and URL)
         if (e.event === 'waiting') {
           assert.equal(e.file, join(out, `weights-step-${e.step}.ready`));
           posted.push(e.step as number);
-          void fetch(String(e.url), { method: 'POST', body: JSON.stringify({ step: e.step }), headers: { 'content-type': 'application/json' } });
+          void fetch(String(e.url), {
+            method: 'POST',
+            body: JSON.stringify({ step: e.step }),
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+          });
         }
       },
     );

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The real `trace-rl` executable, as a user runs it. */
@@ -102,4 +104,14 @@ export function runCliBounded(
       child.on('close', () => source.destroy());
     }
   });
+}
+
+/** The control token the tests give `serve --control-token-file` (control routes need one). */
+export const CONTROL_TOKEN = 'test-control-token-0123456789abcdef';
+
+/** A fresh file holding {@link CONTROL_TOKEN}, for `--control-token-file`. */
+export function controlTokenFile(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'trace-token-')), 'control-token');
+  writeFileSync(file, `${CONTROL_TOKEN}\n`);
+  return file;
 }

@@ -57,8 +57,12 @@ export async function probeHealth(url: string, during: Promise<unknown>): Promis
   return { slowest, probes };
 }
 
-export async function postJson(url: string, body: unknown): Promise<{ status: number; json: any }> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await r.text();
   let json: unknown;
   try {

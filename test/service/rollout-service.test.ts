@@ -99,11 +99,12 @@ test('weights gate: an HTTP POST releases the wait; bad bodies are refused with 
     const waiting = gate.wait(3).then(() => (released = true));
     await sleep(50);
     assert.deepEqual(await (await fetch(`${gate.url}/status`)).json(), { waiting: 3, ready: [] });
-    const bad = await fetch(`${gate.url}/weights`, { method: 'POST', body: '{"step": "three"}', headers: { 'content-type': 'application/json' } });
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${gate.token}` };
+    const bad = await fetch(`${gate.url}/weights`, { method: 'POST', body: '{"step": "three"}', headers });
     assert.equal(bad.status, 400);
     assert.match(((await bad.json()) as { error: { message: string } }).error.message, /non-negative integer/);
     assert.equal(released, false);
-    const ok = await fetch(`${gate.url}/weights`, { method: 'POST', body: JSON.stringify({ step: 3 }), headers: { 'content-type': 'application/json' } });
+    const ok = await fetch(`${gate.url}/weights`, { method: 'POST', body: JSON.stringify({ step: 3 }), headers });
     assert.equal(ok.status, 200);
     await waiting;
     assert.equal(released, true);

@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { checkGgufFile } from '../../src/tinylm/gguf-file.ts';
 import { TYPE_LAYOUT } from '../../src/tinylm/gguf-header.ts';
 import { loadLlama } from '../../src/tinylm/llama-engine.ts';
-import { runCliBounded, startServe } from '../helpers/run-cli.ts';
+import { CONTROL_TOKEN, controlTokenFile, runCliBounded, startServe } from '../helpers/run-cli.ts';
 import { fixture, writeTemp } from './fixtures.ts';
 
 const good = writeTemp(fixture({}, 4).model, 'good.gguf');
@@ -98,7 +98,7 @@ let server: ChildProcess;
 let root: string;
 
 before(async () => {
-  const started = await startServe(good, ['--allow-reload', '--parallel', '2']);
+  const started = await startServe(good, ['--allow-reload', '--control-token-file', controlTokenFile(), '--parallel', '2']);
   server = started.child;
   root = started.baseURL.replace(/\/v1$/, '');
 });
@@ -125,7 +125,7 @@ async function reload(model: string): Promise<{ status: number; text: string; ms
   try {
     const r = await fetch(`${root}/reload`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${CONTROL_TOKEN}` },
       body: JSON.stringify({ model }),
       signal: abort.signal,
     });
@@ -134,6 +134,23 @@ async function reload(model: string): Promise<{ status: number; text: string; ms
     clearInterval(watch);
   }
 }
+
+test('POST /reload is a control route: text/plain, a foreign Origin or Host, no or a wrong token are refused before any file is read', async () => {
+  const attacks: Array<[Record<string, string>, number, string]> = [
+    [{ 'content-type': 'text/plain' }, 415, 'unsupported_media_type'],
+    [{ 'content-type': 'text/plain', authorization: `Bearer ${CONTROL_TOKEN}` }, 415, 'unsupported_media_type'],
+    [{ 'content-type': 'text/plain', origin: 'http://evil.example' }, 403, 'foreign_origin'],
+    [{ 'content-type': 'application/json' }, 401, 'invalid_token'],
+    [{ 'content-type': 'application/json', authorization: 'Bearer wrong' }, 401, 'invalid_token'],
+  ];
+  for (const [headers, status, code] of attacks) {
+    const r = await fetch(`${root}/reload`, { method: 'POST', headers, body: JSON.stringify({ model: '/etc/passwd' }) });
+    assert.equal(r.status, status, JSON.stringify(headers));
+    const body = (await r.json()) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, code);
+    assert.doesNotMatch(body.error.message, /passwd|root:/);
+  }
+});
 
 test('POST /reload: a bomb, a truncated model and a copy of /etc/passwd are quick 400s that quote no byte; a good model still reloads', async () => {
   const before = rssMb(server.pid!);

@@ -18,7 +18,7 @@ import { loadTranscript, ServerTokenizer, type Transcript } from '../../src/toke
 import { addTurn, createTree, endTrajectory, type Turn } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { fixture, writeTemp } from './fixtures.ts';
-import { startServe } from '../helpers/run-cli.ts';
+import { CONTROL_TOKEN, controlTokenFile, startServe } from '../helpers/run-cli.ts';
 
 const { env, tokenizer, model } = fixture({}, 4);
 const file = writeTemp(model, 'tiny.gguf');
@@ -32,7 +32,7 @@ let proxyURL: string;
 const exchanges: Array<{ request: Record<string, unknown>; response: Record<string, unknown> }> = [];
 
 before(async () => {
-  ({ child, baseURL } = await startServe(file, ['--allow-reload']));
+  ({ child, baseURL } = await startServe(file, ['--allow-reload', '--control-token-file', controlTokenFile()]));
   proxy = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -183,7 +183,11 @@ test('finish_reason length when max_tokens or the context ends generation; /relo
   assert.equal(((await over.json()) as { error: { code: string } }).error.code, 'prompt_too_many_tokens');
 
   const other = writeTemp(fixture({}, 9).model, 'other.gguf');
-  const r = await fetch(`${root}/reload`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: other }) });
+  const r = await fetch(`${root}/reload`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${CONTROL_TOKEN}` },
+    body: JSON.stringify({ model: other }),
+  });
   assert.equal(r.status, 200);
   const b = await complete(ids, 3);
   assert.notDeepEqual(b.choices[0].logprobs.token_logprobs, a.choices[0].logprobs.token_logprobs, 'new weights answer');

@@ -22,6 +22,8 @@ import { parseTrainConfig } from '../../train/index.ts';
 import { policyFromFlags } from '../policy-flags.ts';
 import { RunStore } from '../../store/index.ts';
 import { parsePort, UsageError, writeJson } from '../io.ts';
+import { controlToken } from '../../http/index.ts';
+import { redactSecret } from '../../util/redact.ts';
 import { addTokenizerOptions, asUsage, transcriptFromOptions } from './export.ts';
 import { addConfigOptions, rawConfig } from './train.ts';
 
@@ -58,6 +60,12 @@ export function register(program: Command): void {
       '--reload-url <url>',
       'with --listen: a /weights body\'s "model" (new GGUF) is sent to this trace-rl serve --allow-reload (POST <url>/reload) before the next step',
     )
+    .option(
+      '--control-token-file <file>',
+      'with --listen: POST /weights must send this file\u2019s first line as Authorization: Bearer (default: a new token, printed once at start)',
+    )
+    .option('--allow-host <name>', 'with --listen: also accept this Host name for POST /weights besides loopback and the bound address (repeat)', collect)
+    .option('--reload-token-file <file>', 'with --reload-url: a file whose first line is that trace-rl serve\u2019s control token (its --control-token-file)')
     .option(
       '--atropos <url>',
       'also push every step to this Atropos trajectory API (verl-recipe atropos trainer; docs/atropos.md); waits there for the trainer instead of --listen',
@@ -101,20 +109,35 @@ export function register(program: Command): void {
     RunStore.checkNew(out);
     const { policy } = await buildPolicy(settings, { envKind: config.env.kind, concurrency: config.engine.concurrency, transcript });
     const reloadUrl = opts.reloadUrl === undefined ? undefined : String(opts.reloadUrl).replace(/\/+$/, '').replace(/\/v1$/, '');
+    // serve's /reload takes its own control token, never the inference servers' API key; what it answers
+    // is cut of both before it reaches a message (a server may echo what it was sent).
+    const reloadToken = opts.reloadTokenFile === undefined ? undefined : controlToken(path.resolve(String(opts.reloadTokenFile))).token;
     const reload = reloadUrl
       ? async (model: string) => {
-          const headers = { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) };
+          const headers = { 'content-type': 'application/json', ...(reloadToken ? { authorization: `Bearer ${reloadToken}` } : {}) };
           const res = await fetch(`${reloadUrl}/reload`, {
             method: 'POST',
             headers,
             body: JSON.stringify({ model }),
             signal: AbortSignal.timeout(RELOAD_TIMEOUT_MS),
           });
-          if (!res.ok) throw new Error(`${reloadUrl}/reload answered HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
+          if (!res.ok)
+            throw new Error(
+              `${reloadUrl}/reload answered HTTP ${res.status}: ${redactSecret(redactSecret(await res.text(), reloadToken), apiKey).slice(0, 300)}`,
+            );
         }
       : undefined;
+    const control = opts.controlTokenFile === undefined ? undefined : controlToken(path.resolve(String(opts.controlTokenFile))).token;
     // With an Atropos API the trainer loads its own weights: the service waits on the API, not at a gate.
-    const gate = atropos ? undefined : new WeightsGate({ dir: out, port, ...(reload ? { reload } : {}) });
+    const gate = atropos
+      ? undefined
+      : new WeightsGate({
+          dir: out,
+          port,
+          ...(reload ? { reload } : {}),
+          ...(control ? { token: control } : {}),
+          allowHosts: (opts.allowHost as string[] | undefined) ?? [],
+        });
     const interrupt = interruptible('the batches written so far are kept; start a new run with another --out to continue (Ctrl-C again to quit at once)');
     const progress = opts.quiet
       ? undefined
@@ -126,6 +149,8 @@ export function register(program: Command): void {
     const output = serviceOutput(Boolean(opts.quiet), progress);
     try {
       await gate?.start();
+      if (gate?.url && gate.generatedToken)
+        process.stderr.write(`trace-rl rollout: control token for POST ${gate.url}/weights (send as Authorization: Bearer <token>): ${gate.token}\n`);
       const result = await runRolloutService({
         out,
         config,

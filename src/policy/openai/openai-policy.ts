@@ -7,6 +7,7 @@ import type { Policy, PolicyContext, PolicyOutput } from '../types.ts';
 import { MalformedResponseError, parseResponse, restoreStopTag, tokenSpan } from './response.ts';
 import { Router, serverFailed } from './router.ts';
 import { boundedFetch, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-fetch.ts';
+import { redactSecret } from '../../util/redact.ts';
 
 export interface OpenAIPolicyOptions {
   /** One or more server base URLs (e.g. http://host:8000/v1); requests go to the least-loaded one. */
@@ -287,12 +288,13 @@ const MAX_MESSAGE_CHARS = 300;
  * retryable 'server_error'; other 4xx → non-retryable 'server_error' (the request itself is wrong;
  * 401/403 say to check the API key); unparseable, incomplete or oversized bodies → 'parse_error'.
  * Aborts pass through (the engine owns them). `url`, the server called, starts the message; `secret`
- * (the API key) is replaced by "[API key]" wherever the server's text repeats it.
+ * (the API key) is replaced by "[API key]" wherever the server's text repeats it, raw or transformed
+ * (URL-encoded, JSON-escaped, hex, base64: util/redact.ts).
  */
 export function toPolicyError(e: unknown, url?: string, secret?: string): unknown {
   if (e instanceof PolicyCallError || e instanceof OpenAI.APIUserAbortError) return e;
   const at = (raw: string) => {
-    const text = secret ? raw.split(secret).join('[API key]') : raw;
+    const text = redactSecret(raw, secret, '[API key]');
     return `${url ? `${url}: ` : ''}${text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text}`;
   };
   if (e instanceof OpenAI.APIConnectionTimeoutError) return new PolicyCallError('timeout', at(`server timed out: ${e.message}`));

@@ -55,13 +55,15 @@ export class RunStore {
   /**
    * Checks that `dir` can hold a new run, without changing anything: an existing complete run, a
    * folder path through a file, or an unwritable parent is a RunStoreError. (`create` does the same
-   * checks; callers use this to fail before printing or building anything.)
+   * checks; callers use this to fail before printing or building anything.) `resumable`: whether the
+   * command has `--resume` to offer (`rollout` has not).
    */
-  static checkNew(dir: string): void {
+  static checkNew(dir: string, resumable = true): void {
     const file = join(dir, RUN_DB);
     if (missingFolders(dir).length > 0) return;
     if (!existsSync(file)) return;
-    if (isComplete(file)) throw new RunStoreError(`${file} already exists: resume it with --resume ${dir}, or choose another --out`);
+    if (isComplete(file))
+      throw new RunStoreError(`${file} already exists: ${resumable ? `resume it with --resume ${dir}, or choose another --out` : 'choose another --out'}`);
     if (!existsSync(join(dir, CREATING_MARKER))) throw notOurs(dir);
   }
 

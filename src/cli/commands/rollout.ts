@@ -106,7 +106,7 @@ export function register(program: Command): void {
     // The run stores the server policy it rolled out with, like any run its policy (the key file's path, never the key).
     const config = parseTrainConfig({ ...rawConfig(opts), policy: settings });
     const out = String(opts.out);
-    RunStore.checkNew(out);
+    RunStore.checkNew(out, false);
     const { policy } = await buildPolicy(settings, { envKind: config.env.kind, concurrency: config.engine.concurrency, transcript });
     const reloadUrl = opts.reloadUrl === undefined ? undefined : String(opts.reloadUrl).replace(/\/+$/, '').replace(/\/v1$/, '');
     // serve's /reload takes its own control token, never the inference servers' API key; what it answers

@@ -7,7 +7,7 @@ import type { Rng } from '../util/rng.ts';
 import { backoffDelay, sleep } from './backoff.ts';
 import { CancelledError, callWithTimeout, isCancellation } from './call.ts';
 import type { StepRecord, Tape } from './recorder.ts';
-import type { Semaphore } from './semaphore.ts';
+import type { Priority, Semaphore } from './semaphore.ts';
 import type { EngineSettings } from './settings.ts';
 
 /** What a policy call or a tool step needs of its trajectory. */
@@ -37,6 +37,8 @@ export interface PolicyCall {
   trajectoryId: string;
   rng: Rng;
   admitCost?: number;
+  /** urgent: a call that finishes work already started (a trajectory's later turn, a continuation), served before new trajectories. */
+  priority?: Priority;
 }
 
 export type Attempted<T> = { ok: true; value: T } | { ok: false; error: TurnError };
@@ -80,7 +82,7 @@ async function withRetries<S, T>(
 
 async function policyAttempt<S>(ctx: CallContext<S>, call: PolicyCall, key: string, attempt: number): Promise<Attempt<PolicyOutput>> {
   try {
-    await ctx.semaphore.acquire(ctx.signal);
+    await ctx.semaphore.acquire(ctx.signal, call.priority);
   } catch {
     return failed('cancelled', 'cancelled while waiting for a request slot');
   }

@@ -94,6 +94,10 @@ class Episode<S> {
       turns: this.turns,
       trajectoryId: this.firstNodeId,
       rng: this.rng,
+      // Work already started goes first: prompts finish early, so expansion overlaps the bare rollouts.
+      // Not under priced budgets (ctx.covers), where admitting a trajectory depends on the order calls
+      // get slots: there the queue stays first come, first served, so a run's trees stay reproducible.
+      priority: !ctx.covers && (this.lastId !== undefined || this.start.origin === 'continuation') ? 'urgent' : 'normal',
       ...(this.lastId === undefined ? { admitCost: this.start.expectedCost } : {}),
     });
     if (!called.ok) {

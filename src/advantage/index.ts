@@ -8,7 +8,7 @@
  */
 export * from './types.ts';
 export { buildForest, ForestError, pathIndices, type ForestIssue } from './forest.ts';
-export { forestFromTrees, turnTokens } from './from-tree.ts';
+export { forestFromTrees, importanceWeighted, leafPrompts, turnTokens } from './from-tree.ts';
 export { subtreeStats, sampleStd, grpoMoments, zScore, ADVANTAGE_SCALES, type AdvantageScale, type GroupStats } from './group-stats.ts';
 export { tokenWhiten } from './whiten.ts';
 export { createGrpo, type GrpoOptions } from './grpo.ts';

@@ -1,4 +1,4 @@
-import { createEstimator, isEstimatorName, type AdvantageEstimator, type EstimatorName } from '../advantage/index.ts';
+import { createEstimator, importanceWeighted, isEstimatorName, type AdvantageEstimator, type EstimatorName } from '../advantage/index.ts';
 import type { TreeRecord } from '../record/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import { ExportError } from './rows.ts';
@@ -29,6 +29,10 @@ export function storedText(trees: readonly RolloutTree[], records: readonly Tree
   const stored = trees.map((t) => byId.get(t.promptId)!.advantages);
   const name = stored[0]?.estimator ?? estimator ?? 'trace';
   if (!isEstimatorName(name)) throw new ExportError(`${where} stores advantages of an unknown estimator "${name}"`);
-  if (estimator !== undefined && estimator !== name) return { render, estimator: createEstimator(estimator, { scale: stored[0]?.scale }) };
+  if (estimator !== undefined && estimator !== name) {
+    // Recomputed advantages get the importance weights the learner applied to the stored ones.
+    const other = createEstimator(estimator, { scale: stored[0]?.scale });
+    return { render, estimator: { name: other.name, estimate: (forest) => importanceWeighted(other.estimate(forest), trees) } };
+  }
   return { render, estimator: { name, estimate: () => stored.flatMap((s) => s.leaves) } };
 }

@@ -1,4 +1,4 @@
-import { forestFromTrees, type AdvantageEstimator, type LeafAdvantage } from '../advantage/index.ts';
+import { forestFromTrees, importanceWeighted, leafPrompts, type AdvantageEstimator, type LeafAdvantage } from '../advantage/index.ts';
 import type { AdaptiveStep, GuardState, Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
@@ -228,7 +228,8 @@ function storedTrees(
   estimator: Omit<TreeRecord['advantages'], 'leaves'>,
 ): TreeRecord[] {
   const leavesOf = new Map<string, LeafAdvantage[]>(trees.map((t) => [t.promptId, []]));
-  for (const adv of advantages) leavesOf.get(promptOf(adv))!.push(adv);
+  const promptOf = leafPrompts(advantages, trees);
+  for (const adv of advantages) leavesOf.get(promptOf.get(adv.id)!)!.push(adv);
   return trees.map((t) => ({
     promptId: t.promptId,
     rendered: rendered.get(t.promptId) ?? t.prompt,
@@ -242,23 +243,7 @@ function storedTrees(
  * estimate the uniform objective over the candidates.
  */
 export function stepAdvantages(estimator: AdvantageEstimator, trees: readonly RolloutTree[]): LeafAdvantage[] {
-  const advantages = estimator.estimate(forestFromTrees(trees));
-  const weightOf = new Map(
-    trees.flatMap((t) => {
-      const w = root(t).weight;
-      return w === undefined ? [] : [[t.promptId, w] as const];
-    }),
-  );
-  if (weightOf.size === 0) return advantages;
-  return advantages.map((adv) => {
-    const w = weightOf.get(promptOf(adv)) ?? 1;
-    return { ...adv, advantage: adv.advantage * w, turns: adv.turns.map((a) => a * w) };
-  });
-}
-
-/** The prompt id a leaf's path starts from (node ids are `<prompt id>/<slot>/…`). */
-function promptOf(adv: LeafAdvantage): string {
-  return adv.path[0].slice(0, adv.path[0].lastIndexOf('/'));
+  return importanceWeighted(estimator.estimate(forestFromTrees(trees)), trees);
 }
 
 /**
@@ -324,8 +309,9 @@ function samplesOf(advantages: readonly LeafAdvantage[], trees: readonly Rollout
   const byPrompt = new Map(trees.map((t) => [t.promptId, t]));
   const seen = sharedTurns === 'once' ? new Set<string>() : undefined;
   const samples: PolicySample[] = [];
+  const promptOf = leafPrompts(advantages, trees);
   for (const adv of advantages) {
-    const promptId = promptOf(adv);
+    const promptId = promptOf.get(adv.id)!;
     const tree = byPrompt.get(promptId)!;
     const w = sharedTurns === 'importance' ? leafWeight(tree, adv.path) : 1;
     const advantages = seen

@@ -140,7 +140,7 @@ test('policy.temperature: 1 by default for tiny-lm, taken by it, refused on its 
   });
   assert.throws(
     () => parseTrainConfig({ policy: { temperature: 0.7 } }),
-    /config\.policy\.temperature: "temperature" is not a setting of policy\.kind embedded \(openai, tiny-lm take it\)/,
+    /config\.policy\.temperature: "temperature" is not a setting of policy\.kind embedded \(openai, tinker, tiny-lm take it\)/,
   );
   assert.throws(() => parseTrainConfig({ policy: { kind: 'tiny-lm', model: 'm.gguf', temperature: 0 } }), /temperature/);
 });

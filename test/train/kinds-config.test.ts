@@ -51,11 +51,16 @@ const FOREIGN_POLICY: Record<string, [field: string, value: unknown, owner: stri
   scripted: ['clip', 0.1, 'embedded'],
   openai: ['epochs', 2, 'embedded'],
   'simulator-tabular': ['warmStart', 'bc', 'embedded'],
+  tinker: ['warmStart', 'none', 'embedded'],
 };
 
 test('every policy kind refuses a setting of another kind under its own path', () => {
   assert.deepEqual(Object.keys(FOREIGN_POLICY).sort(), policyKinds.names().sort());
-  const needs: Record<string, object> = { 'tiny-lm': { model: 'm.gguf' }, openai: { baseUrls: ['http://localhost:8000/v1'] } };
+  const needs: Record<string, object> = {
+    'tiny-lm': { model: 'm.gguf' },
+    openai: { baseUrls: ['http://localhost:8000/v1'] },
+    tinker: { baseUrl: 'http://localhost:8080' },
+  };
   for (const [kind, [field, value, owner]] of Object.entries(FOREIGN_POLICY)) {
     const policy = { kind, ...needs[kind], [field]: value };
     assert.throws(
@@ -68,7 +73,7 @@ test('every policy kind refuses a setting of another kind under its own path', (
   assert.throws(() => parseTrainConfig({ policy: { kind: 'tiny-lm' } }), /config\.policy\.model: policy\.kind tiny-lm needs policy\.model/);
   assert.throws(
     () => parseTrainConfig({ policy: { kind: 'gpt' } }),
-    /config\.policy\.kind: Invalid option: expected one of "embedded"\|"scripted"\|"openai"\|"simulator-tabular"\|"tiny-lm"/,
+    /config\.policy\.kind: Invalid option: expected one of "embedded"\|"scripted"\|"openai"\|"tinker"\|"simulator-tabular"\|"tiny-lm"/,
   );
   assert.throws(() => parseTrainConfig({ env: { kind: 'atlantis' } }), /config\.env\.kind: Invalid option: expected one of "world"\|"simulator"/);
 });

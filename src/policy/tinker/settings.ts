@@ -27,10 +27,10 @@ export const tinkerSettings = z.strictObject({
   stop: z.array(z.string().min(1)).max(16).default(['</search>', '</answer>']).describe('tinker: stop strings that end a turn (kept in the turn).'),
   adam: z
     .strictObject({
-      beta1: z.number().min(0).lt(1).default(0.9),
-      beta2: z.number().min(0).lt(1).default(0.999),
-      eps: z.number().positive().default(1e-8),
-      gradClipNorm: z.number().min(0).default(1),
+      beta1: z.number().min(0).lt(1).default(0.9).describe('tinker: Adam β₁.'),
+      beta2: z.number().min(0).lt(1).default(0.999).describe('tinker: Adam β₂.'),
+      eps: z.number().positive().default(1e-8).describe('tinker: Adam ε.'),
+      gradClipNorm: z.number().min(0).default(1).describe('tinker: the gradient’s global-norm cap (0: none).'),
     })
     .prefault({})
     .describe('tinker: Adam’s constants sent with every optim_step (the step size is policy.learningRate); the defaults are the tiny LM trainer’s.'),

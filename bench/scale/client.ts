@@ -1,0 +1,136 @@
+/**
+ * One measurement of the scale bench, in a process of its own (so its CPU time and peak memory are
+ * its own): `--mode bare` is a keep-alive node:http loop, `completions` and `tokens` are trace-rl's
+ * rollout engine with OpenAIPolicy in that mode. Both run `--trajectories` episodes of ≤ 5 turns at
+ * `--concurrency` requests in flight against the server at `--port`, after a short warm-up of the same
+ * kind. Prints one JSON line: requests, turns, CPU microseconds (user + system), wall ms, RSS.
+ */
+import { Agent, request } from 'node:http';
+import { OpenAIPolicy } from '../../src/policy/index.ts';
+import { runStep } from '../../src/rollout/index.ts';
+import { loadTranscript } from '../../src/tokens/index.ts';
+import { createRng } from '../../src/util/rng.ts';
+import { MAX_TURNS, observationFor, renderPrompt, ROLLOUTS_PER_PROMPT, ScaleEnv, scalePrompts } from './script.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1]! : fallback;
+};
+const mode = arg('mode', 'bare') as 'bare' | 'completions' | 'tokens';
+const trajectories = Number(arg('trajectories', '1000'));
+const concurrency = Number(arg('concurrency', '256'));
+const port = Number(arg('port', '0'));
+const tokenizerSpec = arg('tokenizer', 'qwen3');
+const url = `http://127.0.0.1:${port}/v1`;
+const STOP = ['</search>', '</answer>'];
+const MAX_TOKENS = 64;
+
+type Run = (n: number) => Promise<{ requests: number; turns: number }>;
+
+/** The least a client can do: the same conversations, one keep-alive socket pool, JSON in and out. */
+function bareLoop(): Run {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const post = (body: string) =>
+    new Promise<string>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/v1/completions',
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${res.statusCode}`))));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  return async (n) => {
+    const prompts = scalePrompts(Math.ceil(n / ROLLOUTS_PER_PROMPT));
+    let next = 0;
+    let requests = 0;
+    const worker = async () => {
+      for (let j = next++; j < n; j = next++) {
+        let conversation = renderPrompt(prompts[Math.floor(j / ROLLOUTS_PER_PROMPT)]!);
+        for (let turn = 0, searches = 0; turn < MAX_TURNS; turn++) {
+          const body = JSON.stringify({
+            model: 'scale',
+            prompt: conversation,
+            max_tokens: MAX_TOKENS,
+            stop: STOP,
+            temperature: 1,
+            top_p: 1,
+            seed: (j * 31 + turn) % 2 ** 31,
+            logprobs: 0,
+            return_token_ids: true,
+            include_stop_str_in_output: true,
+          });
+          const r = JSON.parse(await post(body)) as { choices: Array<{ text: string }> };
+          requests++;
+          const text = r.choices[0]!.text;
+          const query = /<search>([\s\S]*?)<\/search>/.exec(text)?.[1];
+          if (query === undefined) break;
+          conversation += text + observationFor(query.trim(), searches++);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+    return { requests, turns: requests };
+  };
+}
+
+async function traceRl(): Promise<Run> {
+  const transcript = mode === 'tokens' ? await loadTranscript(tokenizerSpec) : undefined;
+  const policy = new OpenAIPolicy({
+    baseURLs: [url],
+    model: 'scale',
+    mode,
+    ...(transcript ? { transcript } : {}),
+    extras: mode === 'completions' ? 'vllm' : 'none',
+  });
+  const env = new ScaleEnv();
+  return async (n) => {
+    const prompts = scalePrompts(Math.ceil(n / ROLLOUTS_PER_PROMPT));
+    const res = await runStep({
+      prompts,
+      env,
+      policy,
+      rng: createRng(1),
+      rootPlan: new Map(prompts.map((p) => [p.id, ROLLOUTS_PER_PROMPT])),
+      settings: { concurrency, maxTurns: MAX_TURNS, maxTokensPerTurn: MAX_TOKENS, timeoutMs: 600_000, retry: { maxAttempts: 1 } },
+    });
+    const failed = Object.values(res.failures).reduce((a, b) => a + (b ?? 0), 0);
+    if (failed > 0) throw new Error(`${failed} trajectories failed: ${JSON.stringify(res.failures)}`);
+    return { requests: res.spend.turns, turns: res.progress.turns };
+  };
+}
+
+const run = mode === 'bare' ? bareLoop() : await traceRl();
+await run(Math.min(trajectories, 256));
+globalThis.gc?.();
+const rssBefore = process.memoryUsage().rss;
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+const { requests, turns } = await run(trajectories);
+const wallMs = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
+console.log(
+  JSON.stringify({
+    mode,
+    trajectories,
+    concurrency,
+    requests,
+    turns,
+    cpuUs: cpu.user + cpu.system,
+    wallMs,
+    rssBeforeMB: rssBefore / 2 ** 20,
+    peakRssMB: process.resourceUsage().maxRSS / 1024,
+  }),
+);
+process.exit(0);

@@ -1,0 +1,129 @@
+/**
+ * The rollout path at scale against a zero-latency server in another process (results in
+ * BENCHMARKS.md, "Rollout path at scale"). One server (server.ts) answers every request at once with
+ * a scripted Search-R1 reply; per size and repetition, three client processes run one after the other
+ * (client.ts): a bare keep-alive node:http loop, and trace-rl's engine with OpenAIPolicy in
+ * completions mode and in token mode, each with the same conversations (P prompts × 8 rollouts,
+ * 3–5 turns each) at the same concurrency. Reported per mode: client CPU-seconds per 1,000 requests,
+ * requests/s, client CPU µs and wall µs per turn, peak RSS (and its growth per 1,000 trajectories),
+ * and trace-rl ÷ bare in CPU per request, taken per repetition (the runs side by side) then
+ * min / median / max.
+ *
+ * Run: npx tsx bench/scale/run.ts [--sizes 1000,4000] [--reps 3] [--concurrency 256]
+ *        [--modes bare,completions,tokens] [--tokenizer qwen3]
+ * Big sizes: --sizes 1000,4000,16000,64000 (16k takes about a minute a run; 64k several).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1]! : fallback;
+};
+const sizes = arg('sizes', '1000,4000').split(',').map(Number);
+const reps = Number(arg('reps', '3'));
+const concurrency = Number(arg('concurrency', '256'));
+const modes = arg('modes', 'bare,completions,tokens').split(',');
+const tokenizer = arg('tokenizer', 'qwen3');
+const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+const tsx = ['--import', 'tsx'];
+
+interface Sample {
+  mode: string;
+  trajectories: number;
+  requests: number;
+  turns: number;
+  cpuUs: number;
+  wallMs: number;
+  rssBeforeMB: number;
+  peakRssMB: number;
+}
+
+async function startServer(): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, [...tsx, here('./server.ts'), '--tokenizer', tokenizer], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
+    lines.on('line', (l) => {
+      const m = /^port (\d+)$/.exec(l);
+      if (m) resolve(Number(m[1]));
+    });
+  });
+  return { port, child };
+}
+
+function measure(mode: string, trajectories: number, port: number): Promise<Sample> {
+  return new Promise((resolve, reject) => {
+    const args = [...tsx, '--expose-gc', here('./client.ts'), '--mode', mode, '--trajectories', String(trajectories)];
+    args.push('--concurrency', String(concurrency), '--port', String(port), '--tokenizer', tokenizer);
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('exit', (code) => {
+      const line = out.trim().split('\n').at(-1) ?? '';
+      if (code !== 0) reject(new Error(`${mode} at ${trajectories}: exit ${code}\n${out}`));
+      else resolve(JSON.parse(line) as Sample);
+    });
+  });
+}
+
+const stats = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { min: s[0]!, median: s[Math.floor((s.length - 1) / 2)]!, max: s.at(-1)! };
+};
+const fmt = (xs: number[], d: number) => {
+  const s = stats(xs);
+  return `${s.min.toFixed(d)} / ${s.median.toFixed(d)} / ${s.max.toFixed(d)}`;
+};
+const cpuPer1k = (s: Sample) => s.cpuUs / 1e6 / (s.requests / 1000);
+
+console.log(
+  `# scale bench — ${new Date().toISOString()}, node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ` +
+    `${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}; concurrency ${concurrency}, ${reps} repetitions, token-mode tokenizer ${tokenizer}`,
+);
+const { port, child } = await startServer();
+try {
+  for (const n of sizes) {
+    const samples = new Map<string, Sample[]>(modes.map((m) => [m, []]));
+    for (let r = 0; r < reps; r++) for (const m of modes) samples.get(m)!.push(await measure(m, n, port));
+    const bare = samples.get('bare');
+    console.log(`\n## ${n} trajectories (${samples.get(modes[0]!)![0]!.requests} requests), min / median / max of ${reps}`);
+    console.log(
+      '| client | CPU-s per 1k requests | requests/s | CPU µs per turn | wall µs per turn | peak RSS MB | RSS growth MB per 1k trajectories | CPU ÷ bare |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const [m, xs] of samples) {
+      const ratio =
+        bare && m !== 'bare'
+          ? fmt(
+              xs.map((s, i) => cpuPer1k(s) / cpuPer1k(bare[i]!)),
+              2,
+            )
+          : '—';
+      console.log(
+        `| ${m === 'bare' ? 'bare http.Agent loop' : `trace-rl ${m}`} | ${fmt(xs.map(cpuPer1k), 3)} | ${fmt(
+          xs.map((s) => s.requests / (s.wallMs / 1000)),
+          0,
+        )} | ${fmt(
+          xs.map((s) => s.cpuUs / s.turns),
+          0,
+        )} | ${fmt(
+          xs.map((s) => (s.wallMs * 1000) / s.turns),
+          0,
+        )} | ${fmt(
+          xs.map((s) => s.peakRssMB),
+          0,
+        )} | ${fmt(
+          xs.map((s) => Math.max(0, s.peakRssMB - s.rssBeforeMB) / (n / 1000)),
+          1,
+        )} | ${ratio} |`,
+      );
+    }
+  }
+} finally {
+  child.kill('SIGTERM');
+}

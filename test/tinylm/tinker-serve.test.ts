@@ -67,7 +67,7 @@ function paths(trees: readonly RolloutTree[]): string[] {
   );
 }
 
-test('train --policy tinker against serve --tinker trains the tiny LM as the in-process tiny-lm run does', async () => {
+test('train --policy tinker against serve --tinker runs the tiny LM’s loop as the in-process run does: the same trees every step', async () => {
   const local = join(dir, 'local');
   await train({ out: local, config: { ...common, policy: { kind: 'tiny-lm', model: file, ...rl } }, clock: () => 0 });
 
@@ -105,6 +105,37 @@ test('train --policy tinker against serve --tinker trains the tiny LM as the in-
     a.close();
     b.close();
   }
+});
+
+test('a tinker run resumes (the checkpoint names the engine’s saved state) and exports token-exact rows', async () => {
+  const resumed = join(dir, 'resumed');
+  const config = join(dir, 'tinker.json');
+  // Stopped after step 0 (one step), then resumed to the full length: the same trees as the uninterrupted run.
+  const first = await runCli(['train', '--config', config, '--policy', 'tinker', '--base-url', root, '--out', resumed, '--steps', '1', '--quiet']);
+  assert.equal(first.code, 0, first.stderr);
+  const again = await runCli(['train', '--resume', resumed, '--steps', String(STEPS), '--quiet']);
+  assert.equal(again.code, 0, again.stderr);
+  const a = RunStore.open(join(dir, 'remote'), { readonly: true });
+  const b = RunStore.open(resumed, { readonly: true });
+  try {
+    assert.equal(b.steps().length, STEPS);
+    for (let s = 0; s < STEPS; s++) assert.deepEqual(paths(b.trees(s)), paths(a.trees(s)), `step ${s}`);
+    const snapshot = JSON.parse(new TextDecoder().decode(b.checkpoints(STEPS - 1).policy!)) as { format: string; state: string };
+    assert.equal(snapshot.format, 'trace-rl/tinker@1');
+    assert.match(snapshot.state, /^tinker:\/\/model-\d+\/weights\//);
+  } finally {
+    a.close();
+    b.close();
+  }
+  const rows = join(dir, 'rows.jsonl');
+  const r = await runCli(['export', resumed, '--format', 'jsonl', '--out', rows, '--tokenizer', `server:${root}`]);
+  assert.equal(r.code, 0, r.stderr);
+  const exported = readFileSync(rows, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { token_exact: boolean; logprobs_known: boolean; response_ids: number[] });
+  assert.ok(exported.length > 0);
+  assert.ok(exported.every((x) => x.token_exact && x.logprobs_known));
 });
 
 test('one update through the Tinker API is the in-process update: same loss, same new weights', async () => {

@@ -47,7 +47,7 @@ const maxError = { message: 'max must be ≥ min', path: ['max'] };
 /**
  * The trace options `trace-rl compare --trace recommended` (its default) runs; `{}` is the paper's
  * method. Uniform roots, root re-sampling at N = ½, the paper's prefix solver, and no branch point
- * before turn 2: chosen by a rule fixed before the results were seen (BENCHMARKS.md), because at equal
+ * before turn 2: chosen by a rule fixed before the results were seen, because at equal
  * tokens it does not lose to grpo on the default world; it ties grpo on the late-decision world and
  * loses on math-world, so it is a safe default, not a claimed win.
  */
@@ -91,7 +91,7 @@ const traceFields = {
     .enum(['paper', 'recommended'])
     .optional()
     .describe(
-      'a named set of the options below, filled in where the config leaves them out (explicit options win): paper = the published method (no option beyond it); recommended = what the pre-registered comparisons support (uniform roots, root re-sampling, N = ½, branchFrom 2; BENCHMARKS.md). Absent = paper for the library; a train configuration that names trace without a preset gets recommended',
+      'a named set of the options below, filled in where the config leaves them out (explicit options win): paper = the published method (no option beyond it); recommended = what the pre-registered comparisons support (uniform roots, root re-sampling, N = ½, branchFrom 2). Absent = paper for the library; a train configuration that names trace without a preset gets recommended',
     ),
   prefixes: z
     .enum(['adaptive', 'uniform', 'entropy-weighted', 'decision-weighted'])
@@ -283,7 +283,7 @@ export const strategyOptionSchemas = {
       .enum(['independent', 'systematic'])
       .default('systematic')
       .describe(
-        'defensive: systematic (default) = no repeats, prompt i in with probability K·q_i (capped at 1), Horvitz–Thompson weights (unbiased; no bound claimed); independent = each group draws its prompt from q (repeats possible; the 1/(1 − ε) variance bound holds). On final-r4-defensive’s 40 fresh seeds systematic tied grpo G = 3 (+0.4 points [−1.1, +1.9]) and independent lost (−2.1 [−3.6, −0.5]): repeats cost distinct prompts',
+        'defensive: systematic (default) = no repeats, prompt i in with probability K·q_i (capped at 1), Horvitz–Thompson weights (unbiased; no bound claimed); independent = each group draws its prompt from q (repeats possible; the 1/(1 − ε) variance bound holds). On 40 fresh seeds of a pre-registered comparison systematic tied grpo G = 3 (+0.4 points [−1.1, +1.9]) and independent lost (−2.1 [−3.6, −0.5]): repeats cost distinct prompts',
       ),
   }),
   knapsack: strategyObject('knapsack', {

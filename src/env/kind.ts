@@ -49,7 +49,7 @@ export interface EnvKind<K extends string = string, S extends { kind: K } = { ki
   datasetsSetting?: { path: string; single?: { example: string } };
   /**
    * `trace-rl compare`'s budget in generated tokens when the command gives none: grpo's measured mean
-   * spend at 192 trajectories a step here (BENCHMARKS.md), so that strategies compare at equal cost.
+   * spend at 192 trajectories a step here, so that strategies compare at equal cost.
    * Absent where nothing was measured (compare keeps train's default).
    */
   equalTokenBudget?(settings: S): number;

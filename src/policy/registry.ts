@@ -61,7 +61,7 @@ const simulatorTabular = z.strictObject({
     .positive()
     .default(100)
     .describe(
-      'simulator-tabular: step size η of plain gradient ascent on the node logits, θ ← θ + η·∇L (no optimiser state; the surrogate is an average over the step’s samples, so η is large; 100 was chosen on development seeds, bench/compare/experiments.ts SIM_LEARN).',
+      'simulator-tabular: step size η of plain gradient ascent on the node logits, θ ← θ + η·∇L (no optimiser state; the surrogate is an average over the step’s samples, so η is large; 100 was chosen on development seeds).',
     ),
   clip,
   epochs: z

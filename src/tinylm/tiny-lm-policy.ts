@@ -138,7 +138,7 @@ export class TinyLmPolicy implements TrainablePolicy {
    * and length follows the outcome (an immediate answer is short, a search chain long), so a group's
    * positive and negative trajectories land in different grids and each grid's Adam step — normalised
    * by Adam to the full step size however few trajectories it holds — pushes one side alone, shared
-   * format tokens included (BENCHMARKS.md, "Why RL did not improve the tiny LM").
+   * format tokens included (measured: RL did not improve the tiny LM while grids stepped alone).
    * Metrics, like the embedded policy's, are the first pass's: its loss, and the clip fraction and
    * approximate KL mean(log π_old − log π) over trained tokens from the loss's own forward pass (no
    * extra pass; on the first pass they measure the sampler–trainer gap, ≈ 0); entropy estimated as

@@ -71,7 +71,7 @@ export interface WarmStartOptions {
   /**
    * Plan the cosine decay over this many Adam steps instead of all `epochs`, so that a run stopped by
    * `maxSteps` or `maxSeconds` still ends at the decayed rate (stopping at ~half the peak cost the
-   * d64 × 4 chain most of a pass, BENCHMARKS.md). 'fit-time' (needs `maxSeconds`) sets it once, after
+   * d64 × 4 chain most of a pass). 'fit-time' (needs `maxSeconds`) sets it once, after
    * the first CALIBRATION_STEPS steps, to the steps the rest of the budget holds at their pace; the
    * result reports the horizon, and `horizonSteps: N, maxSteps: N` rebuilds the run.
    */

@@ -10,9 +10,10 @@ import '../tinylm/policy-kind.ts';
 
 /**
  * The strategy fields a config may leave out (a partial `strategy:` is completed from these; the rest are
- * the named strategy's defaults). defensive, because the finals support it (docs/allocation.md §8): where
+ * the named strategy's defaults). defensive, because the pre-registered comparisons support it: where
  * the budget covers the pool it is grpo exactly, and over a larger pool it is unbiased for any predictor
- * and tied grpo at its best G on 40 fresh seeds. Until 2026-12-03 the default was trace.
+ * and tied grpo at its best G on 40 fresh seeds. The default was trace before (stored configurations
+ * without a strategy still read as the paper's trace).
  */
 export const DEFAULT_STRATEGY = { name: 'defensive', budget: 192 } as const;
 
@@ -103,7 +104,7 @@ export const trainConfigSchema = z
               .enum(['none', 'shift'])
               .default('none')
               .describe(
-                'none = a prefix gets the mlp’s prediction unchanged; shift = moved in log-odds by its prompt’s root residual logit(Ṽ root) − logit(μ root) (measured no better: docs/experiments/2026-12-01-root-predictor.md).',
+                'none = a prefix gets the mlp’s prediction unchanged; shift = moved in log-odds by its prompt’s root residual logit(Ṽ root) − logit(μ root) (measured no better than none).',
               ),
           })
           .strict()

@@ -12,7 +12,7 @@ export const PRICED_TABLE_LIMIT = 16_777_216;
 export const PRICED_BUDGET_UNITS = 4096;
 
 /**
- * Prefix expansion at a budget in turns or tokens (issue 33 §2): maximise Σ_j w_j (1 − ρ_j^K_j)
+ * Prefix expansion at a budget in turns or tokens: maximise Σ_j w_j (1 − ρ_j^K_j)
  * subject to Σ_j c_j K_j ≤ budget, K_j ≥ 0 integers, c_j ≥ 1 integer costs.
  *
  * Each term is concave in K but the costs differ, so taking the best gain per unit of cost is not exact

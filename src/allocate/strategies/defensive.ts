@@ -15,7 +15,7 @@ import type { Rng } from '../../util/rng.ts';
  * the second moment of a draw is at most 1 / (1 − ε) times uniform sampling's: a useless predictor
  * costs at most that factor (ε = ¼: a third more variance, as if a quarter of the groups were lost),
  * a good one moves q toward the groups that carry gradient. A prompt drawn k times gets k · G rollouts.
- * The default draws are systematic, without repeats (Draws below): in final-r4-defensive the repeats of
+ * The default draws are systematic, without repeats (Draws below): in a pre-registered comparison the repeats of
  * independent draws cost distinct prompts and 2.1 points of held-out success, systematic draws tied grpo.
  */
 export function defensiveStrategy(o: OptionsOf<'defensive'>): Strategy {

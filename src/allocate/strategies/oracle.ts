@@ -7,7 +7,7 @@ import { truePrefix, trueRoot } from './truth.ts';
  * Oracle: TRACE's solvers fed the true success probabilities p (roots and prefixes) instead of the
  * predictor's — the upper bound for any predictor. Needs an environment that knows the truth.
  *
- * `truthSamples: k` (a measuring instrument, issue 34 §1) shows the root solver and the leftover top-up
+ * `truthSamples: k` (a measuring instrument) shows the root solver and the leftover top-up
  * p only through k fresh outcomes a step: v = (1 + s) / (2 + k), s ~ Binomial(k, p), the uniform-prior
  * posterior mean, drawn once per prompt and step. It bounds what a per-prompt predictor with k outcomes
  * of evidence could capture: its evidence is at best that many outcomes, and older than these. The k

@@ -26,7 +26,7 @@ export function register(program: Command): void {
     .option('--strategies <list>', 'comma-separated strategies', 'trace,grpo')
     .option(
       '--trace <which>',
-      'the trace arm: recommended (uniform roots, N = ½, and per prompt the solver’s choice between one more bare rollout and a continuation at a prefix from turn 2 on; chosen by pre-registered comparisons, BENCHMARKS.md) or paper (the published method)',
+      'the trace arm: recommended (uniform roots, N = ½, and per prompt the solver’s choice between one more bare rollout and a continuation at a prefix from turn 2 on; chosen by pre-registered comparisons) or paper (the published method)',
       'recommended',
     )
     .option('--seeds <n>', 'seeds per strategy (0..n-1)', '3')

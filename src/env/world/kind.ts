@@ -51,6 +51,6 @@ export const worldKind = envKind('world', world, {
   },
   withHeldOut: atLeastHeldOut,
   metrics: ANSWER_METRICS,
-  // Measured on each profile (BENCHMARKS.md); the bench's frozen copies are bench/compare/experiments.ts's WORLD_TOKENS and LATE_TOKENS.
+  // Measured on each profile; the compare bench keeps frozen copies of these, so its records stay comparable when they change.
   equalTokenBudget: (s) => (s.world?.profile === 'late' ? 15_000 : 11_500),
 });

@@ -3,7 +3,7 @@
  * of, `print(A op B)` with integer A, B and op in + - * //, with Python's semantics (// floors toward
  * −∞, integers are exact: BigInt). Anything else is refused with an error observation. It exists
  * because a pyodide call per step costs milliseconds and an embedded training run makes tens of
- * thousands of them (BENCHMARKS.md, "math-world: code tool cost per step"); the pyodide tool runs the
+ * thousands of them (measured per step); the pyodide tool runs the
  * same cells with the same output.
  */
 import type { CodeResult, CodeTool } from '../code-tool.ts';

@@ -1,5 +1,6 @@
 import type { EstimatorName } from '../advantage/index.ts';
-import { refuseRunFile, RunStore } from '../store/index.ts';
+import { refuseForeignOutput, refuseRunFile, RunStore } from '../store/index.ts';
+import { EXPORT_OUTPUT } from './own-output.ts';
 import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
 import { buildBatch, ExportError, logprobWarning, prepareExport, type BatchMeta } from './rows.ts';
 import { storedText } from './stored-step.ts';
@@ -30,6 +31,7 @@ export interface ExportRunResult extends BatchMeta {
 /** `trace-rl export` as a library call: one stored step's trees → one file. */
 export async function exportRun(options: ExportRunOptions): Promise<ExportRunResult> {
   refuseRunFile(options.out, [options.dir]);
+  refuseForeignOutput(options.out, EXPORT_OUTPUT);
   const store = RunStore.open(options.dir, { readonly: true });
   try {
     const last = store.lastStep();
@@ -41,6 +43,8 @@ export async function exportRun(options: ExportRunOptions): Promise<ExportRunRes
     const text = { tokenizer: options.tokenizer, template: options.template, render };
     await prepareExport(trees, text);
     const batch = buildBatch(trees, { ...text, step, estimator, checkServerIds: options.checkServerIds });
+    // Again just before writing: the batch took a while, and the file may have appeared meanwhile.
+    refuseForeignOutput(options.out, EXPORT_OUTPUT);
     const container = writeBatch(batch, options.format, options.out);
     const warning = logprobWarning(batch);
     return { ...batch.meta, file: options.out, rows: batch.rows.length, container, ...(warning ? { warning } : {}) };

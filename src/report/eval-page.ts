@@ -4,7 +4,8 @@
  * report's tree viewer (one "run" per dataset, samples of a question as its bare rollouts).
  * Self-contained, like the training report.
  */
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeFileAtomic } from '../store/atomic-write.ts';
 import { dirname } from 'node:path';
 import type { RolloutTree } from '../tree/types.ts';
 import { escapeHtml, type ViewerData } from './page.ts';
@@ -70,12 +71,5 @@ export function renderEvalPage(input: EvalPageInput): string {
 /** Writes the page atomically (temporary file, then rename). */
 export function writeEvalPage(file: string, input: EvalPageInput): void {
   mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  try {
-    writeFileSync(tmp, renderEvalPage(input));
-    renameSync(tmp, file);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
+  writeFileAtomic(file, renderEvalPage(input));
 }

@@ -1,5 +1,6 @@
 import { AtomicWriteError, writeFileAtomic } from '../store/atomic-write.ts';
 import { refuseRunFile } from '../store/own-files.ts';
+import { ForeignOutputError, refuseForeignOutput, startsWithText, type OutputSignature } from '../store/own-output.ts';
 import { makeRunDir } from '../store/run-dir.ts';
 import { dirname, resolve } from 'node:path';
 import { byStrategy } from './aggregate.ts';
@@ -35,6 +36,12 @@ export interface ReportResult {
   notes: string[];
 }
 
+/** A report this command wrote earlier (its page opens with this title), which a rerun replaces. */
+export const REPORT_OUTPUT: OutputSignature = {
+  what: 'an HTML report written by trace-rl report',
+  matches: (head) => startsWithText(head, '<!doctype html>') && new TextDecoder().decode(head.subarray(0, 1024)).includes('<title>trace-rl report</title>'),
+};
+
 /**
  * Builds the HTML report of some runs and writes it atomically (a temporary file in the same folder,
  * then rename), so a reader never sees half a report.
@@ -46,6 +53,7 @@ export async function writeReport(options: WriteReportOptions): Promise<ReportRe
   if (options.runs.length === 0) throw new ReportError('no run folder given: pass at least one RUN_DIR');
   const dirs = [...new Set(options.runs.map((d) => resolve(d)))];
   refuseRunFile(options.out, dirs);
+  refuseForeignOutput(options.out, REPORT_OUTPUT);
   const runs = dirs.map((d) => loadRun(d));
   const notes = runs.flatMap((r) => r.notes);
   for (const r of runs) if (r.steps.length === 0) notes.push(`${r.dir}: no completed step yet`);
@@ -74,8 +82,9 @@ export async function writeReport(options: WriteReportOptions): Promise<ReportRe
   const out = resolve(options.out);
   makeRunDir(dirname(out)); // checked one level at a time: Node's recursive mkdir spins forever under /proc
   try {
-    writeFileAtomic(out, html);
+    writeFileAtomic(out, html, { replaces: REPORT_OUTPUT });
   } catch (e) {
+    if (e instanceof ForeignOutputError) throw e;
     throw new ReportError(e instanceof AtomicWriteError ? e.message : `cannot write ${out}: ${(e as Error).message}`);
   }
   return { out, bytes: Buffer.byteLength(html), runs: runs.length, summary, notes };

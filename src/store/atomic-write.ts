@@ -1,10 +1,22 @@
-import { lstatSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, lstatSync, openSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UserError } from '../util/user-error.ts';
+import { refuseForeignOutput, type OutputSignature } from './own-output.ts';
 
 /** A path that must not be replaced by a file (a FIFO, a device, a folder…); one line for the user. */
 export class AtomicWriteError extends UserError {
   override name = 'AtomicWriteError';
+}
+
+export interface AtomicWriteOptions {
+  /**
+   * What the command writes: an existing file at the destination is replaced only when it looks like
+   * that (a rerun's earlier output), checked again here, just before the write.
+   */
+  replaces?: OutputSignature;
+  /** The flag that named the path, for the refusal (default --out). */
+  flag?: string;
 }
 
 /**
@@ -12,17 +24,31 @@ export class AtomicWriteError extends UserError {
  * destination, renamed over it. Only a regular file (or a new path) is replaced; a symbolic link is
  * followed and its target replaced (the link stays a link). FIFOs, devices, sockets and folders are
  * refused: renaming over them would silently swap a `/dev/full` or a named pipe for a plain file.
+ *
+ * The temporary file's name is random and it is created exclusively without following links, so
+ * nobody can plant a symlink at the name beforehand and have the data written (and then renamed)
+ * somewhere outside the output folder; a name already taken fails instead of being used or removed.
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
   const target = writableTarget(path);
-  const tmp = `${target}.tmp-${process.pid}`;
+  if (options.replaces) refuseForeignOutput(path, options.replaces, options.flag);
+  const tmp = `${target}.tmp-${randomBytes(8).toString('hex')}`;
+  let created = false;
   try {
-    writeFileSync(tmp, data);
+    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
+    created = true;
+    try {
+      writeFileSync(fd, data);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, target);
   } catch (e) {
-    rmSync(tmp, { force: true });
-    // Name the user's path, not the temporary file's, in the one-line error.
-    if ((e as NodeJS.ErrnoException).path === tmp) (e as NodeJS.ErrnoException).path = path;
+    if (created) rmSync(tmp, { force: true });
+    // Name the user's path, not the temporary file's, in the one-line error; a failed write(2) (a
+    // full disk) carries no path at all, and "ENOSPC: write" alone does not say which file.
+    const err = e as NodeJS.ErrnoException;
+    if (err.path === undefined || err.path === tmp) err.path = path;
     throw e;
   }
 }

@@ -5,13 +5,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli } from '../helpers/run-cli.ts';
 import { startStandIn } from '../policy/openai-stand-in.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'trace-diagnose-'));
+const notes = path.join(dir, 'notes.txt');
+writeFileSync(notes, 'my notes\n');
 
 interface Row {
   depth: number;
@@ -64,7 +66,13 @@ test('--html writes a self-contained page with the plots; the table is printed',
   assert.match(html, /<table id="diagnose-table">/);
   assert.equal((html.match(/<svg/g) ?? []).length, 2);
   assert.doesNotMatch(html, /https?:\/\/(?!www\.w3\.org)/, 'no URL: nothing is fetched');
-  assert.equal(existsSync(`${file}.tmp-${process.pid}`), false);
+  // A rerun replaces the page it wrote; no temporary file is left beside it.
+  const rerun = await runCli(['diagnose', '--env', 'simulator', '--policy', 'scripted', '--prompts', '4', '--k', '4', '--html', file, '--quiet']);
+  assert.equal(rerun.code, 0, rerun.stderr);
+  assert.deepEqual(
+    readdirSync(dir).filter((n) => n.startsWith('page.html')),
+    ['page.html'],
+  );
 });
 
 test('hostile input: unknown flags and out-of-range sizes exit 2 with one line naming the flag and the fix', async () => {
@@ -79,8 +87,10 @@ test('hostile input: unknown flags and out-of-range sizes exit 2 with one line n
     [['--prompts', '1000', '--k', '256'], /up to \d+ trajectories, above the limit of 100000; lower --prompts, --k/],
     [['--temperature', '0'], /--temperature 0 .* give a temperature > 0/],
     [['--html', dir], /--html .*not a regular file/],
+    // A file diagnose did not write (here: notes) is never replaced.
+    [['--html', notes], /--html .*notes\.txt: exists and is not a page written by trace-rl diagnose; .*choose another --html/],
     [['--html', path.join(dir, 'no', 'such', 'x.html')], /folder .* does not exist/],
-    [['--policy', 'nonsense'], /--policy nonsense: Invalid option: expected one of "embedded"\|"scripted"\|"openai"\|"simulator-tabular"\|"tiny-lm"/],
+    [['--policy', 'nonsense'], /--policy nonsense: Invalid option: expected one of "embedded"\|"scripted"\|"openai"\|"tinker"\|"simulator-tabular"\|"tiny-lm"/],
     [['--warm-start'], /--warm-start is for --policy embedded on --env world without --run/],
   ];
   for (const [extra, message] of cases) {
@@ -91,6 +101,7 @@ test('hostile input: unknown flags and out-of-range sizes exit 2 with one line n
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, message);
   }
+  assert.equal(readFileSync(notes, 'utf8'), 'my notes\n');
 });
 
 test('an OpenAI-compatible endpoint (the stand-in server) is diagnosed like any policy', async () => {

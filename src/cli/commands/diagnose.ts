@@ -8,7 +8,7 @@ import { diagnose, diagnosisJson, formatDiagnosis, renderDiagnosisPage, trajecto
 import { WorldEnv } from '../../env/index.ts';
 import { policyKindsTaking, type EmbeddedPolicy } from '../../policy/index.ts';
 import type { Prompt } from '../../tree/types.ts';
-import { writeFileAtomic } from '../../store/index.ts';
+import { refuseForeignOutput, startsWithText, writeFileAtomic, type OutputSignature } from '../../store/index.ts';
 import { createRng, shuffled } from '../../util/rng.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { engineProgress } from '../progress.ts';
@@ -153,7 +153,7 @@ async function sampleAndReport(opts: DiagnoseFlags, sizes: Sizes, setup: Awaited
     process.exitCode = 130;
     return;
   }
-  if (opts.html !== undefined) writeFileAtomic(opts.html, await renderDiagnosisPage(result, about));
+  if (opts.html !== undefined) writeFileAtomic(opts.html, await renderDiagnosisPage(result, about), { replaces: DIAGNOSIS_PAGE, flag: '--html' });
   if (opts.json) process.stdout.write(JSON.stringify(diagnosisJson(result, about)) + '\n');
   else process.stdout.write(formatDiagnosis(result, about) + (opts.html !== undefined ? `\npage: ${opts.html}` : '') + '\n');
 }
@@ -180,7 +180,14 @@ function checkPageTarget(file: string): void {
     // reported below
   }
   if (!dir?.isDirectory()) throw new UsageError(`--html ${file}: folder ${path.dirname(target)} does not exist; create it or choose another path`);
+  refuseForeignOutput(file, DIAGNOSIS_PAGE, '--html');
 }
+
+/** A page this command wrote earlier (its title opens with this), which a rerun replaces; nothing else is. */
+const DIAGNOSIS_PAGE: OutputSignature = {
+  what: 'a page written by trace-rl diagnose',
+  matches: (head) => startsWithText(head, '<!doctype html>') && new TextDecoder().decode(head.subarray(0, 1024)).includes('<title>trace-rl diagnose: '),
+};
 
 /**
  * `n` prompts drawn without replacement from every dataset of the suite (seeded), each id once: a

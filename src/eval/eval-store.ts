@@ -4,13 +4,16 @@
  *    only ever continued with the same settings; different settings are refused with the field named.
  *  - `trajectories.jsonl`: one line per finished question, appended as it finishes (one write per
  *    line). A run killed mid-write leaves at most one partial last line, which is cut off on reopen.
- *    When a question appears twice (it was retried after an error), its last line counts.
+ *    A question retried after an error is appended again (a crash loses nothing), and the file is
+ *    rewritten with one line per question, its last, when the evaluation closes (or, after a kill,
+ *    when it is reopened): a rerun does not leave duplicate lines.
  *  - `index.html`: the page (table + trajectories), rewritten at the end of every run.
  *  - `run.lock`: the PID of the one process writing the folder (train's lock): two evaluations
  *    appending to one trajectories file interleaved and duplicated their lines.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomic } from '../store/atomic-write.ts';
 import { RunLock } from '../store/run-dir.ts';
 import type { RolloutTree } from '../tree/types.ts';
 
@@ -51,6 +54,8 @@ export class EvalStore {
     readonly dir: string | undefined,
     private readonly records: Map<string, EvalRecord>,
     private readonly lock?: RunLock,
+    /** Whether the file holds some question on more than one line (compacted on close). */
+    private duplicated = false,
   ) {}
 
   static inMemory(): EvalStore {
@@ -89,12 +94,26 @@ export class EvalStore {
     } else {
       writeFileSync(specFile, JSON.stringify(wanted, null, 2) + '\n');
     }
-    return new EvalStore(dir, readRecords(path.join(dir, TRAJECTORIES_FILE)), lock);
+    const { records, lines } = readRecords(path.join(dir, TRAJECTORIES_FILE));
+    const store = new EvalStore(dir, records, lock, lines > records.size);
+    store.compact(); // a killed rerun's duplicates
+    return store;
   }
 
-  /** Releases the folder for the next evaluation (a killed process's lock is taken over instead). */
+  /** Writes one line per question (its last) when the file holds more; atomically, so a kill keeps one or the other. */
+  private compact(): void {
+    if (this.dir === undefined || !this.duplicated) return;
+    writeFileAtomic(path.join(this.dir, TRAJECTORIES_FILE), [...this.records.values()].map((r) => JSON.stringify(r) + '\n').join(''));
+    this.duplicated = false;
+  }
+
+  /** Leaves one line per question in the file and releases the folder for the next evaluation (a killed process's lock is taken over instead). */
   close(): void {
-    this.lock?.release();
+    try {
+      this.compact();
+    } finally {
+      this.lock?.release();
+    }
   }
 
   /** Key of one question. */
@@ -113,14 +132,29 @@ export class EvalStore {
   }
 
   append(record: EvalRecord): void {
-    if (this.dir !== undefined) appendFileSync(path.join(this.dir, TRAJECTORIES_FILE), JSON.stringify(record) + '\n');
-    this.records.set(EvalStore.key(record.dataset, record.id), record);
+    const key = EvalStore.key(record.dataset, record.id);
+    if (this.dir !== undefined) {
+      const file = path.join(this.dir, TRAJECTORIES_FILE);
+      try {
+        appendFileSync(file, JSON.stringify(record) + '\n');
+      } catch (e) {
+        // write(2) errors (a full disk) carry no path; the one-line error should name the file.
+        (e as NodeJS.ErrnoException).path ??= file;
+        throw e;
+      }
+      if (this.records.has(key)) this.duplicated = true;
+    }
+    // Deleted first so the question moves to where its line now is: the compacted file keeps the append order.
+    this.records.delete(key);
+    this.records.set(key, record);
   }
 }
 
-function readRecords(file: string): Map<string, EvalRecord> {
+/** The last record of each question, and how many lines held records. */
+function readRecords(file: string): { records: Map<string, EvalRecord>; lines: number } {
   const out = new Map<string, EvalRecord>();
-  if (!existsSync(file)) return out;
+  let lines = 0;
+  if (!existsSync(file)) return { records: out, lines };
   const text = readFileSync(file, 'utf8');
   let good = 0;
   let offset = 0;
@@ -133,14 +167,17 @@ function readRecords(file: string): Map<string, EvalRecord> {
       } catch {
         break; // a partial last line from a killed run: everything after it is dropped
       }
-      out.set(EvalStore.key(r.dataset, r.id), r);
+      const key = EvalStore.key(r.dataset, r.id);
+      out.delete(key);
+      out.set(key, r);
+      lines++;
     }
     good = Math.min(end, Buffer.byteLength(text));
     offset = end;
   }
   if (good < Buffer.byteLength(text)) truncateSync(file, good);
   else if (text.length > 0 && !text.endsWith('\n')) appendFileSync(file, '\n'); // a whole last line whose newline was not written
-  return out;
+  return { records: out, lines };
 }
 
 /** The dotted path of the first field where two JSON values differ, or undefined when equal. */

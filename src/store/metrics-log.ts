@@ -26,21 +26,29 @@ export class MetricsLog {
 
   /** Rewrites both files from the stored steps (a resumed run), before any new step is appended. */
   reset(steps: ReadonlyArray<{ step: number; metrics: Record<string, number> }>, wallMs = 0): void {
-    writeFileSync(join(this.dir, METRICS_JSONL), steps.map((s) => jsonLine(s.step, s.metrics)).join(''));
-    writeFileSync(join(this.dir, METRICS_CSV), CSV_HEADER + steps.map((s) => csvRows(s.step, s.metrics)).join(''));
-    writeFileSync(
-      join(this.dir, METRICS_TFEVENTS),
-      Buffer.concat([fileVersionRecord(wallMs / 1000), ...steps.map((s) => scalarsRecord(s.step, 0, s.metrics))]),
-    );
+    this.write(METRICS_JSONL, writeFileSync, steps.map((s) => jsonLine(s.step, s.metrics)).join(''));
+    this.write(METRICS_CSV, writeFileSync, CSV_HEADER + steps.map((s) => csvRows(s.step, s.metrics)).join(''));
+    this.write(METRICS_TFEVENTS, writeFileSync, Buffer.concat([fileVersionRecord(wallMs / 1000), ...steps.map((s) => scalarsRecord(s.step, 0, s.metrics))]));
     this.started = true;
   }
 
   /** Appends one stored step to every file (a new run creates them at its first step); `wallMs`: milliseconds since the epoch, for TensorBoard. */
   append(step: number, metrics: Record<string, number>, wallMs = 0): void {
     if (!this.started) this.reset([], wallMs);
-    appendFileSync(join(this.dir, METRICS_JSONL), jsonLine(step, metrics));
-    appendFileSync(join(this.dir, METRICS_CSV), csvRows(step, metrics));
-    appendFileSync(join(this.dir, METRICS_TFEVENTS), scalarsRecord(step, wallMs / 1000, metrics));
+    this.write(METRICS_JSONL, appendFileSync, jsonLine(step, metrics));
+    this.write(METRICS_CSV, appendFileSync, csvRows(step, metrics));
+    this.write(METRICS_TFEVENTS, appendFileSync, scalarsRecord(step, wallMs / 1000, metrics));
+  }
+
+  /** One write; a failed write(2) (a full disk) carries no path, so the file is named on the error. */
+  private write(name: string, how: typeof appendFileSync, data: string | Uint8Array): void {
+    const file = join(this.dir, name);
+    try {
+      how(file, data);
+    } catch (e) {
+      (e as NodeJS.ErrnoException).path ??= file;
+      throw e;
+    }
   }
 }
 

@@ -12,6 +12,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../src/store/atomic-write.ts';
+import { MetricsLog } from '../../src/store/metrics-log.ts';
 import { smallRun } from '../export/fixtures.ts';
 import { runCli } from '../helpers/run-cli.ts';
 
@@ -54,4 +55,19 @@ test('a full disk: the one-line error names the file being written', async (t) =
   assert.equal(r.code, 2, r.stderr);
   assert.equal(r.stderr, `trace-rl: ${out}: no space left on the device; free some space (a stopped run continues with --resume)\n`);
   assert.deepEqual(readdirSync(dir), ['filler'], 'no temporary file left behind');
+});
+
+test('a full disk while appending the metrics stream: the error names the file', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'trace-fs-'));
+  if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', dir]).status !== 0)
+    return t.skip('cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)');
+  mounted.push(dir);
+  const log = new MetricsLog(dir);
+  log.append(0, { a: 1 });
+  spawnSync('dd', ['if=/dev/zero', `of=${join(dir, 'filler')}`, 'bs=4k', 'count=16']);
+  const big = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`metric_${i}`, i]));
+  assert.throws(
+    () => log.append(1, big),
+    (e: NodeJS.ErrnoException) => e.code === 'ENOSPC' && e.path === join(dir, 'metrics.jsonl'),
+  );
 });

@@ -73,7 +73,7 @@ export function policyAndEnvOptions(cmd: Command, what: string): Command {
       .option('--top-k <k>', settingHelp('env.topK'))
       .option('--set <path=value...>', 'any environment setting, e.g. --set env.successRule=em')
       .option('--concurrency <n>', 'policy requests in flight at most', '8')
-      .option('--retries <n>', 'attempts per policy call or tool step (1 = no retry)', '3')
+      .option('--retries <n>', 'attempts per policy call or tool step (1 = no retry)', '5')
       .option('--timeout-ms <ms>', 'per policy call or tool step', '60000')
       .option('--max-tokens <n>', 'generated tokens per turn at most', '512')
   );

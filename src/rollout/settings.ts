@@ -25,8 +25,11 @@ export const engineSettingsSchema = z.object({
     .describe('A policy call that has not answered after this long fails with code timeout; a tool call, with code tool_error.'),
   retry: z
     .object({
-      maxAttempts: z.number().int().min(1).default(3).describe('Attempts per policy call or tool step (1 = no retry).'),
-      baseDelayMs: z.number().min(0).default(200).describe('Backoff before attempt a+1 is baseDelayMs · 2^(a−1), capped, then jittered.'),
+      // 5 attempts from 400 ms: 3–6 s of backoff in all before the last one, so a server restart or a
+      // failover of a few seconds is ridden out, while a server that is really down fails the call
+      // within seconds (3 attempts from 200 ms gave up after 0.3–0.6 s: a 1.5 s outage failed a step).
+      maxAttempts: z.number().int().min(1).default(5).describe('Attempts per policy call or tool step (1 = no retry).'),
+      baseDelayMs: z.number().min(0).default(400).describe('Backoff before attempt a+1 is baseDelayMs · 2^(a−1), capped, then jittered.'),
       maxDelayMs: z.number().min(0).default(5_000).describe('Cap on one backoff delay.'),
       jitter: z.number().min(0).max(1).default(0.5).describe('Fraction of the delay drawn uniformly at random: delay · (1 − jitter · u), u ~ U[0,1).'),
     })

@@ -89,5 +89,9 @@ export interface TrainablePolicy extends Policy {
   dispose?(): Promise<void>;
 }
 
-/** Why a policy call failed; the engine stores it on the node (tree TurnError codes). */
-export type PolicyFailureCode = 'timeout' | 'server_error' | 'parse_error';
+/**
+ * Why a policy call failed; the engine stores it on the node (tree TurnError codes).
+ * `context_overflow`: the trajectory no longer fits the model's context (never retried; the engine
+ * ends the trajectory at its last turn with end 'context' and reward 0).
+ */
+export type PolicyFailureCode = 'timeout' | 'server_error' | 'parse_error' | 'context_overflow';

@@ -47,7 +47,7 @@ export const tapeEntrySchema = z.discriminatedUnion('kind', [
   z.object({
     key: z.string(),
     kind: z.literal('policy_error'),
-    code: z.enum(['timeout', 'server_error', 'parse_error']),
+    code: z.enum(['timeout', 'server_error', 'parse_error', 'context_overflow']),
     message: z.string(),
     retryable: z.boolean(),
   }),

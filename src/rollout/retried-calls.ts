@@ -1,5 +1,6 @@
 import type { BudgetLedger, TurnReservation } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
+import { isContextOverflow } from '../policy/context-overflow.ts';
 import { PolicyCallError } from '../policy/errors.ts';
 import type { Policy, PolicyOutput } from '../policy/types.ts';
 import type { Action, Prompt, Turn, TurnError } from '../tree/types.ts';
@@ -135,7 +136,11 @@ async function settled(reservation: TurnReservation, run: () => Promise<PolicyOu
       throw e;
     }
     reservation.settle(0);
-    return { error: { code: e.code, message: e.message }, retryable: e.retryable };
+    // A refused request (4xx) whose server says the prompt outgrew the context: the trajectory is too
+    // long, not the server broken (clients map HTTP errors to server_error; only the words tell).
+    if (e.code === 'server_error' && !e.retryable && isContextOverflow(e.message))
+      return { error: { code: 'context_overflow', message: e.message }, retryable: false };
+    return { error: { code: e.code, message: e.message }, retryable: e.retryable && e.code !== 'context_overflow' };
   }
 }
 

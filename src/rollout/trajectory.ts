@@ -101,6 +101,13 @@ class Episode<S> {
       ...(this.lastId === undefined ? { admitCost: this.start.expectedCost } : {}),
     });
     if (!called.ok) {
+      // Out of context after some turns: keep what fit, truncated there, as a failure (reward 0) marked
+      // 'context', so it still teaches (a target and an advantage sample) instead of vanishing. With no
+      // turn yet the prompt alone does not fit: nothing to keep, an error like any other.
+      if (called.error.code === 'context_overflow' && this.lastId !== undefined) {
+        endTrajectory(ctx.tree, this.lastId, 'context', 0);
+        return { firstNodeId: this.firstNodeId, started: true, end: 'context', leafId: this.lastId, reward: 0 };
+      }
       if (called.error.code === 'cancelled' || (called.error.code === 'budget' && this.lastId === undefined))
         return this.endWithoutNode(called.error.code === 'cancelled' ? 'cancelled' : 'error');
       return this.endWithNode(errorTurn(called.error), 'error');

@@ -107,7 +107,7 @@ export class TinyLmPolicy implements TrainablePolicy {
     const prefix = trajectorySequence(this.tokenizer, ctx.prompt, ctx.turns).ids;
     // A full context is a failure of this call (recorded on the node), not a crash of the step.
     if (prefix.length + 1 >= this.engine!.contextSize)
-      throw new PolicyCallError('server_error', `the trajectory's ${prefix.length} tokens fill the model's context of ${this.engine!.contextSize}`, false);
+      throw new PolicyCallError('context_overflow', `the trajectory's ${prefix.length} tokens fill the model's context of ${this.engine!.contextSize}`, false);
     const out = await this.engine!.generate(prefix, {
       maxTokens: Math.min(ctx.maxTokens, this.options.maxTokensPerTurn ?? 64),
       stop: this.stops,

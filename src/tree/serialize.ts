@@ -20,7 +20,9 @@ const turnSchema = z.object({
   generatedTokens: z.number().int().nonnegative().optional(),
   entropy: z.number().optional(),
   logprob: z.number().optional(),
-  error: z.object({ code: z.enum(['timeout', 'server_error', 'parse_error', 'tool_error', 'budget', 'cancelled']), message: z.string() }).optional(),
+  error: z
+    .object({ code: z.enum(['timeout', 'server_error', 'parse_error', 'context_overflow', 'tool_error', 'budget', 'cancelled']), message: z.string() })
+    .optional(),
 });
 
 const nodeSchema = z.object({
@@ -30,7 +32,7 @@ const nodeSchema = z.object({
   turn: turnSchema.optional(),
   children: z.array(z.string()),
   origin: z.enum(['root', 'bare', 'continuation']),
-  end: z.enum(['answer', 'turn_limit', 'error', 'cancelled']).optional(),
+  end: z.enum(['answer', 'turn_limit', 'context', 'error', 'cancelled']).optional(),
   reward: z.union([z.literal(0), z.literal(1)]).optional(),
   score: z.number().optional(),
   predicted: z.number().optional(),

@@ -39,7 +39,7 @@ export interface TokenSpan {
 
 /** Why a turn or trajectory failed; failures are data stored on the node, not exceptions. */
 export interface TurnError {
-  code: 'timeout' | 'server_error' | 'parse_error' | 'tool_error' | 'budget' | 'cancelled';
+  code: 'timeout' | 'server_error' | 'parse_error' | 'context_overflow' | 'tool_error' | 'budget' | 'cancelled';
   message: string;
 }
 
@@ -63,8 +63,11 @@ export interface Turn {
 /** Which kind of trajectory created a node. */
 export type Origin = 'root' | 'bare' | 'continuation';
 
-/** Why a trajectory stopped. */
-export type EndReason = 'answer' | 'turn_limit' | 'error' | 'cancelled';
+/**
+ * Why a trajectory stopped. 'context': its next turn's prompt no longer fit the model's context; it
+ * ends at its last turn that fit, with reward 0 (a failure that is kept and marked, like turn_limit).
+ */
+export type EndReason = 'answer' | 'turn_limit' | 'context' | 'error' | 'cancelled';
 
 export interface TreeNode {
   id: string;

@@ -9,7 +9,7 @@ import { getNode, leaves, pathTo, turnsTo } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { InstrumentedPolicy, SpyEnv, SpyTruthEnv, fixedAllocator, scrambledDelay, serverError, sim, treeCounts } from './helpers.ts';
 
-const fast = { retry: { baseDelayMs: 1, maxDelayMs: 2 } };
+const fast = { retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 } };
 
 test('bare rollouts: m slots per prompt, deterministic ids, ledger matches the trees', async () => {
   const { env, policy, prompts } = sim();

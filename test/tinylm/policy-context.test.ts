@@ -20,7 +20,7 @@ test('a trajectory that fills the context fails the call as data (non-retryable)
     ];
     await assert.rejects(
       policy.act({ prompt, rendered: '', turns, rng: createRng(1), maxTokens: 8 }),
-      (e: unknown) => e instanceof PolicyCallError && !e.retryable && /fill the model's context of 64/.test(e.message),
+      (e: unknown) => e instanceof PolicyCallError && e.code === 'context_overflow' && !e.retryable && /fill the model's context of 64/.test(e.message),
     );
   } finally {
     await policy.dispose();

@@ -5,7 +5,7 @@
  */
 export { byteTokenizer, codepointTokenizer, TokenizerError, BYTE_ID_OFFSET, type Tokenizer } from './tokenizer.ts';
 export { loadHfTokenizer, loadQwen3Tokenizer, qwen3TokenizerDir, type ModelTokenizer } from './hf-tokenizer.ts';
-export { ServerTokenizer, serverRoot } from './server-tokenizer.ts';
+export { ServerTokenizer, ServerTokenizerError, serverRoot } from './server-tokenizer.ts';
 export { ChatTemplate, type ChatMessage, type ChatTemplateOptions } from './chat-template.ts';
 export { Transcript } from './transcript.ts';
 export { loadTranscript, readTools, TOKENIZER_SPECS, type TranscriptOptions } from './load.ts';

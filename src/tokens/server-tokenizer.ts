@@ -6,6 +6,14 @@ export function serverRoot(baseURL: string): string {
 }
 
 type Json = Record<string, unknown>;
+
+/**
+ * The server's /tokenize or /detokenize could not be had (unreachable, an HTTP error, an answer
+ * without ids): the server's failure, not the user's, which a long-running command reports as such.
+ */
+export class ServerTokenizerError extends TokenizerError {
+  override name = 'ServerTokenizerError';
+}
 const numbers = (x: unknown): number[] | undefined => (Array.isArray(x) && x.every((v) => Number.isInteger(v)) ? (x as number[]) : undefined);
 
 /**
@@ -39,22 +47,28 @@ export class ServerTokenizer implements Tokenizer {
       } catch (e) {
         const cause = (e as { cause?: { code?: string; message?: string } }).cause;
         if (attempt === 2)
-          throw new TokenizerError(`${this.root}${path}: cannot reach the server (${(e as Error).message}${cause ? `: ${cause.code ?? cause.message}` : ''})`);
+          throw new ServerTokenizerError(
+            `${this.root}${path}: cannot reach the server (${(e as Error).message}${cause ? `: ${cause.code ?? cause.message}` : ''})`,
+          );
         await new Promise((r) => setTimeout(r, 200 * 4 ** attempt));
       }
     }
     if (!res.ok)
-      throw new TokenizerError(
+      throw new ServerTokenizerError(
         `${this.root}${path}: HTTP ${res.status}; the server must expose /tokenize and /detokenize (vLLM, SGLang, llama.cpp, trace-rl serve), or use --tokenizer hf:DIR`,
       );
-    return (await res.json()) as Json;
+    try {
+      return (await res.json()) as Json;
+    } catch (e) {
+      throw new ServerTokenizerError(`${this.root}${path}: the answer is not JSON (${(e as Error).message})`);
+    }
   }
 
   /** Reads the model's BOS (the id `/tokenize` adds before an empty prompt with special tokens on). */
   async init(): Promise<this> {
     const r = await this.post('/tokenize', { prompt: '', content: '', add_special_tokens: true, add_special: true });
     const ids = numbers(r.tokens);
-    if (!ids) throw new TokenizerError(`${this.root}/tokenize: answer has no "tokens" id list`);
+    if (!ids) throw new ServerTokenizerError(`${this.root}/tokenize: answer has no "tokens" id list`);
     this.bos = ids[0];
     return this;
   }
@@ -65,7 +79,7 @@ export class ServerTokenizer implements Tokenizer {
     if (hit) return [...hit];
     const r = await this.post('/tokenize', { prompt: text, content: text, add_special_tokens: false, add_special: false });
     const ids = numbers(r.tokens);
-    if (!ids) throw new TokenizerError(`${this.root}/tokenize: answer has no "tokens" id list`);
+    if (!ids) throw new ServerTokenizerError(`${this.root}/tokenize: answer has no "tokens" id list`);
     this.encoded.set(text, ids);
     return [...ids];
   }
@@ -76,7 +90,7 @@ export class ServerTokenizer implements Tokenizer {
     if (hit !== undefined) return hit;
     const r = await this.post('/detokenize', { tokens: ids });
     const text = typeof r.prompt === 'string' ? r.prompt : typeof r.content === 'string' ? r.content : undefined;
-    if (text === undefined) throw new TokenizerError(`${this.root}/detokenize: answer has no "prompt" or "content" string`);
+    if (text === undefined) throw new ServerTokenizerError(`${this.root}/detokenize: answer has no "prompt" or "content" string`);
     this.decoded.set(key, text);
     return text;
   }

@@ -20,7 +20,15 @@ export interface FlakyServer {
   close(): Promise<void>;
 }
 
-export async function startFlakyServer(options: { behaviour?: (n: number) => Behaviour; apiKey?: string } = {}): Promise<FlakyServer> {
+export async function startFlakyServer(
+  options: {
+    behaviour?: (n: number) => Behaviour;
+    apiKey?: string;
+    /** Per tokenizer call (/tokenize and /detokenize, counted together from 0): answer, or fail with HTTP 500. */
+    tokenizer?: (n: number) => 'ok' | 'error500';
+  } = {},
+): Promise<FlakyServer> {
+  let tokenizerCalls = 0;
   const stalled: ServerResponse[] = [];
   const state: FlakyServer = { url: '', completions: 0, seen: [], close: async () => {} };
   const server = createServer((req, res) => void handle(req, res));
@@ -38,6 +46,8 @@ export async function startFlakyServer(options: { behaviour?: (n: number) => Beh
     if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`)
       return json(401, { error: { message: `invalid API key (got ${req.headers.authorization ?? 'none'})` } });
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+    if ((path === '/tokenize' || path === '/detokenize') && options.tokenizer?.(tokenizerCalls++) === 'error500')
+      return json(500, { error: { message: 'tokenizer unavailable' } });
     if (path === '/tokenize') {
       const text = String(body.prompt ?? body.content ?? '');
       return json(200, { tokens: [...text].map((ch) => ch.codePointAt(0)!) });

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { resolveApiKey } from '../../policy/openai/api-key.ts';
 import { isEstimatorName, ESTIMATOR_NAMES } from '../../advantage/index.ts';
 import { EXPORT_FORMATS, ExportError, exportRun, isExportFormat, TokenizerMismatchError } from '../../export/index.ts';
-import { loadTranscript, readTools, TOKENIZER_SPECS, TokenizerError, type Transcript } from '../../tokens/index.ts';
+import { loadTranscript, readTools, ServerTokenizerError, TOKENIZER_SPECS, TokenizerError, type Transcript } from '../../tokens/index.ts';
 import { RunStoreError } from '../../store/index.ts';
 import { parseInteger, UsageError, writeJson } from '../io.ts';
 
@@ -42,6 +42,8 @@ export async function transcriptFromOptions(opts: Record<string, unknown>, serve
       ...(apiKey ? { apiKey } : {}),
     });
   } catch (e) {
+    // The server's failure, not the user's: a long-running caller (rollout) reports it as such.
+    if (e instanceof ServerTokenizerError) throw e;
     throw asUsage(e);
   }
 }

@@ -25,6 +25,7 @@ import { parsePort, UsageError, writeJson } from '../io.ts';
 import { controlToken } from '../../http/index.ts';
 import { redactSecret } from '../../util/redact.ts';
 import { addTokenizerOptions, asUsage, transcriptFromOptions } from './export.ts';
+import { ServerTokenizerError } from '../../tokens/index.ts';
 import { addConfigOptions, rawConfig } from './train.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -102,10 +103,17 @@ export function register(program: Command): void {
     if (opts.mode === 'tokens' && opts.tokenizer === 'bytes')
       throw new UsageError('--mode tokens sends token ids to the model: give its tokenizer with --tokenizer hf:DIR, qwen3 or server');
     const apiKey = resolveApiKey({ file: settings.apiKeyFile, env: process.env })?.key;
-    const transcript = await transcriptFromOptions(opts, settings.baseUrls[0], apiKey);
+    const out = String(opts.out);
+    let transcript;
+    try {
+      transcript = await transcriptFromOptions(opts, settings.baseUrls[0], apiKey);
+    } catch (e) {
+      if (!(e instanceof ServerTokenizerError)) throw e;
+      reportTokenizerFailed(e, 0, out, apiKey);
+      return;
+    }
     // The run stores the server policy it rolled out with, like any run its policy (the key file's path, never the key).
     const config = parseTrainConfig({ ...rawConfig(opts), policy: settings });
-    const out = String(opts.out);
     RunStore.checkNew(out, false);
     const { policy } = await buildPolicy(settings, { envKind: config.env.kind, concurrency: config.engine.concurrency, transcript });
     const reloadUrl = opts.reloadUrl === undefined ? undefined : String(opts.reloadUrl).replace(/\/+$/, '').replace(/\/v1$/, '');
@@ -173,8 +181,13 @@ export function register(program: Command): void {
     } catch (e) {
       progress?.stop();
       if (e instanceof AtroposError) reportAtroposFailed(e, output.written(), out);
-      else if (!(e instanceof RolloutStepFailed)) throw asUsage(e);
-      else reportStepFailed(e, output.written(), out);
+      else if (e instanceof RolloutStepFailed) reportStepFailed(e, output.written(), out);
+      else if (e instanceof ServerTokenizerError) reportTokenizerFailed(e, output.written(), out, apiKey);
+      else {
+        // Whatever ended the service, the trainer reading stdout is told it ended: `done` is always the last event.
+        writeJson({ event: 'done', status: 'failed', batches: output.written(), out, error: redactSecret(String((e as Error)?.message ?? e), apiKey) });
+        throw asUsage(e);
+      }
     } finally {
       interrupt.done();
       await gate?.close();
@@ -252,6 +265,20 @@ function reportAtroposFailed(e: AtroposError, written: number, out: string): voi
   writeJson({ event: 'done', status: 'failed', batches: written, out, error: e.message });
   process.stderr.write(
     `trace-rl rollout: the Atropos API failed: ${e.message}; the ${written} batch file(s) in ${path.join(out, 'batches')} are kept (check --atropos and that the trainer's API is up)\n`,
+  );
+  process.exitCode = 1;
+}
+
+/**
+ * The server's /tokenize or /detokenize failed (at start, in a token-mode call, or while a batch was
+ * written): the server's failure, like a step whose every call failed: `done` with status failed,
+ * one stderr line, exit 1.
+ */
+function reportTokenizerFailed(e: ServerTokenizerError, written: number, out: string, apiKey: string | undefined): void {
+  const message = redactSecret(e.message, apiKey);
+  writeJson({ event: 'done', status: 'failed', batches: written, out, error: message });
+  process.stderr.write(
+    `trace-rl rollout: the server tokenizer failed: ${message}; ${written > 0 ? `the ${written} batch file(s) in ${path.join(out, 'batches')} are kept` : 'no batch was written'} (check that the server is up and serves /tokenize and /detokenize, or use --tokenizer hf:DIR)\n`,
   );
   process.exitCode = 1;
 }

@@ -90,7 +90,7 @@ async function traceRl(): Promise<Run> {
   const policy = new OpenAIPolicy({
     baseURLs: [url],
     model: 'scale',
-    mode,
+    mode: mode as 'completions' | 'tokens',
     ...(transcript ? { transcript } : {}),
     extras: mode === 'completions' ? 'vllm' : 'none',
   });
@@ -122,7 +122,7 @@ const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 console.log(
   JSON.stringify({
-    mode,
+    mode: mode as 'completions' | 'tokens',
     trajectories,
     concurrency,
     requests,

@@ -13,6 +13,13 @@ export class ResponseTooLargeError extends Error {
   override name = 'ResponseTooLargeError';
 }
 
+/** The one wording of a refused body, for this fetch and the policy's own HTTP client (json-post.ts). */
+export function responseTooLarge(maxBytes: number, n: number, declared: boolean): ResponseTooLargeError {
+  return new ResponseTooLargeError(
+    `the server sent more than ${maxBytes} bytes (${n}${declared ? ' declared' : ' so far'}); refused: check the server and the request's max_tokens`,
+  );
+}
+
 type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** `inner` with every response body cut off (an error) past `maxBytes`. */
@@ -21,10 +28,7 @@ export function boundedFetch(maxBytes: number = MAX_RESPONSE_BYTES, inner: Fetch
     const res = await inner(input, init);
     if (!res.body) return res;
     const declared = Number(res.headers.get('content-length') ?? NaN);
-    const tooLarge = (n: number) =>
-      new ResponseTooLargeError(
-        `the server sent more than ${maxBytes} bytes (${n}${Number.isFinite(declared) ? ' declared' : ' so far'}); refused: check the server and the request's max_tokens`,
-      );
+    const tooLarge = (n: number) => responseTooLarge(maxBytes, n, Number.isFinite(declared));
     if (Number.isFinite(declared) && declared > maxBytes) {
       await res.body.cancel().catch(() => {});
       throw tooLarge(declared);

@@ -1,4 +1,3 @@
-import OpenAI from 'openai';
 import type { Transcript } from '../../tokens/index.ts';
 import type { TokenSpan } from '../../tree/types.ts';
 import { PolicyCallError } from '../errors.ts';
@@ -6,7 +5,8 @@ import type { Action } from '../../tree/types.ts';
 import type { Policy, PolicyContext, PolicyOutput } from '../types.ts';
 import { MalformedResponseError, parseResponse, restoreStopTag, tokenSpan } from './response.ts';
 import { Router, serverFailed } from './router.ts';
-import { boundedFetch, MAX_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-fetch.ts';
+import { MAX_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-fetch.ts';
+import { ConnectionError, HttpStatusError, JsonPost } from './json-post.ts';
 import { redactSecret } from '../../util/redact.ts';
 
 export interface OpenAIPolicyOptions {
@@ -79,7 +79,7 @@ export interface ToolConversation {
 export class OpenAIPolicy implements Policy {
   readonly name: string;
   readonly router: Router;
-  private readonly clients: OpenAI[];
+  private readonly clients: JsonPost[];
   private readonly opts: Required<
     Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation' | 'transcript' | 'maxResponseBytes' | 'stickySlack'>
   > &
@@ -106,8 +106,8 @@ export class OpenAIPolicy implements Policy {
     this.name = `openai:${options.model}`;
     this.router = new Router(options.baseURLs, this.opts.stickySlack === undefined ? {} : { slack: this.opts.stickySlack });
     if (options.apiKey) this.secret = options.apiKey;
-    const fetch = boundedFetch(options.maxResponseBytes ?? MAX_RESPONSE_BYTES);
-    this.clients = options.baseURLs.map((baseURL) => new OpenAI({ baseURL, apiKey: options.apiKey ?? 'EMPTY', maxRetries: 0, fetch }));
+    const http = { apiKey: options.apiKey ?? 'EMPTY', maxResponseBytes: options.maxResponseBytes ?? MAX_RESPONSE_BYTES };
+    this.clients = options.baseURLs.map((baseURL) => new JsonPost(baseURL, http));
   }
 
   async act(ctx: PolicyContext): Promise<PolicyOutput> {
@@ -115,13 +115,7 @@ export class OpenAIPolicy implements Policy {
     const route = this.router.acquire(ctx.trajectoryId);
     try {
       const body = this.request(ctx);
-      const client = this.clients[route.index]!;
-      const options = { signal: ctx.signal };
-      // The server extras are not in the client's request types; the body is passed through as JSON.
-      const raw: unknown =
-        this.opts.mode === 'chat'
-          ? await client.chat.completions.create(body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, options)
-          : await client.completions.create(body as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming, options);
+      const raw = await this.clients[route.index]!.post(this.opts.mode === 'chat' ? 'chat/completions' : 'completions', body, ctx.signal);
       const r = parseResponse(raw, this.opts.mode);
       const conversation = this.opts.mode === 'chat' ? this.opts.conversation : undefined;
       const text = conversation ? r.text : restoreStopTag(r, this.opts.stop);
@@ -150,36 +144,40 @@ export class OpenAIPolicy implements Policy {
     const t = this.opts.transcript!;
     const route = this.router.acquire(ctx.trajectoryId);
     try {
-      await t.prepare(
-        [ctx.rendered],
-        ctx.turns.map((x) => x.observation).filter((o) => o !== ''),
-        ctx.turns.filter((x) => !x.tokens).map(turnText),
-      );
-      const ids = t.promptIds(ctx.rendered);
+      // Only a server tokenizer needs its cache filled first; local ones encode synchronously.
+      if (t.tokenizer.prepare)
+        await t.prepare(
+          [ctx.rendered],
+          ctx.turns.map((x) => x.observation).filter((o) => o !== ''),
+          ctx.turns.filter((x) => !x.tokens).map(turnText),
+        );
+      // The prompt's and observations' ids come from the transcript's caches and the turns' from their
+      // records: a call encodes only text it has not seen (a text-only turn, a new observation).
+      const ids: number[] = [];
+      append(ids, t.promptIdsView(ctx.rendered));
       let exact = true;
       for (const turn of ctx.turns) {
         if (turn.tokens) {
-          ids.push(...turn.tokens.ids);
+          append(ids, turn.tokens.ids);
           exact &&= turn.tokens.prompt === 'ids';
         } else {
-          ids.push(...t.tokenizer.encode(turnText(turn)));
+          append(ids, t.tokenizer.encode(turnText(turn)));
           exact = false;
         }
-        ids.push(...t.observationIds(turn.observation));
+        append(ids, t.observationIdsView(turn.observation));
       }
       const text = () =>
         t.promptText(ctx.rendered) + ctx.turns.map((x) => turnText(x) + (x.observation === '' ? '' : t.observationText(x.observation))).join('');
       const client = this.clients[route.index]!;
       const body = { ...this.request(ctx), prompt: ids, return_token_ids: true, include_stop_str_in_output: true, no_stop_trim: true };
-      const call = (b: Record<string, unknown>) =>
-        client.completions.create(b as unknown as OpenAI.Completions.CompletionCreateParamsNonStreaming, { signal: ctx.signal });
+      const call = (b: Record<string, unknown>) => client.post('completions', b, ctx.signal);
       let raw: unknown;
       let sentIds = !this.textOnly.has(route.index);
       if (sentIds) {
         try {
           raw = await call(body);
         } catch (e) {
-          if (!(e instanceof OpenAI.APIError && (e.status === 400 || e.status === 422)) || /context|too long|maximum/i.test(e.message)) throw e;
+          if (!(e instanceof HttpStatusError && (e.status === 400 || e.status === 422)) || /context|too long|maximum/i.test(e.message)) throw e;
           // The server may not take ids: try the same request as text once; if that works, remember it.
           raw = await call({ ...body, prompt: text() });
           this.textOnly.add(route.index);
@@ -265,6 +263,11 @@ function output(text: string, r: ReturnType<typeof parseResponse>, ctx: PolicyCo
   };
 }
 
+/** `push(...from)` without spreading onto the stack: a long prompt's ids would exceed the argument limit. */
+function append(to: number[], from: readonly number[]): void {
+  for (let i = 0; i < from.length; i++) to.push(from[i]!);
+}
+
 function turnText(t: PolicyContext['turns'][number]): string {
   return t.text ?? `<think>${t.thought}</think>\n<${t.action.type}>${t.action.input}</${t.action.type}>`;
 }
@@ -292,20 +295,18 @@ const MAX_MESSAGE_CHARS = 300;
  * (URL-encoded, JSON-escaped, hex, base64: util/redact.ts).
  */
 export function toPolicyError(e: unknown, url?: string, secret?: string): unknown {
-  if (e instanceof PolicyCallError || e instanceof OpenAI.APIUserAbortError) return e;
+  if (e instanceof PolicyCallError) return e;
   const at = (raw: string) => {
     const text = redactSecret(raw, secret, '[API key]');
     return `${url ? `${url}: ` : ''}${text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text}`;
   };
-  if (e instanceof OpenAI.APIConnectionTimeoutError) return new PolicyCallError('timeout', at(`server timed out: ${e.message}`));
-  if (e instanceof OpenAI.APIConnectionError) {
-    const cause = (e as { cause?: unknown }).cause;
-    if (cause instanceof ResponseTooLargeError) return new PolicyCallError('parse_error', at(cause.message), false);
+  if (e instanceof ConnectionError) {
+    if (e.timedOut) return new PolicyCallError('timeout', at(`server timed out: ${e.message}`));
     const code = systemCode(e);
     return new PolicyCallError('server_error', at(`connection failed: ${e.message}${code ? ` (${code})` : ''}`));
   }
-  if (e instanceof OpenAI.APIError) {
-    const s = e.status ?? 0;
+  if (e instanceof HttpStatusError) {
+    const s = e.status;
     const retryable = s === 408 || s === 409 || s === 429 || s >= 500;
     const key = s === 401 || s === 403 ? ' (the server refused the API key: set TRACE_RL_API_KEY or OPENAI_API_KEY, or policy.apiKeyFile)' : '';
     return new PolicyCallError('server_error', `${at(`HTTP ${s}: ${e.message}`)}${key}`, retryable);

@@ -1,0 +1,153 @@
+/**
+ * The policy's HTTP client: one JSON POST over a shared keep-alive socket pool (node:http / node:https),
+ * with the caller's signal as its only abort. At fleet scale the client's CPU per request is what
+ * bounds a rollout process, and the general-purpose path (the openai SDK over `fetch`: request and
+ * header objects, web streams, its own abort controller and timeout per call, the body piped through
+ * a size-limiting stream) cost several times a bare keep-alive loop (bench/scale). Errors keep the
+ * SDK's meanings so `toPolicyError` classifies them as before: a status with the server's message
+ * (`HttpStatusError`, worded as the SDK did), a connection failure with the system's code
+ * (`ConnectionError`), an oversized body (`ResponseTooLargeError`), bad JSON (`SyntaxError`).
+ */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { responseTooLarge } from './bounded-fetch.ts';
+
+/** The server answered with a non-2xx status; `message` reads as the openai SDK's ("500 internal error"). */
+export class HttpStatusError extends Error {
+  override name = 'HttpStatusError';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** No answer could be had: refused, reset, unreachable, timed out at the socket. */
+export class ConnectionError extends Error {
+  override name = 'ConnectionError';
+  constructor(
+    message: string,
+    readonly timedOut: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Shared by every policy of the process: the engine's semaphore bounds the requests in flight, so the
+ * pools need no cap of their own, and sockets stay open between a trajectory's turns.
+ */
+const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+
+export interface JsonPostOptions {
+  apiKey: string;
+  maxResponseBytes: number;
+}
+
+/** POSTs JSON to `<baseURL><path>` and returns the parsed 2xx body. */
+export class JsonPost {
+  private readonly url: URL;
+  private readonly headers: Record<string, string>;
+  private readonly request: typeof httpRequest;
+  private readonly agent: HttpAgent;
+
+  constructor(
+    baseURL: string,
+    private readonly options: JsonPostOptions,
+  ) {
+    this.url = new URL(baseURL.endsWith('/') ? baseURL : `${baseURL}/`);
+    const https = this.url.protocol === 'https:';
+    if (!https && this.url.protocol !== 'http:') throw new RangeError(`OpenAIPolicy: ${baseURL} is not an http(s) URL`);
+    this.request = https ? httpsRequest : httpRequest;
+    this.agent = https ? agents.https : agents.http;
+    this.headers = { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${options.apiKey}`, 'user-agent': 'trace-rl' };
+  }
+
+  /** `path` is relative to the base URL ('completions', 'chat/completions'). */
+  async post(path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
+    const payload = Buffer.from(JSON.stringify(body), 'utf8');
+    let res: IncomingMessage;
+    try {
+      res = await this.send(path, payload, signal, true);
+    } catch (e) {
+      throw connectionError(e);
+    }
+    const text = await this.read(res);
+    if (res.statusCode! < 200 || res.statusCode! >= 300) throw statusError(res.statusCode!, text);
+    return JSON.parse(text) as unknown;
+  }
+
+  private send(path: string, payload: Buffer, signal: AbortSignal | undefined, retryReused: boolean): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const req = this.request(
+        {
+          protocol: this.url.protocol,
+          hostname: this.url.hostname,
+          port: this.url.port,
+          path: this.url.pathname + path + this.url.search,
+          method: 'POST',
+          agent: this.agent,
+          headers: { ...this.headers, 'content-length': payload.length },
+          ...(signal ? { signal } : {}),
+        },
+        resolve,
+      );
+      req.once('error', (e: NodeJS.ErrnoException) => {
+        // A kept-alive socket the server closed while idle fails at once, before the server saw
+        // the request: send it again on a fresh socket rather than count a server failure.
+        if (retryReused && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE') && !signal?.aborted)
+          this.send(path, payload, signal, false).then(resolve, reject);
+        else reject(e);
+      });
+      req.end(payload);
+    });
+  }
+
+  /** The body as text, refused past the ceiling (declared or streamed) without reading it whole. */
+  private read(res: IncomingMessage): Promise<string> {
+    const max = this.options.maxResponseBytes;
+    const declared = Number(res.headers['content-length'] ?? NaN);
+    if (Number.isFinite(declared) && declared > max) {
+      res.destroy();
+      return Promise.reject(responseTooLarge(max, declared, true));
+    }
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let seen = 0;
+      res.on('data', (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen > max) {
+          res.destroy();
+          reject(responseTooLarge(max, seen, false));
+        } else chunks.push(chunk);
+      });
+      res.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+      res.once('error', (e) => reject(connectionError(e)));
+      res.once('close', () => {
+        if (!res.complete) reject(new ConnectionError('Connection error.', false, { cause: new Error('the server closed the connection mid-response') }));
+      });
+    });
+  }
+}
+
+/** As the openai SDK worded a status: the server's `error.message`, else its JSON, else its text. */
+function statusError(status: number, text: string): HttpStatusError {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  const error = json !== undefined && typeof json === 'object' && json !== null ? (json as { error?: unknown }).error : undefined;
+  const inner = error && typeof error === 'object' ? (error as { message?: unknown }).message : undefined;
+  const msg = inner ? (typeof inner === 'string' ? inner : JSON.stringify(inner)) : error ? JSON.stringify(error) : json === undefined ? text : undefined;
+  return new HttpStatusError(status, msg ? `${status} ${msg}` : `${status} status code (no body)`);
+}
+
+function connectionError(e: unknown): unknown {
+  if (!(e instanceof Error) || e.name === 'AbortError' || e instanceof ConnectionError) return e;
+  const timedOut = (e as NodeJS.ErrnoException).code === 'ETIMEDOUT' || /timed? ?out/i.test(e.message);
+  return new ConnectionError(timedOut ? 'Request timed out.' : 'Connection error.', timedOut, { cause: e });
+}

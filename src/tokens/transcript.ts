@@ -28,15 +28,37 @@ export class Transcript {
     return this.template && observation !== '' ? this.template.observation(observation) : observation;
   }
 
+  /**
+   * Ids already computed, by text. Token mode sends a trajectory's whole sequence on every call, so
+   * without these each call re-encodes its prompt and every earlier observation (a model tokenizer
+   * costs about a microsecond per character); with them a call encodes only what is new. Bounded, the
+   * least recently used dropped first: a step reuses a prompt across its rollouts and an observation
+   * across its trajectory's later turns and continuations, all close together.
+   */
+  private readonly promptCache = new IdCache(PROMPT_CACHE_ENTRIES);
+  private readonly observationCache = new IdCache(OBSERVATION_CACHE_ENTRIES);
+
   /** The prompt's ids. A template writes its own BOS text (e.g. Llama 3's `bos_token`); without one the tokenizer's BOS is prepended. */
   /** A new array on every call (the caller appends turns to it), whatever the tokenizer returns. */
   promptIds(rendered: string): number[] {
-    const ids = this.tokenizer.encode(this.promptText(rendered));
-    return !this.template && this.tokenizer.bos !== undefined ? [this.tokenizer.bos, ...ids] : [...ids];
+    return [...this.promptIdsView(rendered)];
   }
 
   observationIds(observation: string): number[] {
-    return observation === '' ? [] : [...this.tokenizer.encode(this.observationText(observation))];
+    return [...this.observationIdsView(observation)];
+  }
+
+  /** As promptIds, without the copy: the cached array itself, which the caller must not change. */
+  promptIdsView(rendered: string): readonly number[] {
+    return this.promptCache.get(rendered, () => {
+      const ids = this.tokenizer.encode(this.promptText(rendered));
+      return !this.template && this.tokenizer.bos !== undefined ? [this.tokenizer.bos, ...ids] : [...ids];
+    });
+  }
+
+  /** As observationIds, without the copy: the cached array itself, which the caller must not change. */
+  observationIdsView(observation: string): readonly number[] {
+    return observation === '' ? NO_IDS : this.observationCache.get(observation, () => [...this.tokenizer.encode(this.observationText(observation))]);
   }
 
   /** Fills a server tokenizer's cache for these texts (a no-op for local tokenizers). */
@@ -49,5 +71,30 @@ export class Transcript {
     if (!this.tokenizer.prepare) return;
     const texts = [...prompts.map((p) => this.promptText(p)), ...observations.map((o) => this.observationText(o)), ...others];
     await this.tokenizer.prepare([...new Set(texts)], idLists);
+  }
+}
+
+const NO_IDS: readonly number[] = Object.freeze([]);
+/** Distinct prompts kept: more than a step's prompts. */
+const PROMPT_CACHE_ENTRIES = 8192;
+/** Distinct observations kept: several per trajectory in flight, with room for continuations. */
+const OBSERVATION_CACHE_ENTRIES = 65_536;
+
+/** A bounded map from text to ids; a hit moves the entry to the back, the front is dropped when full. */
+class IdCache {
+  private readonly map = new Map<string, readonly number[]>();
+  constructor(private readonly capacity: number) {}
+
+  get(text: string, compute: () => number[]): readonly number[] {
+    const hit = this.map.get(text);
+    if (hit) {
+      this.map.delete(text);
+      this.map.set(text, hit);
+      return hit;
+    }
+    const ids = Object.freeze(compute());
+    if (this.map.size >= this.capacity) this.map.delete(this.map.keys().next().value!);
+    this.map.set(text, ids);
+    return ids;
   }
 }

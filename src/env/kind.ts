@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Prompt } from '../tree/types.ts';
 import type { TrajectoryMetrics } from './metrics.ts';
-import type { CandidateSource, Environment } from './types.ts';
+import type { ActionFeatures, CandidateSource, Environment } from './types.ts';
 
 /** What a built environment gives training, the rollout service and evaluation. */
 export interface EnvironmentSetup {
@@ -17,6 +17,8 @@ export interface EnvironmentSetup {
   heldOut: Map<string, Prompt[]>;
   /** Candidate actions for the embedded policy; absent when only a policy that writes text can act. */
   candidates?: CandidateSource;
+  /** The kind's own features of those candidates for the embedded policy (see ActionFeatures). */
+  features?: ActionFeatures;
 }
 
 /** What building an environment needs besides its own settings: the run's turn limit. */

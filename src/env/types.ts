@@ -56,3 +56,11 @@ export interface ActionCandidates {
  * the policy-gradient update can rebuild exactly the choice set each recorded action was drawn from.
  */
 export type CandidateSource = (prompt: Prompt, turns: readonly Turn[]) => ActionCandidates;
+
+/**
+ * An environment's own features of a candidate action for the embedded policy's linear scorer (names,
+ * hashed beside the policy's generic ones): what tells its actions apart where their text looks alike
+ * to the generic features (`+3` and `-3` have the same shape and positions). A pure function, as
+ * CandidateSource is, so an update rebuilds exactly the features each choice was scored with.
+ */
+export type ActionFeatures = (prompt: Prompt, turns: readonly Turn[], action: Action) => readonly string[];

@@ -106,7 +106,7 @@ const BUILT_IN = [
         throw new PolicyConfigError(
           `policy.kind: the embedded policy has no candidate actions in env.kind ${envKind} (it needs a policy that writes text: policy.kind tiny-lm, or an OpenAI-compatible server through trace-rl rollout / eval)`,
         );
-      return new EmbeddedPolicy({ candidates: setup.candidates });
+      return new EmbeddedPolicy({ candidates: setup.candidates, ...(setup.features ? { features: setup.features } : {}) });
     },
     evaluatesRuns: true,
     spec: (_s, run) => ({ kind: 'embedded', run: run?.dir ?? null, step: run?.step ?? null }),

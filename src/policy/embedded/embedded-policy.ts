@@ -1,6 +1,7 @@
 import type { Action, Prompt, Turn } from '../../tree/types.ts';
 import type { PolicyContext, PolicyOutput, PolicySample, TrainablePolicy, UpdateMetrics } from '../types.ts';
 import { candidateActions, type CandidateSource } from './candidates.ts';
+import type { ActionFeatures } from '../../env/types.ts';
 import { featureContext, featureIndices } from './features.ts';
 import { LinearScorer } from './linear-scorer.ts';
 import { clippedTerm, contributingTurns, SurrogateTally, type Normalise } from '../surrogate.ts';
@@ -8,6 +9,8 @@ import { clippedTerm, contributingTurns, SurrogateTally, type Normalise } from '
 export interface EmbeddedPolicyOptions {
   /** Where the choice set at each turn comes from (for the world: `worldCandidateSource(env)`). */
   candidates: CandidateSource;
+  /** The environment's own features of a candidate (its kind's `features`), beside the generic ones. */
+  features?: ActionFeatures;
   /** Hashed feature space size. Default 2^16. */
   dim?: number;
 }
@@ -57,18 +60,20 @@ export class EmbeddedPolicy implements TrainablePolicy {
   readonly dim: number;
   private readonly scorer: LinearScorer;
   private readonly source: CandidateSource;
+  private readonly own?: ActionFeatures;
 
   constructor(options: EmbeddedPolicyOptions) {
     this.dim = options.dim ?? 1 << 16;
     this.scorer = new LinearScorer(this.dim);
     this.source = options.candidates;
+    if (options.features) this.own = options.features;
   }
 
   /** π over the candidate actions after `turns`. */
   distribution(prompt: Prompt, turns: readonly Turn[]): Distribution {
     const actions = candidateActions(this.source(prompt, turns));
     const ctx = featureContext(prompt, turns);
-    const features = actions.map((a) => featureIndices(ctx, a, this.dim));
+    const features = actions.map((a) => featureIndices(ctx, a, this.dim, this.own?.(prompt, turns, a)));
     const logits = features.map((f) => this.scorer.logit(f));
     const max = Math.max(...logits);
     const probs = new Float64Array(logits.length);

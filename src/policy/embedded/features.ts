@@ -1,4 +1,5 @@
 import type { Action, Prompt, Turn } from '../../tree/types.ts';
+import { STOP_WORDS as STOP, words } from '../../util/words.ts';
 
 /**
  * Hashed sparse features φ(context, candidate) for the embedded policy's linear scorer. Everything is
@@ -24,34 +25,6 @@ export interface FeatureContext {
   turn: number;
   /** The question's form: its first two words, lower-cased ("who was", "in which"). */
   form: string;
-}
-
-const STOP = new Set([
-  'the',
-  'a',
-  'an',
-  'of',
-  'in',
-  'is',
-  'was',
-  'by',
-  'at',
-  'which',
-  'what',
-  'who',
-  'where',
-  'did',
-  'does',
-  'or',
-  'and',
-  'to',
-  'on',
-  'that',
-  'it',
-]);
-
-function words(s: string): string[] {
-  return s.toLowerCase().match(/[a-z0-9]+/g) ?? [];
 }
 
 export function featureContext(prompt: Prompt, turns: readonly Turn[]): FeatureContext {
@@ -86,7 +59,8 @@ function before(text: string, s: string): [string, string] | undefined {
   return [w.at(-1) ?? '^', w.at(-2) ?? '^'];
 }
 
-export function featureNames(ctx: FeatureContext, action: Action): string[] {
+/** The generic features of a candidate, with `extra` (the environment's own, ActionFeatures) after the structural ones. */
+export function featureNames(ctx: FeatureContext, action: Action, extra: readonly string[] = []): string[] {
   const t = action.type;
   const s = action.input;
   const base: string[] = [`${t}`, `${t}|turn=${ctx.turn}`, `${t}|shape=${shape(s)}`];
@@ -103,7 +77,7 @@ export function featureNames(ctx: FeatureContext, action: Action): string[] {
   // Structural features only exist per question form (its first two words): what works for "who was
   // born earlier" must not leak into "in which country".
   const f = base.map((x) => `${ctx.form}|${x}`);
-  if (t !== 'search' && t !== 'answer') f.push(...cellFeatures(ctx, action));
+  f.push(...extra);
   const ctxText = inLastDoc ? ctx.lastQueryDoc : inLastObs ? lastObs : '';
   const prev = ctxText ? before(ctxText, s) : undefined;
   const sh = shape(s);
@@ -112,27 +86,6 @@ export function featureNames(ctx: FeatureContext, action: Action): string[] {
     if (prev) f.push(`${t}|q=${q}|p1=${prev[0]}|d=${inLastDoc}`, `${t}|q=${q}|p2=${prev[1]} ${prev[0]}|d=${inLastDoc}`);
   }
   return f;
-}
-
-/**
- * Features of a code cell `print(v op n)` (the math world's tool actions): the operation, the
- * operand's position among the question's numbers crossed with the number of cells run so far, and
- * the operation crossed with each word of the sentence that states the operand ("gives", "times",
- * "shares") — what a linear model needs to pick the right operation on the right number in order.
- */
-function cellFeatures(ctx: FeatureContext, action: Action): string[] {
-  const m = /(\/\/|[-+*])\s*(-?\d+)\)\s*$/.exec(action.input);
-  if (!m) return [];
-  const [, op, operand] = m;
-  const t = action.type;
-  const cells = ctx.turn - ctx.nSearch;
-  const sentences = ctx.question.split(/(?<=[.?!])\s+/);
-  const numbers: string[] = ctx.question.match(/\d+/g) ?? [];
-  const at = numbers.indexOf(operand!);
-  const out = [`${t}|op=${op}`, `${t}|cells=${cells}|arg=${at}`, `${t}|cells=${cells}|arg=${at}|op=${op}`];
-  const sentence = sentences.find((s) => new RegExp(`\\b${operand}\\b`).test(s) && !/ has \d/.test(s)) ?? '';
-  for (const w of words(sentence)) if (!STOP.has(w) && !/^[0-9]+$/.test(w)) out.push(`${t}|op=${op}|w=${w}`);
-  return out;
 }
 
 /** FNV-1a hash of a feature name into [0, dim). */
@@ -145,8 +98,8 @@ export function hashFeature(name: string, dim: number): number {
   return (h >>> 0) % dim;
 }
 
-export function featureIndices(ctx: FeatureContext, action: Action, dim: number): Int32Array {
-  const names = featureNames(ctx, action);
+export function featureIndices(ctx: FeatureContext, action: Action, dim: number, extra: readonly string[] = []): Int32Array {
+  const names = featureNames(ctx, action, extra);
   const out = new Int32Array(names.length);
   for (let i = 0; i < names.length; i++) out[i] = hashFeature(names[i]!, dim);
   return out;

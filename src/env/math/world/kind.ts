@@ -1,4 +1,5 @@
 /** The math-world kind (env.kind math-world): synthetic multi-step word problems for the embedded policy. */
+import { mathCellFeatures } from './features.ts';
 import { z } from 'zod';
 import { groupBy, seed, testFraction } from '../../kind-fields.ts';
 import { envKind, kindObject } from '../../kind.ts';
@@ -35,7 +36,7 @@ export const mathWorldKind = envKind('math-world', mathWorld, {
       const c = worldCandidates(prompt, turns);
       return { search: [], answer: [c.answer], tool: c.code.map((x) => ({ type: 'python', input: x.input })) };
     };
-    return { env: env as Environment<unknown>, train: env.train, test: env.test, heldOut, candidates };
+    return { env: env as Environment<unknown>, train: env.train, test: env.test, heldOut, candidates, features: mathCellFeatures };
   },
   equalTokenBudget: () => 6_000,
   notForLanguageModels: 'env.kind math-world is for the embedded or scripted policy; use env.kind math for a language model',

@@ -23,6 +23,14 @@ export interface ListenOptions {
   host?: string;
   /** Port; 0 picks a free one. */
   port: number;
+  /**
+   * Most open connections (idle keep-alive ones included); a connection past it is closed as soon as
+   * it is accepted, so a client holding thousands of sockets open cannot use up the process's file
+   * descriptors and memory. Default: no cap (each command sets its own).
+   */
+  maxConnections?: number;
+  /** Called for each connection closed because of maxConnections. */
+  onConnectionDropped?: () => void;
 }
 
 /** Puts a hono app on host:port; start-up failures (port in use, unknown host…) reject with ServerStartError. */
@@ -45,6 +53,8 @@ export function listen(app: Pick<Hono<any>, 'fetch'>, options: ListenOptions): P
           }),
       });
     });
+    if (options.maxConnections !== undefined) server.maxConnections = options.maxConnections;
+    if (options.onConnectionDropped) server.on('drop', options.onConnectionDropped);
     const onError = (e: NodeJS.ErrnoException) => reject(new ServerStartError(startError(e, host, options.port)));
     server.once('error', onError);
   });

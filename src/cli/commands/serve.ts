@@ -38,6 +38,7 @@ export function register(program: Command): void {
     .option('--max-body-bytes <n>', 'largest request body (413 above it)', String(1 << 20))
     .option('--max-prompt-chars <n>', 'most prompt characters, checked before tokenising; chat: all messages together (413 above it)', '65536')
     .option('--max-prompt-tokens <n>', 'most prompt tokens after tokenising (413 above it; default and ceiling: the context length)')
+    .option('--max-connections <n>', 'most open connections, idle keep-alive ones included; one past it is closed at once', String(DEFAULT_SERVE_CONNECTIONS))
     .action(
       async (opts: {
         model: string;
@@ -50,6 +51,7 @@ export function register(program: Command): void {
         maxBodyBytes: string;
         maxPromptChars: string;
         maxPromptTokens?: string;
+        maxConnections: string;
         allowReload?: boolean;
         controlTokenFile?: string;
         allowHost?: string[];
@@ -66,6 +68,7 @@ export function register(program: Command): void {
           maxPromptChars: parseInteger('--max-prompt-chars', opts.maxPromptChars, { min: 1 }),
           maxPromptTokens: opts.maxPromptTokens === undefined ? undefined : parseInteger('--max-prompt-tokens', opts.maxPromptTokens, { min: 1 }),
         };
+        const maxConnections = parseInteger('--max-connections', opts.maxConnections, { min: 1, max: 1_000_000 });
         const file = resolve(opts.model);
         const { checkGgufFile, GgufFileError } = await import('../../tinylm/gguf-file.ts');
         try {
@@ -100,6 +103,8 @@ export function register(program: Command): void {
             host: opts.host,
             clock: () => Date.now() / 1000,
             limits,
+            maxConnections,
+            onConnectionDropped: dropNotice(maxConnections),
             ...(reload && control ? { reload, control: { token: control.token, boundHost: opts.host, hosts: opts.allowHost ?? [] } } : {}),
             ...(tinker ? { tinker: tinker.options } : {}),
           });
@@ -123,6 +128,28 @@ export function register(program: Command): void {
         }
       },
     );
+}
+
+/**
+ * Open connections `serve` takes by default: far more than its generation slots (--parallel ≤ 64)
+ * and any rollout's request concurrency need, and far fewer than a default file-descriptor limit
+ * (1,024), so a client that opens sockets and never sends (or never closes them) cannot exhaust it.
+ */
+export const DEFAULT_SERVE_CONNECTIONS = 256;
+
+/** One stderr line when connections start being refused, then at most one a minute with the count. */
+function dropNotice(max: number): () => void {
+  let dropped = 0;
+  let said = -Infinity;
+  return () => {
+    dropped++;
+    const now = Date.now();
+    if (now - said < 60_000) return;
+    said = now;
+    process.stderr.write(
+      `trace-rl serve: ${max} connections are open (--max-connections); closing new ones (${dropped} so far): a client opening more than it uses, or raise --max-connections\n`,
+    );
+  };
 }
 
 /** The Tinker backend's settings: the trainer's starting model (the served GGUF), a key, a folder for saved weights. */

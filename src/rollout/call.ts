@@ -14,20 +14,25 @@ export function isCancellation(e: unknown): boolean {
  * Runs `fn` with its own AbortSignal that fires on the run's cancellation or after `timeoutMs`.
  * The race means a callee that ignores its signal still cannot hold the engine past the timeout.
  * Timeout → PolicyCallError('timeout'); run cancelled → CancelledError; otherwise fn's own error.
+ * Both ends of the race are settled directly by whoever aborts (the timer, the run's one watcher), so a
+ * call adds no listener to the run's signal and none to its own: with thousands of calls a second
+ * through one shared signal, adding and removing listeners was a visible share of a call's cost.
  */
 export async function callWithTimeout<T>(fn: (signal: AbortSignal) => Promise<T>, timeoutMs: number, runSignal?: AbortSignal): Promise<T> {
   if (runSignal?.aborted) throw new CancelledError('cancelled before the call started');
   const ctl = new AbortController();
   let timedOut = false;
-  const onRunAbort = () => ctl.abort(new CancelledError('cancelled'));
-  runSignal?.addEventListener('abort', onRunAbort, { once: true });
+  let fail!: (reason: unknown) => void;
+  const aborted = new Promise<never>((_, reject) => (fail = reject));
+  const abort = (reason: unknown) => {
+    ctl.abort(reason);
+    fail(reason);
+  };
+  const unwatch = runSignal ? whenAborted(runSignal, () => abort(new CancelledError('cancelled'))) : undefined;
   const timer = setTimeout(() => {
     timedOut = true;
-    ctl.abort(new PolicyCallError('timeout', `no answer after ${timeoutMs} ms`));
+    abort(new PolicyCallError('timeout', `no answer after ${timeoutMs} ms`));
   }, timeoutMs);
-  const aborted = new Promise<never>((_, reject) => {
-    ctl.signal.addEventListener('abort', () => reject(ctl.signal.reason), { once: true });
-  });
   try {
     return await Promise.race([fn(ctl.signal), aborted]);
   } catch (e) {
@@ -36,8 +41,30 @@ export async function callWithTimeout<T>(fn: (signal: AbortSignal) => Promise<T>
     throw e;
   } finally {
     clearTimeout(timer);
-    runSignal?.removeEventListener('abort', onRunAbort);
+    unwatch?.();
   }
+}
+
+/** Per signal, the calls to tell when it aborts; the signal itself carries one listener for all of them. */
+const watchers = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `onAbort` when `signal` aborts (once); the returned function stops watching. O(1) either way. */
+export function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
+  let set = watchers.get(signal);
+  if (!set) {
+    const calls = (set = new Set());
+    watchers.set(signal, calls);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const f of [...calls]) f();
+        calls.clear();
+      },
+      { once: true },
+    );
+  }
+  set.add(onAbort);
+  return () => void set.delete(onAbort);
 }
 
 /**

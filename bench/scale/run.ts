@@ -11,6 +11,7 @@
  *
  * Run: npx tsx bench/scale/run.ts [--sizes 1000,4000] [--reps 3] [--concurrency 256]
  *        [--modes bare,completions,tokens] [--tokenizer qwen3]
+ * Before / after: --modes bare,completions,completions@/path/to/other/checkout (that checkout's client).
  * Big sizes: --sizes 1000,4000,16000,64000 (16k takes about a minute a run; 64k several).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -54,16 +55,19 @@ async function startServer(): Promise<{ port: number; child: ChildProcess }> {
   return { port, child };
 }
 
-function measure(mode: string, trajectories: number, port: number): Promise<Sample> {
+/** `mode` or `mode@DIR`: the latter runs DIR's own bench/scale/client.ts (another checkout: before and after in one run). */
+function measure(label: string, trajectories: number, port: number): Promise<Sample> {
+  const [mode, dir] = label.split('@') as [string, string | undefined];
+  const client = dir ? `${dir}/bench/scale/client.ts` : here('./client.ts');
   return new Promise((resolve, reject) => {
-    const args = [...tsx, '--expose-gc', here('./client.ts'), '--mode', mode, '--trajectories', String(trajectories)];
+    const args = [...tsx, '--expose-gc', client, '--mode', mode, '--trajectories', String(trajectories)];
     args.push('--concurrency', String(concurrency), '--port', String(port), '--tokenizer', tokenizer);
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], ...(dir ? { cwd: dir } : {}) });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code) => {
       const line = out.trim().split('\n').at(-1) ?? '';
-      if (code !== 0) reject(new Error(`${mode} at ${trajectories}: exit ${code}\n${out}`));
+      if (code !== 0) reject(new Error(`${label} at ${trajectories}: exit ${code}\n${out}`));
       else resolve(JSON.parse(line) as Sample);
     });
   });

@@ -71,9 +71,9 @@ export interface ToolConversation {
 }
 
 /**
- * A policy served by OpenAI-compatible servers (vLLM, SGLang, llama.cpp, hosted APIs) through the
- * maintained `openai` client. One call generates one turn and stops at `</search>` or `</answer>`.
- * The client's own retries are off: the rollout engine retries with backoff and records failures.
+ * A policy served by OpenAI-compatible servers (vLLM, SGLang, llama.cpp, hosted APIs) over a lean
+ * keep-alive HTTP client (json-post.ts). One call generates one turn and stops at `</search>` or
+ * `</answer>`. The client does not retry: the rollout engine retries with backoff and records failures.
  * Returns text only; the engine parses the action (Search-R1 parser).
  */
 export class OpenAIPolicy implements Policy {

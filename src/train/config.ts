@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { budgetProblem, STRATEGY_NAMES, foreignOptionMessage, optionsFor, strategyConfigSchema, withPreset, type StrategyName } from '../allocate/index.ts';
+import { budgetProblem, STRATEGY_NAMES, foreignOptionMessage, strategyConfigSchema, withPreset, type StrategyName } from '../allocate/index.ts';
 import { ADVANTAGE_SCALES, ESTIMATOR_NAMES, isPerNodeEstimator, scaleProblem } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
-import { DEFAULT_ENV_KIND, envConfigSchema, envKindsTaking, storedEnvSettings } from '../env/registry.ts';
-import { policyConfigSchema, policyKindsTaking, storedPolicySettings } from '../policy/registry.ts';
+import { DEFAULT_ENV_KIND, envConfigSchema, envKindsTaking } from '../env/registry.ts';
+import { policyConfigSchema, policyKindsTaking } from '../policy/registry.ts';
+import { migrateStoredConfig } from './migrations.ts';
 // The tiny LM's policy kind registers itself, so every configuration accepts it.
 import '../tinylm/policy-kind.ts';
 
@@ -16,9 +17,6 @@ import '../tinylm/policy-kind.ts';
  * without a strategy still read as the paper's trace).
  */
 export const DEFAULT_STRATEGY = { name: 'defensive', budget: 192 } as const;
-
-/** The strategy a stored config without a name ran: every run stored so far was made while trace was the default. */
-const STORED_DEFAULT_STRATEGY_NAME = 'trace';
 
 /**
  * The run configuration, written once: each field's description is its only documentation (the CLI
@@ -165,19 +163,16 @@ export const CONFIG_REVISION = 2;
 
 /** A stored run's configuration, with its settings kept meaning what they meant when it was made. */
 export function storedTrainConfig(store: { config(): unknown; configRevision(): number }): TrainConfig {
-  const config = parseTrainConfig(store.config(), { stored: true });
-  if (store.configRevision() < 2 && config.estimator === 'trace') return { ...config, estimator: 'trace-local' };
-  return config;
+  return parseTrainConfig(store.config(), { stored: true, revision: store.configRevision() });
 }
 
 /**
- * Validates a configuration. `stored`: a config read back from a run folder; runs stored before each
- * strategy had its own options hold every strategy's defaults, so options the named strategy does not
- * take are dropped there (in a user's config they are an error); so are the settings of other
- * environment and policy kinds, which runs stored before those had a schema per kind hold.
+ * Validates a configuration. `stored`: a config read back from a run folder (of config revision
+ * `revision`, default today's), read through the numbered migrations (migrations.ts) so it means what
+ * it meant when it ran; options and settings a user's config may not hold are errors there.
  */
-export function parseTrainConfig(input: unknown, options: { stored?: boolean } = {}): TrainConfig {
-  const parsed = trainConfigSchema.safeParse(options.stored ? withoutForeignOptions(withoutOtherKindsFields(input)) : withDefaultPreset(input));
+export function parseTrainConfig(input: unknown, options: { stored?: boolean; revision?: number } = {}): TrainConfig {
+  const parsed = trainConfigSchema.safeParse(options.stored ? migrateStoredConfig(input, options.revision ?? CONFIG_REVISION) : withDefaultPreset(input));
   if (parsed.success) return parsed.data;
   throw new ConfigError(
     parsed.error.issues
@@ -224,32 +219,4 @@ function withDefaultPreset(input: unknown): unknown {
   const s = strategy as Record<string, unknown>;
   if (s.name !== 'trace' || 'preset' in s) return input;
   return { ...input, strategy: { ...s, preset: 'recommended' } };
-}
-
-function withoutForeignOptions(input: unknown): unknown {
-  if (typeof input !== 'object' || input === null) return input;
-  const stored = (input as { strategy?: unknown }).strategy;
-  // No strategy (or no name) stored: the default of its day, trace, which before presets meant the paper.
-  const strategy = typeof stored === 'object' && stored !== null ? (stored as Record<string, unknown>) : stored === undefined ? {} : undefined;
-  if (!strategy) return input;
-  const name = strategy.name ?? STORED_DEFAULT_STRATEGY_NAME;
-  if (!(STRATEGY_NAMES as readonly unknown[]).includes(name)) return input;
-  const own = optionsFor(name as StrategyName, strategy) as Record<string, unknown>;
-  // A config holding options foreign to its strategy is of the format that stored every strategy's
-  // defaults; its groupSize was dapo's, so for grpo (which takes groupSize since) it means nothing.
-  if (name === 'grpo' && Object.keys(strategy).some((k) => k !== 'name' && !(k in own))) delete own.groupSize;
-  // A trace run stored before presets existed meant the paper: say so, so it reads as what it ran.
-  if (name === 'trace' && own.preset === undefined) own.preset = 'paper';
-  return { ...(input as object), strategy: { name, ...own } };
-}
-
-/** A stored config's env and policy with only the fields of their kinds (see parseTrainConfig). */
-function withoutOtherKindsFields(input: unknown): unknown {
-  if (typeof input !== 'object' || input === null) return input;
-  const config = input as { env?: unknown; policy?: unknown };
-  return {
-    ...config,
-    ...('env' in config ? { env: storedEnvSettings(config.env) } : {}),
-    ...('policy' in config ? { policy: storedPolicySettings(config.policy) } : {}),
-  };
 }

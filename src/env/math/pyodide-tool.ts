@@ -13,6 +13,7 @@
  * output in the process and by the operating system; a process that hit a limit or died is discarded.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { DEFAULT_CODE_LIMITS, limitMessage, type CodeLimits, type CodeResult, type CodeRunOptions, type CodeTool } from './code-tool.ts';
 import { sandboxCommand, type SandboxCommand } from './sandbox/confine.ts';
 
@@ -47,6 +48,40 @@ const maxReplyChars = (outputBytes: number) => 12 * outputBytes + 65536;
 const MEMORY_DEATH = /heap out of memory|bad_alloc|Cannot allocate memory|allocation failed|OutOfMemory|could not allocate/i;
 /** Bytes of a sandbox's stderr kept to explain its death. */
 const STDERR_TAIL = 2048;
+/**
+ * CPU a sandbox may use in all while it waits between cells (Node's own idle work is a few ms). The
+ * sandbox clears the timers a cell set when it answers, but code that escaped to JavaScript can still
+ * schedule work; past this the process is killed, so a cell's work ends with it (give or take a second)
+ * instead of running on until RLIMIT_CPU.
+ */
+export const IDLE_CPU_MS = 500;
+/** How often an idle sandbox's CPU time is read. */
+const IDLE_CHECK_MS = 500;
+/** Linux reports process CPU time in clock ticks of 1/100 s (USER_HZ). */
+const MS_PER_TICK = 10;
+
+/**
+ * CPU time in ms used so far by process `pid` and its descendants (the confined node under prlimit
+ * and bubblewrap), from /proc; undefined where that cannot be read (not Linux, the process gone).
+ */
+export function processTreeCpuMs(pid: number): number | undefined {
+  try {
+    let ticks = 0;
+    const walk = (p: number): void => {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+      for (const task of readdirSync(`/proc/${p}/task`)) {
+        const kids = readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim();
+        if (kids) for (const k of kids.split(' ')) walk(Number(k));
+      }
+    };
+    walk(pid);
+    return ticks * MS_PER_TICK;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Writes `bytes` to a child's extra descriptor and closes it. Node opens such pipes in both
@@ -70,6 +105,7 @@ class Sandbox {
   exit?: string;
   private stderrTail = '';
   private buffer = '';
+  private idleWatch?: NodeJS.Timeout;
   private pending?: { id: number; resolve(r: Reply | undefined): void };
   private nextId = 0;
 
@@ -157,6 +193,30 @@ class Sandbox {
     return `${this.exit ?? 'killed'}${last ? `; ${last}` : ''}`;
   }
 
+  /**
+   * Between cells: reads the process's CPU time every IDLE_CHECK_MS and kills it once it has used more
+   * than IDLE_CPU_MS since it answered (work a cell left behind). `onKilled` is told.
+   */
+  watchIdle(onKilled: () => void): void {
+    const pid = this.proc.pid;
+    const start = pid === undefined ? undefined : processTreeCpuMs(pid);
+    if (pid === undefined || start === undefined || this.dead) return;
+    this.idleWatch = setInterval(() => {
+      const now = processTreeCpuMs(pid);
+      if (now === undefined || this.dead) return this.stopIdleWatch();
+      if (now - start <= IDLE_CPU_MS) return;
+      this.stopIdleWatch();
+      this.kill(`used ${now - start} ms of CPU after its cell answered`);
+      onKilled();
+    }, IDLE_CHECK_MS);
+    this.idleWatch.unref();
+  }
+
+  stopIdleWatch(): void {
+    clearInterval(this.idleWatch);
+    this.idleWatch = undefined;
+  }
+
   /** Records a cell this interpreter ran to the end (it is now part of its state). */
   record(cell: string): void {
     this.ran.push(cell);
@@ -168,6 +228,7 @@ class Sandbox {
   }
 
   kill(why: string): void {
+    this.stopIdleWatch();
     if (this.dead) return;
     this.exit ??= `killed: ${why}`;
     this.dead = true;
@@ -279,6 +340,11 @@ export class PyodideCodeTool implements CodeTool {
     });
   }
 
+  /** The process ids of the idle sandboxes holding some trajectory's cells (for tests and benches). */
+  idleProcesses(): number[] {
+    return this.chains.filter((s) => !s.dead && s.proc.pid !== undefined).map((s) => s.proc.pid!);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new Error('pyodide code tool closed'));
@@ -322,7 +388,11 @@ export class PyodideCodeTool implements CodeTool {
   private take(history: readonly string[]): Sandbox {
     const k = key(history);
     const i = this.chains.findIndex((s) => !s.dead && s.ranKey === k);
-    if (i >= 0) return this.chains.splice(i, 1)[0]!;
+    if (i >= 0) {
+      const s = this.chains.splice(i, 1)[0]!;
+      s.stopIdleWatch();
+      return s;
+    }
     let s: Sandbox | undefined;
     while ((s = this.spare.shift()) && s.dead) this.replaced++;
     const fresh = s ?? this.start();
@@ -333,6 +403,11 @@ export class PyodideCodeTool implements CodeTool {
   private keep(s: Sandbox): void {
     if (this.closed || s.dead) return;
     this.chains.push(s);
+    s.watchIdle(() => {
+      this.replaced++;
+      const i = this.chains.indexOf(s);
+      if (i >= 0) this.chains.splice(i, 1);
+    });
     while (this.chains.length > this.size * 2) this.chains.shift()!.kill('evicted');
   }
 

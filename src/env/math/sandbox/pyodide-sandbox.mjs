@@ -18,7 +18,12 @@
 //  - determinism: the entropy source is a fixed-seed generator and PYTHONHASHSEED is 0, so the same
 //    cells give the same output in every process (random.random() included);
 //  - second layer only: the `js`, `pyodide_js`, `pyodide`, `_pyodide` and `_pyodide_core` modules are
-//    not importable from cells.
+//    not importable from cells;
+//  - a cell's work ends with it: every timer it set (asyncio's call_soon / call_later / tasks, which
+//    pyodide runs on setImmediate and setTimeout; an itimer) is cleared once it answers, so nothing
+//    it scheduled runs between cells (a `call_later` of a busy loop burned CPU until RLIMIT_CPU).
+//    Code that escapes to JavaScript can still schedule work: the parent kills a sandbox that uses
+//    CPU while idle (pyodide-tool.ts).
 import nodeCrypto from 'node:crypto';
 import { constants as fsConstants, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -38,6 +43,28 @@ process.binding = (name) => {
   throw new Error(`process.binding('${name}') is not available in the sandbox`);
 };
 
+// Timers set while a cell runs, cleared when it answers. Installed before pyodide loads, so its
+// scheduler (which looks these up on the global object when it schedules) goes through them.
+let inCell = false;
+const cellTimers = [];
+for (const [set, clear] of [
+  ['setTimeout', 'clearTimeout'],
+  ['setInterval', 'clearInterval'],
+  ['setImmediate', 'clearImmediate'],
+]) {
+  const realSet = globalThis[set];
+  const realClear = globalThis[clear];
+  globalThis[set] = function (...args) {
+    const handle = realSet.apply(this, args);
+    if (inCell) cellTimers.push(() => realClear(handle));
+    return handle;
+  };
+}
+function endCellWork() {
+  inCell = false;
+  for (const clear of cellTimers.splice(0)) clear();
+}
+
 const RealMemory = WebAssembly.Memory;
 const maxPages = Math.floor((memoryMb * 1024 * 1024) / 65536);
 WebAssembly.Memory = function Memory(desc) {
@@ -47,7 +74,8 @@ WebAssembly.Memory = function Memory(desc) {
 WebAssembly.Memory.prototype = RealMemory.prototype;
 
 // xorshift128+: the sandbox needs reproducibility here, not unpredictability.
-let s0 = 0x9e3779b97f4a7c15n, s1 = 0xbf58476d1ce4e5b9n;
+let s0 = 0x9e3779b97f4a7c15n,
+  s1 = 0xbf58476d1ce4e5b9n;
 const M64 = (1n << 64n) - 1n;
 function next64() {
   let x = s0;
@@ -181,6 +209,7 @@ lines.on('line', (line) => {
   let error;
   let value;
   try {
+    inCell = true;
     value = runCell(msg.code) ?? undefined;
   } catch (e) {
     const text = String(e?.message ?? e);
@@ -193,6 +222,8 @@ lines.on('line', (line) => {
     }
     status = overflow ? 'output_limit' : /\bMemoryError\b/.test(text) ? 'memory' : 'error';
     error = trimTraceback(text);
+  } finally {
+    endCellWork();
   }
   const ms = performance.now() - started;
   if (msg.quiet) send({ id: msg.id, status, ms });

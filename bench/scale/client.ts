@@ -9,6 +9,8 @@ import { Agent, request } from 'node:http';
 import { OpenAIPolicy } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { loadTranscript } from '../../src/tokens/index.ts';
+import { parseTurn } from '../../src/env/index.ts';
+import type { Turn } from '../../src/tree/types.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { MAX_TURNS, observationFor, renderPrompt, ROLLOUTS_PER_PROMPT, ScaleEnv, scalePrompts } from './script.ts';
 
@@ -16,7 +18,7 @@ const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1]! : fallback;
 };
-const mode = arg('mode', 'bare') as 'bare' | 'completions' | 'tokens';
+const mode = arg('mode', 'bare') as 'bare' | 'policy' | 'completions' | 'tokens';
 const trajectories = Number(arg('trajectories', '1000'));
 const concurrency = Number(arg('concurrency', '256'));
 const port = Number(arg('port', '0'));
@@ -111,7 +113,47 @@ async function traceRl(): Promise<Run> {
   };
 }
 
-const run = mode === 'bare' ? bareLoop() : await traceRl();
+/**
+ * The policy alone: the bare loop's conversations through OpenAIPolicy.act (its client, body and
+ * response handling) without the engine, to split trace-rl's cost between the two.
+ */
+function policyLoop(): Run {
+  const policy = new OpenAIPolicy({ baseURLs: [url], model: 'scale', mode: 'completions', extras: 'vllm' });
+  const env = new ScaleEnv();
+  return async (n) => {
+    const prompts = scalePrompts(Math.ceil(n / ROLLOUTS_PER_PROMPT));
+    const rng = createRng(1);
+    let next = 0;
+    let requests = 0;
+    const worker = async () => {
+      for (let j = next++; j < n; j = next++) {
+        const prompt = prompts[Math.floor(j / ROLLOUTS_PER_PROMPT)]!;
+        const rendered = env.render(prompt);
+        const turns: Turn[] = [];
+        for (let turn = 0, searches = 0; turn < MAX_TURNS; turn++) {
+          const ctl = new AbortController();
+          const out = await policy.act({
+            prompt,
+            rendered,
+            turns,
+            rng: rng.fork(`${j}/${turn}`),
+            maxTokens: MAX_TOKENS,
+            signal: ctl.signal,
+            trajectoryId: `${j}`,
+          });
+          requests++;
+          const { thought, action } = parseTurn(out.text);
+          if (action.type !== 'search') break;
+          turns.push({ thought, action, observation: observationFor(action.input.trim(), searches++), text: out.text });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+    return { requests, turns: requests };
+  };
+}
+
+const run = mode === 'bare' ? bareLoop() : mode === 'policy' ? policyLoop() : await traceRl();
 await run(Math.min(trajectories, 256));
 globalThis.gc?.();
 const rssBefore = process.memoryUsage().rss;

@@ -2,15 +2,16 @@
  * The rollout path at scale against a zero-latency server in another process (results in
  * BENCHMARKS.md, "Rollout path at scale"). One server (server.ts) answers every request at once with
  * a scripted Search-R1 reply; per size and repetition, three client processes run one after the other
- * (client.ts): a bare keep-alive node:http loop, and trace-rl's engine with OpenAIPolicy in
- * completions mode and in token mode, each with the same conversations (P prompts × 8 rollouts,
+ * (client.ts): a bare keep-alive node:http loop, the same loop through OpenAIPolicy.act alone
+ * (`policy`: the client without the engine), and trace-rl's engine with OpenAIPolicy in completions
+ * mode and in token mode, each with the same conversations (P prompts × 8 rollouts,
  * 3–5 turns each) at the same concurrency. Reported per mode: client CPU-seconds per 1,000 requests,
  * requests/s, client CPU µs and wall µs per turn, peak RSS (and its growth per 1,000 trajectories),
  * and trace-rl ÷ bare in CPU per request, taken per repetition (the runs side by side) then
  * min / median / max.
  *
  * Run: npx tsx bench/scale/run.ts [--sizes 1000,4000] [--reps 3] [--concurrency 256]
- *        [--modes bare,completions,tokens] [--tokenizer qwen3]
+ *        [--modes bare,policy,completions,tokens] [--tokenizer qwen3]
  * Before / after: --modes bare,completions,completions@/path/to/other/checkout (that checkout's client).
  * Big sizes: --sizes 1000,4000,16000,64000 (16k takes about a minute a run; 64k several).
  */
@@ -26,7 +27,7 @@ const arg = (name: string, fallback: string) => {
 const sizes = arg('sizes', '1000,4000').split(',').map(Number);
 const reps = Number(arg('reps', '3'));
 const concurrency = Number(arg('concurrency', '256'));
-const modes = arg('modes', 'bare,completions,tokens').split(',');
+const modes = arg('modes', 'bare,policy,completions,tokens').split(',');
 const tokenizer = arg('tokenizer', 'qwen3');
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 const tsx = ['--import', 'tsx'];

@@ -19,6 +19,7 @@ import type { RolloutTree } from '../tree/types.ts';
 
 export const EVAL_SPEC_FILE = 'eval.json';
 export const TRAJECTORIES_FILE = 'trajectories.jsonl';
+export const EVAL_PAGE_FILE = 'index.html';
 const FORMAT = 'trace-rl/eval@1';
 
 export interface SampleRecord {
@@ -92,6 +93,13 @@ export class EvalStore {
         );
       }
     } else {
+      // A new evaluation writes its files into the folder; files of those names that are already
+      // there were not written by one (eval.json comes first), and would be cut or replaced.
+      const foreign = [TRAJECTORIES_FILE, EVAL_PAGE_FILE].filter((f) => existsSync(path.join(dir, f)));
+      if (foreign.length > 0)
+        throw new EvalError(
+          `${dir} holds ${foreign.join(' and ')} but no ${EVAL_SPEC_FILE}: not an evaluation folder, and its files would be replaced; use another --out folder`,
+        );
       writeFileSync(specFile, JSON.stringify(wanted, null, 2) + '\n');
     }
     const { records, lines } = readRecords(path.join(dir, TRAJECTORIES_FILE));

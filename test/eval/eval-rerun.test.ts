@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { EvalStore, TRAJECTORIES_FILE } from '../../src/eval/eval-store.ts';
+import { EvalError, EvalStore, TRAJECTORIES_FILE } from '../../src/eval/eval-store.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { startStandIn } from '../policy/openai-stand-in.ts';
 
@@ -98,4 +98,17 @@ test('a rerun killed before it closed (duplicate lines on disk) is compacted whe
       ['a', 0],
     ],
   );
+});
+
+test('a folder that is not an evaluation (index.html or trajectories.jsonl, no eval.json) is refused, its files untouched', () => {
+  for (const name of ['index.html', TRAJECTORIES_FILE]) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'trace-eval-foreign-'));
+    const file = path.join(dir, name);
+    writeFileSync(file, 'someone else’s file, not JSON lines\n');
+    assert.throws(
+      () => EvalStore.open(dir, { x: 1 }),
+      (e: Error) => e instanceof EvalError && e.message.includes(`holds ${name} but no eval.json`) && /use another --out folder/.test(e.message),
+    );
+    assert.equal(readFileSync(file, 'utf8'), 'someone else’s file, not JSON lines\n');
+  }
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { AllocationInputError } from '../../src/allocate/errors.ts';
-import { PRICED_BUDGET_UNITS, solvePricedPrefixes } from '../../src/allocate/solvers/priced-prefix-solver.ts';
+import { PRICED_BUDGET_UNITS, PRICED_WORK_LIMIT, pricedUnits, solvePricedPrefixes } from '../../src/allocate/solvers/priced-prefix-solver.ts';
 import { flipChance, repeatChance, solvePrefixes } from '../../src/allocate/solvers/prefix-solver.ts';
 import { brutePricedPrefixes, brutePrefixes } from './brute-force.ts';
 
@@ -93,4 +93,75 @@ test('costs must be integers ≥ 1, named by their field', () => {
     (e) => e instanceof AllocationInputError && /prefixes\[0\]\.cost/.test(e.message),
   );
   assert.throws(() => solvePrefixes([{ id: 'a', q: 0.5, r: 1, cost: 1.5 }], 3), AllocationInputError);
+});
+
+const tokenPrefixes = fc.array(
+  fc.record({
+    q: prob,
+    r: fc.constantFrom(0, 1),
+    cost: fc.integer({ min: 1, max: 400 }),
+    w: fc.oneof(fc.constant(1), fc.double({ min: 0, max: 3, noNaN: true })),
+  }),
+  { minLength: 1, maxLength: 12 },
+);
+
+test('under the work cap the bounded solver is the exact programme, answer for answer', () => {
+  fc.assert(
+    fc.property(tokenPrefixes, fc.integer({ min: 0, max: 3000 }), (ps, budget) => {
+      const input = ps.map((p, i) => ({ id: `p${i}`, ...p }));
+      fc.pre(pricedUnits(input, budget).exact);
+      assert.deepEqual(solvePricedPrefixes(input, budget), solvePricedPrefixes(input, budget, Infinity));
+    }),
+    { numRuns: 200, seed: 13 },
+  );
+});
+
+test('past the work cap: coarser units, never over the budget, within the stated bound of the exact answer', () => {
+  const ratios: number[] = [];
+  fc.assert(
+    fc.property(tokenPrefixes, fc.integer({ min: 200, max: 3000 }), fc.integer({ min: 2_000, max: 200_000 }), (ps, budget, limit) => {
+      const input = ps.map((p, i) => ({ id: `p${i}`, ...p }));
+      const { units, exact } = pricedUnits(input, budget, limit);
+      fc.pre(!exact);
+      const approx = solvePricedPrefixes(input, budget, limit);
+      const best = solvePricedPrefixes(input, budget, Infinity);
+      assert.ok(
+        spent(
+          approx.k,
+          ps.map((p) => p.cost),
+        ) <= budget,
+        'never spends more than the budget',
+      );
+      assert.ok(approx.objective <= best.objective + 1e-9);
+      // Exact for costs rounded up to whole units of budget / units: every plan that fits the budget
+      // less one coarse unit per continuation at the true costs is within its reach.
+      const most = Math.floor(budget / Math.min(...ps.map((p) => p.cost)));
+      const reach = Math.max(0, budget - most * Math.ceil(budget / units));
+      assert.ok(approx.objective >= solvePricedPrefixes(input, reach, Infinity).objective - 1e-9);
+      if (best.objective > 0) ratios.push(approx.objective / best.objective);
+    }),
+    { numRuns: 150, seed: 14 },
+  );
+  ratios.sort((a, b) => a - b);
+  assert.ok(ratios.length > 20, `${ratios.length} cases past the cap`);
+  // Measured, not a guarantee: the greedy top-up spends what rounding left, so the answers stay close.
+  assert.ok(ratios[Math.floor(ratios.length / 2)]! > 0.97, `median ratio ${ratios[Math.floor(ratios.length / 2)]}`);
+});
+
+test('a budget that made the exact programme take seconds is solved within the cap, quickly', () => {
+  // 64 prefixes of 1–3 turns at a budget of 4,000 turns: about 2·10⁸ steps exactly.
+  const input = Array.from({ length: 64 }, (_, i) => ({ id: `p${i}`, q: (i % 10) / 10, r: i % 2, cost: 1 + (i % 3) }));
+  const budget = 4000;
+  assert.equal(pricedUnits(input, budget).exact, false);
+  const t0 = performance.now();
+  const out = solvePricedPrefixes(input, budget);
+  const ms = performance.now() - t0;
+  assert.ok(
+    spent(
+      out.k,
+      input.map((p) => p.cost),
+    ) <= budget,
+  );
+  assert.ok(ms < 2_000, `${ms.toFixed(0)} ms`);
+  assert.ok(PRICED_WORK_LIMIT <= 20_000_000);
 });

@@ -11,6 +11,11 @@ export interface ColumnSpec<R> {
   type: ColumnType;
   /** Nullable scalar (written OPTIONAL); lists and other scalars are REQUIRED. */
   nullable?: boolean;
+  /**
+   * false: write plain values, never a dictionary. For columns of mostly distinct values (token ids of a
+   * 150k vocabulary, log-probabilities) the writer's dictionary trial costs time and saves nothing.
+   */
+  dictionary?: false;
   doc: string;
 }
 
@@ -21,7 +26,7 @@ const PRIMITIVE: Record<string, Pick<SchemaElement, 'type' | 'converted_type'>> 
   bool: { type: 'BOOLEAN' },
 };
 
-function schemaOf<R>(columns: readonly ColumnSpec<R>[]): SchemaElement[] {
+export function schemaOf<R>(columns: readonly ColumnSpec<R>[]): SchemaElement[] {
   const schema: SchemaElement[] = [{ name: 'root', num_children: columns.length }];
   for (const c of columns) {
     const list = /^list<(.+)>$/.exec(c.type);
@@ -36,13 +41,30 @@ function schemaOf<R>(columns: readonly ColumnSpec<R>[]): SchemaElement[] {
   return schema;
 }
 
+/** The writer's column sources for `rows`. */
+function columnDataOf<R>(rows: readonly R[], columns: readonly ColumnSpec<R>[]) {
+  return columns.map((c) => ({
+    name: c.name,
+    data: rows.map((r) => r[c.name] as unknown) as never,
+    // Min/max statistics of token lists help no reader (nobody filters on a token id) and cost ~20% of the write.
+    statistics: !c.type.startsWith('list'),
+    ...(c.dictionary === false ? { encoding: 'PLAIN' as const } : {}),
+  }));
+}
+
+/**
+ * Rows per row group. The writer encodes a group's columns (repetition and definition levels, pages)
+ * whole before the next, so this bounds the memory of encoding to one group's, whatever the batch size;
+ * 256 rows of multi-turn rollouts are a few million tokens, far above Parquet's useful minimum.
+ */
+export const ROW_GROUP_ROWS = 256;
+
 /** Rows → one Parquet file (as bytes) with the given columns, Snappy-compressed, plus key/value metadata. */
 export function parquetBytes<R>(rows: readonly R[], columns: readonly ColumnSpec<R>[], metadata: Record<string, string>): Uint8Array {
-  // Min/max statistics of token lists help no reader (nobody filters on a token id) and cost ~20% of the write.
-  const columnData = columns.map((c) => ({ name: c.name, data: rows.map((r) => r[c.name] as unknown) as never, statistics: !c.type.startsWith('list') }));
   const buffer = parquetWriteBuffer({
-    columnData,
+    columnData: columnDataOf(rows, columns),
     schema: schemaOf(columns),
+    rowGroupSize: ROW_GROUP_ROWS,
     kvMetadata: Object.entries(metadata).map(([key, value]) => ({ key, value })),
     createdBy: 'trace-rl export',
   });

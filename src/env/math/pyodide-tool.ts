@@ -114,7 +114,8 @@ class Sandbox {
     snapshot: Buffer,
     private readonly maxReply: number,
   ) {
-    this.proc = spawn(cmd.command, cmd.args, { stdio: ['pipe', 'pipe', 'pipe', cmd.seccomp ? 'pipe' : 'ignore', 'pipe'], env: {} });
+    // Its own process group, so a kill reaches bwrap's monitor too (an orphaned one kept the pipes open).
+    this.proc = spawn(cmd.command, cmd.args, { stdio: ['pipe', 'pipe', 'pipe', cmd.seccomp ? 'pipe' : 'ignore', 'pipe'], env: {}, detached: true });
     if (cmd.seccomp) hand(this.proc.stdio[3], cmd.seccomp);
     hand(this.proc.stdio[4], snapshot);
     this.proc.stdin!.on('error', () => undefined);
@@ -150,6 +151,7 @@ class Sandbox {
     });
     this.proc.on('error', (e) => onFail(e));
     this.proc.on('exit', (code, signal) => {
+      this.dropInput();
       this.dead = true;
       this.exit ??= signal ? `signal ${signal}` : `exit code ${code}`;
       onFail(new Error(`the sandbox process ended (${this.death()})`));
@@ -232,7 +234,20 @@ class Sandbox {
     if (this.dead) return;
     this.exit ??= `killed: ${why}`;
     this.dead = true;
-    this.proc.kill('SIGKILL');
+    this.dropInput();
+    try {
+      process.kill(-this.proc.pid!, 'SIGKILL');
+    } catch {
+      this.proc.kill('SIGKILL');
+    }
+  }
+
+  /**
+   * Drops what is still being written to the process (a cell, the snapshot): a write to a pipe that a
+   * dead sandbox's surviving descendant holds open never completes and kept the host process alive.
+   */
+  private dropInput(): void {
+    for (const i of [0, 3, 4]) (this.proc.stdio[i] as { destroy?(): void } | null | undefined)?.destroy?.();
   }
 }
 

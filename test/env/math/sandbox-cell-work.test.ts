@@ -6,6 +6,7 @@
  * that still uses CPU while idle (code escaped to JavaScript can schedule work no timer list sees) is
  * killed by the parent. Real bubblewrap-confined pyodide processes; CPU time read from /proc.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PyodideCodeTool } from '../../../src/env/index.ts';
@@ -79,4 +80,52 @@ test('work scheduled from JavaScript the cell escaped to (a microtask loop) ends
   assert.equal(processTreeCpuMs(busy[0]!), undefined, 'the process is gone');
   const fresh = await tool.run("print('still works')");
   assert.equal(fresh.stdout, 'still works\n');
+});
+
+/** `pid` and every process below it (from /proc). */
+function tree(pid: number): number[] {
+  const out = [pid];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const kids = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      if (kids) for (const k of kids.split(' ')) out.push(...tree(Number(k)));
+    }
+  } catch {
+    // gone meanwhile
+  }
+  return out;
+}
+const alive = (pid: number) => {
+  try {
+    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+test('closing the tool kills every process of each sandbox: no bwrap is left holding its pipes', async () => {
+  const own = new PyodideCodeTool({ timeoutMs: 5000, workers: 1 });
+  await own.warmup();
+  assert.equal((await own.run("print('hi')", { history: [] })).status, 'ok');
+  const pids = own.idleProcesses().flatMap(tree);
+  assert.ok(pids.length >= 2, `prlimit → bwrap → its monitor → node: ${pids.length} processes`);
+  await own.close();
+  await sleep(500);
+  assert.deepEqual(pids.filter(alive), [], 'every process of the sandboxes is gone');
+});
+
+test('a sandbox killed while it is still being handed its snapshot leaves no write pending and no process behind', async () => {
+  const own = new PyodideCodeTool({ timeoutMs: 5000, workers: 2 });
+  await own.warmup();
+  const starting = own.idleProcesses().flatMap(tree);
+  // Spares start as the tool is used; closing at once kills them mid-start.
+  void own.run("print('hi')", { history: [] }).catch(() => undefined);
+  const procs = (own as unknown as { spare: Array<{ proc: { pid: number } }> }).spare.map((s) => s.proc.pid).flatMap(tree);
+  await own.close();
+  await sleep(500);
+  assert.deepEqual([...starting, ...procs].filter(alive), [], 'every process is gone');
+  const writes = (process as unknown as { _getActiveRequests(): Array<{ constructor: { name: string } }> })
+    ._getActiveRequests()
+    .filter((r) => r.constructor.name === 'WriteWrap');
+  assert.deepEqual(writes.length, 0, 'no write to a dead sandbox is pending');
 });

@@ -26,12 +26,15 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Environment } from '../../src/env/types.ts';
 import { PolicyCallError } from '../../src/policy/errors.ts';
-import type { Policy, PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy } from '../../src/policy/types.ts';
+import type { Policy, PolicyContext, PolicyFailureCode, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy } from '../../src/policy/types.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { leaves, type Prompt, type Turn } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { playEpisode } from './episode.ts';
 import { withInstances } from './instances.ts';
+
+/** Every code a policy call may fail with (PolicyFailureCode): a prompt past the context is context_overflow. */
+const FAILURE_CODES: readonly PolicyFailureCode[] = ['timeout', 'server_error', 'parse_error', 'context_overflow'];
 
 export interface PolicyContractOptions {
   /** A fresh instance with the same weights every call. */
@@ -131,7 +134,7 @@ export function policyContract(name: string, options: PolicyContractOptions): vo
         try {
           await assert.rejects(
             act(policy, { prompt, turns: [], label: 'fail' }),
-            (e: unknown) => e instanceof PolicyCallError && ['timeout', 'server_error', 'parse_error'].includes(e.code),
+            (e: unknown) => e instanceof PolicyCallError && FAILURE_CODES.includes(e.code),
           );
           const result = await runStep({
             prompts: [prompt],
@@ -144,7 +147,7 @@ export function policyContract(name: string, options: PolicyContractOptions): vo
           const ends = leaves(result.trees[0]!);
           assert.equal(ends.length, 1);
           assert.equal(ends[0]!.end, 'error');
-          assert.ok(['timeout', 'server_error', 'parse_error'].includes(ends[0]!.turn!.error!.code), `stored code ${ends[0]!.turn?.error?.code}`);
+          assert.ok((FAILURE_CODES as readonly string[]).includes(ends[0]!.turn!.error!.code), `stored code ${ends[0]!.turn?.error?.code}`);
         } finally {
           await options.dispose?.(policy);
         }

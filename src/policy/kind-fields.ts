@@ -33,3 +33,13 @@ export const temperature = z
   .describe(
     'tiny-lm and openai: sampling temperature τ of the rollouts (greedy evaluation is unaffected); the trainer’s log π is the same softmax(logits / τ), so the PPO ratio against the sampled log-probs stays exact. Below 1, rollouts stay closer to the greedy policy that evaluation measures.',
   );
+
+/** The update settings of a kind that samples tokens and trains them (tiny-lm in process, tinker on an engine). */
+export const tokenTrainingFields = (rate: number) => ({
+  learningRate: learningRate(rate),
+  temperature,
+  clip,
+  epochs,
+  normalise: normalise('turns'),
+  sharedTurns,
+});

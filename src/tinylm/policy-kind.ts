@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { envKinds } from '../env/registry.ts';
-import { clip, epochs, learningRate, normalise, sharedTurns, temperature } from '../policy/kind-fields.ts';
+import { tokenTrainingFields } from '../policy/kind-fields.ts';
 import { PolicyConfigError, policyKind } from '../policy/kind.ts';
 import { policyKinds } from '../policy/registry.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
@@ -17,12 +17,7 @@ const tinyLm = z.strictObject({
   model: z
     .string({ error: 'policy.kind tiny-lm needs policy.model: a GGUF file whose vocabulary is the world’s (docs/tinylm.md says how to build one)' })
     .describe('tiny-lm: the GGUF to start from (its vocabulary must be the world’s; docs/tinylm.md says how to build one).'),
-  learningRate: learningRate(0.0003),
-  temperature,
-  clip,
-  epochs,
-  normalise: normalise('turns'),
-  sharedTurns,
+  ...tokenTrainingFields(0.0003),
 });
 
 export type TinyLmSettings = z.output<typeof tinyLm>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { clip, epochs, learningRate, normalise, sharedTurns, temperature } from '../kind-fields.ts';
+import { tokenTrainingFields } from '../kind-fields.ts';
 
 /** The official SDK reads its key from TINKER_API_KEY; trace-rl's own variable wins when both are set. */
 export const TINKER_API_KEY_VARIABLES = ['TINKER_API_KEY'] as const;
@@ -41,12 +41,7 @@ export const tinkerSettings = z.strictObject({
     .describe(
       'tinker: a file whose first line is the API key (sent as X-API-Key). Without it: TRACE_RL_API_KEY, else TINKER_API_KEY; never a flag or this configuration.',
     ),
-  learningRate: learningRate(0.0003),
-  temperature,
-  clip,
-  epochs,
-  normalise: normalise('turns'),
-  sharedTurns,
+  ...tokenTrainingFields(0.0003),
 });
 
 export type TinkerSettings = z.output<typeof tinkerSettings>;

@@ -106,3 +106,21 @@ export function nextGuard(state: GuardState, step: { base: PartYield; explore: P
 const add = (a: PartYield, b: PartYield): PartYield => ({ mixed: a.mixed + b.mixed, cost: a.cost + b.cost });
 /** Shares are multiples of ε; rounding keeps 3 × 0.1 from drifting to 0.30000000000000004. */
 const round = (x: number) => Math.round(x * 1e9) / 1e9;
+
+/** The guard's metrics: the share its solver part had, and each part's distinct mixed prompts per 1,000 units of budget. */
+export function guardMetrics(share: number, y: { base: PartYield; explore: PartYield }): Record<string, number> {
+  const per1000 = (p: PartYield) => (p.cost > 0 ? (1000 * p.mixed) / p.cost : 0);
+  return { guard_share: share, guard_base_yield: per1000(y.base), guard_explore_yield: per1000(y.explore) };
+}
+
+/** A guard state read back from a run's stored state (undefined: none stored); a malformed one fails, naming what is wrong. */
+export function storedGuard(x: unknown): GuardState | undefined {
+  if (x === undefined) return undefined;
+  const g = x as Partial<GuardState>;
+  const part = (p: unknown) => typeof p === 'object' && p !== null && Number.isFinite((p as PartYield).mixed) && Number.isFinite((p as PartYield).cost);
+  if (typeof g !== 'object' || g === null || !(Number(g.share) > 0 && Number(g.share) <= 1) || !part(g.base) || !part(g.explore) || !Number.isInteger(g.looks))
+    throw new RangeError(
+      `the run state's guard is not a guard state (share in (0, 1], base and explore {mixed, cost}, looks an integer): ${JSON.stringify(x).slice(0, 200)}`,
+    );
+  return g as GuardState;
+}

@@ -60,4 +60,16 @@ export { adaptiveTopUp, uniformTopUp, adaptiveLeftover, uniformLeftover } from '
 export { allRemaining, treeShare, uniformRootPlanner, uniformRoots, solvedRootPlanner, type RootShare, type RootValue } from './parts/roots.ts';
 export { solvedPrefixPlanner, evenPrefixPlanner, randomPrefixPlanner, entropyPrefixPlanner, evenPrefixes } from './parts/prefixes.ts';
 export { budgetProblem } from './budget-check.ts';
-export { binomialUpperTail, initialGuard, nextGuard, spentAlpha, yieldTest, type GuardOptions, type GuardState, type PartYield } from './guard.ts';
+export {
+  binomialUpperTail,
+  guardMetrics,
+  initialGuard,
+  nextGuard,
+  spentAlpha,
+  storedGuard,
+  yieldTest,
+  type GuardOptions,
+  type GuardState,
+  type PartYield,
+} from './guard.ts';
+export { expandableChance, readingEvidence, withHistory } from './parts/evidence.ts';

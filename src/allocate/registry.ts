@@ -75,15 +75,15 @@ export function strategyFromConfig(config: unknown): Strategy {
     const leftover = s.leftover ?? (own.dynamicSampling ? undefined : uniformLeftover('max' in parsed ? parsed.max : NO_ROOT_CAP));
     return { ...s, unit: parsed.unit, ...(leftover ? { leftover } : {}) };
   };
-  const adapt = strategy.adapt;
-  // An adaptive strategy's per-step strategies are priced the same way.
+  const perStep = strategy.perStep;
+  // A strategy's per-step strategies are priced the same way.
   return {
     ...priced(strategy),
-    ...(adapt
+    ...(perStep
       ? {
-          adapt: (state) => {
-            const step = adapt(state);
-            return { ...step, strategy: priced(step.strategy) };
+          perStep: async (start) => {
+            const plan = await perStep(start);
+            return { ...plan, strategy: priced(plan.strategy) };
           },
         }
       : {}),

@@ -1,8 +1,6 @@
 import type { BudgetUnit } from '../budget/index.ts';
 import type { Rng } from '../util/rng.ts';
-import type { GuardState, PartYield } from './guard.ts';
 
-/** A prompt in the candidate pool, as the root phase sees it. */
 /** Outcomes of one prompt's bare rollouts: how many succeeded of how many. */
 export interface Outcomes {
   successes: number;
@@ -181,11 +179,11 @@ export interface Strategy {
   /** Absent: budget left after the continuations stays unspent. */
   readonly leftover?: LeftoverPlanner;
   /**
-   * A strategy that adapts between steps from what its parts yielded (guarded): given the state the
-   * last step left (undefined at the start), the strategy to plan this step with and how to read its
-   * outcome into the next state. The state is plain JSON, kept in the run state (resume restores it).
+   * What the strategy reads before each step beyond Ṽ, and what it keeps between steps (absent: it plans
+   * from the candidates as the loop scores them and keeps nothing). The loop calls it once a step, plans
+   * with the strategy it answers, and hands the step's outcome to its `end`.
    */
-  readonly adapt?: (state: GuardState | undefined) => AdaptiveStep;
+  readonly perStep?: (start: StepStart) => StepPlan | Promise<StepPlan>;
 }
 
 /** One prompt's outcome in a step, as an adaptive strategy reads it. */
@@ -197,12 +195,48 @@ export interface PromptOutcome {
   cost: number;
 }
 
-/** One step of an adaptive strategy. */
-export interface AdaptiveStep {
+/** A prompt's bare outcomes in earlier steps, and how many of those rollouts had an intermediate prefix (≥ 2 turns). */
+export interface PromptEvidence extends Outcomes {
+  /** Absent in runs stored before it was counted. */
+  multiTurn?: number;
+}
+
+/** What the training loop hands a strategy before each step (Strategy.perStep). */
+export interface StepStart {
+  /** The step's root candidates: Ṽ, and the true p where the environment knows it. */
+  candidates: readonly RootCandidate[];
+  /** A prompt's outcomes in earlier steps; undefined before its first bare rollout. */
+  evidence(promptId: string): PromptEvidence | undefined;
+  /** The run's share of bare rollouts with an intermediate prefix so far, Laplace-smoothed (½ at the start). */
+  multiTurnShare: number;
+  /** What this strategy's last step kept (the `memory` its plan's `end` answered); undefined at the first step. */
+  memory?: Readonly<Record<string, unknown>>;
+  /**
+   * k fresh bare rollouts of every candidate under the current policy, outside the budget and never
+   * trained on (a measuring instrument): each prompt's outcomes (failed rollouts are no evidence) and the
+   * tokens they generated.
+   */
+  freshOutcomes(samples: number): Promise<{ outcomes: ReadonlyMap<string, Outcomes>; tokens: number }>;
+  /**
+   * The run's environment and policy, for a strategy outside the pure core (an experiment's) that reads
+   * them; typed unknown so allocation never depends on them: narrow with a type guard before use.
+   */
+  run: { env: unknown; policy: unknown };
+}
+
+/** A strategy's plan for one step (Strategy.perStep's answer). */
+export interface StepPlan {
+  /** The strategy to plan this step with (its own parts, or this step's adaptation of them). */
   strategy: Strategy;
-  /** The share of the step its solver part may spend (a metric). */
-  share: number;
-  observe(outcomes: readonly PromptOutcome[]): { state: GuardState; base: PartYield; explore: PartYield };
+  /** The candidates it plans over, with what it read into them (history, expandable, seen, …). */
+  candidates: readonly RootCandidate[];
+  /** What reading the inputs cost outside the budget, as step metrics (e.g. probe_tokens). */
+  metrics?: Record<string, number>;
+  /**
+   * Reads the step's outcome: what to keep for the next step (plain JSON, stored in the run state under
+   * its own keys, so a resumed run restores it) and the step's metrics about the strategy itself.
+   */
+  end?(outcomes: readonly PromptOutcome[]): { memory: Record<string, unknown>; metrics: Record<string, number> };
 }
 
 /**

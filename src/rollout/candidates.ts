@@ -1,4 +1,4 @@
-import type { Outcomes, PrefixCandidate, RootCandidate } from '../allocate/types.ts';
+import type { PrefixCandidate, RootCandidate } from '../allocate/types.ts';
 import type { Environment, KnowsTruth } from '../env/types.ts';
 import type { History } from '../predict/types.ts';
 import { getNode, root, turnsTo } from '../tree/index.ts';
@@ -14,21 +14,14 @@ export function knowsTruth(env: unknown): env is KnowsTruth {
 }
 
 /**
- * Step 1 of TRACE: the root candidates of a pool, v_i = Ṽ(prompt i) in one batch, the true p where the
- * environment knows it, and each prompt's earlier outcomes where a history is given (knapsack).
+ * Step 1 of TRACE: the root candidates of a pool, v_i = Ṽ(prompt i) in one batch, and the true p where
+ * the environment knows it (what else a strategy reads, it reads in its `perStep`).
  */
-export function rootCandidates(
-  prompts: readonly Prompt[],
-  env: unknown,
-  scorer: Scorer,
-  history?: (promptId: string) => Outcomes | undefined,
-): RootCandidate[] {
+export function rootCandidates(prompts: readonly Prompt[], env: unknown, scorer: Scorer): RootCandidate[] {
   const v = scorer(prompts.map((prompt) => ({ prompt, turns: [] })));
   return prompts.map((p, i) => {
     const c: RootCandidate = { promptId: p.id, v: v[i] };
     if (knowsTruth(env)) c.p = env.trueSuccess(p, []);
-    const h = history?.(p.id);
-    if (h) c.history = h;
     return c;
   });
 }

@@ -21,7 +21,7 @@ export async function probeOutcomes(o: {
   rng: Rng;
   settings: EngineSettingsInput;
   signal?: AbortSignal;
-}): Promise<{ seen: Map<string, Outcomes>; tokens: number }> {
+}): Promise<{ outcomes: Map<string, Outcomes>; tokens: number }> {
   const result = await runStep({
     prompts: o.prompts,
     env: o.env,
@@ -31,11 +31,11 @@ export async function probeOutcomes(o: {
     settings: o.settings,
     ...(o.signal ? { signal: o.signal } : {}),
   });
-  const seen = new Map<string, Outcomes>();
+  const outcomes = new Map<string, Outcomes>();
   for (const tree of result.trees) {
     const leaves = rewardedLeaves(tree);
     // A rollout that failed (timeout, server error) has no reward: it is no evidence either way.
-    seen.set(tree.promptId, { successes: leaves.reduce((s, l) => s + l.reward!, 0), trials: leaves.length });
+    outcomes.set(tree.promptId, { successes: leaves.reduce((s, l) => s + l.reward!, 0), trials: leaves.length });
   }
-  return { seen, tokens: result.spend.tokens };
+  return { outcomes, tokens: result.spend.tokens };
 }

@@ -113,9 +113,3 @@ export function promptOutcomes(trees: readonly RolloutTree[], unit: BudgetUnit):
       return { promptId: tree.promptId, mixed: isMixed(tree), cost };
     });
 }
-
-/** The guard's metrics: the share its solver part had, and each part's distinct mixed prompts per 1,000 units of budget. */
-export function guardMetrics(share: number, y: { base: { mixed: number; cost: number }; explore: { mixed: number; cost: number } }): Record<string, number> {
-  const per1000 = (p: { mixed: number; cost: number }) => (p.cost > 0 ? (1000 * p.mixed) / p.cost : 0);
-  return { guard_share: share, guard_base_yield: per1000(y.base), guard_explore_yield: per1000(y.explore) };
-}

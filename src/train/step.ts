@@ -1,17 +1,17 @@
 import { forestFromTrees, importanceWeighted, leafPrompts, type AdvantageEstimator, type LeafAdvantage } from '../advantage/index.ts';
-import type { AdaptiveStep, GuardState, Strategy } from '../allocate/index.ts';
+import type { StepPlan, StepStart, Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
 import { heldOutMetrics } from '../eval/index.ts';
-import { knowsTruth, meanBareCost, rootCandidates, runStep, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
+import { meanBareCost, rootCandidates, runStep, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
 import { createRng, shuffled } from '../util/rng.ts';
 import type { Components } from './components.ts';
 import { probeOutcomes } from './probe.ts';
 import type { TrainConfig } from './config.ts';
-import { allocationDetails, contrastMetrics, costMetrics, guardMetrics, predictorMetrics, promptOutcomes, storedBins } from './step-metrics.ts';
+import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, promptOutcomes, storedBins } from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
 import type { StepDetails, TreeRecord } from '../record/index.ts';
 
@@ -29,8 +29,17 @@ export interface RunState {
    * its roots at (budgets in turns or tokens only; absent before the first step and in trajectories).
    */
   bareCost?: { turns: number; tokens: number };
-  /** An adaptive strategy's state (guarded: its share and the test's counts); absent for the others. */
-  guard?: GuardState;
+  /** The strategy's memory between steps (its plan's `end`), under its own keys: guarded keeps `guard`. */
+  [memory: string]: unknown;
+}
+
+/** The run state's own keys; every other key is the strategy's memory. */
+const CORE_KEYS = new Set(['history', 'cumulative', 'bareCost']);
+
+/** The strategy's memory in a run state (undefined: none kept). */
+function memoryOf(state: RunState): Record<string, unknown> | undefined {
+  const memory = Object.fromEntries(Object.entries(state).filter(([k]) => !CORE_KEYS.has(k)));
+  return Object.keys(memory).length > 0 ? memory : undefined;
 }
 
 export function initialState(): RunState {
@@ -58,10 +67,8 @@ export interface Collected {
   pool: Prompt[];
   rollout: StepResult;
   times: StepTimes;
-  /** The adaptive strategy's step, when the strategy adapts (its outcome is read in stepRecord). */
-  adaptive?: AdaptiveStep;
-  /** Tokens of the oracle's probe (train/probe.ts), outside the budget. */
-  probeTokens?: number;
+  /** The strategy's plan for the step (its outcome is read in stepRecord). */
+  plan: StepPlan;
 }
 
 /** What the learn phase produced. */
@@ -93,41 +100,31 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
   const times: StepTimes = {};
   const pool = drawPool(parts.train, config.pool, step, config.seed);
   const scorer: Scorer = (hs) => parts.predictor.predict(hs);
-  const history = (id: string) => {
-    const h = ctx.state.history[id];
-    return h ? { successes: h[0], trials: h[1] } : undefined;
+  const candidates = await timed(ctx, times, 'time_allocate_ms', 'score roots', () => rootCandidates(pool, parts.env, scorer));
+  const start: StepStart = {
+    candidates,
+    evidence: (id) => {
+      const h = ctx.state.history[id];
+      return h ? { successes: h[0], trials: h[1], ...(h[2] !== undefined ? { multiTurn: h[2] } : {}) } : undefined;
+    },
+    multiTurnShare: multiTurnShare(ctx.state.history),
+    memory: memoryOf(ctx.state),
+    freshOutcomes: (samples) =>
+      timed(ctx, times, 'time_probe_ms', 'probe', () =>
+        probeOutcomes({ prompts: pool, env: parts.env, policy: parts.policy, samples, rng: rng.fork('probe'), settings: config.engine, signal: ctx.signal }),
+      ),
+    run: { env: parts.env, policy: parts.policy },
   };
-  const overall = overallExpandable(ctx.state.history);
-  const candidates = await timed(ctx, times, 'time_allocate_ms', 'score roots', async () =>
-    (await rootCandidates(pool, parts.env, scorer, history)).map((c) => ({ ...c, expandable: expandableChance(ctx.state.history[c.promptId], overall) })),
-  );
-  const k = probeSamples(config, parts.env);
-  const probe =
-    k === undefined
-      ? undefined
-      : await timed(ctx, times, 'time_probe_ms', 'probe', () =>
-          probeOutcomes({
-            prompts: pool,
-            env: parts.env,
-            policy: parts.policy,
-            samples: k,
-            rng: rng.fork('probe'),
-            settings: config.engine,
-            signal: ctx.signal,
-          }),
-        );
-  // A prompt the probe could not finish (cancelled, every rollout failed) reads as no evidence: v = ½.
-  if (probe) for (const c of candidates) c.seen = probe.seen.get(c.promptId) ?? { successes: 0, trials: 0 };
-  const adaptive = ctx.strategy.adapt?.(ctx.state.guard);
+  const plan = ctx.strategy.perStep ? await ctx.strategy.perStep(start) : { strategy: ctx.strategy, candidates };
   const rollout = await timed(ctx, times, 'time_rollout_ms', 'rollouts', () =>
     runStep({
       prompts: pool,
       env: parts.env,
       policy: parts.policy,
       rng: rng.fork('rollout'),
-      strategy: adaptive?.strategy ?? ctx.strategy,
+      strategy: plan.strategy,
       scorer,
-      candidates,
+      candidates: [...plan.candidates],
       settings: config.engine,
       clock,
       signal: ctx.signal,
@@ -138,13 +135,7 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
   // The root solve runs inside the engine, before the rollouts it plans: it is allocation time.
   times.time_allocate_ms += rollout.rootPlanMs;
   times.time_rollout_ms -= rollout.rootPlanMs;
-  return { step, pool, rollout, times, ...(adaptive ? { adaptive } : {}), ...(probe ? { probeTokens: probe.tokens } : {}) };
-}
-
-/** The probe's k (train/probe.ts): the oracle with truthSamples where the environment does not know p. */
-function probeSamples(config: TrainConfig, env: unknown): number | undefined {
-  const s = config.strategy;
-  return s.name === 'oracle' && s.truthSamples !== undefined && !knowsTruth(env) ? s.truthSamples : undefined;
+  return { step, pool, rollout, times, plan };
 }
 
 /**
@@ -182,16 +173,16 @@ export function stepRecord(
   const { rollout } = collected;
   const trees = rollout.trees;
   const predictor = learned.predictor;
-  const guarded = collected.adaptive?.observe(promptOutcomes(trees, ctx.strategy.unit ?? 'trajectories'));
-  const state = {
+  const ended = collected.plan.end?.(promptOutcomes(trees, ctx.strategy.unit ?? 'trajectories'));
+  const state: RunState = {
     ...nextState(ctx.state, trees, rollout.spend, ctx.strategy.unit !== undefined && ctx.strategy.unit !== 'trajectories'),
-    ...(guarded ? { guard: guarded.state } : {}),
+    ...ended?.memory,
   };
   const metrics: Record<string, number> = {
     ...contrastMetrics(trees),
-    ...(guarded ? guardMetrics(collected.adaptive!.share, guarded) : {}),
+    ...ended?.metrics,
     ...costMetrics(rollout.spend),
-    ...(collected.probeTokens !== undefined ? { probe_tokens: collected.probeTokens } : {}),
+    ...collected.plan.metrics,
     cum_trajectories: state.cumulative.bare + state.cumulative.continuation,
     cum_turns: state.cumulative.turns,
     cum_tokens: state.cumulative.tokens,
@@ -359,18 +350,8 @@ export function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, 
   });
 }
 
-/**
- * The chance a bare rollout of a prompt has an intermediate prefix: its own count shrunk towards the
- * run's overall share (prompts recur only once per epoch, so most have no history of their own).
- */
-function expandableChance(h: readonly number[] | undefined, overall: number): number {
-  const PRIOR = 2;
-  if (!h || h[2] === undefined) return overall;
-  return (h[2] + PRIOR * overall) / (h[1] + PRIOR);
-}
-
 /** The run's share of bare rollouts with an intermediate prefix so far (Laplace-smoothed: ½ at step 0). */
-function overallExpandable(history: RunState['history']): number {
+function multiTurnShare(history: RunState['history']): number {
   let multi = 0;
   let n = 0;
   for (const h of Object.values(history)) {

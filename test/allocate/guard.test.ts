@@ -15,7 +15,7 @@ import {
   type GuardState,
   type PartYield,
 } from '../../src/allocate/index.ts';
-import type { RootCandidate } from '../../src/allocate/types.ts';
+import type { RootCandidate, StepStart } from '../../src/allocate/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
 
 const O: GuardOptions = { explore: 0.25, maxShare: 0.75, alpha: 0.05 };
@@ -94,11 +94,20 @@ test('equal yields move the share above ε in at most α of runs (500 runs of 60
 
 const pool = (n: number, rng: Rng): RootCandidate[] => Array.from({ length: n }, (_, i) => ({ promptId: `q${i}`, v: rng.next() }));
 
-test('guarded plan: grpo’s groups on the first (1 − ε) of the budget, the solver on the rest of the pool, all of B spent', () => {
+/** What the loop hands a strategy before a step, with no evidence yet and no probe (the guard reads neither). */
+const start = (candidates: readonly RootCandidate[], memory?: Record<string, unknown>): StepStart => ({
+  candidates,
+  evidence: () => undefined,
+  multiTurnShare: 0.5,
+  ...(memory ? { memory } : {}),
+  freshOutcomes: () => Promise.reject(new Error('the guard draws no fresh outcomes')),
+  run: { env: undefined, policy: undefined },
+});
+
+test('guarded plan: grpo’s groups on the first (1 − ε) of the budget, the solver on the rest of the pool, all of B spent', async () => {
   const candidates = pool(64, createRng(5));
   const s = createStrategy('guarded', { budget: 192 });
-  const step = s.adapt!(undefined);
-  assert.equal(step.share, 0.25);
+  const step = await s.perStep!(start(candidates));
   const plan = step.strategy.roots.plan({ candidates, round: 0, budget: 192, remaining: 192, results: new Map(), rng: createRng(6) });
   const total = [...plan.values()].reduce((a, b) => a + b, 0);
   assert.equal(total, 192);
@@ -112,13 +121,17 @@ test('guarded plan: grpo’s groups on the first (1 − ε) of the budget, the s
   for (const [, m] of explore) assert.ok(m >= 2 && m <= 16);
   // Outcomes are read by part: grpo's 48 prompts against the solver's.
   const outcomes = [...plan.entries()].map(([promptId, m]) => ({ promptId, mixed: Number(promptId.slice(1)) % 2 === 0, cost: m }));
-  const read = step.observe(outcomes);
-  assert.deepEqual(read.base, { mixed: 24, cost: 144 });
-  assert.equal(read.explore.cost, 48);
-  assert.equal(read.state.looks, 1);
+  const read = step.end!(outcomes);
+  assert.equal(read.metrics.guard_share, 0.25);
+  assert.equal(read.metrics.guard_base_yield, (1000 * 24) / 144);
+  assert.equal((read.memory.guard as GuardState).looks, 1);
+  // What it kept is what the next step starts from (a resumed run hands the stored memory back).
+  const next = await s.perStep!(start(candidates, JSON.parse(JSON.stringify(read.memory))));
+  assert.equal(next.end!([]).metrics.guard_share, 0.25);
+  await assert.rejects(async () => s.perStep!(start(candidates, { guard: { share: 7 } })), /not a guard state/);
 });
 
-test('guarded with groupSize on a larger pool: at most ε of the budget leaves grpo’s plan', () => {
+test('guarded with groupSize on a larger pool: at most ε of the budget leaves grpo’s plan', async () => {
   const candidates = pool(256, createRng(7));
   const grpo = createStrategy('grpo', { budget: 192, groupSize: 8 }).roots.plan({
     candidates,
@@ -128,7 +141,7 @@ test('guarded with groupSize on a larger pool: at most ε of the budget leaves g
     results: new Map(),
     rng: createRng(8),
   });
-  const step = createStrategy('guarded', { budget: 192, groupSize: 8, explore: 0.125 }).adapt!(undefined);
+  const step = await createStrategy('guarded', { budget: 192, groupSize: 8, explore: 0.125 }).perStep!(start(candidates));
   const plan = step.strategy.roots.plan({ candidates, round: 0, budget: 192, remaining: 192, results: new Map(), rng: createRng(8) });
   const same = [...grpo.entries()].filter(([id, m]) => plan.get(id) === m).length;
   // grpo: 24 prompts × 8; guarded keeps ⌊168 / 8⌋ = 21 of them unchanged, (1 − ε) of grpo's prompts.

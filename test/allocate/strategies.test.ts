@@ -11,7 +11,7 @@ import {
   strategyFromConfig,
   type StrategyName,
 } from '../../src/allocate/index.ts';
-import type { PrefixCandidate, RootCandidate, Strategy } from '../../src/allocate/types.ts';
+import type { PrefixCandidate, RootCandidate, StepStart, Strategy } from '../../src/allocate/types.ts';
 import { createRng, type Rng } from '../../src/util/rng.ts';
 
 /** A pool with everything any strategy may read: v, true p, history. */
@@ -340,4 +340,71 @@ test('oracle: true probabilities a few ulps outside [0, 1] (sums of products) ar
       createStrategy('oracle', { budget: 30 }).prefixes!.plan({ promptId: 'q', m: 2, prefixes: [{ ...prefixes[0], p: 1.2 }], budget: 2, rng: createRng(0) }),
     /prefixes\[0\]\.q/,
   );
+});
+
+/** What the loop hands a strategy before a step: the pool with v and p, evidence from a table, the probe recorded. */
+function stepStart(candidates: readonly RootCandidate[], probes: number[]): StepStart {
+  return {
+    candidates: candidates.map(({ promptId, v, p }) => ({ promptId, v, ...(p !== undefined ? { p } : {}) })),
+    evidence: (id) => {
+      const h = candidates.find((c) => c.promptId === id)?.history;
+      return h ? { ...h, multiTurn: Math.floor(h.trials / 2) } : undefined;
+    },
+    multiTurnShare: 0.5,
+    freshOutcomes: async (k) => {
+      probes.push(k);
+      return { outcomes: new Map(candidates.map((c) => [c.promptId, { successes: 1, trials: k }])), tokens: 10 * k };
+    },
+    run: { env: undefined, policy: undefined },
+  };
+}
+
+test('contract: every strategy’s per-step plan keeps its name, cap and unit, plans over the same prompts, and keeps JSON memory', async () => {
+  const candidates = pool(24, createRng(11));
+  for (const name of STRATEGY_NAMES) {
+    for (const unit of ['trajectories', 'tokens'] as const) {
+      if (name === 'dapo' && unit === 'tokens') continue;
+      const s = strategyFromConfig({ name, unit, budget: 48, ...(name === 'oracle' ? { truthSamples: 2 } : {}) });
+      if (!s.perStep) continue;
+      const probes: number[] = [];
+      const plan = await s.perStep(stepStart(candidates, probes));
+      assert.equal(plan.strategy.name, s.name, name);
+      assert.equal(plan.strategy.cap, s.cap, name);
+      assert.equal(plan.strategy.unit, s.unit, `${name} ${unit}: the step's strategy is priced as the strategy`);
+      assert.deepEqual(
+        plan.candidates.map((c) => c.promptId),
+        candidates.map((c) => c.promptId),
+        name,
+      );
+      const ended = plan.end?.(candidates.map((c, i) => ({ promptId: c.promptId, mixed: i % 3 === 0, cost: 2 })));
+      if (ended) assert.deepEqual(JSON.parse(JSON.stringify(ended.memory)), ended.memory, `${name}: memory is plain JSON`);
+      // Every candidate here knows p, so the oracle draws its k outcomes from p and probes nothing.
+      assert.deepEqual(probes, [], name);
+    }
+  }
+});
+
+test('knapsack and trace’s posterior and expansion-aware roots read the run’s evidence in their per-step plan', async () => {
+  const candidates = pool(8, createRng(12));
+  const knapsack = await createStrategy('knapsack', { budget: 16 }).perStep!(stepStart(candidates, []));
+  assert.deepEqual(
+    knapsack.candidates.map((c) => c.history),
+    candidates.map((c) => c.history),
+  );
+  const trace = await createStrategy('trace', { budget: 16, rootValue: 'expansion-aware' }).perStep!(stepStart(candidates, []));
+  // Shrunk towards the run's share: (multiTurn + 2 · ½) / (trials + 2).
+  assert.deepEqual(
+    trace.candidates.map((c) => c.expandable),
+    candidates.map((c) => (Math.floor(c.history!.trials / 2) + 1) / (c.history!.trials + 2)),
+  );
+  assert.equal(createStrategy('trace', { budget: 16 }).perStep, undefined, 'the paper’s trace reads Ṽ alone');
+});
+
+test('oracle truthSamples where the environment does not know p: the k outcomes come from the loop’s fresh rollouts, their tokens a metric', async () => {
+  const candidates = pool(6, createRng(13)).map(({ promptId, v }) => ({ promptId, v }));
+  const probes: number[] = [];
+  const plan = await createStrategy('oracle', { budget: 12, continuations: 0, truthSamples: 3 }).perStep!(stepStart(candidates, probes));
+  assert.deepEqual(probes, [3]);
+  assert.deepEqual(plan.metrics, { probe_tokens: 30 });
+  assert.ok(plan.candidates.every((c) => c.seen?.trials === 3 && c.seen.successes === 1));
 });

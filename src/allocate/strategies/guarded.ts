@@ -1,7 +1,7 @@
-import { initialGuard, nextGuard, type GuardOptions, type GuardState, type PartYield } from '../guard.ts';
+import { guardMetrics, initialGuard, nextGuard, storedGuard, type GuardOptions, type PartYield } from '../guard.ts';
 import type { OptionsOf } from '../options.ts';
 import { allRemaining, solvedRootPlanner, uniformRoots } from '../parts/roots.ts';
-import type { AdaptiveStep, PromptOutcome, RootRoundInput, Strategy } from '../types.ts';
+import type { PromptOutcome, RootRoundInput, StepPlan, StepStart, Strategy } from '../types.ts';
 
 /**
  * guarded: grpo's plan, with a share s of each step (ε to start) given to the exact root solver over the
@@ -46,13 +46,14 @@ export function guardedStrategy(o: OptionsOf<'guarded'>): Strategy {
     };
     return { strategy: { name: 'guarded', cap: o.budget, roots: { plan } }, parts };
   };
-  const adapt = (state: GuardState | undefined): AdaptiveStep => {
-    const now = state ?? initialGuard(guard);
+  // The guard's state is the strategy's memory (key `guard`): a resumed run restores it.
+  const perStep = (start: StepStart): StepPlan => {
+    const now = storedGuard(start.memory?.guard) ?? initialGuard(guard);
     const { strategy, parts } = at(now.share);
     return {
       strategy,
-      share: now.share,
-      observe(outcomes: readonly PromptOutcome[]) {
+      candidates: start.candidates,
+      end(outcomes: readonly PromptOutcome[]) {
         const base: PartYield = { mixed: 0, cost: 0 };
         const explore: PartYield = { mixed: 0, cost: 0 };
         for (const x of outcomes) {
@@ -62,9 +63,9 @@ export function guardedStrategy(o: OptionsOf<'guarded'>): Strategy {
           y.cost += x.cost;
           if (x.mixed) y.mixed++;
         }
-        return { state: nextGuard(now, { base, explore }, guard), base, explore };
+        return { memory: { guard: nextGuard(now, { base, explore }, guard) }, metrics: guardMetrics(now.share, { base, explore }) };
       },
     };
   };
-  return { ...at(guard.explore).strategy, adapt };
+  return { ...at(guard.explore).strategy, perStep };
 }

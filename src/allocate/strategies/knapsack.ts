@@ -1,5 +1,6 @@
 import { knapsackWeight } from '../solvers/index.ts';
 import type { OptionsOf } from '../options.ts';
+import { readingEvidence } from '../parts/evidence.ts';
 import { allRemaining, solvedRootPlanner } from '../parts/roots.ts';
 import type { RootCandidate, Strategy } from '../types.ts';
 
@@ -20,5 +21,5 @@ export function knapsackStrategy(o: OptionsOf<'knapsack'>): Strategy {
     const p = historyRate(c, o.knapsackPrior);
     return { v: p, w: knapsackWeight(p) };
   };
-  return { name: 'knapsack', cap: o.budget, roots: solvedRootPlanner(allRemaining, value, o) };
+  return readingEvidence({ name: 'knapsack', cap: o.budget, roots: solvedRootPlanner(allRemaining, value, o) });
 }

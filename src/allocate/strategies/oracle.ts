@@ -12,7 +12,7 @@ import { truePrefix, trueRoot } from './truth.ts';
  * posterior mean, drawn once per prompt and step. It bounds what a per-prompt predictor with k outcomes
  * of evidence could capture: its evidence is at best that many outcomes, and older than these. The k
  * outcomes cost nothing from the budget. Prefixes keep their true p. Where the environment does not know
- * p (the world), the step draws the k outcomes from the policy itself (train/probe.ts, candidates' `seen`),
+ * p (the world), it draws the k outcomes from the policy itself before the step (StepStart.freshOutcomes),
  * and only roots can be planned so (`continuations: 0`).
  */
 export function oracleStrategy(o: OptionsOf<'oracle'>): Strategy {
@@ -21,8 +21,16 @@ export function oracleStrategy(o: OptionsOf<'oracle'>): Strategy {
   let seen = new Map<string, number>();
   const strategy = solverTreeStrategy('oracle', o, { root: (c) => seen.get(c.promptId) ?? trueRoot(c, 'oracle'), prefix: (c) => truePrefix(c, 'oracle') });
   const roots = strategy.roots!;
-  return {
+  const self: Strategy = {
     ...strategy,
+    // Where the environment does not know p, the k outcomes are rollouts of the policy itself, drawn now.
+    perStep: async (start) => {
+      if (start.candidates.every((c) => c.p !== undefined)) return { strategy: self, candidates: start.candidates };
+      const probe = await start.freshOutcomes(k);
+      // A prompt the probe could not finish (cancelled, every rollout failed) reads as no evidence: v = ½.
+      const candidates = start.candidates.map((c) => ({ ...c, seen: probe.outcomes.get(c.promptId) ?? { successes: 0, trials: 0 } }));
+      return { strategy: self, candidates, metrics: { probe_tokens: probe.tokens } };
+    },
     roots: {
       ...roots,
       plan(input) {
@@ -40,4 +48,5 @@ export function oracleStrategy(o: OptionsOf<'oracle'>): Strategy {
       },
     },
   };
+  return self;
 }

@@ -1,3 +1,4 @@
+import { readingEvidence } from '../parts/evidence.ts';
 import { adaptiveLeftover, poolLeftoverPlanner, uniformLeftover } from '../parts/leftover.ts';
 import { expansionValue, posteriorRoot } from '../trace-options.ts';
 import type { OptionsOf } from '../options.ts';
@@ -83,7 +84,9 @@ export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
           return seen.length > 0 ? prefixes.plan({ ...input, prefixes: seen }) : new Map();
         }
       : prefixes.plan;
-  return {
+  const readsHistory = o.rootPrior === 'posterior';
+  const readsExpandable = o.rootValue === 'expansion-aware' && !uniformRoots;
+  const strategy: Strategy = {
     ...paper,
     roots:
       o.rootValue === 'expansion-aware' && !uniformRoots
@@ -92,6 +95,7 @@ export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
     prefixes: { ...prefixes, plan, schedule: schedule(o) },
     leftover: o.leftover === 'pool' && !uniformRoots ? poolLeftoverPlanner(root, o.min, o.max) : paper.leftover,
   };
+  return readsHistory || readsExpandable ? readingEvidence(strategy, { expandable: readsExpandable }) : strategy;
 }
 
 function schedule(o: Pick<OptionsOf<'trace'>, 'rootResample' | 'prefixBudget' | 'expansionRounds'>): ExpansionSchedule {

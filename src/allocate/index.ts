@@ -34,14 +34,10 @@ export {
   type PrefixAllocation,
 } from './solvers/index.ts';
 export {
-  STRATEGY_NAMES,
   RECOMMENDED_TRACE_OPTIONS,
   TRACE_PRESETS,
-  withPreset,
   type TracePreset,
   strategyOptionSchemas,
-  strategyConfigSchema,
-  parseStrategyConfig,
   foreignOptionMessage,
   optionKeys,
   optionsFor,
@@ -51,7 +47,7 @@ export {
   type StrategyConfig,
   type StrategyConfigInput,
 } from './options.ts';
-export { createStrategy, strategies, strategyFromConfig, type StrategyEntry } from './registry.ts';
+export { createStrategy, parseStrategyConfig, strategies, strategyConfigSchema, strategyFromConfig, withPreset, type StrategyEntry } from './registry.ts';
 export { isMixedGroup } from './strategies/dapo.ts';
 export { historyRate } from './strategies/knapsack.ts';
 export { runAllocationDemo, summarise, DEMO_DEFAULTS, DEMO_STRATEGIES, type DemoOptions, type DemoRow, type Summary } from './demo/demo.ts';

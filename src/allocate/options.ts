@@ -1,10 +1,6 @@
 import { z } from 'zod';
 import { BUDGET_UNITS } from '../budget/units.ts';
 
-/** Every allocation strategy, by the name a config uses (TRACE-SPEC §6). */
-export const STRATEGY_NAMES = ['trace', 'grpo', 'dapo', 'pcl', 'knapsack', 'random-tree', 'entropy', 'oracle', 'guarded', 'defensive'] as const;
-export type StrategyName = (typeof STRATEGY_NAMES)[number];
-
 /**
  * The option fields, each described once; every strategy's schema below picks the ones it takes. Budget
  * accounting (docs/allocation.md): B trajectories per step. Tree strategies (trace, oracle, random-tree,
@@ -57,19 +53,8 @@ export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', rootResample: true,
 export const TRACE_PRESETS = { paper: {}, recommended: RECOMMENDED_TRACE_OPTIONS } as const;
 export type TracePreset = keyof typeof TRACE_PRESETS;
 
-/**
- * A trace config with its preset's fields filled in where the config leaves them out (explicit fields
- * win); any other config unchanged. Run before the schema, so the stored config holds every field.
- */
-export function withPreset(config: unknown): unknown {
-  if (typeof config !== 'object' || config === null) return config;
-  const c = config as { name?: unknown; preset?: unknown };
-  if (c.name !== 'trace' || typeof c.preset !== 'string' || !(c.preset in TRACE_PRESETS)) return config;
-  return { ...TRACE_PRESETS[c.preset as TracePreset], ...c };
-}
-
 /** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
-function strategyObject<N extends StrategyName, S extends z.ZodRawShape>(name: N, shape: S) {
+function strategyObject<N extends string, S extends z.ZodRawShape>(name: N, shape: S) {
   return z.strictObject(
     { name: z.literal(name), unit, ...shape },
     {
@@ -298,9 +283,11 @@ export const strategyOptionSchemas = {
   }).refine(maxAtLeastMin, maxError),
   'random-tree': strategyObject('random-tree', { ...uniformTreeFields }),
   entropy: strategyObject('entropy', { ...uniformTreeFields }),
-} satisfies Record<StrategyName, z.ZodType>;
+};
 
 type Schemas = typeof strategyOptionSchemas;
+/** The built-in strategies' names (TRACE-SPEC §6); the family (registry.ts) holds these and any plugin's. */
+export type StrategyName = keyof Schemas;
 /** The options of strategy `N`, defaults filled (what its factory receives). */
 export type OptionsOf<N extends StrategyName> = z.output<Schemas[N]>;
 /** A strategy as a config names it: `{ name: 'trace', budget: 512, … }`. */
@@ -310,15 +297,16 @@ export type StrategyConfigInput = { [N in StrategyName]: z.input<Schemas[N]> }[S
 export type StrategyOptionsInput<N extends StrategyName = StrategyName> = Omit<z.input<Schemas[N]>, 'name'>;
 
 /**
- * Why an option is not accepted: it belongs to other strategies (named) or to none (misspelt). One
- * message per unrecognised key; parseTrainConfig puts each under its own field path.
+ * Why an option is not accepted: it belongs to other built-in strategies (named) or to none (misspelt).
+ * One message per unrecognised key; parseTrainConfig puts each under its own field path.
  */
-export function foreignOptionMessage(name: StrategyName, key: string): string {
-  const owners = STRATEGY_NAMES.filter((n) => optionKeys(n).includes(key));
+export function foreignOptionMessage(name: string, key: string): string {
+  const owners = (Object.keys(strategyOptionSchemas) as StrategyName[]).filter((n) => optionKeys(n).includes(key));
   const where = owners.length
     ? `; options named "${key}" apply to ${owners.length > 1 ? `${owners.slice(0, -1).join(', ')} and ${owners[owners.length - 1]}` : owners[0]} only`
     : ' (misspelt?)';
-  return `"${key}" is not an option of strategy ${name} (it takes ${optionKeys(name).join(', ')})${where}`;
+  const own = name in strategyOptionSchemas ? ` (it takes ${optionKeys(name as StrategyName).join(', ')})` : '';
+  return `"${key}" is not an option of strategy ${name}${own}${where}`;
 }
 
 /** The option names strategy `name` takes (besides `name`). */
@@ -330,33 +318,4 @@ export function optionKeys(name: StrategyName): string[] {
 export function optionsFor<N extends StrategyName>(name: N, options: Record<string, unknown>): StrategyOptionsInput<N> {
   const keys = optionKeys(name);
   return Object.fromEntries(Object.entries(options).filter(([k]) => keys.includes(k))) as StrategyOptionsInput<N>;
-}
-
-/**
- * Every strategy config, discriminated by `name` (zod): unknown names fail on `name`, options that do
- * not belong to the chosen strategy fail as unrecognised keys (see foreignOptionMessage).
- */
-export const strategyConfigSchema = z.discriminatedUnion(
-  'name',
-  [
-    strategyOptionSchemas.trace,
-    strategyOptionSchemas.grpo,
-    strategyOptionSchemas.dapo,
-    strategyOptionSchemas.pcl,
-    strategyOptionSchemas.knapsack,
-    strategyOptionSchemas['random-tree'],
-    strategyOptionSchemas.entropy,
-    strategyOptionSchemas.oracle,
-    strategyOptionSchemas.guarded,
-    strategyOptionSchemas.defensive,
-  ],
-  {
-    error: (issue) =>
-      issue.code === 'invalid_union' ? `Invalid option: expected one of ${STRATEGY_NAMES.map((n) => JSON.stringify(n)).join('|')}` : undefined,
-  },
-);
-
-/** Parses a strategy config (defaults filled); throws ZodError naming each bad field. */
-export function parseStrategyConfig(config: unknown): StrategyConfig {
-  return strategyConfigSchema.parse(withPreset(config)) as StrategyConfig;
 }

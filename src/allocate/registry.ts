@@ -1,5 +1,14 @@
-import { defineFamily } from '../util/family.ts';
-import { parseStrategyConfig, strategyOptionSchemas, type OptionsOf, type StrategyConfig, type StrategyName, type StrategyOptionsInput } from './options.ts';
+import { z } from 'zod';
+import { defineFamily, discriminatedSchema } from '../util/family.ts';
+import {
+  strategyOptionSchemas,
+  TRACE_PRESETS,
+  type OptionsOf,
+  type StrategyConfig,
+  type StrategyName,
+  type StrategyOptionsInput,
+  type TracePreset,
+} from './options.ts';
 import type { RootBudget, Strategy } from './types.ts';
 import { uniformLeftover } from './parts/leftover.ts';
 import { dapoStrategy } from './strategies/dapo.ts';
@@ -15,14 +24,18 @@ import { solverTreeRootBudget, traceStrategy } from './strategies/trace.ts';
 
 /**
  * One allocation strategy: its options' schema, its constructor, how its roots spend a budget (the
- * configuration's budget check asks this, see budget-check.ts) and, for a strategy that samples rounds
- * until it has enough mixed groups, that it does (`dynamicSampling`).
+ * configuration's budget check asks this, see budget-check.ts), what it fills into a config before the
+ * schema reads it (trace's presets) and, for a strategy that samples rounds until it has enough mixed
+ * groups, that it does (`dynamicSampling`). A plugin (lab/) registers entries of the same shape.
  */
-export interface StrategyEntry<N extends StrategyName = StrategyName> {
-  name: N;
-  schema: (typeof strategyOptionSchemas)[N];
-  build(options: OptionsOf<N>): Strategy;
-  rootBudget(options: OptionsOf<N>): RootBudget;
+export interface StrategyEntry {
+  name: string;
+  /** Its options, strict, with `name` a literal and `unit` and `budget` among them. */
+  schema: z.ZodType;
+  build(options: never): Strategy;
+  rootBudget(options: never): RootBudget;
+  /** Fills named defaults into a raw config of this strategy before the schema parses it. */
+  preprocess?(config: Record<string, unknown>): Record<string, unknown>;
   /**
    * Samples groups round after round until ⌊B / G⌋ of them are mixed or its cap is spent: it has no
    * leftover to top up, and its target is counted in whole trajectories (beside a budget in turns or
@@ -31,13 +44,25 @@ export interface StrategyEntry<N extends StrategyName = StrategyName> {
   dynamicSampling?: true;
 }
 
-const entry = <N extends StrategyName>(name: N, rest: Omit<StrategyEntry<N>, 'name' | 'schema'>): StrategyEntry =>
-  ({ name, schema: strategyOptionSchemas[name], ...rest }) as unknown as StrategyEntry;
+/** A built-in entry, typed by its own options. */
+const entry = <N extends StrategyName>(
+  name: N,
+  rest: {
+    build(o: OptionsOf<N>): Strategy;
+    rootBudget(o: OptionsOf<N>): RootBudget;
+    preprocess?: StrategyEntry['preprocess'];
+    dynamicSampling?: true;
+  },
+): StrategyEntry => ({ name, schema: strategyOptionSchemas[name], ...rest }) as unknown as StrategyEntry;
 const groupsOrUniform = (o: { groupSize?: number }): RootBudget => (o.groupSize === undefined ? { kind: 'uniform' } : { kind: 'groups', size: o.groupSize });
+
+/** trace's named presets: the preset's fields where the config leaves them out (explicit fields win). */
+const tracePreset = (c: Record<string, unknown>) =>
+  typeof c.preset === 'string' && c.preset in TRACE_PRESETS ? { ...TRACE_PRESETS[c.preset as TracePreset], ...c } : c;
 
 /** The strategy family: the name → implementation choice happens here, once, at configuration time. */
 export const strategies = defineFamily<StrategyEntry>('strategy', [
-  entry('trace', { build: traceStrategy, rootBudget: solverTreeRootBudget }),
+  entry('trace', { build: traceStrategy, rootBudget: solverTreeRootBudget, preprocess: tracePreset }),
   entry('grpo', { build: grpoStrategy, rootBudget: groupsOrUniform }),
   entry('dapo', { build: dapoStrategy, rootBudget: (o) => ({ kind: 'groups', size: o.groupSize }), dynamicSampling: true }),
   entry('pcl', { build: pclStrategy, rootBudget: (o) => ({ kind: 'solver', min: o.min, max: o.max }) }),
@@ -48,6 +73,28 @@ export const strategies = defineFamily<StrategyEntry>('strategy', [
   entry('guarded', { build: guardedStrategy, rootBudget: groupsOrUniform }),
   entry('defensive', { build: defensiveStrategy, rootBudget: groupsOrUniform }),
 ]);
+
+/**
+ * A strategy config with its entry's named defaults filled in (trace's preset), before the schema; any
+ * other value unchanged. The stored config then holds every field.
+ */
+export function withPreset(config: unknown): unknown {
+  if (typeof config !== 'object' || config === null) return config;
+  const name = (config as { name?: unknown }).name;
+  const fill = typeof name === 'string' && strategies.has(name) ? strategies.get(name).preprocess : undefined;
+  return fill ? fill(config as Record<string, unknown>) : config;
+}
+
+/**
+ * Every strategy config, discriminated by `name` over the family (a plugin's too, once registered):
+ * unknown names fail on `name`, options the chosen strategy does not take fail as unrecognised keys.
+ */
+export const strategyConfigSchema = z.preprocess(withPreset, discriminatedSchema(strategies, 'name')) as unknown as z.ZodType<StrategyConfig>;
+
+/** Parses a strategy config (defaults filled); throws ZodError naming each bad field. */
+export function parseStrategyConfig(config: unknown): StrategyConfig {
+  return strategyConfigSchema.parse(config);
+}
 
 /**
  * The top-up's cap per prompt for strategies without m_max of their own: in effect none (the same

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { budgetProblem, STRATEGY_NAMES, foreignOptionMessage, strategyConfigSchema, withPreset, type StrategyName } from '../allocate/index.ts';
+import { budgetProblem, foreignOptionMessage, strategies, strategyConfigSchema } from '../allocate/index.ts';
 import { ADVANTAGE_SCALES, ESTIMATOR_NAMES, isPerNodeEstimator, scaleProblem } from '../advantage/index.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
@@ -44,7 +44,7 @@ export const trainConfigSchema = z
       ),
     pool: z.number().int().min(1).default(64).describe('Candidate prompts drawn per step (the pool the root allocation chooses from).'),
     strategy: z
-      .preprocess((v) => withPreset({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
+      .preprocess((v) => ({ ...DEFAULT_STRATEGY, ...(typeof v === 'object' && v !== null ? v : {}) }), strategyConfigSchema)
       .describe(
         'Allocation strategy and its budget B in trajectories per step (name and budget not given: defensive, B = 192, which is grpo exactly while pool × G ≤ B; other fields not given take the named strategy’s defaults; docs/allocation.md §8 says which to run).',
       ),
@@ -191,8 +191,7 @@ export function parseTrainConfig(input: unknown, options: { stored?: boolean; re
 /** One message per unknown key: a strategy option names the strategies that take it; others are misspelt. */
 function unknownKeyMessage(input: unknown, path: readonly PropertyKey[], key: string): string {
   const name = (input as { strategy?: { name?: unknown } } | undefined)?.strategy?.name ?? DEFAULT_STRATEGY.name;
-  if (path.length === 1 && path[0] === 'strategy' && (STRATEGY_NAMES as readonly unknown[]).includes(name))
-    return foreignOptionMessage(name as StrategyName, key);
+  if (path.length === 1 && path[0] === 'strategy' && typeof name === 'string' && strategies.has(name)) return foreignOptionMessage(name, key);
   if (path[0] === 'env' || path[0] === 'policy') return otherKindMessage(input, path, key);
   return `unknown setting "${key}" (misspelt? docs/configuration.md lists every setting)`;
 }

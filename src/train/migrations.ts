@@ -4,7 +4,7 @@
  * meaning changes gets a new migration here (and CONFIG_REVISION a new number when only the revision
  * tells the forms apart). A user's config never passes through them: there the old forms are errors.
  */
-import { optionsFor, STRATEGY_NAMES, type StrategyName } from '../allocate/index.ts';
+import { optionsFor, strategyOptionSchemas, type StrategyName } from '../allocate/index.ts';
 import { storedEnvSettings } from '../env/registry.ts';
 import { storedPolicySettings } from '../policy/registry.ts';
 
@@ -46,7 +46,8 @@ export const MIGRATIONS: readonly Migration[] = [
     reads: 'every strategy’s defaults, stored before each strategy had its own options (grpo’s groupSize then was dapo’s)',
     apply: (c) => {
       const s = strategyOf(c);
-      if (!s || !(STRATEGY_NAMES as readonly unknown[]).includes(s.name)) return c;
+      // Only the built-in strategies' configs were stored before they had their own options.
+      if (!s || typeof s.name !== 'string' || !(s.name in strategyOptionSchemas)) return c;
       const name = s.name as StrategyName;
       const own = optionsFor(name, s) as Record<string, unknown>;
       if (name === 'grpo' && Object.keys(s).some((k) => k !== 'name' && !(k in own))) delete own.groupSize;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ZodError } from 'zod';
 import {
-  STRATEGY_NAMES,
+  strategies,
   budgetProblem,
   createStrategy,
   evenPrefixes,
@@ -100,7 +100,7 @@ function rootsOf(strategy: Strategy, candidates: readonly RootCandidate[]): Map<
 
 /** Every strategy, plus the ablation variants of trace (uniform roots and/or uniform prefixes). */
 const VARIANTS: Array<{ name: StrategyName; label: string; extra: object }> = [
-  ...STRATEGY_NAMES.map((name) => ({ name, label: name, extra: {} })),
+  ...(strategies.names() as StrategyName[]).map((name) => ({ name, label: name, extra: {} })),
   { name: 'trace', label: 'trace roots=uniform', extra: { roots: 'uniform' } },
   { name: 'trace', label: 'trace prefixes=uniform', extra: { prefixes: 'uniform' } },
   { name: 'trace', label: 'trace roots=uniform prefixes=uniform', extra: { roots: 'uniform', prefixes: 'uniform' } },
@@ -361,7 +361,7 @@ function stepStart(candidates: readonly RootCandidate[], probes: number[]): Step
 
 test('contract: every strategy’s per-step plan keeps its name, cap and unit, plans over the same prompts, and keeps JSON memory', async () => {
   const candidates = pool(24, createRng(11));
-  for (const name of STRATEGY_NAMES) {
+  for (const name of strategies.names() as StrategyName[]) {
     for (const unit of ['trajectories', 'tokens'] as const) {
       if (name === 'dapo' && unit === 'tokens') continue;
       const s = strategyFromConfig({ name, unit, budget: 48, ...(name === 'oracle' ? { truthSamples: 2 } : {}) });

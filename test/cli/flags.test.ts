@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ESTIMATOR_NAMES } from '../../src/advantage/index.ts';
-import { STRATEGY_NAMES } from '../../src/allocate/index.ts';
+import { strategies } from '../../src/allocate/index.ts';
 import { evalConfig, type EvalFlags } from '../../src/cli/commands/eval.ts';
 import { CONFIG_FLAGS, rawConfig, settingHelp } from '../../src/cli/commands/train.ts';
 import { UsageError } from '../../src/cli/io.ts';
@@ -17,7 +17,7 @@ test('every flag sets a schema setting, and its help is the setting’s descript
     assert.ok(help.startsWith(s.description), flag);
     for (const v of s.values ?? []) assert.ok(help.includes(v), `${flag} help lacks ${v}`);
   }
-  for (const name of STRATEGY_NAMES) assert.ok(settingHelp('strategy.name').includes(name), name);
+  for (const name of strategies.names()) assert.ok(settingHelp('strategy.name').includes(name), name);
   for (const name of ESTIMATOR_NAMES) assert.ok(settingHelp('estimator').includes(name), name);
 });
 

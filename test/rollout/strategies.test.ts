@@ -1,7 +1,7 @@
 /** Every allocation strategy from src/allocate drives the engine on the simulator (the shared contract). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { STRATEGY_NAMES, createStrategy, optionsFor } from '../../src/allocate/index.ts';
+import { strategies, createStrategy, optionsFor, type StrategyName } from '../../src/allocate/index.ts';
 import { Simulator } from '../../src/env/index.ts';
 import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
@@ -9,7 +9,7 @@ import { treeFromJSON, treeToJSON } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { treeCounts } from './helpers.ts';
 
-for (const name of STRATEGY_NAMES) {
+for (const name of strategies.names() as StrategyName[]) {
   test(`strategy ${name}: budget respected, trees valid, ledger equals the trees`, async () => {
     const env = new Simulator({ seed: 21 });
     const prompts = env.prompts(12);

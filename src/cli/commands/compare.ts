@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { optionKeys, optionsFor, strategies as strategyFamily, STRATEGY_NAMES, type StrategyName } from '../../allocate/index.ts';
+import { optionKeys, optionsFor, strategies as strategyFamily, type StrategyName } from '../../allocate/index.ts';
 import { envKinds } from '../../env/registry.ts';
 import { RUN_DB, RunStore } from '../../store/index.ts';
 import { parseTrainConfig } from '../../train/config.ts';
@@ -38,8 +38,7 @@ export function register(program: Command): void {
       .map((s) => s.trim())
       .filter(Boolean);
     for (const s of strategies) {
-      if (!(STRATEGY_NAMES as readonly string[]).includes(s))
-        throw new UsageError(`--strategies: unknown strategy "${s}"; allowed: ${STRATEGY_NAMES.join(', ')}`);
+      if (!strategyFamily.has(s)) throw new UsageError(`--strategies: unknown strategy "${s}"; allowed: ${strategyFamily.names().join(', ')}`);
     }
     const seeds = parseInteger('--seeds', opts.seeds, { min: 1 });
     const jobs = parseInteger('--jobs', opts.jobs, { min: 1 });

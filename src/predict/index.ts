@@ -13,5 +13,6 @@ export { fnv1a, hashToken, namespaceSeed } from './hash.ts';
 export * from './mlp-predictor.ts';
 export * from './baselines.ts';
 export * from './posterior.ts';
+export { predictorKinds, type PredictorKind, type PredictorSettings } from './registry.ts';
 export * from './calibration.ts';
 export { SnapshotError } from './snapshot.ts';

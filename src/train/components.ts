@@ -1,14 +1,7 @@
 import { createEstimator, type AdvantageEstimator } from '../advantage/index.ts';
 import { WorldEnv, demoNoise, type Environment, type KnowsTruth } from '../env/index.ts';
 import { buildPolicy, envFixedPolicy, type EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
-import {
-  BetaBernoulliPredictor,
-  GlobalRatePredictor,
-  PosteriorPredictor,
-  createFeatures,
-  createMlpPredictor,
-  type SuccessPredictor,
-} from '../predict/index.ts';
+import { predictorKinds, type SuccessPredictor } from '../predict/index.ts';
 import { ConfigError, type TrainConfig } from './config.ts';
 import { buildEnvironment } from './environments.ts';
 import type { Prompt } from '../tree/types.ts';
@@ -80,25 +73,7 @@ export function estimatorFromConfig(config: Pick<TrainConfig, 'estimator' | 'adv
   return createEstimator(config.estimator, { scale: config.advantageScale });
 }
 
-async function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> {
-  const mlp = () =>
-    createMlpPredictor({
-      features: createFeatures({
-        hashed: { maxTurns: config.engine.maxTurns, useGold: config.predictor.useGold, questionFeatures: config.predictor.questionFeatures },
-      }),
-      hidden: config.predictor.hidden,
-      lr: config.predictor.lr,
-      replaySteps: config.predictor.replaySteps,
-      seed: config.seed,
-    });
-  switch (config.predictor.kind) {
-    case 'mlp':
-      return mlp();
-    case 'posterior':
-      return new PosteriorPredictor(await mlp(), config.predictor.posterior);
-    case 'beta':
-      return new BetaBernoulliPredictor();
-    case 'global':
-      return new GlobalRatePredictor();
-  }
+function buildPredictor(config: TrainConfig): Promise<SuccessPredictor> | SuccessPredictor {
+  const { kind, ...settings } = config.predictor;
+  return predictorKinds.get(kind).build(settings, { seed: config.seed, maxTurns: config.engine.maxTurns });
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { budgetProblem, foreignOptionMessage, strategies, strategyConfigSchema } from '../allocate/index.ts';
 import { ADVANTAGE_SCALES, ESTIMATOR_NAMES, isPerNodeEstimator, scaleProblem } from '../advantage/index.ts';
+import { predictorKinds } from '../predict/registry.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
 import { DEFAULT_ENV_KIND, envConfigSchema, envKindsTaking } from '../env/registry.ts';
@@ -63,10 +64,13 @@ export const trainConfigSchema = z
     predictor: z
       .object({
         kind: z
-          .enum(['mlp', 'posterior', 'beta', 'global'])
+          .enum(predictorKinds.names() as [string, ...string[]])
           .default('mlp')
           .describe(
-            'mlp: the shared learned predictor Ṽ(H); posterior: the mlp as the prior of a per-prompt posterior from the prompt’s own earlier root outcomes (predictor.posterior; docs/predictor.md); beta: per-prompt Beta-Bernoulli (roots only); global: the running success rate.',
+            `${predictorKinds
+              .entries()
+              .map((k) => `${k.name}: ${k.description}`)
+              .join('; ')}.`,
           ),
         hidden: z.array(z.number().int().min(1)).default([64, 32]).describe('Hidden layer widths of the mlp predictor.'),
         lr: z.number().positive().default(0.003).describe('Adam learning rate of the mlp predictor.'),

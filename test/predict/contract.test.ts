@@ -11,6 +11,8 @@ import {
   GlobalRatePredictor,
   PosteriorPredictor,
   samplesFromTrees,
+  predictorKinds,
+  type PredictorSettings,
   type TargetSample,
 } from '../../src/predict/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
@@ -53,3 +55,8 @@ predictorContract('posterior over the mlp (defaults: question words, prefixes un
 });
 predictorContract('beta-bernoulli', { make: () => new BetaBernoulliPredictor(), batches });
 predictorContract('global rate', { make: () => new GlobalRatePredictor(), batches });
+
+// Every kind of the family, as a configuration builds it (a kind registered by a plugin included).
+const settings: PredictorSettings = { hidden: [16], lr: 0.01, replaySteps: 2, useGold: true, questionFeatures: 'words', posterior: {} };
+for (const kind of predictorKinds.entries())
+  predictorContract(`${kind.name} (from the family)`, { make: () => kind.build(settings, { seed: 3, maxTurns: 6 }), batches });

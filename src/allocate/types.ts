@@ -32,12 +32,7 @@ export interface RootRoundInput {
   candidates: readonly RootCandidate[];
   /** Round number, 0 first. */
   round: number;
-  /**
-   * The step's cap in bare rollouts: the strategy's `cap` (B for every strategy but dapo) over the
-   * expected cost of one bare rollout (1 in the trajectories unit), floored.
-   */
-  budget: number;
-  /** Bare rollouts that the ledger's remaining budget pays for when this round starts (= budget in round 0). */
+  /** Bare rollouts that the ledger's remaining budget pays for when this round starts (in round 0: the step's cap over the price of one). */
   remaining: number;
   /** Rewards of the bare rollouts of earlier rounds, per prompt id. */
   results: ReadonlyMap<string, readonly number[]>;

@@ -134,7 +134,6 @@ class StepRun<S> {
     const input: RootRoundInput = {
       candidates: this.candidates,
       round,
-      budget: Math.floor(this.budget.spendable(strategy.cap) / root),
       remaining: this.budget.remaining(root),
       results,
       rng: this.options.rng.fork(`roots/${round}`),
@@ -157,7 +156,6 @@ class StepRun<S> {
       const plan = strategy.roots.plan({
         candidates: this.candidates,
         round: 0,
-        budget: b,
         remaining: b,
         results: new Map(),
         rng: this.options.rng.fork('roots/0/smallest'),

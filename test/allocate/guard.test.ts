@@ -108,7 +108,7 @@ test('guarded plan: grpo’s groups on the first (1 − ε) of the budget, the s
   const candidates = pool(64, createRng(5));
   const s = createStrategy('guarded', { budget: 192 });
   const step = await s.perStep!(start(candidates));
-  const plan = step.strategy.roots.plan({ candidates, round: 0, budget: 192, remaining: 192, results: new Map(), rng: createRng(6) });
+  const plan = step.strategy.roots.plan({ candidates, round: 0, remaining: 192, results: new Map(), rng: createRng(6) });
   const total = [...plan.values()].reduce((a, b) => a + b, 0);
   assert.equal(total, 192);
   // G = ⌊192 / 64⌋ = 3; grpo's part: ⌊144 / 3⌋ = 48 prompts, the pool's first, 3 each.
@@ -136,13 +136,12 @@ test('guarded with groupSize on a larger pool: at most ε of the budget leaves g
   const grpo = createStrategy('grpo', { budget: 192, groupSize: 8 }).roots.plan({
     candidates,
     round: 0,
-    budget: 192,
     remaining: 192,
     results: new Map(),
     rng: createRng(8),
   });
   const step = await createStrategy('guarded', { budget: 192, groupSize: 8, explore: 0.125 }).perStep!(start(candidates));
-  const plan = step.strategy.roots.plan({ candidates, round: 0, budget: 192, remaining: 192, results: new Map(), rng: createRng(8) });
+  const plan = step.strategy.roots.plan({ candidates, round: 0, remaining: 192, results: new Map(), rng: createRng(8) });
   const same = [...grpo.entries()].filter(([id, m]) => plan.get(id) === m).length;
   // grpo: 24 prompts × 8; guarded keeps ⌊168 / 8⌋ = 21 of them unchanged, (1 − ε) of grpo's prompts.
   assert.equal(grpo.size, 24);

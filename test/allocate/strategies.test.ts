@@ -50,7 +50,7 @@ function simulateStep(strategy: Strategy, candidates: RootCandidate[], seed: num
   const cap = strategy.cap;
   const rounds = strategy.roots.rounds === 'until-empty' ? 100 : 1;
   for (let round = 0; round < rounds; round++) {
-    const plan = strategy.roots.plan({ candidates, round, budget: cap, remaining: cap - trace.bare, results, rng: rng.fork(`roots/${round}`) });
+    const plan = strategy.roots.plan({ candidates, round, remaining: cap - trace.bare, results, rng: rng.fork(`roots/${round}`) });
     if (plan.size === 0) break;
     trace.rounds.push([...plan]);
     for (const [id, m] of plan) {
@@ -95,7 +95,7 @@ const make = (name: StrategyName, options: Record<string, unknown> = base) => cr
 
 /** Round 0 of a strategy's roots with its whole budget left. */
 function rootsOf(strategy: Strategy, candidates: readonly RootCandidate[]): Map<string, number> {
-  return strategy.roots.plan({ candidates, round: 0, budget: strategy.cap, remaining: strategy.cap, results: new Map(), rng: createRng(0) });
+  return strategy.roots.plan({ candidates, round: 0, remaining: strategy.cap, results: new Map(), rng: createRng(0) });
 }
 
 /** Every strategy, plus the ablation variants of trace (uniform roots and/or uniform prefixes). */
@@ -207,9 +207,7 @@ test('oracle truthSamples: k: the root solver sees p through k fresh outcomes, v
     { promptId: 'close', v: 0.5, p: 0.9 },
   ];
   const opts = { budget: 2, continuations: 0, min: 2, max: 2 };
-  const plan = (s: Strategy, seed: number) => [
-    ...s.roots.plan({ candidates, round: 0, budget: 2, remaining: 2, results: new Map(), rng: createRng(seed) }).keys(),
-  ];
+  const plan = (s: Strategy, seed: number) => [...s.roots.plan({ candidates, round: 0, remaining: 2, results: new Map(), rng: createRng(seed) }).keys()];
   const exact = createStrategy('oracle', opts);
   const seen = createStrategy('oracle', { ...opts, truthSamples: 2 });
   const steps = 4000;
@@ -241,10 +239,10 @@ test('oracle truthSamples: outcomes the step drew itself (seen) are read as they
   ];
   const oracle = createStrategy('oracle', { budget: 2, continuations: 0, min: 2, max: 2, truthSamples: 2 });
   for (let seed = 0; seed < 20; seed++)
-    assert.deepEqual([...oracle.roots.plan({ candidates, round: 0, budget: 2, remaining: 2, results: new Map(), rng: createRng(seed) }).keys()], ['mixed']);
+    assert.deepEqual([...oracle.roots.plan({ candidates, round: 0, remaining: 2, results: new Map(), rng: createRng(seed) }).keys()], ['mixed']);
   // Without seen outcomes and without p the oracle still refuses, naming what it needs.
   assert.throws(
-    () => oracle.roots.plan({ candidates: [{ promptId: 'x', v: 0.5 }], round: 0, budget: 2, remaining: 2, results: new Map(), rng: createRng(0) }),
+    () => oracle.roots.plan({ candidates: [{ promptId: 'x', v: 0.5 }], round: 0, remaining: 2, results: new Map(), rng: createRng(0) }),
     /true success probability/,
   );
 });

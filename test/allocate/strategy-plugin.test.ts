@@ -24,7 +24,7 @@ strategies.register({
 test('a plugin’s strategy registers through the family and parses like a built-in one (name, strict options)', () => {
   const s = strategyFromConfig({ name: 'every-other', budget: 8 });
   const candidates = ['a', 'b', 'c', 'd'].map((promptId) => ({ promptId, v: 0.5 }));
-  const plan = s.roots.plan({ candidates, round: 0, budget: 8, remaining: 8, results: new Map(), rng: undefined as never });
+  const plan = s.roots.plan({ candidates, round: 0, remaining: 8, results: new Map(), rng: undefined as never });
   assert.deepEqual([...plan.keys()], ['a', 'c']);
   assert.throws(() => parseStrategyConfig({ name: 'every-other', budget: 8, groupSize: 3 }), /groupSize/);
   assert.throws(() => parseStrategyConfig({ name: 'every-others', budget: 8 }), /every-other/);

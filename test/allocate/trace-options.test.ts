@@ -14,7 +14,7 @@ import { createRng } from '../../src/util/rng.ts';
 import { treeCounts } from '../rollout/helpers.ts';
 
 const rng = createRng(0);
-const rootInput = (candidates: RootCandidate[], remaining: number) => ({ candidates, round: 0, budget: remaining, remaining, results: new Map(), rng });
+const rootInput = (candidates: RootCandidate[], remaining: number) => ({ candidates, round: 0, remaining, results: new Map(), rng });
 const plan = (m: Map<string, number>) => Object.fromEntries([...m].sort());
 
 test('rootPrior: posterior = (κ·Ṽ + successes) / (κ + trials); it moves the root allocation to what was observed', () => {

@@ -60,7 +60,7 @@ export function runAllocationDemo(options: Partial<DemoOptions> = {}): { options
     });
     const pOf = new Map(candidates.map((c) => [c.promptId, c.p!]));
     strategies.forEach((s, k) => {
-      const plan = s.roots.plan({ candidates, round: 0, budget: o.budget, remaining: o.budget, results: new Map(), rng: rng.fork(`plan/${s.name}`) });
+      const plan = s.roots.plan({ candidates, round: 0, remaining: o.budget, results: new Map(), rng: rng.fork(`plan/${s.name}`) });
       // The same outcome stream per prompt for every strategy (common random numbers).
       let mixed = 0;
       let spent = 0;

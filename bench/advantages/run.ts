@@ -5,7 +5,7 @@
  * Run: npx tsx bench/advantages/run.ts
  */
 import { availableParallelism } from 'node:os';
-import { buildForest, createEstimator, ESTIMATOR_NAMES, type ForestNode } from '../../src/advantage/index.ts';
+import { buildForest, createEstimator, estimatorNames, type ForestNode } from '../../src/advantage/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 const PROMPTS = 1024;
@@ -64,7 +64,7 @@ console.log(
   `batch: ${PROMPTS} prompts × ${ROLLOUTS} rollouts × ${TURNS} turns + ${CONTINUATIONS} continuations each: ${nodes.length} nodes, ${forest.rewardedLeaves.length} leaves; ${REPEATS} runs`,
 );
 console.log(`buildForest: ${fmt(time(() => buildForest(nodes)))}`);
-for (const name of ESTIMATOR_NAMES) {
+for (const name of estimatorNames()) {
   const est = createEstimator(name);
   console.log(`${name}: ${fmt(time(() => est.estimate(forest)))}`);
 }

@@ -23,5 +23,15 @@ export {
   type TraceOptions,
   type TracePromptTerm,
 } from './trace.ts';
-export { createEstimator, isEstimatorName, scaleProblem, UnknownEstimatorError, type EstimatorOptions } from './registry.ts';
+export {
+  createEstimator,
+  estimatorNames,
+  estimators,
+  isEstimatorName,
+  isPerNodeEstimator,
+  scaleProblem,
+  UnknownEstimatorError,
+  type EstimatorEntry,
+  type EstimatorOptions,
+} from './registry.ts';
 export { parseForestInput } from './forest-input.ts';

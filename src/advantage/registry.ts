@@ -3,14 +3,14 @@ import { createGrpo } from './grpo.ts';
 import { createTrace, createTraceLocal } from './trace.ts';
 import { createTreeGrpo } from './tree-grpo.ts';
 import { createTreepo } from './treepo.ts';
-import { ESTIMATOR_NAMES, type AdvantageEstimator, type EstimatorName } from './types.ts';
+import type { AdvantageEstimator, EstimatorName } from './types.ts';
 import { defineFamily } from '../util/family.ts';
 
 /** Raised when a configuration names an estimator that does not exist. */
 export class UnknownEstimatorError extends Error {
   override name = 'UnknownEstimatorError';
   constructor(readonly requested: string) {
-    super(`unknown advantage estimator "${requested}"; choose one of: ${ESTIMATOR_NAMES.join(', ')}`);
+    super(`unknown advantage estimator "${requested}"; choose one of: ${estimators.names().join(', ')}`);
   }
 }
 
@@ -25,13 +25,16 @@ export interface EstimatorOptions {
 }
 
 /**
- * One estimator: its constructor and, when some advantage scale would not be that estimator any more,
- * why (`scaleProblem`).
+ * One estimator: its constructor, when some advantage scale would not be that estimator any more, why
+ * (`scaleProblem`), and whether its advantages are per node (`perNode`: a shared turn has one value in
+ * every leaf through it, so per-turn output and `sharedTurns: once` are well defined; the others
+ * broadcast one scalar per leaf).
  */
 export interface EstimatorEntry {
   name: EstimatorName;
   build(options: EstimatorOptions): AdvantageEstimator;
   scaleProblem?(scale: AdvantageScale): string | undefined;
+  perNode?: true;
 }
 
 /** The estimator family, picked by name once, at configuration time. */
@@ -45,13 +48,21 @@ export const estimators = defineFamily<EstimatorEntry>('advantage estimator', [
     scaleProblem: (scale) =>
       scale === 'none' ? 'none applies to grpo, tree-grpo, trace and trace-local; treepo whitens over the batch by definition' : undefined,
   },
-  { name: 'trace', build: createTrace },
-  { name: 'trace-local', build: createTraceLocal },
+  { name: 'trace', build: createTrace, perNode: true },
+  { name: 'trace-local', build: createTraceLocal, perNode: true },
 ]);
 
 export function isEstimatorName(name: string): name is EstimatorName {
-  return (ESTIMATOR_NAMES as readonly string[]).includes(name);
+  return estimators.has(name);
 }
+
+/** Whether estimator `name`'s advantages are per node (its entry's `perNode`). */
+export function isPerNodeEstimator(name: string): boolean {
+  return isEstimatorName(name) && estimators.get(name).perNode === true;
+}
+
+/** Every estimator's name, in the family's order. */
+export const estimatorNames = (): EstimatorName[] => estimators.names() as EstimatorName[];
 
 /**
  * Why estimator `name` cannot take advantage scale `scale`, or undefined when it can (its entry's

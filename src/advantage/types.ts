@@ -50,17 +50,8 @@ export interface LeafAdvantage {
   turns: number[];
 }
 
-export const ESTIMATOR_NAMES = ['grpo', 'tree-grpo', 'treepo', 'trace', 'trace-local'] as const;
-export type EstimatorName = (typeof ESTIMATOR_NAMES)[number];
-
-/**
- * Estimators whose advantages are per node (a shared turn has one value in every leaf through it),
- * so per-turn output and `sharedTurns: once` are well defined; the others broadcast one scalar per leaf.
- */
-export const PER_NODE_ESTIMATORS = ['trace', 'trace-local'] as const satisfies readonly EstimatorName[];
-export function isPerNodeEstimator(name: string): boolean {
-  return (PER_NODE_ESTIMATORS as readonly string[]).includes(name);
-}
+/** The built-in estimators' names; the family (registry.ts) holds them, each with what is specific to it. */
+export type EstimatorName = 'grpo' | 'tree-grpo' | 'treepo' | 'trace' | 'trace-local';
 
 /** One advantage estimator: a batch forest in, one record per rewarded leaf out (in input order). */
 export interface AdvantageEstimator {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { budgetProblem, foreignOptionMessage, strategies, strategyConfigSchema } from '../allocate/index.ts';
-import { ADVANTAGE_SCALES, ESTIMATOR_NAMES, isPerNodeEstimator, scaleProblem } from '../advantage/index.ts';
+import { ADVANTAGE_SCALES, estimatorNames, isPerNodeEstimator, scaleProblem, type EstimatorName } from '../advantage/index.ts';
 import { predictorKinds } from '../predict/registry.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { UserError } from '../util/user-error.ts';
@@ -50,7 +50,7 @@ export const trainConfigSchema = z
         'Allocation strategy and its budget B in trajectories per step (name and budget not given: defensive, B = 192, which is grpo exactly while pool × G ≤ B; other fields not given take the named strategy’s defaults; docs/allocation.md §8 says which to run).',
       ),
     estimator: z
-      .enum(ESTIMATOR_NAMES)
+      .enum(estimatorNames() as [EstimatorName, ...EstimatorName[]])
       .default('trace')
       .describe(
         'Advantage estimator (TRACE-SPEC §5; docs/advantages.md). trace keeps a prompt-level term below branch points; trace-local is the earlier rule, each turn compared only at the deepest branch point above it.',

@@ -10,7 +10,7 @@ import {
   createTrace,
   createTreepo,
   DEFAULT_PROMPT_TERM,
-  ESTIMATOR_NAMES,
+  estimatorNames,
   isPerNodeEstimator,
   TRACE_PROMPT_TERMS,
   type ForestNode,
@@ -24,7 +24,7 @@ const CASES = 60;
 const estimate = (name: string, nodes: readonly ForestNode[]): LeafAdvantage[] => createEstimator(name).estimate(buildForest(nodes));
 const shift = (nodes: readonly ForestNode[], by: number) => nodes.map((n) => (n.reward === undefined ? n : { ...n, reward: n.reward + by }));
 
-for (const name of ESTIMATOR_NAMES) {
+for (const name of estimatorNames()) {
   describe(`estimator ${name}`, () => {
     test('one record per rewarded leaf; turns aligned with the path from the prompt', () => {
       for (let s = 0; s < CASES; s++) {

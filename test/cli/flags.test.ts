@@ -1,7 +1,7 @@
 /** The CLI's flag help, allowed values and number conversion come from the schema and the registries. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ESTIMATOR_NAMES } from '../../src/advantage/index.ts';
+import { estimatorNames } from '../../src/advantage/index.ts';
 import { strategies } from '../../src/allocate/index.ts';
 import { evalConfig, type EvalFlags } from '../../src/cli/commands/eval.ts';
 import { CONFIG_FLAGS, rawConfig, settingHelp } from '../../src/cli/commands/train.ts';
@@ -18,7 +18,7 @@ test('every flag sets a schema setting, and its help is the setting’s descript
     for (const v of s.values ?? []) assert.ok(help.includes(v), `${flag} help lacks ${v}`);
   }
   for (const name of strategies.names()) assert.ok(settingHelp('strategy.name').includes(name), name);
-  for (const name of ESTIMATOR_NAMES) assert.ok(settingHelp('estimator').includes(name), name);
+  for (const name of estimatorNames()) assert.ok(settingHelp('estimator').includes(name), name);
 });
 
 test('numeric flags become numbers (the schema says which), and a non-number is a usage error naming the flag', () => {

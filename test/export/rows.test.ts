@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createEstimator, ESTIMATOR_NAMES, forestFromTrees } from '../../src/advantage/index.ts';
+import { createEstimator, estimatorNames, forestFromTrees } from '../../src/advantage/index.ts';
 import { buildBatch, trieRecords, type TrieRecord } from '../../src/export/index.ts';
 import { byteTokenizer } from '../../src/tokens/index.ts';
 import { getNode, turnsTo } from '../../src/tree/index.ts';
@@ -61,7 +61,7 @@ test('the response mask is 1 on exactly the model tokens and 0 on exactly the ob
 
 test('advantages equal the estimator’s output for every estimator, spread over each turn’s model tokens', async () => {
   const run = await smallRun();
-  for (const name of ESTIMATOR_NAMES) {
+  for (const name of estimatorNames()) {
     const expected = createEstimator(name).estimate(forestFromTrees(run.trees));
     const batch = buildBatch(run.trees, { step: 3, estimator: createEstimator(name) });
     assert.equal(batch.meta.estimator, name);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import {
   ADVANTAGE_SCALES,
   createEstimator,
-  ESTIMATOR_NAMES,
+  estimatorNames,
   ForestError,
   isPerNodeEstimator,
   parseForestInput,
@@ -21,7 +21,7 @@ export function register(program: Command): void {
   program
     .command('advantages')
     .description('compute tree-aware advantages for a forest of rollouts read from stdin')
-    .requiredOption('--estimator <name>', `one of: ${ESTIMATOR_NAMES.join(', ')}`)
+    .requiredOption('--estimator <name>', `one of: ${estimatorNames().join(', ')}`)
     .option('--scale <scale>', 'std (divide by the group std, GRPO) or none (unscaled deviations, Dr. GRPO; not treepo)', 'std')
     .action(async (opts: { estimator: string; scale: string }) => {
       const estimator = pickEstimator(opts.estimator, opts.scale);

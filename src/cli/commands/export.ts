@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { resolveApiKey } from '../../policy/openai/api-key.ts';
-import { isEstimatorName, ESTIMATOR_NAMES } from '../../advantage/index.ts';
+import { isEstimatorName, estimatorNames } from '../../advantage/index.ts';
 import { EXPORT_FORMATS, ExportError, exportRun, isExportFormat, TokenizerMismatchError } from '../../export/index.ts';
 import { loadTranscript, readTools, ServerTokenizerError, TOKENIZER_SPECS, TokenizerError, type Transcript } from '../../tokens/index.ts';
 import { RunStoreError } from '../../store/index.ts';
@@ -57,14 +57,14 @@ export function register(program: Command): void {
     .option('--step <n>', 'step to export (default: the last completed step)')
     .requiredOption('--format <form>', `row form: ${EXPORT_FORMATS.join(', ')} (verl/trl write Parquet unless --out ends in .jsonl)`)
     .requiredOption('--out <file>', 'file to write')
-    .option('--estimator <name>', `advantage estimator (default: the run's): ${ESTIMATOR_NAMES.join(', ')}`)
+    .option('--estimator <name>', `advantage estimator (default: the run's): ${estimatorNames().join(', ')}`)
     .option('--no-check-server-ids', 'keep server token ids even when they do not decode to the turn text with --tokenizer');
   addTokenizerOptions(cmd)
     .option('--base-url <url>', 'server for --tokenizer server')
     .action(async (dir: string, opts: { step?: string; format: string; out: string; estimator?: string; checkServerIds: boolean; baseUrl?: string }) => {
       if (!isExportFormat(opts.format)) throw new UsageError(`--format ${opts.format}: choose one of ${EXPORT_FORMATS.join(', ')}`);
       if (opts.estimator !== undefined && !isEstimatorName(opts.estimator))
-        throw new UsageError(`--estimator ${opts.estimator}: choose one of ${ESTIMATOR_NAMES.join(', ')}`);
+        throw new UsageError(`--estimator ${opts.estimator}: choose one of ${estimatorNames().join(', ')}`);
       let step: number | undefined;
       if (opts.step !== undefined) {
         step = parseInteger('--step', opts.step, { min: 0 });

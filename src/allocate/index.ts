@@ -38,6 +38,7 @@ export {
   TRACE_PRESETS,
   type TracePreset,
   strategyOptionSchemas,
+  pluginStrategyOptions,
   foreignOptionMessage,
   optionKeys,
   optionsFor,

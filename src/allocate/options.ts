@@ -53,6 +53,15 @@ export const RECOMMENDED_TRACE_OPTIONS = { roots: 'uniform', rootResample: true,
 export const TRACE_PRESETS = { paper: {}, recommended: RECOMMENDED_TRACE_OPTIONS } as const;
 export type TracePreset = keyof typeof TRACE_PRESETS;
 
+/**
+ * A plugin strategy's options (lab/, a user's module): strict, with the budget B and its unit described
+ * as every built-in strategy's are, so the configuration reference and the train flags (`--budget`,
+ * `--budget-unit`) treat it as one of them; `shape` adds its own fields.
+ */
+export function pluginStrategyOptions<N extends string, S extends z.ZodRawShape>(name: N, shape: S) {
+  return strategyObject(name, { budget, ...shape });
+}
+
 /** A strategy's own options, strict: a key it does not take fails with foreignOptionMessage. */
 function strategyObject<N extends string, S extends z.ZodRawShape>(name: N, shape: S) {
   return z.strictObject(

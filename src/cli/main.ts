@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { commands } from './commands/index.ts';
 import { UserError } from '../util/user-error.ts';
 import { systemErrorLine } from './errors.ts';
+import { loadPlugins, pluginArgs } from './plugins.ts';
 
 /** The package's version, read from package.json (one place to bump it). */
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -17,7 +18,8 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
     .version(VERSION)
     .exitOverride()
     // Parser errors are printed by main() as one line with a pointer to --help (help and version still print).
-    .configureOutput({ outputError: () => {} });
+    .configureOutput({ outputError: () => {} })
+    .addHelpText('after', '\nAny command: --plugin <module> (repeatable) imports a module that registers strategies or environment or policy kinds first.');
   const named = argv.slice(2).find((a) => !a.startsWith('-'));
   const wanted =
     argv.slice(2).some((a) => a === '--version' || a === '-V') && named === undefined
@@ -30,9 +32,13 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
 }
 
 /** Runs the CLI; user errors become one stderr line and exit code 2, never a stack trace. */
-export async function main(argv: string[]): Promise<void> {
+export async function main(args: string[]): Promise<void> {
   let program: Command | undefined;
+  let argv = args;
   try {
+    const { plugins, rest } = pluginArgs(args);
+    argv = rest;
+    await loadPlugins(plugins);
     program = await buildProgram(argv);
     const unknown = unknownCommand(program, argv.slice(2));
     // commander answers `nonsense --help` and `help nonsense` with the general help and exit 0: parse the

@@ -2,11 +2,11 @@
  * Parquet batch files at fleet scale: synthetic verl rows (N leaves × T response tokens, 60 % of them
  * model tokens, VERL_COLUMNS) written three ways in the same run, each in its own child process (so
  * each has its own peak RSS), alternating per repetition:
- *  - now:    trace-rl's writer (src/export/parquet.ts: row groups of ROW_GROUP_ROWS, no dictionary
- *            trial on token ids and log-probabilities);
- *  - before: the same hyparquet-writer call as the writer had before (its default row groups, every
- *            column tried for a dictionary);
- *  - duckdb: DuckDB's COPY … TO parquet of the same rows (loaded from JSONL first, load not timed).
+ *  - now:       trace-rl's writer (src/export/parquet.ts: Apache Arrow record batches of ROW_GROUP_ROWS,
+ *               written by parquet-wasm, the Rust arrow-rs writer compiled to WebAssembly);
+ *  - hyparquet:  the JavaScript writer trace-rl used before (hyparquet-writer with the same row groups,
+ *               no dictionary on token ids and log-probabilities, no statistics on lists);
+ *  - duckdb:     DuckDB's COPY … TO parquet of the same rows (loaded from JSONL first, load not timed).
  * Reports wall seconds (min / median / max), the child's peak RSS (VmHWM), file size, and ratios.
  * Run: npx tsx bench/export/parquet-scale.ts [--rows 4096] [--tokens 2500] [--reps 3]
  */
@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { VERL_COLUMNS } from '../../src/export/columns.ts';
-import { parquetBytes } from '../../src/export/parquet.ts';
+import { parquetBytes, ROW_GROUP_ROWS } from '../../src/export/parquet.ts';
 import type { LeafRow } from '../../src/export/rows.ts';
 import { createRng } from '../../src/util/rng.ts';
 
@@ -63,6 +63,26 @@ function rows(): LeafRow[] {
   });
 }
 
+/** The schema the hyparquet-writer version wrote (standard 3-level LISTs, REQUIRED elements). */
+function hyparquetSchema(columns: typeof VERL_COLUMNS) {
+  const primitive: Record<string, object> = {
+    string: { type: 'BYTE_ARRAY', converted_type: 'UTF8' },
+    int32: { type: 'INT32' },
+    double: { type: 'DOUBLE' },
+    bool: { type: 'BOOLEAN' },
+  };
+  const schema: object[] = [{ name: 'root', num_children: columns.length }];
+  for (const c of columns) {
+    const list = /^list<(.+)>$/.exec(c.type);
+    if (list) {
+      schema.push({ name: c.name, repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 });
+      schema.push({ name: 'list', repetition_type: 'REPEATED', num_children: 1 });
+      schema.push({ name: 'element', repetition_type: 'REQUIRED', ...primitive[list[1]!] });
+    } else schema.push({ name: c.name, repetition_type: c.nullable ? 'OPTIONAL' : 'REQUIRED', ...primitive[c.type] });
+  }
+  return schema as never;
+}
+
 const peakRssMb = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
 
 if (variant) {
@@ -92,8 +112,10 @@ if (variant) {
                 name: c.name,
                 data: data.map((r) => r[c.name] as unknown) as never,
                 statistics: !c.type.startsWith('list'),
+                ...(c.dictionary === false ? { encoding: 'PLAIN' as const } : {}),
               })),
-              schema: (await import('../../src/export/parquet.ts')).schemaOf(VERL_COLUMNS),
+              schema: hyparquetSchema(VERL_COLUMNS),
+              rowGroupSize: ROW_GROUP_ROWS,
               kvMetadata: [{ key: 'k', value: 'v' }],
             }),
           );
@@ -106,7 +128,7 @@ if (variant) {
 
 const dir = mkdtempSync(join(tmpdir(), 'parquet-scale-'));
 const me = fileURLToPath(import.meta.url);
-const results: Record<string, Array<{ seconds: number; peakMb: number; rowsMb: number; sizeMb: number }>> = { now: [], before: [], duckdb: [] };
+const results: Record<string, Array<{ seconds: number; peakMb: number; rowsMb: number; sizeMb: number }>> = { now: [], hyparquet: [], duckdb: [] };
 for (let r = 0; r < reps; r++) {
   for (const v of Object.keys(results)) {
     const run = spawnSync(

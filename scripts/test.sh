@@ -12,5 +12,5 @@ if [ "${#files[@]}" -eq 0 ]; then
 fi
 npx tsc --noEmit
 # The sources stay as the formatter writes them (npm run format fixes a failure here).
-npx prettier --check --log-level warn 'src/**/*.ts' 'test/**/*.ts' 'bench/**/*.ts' 'examples/**/*.ts' bin/trace-rl.js
+npx prettier --check --log-level warn 'src/**/*.ts' 'test/**/*.ts' 'bench/**/*.ts' 'lab/**/*.ts' 'examples/**/*.ts' bin/trace-rl.js
 exec node --import tsx --test --test-concurrency=2 "${files[@]}"

@@ -13,7 +13,8 @@
  *  final-r2-* issue 34 §3's finals at equal tokens beside final-late: the default world, math-world, and
  *            both (and the late world) on two unused world seeds (roundTwo)
  */
-import { optionsFor, type StrategyName } from '../../src/allocate/index.ts';
+import { PREFILL_PRICE } from '../../lab/index.ts';
+import { optionsFor, strategies, strategyOptionSchemas, type StrategyName } from '../../src/allocate/index.ts';
 
 export interface Scale {
   /** Seeds firstSeed, firstSeed + 1, …, firstSeed + seeds − 1 (development: 0–4; the frozen final run: 100–109). */
@@ -759,6 +760,24 @@ export function arms(experiment: ExperimentName): Arm[] {
         at('oracle-k2', { name: 'oracle', continuations: 0, truthSamples: 2 }, 'the root solver on p seen through 2 fresh rollouts (uncharged)', {
           predictor: { kind: 'global' },
         }),
+        // Added after the probe arms, as the last root-scorer test (lab/pi-gold.ts, a plugin strategy the
+        // workers register): the root solver on the current policy's teacher-forced probability of each
+        // candidate's gold trajectory, a score that reads gold metadata; uncharged, then charged at the lab's
+        // declared prefill price. Development seeds only, paired with grpo-g3 and oracle-k2 rerun beside it.
+        at(
+          'pigold',
+          { name: 'pigold', score: 'product' },
+          'the root solver on π_gold, the policy’s teacher-forced probability of the gold trajectory (uncharged)',
+          {
+            predictor: { kind: 'global' },
+          },
+        ),
+        at(
+          'pigold-charged',
+          { name: 'pigold', score: 'product', prefillPrice: PREFILL_PRICE },
+          'π_gold charged: each step’s cap less 1/5 of a generated token per teacher-forced token',
+          { predictor: { kind: 'global' } },
+        ),
       ];
     }
     case 'final-r3-world': {
@@ -953,6 +972,16 @@ function envSize(env: Arm['env'], n: number | undefined): Record<string, unknown
   return env === 'world' ? { questions: n } : env === 'math-world' ? { math: { problems: n } } : {};
 }
 
+/**
+ * The entries of `options` that strategy `name` takes: a built-in's option list, or the keys of the
+ * schema a plugin (lab/) registered, so a plugin arm gets the bench's shared options the same way.
+ */
+function takenOptions(name: string, options: Record<string, unknown>): Record<string, unknown> {
+  if (name in strategyOptionSchemas) return optionsFor(name as StrategyName, options);
+  const shape = (strategies.get(name).schema as { shape?: Record<string, unknown> }).shape ?? {};
+  return Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'name' && k in shape));
+}
+
 /** The raw `trace-rl train` configuration of one arm and seed (validated by the caller). */
 export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, unknown> {
   const name = arm.strategy.name as StrategyName;
@@ -963,7 +992,7 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     pool: arm.extra?.pool ?? scale.pool,
     env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed, ...envSize(arm.env, scale.envQuestions), ...arm.extra?.env },
     // An arm that names trace without a preset means the paper plus the options it lists, as when it was frozen.
-    strategy: { name, ...optionsFor(name, { budget: scale.budget, continuations: 2, ...(name === 'trace' ? { preset: 'paper' } : {}), ...arm.strategy }) },
+    strategy: { name, ...takenOptions(name, { budget: scale.budget, continuations: 2, ...(name === 'trace' ? { preset: 'paper' } : {}), ...arm.strategy }) },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions, ...(scale.evalSamples ? { samples: scale.evalSamples } : {}) },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
     ...(arm.extra?.estimator ? { estimator: arm.extra.estimator } : {}),

@@ -5,6 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { train } from '../../src/train/index.ts';
+// The lab's strategies (plugins) register before the configuration is parsed, so their names parse here.
+import '../../lab/index.ts';
 
 const [dir, configFile] = process.argv.slice(2);
 if (!dir) throw new Error('usage: worker.ts <run-dir> [config.json]');

@@ -147,4 +147,25 @@ export class BudgetLedger {
   recordToolCall(): void {
     this.spent.toolCalls += 1;
   }
+
+  /**
+   * Adds what another ledger settled for a part of this step (a worker process's prompts), so the
+   * totals and what remains are the step's. Refused when it would pass a cap: the part was given
+   * more than this ledger had left.
+   */
+  absorb(part: Spend): void {
+    for (const [k, v] of Object.entries(part)) if (!Number.isFinite(v) || v < 0) throw new LedgerError(`spend "${k}" must be a non-negative number, got ${v}`);
+    const after = { ...this.spent };
+    for (const k of Object.keys(after) as Array<keyof Spend>) after[k] += part[k];
+    const over =
+      trajectories(after) > (this.caps.trajectories ?? Infinity)
+        ? 'trajectories'
+        : after.turns > (this.caps.turns ?? Infinity)
+          ? 'turns'
+          : after.tokens > (this.caps.tokens ?? Infinity)
+            ? 'tokens'
+            : undefined;
+    if (over) throw new LedgerError(`absorbing ${JSON.stringify(part)} would pass the ${over} cap of ${this.caps[over]}`);
+    this.spent = after;
+  }
 }

@@ -8,6 +8,7 @@ import { expandPrompt, expandStep, type Expansion } from './expansion.ts';
 import { checkCounts, type CountsRule } from './plan-check.ts';
 import { leftoverTopUp } from './leftover-top-up.ts';
 import { liveTape, recordTape, replayTape, type Tape } from './recorder.ts';
+import type { RemoteRound } from './remote-round.ts';
 import { Semaphore } from './semaphore.ts';
 import { engineSettings, type EngineSettings } from './settings.ts';
 import { BudgetTooSmall, StepBudget } from './step-budget.ts';
@@ -32,7 +33,8 @@ import { runTrajectory, type TrajectoryContext, type TrajectoryResult, type Traj
 export async function runStep<S>(options: StepOptions<S>): Promise<StepResult> {
   const run = new StepRun(options);
   try {
-    await run.rootRounds();
+    if (options.remote) await run.remoteRound(options.remote);
+    else await run.rootRounds();
     await run.leftoverTopUp();
   } finally {
     run.detach();
@@ -92,11 +94,8 @@ class StepRun<S> {
     const perPrompt = (strategy?.prefixes?.schedule ?? DEFAULT_SCHEDULE).kind === 'per-prompt';
     const roundZero: Array<TrajectoryContext<S>> = [];
     for (let round = 0; !this.signal.aborted && (round === 0 || moreRounds); round++) {
-      const plan = strategy ? this.planRoots(strategy, round, results) : new Map(this.options.rootPlan);
-      if (round === 0 && strategy && !this.signal.aborted && [...plan.values()].every((m) => m === 0)) this.refuseEmptyStep(strategy);
-      if (plan.size === 0) break;
-      checkCounts(plan, `root plan round ${round}`, 'm', this.promptCounts());
-      this.rounds.push(plan);
+      const plan = this.rootRound(round, results);
+      if (!plan) break;
       const promptRuns: Array<Promise<void>> = [];
       let count = 0;
       for (const [id, m] of plan) {
@@ -124,6 +123,40 @@ class StepRun<S> {
       if (round === 0 && !perPrompt) expansions.push(expandStep(this.expansion(), roundZero));
     }
     await Promise.all(expansions);
+  }
+
+  /** Root round `round`'s plan, checked and kept; undefined when it plans nothing (the rounds end). */
+  private rootRound(round: number, results: ReadonlyMap<string, readonly number[]>): Map<string, number> | undefined {
+    const { strategy } = this;
+    const plan = strategy ? this.planRoots(strategy, round, results) : new Map(this.options.rootPlan);
+    if (round === 0 && strategy && !this.signal.aborted && [...plan.values()].every((m) => m === 0)) this.refuseEmptyStep(strategy);
+    if (plan.size === 0) return undefined;
+    checkCounts(plan, `root plan round ${round}`, 'm', this.promptCounts());
+    this.rounds.push(plan);
+    return plan;
+  }
+
+  /**
+   * Phases 1–3 with phases 2–3 run elsewhere (options.remote): round 0 is planned here, its trees come
+   * back finished and are taken in as this step's, their spend into this step's ledger.
+   */
+  async remoteRound(remote: RemoteRound): Promise<void> {
+    if (this.signal.aborted) return;
+    const plan = this.rootRound(0, new Map());
+    if (!plan) return;
+    const planned = [...plan.values()].reduce((a, b) => a + b, 0);
+    this.emit({ kind: 'roots', round: 0, prompts: plan.size, trajectories: planned, progress: { ...this.progress } });
+    const out = await remote.run({ plan, candidates: this.candidates, ...(this.weights ? { weights: this.weights } : {}), signal: this.signal });
+    for (const tree of out.trees) {
+      const prompt = this.byId.get(tree.promptId);
+      if (!prompt || !(plan.get(tree.promptId)! > 0) || this.trees.has(tree.promptId))
+        throw new EngineError(`a remote part returned a tree for "${tree.promptId}", which is not a prompt it was given`);
+      this.contextFor(prompt, tree);
+    }
+    this.budget.ledger.absorb(out.spend);
+    for (const k of Object.keys(this.progress) as Array<keyof typeof this.progress>) this.progress[k] += out.progress[k];
+    for (const [code, n] of Object.entries(out.failures))
+      this.failures[code as keyof typeof this.failures] = (this.failures[code as keyof typeof this.failures] ?? 0) + n!;
   }
 
   /** One root round's plan, timed with the caller's clock (the root solve is allocation, not rollout). */
@@ -276,10 +309,11 @@ class StepRun<S> {
     };
   }
 
-  private contextFor(p: Prompt): TrajectoryContext<S> {
+  /** The prompt's trajectory context, made on first use around `given` (a tree grown elsewhere) or a new tree. */
+  private contextFor(p: Prompt, given?: RolloutTree): TrajectoryContext<S> {
     let ctx = this.contexts.get(p.id);
     if (!ctx) {
-      const tree = createTree(p.id, p.question);
+      const tree = given ?? createTree(p.id, p.question);
       this.trees.set(p.id, tree);
       const { env, policy, rng, greedy, parseAction } = this.options;
       const admission = this.budget.admission;

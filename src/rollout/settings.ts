@@ -37,6 +37,15 @@ export const engineSettingsSchema = z.object({
     .describe(
       'Retries of transient failures (timeout, server_error, parse_error from the server, tool errors). After the last attempt fails the trajectory is dropped: it ends with end = error and no reward.',
     ),
+  workers: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(1)
+    .describe(
+      "Worker processes a training step's rollouts are split across by prompt (1 = all in this process). With N > 1 this process plans the roots, each worker runs the bare rollouts and prefix expansion of its share of the prompts (concurrency is divided among them), and this process merges the trees and runs the leftover top-up; the trees are the same as in process. Only for budgets in trajectories, one root round and per-prompt expansion (not dapo, not priced units, not trace's prefixBudget: shared); eval and the rollout service run in process (docs/rollout.md, Worker processes).",
+    ),
 });
 
 export type EngineSettings = z.output<typeof engineSettingsSchema>;

@@ -7,6 +7,7 @@ import type { Rng } from '../util/rng.ts';
 import type { EngineEvent, Progress } from './events.ts';
 import type { Scorer } from './candidates.ts';
 import type { Recording } from './recorder.ts';
+import type { RemoteRound } from './remote-round.ts';
 import type { EngineSettings, EngineSettingsInput } from './settings.ts';
 import type { ActionParser } from './trajectory.ts';
 
@@ -35,6 +36,11 @@ interface StepBasics<S> {
   parseAction?: ActionParser;
   /** Greedy decoding (evaluation). */
   greedy?: boolean;
+  /**
+   * Runs round 0's bare rollouts and prefix expansion elsewhere (worker processes; split/split-step.ts
+   * sets it and refuses the options it cannot split). Absent: everything runs in this process.
+   */
+  remote?: RemoteRound;
 }
 
 /** Roots, prefixes and leftover from a strategy; the step's ledger is capped at its `cap`. */

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { budgetProblem, foreignOptionMessage, strategies, strategyConfigSchema } from '../allocate/index.ts';
+import { budgetProblem, foreignOptionMessage, strategies, strategyConfigSchema, strategyFromConfig } from '../allocate/index.ts';
 import { ADVANTAGE_SCALES, estimatorNames, isPerNodeEstimator, scaleProblem, type EstimatorName } from '../advantage/index.ts';
 import { predictorKinds } from '../predict/registry.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
+import { strategySplitRefusal } from '../rollout/split/refusal.ts';
 import { UserError } from '../util/user-error.ts';
 import { DEFAULT_ENV_KIND, envConfigSchema, envKindsTaking } from '../env/registry.ts';
 import { policyConfigSchema, policyKindsTaking } from '../policy/registry.ts';
@@ -148,6 +149,9 @@ export const trainConfigSchema = z
       });
     const scale = scaleProblem(c.estimator, c.advantageScale);
     if (scale) ctx.addIssue({ code: 'custom', path: ['advantageScale'], message: scale });
+    // Refused here rather than at the first step, so nothing is written for a run that cannot split.
+    const split = c.engine.workers > 1 ? strategySplitRefusal(strategyFromConfig(c.strategy)) : undefined;
+    if (split) ctx.addIssue({ code: 'custom', path: ['engine', 'workers'], message: `${split}; or set engine.workers: 1` });
   });
 
 export type TrainConfig = z.output<typeof trainConfigSchema>;

@@ -4,12 +4,13 @@ import { emptySpend, type Spend } from '../budget/index.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
 import { heldOutMetrics } from '../eval/index.ts';
-import { meanBareCost, rootCandidates, runStep, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
+import { meanBareCost, rootCandidates, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
 import { createRng, shuffled } from '../util/rng.ts';
 import type { Components } from './components.ts';
 import { probeOutcomes } from './probe.ts';
+import { stepRollouts } from './step-rollouts.ts';
 import type { TrainConfig } from './config.ts';
 import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, promptOutcomes, storedBins } from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
@@ -116,8 +117,9 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
     run: { env: parts.env, policy: parts.policy },
   };
   const plan = ctx.strategy.perStep ? await ctx.strategy.perStep(start) : { strategy: ctx.strategy, candidates };
+  const runRollouts = stepRollouts(config, parts);
   const rollout = await timed(ctx, times, 'time_rollout_ms', 'rollouts', () =>
-    runStep({
+    runRollouts({
       prompts: pool,
       env: parts.env,
       policy: parts.policy,

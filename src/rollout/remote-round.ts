@@ -1,0 +1,32 @@
+import type { RootCandidate } from '../allocate/types.ts';
+import type { Spend } from '../budget/index.ts';
+import type { RolloutTree, TurnError } from '../tree/index.ts';
+import type { Progress } from './events.ts';
+
+/**
+ * Phases 2–3 of round 0 run somewhere else (worker processes: split/split-step.ts). The engine plans
+ * the roots, hands the plan over, and takes back each planned prompt's finished tree and what the
+ * trees cost; the leftover top-up then runs here on the merged trees.
+ */
+export interface RemoteRound {
+  run(round: RemoteRoundInput): Promise<RemoteRoundOutcome>;
+}
+
+export interface RemoteRoundInput {
+  /** Round 0's root plan (prompt id → m ≥ 0). */
+  plan: ReadonlyMap<string, number>;
+  /** The candidates the plan was made over (their Ṽ is stored on each root as `predicted`). */
+  candidates: readonly RootCandidate[];
+  /** Round 0's importance weights, where the root planner has them. */
+  weights?: ReadonlyMap<string, number>;
+  signal: AbortSignal;
+}
+
+export interface RemoteRoundOutcome {
+  /** One finished tree per prompt of the plan with m > 0 (none of a part cancelled by `signal`). */
+  trees: RolloutTree[];
+  /** What those trees cost, summed over the parts. */
+  spend: Spend;
+  progress: Progress;
+  failures: Partial<Record<TurnError['code'], number>>;
+}

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { usePlugin } from '../util/plugins.ts';
 import { UserError } from '../util/user-error.ts';
 
 /**
@@ -28,7 +29,7 @@ export function pluginArgs(argv: readonly string[]): { plugins: string[]; rest: 
 export async function loadPlugins(paths: readonly string[]): Promise<void> {
   for (const path of paths) {
     try {
-      await import(pathToFileURL(resolve(path)).href);
+      await usePlugin(pathToFileURL(resolve(path)).href);
     } catch (e) {
       const why = e instanceof Error ? e.message.split('\n')[0] : String(e);
       throw new UserError(`--plugin ${path}: could not load it (${why})`);

@@ -5,6 +5,7 @@
  */
 import { strategyFromConfig } from '../allocate/index.ts';
 import type { StepParts } from '../rollout/split/index.ts';
+import { usePlugin } from '../util/plugins.ts';
 import { buildComponents } from './components.ts';
 import type { TrainConfig } from './config.ts';
 
@@ -14,10 +15,13 @@ export interface TrainStepPartsArgs {
   policy?: Uint8Array;
   /** The predictor's checkpoint (SuccessPredictor.save) at this step. */
   predictor: Uint8Array;
+  /** Plugin modules the run's process loaded (file URLs): imported first, so their strategies and kinds exist here too. */
+  plugins?: readonly string[];
 }
 
 export async function buildStepParts(args: unknown): Promise<StepParts> {
-  const { config, policy, predictor } = args as TrainStepPartsArgs;
+  const { config, policy, predictor, plugins = [] } = args as TrainStepPartsArgs;
+  for (const url of plugins) await usePlugin(url);
   // The checkpoint replaces the weights, so the behaviour-cloning warm start would be wasted work.
   const built = 'warmStart' in config.policy ? { ...config, policy: { ...config.policy, warmStart: 'none' } } : config;
   const parts = await buildComponents(built as TrainConfig);

@@ -3,6 +3,7 @@ import { runSplitStep } from '../rollout/split/index.ts';
 import type { TrainConfig } from './config.ts';
 import type { Components } from './components.ts';
 import type { TrainStepPartsArgs } from './split-parts.ts';
+import { loadedPlugins } from '../util/plugins.ts';
 
 /** The module the workers build their parts from, run the way this one runs (TypeScript in a checkout, JavaScript in the build). */
 const PARTS_MODULE = new URL(`./split-parts.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url).href;
@@ -18,6 +19,7 @@ export function stepRollouts(config: TrainConfig, parts: Components): <S>(option
     const args: TrainStepPartsArgs = {
       config,
       predictor: parts.predictor.save(),
+      ...(loadedPlugins().length > 0 ? { plugins: loadedPlugins() } : {}),
       ...(parts.trainable ? { policy: parts.trainable.save() } : {}),
     };
     return runSplitStep(options, { workers, parts: { module: PARTS_MODULE, args } });

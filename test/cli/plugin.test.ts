@@ -9,7 +9,7 @@ import { runCli } from '../reliability/cli-in-process.ts';
 
 const plugin = fileURLToPath(new URL('./fixtures/every-other-plugin.ts', import.meta.url));
 
-test('train --plugin: a strategy registered by a module the command line names trains like a built-in one', async () => {
+test('train --plugin: a strategy registered by a module the command line names trains like a built-in one, in split steps too', async () => {
   const root = mkdtempSync(join(tmpdir(), 'trace-plugin-'));
   try {
     const out = join(root, 'run');
@@ -22,6 +22,34 @@ test('train --plugin: a strategy registered by a module the command line names t
       // Every other candidate of the pool, two bare rollouts each, within B = 8.
       assert.equal(rooted.length, 4);
       assert.ok(rooted.every((t) => t.nodes[t.promptId]!.children.length === 2));
+      // Split across two worker processes, the workers load the plugin too and grow the same trees.
+      const split = join(root, 'split');
+      const w = await runCli([
+        'train',
+        '--plugin',
+        plugin,
+        '--strategy',
+        'every-other',
+        '--budget',
+        '8',
+        '--steps',
+        '1',
+        '--pool',
+        '8',
+        '--set',
+        'engine.workers=2',
+        '--out',
+        split,
+        '--quiet',
+      ]);
+      assert.equal(w.code, 0, w.stderr);
+      const other = RunStore.open(split, { readonly: true });
+      try {
+        const byId = (ts: typeof trees) => Object.fromEntries(ts.map((t) => [t.promptId, t]));
+        assert.deepEqual(byId(other.trees(0)), byId(trees));
+      } finally {
+        other.close();
+      }
     } finally {
       store.close();
     }

@@ -31,3 +31,35 @@ test('every development-round path a markdown file names is in the archive or on
   }
   assert.deepEqual(missing, []);
 });
+
+// The finals' plots no document shows as an image live in a second archive (docs/experiments/README.md).
+const PLOTS = 'bench/compare/archive/final-plots.tar.gz';
+const plotEntries = () => execFileSync('tar', ['-tzf', PLOTS], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n');
+
+test('the plots archive holds only SVG plots under bench/compare/plots/, none of them also on disk', () => {
+  const names = plotEntries();
+  assert.ok(names.length > 10, `${names.length} entries`);
+  assert.deepEqual(
+    names.filter((n) => !/^bench\/compare\/plots\/[\w-]+\/[\w-]+\.svg$/.test(n)),
+    [],
+  );
+  assert.deepEqual(
+    names.filter((n) => existsSync(join(ROOT, n))),
+    [],
+  );
+});
+
+test('every path into a folder whose plots were archived, that a markdown file names, is on disk or in the archive', () => {
+  const docs = execFileSync('git', ['ls-files', '*.md'], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n');
+  const archived = plotEntries();
+  const folders = new Set(archived.map((e) => e.split('/')[3]));
+  const missing: string[] = [];
+  for (const doc of docs) {
+    for (const [, folder, file] of readFileSync(join(ROOT, doc), 'utf8').matchAll(/\bbench\/compare\/plots\/([\w-]+)(\/[\w.-]+)?/g)) {
+      if (!folders.has(folder!)) continue;
+      const full = `bench/compare/plots/${folder}${file ?? ''}`;
+      if (!existsSync(join(ROOT, full)) && !archived.some((e) => e === full || e.startsWith(`${full}/`))) missing.push(`${doc}: ${full}`);
+    }
+  }
+  assert.deepEqual(missing, []);
+});

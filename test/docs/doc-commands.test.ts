@@ -91,7 +91,8 @@ function check(program: Command, words: string[]): string[] {
     cmd = sub;
   }
   if (cmd === program) return words.length && !/^(--help|-h|--version|-V)$/.test(words[0]!) ? [`no command in "${words.join(' ')}"`] : [];
-  const known = new Set(['--help', '-h']);
+  // --plugin is taken by every command before the program is built (src/cli/plugins.ts).
+  const known = new Set(['--help', '-h', '--plugin']);
   for (const o of cmd.options) {
     if (o.long) known.add(o.long);
     if (o.short) known.add(o.short);

@@ -146,7 +146,14 @@ class StepRun<S> {
     if (!plan) return;
     const planned = [...plan.values()].reduce((a, b) => a + b, 0);
     this.emit({ kind: 'roots', round: 0, prompts: plan.size, trajectories: planned, progress: { ...this.progress } });
-    const out = await remote.run({ plan, candidates: this.candidates, ...(this.weights ? { weights: this.weights } : {}), signal: this.signal });
+    const price = this.budget.price;
+    const out = await remote.run({
+      plan,
+      candidates: this.candidates,
+      ...(this.weights ? { weights: this.weights } : {}),
+      ...(price ? { price: { ...price, available: this.budget.spendable(this.budget.ledger.remaining(price.unit)) } } : {}),
+      signal: this.signal,
+    });
     for (const tree of out.trees) {
       const prompt = this.byId.get(tree.promptId);
       if (!prompt || !(plan.get(tree.promptId)! > 0) || this.trees.has(tree.promptId))

@@ -19,6 +19,11 @@ export interface RemoteRoundInput {
   candidates: readonly RootCandidate[];
   /** Round 0's importance weights, where the root planner has them. */
   weights?: ReadonlyMap<string, number>;
+  /**
+   * A budget in turns or tokens: the planned price of a bare rollout and what the step's ledger has
+   * left in that unit, which the parts share out as their own caps (absent in trajectories).
+   */
+  price?: { unit: 'turns' | 'tokens'; root: number; available: number };
   signal: AbortSignal;
 }
 

@@ -7,7 +7,7 @@ import { createStrategy } from '../../src/allocate/index.ts';
 import { Simulator } from '../../src/env/index.ts';
 import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { Recording, runStep, type Allocator, type StepOptions } from '../../src/rollout/index.ts';
-import { partitionPlan, runSplitStep, SplitRefused, StepWorkerError, StepWorkerPool, type WorkerStats } from '../../src/rollout/split/index.ts';
+import { partitionPlan, pricedCaps, runSplitStep, SplitRefused, StepWorkerError, StepWorkerPool, type WorkerStats } from '../../src/rollout/split/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { ConfigError, parseTrainConfig, train } from '../../src/train/index.ts';
 import { createRng } from '../../src/util/rng.ts';
@@ -149,7 +149,6 @@ test('split step: settings whose outcome depends on every prompt at once are ref
   const refused = async (o: StepOptions<unknown>, pattern: RegExp) =>
     assert.rejects(runSplitStep(o, w), (e: Error) => e instanceof SplitRefused && pattern.test(e.message) && /engine\.workers: 1/.test(e.message));
   await refused({ ...step, strategy: createStrategy('dapo', { budget: 24, groupSize: 4 }) }, /dynamic sampling/);
-  await refused({ ...step, strategy: createStrategy('grpo', { budget: 48, unit: 'tokens' }) }, /strategy\.unit/);
   await refused({ ...step, strategy: createStrategy('trace', { ...TRACE, prefixBudget: 'shared' }) }, /prefixBudget: per-prompt/);
   await refused({ ...step, record: new Recording() }, /record\/replay/);
   await refused({ ...step, caps: { tokens: 1000 } }, /caps on turns or tokens/);
@@ -160,7 +159,7 @@ test('split step: the configuration refuses engine.workers > 1 with a strategy t
     () => parseTrainConfig({ strategy: { name: 'dapo', budget: 24, groupSize: 4 }, engine: { workers: 2 } }),
     (e: Error) => e instanceof ConfigError && /^config\.engine\.workers: .*dynamic sampling.*engine\.workers: 1$/.test(e.message),
   );
-  assert.throws(() => parseTrainConfig({ strategy: { name: 'grpo', budget: 11500, unit: 'tokens' }, engine: { workers: 4 } }), /strategy\.unit: trajectories/);
+  assert.doesNotThrow(() => parseTrainConfig({ strategy: { name: 'grpo', budget: 11500, unit: 'tokens' }, engine: { workers: 4 } }), 'a priced budget splits');
   assert.equal(parseTrainConfig({ strategy: { name: 'trace', budget: 24 }, engine: { workers: 2 } }).engine.workers, 2);
 });
 
@@ -194,4 +193,36 @@ test('partitionPlan: balanced by weight, in plan order within a share, the same 
     partitionPlan(plan, 4, (m) => m).map((s) => s.length),
     [1, 1, 1, 2],
   );
+});
+
+test('split step under a budget in turns: each worker admits against its share of the step, the step never passes B and tops up what the shares left', async () => {
+  const TURNS = { preset: 'paper', unit: 'turns', budget: 150, continuations: 2 } as const;
+  const priced = () => ({ ...simStep(24), strategy: createStrategy('trace', TURNS) as Allocator, rootCost: 3 });
+  const inProcess = await runStep(priced());
+  const stats: WorkerStats[] = [];
+  const split = await runSplitStep(priced(), { workers: 2, parts: parts({ strategy: TURNS }), onWorker: (s) => stats.push(s) });
+  for (const r of [inProcess, split]) assert.ok(r.spend.turns <= 150, `spent ${r.spend.turns} turns of 150`);
+  // Every planned prompt came back with its tree; the shares' admission is local, so the trees may
+  // differ from the in-process step's, but the step spends about as much of B.
+  assert.equal(stats.length, 2);
+  const rooted = (r: typeof split) => r.trees.filter((t) => t.nodes[t.promptId]!.children.length > 0).length;
+  assert.ok(rooted(split) >= rooted(inProcess) - 2, `${rooted(split)} prompts rolled out against ${rooted(inProcess)} in process`);
+  assert.ok(split.spend.turns >= 0.9 * 150, `${split.spend.turns} turns of 150 (${inProcess.spend.turns} in process)`);
+  assert.ok(split.rounds.length <= 2, 'round 0 in the workers, then at most the coordinator’s top-up');
+  assert.ok(split.spend.continuation > 0, 'the workers expanded prefixes under their own caps');
+});
+
+test('pricedCaps: each share at the planned price, scaled down together when the step has less left', () => {
+  const shares: Array<Array<[string, number]>> = [
+    [
+      ['a', 2],
+      ['b', 3],
+    ],
+    [['c', 4]],
+  ];
+  const N = (m: number) => 2 * m;
+  assert.deepEqual(pricedCaps(shares, N, { root: 10, available: 1000 }), [150, 120]);
+  const scaled = pricedCaps(shares, N, { root: 10, available: 135 });
+  assert.deepEqual(scaled, [75, 60]);
+  assert.ok(scaled.reduce((a, b) => a + b, 0) <= 135);
 });

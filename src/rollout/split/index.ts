@@ -1,5 +1,5 @@
 /** A step split across worker processes by prompt (docs/rollout.md, Worker processes). */
-export { runSplitStep, type SplitOptions, type WorkerStats } from './split-step.ts';
+export { pricedCaps, runSplitStep, type SplitOptions, type WorkerStats } from './split-step.ts';
 export { splitRefusal, strategySplitRefusal, SplitRefused } from './refusal.ts';
 export { StepWorkerPool, StepWorkerError, type WorkerPoolOptions } from './worker-pool.ts';
 export { partitionPlan, type Share } from './partition.ts';

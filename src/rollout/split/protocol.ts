@@ -59,6 +59,12 @@ export interface TaskMessage {
    * agree: a worker built from other settings would grow other trees).
    */
   expansion?: { budgets: Array<[string, number]>; schedule: ExpansionSchedule };
+  /**
+   * A budget in turns or tokens: the share's own cap in that unit (its trajectories at the step's
+   * planned price, scaled down when the step has less left) and that price; the worker admits its
+   * trajectories against its cap as the engine admits a step's against the step's.
+   */
+  priced?: { unit: 'turns' | 'tokens'; root: number; cap: number };
 }
 
 export type CoordinatorMessage = BuildMessage | TaskMessage;

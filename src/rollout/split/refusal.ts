@@ -9,8 +9,6 @@ export class SplitRefused extends UserError {
 
 /** Why a strategy's steps cannot be split across workers by prompt (undefined: they can); the configuration checks it too. */
 export function strategySplitRefusal(s: Allocator): string | undefined {
-  if ((s.unit ?? 'trajectories') !== 'trajectories')
-    return `a budget in ${s.unit} (strategy.unit) admits each trajectory against what the whole step has spent so far, which workers cannot share; use strategy.unit: trajectories`;
   if (s.roots.rounds === 'until-empty')
     return "a root planner with several rounds (dapo's dynamic sampling) plans each round from every prompt's results so far; use a strategy with one root round";
   if ((s.prefixes?.schedule ?? DEFAULT_SCHEDULE).kind === 'step')

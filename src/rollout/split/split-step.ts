@@ -80,6 +80,7 @@ async function runShares<S>(options: StepOptions<S>, split: SplitOptions, pool: 
   // The step's requests in flight are shared out, so the servers see the same load at any worker count.
   const perWorker = { ...settings, concurrency: Math.max(1, Math.ceil(settings.concurrency / Math.max(1, shares.filter((s) => s.length).length))) };
   const prompts = new Map(options.prompts.map((p) => [p.id, p]));
+  const caps = input.price ? pricedCaps(shares, budgetOf, input.price) : undefined;
   const candidates = new Map<string, RootCandidate>(input.candidates.map((c) => [c.promptId, c]));
   let failure: Error | undefined;
   const stop = (e?: Error) => {
@@ -111,6 +112,7 @@ async function runShares<S>(options: StepOptions<S>, split: SplitOptions, pool: 
           settings: perWorker,
           ...(options.greedy ? { greedy: true } : {}),
           ...(planner ? { expansion: { budgets: share.map(([id, m]) => [id, budgetOf(m)]), schedule: planner.schedule ?? DEFAULT_SCHEDULE } } : {}),
+          ...(input.price ? { priced: { unit: input.price.unit, root: input.price.root, cap: caps![i]! } } : {}),
         };
         try {
           const answer = await pool.run(i, task, describeShare(share));
@@ -140,6 +142,19 @@ async function runShares<S>(options: StepOptions<S>, split: SplitOptions, pool: 
     clearTimeout(timer);
     input.signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * Each share's cap in a priced unit: its bare rollouts and continuation budget at the planned price,
+ * scaled down together (floored) when the step has less left than the plan's total, so the caps never
+ * sum past what the step's ledger can absorb. What a share leaves unspent returns to the step, whose
+ * leftover top-up then spends it.
+ */
+export function pricedCaps(shares: readonly Share[], budgetOf: (m: number) => number, price: { root: number; available: number }): number[] {
+  const wanted = shares.map((share) => share.reduce((a, [, m]) => a + (m + budgetOf(m)) * price.root, 0));
+  const total = wanted.reduce((a, b) => a + b, 0);
+  const scale = total > price.available ? price.available / total : 1;
+  return wanted.map((w) => Math.floor(w * scale));
 }
 
 /** The workers' answers as one: every planned prompt's tree exactly once, spend and counts summed. */

@@ -49,8 +49,8 @@ async function runTask(parts: StepParts, task: TaskMessage): Promise<WorkerMessa
   for (const [id, m] of plan) cap += m + (budgets.get(id) ?? 0);
   const weights = task.weights ? new Map(task.weights) : undefined;
   const strategy: Omit<Strategy, 'name'> = {
-    cap,
-    unit: 'trajectories',
+    cap: task.priced ? task.priced.cap : cap,
+    unit: task.priced ? task.priced.unit : 'trajectories',
     roots: { plan: () => new Map(plan), ...(weights ? { weights: () => weights } : {}) },
     ...(task.expansion && parts.prefixes ? { prefixes: parts.prefixes } : {}),
   };
@@ -64,6 +64,7 @@ async function runTask(parts: StepParts, task: TaskMessage): Promise<WorkerMessa
     strategy,
     candidates: task.candidates,
     settings: task.settings,
+    ...(task.priced ? { rootCost: task.priced.root } : {}),
     ...(parts.scorer ? { scorer: parts.scorer } : {}),
     ...(parts.parseAction ? { parseAction: parts.parseAction } : {}),
     ...(task.greedy ? { greedy: true } : {}),

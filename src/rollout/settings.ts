@@ -44,7 +44,7 @@ export const engineSettingsSchema = z.object({
     .max(64)
     .default(1)
     .describe(
-      "Worker processes a training step's rollouts are split across by prompt (1 = all in this process). With N > 1 this process plans the roots, each worker runs the bare rollouts and prefix expansion of its share of the prompts (concurrency is divided among them), and this process merges the trees and runs the leftover top-up; the trees are the same as in process. Only for budgets in trajectories, one root round and per-prompt expansion (not dapo, not priced units, not trace's prefixBudget: shared); eval and the rollout service run in process (docs/rollout.md, Worker processes).",
+      "Worker processes a training step's rollouts are split across by prompt (1 = all in this process). With N > 1 this process plans the roots, each worker runs the bare rollouts and prefix expansion of its share of the prompts (concurrency is divided among them), and this process merges the trees and runs the leftover top-up. In trajectories the trees are the same as in process; in turns or tokens each worker admits against its share of the budget, so B holds but the trees differ. One root round and per-prompt expansion only (not dapo, not trace's prefixBudget: shared); eval and the rollout service run in process (docs/rollout.md, Worker processes).",
     ),
 });
 

@@ -4,6 +4,7 @@ import type { Policy } from '../policy/types.ts';
 import type { TreeRecord } from '../record/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import { buildComponents, estimatorFromConfig, type Components } from './components.ts';
+import { stepRollouts, type StepRollouts } from './step-rollouts.ts';
 import { CONFIG_REVISION, parseTrainConfig, storedTrainConfig, type TrainConfig } from './config.ts';
 import { collect, evaluate, initialState, learn, shouldEvaluate, stepRecord, type RunState, type StepContext } from './step.ts';
 import { UserError } from '../util/user-error.ts';
@@ -77,12 +78,14 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
   const { store, config } = opened;
   let completed = 0;
   let parts: Components | undefined;
+  let rollouts: StepRollouts | undefined;
   try {
     const external = options.external;
     // With an external trainer the rollouts come from its policy and nothing here trains the policy.
     parts = await buildComponents(config, external ? { policy: external.policy } : {});
     const strategy = strategyFromConfig(config.strategy);
     const estimator = estimatorFromConfig(config);
+    rollouts = stepRollouts(config, parts);
     const last = store.lastStep();
     let state = last >= 0 ? restoreStep(store, last, parts, options.out) : initialState();
     const metricsLog = new MetricsLog(options.out);
@@ -94,7 +97,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       // signal handlers (Ctrl-C) and timers would not run until the whole run had finished.
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (options.signal?.aborted) return stopped();
-      const ctx: StepContext = { config, parts, strategy, estimator, state, clock: options.clock, signal: options.signal, onEvent: options.onEvent };
+      const ctx: StepContext = { config, parts, strategy, estimator, state, clock: options.clock, signal: options.signal, onEvent: options.onEvent, rollouts };
       const t0 = options.clock();
       const collected = await collect(ctx, step);
       if (collected.rollout.cancelled) return stopped();
@@ -118,6 +121,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     if (!options.resume) store.discard();
     throw e;
   } finally {
+    await rollouts?.close();
     store.close();
     // The run's own policy (not an external trainer's) is freed: a process can run many trains.
     await parts?.trainable?.dispose?.();

@@ -9,6 +9,9 @@ import { usePlugin } from '../util/plugins.ts';
 import { buildComponents } from './components.ts';
 import type { TrainConfig } from './config.ts';
 
+/** What changes between two steps of a run: the weights (checkpoint bytes). */
+export type StepWeights = Pick<TrainStepPartsArgs, 'policy' | 'predictor'>;
+
 export interface TrainStepPartsArgs {
   config: TrainConfig;
   /** The policy's checkpoint (TrainablePolicy.save) at this step; absent for a policy nothing trains. */
@@ -36,5 +39,11 @@ export async function buildStepParts(args: unknown): Promise<StepParts> {
     policy: parts.policy,
     scorer: (hs) => parts.predictor.predict(hs),
     ...(prefixes ? { prefixes } : {}),
+    // Each later step of the run: that step's weights, the environment and the rest kept.
+    update(args) {
+      const next = args as StepWeights;
+      if (next.policy) parts.trainable!.load(next.policy);
+      parts.predictor.load(next.predictor);
+    },
   };
 }

@@ -10,7 +10,7 @@ import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tre
 import { createRng, shuffled } from '../util/rng.ts';
 import type { Components } from './components.ts';
 import { probeOutcomes } from './probe.ts';
-import { stepRollouts } from './step-rollouts.ts';
+import { stepRollouts, type StepRollouts } from './step-rollouts.ts';
 import type { TrainConfig } from './config.ts';
 import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, promptOutcomes, storedBins } from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
@@ -57,6 +57,8 @@ export interface StepContext {
   clock: () => number;
   signal?: AbortSignal;
   onEvent?: (e: EngineEvent | { kind: 'phase'; phase: string }) => void;
+  /** How the run's steps roll out (its worker processes live across steps); absent: per step. */
+  rollouts?: StepRollouts;
 }
 
 /** Wall-clock milliseconds of a step's phases, by metric key (time_allocate_ms, …). */
@@ -117,9 +119,10 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
     run: { env: parts.env, policy: parts.policy },
   };
   const plan = ctx.strategy.perStep ? await ctx.strategy.perStep(start) : { strategy: ctx.strategy, candidates };
-  const runRollouts = stepRollouts(config, parts);
+  // A run hands its steps one set of rollout workers; a step called on its own starts and ends its own.
+  const rollouts = ctx.rollouts ?? stepRollouts(config, parts);
   const rollout = await timed(ctx, times, 'time_rollout_ms', 'rollouts', () =>
-    runRollouts({
+    rollouts.run({
       prompts: pool,
       env: parts.env,
       policy: parts.policy,
@@ -133,7 +136,7 @@ export async function collect(ctx: StepContext, step: number): Promise<Collected
       onEvent: ctx.onEvent,
       ...rootCostOf(ctx),
     }),
-  );
+  ).finally(() => (ctx.rollouts ? undefined : rollouts.close()));
   // The root solve runs inside the engine, before the rollouts it plans: it is allocation time.
   times.time_allocate_ms += rollout.rootPlanMs;
   times.time_rollout_ms -= rollout.rootPlanMs;

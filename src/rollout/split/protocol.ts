@@ -21,6 +21,11 @@ export interface StepParts {
   /** The strategy's prefix planner; required when the coordinator's strategy expands prefixes. */
   prefixes?: PrefixPlanner;
   parseAction?: ActionParser;
+  /**
+   * Loads what changes between steps (a training run's new policy and predictor weights) without
+   * rebuilding the rest, so one pool of workers serves every step of a run; absent: the parts never change.
+   */
+  update?(args: unknown): void | Promise<void>;
 }
 
 /**
@@ -67,7 +72,13 @@ export interface TaskMessage {
   priced?: { unit: 'turns' | 'tokens'; root: number; cap: number };
 }
 
-export type CoordinatorMessage = BuildMessage | TaskMessage;
+/** Before a step: what changed since the last (UpdateMessage.args goes to StepParts.update). */
+export interface UpdateMessage {
+  kind: 'update';
+  args: unknown;
+}
+
+export type CoordinatorMessage = BuildMessage | TaskMessage | UpdateMessage;
 
 export interface ReadyMessage {
   kind: 'ready';

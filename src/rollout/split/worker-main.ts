@@ -36,7 +36,12 @@ async function handle(m: CoordinatorMessage): Promise<void> {
     parts = await mod.buildStepParts(m.parts.args);
     return send({ kind: 'ready' });
   }
-  if (!parts) throw new Error('a task came before the parts were built');
+  if (!parts) throw new Error(`a${m.kind === 'update' ? 'n update' : ' task'} came before the parts were built`);
+  if (m.kind === 'update') {
+    if (!parts.update) throw new Error('these parts cannot take an update (StepParts.update)');
+    await parts.update(m.args);
+    return send({ kind: 'ready' });
+  }
   return send(await runTask(parts, m));
 }
 

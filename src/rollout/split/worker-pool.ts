@@ -157,6 +157,16 @@ export class StepWorkerPool {
     return pool;
   }
 
+  /** Hands every worker what changed since the last step (StepParts.update) and waits for all; if any fails, all are killed. */
+  async update(args: unknown): Promise<void> {
+    try {
+      await Promise.all(this.procs.map((p) => p.request({ kind: 'update', args }, 'the update of its parts')));
+    } catch (e) {
+      this.kill();
+      throw e;
+    }
+  }
+
   /** Runs `task` on worker `index`; `what` names the task in errors (its prompts). */
   async run(index: number, task: TaskMessage, what: string): Promise<ResultMessage> {
     const answer = await this.procs[index]!.request(task, what);

@@ -15,10 +15,10 @@
  * Before / after: --modes bare,completions,completions@/path/to/other/checkout (that checkout's client).
  * Big sizes: --sizes 1000,4000,16000,64000 (16k takes about a minute a run; 64k several).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServer } from './start-server.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -41,19 +41,6 @@ interface Sample {
   wallMs: number;
   rssBeforeMB: number;
   peakRssMB: number;
-}
-
-async function startServer(): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...tsx, here('./server.ts'), '--tokenizer', tokenizer], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
-    lines.on('line', (l) => {
-      const m = /^port (\d+)$/.exec(l);
-      if (m) resolve(Number(m[1]));
-    });
-  });
-  return { port, child };
 }
 
 /** `mode` or `mode@DIR`: the latter runs DIR's own bench/scale/client.ts (another checkout: before and after in one run). */
@@ -90,7 +77,7 @@ console.log(
       .map((x) => x.toFixed(2))
       .join(' ')}; concurrency ${concurrency}, ${reps} repetitions, token-mode tokenizer ${tokenizer}`,
 );
-const { port, child } = await startServer();
+const { port, child } = await startServer(tokenizer);
 try {
   for (const n of sizes) {
     const samples = new Map<string, Sample[]>(modes.map((m) => [m, []]));

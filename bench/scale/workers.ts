@@ -10,10 +10,10 @@
  *
  * Run: npx tsx bench/scale/workers.ts [--workers 1,2,4] [--trajectories 2000] [--reps 3] [--concurrency 256]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServer } from './start-server.ts';
 import type { WorkerStats } from '../../src/rollout/split/index.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -35,19 +35,6 @@ interface Sample {
   coordinatorCpuUs: number;
   coordinatorPeakRssMB: number;
   workerStats: WorkerStats[];
-}
-
-async function startServer(): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...tsx, here('./server.ts'), '--tokenizer', 'codepoints'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
-    lines.on('line', (l) => {
-      const m = /^port (\d+)$/.exec(l);
-      if (m) resolve(Number(m[1]));
-    });
-  });
-  return { port, child };
 }
 
 function measure(workers: number, port: number): Promise<Sample> {
@@ -77,7 +64,7 @@ console.log(
       .map((x) => x.toFixed(2))
       .join(' ')}; ${trajectories} trajectories, concurrency ${concurrency} in all, ${reps} repetitions`,
 );
-const { port, child } = await startServer();
+const { port, child } = await startServer('codepoints');
 try {
   const samples = new Map<number, Sample[]>(counts.map((n) => [n, []]));
   for (let r = 0; r < reps; r++) for (const n of counts) samples.get(n)!.push(await measure(n, port));

@@ -6,6 +6,7 @@
  * kind. Prints one JSON line: requests, turns, CPU microseconds (user + system), wall ms, RSS.
  */
 import { Agent, request } from 'node:http';
+import { Pool } from 'undici';
 import { OpenAIPolicy } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { loadTranscript } from '../../src/tokens/index.ts';
@@ -18,7 +19,7 @@ const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1]! : fallback;
 };
-const mode = arg('mode', 'bare') as 'bare' | 'policy' | 'completions' | 'tokens';
+const mode = arg('mode', 'bare') as 'bare' | 'bare-undici' | 'policy' | 'completions' | 'tokens';
 const trajectories = Number(arg('trajectories', '1000'));
 const concurrency = Number(arg('concurrency', '256'));
 const port = Number(arg('port', '0'));
@@ -29,10 +30,12 @@ const MAX_TOKENS = 64;
 
 type Run = (n: number) => Promise<{ requests: number; turns: number }>;
 
-/** The least a client can do: the same conversations, one keep-alive socket pool, JSON in and out. */
-function bareLoop(): Run {
+type Post = (body: string) => Promise<string>;
+
+/** The bare loop's transport: a keep-alive node:http agent. */
+function httpPost(): Post {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const post = (body: string) =>
+  return (body: string) =>
     new Promise<string>((resolve, reject) => {
       const req = request(
         {
@@ -53,6 +56,21 @@ function bareLoop(): Run {
       req.on('error', reject);
       req.end(body);
     });
+}
+
+/** The same loop over undici's connection pool (the transport trace-rl's client uses). */
+function undiciPost(): Post {
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: concurrency });
+  return async (body: string) => {
+    const res = await pool.request({ path: '/v1/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
+    return text;
+  };
+}
+
+/** The least a client can do: the same conversations, one keep-alive socket pool, JSON in and out. */
+function bareLoop(post: Post): Run {
   return async (n) => {
     const prompts = scalePrompts(Math.ceil(n / ROLLOUTS_PER_PROMPT));
     let next = 0;
@@ -153,7 +171,7 @@ function policyLoop(): Run {
   };
 }
 
-const run = mode === 'bare' ? bareLoop() : mode === 'policy' ? policyLoop() : await traceRl();
+const run = mode === 'bare' ? bareLoop(httpPost()) : mode === 'bare-undici' ? bareLoop(undiciPost()) : mode === 'policy' ? policyLoop() : await traceRl();
 await run(Math.min(trajectories, 256));
 globalThis.gc?.();
 const rssBefore = process.memoryUsage().rss;

@@ -10,6 +10,9 @@
  * and trace-rl ÷ bare in CPU per request, taken per repetition (the runs side by side) then
  * min / median / max.
  *
+ * (`bare-undici`, not in the default modes: the bare loop over undici's Pool, the other transport
+ * considered for the client.)
+ *
  * Run: npx tsx bench/scale/run.ts [--sizes 1000,4000] [--reps 3] [--concurrency 256]
  *        [--modes bare,policy,completions,tokens] [--tokenizer qwen3]
  * Before / after: --modes bare,completions,completions@/path/to/other/checkout (that checkout's client).
@@ -97,7 +100,7 @@ try {
             )
           : '—';
       console.log(
-        `| ${m === 'bare' ? 'bare http.Agent loop' : `trace-rl ${m}`} | ${fmt(xs.map(cpuPer1k), 3)} | ${fmt(
+        `| ${m === 'bare' ? 'bare http.Agent loop' : m === 'bare-undici' ? 'bare undici Pool loop' : `trace-rl ${m}`} | ${fmt(xs.map(cpuPer1k), 3)} | ${fmt(
           xs.map((s) => s.requests / (s.wallMs / 1000)),
           0,
         )} | ${fmt(

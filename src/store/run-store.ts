@@ -3,6 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TreeRecord } from '../record/tree-record.ts';
 import type { RolloutTree } from '../tree/types.ts';
+import { decodeTree, encodeTree } from './tree-codec.ts';
 import { CREATING_MARKER, makeRunDir, missingFolders, removeFile, removeFolders, RunLock, RunStoreError } from './run-dir.ts';
 
 export { RunStoreError };
@@ -15,7 +16,13 @@ export { RunStoreError };
  */
 
 export const RUN_DB = 'run.sqlite';
-const SCHEMA_VERSION = 1;
+/**
+ * 2: trees are stored in the binary tree format (tree-codec.ts); 1: as JSON text. This version reads
+ * both; a version-1 run opened for writing is marked 2 before its first binary row, so an older
+ * trace-rl refuses it by its version instead of failing on a row.
+ */
+const SCHEMA_VERSION = 2;
+const READABLE_VERSIONS = ['1', '2'];
 /** Added after schema version 1 without changing it: older readers ignore it, older runs lack it. */
 const TREE_RECORDS_TABLE =
   'CREATE TABLE tree_records (step INTEGER NOT NULL, prompt_id TEXT NOT NULL, rendered TEXT NOT NULL, advantages TEXT NOT NULL, PRIMARY KEY (step, prompt_id))';
@@ -90,7 +97,7 @@ export class RunStore {
           db.exec(`
             CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
             CREATE TABLE steps (step INTEGER PRIMARY KEY, metrics TEXT NOT NULL, details TEXT NOT NULL);
-            CREATE TABLE trees (step INTEGER NOT NULL, prompt_id TEXT NOT NULL, tree TEXT NOT NULL, PRIMARY KEY (step, prompt_id));
+            CREATE TABLE trees (step INTEGER NOT NULL, prompt_id TEXT NOT NULL, tree BLOB NOT NULL, PRIMARY KEY (step, prompt_id));
             CREATE TABLE checkpoints (step INTEGER NOT NULL, name TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (step, name));
             ${TREE_RECORDS_TABLE};
           `);
@@ -131,11 +138,14 @@ export class RunStore {
     try {
       const db = openDb(file, options.readonly);
       const version = (db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined)?.value;
-      if (version !== String(SCHEMA_VERSION)) {
+      if (version === undefined || !READABLE_VERSIONS.includes(version)) {
         db.close();
-        throw new RunStoreError(`${file} has schema version ${version}, this trace-rl reads ${SCHEMA_VERSION}`);
+        throw new RunStoreError(
+          `${file} has schema version ${version}, this trace-rl reads ${READABLE_VERSIONS.join(' and ')}: open it with the trace-rl that wrote it`,
+        );
       }
       if (!options.readonly) {
+        if (version !== String(SCHEMA_VERSION)) db.prepare("UPDATE meta SET value = ? WHERE key = 'schema_version'").run(String(SCHEMA_VERSION));
         removeFile(join(dir, CREATING_MARKER)); // a kill between commit and removal leaves it
         // Runs made before tree records existed get the table on their next write; their older steps have none.
         db.exec(`${TREE_RECORDS_TABLE.replace('CREATE TABLE', 'CREATE TABLE IF NOT EXISTS')};`);
@@ -220,7 +230,7 @@ export class RunStore {
     const dropOld = this.db.prepare('DELETE FROM checkpoints WHERE step < ?');
     this.db.transaction(() => {
       insStep.run(record.step, JSON.stringify(record.metrics), JSON.stringify(record.details));
-      for (const t of record.trees) insTree.run(record.step, t.promptId, JSON.stringify(t));
+      for (const t of record.trees) insTree.run(record.step, t.promptId, encodeTree(t));
       for (const r of record.treeRecords ?? []) insRecord.run(record.step, r.promptId, r.rendered, JSON.stringify(r.advantages));
       for (const [name, data] of Object.entries(record.checkpoints)) insCkpt.run(record.step, name, Buffer.from(data));
       // Only the latest checkpoints are needed to resume; older ones would grow the file without bound.
@@ -239,8 +249,8 @@ export class RunStore {
   }
 
   trees(step: number): RolloutTree[] {
-    const rows = this.db.prepare('SELECT tree FROM trees WHERE step = ? ORDER BY rowid').all(step) as Array<{ tree: string }>;
-    return rows.map((r) => JSON.parse(r.tree) as RolloutTree);
+    const rows = this.db.prepare('SELECT tree FROM trees WHERE step = ? ORDER BY rowid').all(step) as Array<{ tree: Buffer | string }>;
+    return rows.map((r) => decodeTree(r.tree));
   }
 
   /**

@@ -67,7 +67,9 @@ export class JsonPost {
 
   /** `path` is relative to the base URL ('completions', 'chat/completions'). */
   async post(path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
-    const payload = Buffer.from(JSON.stringify(body), 'utf8');
+    // A string body: node:http sends the head and a string body in one socket write, a Buffer in two
+    // (a writev per request, the largest single cost in the client's profile).
+    const payload = JSON.stringify(body);
     let res: IncomingMessage;
     try {
       res = await this.send(path, payload, signal, true);
@@ -79,7 +81,7 @@ export class JsonPost {
     return JSON.parse(text) as unknown;
   }
 
-  private send(path: string, payload: Buffer, signal: AbortSignal | undefined, retryReused: boolean): Promise<IncomingMessage> {
+  private send(path: string, payload: string, signal: AbortSignal | undefined, retryReused: boolean): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const req = this.request(
         {
@@ -89,7 +91,7 @@ export class JsonPost {
           path: this.url.pathname + path + this.url.search,
           method: 'POST',
           agent: this.agent,
-          headers: { ...this.headers, 'content-length': payload.length },
+          headers: { ...this.headers, 'content-length': Buffer.byteLength(payload) },
           ...(signal ? { signal } : {}),
         },
         resolve,

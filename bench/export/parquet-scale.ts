@@ -3,7 +3,8 @@
  * model tokens, VERL_COLUMNS) written three ways in the same run, each in its own child process (so
  * each has its own peak RSS), alternating per repetition:
  *  - now:       trace-rl's writer (src/export/parquet.ts: Apache Arrow record batches of ROW_GROUP_ROWS,
- *               written by parquet-wasm, the Rust arrow-rs writer compiled to WebAssembly);
+ *               streamed through parquet-wasm, the Rust arrow-rs writer compiled to WebAssembly, into
+ *               the file a row group at a time, as `writeBatch` does);
  *  - hyparquet:  the JavaScript writer trace-rl used before (hyparquet-writer with the same row groups,
  *               no dictionary on token ids and log-probabilities, no statistics on lists);
  *  - duckdb:     DuckDB's COPY … TO parquet of the same rows (loaded from JSONL first, load not timed).
@@ -18,7 +19,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { VERL_COLUMNS } from '../../src/export/columns.ts';
-import { parquetBytes, ROW_GROUP_ROWS } from '../../src/export/parquet.ts';
+import { parquetChunks, ROW_GROUP_ROWS } from '../../src/export/parquet.ts';
+import { writeFileAtomicFrom } from '../../src/store/atomic-write.ts';
 import type { LeafRow } from '../../src/export/rows.ts';
 import { createRng } from '../../src/util/rng.ts';
 
@@ -103,23 +105,24 @@ if (variant) {
     rmSync(jsonl);
   } else {
     const a = performance.now();
-    const bytes =
-      variant === 'now'
-        ? parquetBytes(data, VERL_COLUMNS, { k: 'v' })
-        : new Uint8Array(
-            parquetWriteBuffer({
-              columnData: VERL_COLUMNS.map((c) => ({
-                name: c.name,
-                data: data.map((r) => r[c.name] as unknown) as never,
-                statistics: !c.type.startsWith('list'),
-                ...(c.dictionary === false ? { encoding: 'PLAIN' as const } : {}),
-              })),
-              schema: hyparquetSchema(VERL_COLUMNS),
-              rowGroupSize: ROW_GROUP_ROWS,
-              kvMetadata: [{ key: 'k', value: 'v' }],
-            }),
-          );
-    writeFileSync(out, bytes);
+    if (variant === 'now') await writeFileAtomicFrom(out, parquetChunks(data, VERL_COLUMNS, { k: 'v' }));
+    else
+      writeFileSync(
+        out,
+        new Uint8Array(
+          parquetWriteBuffer({
+            columnData: VERL_COLUMNS.map((c) => ({
+              name: c.name,
+              data: data.map((r) => r[c.name] as unknown) as never,
+              statistics: !c.type.startsWith('list'),
+              ...(c.dictionary === false ? { encoding: 'PLAIN' as const } : {}),
+            })),
+            schema: hyparquetSchema(VERL_COLUMNS),
+            rowGroupSize: ROW_GROUP_ROWS,
+            kvMetadata: [{ key: 'k', value: 'v' }],
+          }),
+        ),
+      );
     seconds = (performance.now() - a) / 1000;
   }
   console.log(JSON.stringify({ seconds, peakMb: peakRssMb(), rowsMb: before, sizeMb: statSync(out).size / 1e6 }));

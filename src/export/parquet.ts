@@ -65,13 +65,13 @@ function fieldOf<R>(c: ColumnSpec<R>): Field {
 }
 
 /** A numeric list column of `rows` as one typed array of values and one of offsets. */
-function numericList(values: readonly (readonly number[])[], field: Field, name: string): Data {
+function numericList(values: readonly (readonly number[])[], field: Field, name: string, first: number): Data {
   const element = (field.type as List).children[0]!.type;
   const offsets = new Int32Array(values.length + 1);
   let total = 0;
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
-    if (!Array.isArray(v)) throw new TypeError(`parquet column ${name}: row ${i} is not a list`);
+    if (!Array.isArray(v)) throw new TypeError(`parquet column ${name}: row ${first + i} is not a list`);
     total += v.length;
     offsets[i + 1] = total;
   }
@@ -85,27 +85,69 @@ function numericList(values: readonly (readonly number[])[], field: Field, name:
   return makeData({ type: field.type as List, length: values.length, nullCount: 0, valueOffsets: offsets, child });
 }
 
-function columnData<R>(rows: readonly R[], c: ColumnSpec<R>, field: Field): Data {
+/** `first`: the index of `rows[0]` in the whole batch (errors name the batch's row). */
+function columnData<R>(rows: readonly R[], c: ColumnSpec<R>, field: Field, first: number): Data {
   const values = rows.map((r) => r[c.name] as unknown);
-  if (c.type === 'list<int32>' || c.type === 'list<double>') return numericList(values as number[][], field, c.name);
+  if (c.type === 'list<int32>' || c.type === 'list<double>') return numericList(values as number[][], field, c.name, first);
   // One chunk per column and group (a record batch's columns are single Data).
   const builder = makeBuilder({ type: field.type, nullValues: [null, undefined] });
   for (const v of values) builder.append(v as never);
   return builder.finish().flush();
 }
 
-/** Rows → one Parquet file (as bytes) with the given columns, Snappy-compressed, plus key/value metadata. */
-export function parquetBytes<R>(rows: readonly R[], columns: readonly ColumnSpec<R>[], metadata: Record<string, string>): Uint8Array {
+/**
+ * Rows → a Parquet file's bytes, one row group at a time: each group of ROW_GROUP_ROWS rows becomes an
+ * Arrow record batch, is handed to parquet-wasm's streaming writer, and is written out before the next
+ * group is built, so the writer holds one group besides the rows (the whole-table writer held about
+ * 3.5× the rows). Between groups the event loop runs. Snappy-compressed, with key/value metadata.
+ */
+export async function* parquetChunks<R>(rows: readonly R[], columns: readonly ColumnSpec<R>[], metadata: Record<string, string>): AsyncGenerator<Uint8Array> {
   const fields = columns.map(fieldOf);
   const schema = new Schema(fields);
-  const batches: RecordBatch[] = [];
-  for (let start = 0; start < rows.length || batches.length === 0; start += ROW_GROUP_ROWS) {
-    const group = rows.slice(start, start + ROW_GROUP_ROWS);
-    const children = columns.map((c, j) => columnData(group, c, fields[j]!));
-    batches.push(new RecordBatch(schema, makeData({ type: new Struct(fields), length: group.length, nullCount: 0, children })));
-    if (rows.length === 0) break;
-  }
   const pw = parquetWasm();
+  let start = 0;
+  // parquet-wasm ends its output quietly when its source fails (a file cut after the groups before):
+  // the failure is kept here and thrown once the output ends, so the file is never completed.
+  let failure: { error: unknown } | undefined;
+  const groups = new ReadableStream({
+    // Pulled by the writer when it wants the next group: at most one group is built ahead.
+    async pull(controller) {
+      await new Promise((resolve) => setImmediate(resolve)); // timers and I/O run between groups
+      if (start >= rows.length && start > 0) return controller.close();
+      const first = start;
+      const group = rows.slice(start, start + ROW_GROUP_ROWS);
+      start += ROW_GROUP_ROWS;
+      try {
+        const children = columns.map((c, j) => columnData(group, c, fields[j]!, first));
+        const batch = new RecordBatch(schema, makeData({ type: new Struct(fields), length: group.length, nullCount: 0, children }));
+        const table = pw.Table.fromIPCStream(tableToIPC(new Table(schema, [batch]), 'stream'));
+        try {
+          for (const b of table.recordBatches()) controller.enqueue(b);
+        } finally {
+          table.free();
+        }
+      } catch (error) {
+        failure = { error };
+        controller.error(error);
+      }
+    },
+  });
+  const bytes = (await pw.transformParquetStream(groups, writerProperties(pw, columns, metadata))) as ReadableStream<Uint8Array>;
+  for await (const chunk of bytes as unknown as AsyncIterable<Uint8Array>) {
+    if (failure) break;
+    yield chunk;
+  }
+  if (failure) throw failure.error;
+}
+
+/** The whole file as bytes (tests and small batches; files are written through `parquetChunks`). */
+export async function parquetBytes<R>(rows: readonly R[], columns: readonly ColumnSpec<R>[], metadata: Record<string, string>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  for await (const c of parquetChunks(rows, columns, metadata)) chunks.push(c);
+  return Buffer.concat(chunks);
+}
+
+function writerProperties<R>(pw: ParquetWasm, columns: readonly ColumnSpec<R>[], metadata: Record<string, string>) {
   let props = new pw.WriterPropertiesBuilder()
     .setCompression(pw.Compression.SNAPPY)
     .setMaxRowGroupSize(ROW_GROUP_ROWS)
@@ -117,6 +159,5 @@ export function parquetBytes<R>(rows: readonly R[], columns: readonly ColumnSpec
     // Min/max statistics of token lists help no reader (nobody filters on a token id).
     if (c.type.startsWith('list')) props = props.setColumnStatisticsEnabled(leaf, pw.EnabledStatistics.None);
   }
-  const table = pw.Table.fromIPCStream(tableToIPC(new Table(schema, batches), 'stream'));
-  return pw.writeParquet(table, props.build());
+  return props.build();
 }

@@ -45,7 +45,7 @@ export async function exportRun(options: ExportRunOptions): Promise<ExportRunRes
     const batch = buildBatch(trees, { ...text, step, estimator, checkServerIds: options.checkServerIds });
     // Again just before writing: the batch took a while, and the file may have appeared meanwhile.
     refuseForeignOutput(options.out, EXPORT_OUTPUT);
-    const container = writeBatch(batch, options.format, options.out);
+    const container = await writeBatch(batch, options.format, options.out);
     const warning = logprobWarning(batch);
     return { ...batch.meta, file: options.out, rows: batch.rows.length, container, ...(warning ? { warning } : {}) };
   } finally {

@@ -1,6 +1,6 @@
-import { writeFileAtomic } from '../store/atomic-write.ts';
+import { writeFileAtomicFrom } from '../store/atomic-write.ts';
 import { TRL_COLUMNS, VERL_COLUMNS } from './columns.ts';
-import { parquetBytes } from './parquet.ts';
+import { parquetChunks } from './parquet.ts';
 import type { ExportBatch } from './rows.ts';
 import { trieRecords } from './trie.ts';
 import { toTrlRow } from './trl.ts';
@@ -24,12 +24,19 @@ export function containerOf(format: ExportFormat, file: string): 'parquet' | 'js
 }
 
 /** The batch as file bytes. */
-export function serializeBatch(batch: ExportBatch, format: ExportFormat, container: 'parquet' | 'jsonl'): Uint8Array {
+export async function serializeBatch(batch: ExportBatch, format: ExportFormat, container: 'parquet' | 'jsonl'): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  for await (const c of batchChunks(batch, format, container)) chunks.push(c);
+  return Buffer.concat(chunks);
+}
+
+/** The batch's file a piece at a time: Parquet row groups as they are written, JSONL whole. */
+async function* batchChunks(batch: ExportBatch, format: ExportFormat, container: 'parquet' | 'jsonl'): AsyncGenerator<Uint8Array> {
   const metadata = Object.fromEntries(Object.entries({ ...batch.meta, producer: 'trace-rl', row_form: format }).map(([k, v]) => [`trace_rl.${k}`, String(v)]));
-  if (format === 'trie') return jsonl(trieRecords(batch));
+  if (format === 'trie') return yield jsonl(trieRecords(batch));
   const rows = format === 'trl' || format === 'trl-jsonl' ? batch.rows.map(toTrlRow) : batch.rows;
-  if (container === 'jsonl') return jsonl(rows);
-  return format === 'trl' ? parquetBytes(rows as ReturnType<typeof toTrlRow>[], TRL_COLUMNS, metadata) : parquetBytes(batch.rows, VERL_COLUMNS, metadata);
+  if (container === 'jsonl') return yield jsonl(rows);
+  yield* format === 'trl' ? parquetChunks(rows as ReturnType<typeof toTrlRow>[], TRL_COLUMNS, metadata) : parquetChunks(batch.rows, VERL_COLUMNS, metadata);
 }
 
 function jsonl(records: readonly unknown[]): Uint8Array {
@@ -38,10 +45,10 @@ function jsonl(records: readonly unknown[]): Uint8Array {
 
 /**
  * Writes the batch to `file` atomically (a temporary file renamed into place), so a trainer watching
- * the folder never reads half a file. Returns the container used.
+ * the folder never reads half a file; Parquet goes out a row group at a time. Returns the container used.
  */
-export function writeBatch(batch: ExportBatch, format: ExportFormat, file: string): 'parquet' | 'jsonl' {
+export async function writeBatch(batch: ExportBatch, format: ExportFormat, file: string): Promise<'parquet' | 'jsonl'> {
   const container = containerOf(format, file);
-  writeFileAtomic(file, serializeBatch(batch, format, container));
+  await writeFileAtomicFrom(file, batchChunks(batch, format, container));
   return container;
 }

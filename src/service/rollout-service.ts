@@ -133,7 +133,7 @@ export async function runRolloutService(options: RolloutServiceOptions): Promise
         mkdirSync(dirname(file), { recursive: true });
         // The metadata first: a trainer that sees the batch file can read whether it is partial.
         writeFileAtomic(batchMetaFile(options.out, step), JSON.stringify({ ...batch.meta, rows: batch.rows.length, file }) + '\n');
-        writeBatch(batch, format, file);
+        await writeBatch(batch, format, file);
         batches.push(file);
         const failures = failuresOf.get(step) ?? summariseFailures(trees);
         failuresOf.delete(step);

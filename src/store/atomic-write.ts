@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, lstatSync, openSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UserError } from '../util/user-error.ts';
 import { refuseForeignOutput, type OutputSignature } from './own-output.ts';
@@ -30,27 +30,64 @@ export interface AtomicWriteOptions {
  * somewhere outside the output folder; a name already taken fails instead of being used or removed.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
-  const target = writableTarget(path);
-  if (options.replaces) refuseForeignOutput(path, options.replaces, options.flag);
-  const tmp = `${target}.tmp-${randomBytes(8).toString('hex')}`;
-  let created = false;
+  const { tmp, fd } = openTemporary(path, options);
   try {
-    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
-    created = true;
     try {
       writeFileSync(fd, data);
     } finally {
       closeSync(fd);
     }
-    renameSync(tmp, target);
+    renameSync(tmp, writableTarget(path));
   } catch (e) {
-    if (created) rmSync(tmp, { force: true });
-    // Name the user's path, not the temporary file's, in the one-line error; a failed write(2) (a
-    // full disk) carries no path at all, and "ENOSPC: write" alone does not say which file.
-    const err = e as NodeJS.ErrnoException;
-    if (err.path === undefined || err.path === tmp) err.path = path;
-    throw e;
+    throw failed(e, path, tmp);
   }
+}
+
+/**
+ * As `writeFileAtomic`, for data produced a piece at a time (a Parquet file's row groups): each chunk
+ * is written as it comes, so the whole file is never in memory, and the file appears under its name
+ * only once the last chunk is written. A source that throws leaves nothing behind.
+ */
+export async function writeFileAtomicFrom(path: string, chunks: AsyncIterable<Uint8Array>, options: AtomicWriteOptions = {}): Promise<void> {
+  const { tmp, fd } = openTemporary(path, options);
+  try {
+    try {
+      for await (const chunk of chunks) for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at);
+    } finally {
+      closeSync(fd);
+    }
+    // The destination is looked up again at the rename (as for every write): it may have changed meanwhile.
+    renameSync(tmp, writableTarget(path));
+  } catch (e) {
+    throw failed(e, path, tmp);
+  }
+}
+
+/** The temporary file beside the destination, created exclusively without following links. */
+function openTemporary(path: string, options: AtomicWriteOptions): { tmp: string; fd: number } {
+  const target = writableTarget(path);
+  if (options.replaces) refuseForeignOutput(path, options.replaces, options.flag);
+  const tmp = `${target}.tmp-${randomBytes(8).toString('hex')}`;
+  try {
+    return { tmp, fd: openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666) };
+  } catch (e) {
+    // Not created, so nothing to remove (a name already taken is somebody else's file).
+    throw namePath(e, path, tmp);
+  }
+}
+
+/** Removes the temporary file this write created and names the user's path in the error. */
+function failed(e: unknown, path: string, tmp: string): unknown {
+  rmSync(tmp, { force: true });
+  return namePath(e, path, tmp);
+}
+
+function namePath(e: unknown, path: string, tmp: string): unknown {
+  // Name the user's path, not the temporary file's, in the one-line error; a failed write(2) (a
+  // full disk) carries no path at all, and "ENOSPC: write" alone does not say which file.
+  const err = e as NodeJS.ErrnoException;
+  if (e instanceof Error && (err.path === undefined || err.path === tmp)) err.path = path;
+  return e;
 }
 
 /** The regular-file path a write to `path` replaces: `path` itself, or the end of its symlink chain. */

@@ -28,6 +28,7 @@ export class MalformedResponseError extends Error {
 
 type Json = Record<string, unknown>;
 const isObj = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
+/** The array itself when every element is a number (no copy: the parsed body is ours). */
 const numbers = (x: unknown): number[] | undefined => (Array.isArray(x) && x.every((v) => typeof v === 'number') ? (x as number[]) : undefined);
 
 export function parseResponse(body: unknown, mode: 'chat' | 'completions'): ParsedResponse {
@@ -43,22 +44,26 @@ export function parseResponse(body: unknown, mode: 'chat' | 'completions'): Pars
   if (toolCalls && toolCalls.length > 0) out.toolCalls = toolCalls;
   if (typeof choice.finish_reason === 'string') out.finishReason = choice.finish_reason;
   if (typeof choice.stop_reason === 'string') out.stopReason = choice.stop_reason;
-  let tokenStrings: string[] | undefined;
+  // Token strings matter only when the server sent no ids (vLLM's `token_id:<id>` strings): read them
+  // then, not on every call.
+  let tokenStrings: () => string[] | undefined = () => undefined;
   if (isObj(choice.logprobs)) {
     const lp = choice.logprobs;
     if (mode === 'chat' && Array.isArray(lp.content)) {
       const entries = lp.content.filter(isObj);
       out.logprobs = entries.map((e) => Number(e.logprob));
-      tokenStrings = entries.map((e) => String(e.token));
+      tokenStrings = () => entries.map((e) => String(e.token));
     } else if (Array.isArray(lp.token_logprobs)) {
-      out.logprobs = lp.token_logprobs.map((v) => Number(v));
-      if (Array.isArray(lp.tokens)) tokenStrings = lp.tokens.map(String);
+      out.logprobs = numbers(lp.token_logprobs) ?? lp.token_logprobs.map((v) => Number(v));
+      const tokens = lp.tokens;
+      if (Array.isArray(tokens)) tokenStrings = () => tokens.map(String);
     }
   }
   const ids = numbers(choice.token_ids);
   if (ids) out.tokenIds = ids;
-  else if (tokenStrings && tokenStrings.length > 0 && tokenStrings.every((t) => /^token_id:\d+$/.test(t))) {
-    out.tokenIds = tokenStrings.map((t) => Number(t.slice('token_id:'.length)));
+  else {
+    const strings = tokenStrings();
+    if (strings && strings.length > 0 && strings.every((t) => /^token_id:\d+$/.test(t))) out.tokenIds = strings.map((t) => Number(t.slice('token_id:'.length)));
   }
   if (isObj(body.usage) && typeof body.usage.completion_tokens === 'number') out.completionTokens = body.usage.completion_tokens;
   return out;

@@ -39,6 +39,7 @@ export function progressReporter(options: { steps: number; label: string; stream
           bar?.update(payload);
           break;
         case 'trajectory':
+        case 'workers':
           payload.traj = e.progress.bareDone + e.progress.continuationDone;
           bar?.update(payload);
           if (!bar && options.linesEveryMs !== undefined && options.now && options.now() - lastLine >= options.linesEveryMs) {

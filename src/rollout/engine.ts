@@ -153,6 +153,11 @@ class StepRun<S> {
       ...(this.weights ? { weights: this.weights } : {}),
       ...(price ? { price: { ...price, available: this.budget.spendable(this.budget.ledger.remaining(price.unit)) } } : {}),
       signal: this.signal,
+      onProgress: (parts) => {
+        const sum = { ...this.progress };
+        for (const k of Object.keys(sum) as Array<keyof typeof sum>) sum[k] += parts[k];
+        this.emit({ kind: 'workers', progress: sum });
+      },
     });
     for (const tree of out.trees) {
       const prompt = this.byId.get(tree.promptId);

@@ -22,6 +22,8 @@ export type EngineEvent =
   | { kind: 'trajectory'; origin: Exclude<Origin, 'root'>; promptId: string; firstNodeId: string; end: EndReason | 'not_started'; progress: Progress }
   | { kind: 'expand'; promptId: string; prefixes: number; expanded: number; continuations: number; progress: Progress }
   | { kind: 'retry'; key: string; attempt: number; error: TurnError; delayMs: number; progress: Progress }
+  /** A step split across worker processes: the step's counts with the workers' so far (their trajectories send no events of their own here). */
+  | { kind: 'workers'; progress: Progress }
   | { kind: 'done'; cancelled: boolean; progress: Progress };
 
 export function emptyProgress(): Progress {

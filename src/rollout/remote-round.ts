@@ -25,6 +25,8 @@ export interface RemoteRoundInput {
    */
   price?: { unit: 'turns' | 'tokens'; root: number; available: number };
   signal: AbortSignal;
+  /** While the parts run: their counts so far, summed (for progress; the outcome's `progress` is final). */
+  onProgress?: (parts: Progress) => void;
 }
 
 export interface RemoteRoundOutcome {

@@ -226,3 +226,26 @@ test('pricedCaps: each share at the planned price, scaled down together when the
   assert.deepEqual(scaled, [75, 60]);
   assert.ok(scaled.reduce((a, b) => a + b, 0) <= 135);
 });
+
+test("split step: the workers' progress reaches the step's events, summed, ending at the step's counts before the top-up", async () => {
+  const events: Array<{ kind: string; done: number; planned: number }> = [];
+  const split = await runSplitStep(
+    { ...simStep(), onEvent: (e) => events.push({ kind: e.kind, done: e.progress.bareDone + e.progress.continuationDone, planned: e.progress.barePlanned }) },
+    { workers: 2, parts: parts() },
+  );
+  const heard = events.filter((e) => e.kind === 'workers');
+  assert.ok(heard.length >= 2, `each worker reports at least once before its result (${heard.length} reports)`);
+  const done = heard.map((e) => e.done);
+  assert.deepEqual(
+    done,
+    [...done].sort((a, b) => a - b),
+    'the summed counts never go back',
+  );
+  const last = heard.at(-1)!;
+  const roundZero = [...split.rounds[0]!.values()].reduce((a, b) => a + b, 0);
+  assert.equal(last.planned, roundZero, "the last report plans round 0's bare rollouts");
+  assert.ok(last.done <= split.progress.bareDone + split.progress.continuationDone);
+  const topUp = events.findIndex((e) => e.kind === 'roots' && e !== events[0]);
+  const lastReport = events.map((e) => e.kind).lastIndexOf('workers');
+  if (topUp >= 0) assert.ok(lastReport < topUp, 'reports come before the leftover top-up');
+});

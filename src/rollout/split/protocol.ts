@@ -98,12 +98,21 @@ export interface ResultMessage {
   peakRssMB: number;
 }
 
+/** While a task runs, at most every PROGRESS_EVERY_MS and once before its result: the share's counts so far. */
+export interface ProgressMessage {
+  kind: 'progress';
+  progress: Progress;
+}
+
+/** How often a worker reports its progress (a frame each; the coordinator sums them for the progress bar). */
+export const PROGRESS_EVERY_MS = 250;
+
 export interface FailedMessage {
   kind: 'failed';
   message: string;
 }
 
-export type WorkerMessage = ReadyMessage | ResultMessage | FailedMessage;
+export type WorkerMessage = ReadyMessage | ProgressMessage | ResultMessage | FailedMessage;
 
 /**
  * The largest message either side accepts by default. A worker's trees are its whole share of the step:

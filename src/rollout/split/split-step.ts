@@ -3,7 +3,7 @@ import { splitRefusal } from './refusal.ts';
 import { emptySpend } from '../../budget/index.ts';
 import type { RolloutTree } from '../../tree/index.ts';
 import { runStep } from '../engine.ts';
-import { emptyProgress } from '../events.ts';
+import { emptyProgress, type Progress } from '../events.ts';
 import type { RemoteRound, RemoteRoundInput, RemoteRoundOutcome } from '../remote-round.ts';
 import { engineSettings } from '../settings.ts';
 import type { StepOptions, StepResult } from '../step-options.ts';
@@ -82,6 +82,13 @@ async function runShares<S>(options: StepOptions<S>, split: SplitOptions, pool: 
   const prompts = new Map(options.prompts.map((p) => [p.id, p]));
   const caps = input.price ? pricedCaps(shares, budgetOf, input.price) : undefined;
   const candidates = new Map<string, RootCandidate>(input.candidates.map((c) => [c.promptId, c]));
+  const latest = shares.map(() => emptyProgress());
+  const heard = (i: number) => (p: Progress) => {
+    latest[i] = p;
+    const sum = emptyProgress();
+    for (const l of latest) for (const k of Object.keys(sum) as Array<keyof Progress>) sum[k] += l[k];
+    input.onProgress?.(sum);
+  };
   let failure: Error | undefined;
   const stop = (e?: Error) => {
     failure ??= e;
@@ -115,7 +122,7 @@ async function runShares<S>(options: StepOptions<S>, split: SplitOptions, pool: 
           ...(input.price ? { priced: { unit: input.price.unit, root: input.price.root, cap: caps![i]! } } : {}),
         };
         try {
-          const answer = await pool.run(i, task, describeShare(share));
+          const answer = await pool.run(i, task, describeShare(share), heard(i));
           split.onWorker?.({
             worker: i,
             prompts: share.length,

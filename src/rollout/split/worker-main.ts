@@ -9,7 +9,15 @@ import { DEFAULT_SCHEDULE, type Strategy } from '../../allocate/types.ts';
 import { createRng } from '../../util/rng.ts';
 import { runStep } from '../engine.ts';
 import { readFrames, writeFrame } from './frames.ts';
-import { RESULT_FD, type BuildStepParts, type CoordinatorMessage, type StepParts, type TaskMessage, type WorkerMessage } from './protocol.ts';
+import {
+  PROGRESS_EVERY_MS,
+  RESULT_FD,
+  type BuildStepParts,
+  type CoordinatorMessage,
+  type StepParts,
+  type TaskMessage,
+  type WorkerMessage,
+} from './protocol.ts';
 
 const maxBytes = Number(process.env.TRACE_RL_WORKER_MAX_BYTES);
 const out = createWriteStream('', { fd: RESULT_FD });
@@ -61,6 +69,7 @@ async function runTask(parts: StepParts, task: TaskMessage): Promise<WorkerMessa
   };
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
+  let said = -Infinity;
   const res = await runStep({
     prompts: task.prompts,
     env: parts.env,
@@ -73,7 +82,14 @@ async function runTask(parts: StepParts, task: TaskMessage): Promise<WorkerMessa
     ...(parts.scorer ? { scorer: parts.scorer } : {}),
     ...(parts.parseAction ? { parseAction: parts.parseAction } : {}),
     ...(task.greedy ? { greedy: true } : {}),
+    onEvent(e) {
+      const now = performance.now();
+      if (now - said < PROGRESS_EVERY_MS) return;
+      said = now;
+      send({ kind: 'progress', progress: e.progress }).catch(() => undefined); // a broken pipe fails the result's send, which reports it
+    },
   });
+  await send({ kind: 'progress', progress: res.progress });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   return {

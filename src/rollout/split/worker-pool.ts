@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { FrameTooLarge, readFrames, writeFrame } from './frames.ts';
+import type { Progress } from '../events.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES, RESULT_FD, type ResultMessage, type StepPartsSpec, type TaskMessage, type WorkerMessage } from './protocol.ts';
 
 /** A worker process failed (died, answered a failure, or sent a bad message); the message names it and what it ran. */
@@ -38,7 +39,7 @@ function workerCommand(): string[] {
 class WorkerProcess {
   private readonly proc: ChildProcess;
   private stderrTail = '';
-  private pending?: { resolve: (m: WorkerMessage) => void; reject: (e: Error) => void; what: string };
+  private pending?: { resolve: (m: WorkerMessage) => void; reject: (e: Error) => void; what: string; onProgress?: (p: Progress) => void };
   private dead?: Error;
   readonly exited: Promise<void>;
 
@@ -77,12 +78,12 @@ class WorkerProcess {
     return `worker ${this.index + 1} of ${this.count} (pid ${this.proc.pid ?? '?'})`;
   }
 
-  /** Sends a message and resolves with the worker's answer; rejects when it fails or dies first. */
-  request(message: unknown, what: string): Promise<WorkerMessage> {
+  /** Sends a message and resolves with the worker's answer (its progress reports go to `onProgress`); rejects when it fails or dies first. */
+  request(message: unknown, what: string, onProgress?: (p: Progress) => void): Promise<WorkerMessage> {
     if (this.dead) return Promise.reject(this.dead);
     if (this.pending) return Promise.reject(new StepWorkerError(this.index, `${this.name} is still busy with ${this.pending.what}`));
     return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject, what };
+      this.pending = { resolve, reject, what, ...(onProgress ? { onProgress } : {}) };
       writeFrame(this.proc.stdin as Writable, message, this.maxBytes).catch((e: Error) => this.fail(`could not be sent ${what}: ${e.message}`, true));
     });
   }
@@ -90,6 +91,7 @@ class WorkerProcess {
   private answer(m: WorkerMessage): void {
     const p = this.pending;
     if (!p) return this.fail(`sent a message nobody asked for (${m.kind})`, true);
+    if (m.kind === 'progress') return p.onProgress?.(m.progress);
     this.pending = undefined;
     if (m.kind === 'failed') {
       p.reject(new StepWorkerError(this.index, `${this.name} failed while running ${p.what}: ${m.message}`));
@@ -167,9 +169,9 @@ export class StepWorkerPool {
     }
   }
 
-  /** Runs `task` on worker `index`; `what` names the task in errors (its prompts). */
-  async run(index: number, task: TaskMessage, what: string): Promise<ResultMessage> {
-    const answer = await this.procs[index]!.request(task, what);
+  /** Runs `task` on worker `index`; `what` names the task in errors (its prompts); `onProgress` hears its counts while it runs. */
+  async run(index: number, task: TaskMessage, what: string, onProgress?: (p: Progress) => void): Promise<ResultMessage> {
+    const answer = await this.procs[index]!.request(task, what, onProgress);
     if (answer.kind !== 'result') throw new StepWorkerError(index, `${this.procs[index]!.name} answered ${answer.kind} to ${what}`);
     return answer;
   }

@@ -58,15 +58,24 @@ function httpPost(): Post {
     });
 }
 
-/** The same loop over undici's connection pool (the transport trace-rl's client uses). */
+/** The same loop over undici's connection pool, through its lowest-level call (dispatch with a handler: no streams). */
 function undiciPost(): Post {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: concurrency });
-  return async (body: string) => {
-    const res = await pool.request({ path: '/v1/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
-    return text;
-  };
+  return (body: string) =>
+    new Promise<string>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let status = 0;
+      pool.dispatch(
+        { path: '/v1/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body },
+        {
+          onConnect: () => undefined,
+          onHeaders: (statusCode) => ((status = statusCode), true),
+          onData: (chunk) => (chunks.push(chunk), true),
+          onComplete: () => (status === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${status}`))),
+          onError: reject,
+        },
+      );
+    });
 }
 
 /** The least a client can do: the same conversations, one keep-alive socket pool, JSON in and out. */

@@ -11,15 +11,16 @@ import { OpenAIPolicy } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { loadTranscript } from '../../src/tokens/index.ts';
 import { parseTurn } from '../../src/env/index.ts';
+import type { Policy, PolicyContext, PolicyOutput } from '../../src/policy/types.ts';
 import type { Turn } from '../../src/tree/types.ts';
 import { createRng } from '../../src/util/rng.ts';
-import { MAX_TURNS, observationFor, renderPrompt, ROLLOUTS_PER_PROMPT, ScaleEnv, scalePrompts } from './script.ts';
+import { MAX_TURNS, observationFor, renderPrompt, ROLLOUTS_PER_PROMPT, ScaleEnv, scaleReply, scalePrompts } from './script.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1]! : fallback;
 };
-const mode = arg('mode', 'bare') as 'bare' | 'bare-undici' | 'policy' | 'completions' | 'tokens';
+const mode = arg('mode', 'bare') as 'bare' | 'bare-signal' | 'bare-undici' | 'policy' | 'engine' | 'completions' | 'tokens';
 const trajectories = Number(arg('trajectories', '1000'));
 const concurrency = Number(arg('concurrency', '256'));
 const port = Number(arg('port', '0'));
@@ -32,8 +33,11 @@ type Run = (n: number) => Promise<{ requests: number; turns: number }>;
 
 type Post = (body: string) => Promise<string>;
 
-/** The bare loop's transport: a keep-alive node:http agent. */
-function httpPost(): Post {
+/**
+ * The bare loop's transport: a keep-alive node:http agent. `withSignal`: each request also gets a fresh
+ * AbortSignal through http.request's `signal` option (what the client did before; `bare-signal`).
+ */
+function httpPost(withSignal = false): Post {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   return (body: string) =>
     new Promise<string>((resolve, reject) => {
@@ -45,6 +49,7 @@ function httpPost(): Post {
           method: 'POST',
           agent,
           headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          ...(withSignal ? { signal: new AbortController().signal } : {}),
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -114,15 +119,38 @@ function bareLoop(post: Post): Run {
   };
 }
 
+/**
+ * The engine without a client: a policy in this process that answers each call as the server would
+ * (the scripted reply, an id and a log-probability per four characters), so `engine` is trace-rl's cost
+ * a turn with no HTTP at all.
+ */
+class InProcessPolicy implements Policy {
+  readonly name = 'in-process';
+  async act(ctx: PolicyContext): Promise<PolicyOutput> {
+    const text = scaleReply(ctx.rendered + ctx.turns.map((t) => (t.text ?? '') + t.observation).join(''));
+    const ids = Array.from({ length: Math.min(ctx.maxTokens, Math.ceil(text.length / 4)) }, (_, i) => text.charCodeAt(i * 4));
+    const logprobs = ids.map(() => -0.25);
+    return {
+      text,
+      generatedTokens: ids.length,
+      tokens: { ids, logprobs, mask: ids.map(() => 1), prompt: 'text' },
+      logprob: logprobs.reduce((a, b) => a + b, 0),
+    };
+  }
+}
+
 async function traceRl(): Promise<Run> {
   const transcript = mode === 'tokens' ? await loadTranscript(tokenizerSpec) : undefined;
-  const policy = new OpenAIPolicy({
-    baseURLs: [url],
-    model: 'scale',
-    mode: mode as 'completions' | 'tokens',
-    ...(transcript ? { transcript } : {}),
-    extras: mode === 'completions' ? 'vllm' : 'none',
-  });
+  const policy =
+    mode === 'engine'
+      ? new InProcessPolicy()
+      : new OpenAIPolicy({
+          baseURLs: [url],
+          model: 'scale',
+          mode: mode as 'completions' | 'tokens',
+          ...(transcript ? { transcript } : {}),
+          extras: mode === 'completions' ? 'vllm' : 'none',
+        });
   const env = new ScaleEnv();
   return async (n) => {
     const prompts = scalePrompts(Math.ceil(n / ROLLOUTS_PER_PROMPT));
@@ -180,7 +208,16 @@ function policyLoop(): Run {
   };
 }
 
-const run = mode === 'bare' ? bareLoop(httpPost()) : mode === 'bare-undici' ? bareLoop(undiciPost()) : mode === 'policy' ? policyLoop() : await traceRl();
+const run =
+  mode === 'bare'
+    ? bareLoop(httpPost())
+    : mode === 'bare-signal'
+      ? bareLoop(httpPost(true))
+      : mode === 'bare-undici'
+        ? bareLoop(undiciPost())
+        : mode === 'policy'
+          ? policyLoop()
+          : await traceRl();
 await run(Math.min(trajectories, 256));
 globalThis.gc?.();
 const rssBefore = process.memoryUsage().rss;

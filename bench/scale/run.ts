@@ -1,20 +1,22 @@
 /**
  * The rollout path at scale against a zero-latency server in another process (results in
  * BENCHMARKS.md, "Rollout path at scale"). One server (server.ts) answers every request at once with
- * a scripted Search-R1 reply; per size and repetition, three client processes run one after the other
+ * a scripted Search-R1 reply; per size and repetition, one client process per mode runs after the other
  * (client.ts): a bare keep-alive node:http loop, the same loop through OpenAIPolicy.act alone
- * (`policy`: the client without the engine), and trace-rl's engine with OpenAIPolicy in completions
- * mode and in token mode, each with the same conversations (P prompts × 8 rollouts,
+ * (`policy`: the client without the engine), the engine with an in-process policy answering as the
+ * server does (`engine`: the engine without HTTP), and trace-rl's engine with OpenAIPolicy in
+ * completions mode and in token mode, each with the same conversations (P prompts × 8 rollouts,
  * 3–5 turns each) at the same concurrency. Reported per mode: client CPU-seconds per 1,000 requests,
  * requests/s, client CPU µs and wall µs per turn, peak RSS (and its growth per 1,000 trajectories),
  * and trace-rl ÷ bare in CPU per request, taken per repetition (the runs side by side) then
  * min / median / max.
  *
- * (`bare-undici`, not in the default modes: the bare loop over undici's Pool, the other transport
- * considered for the client.)
+ * Not in the default modes: `bare-undici`, the bare loop over undici's Pool.dispatch (the other
+ * transport considered for the client), and `bare-signal`, the bare loop handing each request an
+ * AbortSignal through http.request's option (what the client did before).
  *
  * Run: npx tsx bench/scale/run.ts [--sizes 1000,4000] [--reps 3] [--concurrency 256]
- *        [--modes bare,policy,completions,tokens] [--tokenizer qwen3]
+ *        [--modes bare,policy,engine,completions,tokens] [--tokenizer qwen3]
  * Before / after: --modes bare,completions,completions@/path/to/other/checkout (that checkout's client).
  * Big sizes: --sizes 1000,4000,16000,64000 (16k takes about a minute a run; 64k several).
  */
@@ -30,7 +32,7 @@ const arg = (name: string, fallback: string) => {
 const sizes = arg('sizes', '1000,4000').split(',').map(Number);
 const reps = Number(arg('reps', '3'));
 const concurrency = Number(arg('concurrency', '256'));
-const modes = arg('modes', 'bare,policy,completions,tokens').split(',');
+const modes = arg('modes', 'bare,policy,engine,completions,tokens').split(',');
 const tokenizer = arg('tokenizer', 'qwen3');
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 const tsx = ['--import', 'tsx'];
@@ -100,7 +102,7 @@ try {
             )
           : '—';
       console.log(
-        `| ${m === 'bare' ? 'bare http.Agent loop' : m === 'bare-undici' ? 'bare undici Pool loop' : `trace-rl ${m}`} | ${fmt(xs.map(cpuPer1k), 3)} | ${fmt(
+        `| ${m === 'bare' ? 'bare http.Agent loop' : m === 'bare-undici' ? 'bare undici Pool loop' : m === 'bare-signal' ? 'bare loop with a signal' : `trace-rl ${m}`} | ${fmt(xs.map(cpuPer1k), 3)} | ${fmt(
           xs.map((s) => s.requests / (s.wallMs / 1000)),
           0,
         )} | ${fmt(

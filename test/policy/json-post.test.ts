@@ -1,7 +1,7 @@
 /**
  * The policy's HTTP client (json-post.ts) against a real node:http server: the call's signal is its
  * only abort, watched by one listener of the client's own instead of node:http's signal option (which
- * cost ~60 µs a request, bench/scale). An abort must still end the request wherever it is — waiting
+ * cost 30–60 µs a request, bench/scale). An abort must still end the request wherever it is — waiting
  * for the head, or half-way through the body — and leave no listener on the signal.
  */
 import { test } from 'node:test';

@@ -72,8 +72,8 @@ export class JsonPost {
     if (signal?.aborted) throw abortError(signal);
     // The signal is watched here, not handed to http.request: node:http ties a signal to the request
     // through its end-of-stream helper (several listeners on the request and the socket each call),
-    // which measured about 60 µs a request, half again a bare keep-alive request's whole cost
-    // (bench/scale). One listener on the call's own signal does the same: it destroys the request,
+    // which measured 30–60 µs a request, a third to half again a bare keep-alive request's whole cost
+    // (bench/scale, `--modes bare,bare-signal`). One listener on the call's own signal does the same: it destroys the request,
     // or the response being read.
     const live: { req?: ClientRequest; res?: IncomingMessage } = {};
     const onAbort = () => {

@@ -7,7 +7,8 @@ import type { RolloutTree, TokenSpan, TreeNode } from '../tree/types.ts';
  * exactly (ids and masks as 32-bit or 8-bit integers only when every value fits, else as doubles), so a
  * tree reads back equal to the one written.
  *
- * Layout: "TRT1", the JSON's byte length (u32 LE), the JSON (each span replaced by `{ n, prompt? }`),
+ * Layout: "TRT1", the JSON's byte length (u32 LE), the JSON (each span replaced by `{ n, prompt? }`;
+ * a span whose arrays differ in length stays whole in the JSON),
  * zero padding to a multiple of 8, then one block per array kind — log-probabilities, ids, masks, each
  * the spans' values in node order — every block a kind byte (KIND below) padded to 8 bytes, then values.
  * Rows stored as text (runs written before this format) are read as JSON.
@@ -27,14 +28,11 @@ export function encodeTree(tree: RolloutTree): Buffer {
   const nodes: Record<string, TreeNode> = {};
   for (const [id, node] of Object.entries(tree.nodes)) {
     const span = node.turn?.tokens;
-    if (!span) {
+    // A span whose arrays disagree in length (a policy's bug) stays in the JSON as it is: stored, not lost.
+    if (!span || !isPackable(span)) {
       nodes[id] = node;
       continue;
     }
-    if (span.logprobs.length !== span.ids.length || span.mask.length !== span.ids.length)
-      throw new RangeError(
-        `tree ${tree.promptId}, node ${id}: token span arrays differ in length (ids ${span.ids.length}, logprobs ${span.logprobs.length}, mask ${span.mask.length})`,
-      );
     spans.push(span);
     const packed: Packed = { n: span.ids.length, ...(span.prompt ? { prompt: span.prompt } : {}) };
     nodes[id] = { ...node, turn: { ...node.turn!, tokens: packed as unknown as TokenSpan } };
@@ -71,8 +69,8 @@ export function decodeTree(row: Buffer | string): RolloutTree {
   const tree = JSON.parse(row.toString('utf8', 8, 8 + jsonLength)) as RolloutTree;
   const spans: Array<{ packed: Packed; node: TreeNode }> = [];
   for (const node of Object.values(tree.nodes)) {
-    const packed = node.turn?.tokens as unknown as Packed | undefined;
-    if (!packed) continue;
+    const packed = node.turn?.tokens as unknown as (Packed & { ids?: unknown }) | undefined;
+    if (!packed || packed.ids !== undefined) continue; // no span, or one kept in the JSON
     if (!Number.isInteger(packed.n) || packed.n < 0) throw new RangeError('a stored tree is damaged: a token span has no length');
     spans.push({ packed, node });
   }
@@ -120,6 +118,16 @@ function view(buf: Buffer, offset: number, length: number, kind: Kind): Float64A
   if (kind === 'f64') return new Float64Array(memory, at, length);
   if (kind === 'i32') return new Int32Array(memory, at, length);
   return new Uint8Array(memory, at, length);
+}
+
+function isPackable(span: TokenSpan): boolean {
+  return (
+    Array.isArray(span.ids) &&
+    Array.isArray(span.logprobs) &&
+    Array.isArray(span.mask) &&
+    span.logprobs.length === span.ids.length &&
+    span.mask.length === span.ids.length
+  );
 }
 
 function fits(spans: readonly TokenSpan[], field: 'ids' | 'mask', kind: 'i32' | 'u8'): boolean {

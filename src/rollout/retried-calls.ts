@@ -124,7 +124,16 @@ function policyContext<S>(ctx: CallContext<S>, call: PolicyCall, key: string, si
 async function settled(reservation: TurnReservation, run: () => Promise<PolicyOutput>): Promise<Attempt<PolicyOutput>> {
   try {
     const output = await run();
-    reservation.settle(output.generatedTokens);
+    const n = output.generatedTokens;
+    if (!(Number.isInteger(n) && n >= 0 && n <= reservation.maxTokens)) {
+      // A policy that counts more than it was allowed (or no whole count) broke its contract: the call is
+      // charged the most it could cost and the turn fails, naming the count, instead of the step failing
+      // in the ledger.
+      reservation.settle(reservation.maxTokens);
+      const message = `the policy reported ${n} generated tokens for a call of at most ${reservation.maxTokens} (engine.maxTokensPerTurn); a policy's generatedTokens must be a whole number within the call's maxTokens`;
+      return { error: { code: 'server_error', message }, retryable: false };
+    }
+    reservation.settle(n);
     return { final: { ok: true, value: output } };
   } catch (e) {
     if (isCancellation(e)) {

@@ -124,3 +124,29 @@ test('a priced plan does not depend on the order rollouts finish in (concurrency
     'the same continuations',
   );
 });
+
+test('a policy that reports more generated tokens than its call allows fails that turn, named, and is charged the call’s most', async () => {
+  // A user's policy with a counting bug (the simulator's real policy, its count overstated): the step
+  // must go on and say what happened, not fail inside the ledger.
+  const env = new Simulator({ seed: 21 });
+  const honest = new SimulatorPolicy(env, { tokensPerTurn: 5 });
+  const buggy = {
+    name: 'overcounting',
+    act: async (ctx: Parameters<typeof honest.act>[0]) => ({ ...(await honest.act(ctx)), generatedTokens: ctx.maxTokens + 3 }),
+  };
+  const res = await runStep({
+    prompts: env.prompts(2),
+    env,
+    policy: buggy,
+    rng: createRng(4),
+    rootPlan: new Map(env.prompts(2).map((p) => [p.id, 1])),
+    settings,
+  });
+  const errors = res.trees.flatMap((t) => Object.values(t.nodes).flatMap((n) => (n.turn?.error ? [n.turn.error] : [])));
+  assert.equal(errors.length, 2, 'each trajectory’s first turn fails');
+  for (const e of errors) {
+    assert.equal(e.code, 'server_error');
+    assert.match(e.message, /reported 11 generated tokens for a call of at most 8 \(engine\.maxTokensPerTurn\)/);
+  }
+  assert.deepEqual([res.spend.turns, res.spend.tokens], [2, 16], 'each failed call is charged maxTokensPerTurn');
+});

@@ -22,7 +22,7 @@ export {
 export { toTrlRow, type TrlRow } from './trl.ts';
 export { trieRecords, type TrieRecord } from './trie.ts';
 export { VERL_COLUMNS, TRL_COLUMNS, columnTable } from './columns.ts';
-export { parquetBytes, parquetChunks, type ColumnSpec, type ColumnType } from './parquet.ts';
+export { parquetChunks, type ColumnSpec, type ColumnType } from './parquet.ts';
 export { EXPORT_FORMATS, isExportFormat, containerOf, serializeBatch, writeBatch, type ExportFormat } from './write.ts';
 export { exportRun, type ExportRunOptions, type ExportRunResult } from './run-export.ts';
 export { storedText, type StoredText } from './stored-step.ts';

@@ -140,13 +140,6 @@ export async function* parquetChunks<R>(rows: readonly R[], columns: readonly Co
   if (failure) throw failure.error;
 }
 
-/** The whole file as bytes (tests and small batches; files are written through `parquetChunks`). */
-export async function parquetBytes<R>(rows: readonly R[], columns: readonly ColumnSpec<R>[], metadata: Record<string, string>): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  for await (const c of parquetChunks(rows, columns, metadata)) chunks.push(c);
-  return Buffer.concat(chunks);
-}
-
 function writerProperties<R>(pw: ParquetWasm, columns: readonly ColumnSpec<R>[], metadata: Record<string, string>) {
   let props = new pw.WriterPropertiesBuilder()
     .setCompression(pw.Compression.SNAPPY)

@@ -3,7 +3,7 @@ import { childId, createTree, getNode, root } from '../tree/index.ts';
 import type { Prompt, RolloutTree } from '../tree/index.ts';
 import { isCancellation, linkedSignal } from './call.ts';
 import { rootCandidates, type Scorer } from './candidates.ts';
-import { emptyProgress, type EngineEvent } from './events.ts';
+import { addProgress, emptyProgress, type EngineEvent } from './events.ts';
 import { expandPrompt, expandStep, type Expansion } from './expansion.ts';
 import { checkCounts, type CountsRule } from './plan-check.ts';
 import { leftoverTopUp } from './leftover-top-up.ts';
@@ -153,11 +153,7 @@ class StepRun<S> {
       ...(this.weights ? { weights: this.weights } : {}),
       ...(price ? { price: { ...price, available: this.budget.spendable(this.budget.ledger.remaining(price.unit)) } } : {}),
       signal: this.signal,
-      onProgress: (parts) => {
-        const sum = { ...this.progress };
-        for (const k of Object.keys(sum) as Array<keyof typeof sum>) sum[k] += parts[k];
-        this.emit({ kind: 'workers', progress: sum });
-      },
+      onProgress: (parts) => this.emit({ kind: 'workers', progress: addProgress({ ...this.progress }, parts) }),
     });
     for (const tree of out.trees) {
       const prompt = this.byId.get(tree.promptId);
@@ -166,7 +162,7 @@ class StepRun<S> {
       this.contextFor(prompt, tree);
     }
     this.budget.ledger.absorb(out.spend);
-    for (const k of Object.keys(this.progress) as Array<keyof typeof this.progress>) this.progress[k] += out.progress[k];
+    addProgress(this.progress, out.progress);
     for (const [code, n] of Object.entries(out.failures))
       this.failures[code as keyof typeof this.failures] = (this.failures[code as keyof typeof this.failures] ?? 0) + n!;
   }

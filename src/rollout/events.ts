@@ -26,6 +26,12 @@ export type EngineEvent =
   | { kind: 'workers'; progress: Progress }
   | { kind: 'done'; cancelled: boolean; progress: Progress };
 
+/** Adds `from`'s counts to `into` (a step's counts with those of parts run elsewhere). */
+export function addProgress(into: Progress, from: Readonly<Progress>): Progress {
+  for (const k of Object.keys(into) as Array<keyof Progress>) into[k] += from[k];
+  return into;
+}
+
 export function emptyProgress(): Progress {
   return { barePlanned: 0, bareDone: 0, continuationPlanned: 0, continuationDone: 0, turns: 0, failed: 0, promptsExpanded: 0 };
 }

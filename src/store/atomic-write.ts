@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, lstatSync, openSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UserError } from '../util/user-error.ts';
 import { refuseForeignOutput, type OutputSignature } from './own-output.ts';
@@ -30,14 +30,14 @@ export interface AtomicWriteOptions {
  * somewhere outside the output folder; a name already taken fails instead of being used or removed.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
-  const { tmp, fd } = openTemporary(path, options);
+  const { target, tmp, fd } = openTemporary(path, options);
   try {
     try {
       writeFileSync(fd, data);
     } finally {
       closeSync(fd);
     }
-    renameSync(tmp, writableTarget(path));
+    renameSync(tmp, target);
   } catch (e) {
     throw failed(e, path, tmp);
   }
@@ -49,27 +49,26 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
  * only once the last chunk is written. A source that throws leaves nothing behind.
  */
 export async function writeFileAtomicFrom(path: string, chunks: AsyncIterable<Uint8Array>, options: AtomicWriteOptions = {}): Promise<void> {
-  const { tmp, fd } = openTemporary(path, options);
+  const { target, tmp, fd } = openTemporary(path, options);
   try {
     try {
-      for await (const chunk of chunks) for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at);
+      for await (const chunk of chunks) writeFileSync(fd, chunk);
     } finally {
       closeSync(fd);
     }
-    // The destination is looked up again at the rename (as for every write): it may have changed meanwhile.
-    renameSync(tmp, writableTarget(path));
+    renameSync(tmp, target);
   } catch (e) {
     throw failed(e, path, tmp);
   }
 }
 
 /** The temporary file beside the destination, created exclusively without following links. */
-function openTemporary(path: string, options: AtomicWriteOptions): { tmp: string; fd: number } {
+function openTemporary(path: string, options: AtomicWriteOptions): { target: string; tmp: string; fd: number } {
   const target = writableTarget(path);
   if (options.replaces) refuseForeignOutput(path, options.replaces, options.flag);
   const tmp = `${target}.tmp-${randomBytes(8).toString('hex')}`;
   try {
-    return { tmp, fd: openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666) };
+    return { target, tmp, fd: openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666) };
   } catch (e) {
     // Not created, so nothing to remove (a name already taken is somebody else's file).
     throw namePath(e, path, tmp);

@@ -98,7 +98,7 @@ export interface ResultMessage {
   peakRssMB: number;
 }
 
-/** While a task runs, at most every PROGRESS_EVERY_MS and once before its result: the share's counts so far. */
+/** While a task runs, at most every PROGRESS_EVERY_MS: the share's counts so far (the result carries the final ones). */
 export interface ProgressMessage {
   kind: 'progress';
   progress: Progress;

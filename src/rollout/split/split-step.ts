@@ -3,7 +3,7 @@ import { splitRefusal } from './refusal.ts';
 import { emptySpend } from '../../budget/index.ts';
 import type { RolloutTree } from '../../tree/index.ts';
 import { runStep } from '../engine.ts';
-import { emptyProgress, type Progress } from '../events.ts';
+import { addProgress, emptyProgress, type Progress } from '../events.ts';
 import type { RemoteRound, RemoteRoundInput, RemoteRoundOutcome } from '../remote-round.ts';
 import { engineSettings } from '../settings.ts';
 import type { StepOptions, StepResult } from '../step-options.ts';
@@ -85,9 +85,7 @@ async function runShares<S>(options: StepOptions<S>, split: SplitOptions, pool: 
   const latest = shares.map(() => emptyProgress());
   const heard = (i: number) => (p: Progress) => {
     latest[i] = p;
-    const sum = emptyProgress();
-    for (const l of latest) for (const k of Object.keys(sum) as Array<keyof Progress>) sum[k] += l[k];
-    input.onProgress?.(sum);
+    input.onProgress?.(latest.reduce(addProgress, emptyProgress()));
   };
   let failure: Error | undefined;
   const stop = (e?: Error) => {
@@ -123,6 +121,7 @@ async function runShares<S>(options: StepOptions<S>, split: SplitOptions, pool: 
         };
         try {
           const answer = await pool.run(i, task, describeShare(share), heard(i));
+          heard(i)(answer.progress); // the share's final counts, which its last report may not have had
           split.onWorker?.({
             worker: i,
             prompts: share.length,
@@ -173,7 +172,7 @@ function merge(answers: readonly ResultMessage[], shares: readonly Share[]): Rem
   for (const a of answers) {
     trees.push(...a.trees);
     for (const k of Object.keys(spend) as Array<keyof typeof spend>) spend[k] += a.spend[k];
-    for (const k of Object.keys(progress) as Array<keyof typeof progress>) progress[k] += a.progress[k];
+    addProgress(progress, a.progress);
     for (const [code, n] of Object.entries(a.failures)) failures[code as keyof typeof failures] = (failures[code as keyof typeof failures] ?? 0) + n!;
   }
   const planned = shares.flat().map(([id]) => id);

@@ -89,7 +89,6 @@ async function runTask(parts: StepParts, task: TaskMessage): Promise<WorkerMessa
       send({ kind: 'progress', progress: e.progress }).catch(() => undefined); // a broken pipe fails the result's send, which reports it
     },
   });
-  await send({ kind: 'progress', progress: res.progress });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   return {

@@ -66,6 +66,7 @@ export function decodeTree(row: Buffer | string): RolloutTree {
   if (typeof row === 'string') return JSON.parse(row) as RolloutTree;
   if (row.length < 8 || row.toString('latin1', 0, 4) !== MAGIC) throw new RangeError('a stored tree is neither JSON text nor the binary tree format');
   const jsonLength = row.readUInt32LE(4);
+  if (8 + jsonLength > row.length) throw new RangeError('a stored tree is cut short or damaged');
   const tree = JSON.parse(row.toString('utf8', 8, 8 + jsonLength)) as RolloutTree;
   const spans: Array<{ packed: Packed; node: TreeNode }> = [];
   for (const node of Object.values(tree.nodes)) {

@@ -67,6 +67,7 @@ test('stored rows: JSON text (older runs) reads as before; damaged binary rows a
   assert.deepEqual(decodeTree(JSON.stringify(t)), t);
   const row = encodeTree(t);
   assert.throws(() => decodeTree(row.subarray(0, row.length - 9)), /cut short or damaged/);
+  assert.throws(() => decodeTree(row.subarray(0, 20)), /cut short or damaged/, 'cut inside the JSON');
   assert.throws(() => decodeTree(Buffer.from('XXXX0000')), /neither JSON text nor the binary tree format/);
   // A row at an odd address in memory (SQLite promises no alignment) decodes the same.
   const odd = Buffer.alloc(row.length + 1);

@@ -6,7 +6,7 @@
  * to the end. `runContents` is what must equal an uninterrupted run's.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_DB, RunStore } from '../../src/store/index.ts';
 import { leaves } from '../../src/tree/index.ts';
@@ -94,11 +94,15 @@ function start(o: KillCycleOptions) {
 /** Runs kill cycles, then resumes to the end; throws with the child's stderr if a start fails. */
 export async function killResumeCycles(o: KillCycleOptions): Promise<KillCycleReport> {
   const report: KillCycleReport = { kills: 0, midRun: 0, beforeCreate: 0, stepsAtKill: [] };
-  for (let i = 0; i < o.kills; i++) {
+  // maxDelayMs is one uninterrupted run's time, measured under whatever load the machine had then: a
+  // run that finishes before the first kill lands (a less loaded moment) is started again from nothing
+  // with the window halved, at most three times, so the test kills a run rather than none.
+  let window = o.maxDelayMs - o.minDelayMs;
+  for (let i = 0, retries = 0; i < o.kills; i++) {
     const child = start(o);
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
-    const delay = o.minDelayMs + o.rng.next() * (o.maxDelayMs - o.minDelayMs);
+    const delay = o.minDelayMs + o.rng.next() * window;
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const timer = setTimeout(() => child.kill('SIGKILL'), delay);
     const code = await exit;
@@ -111,6 +115,11 @@ export async function killResumeCycles(o: KillCycleOptions): Promise<KillCycleRe
       else if (runContents(o.dir).status !== 'finished') report.midRun++;
     } else if (code !== 0) {
       throw new Error(`trace-rl train exited with ${code} after ${report.kills} kills: ${stderr.trim()}`);
+    } else if (report.kills === 0 && retries < 3) {
+      retries++;
+      i--;
+      window /= 2;
+      rmSync(o.dir, { recursive: true, force: true });
     } else {
       break; // finished before the kill
     }

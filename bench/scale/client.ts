@@ -6,8 +6,10 @@
  * kind. Prints one JSON line: requests, turns, CPU microseconds (user + system), wall ms, RSS.
  */
 import { Agent, request } from 'node:http';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { OpenAIPolicy } from '../../src/policy/index.ts';
+import { JsonPost } from '../../src/policy/openai/json-post.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { loadTranscript } from '../../src/tokens/index.ts';
 import { parseTurn } from '../../src/env/index.ts';
@@ -20,7 +22,7 @@ const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1]! : fallback;
 };
-const mode = arg('mode', 'bare') as 'bare' | 'bare-signal' | 'bare-undici' | 'policy' | 'engine' | 'completions' | 'tokens';
+const mode = arg('mode', 'bare') as 'bare' | 'bare-signal' | 'bare-undici' | 'bare-client' | 'policy' | 'engine' | 'completions' | 'tokens';
 const trajectories = Number(arg('trajectories', '1000'));
 const concurrency = Number(arg('concurrency', '256'));
 const port = Number(arg('port', '0'));
@@ -81,6 +83,12 @@ function undiciPost(): Post {
         },
       );
     });
+}
+
+/** The same loop over the policy's own transport (JsonPost, with a signal per call as the engine gives it): the client's HTTP cost alone. */
+function clientPost(): Post {
+  const client = new JsonPost(url, { apiKey: 'EMPTY', maxResponseBytes: 16 * 2 ** 20 });
+  return async (body: string) => JSON.stringify(await client.post('completions', JSON.parse(body), new AbortController().signal));
 }
 
 /** The least a client can do: the same conversations, one keep-alive socket pool, JSON in and out. */
@@ -215,17 +223,30 @@ const run =
       ? bareLoop(httpPost(true))
       : mode === 'bare-undici'
         ? bareLoop(undiciPost())
-        : mode === 'policy'
-          ? policyLoop()
-          : await traceRl();
+        : mode === 'bare-client'
+          ? bareLoop(clientPost())
+          : mode === 'policy'
+            ? policyLoop()
+            : await traceRl();
 await run(Math.min(trajectories, 256));
 globalThis.gc?.();
 const rssBefore = process.memoryUsage().rss;
+// Garbage-collection pauses on the main thread during the timed run (by kind: minor = scavenge, major = mark-compact).
+const gc = { minor: 0, major: 0, other: 0 };
+const gcObserver = new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    const kind = (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+    gc[kind === constants.NODE_PERFORMANCE_GC_MINOR ? 'minor' : kind === constants.NODE_PERFORMANCE_GC_MAJOR ? 'major' : 'other'] += e.duration;
+  }
+});
+gcObserver.observe({ entryTypes: ['gc'] });
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const { requests, turns } = await run(trajectories);
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
+await new Promise((r) => setTimeout(r, 100));
+gcObserver.disconnect();
 console.log(
   JSON.stringify({
     mode: mode as 'completions' | 'tokens',
@@ -237,6 +258,7 @@ console.log(
     wallMs,
     rssBeforeMB: rssBefore / 2 ** 20,
     peakRssMB: process.resourceUsage().maxRSS / 1024,
+    gcMs: { minor: Math.round(gc.minor), major: Math.round(gc.major), other: Math.round(gc.other) },
   }),
 );
 process.exit(0);

@@ -18,6 +18,8 @@
  * Run: npx tsx bench/scale/run.ts [--sizes 1000,4000] [--reps 3] [--concurrency 256]
  *        [--modes bare,policy,engine,completions,tokens] [--tokenizer qwen3]
  * Before / after: --modes bare,completions,completions@/path/to/other/checkout (that checkout's client).
+ * Young generation: `mode:young=64` runs that client with `--max-semi-space-size=64` (MB), beside the
+ * same mode at Node's default (16), e.g. --modes bare,completions,completions:young=64.
  * Big sizes: --sizes 1000,4000,16000,64000 (16k takes about a minute a run; 64k several).
  */
 import { spawn } from 'node:child_process';
@@ -46,14 +48,19 @@ interface Sample {
   wallMs: number;
   rssBeforeMB: number;
   peakRssMB: number;
+  gcMs: { minor: number; major: number; other: number };
 }
 
-/** `mode` or `mode@DIR`: the latter runs DIR's own bench/scale/client.ts (another checkout: before and after in one run). */
+/**
+ * `mode`, `mode@DIR` (DIR's own bench/scale/client.ts: another checkout, before and after in one run),
+ * `mode:young=N` (the client's young generation at N MB a semi-space).
+ */
 function measure(label: string, trajectories: number, port: number): Promise<Sample> {
-  const [mode, dir] = label.split('@') as [string, string | undefined];
+  const [spec, dir] = label.split('@') as [string, string | undefined];
+  const [mode, young] = spec.split(':young=') as [string, string | undefined];
   const client = dir ? `${dir}/bench/scale/client.ts` : here('./client.ts');
   return new Promise((resolve, reject) => {
-    const args = [...tsx, '--expose-gc', client, '--mode', mode, '--trajectories', String(trajectories)];
+    const args = [...(young ? [`--max-semi-space-size=${young}`] : []), ...tsx, '--expose-gc', client, '--mode', mode, '--trajectories', String(trajectories)];
     args.push('--concurrency', String(concurrency), '--port', String(port), '--tokenizer', tokenizer);
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], ...(dir ? { cwd: dir } : {}) });
     let out = '';
@@ -90,9 +97,9 @@ try {
     const bare = samples.get('bare');
     console.log(`\n## ${n} trajectories (${samples.get(modes[0]!)![0]!.requests} requests), min / median / max of ${reps}`);
     console.log(
-      '| client | CPU-s per 1k requests | requests/s | CPU µs per turn | wall µs per turn | peak RSS MB | RSS growth MB per 1k trajectories | CPU ÷ bare |',
+      '| client | CPU-s per 1k requests | requests/s | CPU µs per turn | wall µs per turn | GC pause µs per turn | peak RSS MB | RSS growth MB per 1k trajectories | CPU ÷ bare |',
     );
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const [m, xs] of samples) {
       const ratio =
         bare && m !== 'bare'
@@ -110,6 +117,9 @@ try {
           0,
         )} | ${fmt(
           xs.map((s) => (s.wallMs * 1000) / s.turns),
+          0,
+        )} | ${fmt(
+          xs.map((s) => ((s.gcMs.minor + s.gcMs.major + s.gcMs.other) * 1000) / s.turns),
           0,
         )} | ${fmt(
           xs.map((s) => s.peakRssMB),

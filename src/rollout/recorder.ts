@@ -122,9 +122,18 @@ export interface Tape {
   step<S>(key: string, call: () => Promise<StepOutcome<S>>): Promise<{ record: StepRecord; state?: S }>;
 }
 
+/**
+ * The outcome's recorded fields, the ones a replay reads back (anything else an environment adds is
+ * dropped, as a replay drops it). A field-by-field copy: a JSON round trip of every tool result was a
+ * visible share of the engine's turn at scale.
+ */
 function stripState<S>(o: StepOutcome<S>): StepRecord {
-  const { state: _state, ...rest } = o;
-  return JSON.parse(JSON.stringify(rest)) as StepRecord;
+  const record: StepRecord = { observation: o.observation, done: o.done };
+  if (o.reward !== undefined) record.reward = o.reward;
+  if (o.score !== undefined) record.score = o.score;
+  if (o.reason !== undefined) record.reason = o.reason;
+  if (o.invalid !== undefined) record.invalid = o.invalid;
+  return record;
 }
 
 export const liveTape: Tape = {

@@ -6,7 +6,7 @@ import type { Policy, PolicyOutput } from '../policy/types.ts';
 import type { Action, Prompt, Turn, TurnError } from '../tree/types.ts';
 import type { Rng } from '../util/rng.ts';
 import { backoffDelay, sleep } from './backoff.ts';
-import { CancelledError, callWithTimeout, isCancellation } from './call.ts';
+import { CancelledError, callWithTimeout, isCancellation, type CallSignals } from './call.ts';
 import type { StepRecord, Tape } from './recorder.ts';
 import type { Priority, Semaphore } from './semaphore.ts';
 import type { EngineSettings } from './settings.ts';
@@ -40,6 +40,8 @@ export interface PolicyCall {
   admitCost?: number;
   /** urgent: a call that finishes work already started (a trajectory's later turn, a continuation), served before new trajectories. */
   priority?: Priority;
+  /** The trajectory's shared abort controller (its calls run one at a time). */
+  signals?: CallSignals;
 }
 
 export type Attempted<T> = { ok: true; value: T } | { ok: false; error: TurnError };
@@ -60,8 +62,15 @@ export function callPolicy<S>(ctx: CallContext<S>, call: PolicyCall): Promise<At
 }
 
 /** One environment step with retries; any error the environment throws is a tool error. */
-export function stepEnv<S>(ctx: CallContext<S>, nodeId: string, state: S, action: Action, rng: Rng): Promise<Attempted<{ record: StepRecord; state?: S }>> {
-  return withRetries(ctx, nodeId, rng, (key) => toolAttempt(ctx, key, state, action));
+export function stepEnv<S>(
+  ctx: CallContext<S>,
+  nodeId: string,
+  state: S,
+  action: Action,
+  rng: Rng,
+  signals?: CallSignals,
+): Promise<Attempted<{ record: StepRecord; state?: S }>> {
+  return withRetries(ctx, nodeId, rng, (key) => toolAttempt(ctx, key, state, action, signals));
 }
 
 /** Attempts `once` until it is final or out of attempts, backing off in between. */
@@ -98,7 +107,7 @@ async function policyAttempt<S>(ctx: CallContext<S>, call: PolicyCall, key: stri
         : failed('budget', 'the budget ledger refused another policy call');
     return await settled(reservation, () =>
       ctx.tape.policy(`policy:${key}`, () =>
-        callWithTimeout((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)), ctx.settings.timeoutMs, ctx.signal),
+        callWithTimeout((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)), ctx.settings.timeoutMs, ctx.signal, call.signals),
       ),
     );
   } finally {
@@ -153,7 +162,13 @@ async function settled(reservation: TurnReservation, run: () => Promise<PolicyOu
   }
 }
 
-async function toolAttempt<S>(ctx: CallContext<S>, key: string, state: S, action: Action): Promise<Attempt<{ record: StepRecord; state?: S }>> {
+async function toolAttempt<S>(
+  ctx: CallContext<S>,
+  key: string,
+  state: S,
+  action: Action,
+  signals?: CallSignals,
+): Promise<Attempt<{ record: StepRecord; state?: S }>> {
   const isToolCall = action.type !== 'answer' && action.type !== 'invalid';
   if (ctx.signal?.aborted) return failed('cancelled', 'cancelled before the tool call');
   try {
@@ -161,7 +176,7 @@ async function toolAttempt<S>(ctx: CallContext<S>, key: string, state: S, action
     // (it fails as a tool_error and is retried); cancellation still wins.
     const result = await ctx.tape.step(`tool:${key}`, async () => {
       try {
-        return await callWithTimeout((signal) => ctx.env.step(state, action, { signal }), ctx.settings.timeoutMs, ctx.signal);
+        return await callWithTimeout((signal) => ctx.env.step(state, action, { signal }), ctx.settings.timeoutMs, ctx.signal, signals);
       } catch (e) {
         if (ctx.signal?.aborted) throw new CancelledError('cancelled');
         throw e;

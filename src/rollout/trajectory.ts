@@ -3,6 +3,7 @@ import { parseTurn } from '../env/index.ts';
 import { addTurn, childId, endTrajectory, turnsTo } from '../tree/index.ts';
 import type { Action, EndReason, RolloutTree, Turn, TurnError } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
+import { CallSignals } from './call.ts';
 import { callPolicy, stepEnv, type CallContext } from './retried-calls.ts';
 
 /** Reads an action out of a policy's text when the policy did not set one. */
@@ -64,6 +65,7 @@ export async function runTrajectory<S>(ctx: TrajectoryContext<S>, start: Traject
 /** Where an episode is between turns: the environment state, the turns so far, and the node the next turn hangs under. */
 class Episode<S> {
   private readonly rng: Rng;
+  private readonly signals = new CallSignals();
   private readonly turns: Turn[];
   private state: S;
   private parentId: string;
@@ -94,6 +96,7 @@ class Episode<S> {
       turns: this.turns,
       trajectoryId: this.firstNodeId,
       rng: this.rng,
+      signals: this.signals,
       // Work already started goes first: prompts finish early, so expansion overlaps the bare rollouts.
       // Not under priced budgets (ctx.covers), where admitting a trajectory depends on the order calls
       // get slots: there the queue stays first come, first served, so a run's trees stay reproducible.
@@ -126,7 +129,7 @@ class Episode<S> {
       ...(output.entropy !== undefined ? { entropy: output.entropy } : {}),
       ...(output.logprob !== undefined ? { logprob: output.logprob } : {}),
     };
-    const stepped = await stepEnv(ctx, nodeId, this.state, action, this.rng);
+    const stepped = await stepEnv(ctx, nodeId, this.state, action, this.rng, this.signals);
     // Cancelled during the tool call: the policy's turn was generated and paid for; keep it, observation empty, and stop.
     if (!stepped.ok) return this.endWithNode({ ...turn, error: stepped.error }, stepped.error.code === 'cancelled' ? 'cancelled' : 'error');
     const { record, state: next } = stepped.value;

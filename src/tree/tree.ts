@@ -37,8 +37,10 @@ export function addTurn(tree: RolloutTree, parentId: string, turn: Turn, options
   if (tree.nodes[id]) throw new TreeError(`node "${id}" already exists`);
   const node: TreeNode = { id, parent: parentId, depth: parent.depth + 1, turn, children: [], origin: options.origin };
   tree.nodes[id] = node;
-  parent.children.push(id);
-  parent.children.sort(compareIds);
+  const siblings = parent.children;
+  siblings.push(id);
+  // Kept in slot order; a child usually arrives in order (a lone continuation, the next slot), so the sort is skipped then.
+  if (siblings.length > 1 && compareIds(siblings[siblings.length - 2]!, id) > 0) siblings.sort(compareIds);
   return node;
 }
 

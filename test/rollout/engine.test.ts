@@ -196,6 +196,45 @@ test('a hanging call times out (even when the policy ignores its signal)', async
   assert.equal(p.log[1], `${prompts[0].id}/0#2`);
 });
 
+test("a trajectory's calls share one signal until a timeout aborts it; the retry gets a live one", async () => {
+  const { env, policy, prompts } = sim();
+  // What each call saw: its signal, and whether that signal was already aborted when the call began.
+  const seen = new Map<string, { signal: AbortSignal; abortedAtStart: boolean }>();
+  const p = new InstrumentedPolicy(policy, {
+    fail: (ctx) => {
+      seen.set(ctx.callId!, { signal: ctx.signal!, abortedAtStart: ctx.signal!.aborted });
+      return ctx.callId === `${prompts[0].id}/0/0#1` ? 'hang' : undefined;
+    },
+  });
+  const toolSignals: AbortSignal[] = [];
+  // The simulator with its step spied on (everything else through the prototype chain).
+  const spied: typeof env = Object.assign(Object.create(env) as typeof env, {
+    step: (state: Parameters<typeof env.step>[0], action: Parameters<typeof env.step>[1], options?: { signal?: AbortSignal }) => {
+      toolSignals.push(options!.signal!);
+      return env.step(state, action);
+    },
+  });
+  const res = await runStep({
+    prompts,
+    env: spied,
+    policy: p,
+    rng: createRng(1),
+    rootPlan: new Map([[prompts[0].id, 1]]),
+    settings: { ...fast, timeoutMs: 250 },
+  });
+  const first = seen.get(`${prompts[0].id}/0#1`)!;
+  const hung = seen.get(`${prompts[0].id}/0/0#1`);
+  assert.ok(hung, 'the trajectory reached its second turn');
+  assert.equal(hung.signal, first.signal, 'turns of one trajectory share the signal');
+  assert.ok(toolSignals.includes(first.signal), "the tool step carries the trajectory's signal too");
+  assert.equal(hung.signal.aborted, true, 'the timeout aborted the hung call');
+  const retry = seen.get(`${prompts[0].id}/0/0#2`)!;
+  assert.notEqual(retry.signal, hung.signal, 'the retry gets a fresh signal');
+  assert.equal(retry.abortedAtStart, false);
+  assert.equal(res.trees[0].nodes[`${prompts[0].id}/0/0`]!.turn!.error, undefined, 'the retry succeeded');
+  for (const { abortedAtStart } of seen.values()) assert.equal(abortedAtStart, false, 'no call starts with an aborted signal');
+});
+
 test('tool errors are retried, then recorded as tool_error', async () => {
   const { env: inner, policy, prompts } = sim();
   const env = new SpyEnv(inner, (a) => a.type === 'search');

@@ -5,6 +5,7 @@
  * `--concurrency` requests in flight against the server at `--port`, after a short warm-up of the same
  * kind. Prints one JSON line: requests, turns, CPU microseconds (user + system), wall ms, RSS.
  */
+import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'node:http';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { Pool } from 'undici';
@@ -33,7 +34,8 @@ const MAX_TOKENS = 64;
 
 type Run = (n: number) => Promise<{ requests: number; turns: number }>;
 
-type Post = (body: string) => Promise<string>;
+/** One request: the body as JSON in, the parsed answer out (each transport serialises and parses as it would). */
+type Post = (body: object) => Promise<unknown>;
 
 /**
  * The bare loop's transport: a keep-alive node:http agent. `withSignal`: each request also gets a fresh
@@ -41,8 +43,9 @@ type Post = (body: string) => Promise<string>;
  */
 function httpPost(withSignal = false): Post {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  return (body: string) =>
-    new Promise<string>((resolve, reject) => {
+  return (json: object) =>
+    new Promise<unknown>((resolve, reject) => {
+      const body = JSON.stringify(json);
       const req = request(
         {
           host: '127.0.0.1',
@@ -56,7 +59,9 @@ function httpPost(withSignal = false): Post {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${res.statusCode}`))));
+          res.on('end', () =>
+            res.statusCode === 200 ? resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))) : reject(new Error(`HTTP ${res.statusCode}`)),
+          );
           res.on('error', reject);
         },
       );
@@ -68,8 +73,9 @@ function httpPost(withSignal = false): Post {
 /** The same loop over undici's connection pool, through its lowest-level call (dispatch with a handler: no streams). */
 function undiciPost(): Post {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: concurrency });
-  return (body: string) =>
-    new Promise<string>((resolve, reject) => {
+  return (json: object) =>
+    new Promise<unknown>((resolve, reject) => {
+      const body = JSON.stringify(json);
       const chunks: Buffer[] = [];
       let status = 0;
       pool.dispatch(
@@ -78,17 +84,19 @@ function undiciPost(): Post {
           onConnect: () => undefined,
           onHeaders: (statusCode) => ((status = statusCode), true),
           onData: (chunk) => (chunks.push(chunk), true),
-          onComplete: () => (status === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${status}`))),
+          onComplete: () => (status === 200 ? resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))) : reject(new Error(`HTTP ${status}`))),
           onError: reject,
         },
       );
     });
 }
 
-/** The same loop over the policy's own transport (JsonPost, with a signal per call as the engine gives it): the client's HTTP cost alone. */
+/** The same loop over the policy's own transport (JsonPost, with one signal for all calls, as a trajectory's calls share one): the client's HTTP cost alone. */
 function clientPost(): Post {
   const client = new JsonPost(url, { apiKey: 'EMPTY', maxResponseBytes: 16 * 2 ** 20 });
-  return async (body: string) => JSON.stringify(await client.post('completions', JSON.parse(body), new AbortController().signal));
+  const signal = new AbortController().signal;
+  setMaxListeners(0, signal); // 256 calls at once on it here; in the engine each trajectory has its own
+  return (body: object) => client.post('completions', body, signal);
 }
 
 /** The least a client can do: the same conversations, one keep-alive socket pool, JSON in and out. */
@@ -101,7 +109,7 @@ function bareLoop(post: Post): Run {
       for (let j = next++; j < n; j = next++) {
         let conversation = renderPrompt(prompts[Math.floor(j / ROLLOUTS_PER_PROMPT)]!);
         for (let turn = 0, searches = 0; turn < MAX_TURNS; turn++) {
-          const body = JSON.stringify({
+          const body = {
             model: 'scale',
             prompt: conversation,
             max_tokens: MAX_TOKENS,
@@ -112,8 +120,8 @@ function bareLoop(post: Post): Run {
             logprobs: 0,
             return_token_ids: true,
             include_stop_str_in_output: true,
-          });
-          const r = JSON.parse(await post(body)) as { choices: Array<{ text: string }> };
+          };
+          const r = (await post(body)) as { choices: Array<{ text: string }> };
           requests++;
           const text = r.choices[0]!.text;
           const query = /<search>([\s\S]*?)<\/search>/.exec(text)?.[1];

@@ -12,8 +12,9 @@
  * min / median / max.
  *
  * Not in the default modes: `bare-undici`, the bare loop over undici's Pool.dispatch (the other
- * transport considered for the client), and `bare-signal`, the bare loop handing each request an
- * AbortSignal through http.request's option (what the client did before).
+ * transport considered for the client), `bare-signal`, the bare loop handing each request an
+ * AbortSignal through http.request's option (what the client did before), and `bare-client`, the
+ * bare loop over the policy's own transport (JsonPost) without the rest of the policy.
  *
  * Run: npx tsx bench/scale/run.ts [--sizes 1000,4000] [--reps 3] [--concurrency 256]
  *        [--modes bare,policy,engine,completions,tokens] [--tokenizer qwen3]
@@ -109,7 +110,7 @@ try {
             )
           : '—';
       console.log(
-        `| ${m === 'bare' ? 'bare http.Agent loop' : m === 'bare-undici' ? 'bare undici Pool loop' : m === 'bare-signal' ? 'bare loop with a signal' : `trace-rl ${m}`} | ${fmt(xs.map(cpuPer1k), 3)} | ${fmt(
+        `| ${m === 'bare' ? 'bare http.Agent loop' : m === 'bare-undici' ? 'bare undici Pool loop' : m === 'bare-signal' ? 'bare loop with a signal' : m === 'bare-client' ? "bare loop over the policy's client" : `trace-rl ${m}`} | ${fmt(xs.map(cpuPer1k), 3)} | ${fmt(
           xs.map((s) => s.requests / (s.wallMs / 1000)),
           0,
         )} | ${fmt(

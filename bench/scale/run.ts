@@ -49,7 +49,7 @@ interface Sample {
   wallMs: number;
   rssBeforeMB: number;
   peakRssMB: number;
-  gcMs: { minor: number; major: number; other: number };
+  gcMs?: { minor: number; major: number; other: number };
 }
 
 /**
@@ -119,10 +119,14 @@ try {
         )} | ${fmt(
           xs.map((s) => (s.wallMs * 1000) / s.turns),
           0,
-        )} | ${fmt(
-          xs.map((s) => ((s.gcMs.minor + s.gcMs.major + s.gcMs.other) * 1000) / s.turns),
-          0,
-        )} | ${fmt(
+        )} | ${
+          xs.every((s) => s.gcMs) // a client from an older checkout does not report it
+            ? fmt(
+                xs.map((s) => ((s.gcMs!.minor + s.gcMs!.major + s.gcMs!.other) * 1000) / s.turns),
+                0,
+              )
+            : '—'
+        } | ${fmt(
           xs.map((s) => s.peakRssMB),
           0,
         )} | ${fmt(

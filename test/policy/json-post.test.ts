@@ -1,8 +1,8 @@
 /**
- * The policy's HTTP client (json-post.ts) against a real node:http server: the call's signal is its
- * only abort, watched by one listener of the client's own instead of node:http's signal option (which
- * cost 30–60 µs a request, bench/scale). An abort must still end the request wherever it is — waiting
- * for the head, or half-way through the body — and leave no listener on the signal.
+ * The policy's HTTP client (json-post.ts, undici's Pool.dispatch with a handler of its own) against a
+ * real node:http server: the call's signal is its only abort, watched by one listener of the client's
+ * own. An abort must still end the request wherever it is — waiting for the head, or half-way through
+ * the body — and leave no listener on the signal.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,9 +11,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { JsonPost } from '../../src/policy/openai/json-post.ts';
 
-async function withServer(handler: (req: IncomingMessage, res: ServerResponse) => void, fn: (url: string, closed: () => number) => Promise<void>) {
+async function withServer(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  fn: (url: string, closed: () => number) => Promise<void>,
+  keepAliveTimeoutMs?: number,
+) {
   let closedSockets = 0;
   const server = createServer(handler);
+  if (keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = keepAliveTimeoutMs;
   server.on('connection', (s) => s.on('close', () => closedSockets++));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
@@ -90,5 +95,21 @@ test('a call whose signal is already aborted sends nothing', async () => {
       await new Promise((r) => setTimeout(r, 50));
       assert.equal(seen, 0);
     },
+  );
+});
+
+test('a kept-alive connection the server closed while idle is not reused: the next call succeeds on a new one', async () => {
+  let served = 0;
+  await withServer(
+    (_req, res) => (served++, res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":1}')),
+    async (url, closed) => {
+      const c = client(url);
+      assert.deepEqual(await c.post('completions', {}), { ok: 1 });
+      // The server drops idle connections after 50 ms (below), as uvicorn does after its keep-alive timeout.
+      assert.ok(await until(() => closed() === 1), 'the server closed the idle connection');
+      assert.deepEqual(await c.post('completions', {}), { ok: 1 });
+      assert.equal(served, 2);
+    },
+    50,
   );
 });

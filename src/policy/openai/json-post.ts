@@ -1,15 +1,15 @@
 /**
- * The policy's HTTP client: one JSON POST over a shared keep-alive socket pool (node:http / node:https),
- * with the caller's signal as its only abort (one listener a call). At fleet scale the client's CPU per request is what
- * bounds a rollout process, and the general-purpose path (the openai SDK over `fetch`: request and
- * header objects, web streams, its own abort controller and timeout per call, the body piped through
- * a size-limiting stream) cost several times a bare keep-alive loop (bench/scale). Errors keep the
- * SDK's meanings so `toPolicyError` classifies them as before: a status with the server's message
- * (`HttpStatusError`, worded as the SDK did), a connection failure with the system's code
- * (`ConnectionError`), an oversized body (`ResponseTooLargeError`), bad JSON (`SyntaxError`).
+ * The policy's HTTP client: one JSON POST over a keep-alive connection pool per server (undici's Pool,
+ * through its lowest-level call, `dispatch`, with a handler of our own: no streams, no request or
+ * response objects), with the caller's signal as its only abort (one listener a call). At fleet scale
+ * the client's CPU per request is what bounds a rollout process: the openai SDK over `fetch` cost
+ * several times a bare keep-alive loop, node:http with its own signal option 30–60 µs a request more,
+ * and node:http with one listener of ours still 1.4× the bare node:http loop (bench/scale,
+ * `bare-client`). Errors keep the SDK's meanings so `toPolicyError` classifies them as before: a status
+ * with the server's message (`HttpStatusError`, worded as the SDK did), a connection failure with the
+ * system's code (`ConnectionError`), an oversized body (`ResponseTooLargeError`), bad JSON (`SyntaxError`).
  */
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Pool, type Dispatcher } from 'undici';
 import { responseTooLarge } from './bounded-fetch.ts';
 
 /** The server answered with a non-2xx status; `message` reads as the openai SDK's ("500 internal error"). */
@@ -36,10 +36,18 @@ export class ConnectionError extends Error {
 }
 
 /**
- * Shared by every policy of the process: the engine's semaphore bounds the requests in flight, so the
- * pools need no cap of their own, and sockets stay open between a trajectory's turns.
+ * One pool per server origin, shared by every policy of the process: the engine's semaphore bounds the
+ * requests in flight, so the pools need no cap of their own, and connections stay open between a
+ * trajectory's turns (closed after 4 s idle, or sooner when the server's keep-alive hint says). No
+ * header or body timeout of undici's own: the engine times every call (engine.timeoutMs aborts its signal).
  */
-const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+const pools = new Map<string, Pool>();
+
+function poolFor(origin: string): Pool {
+  let pool = pools.get(origin);
+  if (!pool) pools.set(origin, (pool = new Pool(origin, { headersTimeout: 0, bodyTimeout: 0 })));
+  return pool;
+}
 
 export interface JsonPostOptions {
   apiKey: string;
@@ -48,106 +56,113 @@ export interface JsonPostOptions {
 
 /** POSTs JSON to `<baseURL><path>` and returns the parsed 2xx body. */
 export class JsonPost {
-  private readonly url: URL;
+  private readonly origin: string;
+  private readonly basePath: string;
+  private readonly search: string;
   private readonly headers: Record<string, string>;
-  private readonly request: typeof httpRequest;
-  private readonly agent: HttpAgent;
 
   constructor(
     baseURL: string,
     private readonly options: JsonPostOptions,
   ) {
-    this.url = new URL(baseURL.endsWith('/') ? baseURL : `${baseURL}/`);
-    const https = this.url.protocol === 'https:';
-    if (!https && this.url.protocol !== 'http:') throw new RangeError(`OpenAIPolicy: ${baseURL} is not an http(s) URL`);
-    this.request = https ? httpsRequest : httpRequest;
-    this.agent = https ? agents.https : agents.http;
+    const url = new URL(baseURL.endsWith('/') ? baseURL : `${baseURL}/`);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new RangeError(`OpenAIPolicy: ${baseURL} is not an http(s) URL`);
+    this.origin = url.origin;
+    this.basePath = url.pathname;
+    this.search = url.search;
     this.headers = { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${options.apiKey}`, 'user-agent': 'trace-rl' };
   }
 
   /** `path` is relative to the base URL ('completions', 'chat/completions'). */
-  async post(path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
-    // A string body: node:http sends the head and a string body in one socket write, a Buffer in two.
+  post(path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
     const payload = JSON.stringify(body);
-    if (signal?.aborted) throw abortError(signal);
-    // The signal is watched here, not handed to http.request: node:http ties a signal to the request
-    // through its end-of-stream helper (several listeners on the request and the socket each call),
-    // which measured 30–60 µs a request, a third to half again a bare keep-alive request's whole cost
-    // (bench/scale, `--modes bare,bare-signal`). One listener on the call's own signal does the same: it destroys the request,
-    // or the response being read.
-    const live: { req?: ClientRequest; res?: IncomingMessage } = {};
-    const onAbort = () => {
-      const e = abortError(signal!);
-      live.req?.destroy(e);
-      live.res?.destroy(e);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      let res: IncomingMessage;
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    return new Promise((resolve, reject) => {
+      const call = new PostCall(this.options.maxResponseBytes, signal, resolve, reject);
       try {
-        res = live.res = await this.send(path, payload, live, true);
+        poolFor(this.origin).dispatch({ path: this.basePath + path + this.search, method: 'POST', headers: this.headers, body: payload }, call);
       } catch (e) {
-        throw connectionError(signal?.aborted ? abortError(signal) : e);
+        call.onResponseError(undefined, e as Error); // a request undici refuses outright (it reports most failures to the handler)
       }
-      const text = await this.read(res).catch((e: unknown) => {
-        throw signal?.aborted ? abortError(signal) : e;
-      });
-      if (res.statusCode! < 200 || res.statusCode! >= 300) throw statusError(res.statusCode!, text);
-      return JSON.parse(text) as unknown;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
+    });
+  }
+}
+
+/**
+ * One request's handler: collects the body (refused past the ceiling, declared or streamed, without
+ * reading it whole) and settles once, by the answer, a failure, or the caller's signal.
+ */
+class PostCall implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private status = 0;
+  private readonly chunks: Buffer[] = [];
+  private seen = 0;
+  private settled = false;
+  private readonly onAbort: (() => void) | undefined;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (value: unknown) => void,
+    private readonly reject: (reason: unknown) => void,
+  ) {
+    if (signal) {
+      // The abort ends the request wherever it is (queued, waiting for the head, half-way through the body).
+      this.onAbort = () => this.fail(abortError(signal), true);
+      signal.addEventListener('abort', this.onAbort, { once: true });
     }
   }
 
-  private send(path: string, payload: string, live: { req?: ClientRequest }, retryReused: boolean): Promise<IncomingMessage> {
-    return new Promise((resolve, reject) => {
-      const req = (live.req = this.request(
-        {
-          protocol: this.url.protocol,
-          hostname: this.url.hostname,
-          port: this.url.port,
-          path: this.url.pathname + path + this.url.search,
-          method: 'POST',
-          agent: this.agent,
-          headers: { ...this.headers, 'content-length': Buffer.byteLength(payload) },
-        },
-        resolve,
-      ));
-      req.once('error', (e: NodeJS.ErrnoException) => {
-        // A kept-alive socket the server closed while idle fails at once, before the server saw
-        // the request: send it again on a fresh socket rather than count a server failure.
-        if (retryReused && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE') && e.name !== 'AbortError')
-          this.send(path, payload, live, false).then(resolve, reject);
-        else reject(e);
-      });
-      req.end(payload);
-    });
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(new Error('the call already ended'));
   }
 
-  /** The body as text, refused past the ceiling (declared or streamed) without reading it whole. */
-  private read(res: IncomingMessage): Promise<string> {
-    const max = this.options.maxResponseBytes;
-    const declared = Number(res.headers['content-length'] ?? NaN);
-    if (Number.isFinite(declared) && declared > max) {
-      res.destroy();
-      return Promise.reject(responseTooLarge(max, declared, true));
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    this.status = statusCode;
+    const declared = Number(headers['content-length'] ?? NaN);
+    if (Number.isFinite(declared) && declared > this.maxBytes) this.fail(responseTooLarge(this.maxBytes, declared, true), true);
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.seen += chunk.length;
+    if (this.seen > this.maxBytes) this.fail(responseTooLarge(this.maxBytes, this.seen, false), true);
+    else this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    const { chunks } = this;
+    const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+    if (this.status < 200 || this.status >= 300) return this.fail(statusError(this.status, text), false);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      return this.fail(e, false);
     }
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let seen = 0;
-      res.on('data', (chunk: Buffer) => {
-        seen += chunk.length;
-        if (seen > max) {
-          res.destroy();
-          reject(responseTooLarge(max, seen, false));
-        } else chunks.push(chunk);
-      });
-      res.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-      res.once('error', (e) => reject(connectionError(e)));
-      res.once('close', () => {
-        if (!res.complete) reject(new ConnectionError('Connection error.', false, { cause: new Error('the server closed the connection mid-response') }));
-      });
-    });
+    this.end();
+    this.resolve(parsed);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    this.fail(this.signal?.aborted ? abortError(this.signal) : connectionError(error), false);
+  }
+
+  /** Settles with `error`; `stop` also aborts the request (its connection is closed, not left to the server). */
+  private fail(error: unknown, stop: boolean): void {
+    if (!this.end()) return;
+    if (stop) this.controller?.abort(error instanceof Error ? error : new Error(String(error)));
+    this.reject(error);
+  }
+
+  /** True the first time: the call ends now (its signal listener goes); false after. */
+  private end(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    if (this.onAbort) this.signal!.removeEventListener('abort', this.onAbort);
+    return true;
   }
 }
 

@@ -31,8 +31,8 @@ const CLOSE_GRACE_MS = 5000;
 /**
  * A worker's young generation, MB a semi-space (Node's default is 16). A worker only rolls out, and at
  * 256 requests in flight the requests' own objects fill a 16 MB semi-space between collections: they
- * are copied, promoted and collected again as old. 64 cut the client's CPU a turn by a fifth to a third
- * on bench/scale (`completions` against `completions:young=64`); it costs at most 96 MB more a worker.
+ * are copied, promoted and collected again as old. 64 cut the CPU a turn by 4–12 % on bench/scale
+ * (`completions` against `completions:young=64`, 4k and 16k trajectories); at most 96 MB more a worker.
  */
 const WORKER_SEMI_SPACE_MB = 64;
 

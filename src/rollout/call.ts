@@ -30,7 +30,7 @@ export class CallSignals {
 
 /**
  * Runs `fn` with an AbortSignal that fires on the run's cancellation or after `timeoutMs` (the
- * trajectory's shared one from `signals`, else a fresh one).
+ * trajectory's shared one from `signals`).
  * The race means a callee that ignores its signal still cannot hold the engine past the timeout.
  * Timeout → PolicyCallError('timeout'); run cancelled → CancelledError; otherwise fn's own error.
  * Both ends of the race are settled directly by whoever aborts (the timer, the run's one watcher), so a
@@ -40,11 +40,11 @@ export class CallSignals {
 export async function callWithTimeout<T>(
   fn: (signal: AbortSignal) => Promise<T>,
   timeoutMs: number,
+  signals: CallSignals,
   runSignal?: AbortSignal,
-  signals?: CallSignals,
 ): Promise<T> {
   if (runSignal?.aborted) throw new CancelledError('cancelled before the call started');
-  const ctl = signals ? signals.take() : new AbortController();
+  const ctl = signals.take();
   let timedOut = false;
   let fail!: (reason: unknown) => void;
   const aborted = new Promise<never>((_, reject) => (fail = reject));

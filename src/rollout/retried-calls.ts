@@ -41,7 +41,7 @@ export interface PolicyCall {
   /** urgent: a call that finishes work already started (a trajectory's later turn, a continuation), served before new trajectories. */
   priority?: Priority;
   /** The trajectory's shared abort controller (its calls run one at a time). */
-  signals?: CallSignals;
+  signals: CallSignals;
 }
 
 export type Attempted<T> = { ok: true; value: T } | { ok: false; error: TurnError };
@@ -68,7 +68,7 @@ export function stepEnv<S>(
   state: S,
   action: Action,
   rng: Rng,
-  signals?: CallSignals,
+  signals: CallSignals,
 ): Promise<Attempted<{ record: StepRecord; state?: S }>> {
   return withRetries(ctx, nodeId, rng, (key) => toolAttempt(ctx, key, state, action, signals));
 }
@@ -107,7 +107,7 @@ async function policyAttempt<S>(ctx: CallContext<S>, call: PolicyCall, key: stri
         : failed('budget', 'the budget ledger refused another policy call');
     return await settled(reservation, () =>
       ctx.tape.policy(`policy:${key}`, () =>
-        callWithTimeout((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)), ctx.settings.timeoutMs, ctx.signal, call.signals),
+        callWithTimeout((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)), ctx.settings.timeoutMs, call.signals, ctx.signal),
       ),
     );
   } finally {
@@ -167,7 +167,7 @@ async function toolAttempt<S>(
   key: string,
   state: S,
   action: Action,
-  signals?: CallSignals,
+  signals: CallSignals,
 ): Promise<Attempt<{ record: StepRecord; state?: S }>> {
   const isToolCall = action.type !== 'answer' && action.type !== 'invalid';
   if (ctx.signal?.aborted) return failed('cancelled', 'cancelled before the tool call');
@@ -176,7 +176,7 @@ async function toolAttempt<S>(
     // (it fails as a tool_error and is retried); cancellation still wins.
     const result = await ctx.tape.step(`tool:${key}`, async () => {
       try {
-        return await callWithTimeout((signal) => ctx.env.step(state, action, { signal }), ctx.settings.timeoutMs, ctx.signal, signals);
+        return await callWithTimeout((signal) => ctx.env.step(state, action, { signal }), ctx.settings.timeoutMs, signals, ctx.signal);
       } catch (e) {
         if (ctx.signal?.aborted) throw new CancelledError('cancelled');
         throw e;

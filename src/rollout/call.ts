@@ -11,61 +11,104 @@ export function isCancellation(e: unknown): boolean {
 }
 
 /**
- * The abort controller a trajectory's calls share. A trajectory makes one call at a time (a policy
- * call, then a tool step), so every call can carry the same signal until one of them is aborted (its
- * timeout, or the run's cancellation); the next call then gets a fresh controller. An AbortSignal is a
- * costly object in Node (an event target with its own bookkeeping, about 4 µs to make, and its share of
- * garbage collection): two new ones a turn were the largest single cost of the engine's turn
- * (bench/scale, mode engine: 85 → 70 µs a turn).
+ * What guards a trajectory's calls: their abort signal, their timeout and the run's cancellation. A
+ * trajectory makes one call at a time (a policy call, then a tool step), so its calls share one of each
+ * instead of making their own, which was a large share of the engine's own cost a turn at scale
+ * (bench/scale):
+ *  - one AbortController until a call is aborted (its timeout, the run's cancellation), then a fresh one
+ *    for the next call. An AbortSignal is a costly object in Node (an event target with its own
+ *    bookkeeping, about 4 µs to make, and its share of garbage collection);
+ *  - each call's promise settles by its callee or by the abort, whichever comes first, so a callee
+ *    that ignores its signal still cannot hold the engine past the timeout;
+ *  - one timer, re-armed lazily: each call moves the deadline, and the timer, when it fires, aborts the
+ *    call in flight only if that call's deadline has passed (else it waits out the rest). A timer set and
+ *    cleared per call cost a Timeout object and two list operations a call;
+ *  - one watcher of the run's signal (through whenAborted: the signal itself carries one listener).
+ * `close` (the trajectory ended) clears the timer and the watcher.
  */
-export class CallSignals {
+export class CallGuard {
   private ctl: AbortController | undefined;
+  /** Rejects the call in flight (its abort). */
+  private rejectCall: (reason: unknown) => void = () => undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** When the armed timer fires (performance.now() ms). */
+  private timerAt = 0;
+  /** When the call in flight times out. */
+  private deadline = 0;
+  private inFlight = false;
+  private timedOut = false;
+  private unwatch: (() => void) | undefined;
 
-  /** A controller not yet aborted: the current one, or a fresh one when it was. */
-  take(): AbortController {
-    if (this.ctl === undefined || this.ctl.signal.aborted) this.ctl = new AbortController();
-    return this.ctl;
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly runSignal?: AbortSignal,
+  ) {}
+
+  /**
+   * Runs `fn` with an AbortSignal that fires on the run's cancellation or after the timeout.
+   * Timeout → PolicyCallError('timeout'); run cancelled → CancelledError; otherwise fn's own error.
+   */
+  async run<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (this.runSignal?.aborted) throw new CancelledError('cancelled before the call started');
+    const signal = this.begin();
+    try {
+      const answer = fn(signal); // called before the race, as Promise.race([fn(signal), …]) did: a synchronous throw is caught below
+      // The race of Promise.race, with the abort settling it directly: the same microtasks as that race
+      // (the order in which concurrent calls settle decides admissions under priced budgets, and the
+      // golden runs pin it), without an array, a second promise or a reaction left on a shared one.
+      return await new Promise<T>((resolve, reject) => {
+        this.rejectCall = reject;
+        Promise.resolve(answer).then(resolve, reject);
+      });
+    } catch (e) {
+      if (this.timedOut) throw new PolicyCallError('timeout', `no answer after ${this.timeoutMs} ms`);
+      if (this.runSignal?.aborted) throw new CancelledError('cancelled');
+      throw e;
+    } finally {
+      this.inFlight = false;
+    }
   }
-}
 
-/**
- * Runs `fn` with an AbortSignal that fires on the run's cancellation or after `timeoutMs` (the
- * trajectory's shared one from `signals`).
- * The race means a callee that ignores its signal still cannot hold the engine past the timeout.
- * Timeout → PolicyCallError('timeout'); run cancelled → CancelledError; otherwise fn's own error.
- * Both ends of the race are settled directly by whoever aborts (the timer, the run's one watcher), so a
- * call adds no listener to the run's signal and none to its own: with thousands of calls a second
- * through one shared signal, adding and removing listeners was a visible share of a call's cost.
- */
-export async function callWithTimeout<T>(
-  fn: (signal: AbortSignal) => Promise<T>,
-  timeoutMs: number,
-  signals: CallSignals,
-  runSignal?: AbortSignal,
-): Promise<T> {
-  if (runSignal?.aborted) throw new CancelledError('cancelled before the call started');
-  const ctl = signals.take();
-  let timedOut = false;
-  let fail!: (reason: unknown) => void;
-  const aborted = new Promise<never>((_, reject) => (fail = reject));
-  const abort = (reason: unknown) => {
-    ctl.abort(reason);
-    fail(reason);
+  /** The trajectory ended: no timer or watcher outlives it. */
+  close(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.unwatch?.();
+    this.unwatch = undefined;
+  }
+
+  private begin(): AbortSignal {
+    if (this.ctl === undefined || this.ctl.signal.aborted) this.ctl = new AbortController();
+    if (this.runSignal && this.unwatch === undefined) this.unwatch = whenAborted(this.runSignal, () => this.abort(new CancelledError('cancelled')));
+    this.inFlight = true;
+    this.timedOut = false;
+    this.deadline = performance.now() + this.timeoutMs;
+    // Deadlines only move later (one timeout for all calls), so an armed timer fires first and re-arms.
+    if (this.timer === undefined || this.timerAt > this.deadline) this.arm(this.timeoutMs);
+    return this.ctl.signal;
+  }
+
+  private arm(ms: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = performance.now() + ms;
+    this.timer = setTimeout(this.onTimer, ms);
+  }
+
+  private readonly onTimer = (): void => {
+    this.timer = undefined;
+    if (!this.inFlight) return;
+    // Node's timers run on the loop's millisecond clock, so one may fire a fraction of a millisecond early.
+    const left = this.deadline - performance.now();
+    if (left > 0) return this.arm(Math.ceil(left));
+    this.timedOut = true;
+    this.abort(new PolicyCallError('timeout', `no answer after ${this.timeoutMs} ms`));
   };
-  const unwatch = runSignal ? whenAborted(runSignal, () => abort(new CancelledError('cancelled'))) : undefined;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    abort(new PolicyCallError('timeout', `no answer after ${timeoutMs} ms`));
-  }, timeoutMs);
-  try {
-    return await Promise.race([fn(ctl.signal), aborted]);
-  } catch (e) {
-    if (timedOut) throw new PolicyCallError('timeout', `no answer after ${timeoutMs} ms`);
-    if (runSignal?.aborted) throw new CancelledError('cancelled');
-    throw e;
-  } finally {
-    clearTimeout(timer);
-    unwatch?.();
+
+  /** Aborts the call in flight (none in flight: the next call checks the run's signal itself). */
+  private abort(reason: unknown): void {
+    if (!this.inFlight) return;
+    this.ctl!.abort(reason);
+    this.rejectCall(reason);
   }
 }
 

@@ -6,7 +6,7 @@ import type { Policy, PolicyOutput } from '../policy/types.ts';
 import type { Action, Prompt, Turn, TurnError } from '../tree/types.ts';
 import type { Rng } from '../util/rng.ts';
 import { backoffDelay, sleep } from './backoff.ts';
-import { CancelledError, callWithTimeout, isCancellation, type CallSignals } from './call.ts';
+import { CancelledError, isCancellation, type CallGuard } from './call.ts';
 import type { StepRecord, Tape } from './recorder.ts';
 import type { Priority, Semaphore } from './semaphore.ts';
 import type { EngineSettings } from './settings.ts';
@@ -40,8 +40,8 @@ export interface PolicyCall {
   admitCost?: number;
   /** urgent: a call that finishes work already started (a trajectory's later turn, a continuation), served before new trajectories. */
   priority?: Priority;
-  /** The trajectory's shared abort controller (its calls run one at a time). */
-  signals: CallSignals;
+  /** The trajectory's call guard: its calls' signal, timeout and cancellation (they run one at a time). */
+  guard: CallGuard;
 }
 
 export type Attempted<T> = { ok: true; value: T } | { ok: false; error: TurnError };
@@ -68,9 +68,9 @@ export function stepEnv<S>(
   state: S,
   action: Action,
   rng: Rng,
-  signals: CallSignals,
+  guard: CallGuard,
 ): Promise<Attempted<{ record: StepRecord; state?: S }>> {
-  return withRetries(ctx, nodeId, rng, (key) => toolAttempt(ctx, key, state, action, signals));
+  return withRetries(ctx, nodeId, rng, (key) => toolAttempt(ctx, key, state, action, guard));
 }
 
 /** Attempts `once` until it is final or out of attempts, backing off in between. */
@@ -106,9 +106,7 @@ async function policyAttempt<S>(ctx: CallContext<S>, call: PolicyCall, key: stri
         ? failed('cancelled', 'cancelled while waiting for the budget')
         : failed('budget', 'the budget ledger refused another policy call');
     return await settled(reservation, () =>
-      ctx.tape.policy(`policy:${key}`, () =>
-        callWithTimeout((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)), ctx.settings.timeoutMs, call.signals, ctx.signal),
-      ),
+      ctx.tape.policy(`policy:${key}`, () => call.guard.run((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)))),
     );
   } finally {
     ctx.semaphore.release();
@@ -167,7 +165,7 @@ async function toolAttempt<S>(
   key: string,
   state: S,
   action: Action,
-  signals: CallSignals,
+  guard: CallGuard,
 ): Promise<Attempt<{ record: StepRecord; state?: S }>> {
   const isToolCall = action.type !== 'answer' && action.type !== 'invalid';
   if (ctx.signal?.aborted) return failed('cancelled', 'cancelled before the tool call');
@@ -176,7 +174,7 @@ async function toolAttempt<S>(
     // (it fails as a tool_error and is retried); cancellation still wins.
     const result = await ctx.tape.step(`tool:${key}`, async () => {
       try {
-        return await callWithTimeout((signal) => ctx.env.step(state, action, { signal }), ctx.settings.timeoutMs, signals, ctx.signal);
+        return await guard.run((signal) => ctx.env.step(state, action, { signal }));
       } catch (e) {
         if (ctx.signal?.aborted) throw new CancelledError('cancelled');
         throw e;

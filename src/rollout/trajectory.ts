@@ -3,7 +3,7 @@ import { parseTurn } from '../env/index.ts';
 import { addTurn, childId, endTrajectory, turnsTo } from '../tree/index.ts';
 import type { Action, EndReason, RolloutTree, Turn, TurnError } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
-import { CallSignals } from './call.ts';
+import { CallGuard } from './call.ts';
 import { callPolicy, stepEnv, type CallContext } from './retried-calls.ts';
 
 /** Reads an action out of a policy's text when the policy did not set one. */
@@ -56,16 +56,20 @@ export async function runTrajectory<S>(ctx: TrajectoryContext<S>, start: Traject
   const firstNodeId = childId(start.fromId, start.slot);
   if (ctx.signal?.aborted || !ctx.ledger.tryStartTrajectory(start.origin)) return { firstNodeId, started: false };
   const episode = new Episode(ctx, start, firstNodeId);
-  for (;;) {
-    const ended = await episode.turn();
-    if (ended) return ended;
+  try {
+    for (;;) {
+      const ended = await episode.turn();
+      if (ended) return ended;
+    }
+  } finally {
+    episode.guard.close();
   }
 }
 
 /** Where an episode is between turns: the environment state, the turns so far, and the node the next turn hangs under. */
 class Episode<S> {
   private readonly rng: Rng;
-  private readonly signals = new CallSignals();
+  readonly guard: CallGuard;
   private readonly turns: Turn[];
   private state: S;
   private parentId: string;
@@ -79,6 +83,7 @@ class Episode<S> {
     private readonly firstNodeId: string,
   ) {
     this.rng = ctx.rng.fork(firstNodeId);
+    this.guard = new CallGuard(ctx.settings.timeoutMs, ctx.signal);
     const prefix = turnsTo(ctx.tree, start.fromId);
     this.turns = [...prefix];
     // Continuations restore the exact state after the prefix's recorded turns (no tool is called again).
@@ -96,7 +101,7 @@ class Episode<S> {
       turns: this.turns,
       trajectoryId: this.firstNodeId,
       rng: this.rng,
-      signals: this.signals,
+      guard: this.guard,
       // Work already started goes first: prompts finish early, so expansion overlaps the bare rollouts.
       // Not under priced budgets (ctx.covers), where admitting a trajectory depends on the order calls
       // get slots: there the queue stays first come, first served, so a run's trees stay reproducible.
@@ -129,7 +134,7 @@ class Episode<S> {
       ...(output.entropy !== undefined ? { entropy: output.entropy } : {}),
       ...(output.logprob !== undefined ? { logprob: output.logprob } : {}),
     };
-    const stepped = await stepEnv(ctx, nodeId, this.state, action, this.rng, this.signals);
+    const stepped = await stepEnv(ctx, nodeId, this.state, action, this.rng, this.guard);
     // Cancelled during the tool call: the policy's turn was generated and paid for; keep it, observation empty, and stop.
     if (!stepped.ok) return this.endWithNode({ ...turn, error: stepped.error }, stepped.error.code === 'cancelled' ? 'cancelled' : 'error');
     const { record, state: next } = stepped.value;

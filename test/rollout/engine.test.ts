@@ -235,6 +235,32 @@ test("a trajectory's calls share one signal until a timeout aborts it; the retry
   for (const { abortedAtStart } of seen.values()) assert.equal(abortedAtStart, false, 'no call starts with an aborted signal');
 });
 
+test("each call gets the whole timeout though a trajectory's calls share one timer, and no timer outlives the step", async () => {
+  const { env, policy, prompts } = sim();
+  const timeoutMs = 300;
+  const hungId = `${prompts[0].id}/0/0#1`;
+  let hungStart = 0;
+  let hungAbortedAfter = -1;
+  // The first turn takes most of the timeout; the second hangs. A timer armed for the first call fires
+  // 100 ms into the second: it must wait out the second call's own deadline, not abort it then.
+  const p = new InstrumentedPolicy(policy, {
+    delayMs: (ctx) => (ctx.callId === `${prompts[0].id}/0#1` ? 200 : 0),
+    fail: (ctx) => {
+      if (ctx.callId !== hungId) return undefined;
+      hungStart = performance.now();
+      ctx.signal!.addEventListener('abort', () => (hungAbortedAfter = performance.now() - hungStart), { once: true });
+      return 'hang';
+    },
+  });
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const before = timers();
+  const res = await runStep({ prompts, env, policy: p, rng: createRng(1), rootPlan: new Map([[prompts[0].id, 1]]), settings: { ...fast, timeoutMs } });
+  assert.ok(hungAbortedAfter >= timeoutMs - 2, `the hung call was aborted ${hungAbortedAfter.toFixed(0)} ms after it began, before its ${timeoutMs} ms`);
+  assert.ok(hungAbortedAfter < timeoutMs + 250, `the hung call was aborted only ${hungAbortedAfter.toFixed(0)} ms after it began`);
+  assert.equal(res.trees[0].nodes[`${prompts[0].id}/0/0`]!.turn!.error, undefined, 'the retry succeeded');
+  assert.equal(timers(), before, 'the step left no timer behind');
+});
+
 test('tool errors are retried, then recorded as tool_error', async () => {
   const { env: inner, policy, prompts } = sim();
   const env = new SpyEnv(inner, (a) => a.type === 'search');

@@ -15,6 +15,8 @@ export type ParsedTurn = { ok: true; thought: string; action: Action } | { ok: f
 
 const ACTION_OPEN = /<\s*(search|answer)\s*>/gi;
 const THINK = /<\s*think\s*>([\s\S]*?)(?:<\s*\/\s*think\s*>|$)/i;
+/** The closing tag of each action (compiled once, not per turn). */
+const ACTION_CLOSE = { search: /<\s*\/\s*search\s*>/i, answer: /<\s*\/\s*answer\s*>/i };
 /** Tags that are part of the protocol but are not actions. */
 const NON_ACTION_TAGS = new Set(['think', 'information']);
 
@@ -46,7 +48,7 @@ export function parseTurn(text: string): ParsedTurn {
   const open = opens[0]!;
   const type = open[1]!.toLowerCase() as 'search' | 'answer';
   const rest = text.slice(open.index! + open[0].length);
-  const close = new RegExp(`<\\s*/\\s*${type}\\s*>`, 'i').exec(rest);
+  const close = ACTION_CLOSE[type].exec(rest);
   let input: string;
   if (close) input = rest.slice(0, close.index);
   else {

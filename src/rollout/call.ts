@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { PolicyCallError } from '../policy/errors.ts';
+import { unwatchAbort, watchAbort, type AbortWatcher } from '../util/abort-watch.ts';
 
 /** Internal: the run was cancelled while this call was in flight or queued. */
 export class CancelledError extends Error {
@@ -23,10 +24,10 @@ export function isCancellation(e: unknown): boolean {
  *  - one timer, re-armed lazily: each call moves the deadline, and the timer, when it fires, aborts the
  *    call in flight only if that call's deadline has passed (else it waits out the rest). A timer set and
  *    cleared per call cost a Timeout object and two list operations a call;
- *  - one watcher of the run's signal (through whenAborted: the signal itself carries one listener).
+ *  - one watcher of the run's signal (util/abort-watch.ts: the signal itself carries one listener).
  * `close` (the trajectory ended) clears the timer and the watcher.
  */
-export class CallGuard {
+export class CallGuard implements AbortWatcher {
   private ctl: AbortController | undefined;
   /** Rejects the call in flight (its abort). */
   private rejectCall: (reason: unknown) => void = () => undefined;
@@ -37,7 +38,7 @@ export class CallGuard {
   private deadline = 0;
   private inFlight = false;
   private timedOut = false;
-  private unwatch: (() => void) | undefined;
+  private watching = false;
 
   constructor(
     private readonly timeoutMs: number,
@@ -73,13 +74,16 @@ export class CallGuard {
   close(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    this.unwatch?.();
-    this.unwatch = undefined;
+    if (this.watching) unwatchAbort(this.runSignal!, this);
+    this.watching = false;
   }
 
   private begin(): AbortSignal {
     if (this.ctl === undefined || this.ctl.signal.aborted) this.ctl = new AbortController();
-    if (this.runSignal && this.unwatch === undefined) this.unwatch = whenAborted(this.runSignal, () => this.abort(new CancelledError('cancelled')));
+    if (this.runSignal && !this.watching) {
+      watchAbort(this.runSignal, this);
+      this.watching = true;
+    }
     this.inFlight = true;
     this.timedOut = false;
     this.deadline = performance.now() + this.timeoutMs;
@@ -104,34 +108,16 @@ export class CallGuard {
     this.abort(new PolicyCallError('timeout', `no answer after ${this.timeoutMs} ms`));
   };
 
+  onSignalAbort(): void {
+    this.abort(new CancelledError('cancelled'));
+  }
+
   /** Aborts the call in flight (none in flight: the next call checks the run's signal itself). */
   private abort(reason: unknown): void {
     if (!this.inFlight) return;
     this.ctl!.abort(reason);
     this.rejectCall(reason);
   }
-}
-
-/** Per signal, the calls to tell when it aborts; the signal itself carries one listener for all of them. */
-const watchers = new WeakMap<AbortSignal, Set<() => void>>();
-
-/** Calls `onAbort` when `signal` aborts (once); the returned function stops watching. O(1) either way. */
-export function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
-  let set = watchers.get(signal);
-  if (!set) {
-    const calls = (set = new Set());
-    watchers.set(signal, calls);
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const f of [...calls]) f();
-        calls.clear();
-      },
-      { once: true },
-    );
-  }
-  set.add(onAbort);
-  return () => void set.delete(onAbort);
 }
 
 /**

@@ -124,16 +124,11 @@ class Episode<S> {
     const { thought, action } = output.action
       ? { thought: output.thought ?? '', action: output.action }
       : (ctx.parseAction ?? (ctx.env.parse ? (t: string) => ctx.env.parse!(t) : searchR1Action))(output.text);
-    const turn: Turn = {
-      thought,
-      action,
-      observation: '',
-      text: output.text,
-      generatedTokens: output.generatedTokens,
-      ...(output.tokens ? { tokens: output.tokens } : {}),
-      ...(output.entropy !== undefined ? { entropy: output.entropy } : {}),
-      ...(output.logprob !== undefined ? { logprob: output.logprob } : {}),
-    };
+    const turn: Turn = { thought, action, observation: '', text: output.text, generatedTokens: output.generatedTokens };
+    // Set one by one rather than spread from object literals (three objects a turn); same key order.
+    if (output.tokens) turn.tokens = output.tokens;
+    if (output.entropy !== undefined) turn.entropy = output.entropy;
+    if (output.logprob !== undefined) turn.logprob = output.logprob;
     const stepped = await stepEnv(ctx, nodeId, this.state, action, this.rng, this.guard);
     // Cancelled during the tool call: the policy's turn was generated and paid for; keep it, observation empty, and stop.
     if (!stepped.ok) return this.endWithNode({ ...turn, error: stepped.error }, stepped.error.code === 'cancelled' ? 'cancelled' : 'error');

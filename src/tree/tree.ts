@@ -8,7 +8,13 @@ export class TreeError extends Error {
 export function createTree(promptId: string, prompt: string): RolloutTree {
   if (promptId.includes('/')) throw new TreeError(`prompt id "${promptId}" must not contain "/"`);
   const root: TreeNode = { id: promptId, parent: null, depth: 0, children: [], origin: 'root' };
-  return { promptId, prompt, nodes: { [promptId]: root } };
+  // An object V8 keeps as a hash table from the start: made without a prototype (V8 makes those in
+  // dictionary mode), then given the usual one, so it reads, compares and serialises as a plain object.
+  // A literal gets a new hidden class for every node id added instead (ids are unique across trees, so
+  // no two trees share one), which made adding a node cost several µs at thousands of trees (bench/scale).
+  const nodes = Object.setPrototypeOf(Object.create(null), Object.prototype) as Record<string, TreeNode>;
+  nodes[promptId] = root;
+  return { promptId, prompt, nodes };
 }
 
 export function getNode(tree: RolloutTree, id: string): TreeNode {

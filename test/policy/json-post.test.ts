@@ -36,13 +36,15 @@ const until = async (f: () => boolean) => {
   return f();
 };
 
-test('an answered call leaves no listener on its signal', async () => {
+test('calls on one signal share one listener on it, however many are made; answered calls stop watching it', async () => {
   await withServer(
     (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":1}'),
     async (url) => {
       const ctl = new AbortController();
-      assert.deepEqual(await client(url).post('completions', { a: 1 }, ctl.signal), { ok: 1 });
-      assert.equal(getEventListeners(ctl.signal, 'abort').length, 0);
+      const c = client(url);
+      for (let i = 0; i < 20; i++) assert.deepEqual(await c.post('completions', { a: i }, ctl.signal), { ok: 1 });
+      await Promise.all(Array.from({ length: 8 }, (_, i) => c.post('completions', { b: i }, ctl.signal)));
+      assert.equal(getEventListeners(ctl.signal, 'abort').length, 1, 'one listener for all the calls on this signal');
     },
   );
 });

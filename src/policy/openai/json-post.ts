@@ -1,7 +1,7 @@
 /**
  * The policy's HTTP client: one JSON POST over a keep-alive connection pool per server (undici's Pool,
  * through its lowest-level call, `dispatch`, with a handler of our own: no streams, no request or
- * response objects), with the caller's signal as its only abort (one listener a call). At fleet scale
+ * response objects), with the caller's signal as its only abort (watched through util/abort-watch.ts: no listener of its own a call). At fleet scale
  * the client's CPU per request is what bounds a rollout process: the openai SDK over `fetch` cost
  * several times a bare keep-alive loop, node:http with its own signal option 30–60 µs a request more,
  * and node:http with one listener of ours still 1.4× the bare node:http loop (bench/scale,
@@ -11,6 +11,7 @@
  */
 import { Pool, type Dispatcher } from 'undici';
 import { responseTooLarge } from './bounded-fetch.ts';
+import { unwatchAbort, watchAbort, type AbortWatcher } from '../../util/abort-watch.ts';
 
 /** The server answered with a non-2xx status; `message` reads as the openai SDK's ("500 internal error"). */
 export class HttpStatusError extends Error {
@@ -92,13 +93,12 @@ export class JsonPost {
  * One request's handler: collects the body (refused past the ceiling, declared or streamed, without
  * reading it whole) and settles once, by the answer, a failure, or the caller's signal.
  */
-class PostCall implements Dispatcher.DispatchHandler {
+class PostCall implements Dispatcher.DispatchHandler, AbortWatcher {
   private controller: Dispatcher.DispatchController | undefined;
   private status = 0;
   private readonly chunks: Buffer[] = [];
   private seen = 0;
   private settled = false;
-  private readonly onAbort: (() => void) | undefined;
 
   constructor(
     private readonly maxBytes: number,
@@ -106,11 +106,12 @@ class PostCall implements Dispatcher.DispatchHandler {
     private readonly resolve: (value: unknown) => void,
     private readonly reject: (reason: unknown) => void,
   ) {
-    if (signal) {
-      // The abort ends the request wherever it is (queued, waiting for the head, half-way through the body).
-      this.onAbort = () => this.fail(abortError(signal), true);
-      signal.addEventListener('abort', this.onAbort, { once: true });
-    }
+    if (signal) watchAbort(signal, this);
+  }
+
+  /** The abort ends the request wherever it is (queued, waiting for the head, half-way through the body). */
+  onSignalAbort(): void {
+    this.fail(abortError(this.signal!), true);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -157,11 +158,11 @@ class PostCall implements Dispatcher.DispatchHandler {
     this.reject(error);
   }
 
-  /** True the first time: the call ends now (its signal listener goes); false after. */
+  /** True the first time: the call ends now (it stops watching its signal); false after. */
   private end(): boolean {
     if (this.settled) return false;
     this.settled = true;
-    if (this.onAbort) this.signal!.removeEventListener('abort', this.onAbort);
+    if (this.signal) unwatchAbort(this.signal, this);
     return true;
   }
 }

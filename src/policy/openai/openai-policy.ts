@@ -120,11 +120,14 @@ export class OpenAIPolicy implements Policy {
       const conversation = this.opts.mode === 'chat' ? this.opts.conversation : undefined;
       const text = conversation ? r.text : restoreStopTag(r, this.opts.stop);
       const tokens = tokenSpan(r);
-      const structured = conversation ? conversation.action({ content: r.text, toolCalls: r.toolCalls ?? [] }) : undefined;
-      return {
-        ...output(text, r, ctx, tokens ? { ...tokens, prompt: 'text' } : undefined),
-        ...(structured ? { action: structured.action, thought: structured.thought } : {}),
-      };
+      if (tokens) tokens.prompt = 'text';
+      const out = output(text, r, ctx, tokens);
+      if (conversation) {
+        const structured = conversation.action({ content: r.text, toolCalls: r.toolCalls ?? [] });
+        out.action = structured.action;
+        out.thought = structured.thought;
+      }
+      return out;
     } catch (e) {
       const err = toPolicyError(e, route.url, this.secret);
       if (serverFailed(err, ctx.signal)) route.failed();
@@ -255,12 +258,15 @@ export class OpenAIPolicy implements Policy {
 /** The policy's result for one response; `generatedTokens` counts sampled tokens when the server says. */
 function output(text: string, r: ReturnType<typeof parseResponse>, ctx: PolicyContext, tokens: TokenSpan | undefined): PolicyOutput {
   const generated = r.completionTokens ?? r.tokenIds?.length ?? r.logprobs?.length ?? Math.ceil(text.length / 4);
-  return {
-    text,
-    generatedTokens: Math.min(generated, ctx.maxTokens),
-    ...(tokens ? { tokens } : {}),
-    ...(r.logprobs ? { logprob: r.logprobs.reduce((a, b) => a + b, 0) } : {}),
-  };
+  // Fields set one by one, not spread from literals: this runs once a call.
+  const out: PolicyOutput = { text, generatedTokens: Math.min(generated, ctx.maxTokens) };
+  if (tokens) out.tokens = tokens;
+  if (r.logprobs) {
+    let sum = 0;
+    for (const lp of r.logprobs) sum += lp;
+    out.logprob = sum;
+  }
+  return out;
 }
 
 /** `push(...from)` without spreading onto the stack: a long prompt's ids would exceed the argument limit. */

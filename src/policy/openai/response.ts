@@ -29,7 +29,11 @@ export class MalformedResponseError extends Error {
 type Json = Record<string, unknown>;
 const isObj = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
 /** The array itself when every element is a number (no copy: the parsed body is ours). */
-const numbers = (x: unknown): number[] | undefined => (Array.isArray(x) && x.every((v) => typeof v === 'number') ? (x as number[]) : undefined);
+function numbers(x: unknown): number[] | undefined {
+  if (!Array.isArray(x)) return undefined;
+  for (let i = 0; i < x.length; i++) if (typeof x[i] !== 'number') return undefined;
+  return x as number[];
+}
 
 export function parseResponse(body: unknown, mode: 'chat' | 'completions'): ParsedResponse {
   if (!isObj(body) || !Array.isArray(body.choices) || body.choices.length === 0 || !isObj(body.choices[0])) {
@@ -46,23 +50,22 @@ export function parseResponse(body: unknown, mode: 'chat' | 'completions'): Pars
   if (typeof choice.stop_reason === 'string') out.stopReason = choice.stop_reason;
   // Token strings matter only when the server sent no ids (vLLM's `token_id:<id>` strings): read them
   // then, not on every call.
-  let tokenStrings: () => string[] | undefined = () => undefined;
+  let tokenEntries: unknown[] | undefined;
+  let chatEntries: Json[] | undefined;
   if (isObj(choice.logprobs)) {
     const lp = choice.logprobs;
     if (mode === 'chat' && Array.isArray(lp.content)) {
-      const entries = lp.content.filter(isObj);
-      out.logprobs = entries.map((e) => Number(e.logprob));
-      tokenStrings = () => entries.map((e) => String(e.token));
+      chatEntries = lp.content.filter(isObj);
+      out.logprobs = chatEntries.map((e) => Number(e.logprob));
     } else if (Array.isArray(lp.token_logprobs)) {
       out.logprobs = numbers(lp.token_logprobs) ?? lp.token_logprobs.map((v) => Number(v));
-      const tokens = lp.tokens;
-      if (Array.isArray(tokens)) tokenStrings = () => tokens.map(String);
+      if (Array.isArray(lp.tokens)) tokenEntries = lp.tokens;
     }
   }
   const ids = numbers(choice.token_ids);
   if (ids) out.tokenIds = ids;
   else {
-    const strings = tokenStrings();
+    const strings = chatEntries ? chatEntries.map((e) => String(e.token)) : tokenEntries?.map(String);
     if (strings && strings.length > 0 && strings.every((t) => /^token_id:\d+$/.test(t))) out.tokenIds = strings.map((t) => Number(t.slice('token_id:'.length)));
   }
   if (isObj(body.usage) && typeof body.usage.completion_tokens === 'number') out.completionTokens = body.usage.completion_tokens;
@@ -74,7 +77,9 @@ export function tokenSpan(r: ParsedResponse): TokenSpan | undefined {
   if (!r.tokenIds) return undefined;
   const logprobs = r.logprobs && r.logprobs.length === r.tokenIds.length ? r.logprobs : undefined;
   if (!logprobs) return undefined;
-  return { ids: r.tokenIds, logprobs, mask: r.tokenIds.map(() => 1) };
+  const mask: number[] = [];
+  for (let i = 0; i < logprobs.length; i++) mask.push(1);
+  return { ids: r.tokenIds, logprobs, mask };
 }
 
 /**

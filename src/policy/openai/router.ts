@@ -61,29 +61,31 @@ export class Router {
   /** Picks a server for one request of `key` (a trajectory's first node id) and counts it in flight. */
   acquire(key?: string): Route {
     const now = (this.options.now ?? Date.now)();
-    const up = this.load.map((_, i) => this.downUntil[i]! <= now);
-    const candidates = up.some(Boolean) ? up : up.map(() => true);
+    // The least-loaded server among those up (all of them when none is). Loops, not array methods: this
+    // runs once a request.
+    let anyUp = false;
+    for (const until of this.downUntil) anyUp ||= until <= now;
     let min = Infinity;
     let least = 0;
     for (let i = 0; i < this.load.length; i++)
-      if (candidates[i] && this.load[i]! < min) {
+      if ((!anyUp || this.downUntil[i]! <= now) && this.load[i]! < min) {
         min = this.load[i]!;
         least = i;
       }
     const prev = key === undefined ? undefined : this.routeOf(key);
     const slack = this.options.slack ?? Infinity;
-    const index = prev !== undefined && candidates[prev] && this.load[prev]! <= min + slack ? prev : least;
+    const keep = prev !== undefined && (!anyUp || this.downUntil[prev]! <= now) && this.load[prev]! <= min + slack;
+    const index = keep ? prev : least;
     if (key !== undefined) this.remember(key, index);
     this.load[index]! += 1;
-    let open = true;
-    const end = (failed: boolean) => {
-      if (!open) return;
-      open = false;
-      this.load[index]! -= 1;
-      if (failed) this.downUntil[index] = (this.options.now ?? Date.now)() + (this.options.cooldownMs ?? 10_000);
-      else this.downUntil[index] = -Infinity;
-    };
-    return { index, url: this.urls[index]!, done: () => end(false), failed: () => end(true) };
+    return new Lease(this, index);
+  }
+
+  /** A request on server `index` ended; `failed`: because the server failed. */
+  end(index: number, failed: boolean): void {
+    this.load[index]! -= 1;
+    if (failed) this.downUntil[index] = (this.options.now ?? Date.now)() + (this.options.cooldownMs ?? 10_000);
+    else this.downUntil[index] = -Infinity;
   }
 
   /** The route of the deepest ancestor path of `key` that has one: the trajectory a continuation was restored from. */
@@ -101,6 +103,33 @@ export class Router {
     // Bounded memory: forget the least recently routed keys first.
     const cap = this.options.maxSticky ?? 100_000;
     while (this.sticky.size > cap) this.sticky.delete(this.sticky.keys().next().value!);
+  }
+}
+
+/** One request's route, ended once (a second done() or failed() does nothing). An object, not two closures a call. */
+class Lease implements Route {
+  readonly url: string;
+  private open = true;
+
+  constructor(
+    private readonly router: Router,
+    readonly index: number,
+  ) {
+    this.url = router.urls[index]!;
+  }
+
+  done(): void {
+    this.close(false);
+  }
+
+  failed(): void {
+    this.close(true);
+  }
+
+  private close(failed: boolean): void {
+    if (!this.open) return;
+    this.open = false;
+    this.router.end(this.index, failed);
   }
 }
 

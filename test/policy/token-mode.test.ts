@@ -92,3 +92,43 @@ test('token mode: a server that refuses id prompts is asked in text, once detect
     await server.close();
   }
 });
+
+test("token mode: the prompt's ids are the prompt's, each turn's record (or its text's encoding) and each observation's, in order, call after call", async () => {
+  const server = await startStandIn({});
+  try {
+    const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'stand-in', mode: 'tokens', transcript });
+    const rendered = world.render(prompt);
+    const call = (turns: Parameters<typeof policy.act>[0]['turns']) => policy.act({ prompt, rendered, turns, rng: createRng(turns.length), maxTokens: 200 });
+    const first = await call([]);
+    const recorded = {
+      thought: '',
+      action: { type: 'search' as const, input: 'a' },
+      observation: '\n<information>Doc 1</information>\n',
+      text: first.text,
+      tokens: first.tokens!,
+    };
+    const textOnly = {
+      thought: 'hm',
+      action: { type: 'search' as const, input: 'b' },
+      observation: '\n<information>Doc 2</information>\n',
+      text: '<search>b</search>',
+    };
+    const expected = (turns: readonly { text: string; observation: string; tokens?: { ids: number[] } }[]) => [
+      ...ids(rendered),
+      ...turns.flatMap((t) => [...(t.tokens ? t.tokens.ids : ids(t.text)), ...ids(t.observation)]),
+    ];
+    await call([recorded]);
+    await call([recorded, textOnly]);
+    await call([recorded, textOnly]); // the same lists again: written from what the first call kept
+    assert.deepEqual(server.bodies[1]!.prompt, expected([recorded]));
+    assert.deepEqual(server.bodies[2]!.prompt, expected([recorded, textOnly]));
+    assert.deepEqual(server.bodies[3]!.prompt, expected([recorded, textOnly]));
+    // A record that grows after its ids were sent is sent as it is now, not as it was.
+    recorded.tokens.ids.push(...ids('!'));
+    await call([recorded]);
+    assert.deepEqual(server.bodies[4]!.prompt, expected([recorded]));
+    assert.equal(server.bodies[4]!.return_token_ids, true, 'the other fields still go with the ids');
+  } finally {
+    await server.close();
+  }
+});

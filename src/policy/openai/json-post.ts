@@ -76,7 +76,11 @@ export class JsonPost {
 
   /** `path` is relative to the base URL ('completions', 'chat/completions'). */
   post(path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
-    const payload = JSON.stringify(body);
+    return this.postJsonText(path, JSON.stringify(body), signal);
+  }
+
+  /** As post, with the body already written as JSON text (the caller vouches that it is JSON). */
+  postJsonText(path: string, payload: string, signal?: AbortSignal): Promise<unknown> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     return new Promise((resolve, reject) => {
       const call = new PostCall(this.options.maxResponseBytes, signal, resolve, reject);

@@ -27,6 +27,9 @@ export function isCancellation(e: unknown): boolean {
  *  - one watcher of the run's signal (util/abort-watch.ts: the signal itself carries one listener).
  * `close` (the trajectory ended) clears the timer and the watcher.
  */
+/** The longest delay Node's timers take as given. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class CallGuard implements AbortWatcher {
   private ctl: AbortController | undefined;
   /** Rejects the call in flight (its abort). */
@@ -94,8 +97,11 @@ export class CallGuard implements AbortWatcher {
 
   private arm(ms: number): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timerAt = performance.now() + ms;
-    this.timer = setTimeout(this.onTimer, ms);
+    // Node fires a timer longer than its limit (2^31 − 1 ms, about 25 days) after 1 ms instead; a
+    // longer timeout waits the limit and re-arms for the rest.
+    const wait = Math.min(ms, MAX_TIMER_MS);
+    this.timerAt = performance.now() + wait;
+    this.timer = setTimeout(this.onTimer, wait);
   }
 
   private readonly onTimer = (): void => {

@@ -341,3 +341,21 @@ test('multi-round roots (DAPO protocol): later rounds see earlier results and ge
   );
   assert.equal(res.rounds.length, 2);
 });
+
+test('a timeout longer than Node’s timer limit is waited out, not taken as 1 ms', async () => {
+  for (const timeoutMs of [3e9]) {
+    const { env, policy, prompts } = sim();
+    const p = new InstrumentedPolicy(policy, { delayMs: () => 20 });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const res = await runStep({ prompts, env, policy: p, rng: createRng(1), rootPlan: new Map([[prompts[0].id, 2]]), settings: { ...fast, timeoutMs } });
+      for (const t of res.trees) for (const n of Object.values(t.nodes)) assert.equal(n.turn?.error, undefined, `timeoutMs ${timeoutMs}: no call timed out`);
+      assert.equal(res.spend.bare, 2);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(warnings, [], `timeoutMs ${timeoutMs}: no TimeoutOverflowWarning`);
+  }
+});

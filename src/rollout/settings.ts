@@ -30,7 +30,12 @@ export const engineSettingsSchema = z.object({
       // within seconds (3 attempts from 200 ms gave up after 0.3–0.6 s: a 1.5 s outage failed a step).
       maxAttempts: z.number().int().min(1).default(5).describe('Attempts per policy call or tool step (1 = no retry).'),
       baseDelayMs: z.number().min(0).default(400).describe('Backoff before attempt a+1 is baseDelayMs · 2^(a−1), capped, then jittered.'),
-      maxDelayMs: z.number().min(0).default(5_000).describe('Cap on one backoff delay.'),
+      maxDelayMs: z
+        .number()
+        .min(0)
+        .max(2 ** 31 - 1, 'at most 2147483647 ms (Node’s longest timer; a longer one fires after 1 ms)')
+        .default(5_000)
+        .describe('Cap on one backoff delay.'),
       jitter: z.number().min(0).max(1).default(0.5).describe('Fraction of the delay drawn uniformly at random: delay · (1 − jitter · u), u ~ U[0,1).'),
     })
     .prefault({})

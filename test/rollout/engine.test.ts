@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runStep, type EngineEvent } from '../../src/rollout/index.ts';
+import { engineSettings } from '../../src/rollout/settings.ts';
 import { getNode, leaves, pathTo, turnsTo } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { InstrumentedPolicy, SpyEnv, SpyTruthEnv, fixedAllocator, scrambledDelay, serverError, sim, treeCounts } from './helpers.ts';
@@ -358,4 +359,9 @@ test('a timeout longer than Node’s timer limit is waited out, not taken as 1 m
     }
     assert.deepEqual(warnings, [], `timeoutMs ${timeoutMs}: no TimeoutOverflowWarning`);
   }
+});
+
+test('a backoff cap past Node’s longest timer is refused with the limit named (a longer timer fires after 1 ms)', () => {
+  assert.throws(() => engineSettings({ retry: { maxDelayMs: 3e9 } }), /maxDelayMs[\s\S]*2147483647/);
+  assert.equal(engineSettings({ retry: { maxDelayMs: 2 ** 31 - 1 } }).retry.maxDelayMs, 2 ** 31 - 1);
 });

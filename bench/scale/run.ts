@@ -17,7 +17,11 @@
  * bare loop over the policy's own transport (JsonPost) without the rest of the policy.
  *
  * Run: npx tsx bench/scale/run.ts [--sizes 1000,4000] [--reps 3] [--concurrency 256]
- *        [--modes bare,policy,engine,completions,tokens] [--tokenizer qwen3]
+ *        [--modes bare,policy,engine,completions,tokens] [--tokenizer qwen3] [--pin]
+ * `--pin` (Linux, `taskset`): the server on the last CPU, each client on the others, so the two do not
+ * take turns on one core and the client's GC helper threads stay with it. On this 2-core machine it
+ * narrows the spread of repetitions several times over (bare 76–82 µs a turn against 74–104 unpinned)
+ * and lowers every mode's CPU a little (no parallel scavenging across cores); ratios stay comparable.
  * Before / after: --modes bare,completions,completions@/path/to/other/checkout (that checkout's client).
  * Young generation: `mode:young=64` runs that client with `--max-semi-space-size=64` (MB), beside the
  * same mode at Node's default (16), e.g. --modes bare,completions,completions:young=64.
@@ -37,6 +41,12 @@ const reps = Number(arg('reps', '3'));
 const concurrency = Number(arg('concurrency', '256'));
 const modes = arg('modes', 'bare,policy,engine,completions,tokens').split(',');
 const tokenizer = arg('tokenizer', 'qwen3');
+const pin = process.argv.includes('--pin');
+const lastCpu = cpus().length - 1;
+if (pin && lastCpu < 1) throw new Error('--pin needs at least 2 CPUs (one for the server, the rest for the client)');
+/** Under --pin, `command args` run by taskset on the given CPUs. */
+const pinned = (cpuList: string, command: string, args: string[]): [string, string[]] =>
+  pin ? ['taskset', ['-c', cpuList, command, ...args]] : [command, args];
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 const tsx = ['--import', 'tsx'];
 
@@ -63,7 +73,7 @@ function measure(label: string, trajectories: number, port: number): Promise<Sam
   return new Promise((resolve, reject) => {
     const args = [...(young ? [`--max-semi-space-size=${young}`] : []), ...tsx, '--expose-gc', client, '--mode', mode, '--trajectories', String(trajectories)];
     args.push('--concurrency', String(concurrency), '--port', String(port), '--tokenizer', tokenizer);
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], ...(dir ? { cwd: dir } : {}) });
+    const child = spawn(...pinned(`0-${lastCpu - 1}`, process.execPath, args), { stdio: ['ignore', 'pipe', 'inherit'], ...(dir ? { cwd: dir } : {}) });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code) => {
@@ -88,9 +98,11 @@ console.log(
   `# scale bench — ${new Date().toISOString()}, node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ` +
     `${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()
       .map((x) => x.toFixed(2))
-      .join(' ')}; concurrency ${concurrency}, ${reps} repetitions, token-mode tokenizer ${tokenizer}`,
+      .join(
+        ' ',
+      )}; concurrency ${concurrency}, ${reps} repetitions, token-mode tokenizer ${tokenizer}${pin ? `; pinned: server on CPU ${lastCpu}, clients on 0–${lastCpu - 1}` : ''}`,
 );
-const { port, child } = await startServer(tokenizer);
+const { port, child } = await startServer(tokenizer, pin ? String(lastCpu) : undefined);
 try {
   for (const n of sizes) {
     const samples = new Map<string, Sample[]>(modes.map((m) => [m, []]));

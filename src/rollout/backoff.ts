@@ -11,9 +11,6 @@ export function backoffDelay(failedAttempts: number, retry: EngineSettings['retr
   return d * (1 - retry.jitter * rng.next());
 }
 
-/** The longest delay Node's timers take as given: a longer one fires after 1 ms, with a warning. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /** Resolves after `ms`; rejects with the signal's reason when aborted first. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(signal.reason);

@@ -15,16 +15,30 @@ export interface StepOutcome<S> {
   invalid?: boolean;
 }
 
+/** What the engine passes to an environment's reset and restore. */
+export interface EnvCallOptions {
+  /** The run's cancellation: a remote environment stops replaying (and closes its session) when it fires. */
+  signal?: AbortSignal;
+}
+
 /**
  * The environment contract. States are values: `step` never mutates its input, so a
- * continuation can start from any stored prefix. `restore` rebuilds the exact state after a prefix
- * of recorded turns without calling tools again (observations are taken from the turns).
+ * continuation can start from any stored prefix. `restore` rebuilds the state after a prefix of
+ * recorded turns: in-process environments rebuild it from the recorded observations without calling a
+ * tool (synchronously); an environment whose state lives in a server (env/remote) opens a session,
+ * resets it with the task and replays the prefix's actions, checking every replayed observation against
+ * the recorded one (a mismatch throws ReplayMismatch, env/errors.ts). Such a state belongs to one
+ * trajectory: the engine steps it forward only, and calls `release` once when the trajectory ends
+ * (however it ends). reset and restore may return a promise; the engine awaits only when they do, so
+ * in-process environments keep the engine's call order (and the golden trees) exactly.
  */
 export interface Environment<S = unknown> {
   readonly name: string;
-  reset(prompt: Prompt): S;
+  reset(prompt: Prompt, options?: EnvCallOptions): S | Promise<S>;
   step(state: S, action: Action, options?: { signal?: AbortSignal }): Promise<StepOutcome<S>>;
-  restore(prompt: Prompt, turns: readonly Turn[]): S;
+  restore(prompt: Prompt, turns: readonly Turn[], options?: EnvCallOptions): S | Promise<S>;
+  /** Frees what a state holds outside the process (a server session); called once per trajectory, last state. */
+  release?(state: S): void | Promise<void>;
   /** The text the policy sees before its first turn (instructions + question). */
   render(prompt: Prompt): string;
   /**

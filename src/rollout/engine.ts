@@ -56,6 +56,7 @@ class StepRun<S> {
   private readonly budget: StepBudget;
   private readonly progress = emptyProgress();
   private readonly failures: StepResult['failures'] = {};
+  private readonly replayMismatches: StepResult['replayMismatches'] = { byPrompt: {} };
   private readonly semaphore: Semaphore;
   private readonly trees = new Map<string, RolloutTree>();
   private readonly contexts = new Map<string, TrajectoryContext<S>>();
@@ -374,7 +375,11 @@ class StepRun<S> {
     this.budget.settle(ctx.tree, r);
     if (origin === 'bare') this.progress.bareDone++;
     else this.progress.continuationDone++;
-    if (r.end === 'error') {
+    if (r.replayMismatch) {
+      const by = this.replayMismatches.byPrompt;
+      by[ctx.prompt.id] = (by[ctx.prompt.id] ?? 0) + 1;
+      this.replayMismatches.first ??= r.replayMismatch.message;
+    } else if (r.end === 'error') {
       this.progress.failed++;
       const code = r.leafId ? getNode(ctx.tree, r.leafId).turn?.error?.code : undefined;
       if (code) this.failures[code] = (this.failures[code] ?? 0) + 1;
@@ -400,6 +405,7 @@ class StepRun<S> {
       settings: this.settings,
       ledger: this.budget.ledger,
       rootPlanMs: this.rootPlanMs,
+      replayMismatches: this.replayMismatches,
     };
   }
 }

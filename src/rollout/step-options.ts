@@ -88,4 +88,9 @@ export interface StepResult {
   ledger: BudgetLedger;
   /** Milliseconds spent in roots.plan (by `clock`; 0 without one): allocation time inside the step. */
   rootPlanMs: number;
+  /**
+   * Continuations that did not run because replaying their prefix differed from the record (a
+   * nondeterministic environment, env/errors.ts ReplayMismatch), by prompt id, with the first message.
+   */
+  replayMismatches: { byPrompt: Record<string, number>; first?: string };
 }

@@ -1,5 +1,5 @@
 import type { TrajectoryKind } from '../budget/index.ts';
-import { parseTurn } from '../env/index.ts';
+import { parseTurn, ReplayMismatch } from '../env/index.ts';
 import { addTurn, childId, endTrajectory, turnsTo } from '../tree/index.ts';
 import type { Action, EndReason, RolloutTree, Turn, TurnError } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
@@ -44,6 +44,8 @@ export interface TrajectoryResult {
   end?: EndReason;
   leafId?: string;
   reward?: number;
+  /** Set when the continuation's prefix could not be replayed exactly (env.restore threw ReplayMismatch): it did not run. */
+  replayMismatch?: ReplayMismatch;
 }
 
 /**
@@ -57,12 +59,21 @@ export async function runTrajectory<S>(ctx: TrajectoryContext<S>, start: Traject
   if (ctx.signal?.aborted || !ctx.ledger.tryStartTrajectory(start.origin)) return { firstNodeId, started: false };
   const episode = new Episode(ctx, start, firstNodeId);
   try {
+    // Awaited only when the environment's reset / restore is asynchronous (a server's session), so
+    // in-process environments run with the same microtasks as before (golden trees under token budgets).
+    const began = episode.begin();
+    if (began !== undefined) {
+      const failed = await began;
+      if (failed) return failed;
+    }
     for (;;) {
       const ended = await episode.turn();
       if (ended) return ended;
     }
   } finally {
     episode.guard.close();
+    const released = episode.release();
+    if (released) await released;
   }
 }
 
@@ -71,7 +82,9 @@ class Episode<S> {
   private readonly rng: Rng;
   readonly guard: CallGuard;
   private readonly turns: Turn[];
-  private state: S;
+  private state!: S;
+  /** False until reset / restore gave a state (nothing to release before). */
+  private hasState = false;
   private parentId: string;
   private slot: number;
   /** The episode's last node in the tree; undefined until its first turn is added. */
@@ -86,10 +99,66 @@ class Episode<S> {
     this.guard = new CallGuard(ctx.settings.timeoutMs, ctx.signal);
     const prefix = turnsTo(ctx.tree, start.fromId);
     this.turns = [...prefix];
-    // Continuations restore the exact state after the prefix's recorded turns (no tool is called again).
-    this.state = prefix.length > 0 ? ctx.env.restore(ctx.prompt, prefix) : ctx.env.reset(ctx.prompt);
     this.parentId = start.fromId;
     this.slot = start.slot;
+  }
+
+  /**
+   * Sets the first state: a continuation restores the state after its prefix's recorded turns (an
+   * in-process environment without calling a tool; a server's by replay), a bare rollout resets.
+   * Synchronous environments return undefined here; an asynchronous one a promise of undefined (ready)
+   * or of the result the episode ended with (restore failed).
+   */
+  begin(): Promise<TrajectoryResult | undefined> | undefined {
+    const { ctx } = this;
+    let first: S | Promise<S>;
+    try {
+      const options = ctx.signal ? { signal: ctx.signal } : undefined;
+      first = this.turns.length > 0 ? ctx.env.restore(ctx.prompt, this.turns, options) : ctx.env.reset(ctx.prompt, options);
+    } catch (e) {
+      return Promise.resolve(this.beginFailed(e));
+    }
+    if (!isPromise(first)) {
+      this.setFirst(first);
+      return undefined;
+    }
+    return first.then(
+      (state) => {
+        this.setFirst(state);
+        return undefined;
+      },
+      (e: unknown) => this.beginFailed(e),
+    );
+  }
+
+  private setFirst(state: S): void {
+    this.state = state;
+    this.hasState = true;
+  }
+
+  /**
+   * Reset or restore failed. A replay that differed from the record: the continuation does not run (its
+   * claim is returned) and is reported. Cancelled: as if never started. Anything else (the server died,
+   * refused the session): the trajectory fails with an error node naming it, as a failed tool step does.
+   */
+  private beginFailed(e: unknown): TrajectoryResult {
+    if (e instanceof ReplayMismatch) return { ...this.endWithoutNode('error'), replayMismatch: e };
+    if (this.ctx.signal?.aborted) return this.endWithoutNode('cancelled');
+    const message = e instanceof Error ? e.message : String(e);
+    const what = this.turns.length > 0 ? 'restoring the prefix' : 'resetting the environment';
+    return this.endWithNode(errorTurn({ code: 'tool_error', message: `${what}: ${message}` }), 'error');
+  }
+
+  /** Frees the state's outside resources (env.release); a failure to free is not the trajectory's failure. */
+  release(): Promise<void> | undefined {
+    const release = this.ctx.env.release;
+    if (!release || !this.hasState) return undefined;
+    try {
+      const done = release.call(this.ctx.env, this.state);
+      return isPromise(done) ? done.catch(() => undefined) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** One turn; the result when the episode ends with it, undefined when it goes on. */
@@ -172,6 +241,10 @@ class Episode<S> {
     endTrajectory(this.ctx.tree, this.lastId, end);
     return { firstNodeId: this.firstNodeId, started: true, end, leafId: this.lastId };
   }
+}
+
+function isPromise<T>(x: T | Promise<T>): x is Promise<T> {
+  return typeof (x as { then?: unknown } | null)?.then === 'function';
 }
 
 function errorTurn(error: TurnError): Turn {

@@ -68,18 +68,18 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
       withEnv(async (env) => {
         assert.ok(options.prompts.length > 0, 'the contract needs prompts');
         const episodes = await play(env, 1);
-        options.prompts.forEach((prompt, i) => {
+        for (const [i, prompt] of options.prompts.entries()) {
           for (const ep of episodes.slice(i * n, (i + 1) * n)) {
             const before = options.toolCalls?.();
             for (let t = 0; t <= ep.turns.length; t++)
-              assert.deepEqual(env.restore(prompt, ep.turns.slice(0, t)), ep.states[t], `${prompt.id}: restore after ${t} of ${ep.turns.length} turns`);
+              assert.deepEqual(await env.restore(prompt, ep.turns.slice(0, t)), ep.states[t], `${prompt.id}: restore after ${t} of ${ep.turns.length} turns`);
             if (before !== undefined) assert.equal(options.toolCalls!(), before, `${prompt.id}: restore called a tool`);
           }
-        });
+        }
         for (const [i, prompt] of options.prompts.entries()) {
           const ep = episodes[i * n]!;
           for (let t = 0; t < ep.turns.length; t++) {
-            const again = await env.step(env.restore(prompt, ep.turns.slice(0, t)), ep.turns[t]!.action);
+            const again = await env.step(await env.restore(prompt, ep.turns.slice(0, t)), ep.turns[t]!.action);
             assert.equal(again.observation, ep.turns[t]!.observation, `${prompt.id}: observation of turn ${t} after restore`);
             assert.deepEqual(again.state, ep.states[t + 1]);
           }
@@ -91,7 +91,7 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
         for (const prompt of options.prompts) {
           const ep = await playEpisode(env, options.policy, prompt, createRng(2).fork(prompt.id));
           for (let t = 0; t < ep.turns.length; t++) {
-            const state = env.restore(prompt, ep.turns.slice(0, t));
+            const state = await env.restore(prompt, ep.turns.slice(0, t));
             const copy = structuredClone(state);
             await env.step(state, ep.turns[t]!.action);
             assert.deepEqual(state, copy, `${prompt.id}: step ${t} mutated its input state`);
@@ -126,15 +126,15 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
         const prompt = options.prompts[0]!;
         const unusable = env.parse ? [...UNUSABLE, env.parse('%% not a turn %%').action] : UNUSABLE;
         for (const action of unusable) {
-          const o = await env.step(env.reset(prompt), action);
+          const o = await env.step(await env.reset(prompt), action);
           assert.equal(o.invalid, true, `${JSON.stringify(action)} is not invalid`);
           assert.ok(typeof o.reason === 'string' && o.reason.length > 0, 'an invalid step names its rule');
           assert.ok(o.observation.length > 0, 'an invalid step answers with an observation');
           if (env.maxTurns !== undefined && env.maxTurns > 1) assert.equal(o.done, false);
-          assert.deepEqual(env.restore(prompt, [{ thought: '', action, observation: o.observation }]), o.state, 'an invalid turn restores like any other');
+          assert.deepEqual(await env.restore(prompt, [{ thought: '', action, observation: o.observation }]), o.state, 'an invalid turn restores like any other');
         }
         if (env.maxTurns === undefined) return;
-        let state = env.reset(prompt);
+        let state: S = await env.reset(prompt);
         for (let t = 1; t <= env.maxTurns; t++) {
           const o = await env.step(state, UNUSABLE[0]!);
           state = o.state;

@@ -36,7 +36,7 @@ export async function playEpisode<S>(
   options: { prefix?: readonly Turn[]; maxTokens?: number } = {},
 ): Promise<Episode<S>> {
   const turns = [...(options.prefix ?? [])];
-  let state = env.restore(prompt, turns);
+  let state: S = await env.restore(prompt, turns);
   const states = [state];
   const limit = (env.maxTurns ?? 50) + 1;
   for (;;) {

@@ -89,7 +89,7 @@ export class SpyEnv<S> implements Environment<S> {
   ) {
     this.name = inner.name;
   }
-  reset(prompt: Prompt): S {
+  reset(prompt: Prompt): S | Promise<S> {
     return this.inner.reset(prompt);
   }
   async step(state: S, action: Action, options?: { signal?: AbortSignal }): Promise<StepOutcome<S>> {
@@ -97,7 +97,7 @@ export class SpyEnv<S> implements Environment<S> {
     if (this.failStep?.(action, this.steps)) throw new Error('retriever unavailable (injected)');
     return this.inner.step(state, action, options);
   }
-  restore(prompt: Prompt, turns: readonly Turn[]): S {
+  restore(prompt: Prompt, turns: readonly Turn[]): S | Promise<S> {
     this.restores.push({ promptId: prompt.id, turns: [...turns] });
     return this.inner.restore(prompt, turns);
   }

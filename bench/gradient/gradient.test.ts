@@ -11,7 +11,7 @@ import { strategyFromConfig } from '../../src/allocate/index.ts';
 import type { EmbeddedPolicy, PolicySample } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { buildComponents, collect, initialState, parseTrainConfig } from '../../src/train/index.ts';
-import { policySamples } from '../../src/train/step.ts';
+import { policySamples } from '../../src/train/policy-samples.ts';
 import { rewardedLeaves, turnsTo } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { aligned, gram, ResampledReference, resampleWeights } from './cosine-bootstrap.ts';

@@ -35,7 +35,7 @@ import { gradientCheckpoint } from './checkpoint.ts';
 import { pairedBootstrap } from '../compare/stats.ts';
 import { cosine, dot, sum, type SparseVec } from './sparse.ts';
 import { updateDirection } from './update-direction.ts';
-import type { SharedTurns } from '../../src/train/step.ts';
+import type { SharedTurns } from '../../src/train/policy-samples.ts';
 
 const { values } = parseArgs({
   options: {

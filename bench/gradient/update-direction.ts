@@ -1,6 +1,6 @@
 import type { AdvantageEstimator } from '../../src/advantage/index.ts';
 import type { RolloutTree } from '../../src/tree/index.ts';
-import { policySamples, type SharedTurns } from '../../src/train/step.ts';
+import { policySamples, type SharedTurns } from '../../src/train/policy-samples.ts';
 import type { Prompt } from '../../src/tree/types.ts';
 import type { ScoreGradients } from './score-gradient.ts';
 import { SparseSum, type SparseVec } from './sparse.ts';

@@ -11,7 +11,7 @@ import { createEstimator } from '../../src/advantage/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { modelFromGguf, pack, rowLadder, Tokenizer, trajectorySequence } from '../../src/tinylm/index.ts';
 import { storedTrainConfig } from '../../src/train/index.ts';
-import { policySamples } from '../../src/train/step.ts';
+import { policySamples } from '../../src/train/policy-samples.ts';
 
 const dir = process.argv[2]!;
 const gi = process.argv.indexOf('--grid');

@@ -28,7 +28,7 @@ import { runStep } from '../../src/rollout/index.ts';
 import { rewardedLeaves, type Prompt } from '../../src/tree/index.ts';
 import type { TinyLmPolicy } from '../../src/tinylm/index.ts';
 import { buildComponents, collect, initialState, parseTrainConfig, type StepContext } from '../../src/train/index.ts';
-import { policySamples } from '../../src/train/step.ts';
+import { policySamples } from '../../src/train/policy-samples.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 const { values } = parseArgs({

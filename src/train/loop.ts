@@ -6,7 +6,8 @@ import type { RolloutTree } from '../tree/index.ts';
 import { buildComponents, estimatorFromConfig, type Components } from './components.ts';
 import { stepRollouts, type StepRollouts } from './step-rollouts.ts';
 import { CONFIG_REVISION, parseTrainConfig, storedTrainConfig, type TrainConfig } from './config.ts';
-import { collect, evaluate, initialState, learn, shouldEvaluate, stepRecord, type RunState, type StepContext } from './step.ts';
+import { collect, evaluate, learn, shouldEvaluate, stepRecord, type StepContext } from './step.ts';
+import { initialState, type RunState } from './run-state.ts';
 import { UserError } from '../util/user-error.ts';
 
 export type LoopEvent =

@@ -7,7 +7,10 @@ import { heldOutMetrics } from '../eval/index.ts';
 import { meanBareCost, rootCandidates, type EngineEvent, type Scorer, type StepResult } from '../rollout/index.ts';
 import type { StepRecord } from '../store/index.ts';
 import { getNode, rewardedLeaves, root, turnsTo, type RolloutTree } from '../tree/index.ts';
-import { createRng, shuffled } from '../util/rng.ts';
+import { createRng } from '../util/rng.ts';
+import { drawPool } from './pool.ts';
+import { samplesOf, stepAdvantages } from './policy-samples.ts';
+import { memoryOf, multiTurnShare, nextState, type RunState } from './run-state.ts';
 import type { Components } from './components.ts';
 import { probeOutcomes } from './probe.ts';
 import { stepRollouts, type StepRollouts } from './step-rollouts.ts';
@@ -15,37 +18,6 @@ import type { TrainConfig } from './config.ts';
 import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, promptOutcomes, storedBins } from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
 import type { StepDetails, TreeRecord } from '../record/index.ts';
-
-/** What carries over from one step to the next besides the model checkpoints (stored as JSON). */
-export interface RunState {
-  /**
-   * Per-prompt outcomes of earlier bare rollouts: [successes, trials] (Knapsack-RL's estimate), then
-   * how many of those rollouts had an intermediate prefix (≥ 2 turns; absent in older runs).
-   */
-  history: Record<string, [number, number] | [number, number, number]>;
-  /** Cost since step 0. */
-  cumulative: Spend;
-  /**
-   * Mean cost of one bare rollout in the last step, in turns and tokens: the price the next step plans
-   * its roots at (budgets in turns or tokens only; absent before the first step and in trajectories).
-   */
-  bareCost?: { turns: number; tokens: number };
-  /** The strategy's memory between steps (its plan's `end`), under its own keys: guarded keeps `guard`. */
-  [memory: string]: unknown;
-}
-
-/** The run state's own keys; every other key is the strategy's memory. */
-const CORE_KEYS = new Set(['history', 'cumulative', 'bareCost']);
-
-/** The strategy's memory in a run state (undefined: none kept). */
-function memoryOf(state: RunState): Record<string, unknown> | undefined {
-  const memory = Object.fromEntries(Object.entries(state).filter(([k]) => !CORE_KEYS.has(k)));
-  return Object.keys(memory).length > 0 ? memory : undefined;
-}
-
-export function initialState(): RunState {
-  return { history: {}, cumulative: emptySpend() };
-}
 
 export interface StepContext {
   config: TrainConfig;
@@ -233,39 +205,6 @@ function storedTrees(
   }));
 }
 
-/**
- * The step's advantages: the estimator's, each leaf's times its tree's importance weight (the root's
- * `weight`, set by a strategy that draws prompts unevenly: defensive), so the update and the stored rows
- * estimate the uniform objective over the candidates.
- */
-export function stepAdvantages(estimator: AdvantageEstimator, trees: readonly RolloutTree[]): LeafAdvantage[] {
-  return importanceWeighted(estimator.estimate(forestFromTrees(trees)), trees);
-}
-
-/**
- * The step's candidate pool: the training prompts in a seeded order that is reshuffled every epoch,
- * `size` at a time, so every prompt is seen once per epoch and step s's pool depends only on (seed, s).
- */
-export function drawPool(train: readonly Prompt[], size: number, step: number, seed: number): Prompt[] {
-  const n = train.length;
-  const k = Math.min(size, n);
-  const out: Prompt[] = [];
-  const seen = new Set<string>();
-  const orders = new Map<number, Prompt[]>();
-  // Positions [step·k, step·k + k) of the endless sequence of epoch shuffles; a pool that straddles two
-  // epochs skips prompts it already holds and reads on, so a pool never repeats a prompt.
-  for (let flat = step * k; out.length < k; flat++) {
-    const epoch = Math.floor(flat / n);
-    let order = orders.get(epoch);
-    if (!order) orders.set(epoch, (order = shuffled(train, createRng(seed).fork(`epoch/${epoch}`))));
-    const p = order[flat % n];
-    if (seen.has(p.id)) continue;
-    seen.add(p.id);
-    out.push(p);
-  }
-  return out;
-}
-
 /** Steps 5–6: bottom-up targets; calibration measured on them first (held out), then the update. */
 async function updatePredictor(ctx: StepContext, trees: readonly RolloutTree[], pool: readonly Prompt[]) {
   const samples = samplesFromTrees(trees, pool, { leaves: false });
@@ -280,56 +219,6 @@ function updatePolicy(ctx: StepContext, advantages: readonly LeafAdvantage[], tr
   if (!trainable || !('clip' in ctx.config.policy)) return undefined;
   const { learningRate, clip, epochs, normalise, sharedTurns } = ctx.config.policy;
   return trainable.update(samplesOf(advantages, trees, pool, sharedTurns), { learningRate, clip, epochs, normalise });
-}
-
-/**
- * One sample per rewarded leaf: the turns from the root and their advantages. With sharedTurns
- * `once`, a node already in an earlier leaf's sample gets advantage 0 there (the policy skips zero
- * advantages), so every tree node is one term of the loss; only valid for per-node advantages (trace).
- * With `importance`, each leaf's advantages are scaled by Π 1/children over the branch points on its
- * path below the root (the turn nodes a continuation was restored from), so the leaves grown from one
- * bare rollout weigh, together, as that one rollout would: the tree then estimates the policy gradient
- * of the rollouts it started from instead of over-counting the expanded prefixes.
- */
-export function policySamples(
-  estimator: AdvantageEstimator,
-  trees: readonly RolloutTree[],
-  pool: readonly Prompt[],
-  sharedTurns: SharedTurns = 'per-leaf',
-): PolicySample[] {
-  return samplesOf(stepAdvantages(estimator, trees), trees, pool, sharedTurns);
-}
-
-function samplesOf(advantages: readonly LeafAdvantage[], trees: readonly RolloutTree[], pool: readonly Prompt[], sharedTurns: SharedTurns): PolicySample[] {
-  const prompts = new Map(pool.map((p) => [p.id, p]));
-  const byPrompt = new Map(trees.map((t) => [t.promptId, t]));
-  const seen = sharedTurns === 'once' ? new Set<string>() : undefined;
-  const samples: PolicySample[] = [];
-  const promptOf = leafPrompts(advantages, trees);
-  for (const adv of advantages) {
-    const promptId = promptOf.get(adv.id)!;
-    const tree = byPrompt.get(promptId)!;
-    const w = sharedTurns === 'importance' ? leafWeight(tree, adv.path) : 1;
-    const advantages = seen
-      ? adv.turns.map((a, i) => (seen.has(adv.path[i]) ? 0 : (seen.add(adv.path[i]), a)))
-      : w === 1
-        ? adv.turns
-        : adv.turns.map((a) => a * w);
-    samples.push({ prompt: prompts.get(promptId)!, turns: turnsTo(tree, adv.id), advantages });
-  }
-  return samples;
-}
-
-export type SharedTurns = 'per-leaf' | 'once' | 'importance';
-
-/** Π 1/children over the turn nodes of a leaf's path that have more than one child (its branch points). */
-export function leafWeight(tree: RolloutTree, path: readonly string[]): number {
-  let w = 1;
-  for (const id of path) {
-    const n = getNode(tree, id).children.length;
-    if (n > 1) w /= n;
-  }
-  return w;
 }
 
 /** Evaluation steps: the first, every `eval.every`-th, and the last. */
@@ -353,54 +242,4 @@ export function evaluate(ctx: Pick<StepContext, 'config' | 'parts' | 'signal'>, 
     signal: ctx.signal,
     ...(parts.truth ? { truth: parts.truth, train: parts.train } : {}),
   });
-}
-
-/** The run's share of bare rollouts with an intermediate prefix so far (Laplace-smoothed: ½ at step 0). */
-function multiTurnShare(history: RunState['history']): number {
-  let multi = 0;
-  let n = 0;
-  for (const h of Object.values(history)) {
-    if (h[2] === undefined) continue;
-    multi += h[2];
-    n += h[1];
-  }
-  return (multi + 1) / (n + 2);
-}
-
-function nextState(prev: RunState, trees: readonly RolloutTree[], spend: Spend, priced: boolean): RunState {
-  const history = { ...prev.history };
-  for (const tree of trees) {
-    let s = 0;
-    let n = 0;
-    let multi = 0;
-    for (const id of root(tree).children) {
-      if (getNode(tree, id).origin !== 'bare') continue;
-      for (const leaf of rewardedLeaves(tree, id)) {
-        if (leaf.origin !== 'bare') continue;
-        s += leaf.reward!;
-        n++;
-        if (leaf.depth >= 2) multi++;
-      }
-    }
-    if (n === 0) continue;
-    const [hs, hn, hm] = history[tree.promptId] ?? [0, 0, 0];
-    history[tree.promptId] = [hs + s, hn + n, (hm ?? 0) + multi];
-  }
-  const c = prev.cumulative;
-  const cumulative: Spend = {
-    bare: c.bare + spend.bare,
-    continuation: c.continuation + spend.continuation,
-    turns: c.turns + spend.turns,
-    tokens: c.tokens + spend.tokens,
-    toolCalls: c.toolCalls + spend.toolCalls,
-  };
-  if (!priced) return { history, cumulative };
-  return { history, cumulative, bareCost: bareCostOf(trees) ?? prev.bareCost };
-}
-
-/** Mean turns and tokens of the bare rollouts that finished with a reward; undefined when none did. */
-function bareCostOf(trees: readonly RolloutTree[]): { turns: number; tokens: number } | undefined {
-  const turns = meanBareCost(trees, 'turns');
-  const tokens = meanBareCost(trees, 'tokens');
-  return turns !== undefined && tokens !== undefined ? { turns, tokens } : undefined;
 }

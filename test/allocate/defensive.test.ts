@@ -12,7 +12,7 @@ import { inclusion, proposal } from '../../src/allocate/strategies/defensive.ts'
 import { Simulator } from '../../src/env/index.ts';
 import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
-import { stepAdvantages } from '../../src/train/step.ts';
+import { stepAdvantages } from '../../src/train/policy-samples.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 const candidates = (vs: readonly number[]): RootCandidate[] => vs.map((v, i) => ({ promptId: `q${i}`, v }));

@@ -10,7 +10,7 @@ import { Simulator } from '../../src/env/index.ts';
 import { SimulatorPolicy } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
-import { leafWeight, policySamples } from '../../src/train/step.ts';
+import { leafWeight, policySamples } from '../../src/train/policy-samples.ts';
 import { createRng } from '../../src/util/rng.ts';
 
 /** One real trace step on the simulator: trees with expanded prefixes, so some turns are shared. */

@@ -163,7 +163,7 @@ const BUILT_IN = [
       const key = resolveApiKey({ file: settings.apiKeyFile, env: { TRACE_RL_API_KEY: env.TRACE_RL_API_KEY ?? env[TINKER_API_KEY_VARIABLES[0]] } });
       // The tokenizer endpoint of `server` is the engine's own (trace-rl serve has /tokenize beside the Tinker API).
       const transcript = await loadTranscript(settings.tokenizer, { serverURL: settings.baseUrl, ...(key ? { apiKey: key.key } : {}) });
-      return new TinkerPolicy({
+      const policy = new TinkerPolicy({
         baseURL: settings.baseUrl,
         baseModel: settings.model,
         loraRank: settings.loraRank,
@@ -173,8 +173,12 @@ const BUILT_IN = [
         maxTokensPerTurn: settings.maxTokensPerTurn,
         stop: settings.stop,
         adam: settings.adam,
+        ...(settings.contextLength ? { contextLength: settings.contextLength } : {}),
         ...(key ? { apiKey: key.key } : {}),
       });
+      // The engine is asked what it serves before any rollout: a wrong policy.model fails here.
+      await policy.start();
+      return policy;
     },
     describe: (s) => `${s.model} trained through the Tinker API at ${s.baseUrl} (LoRA rank ${s.loraRank})`,
   }),

@@ -5,6 +5,7 @@
  */
 import { PolicyCallError } from '../errors.ts';
 import { boundedFetch, ResponseTooLargeError } from '../openai/bounded-fetch.ts';
+import { capabilitiesSchema, modelInfoSchema, type Capabilities, type ModelInfo } from './engine.ts';
 import {
   forwardBackwardOutputSchema,
   sampleResponseSchema,
@@ -26,19 +27,49 @@ export interface TinkerClientOptions {
   timeoutMs?: number;
   /** Total wait for one future's result. Default 30 minutes (a large optimizer step on a busy cluster). */
   futureTimeoutMs?: number;
+  /** One retrieve_future poll's limit (the SDK's: 45 s); a poll the engine holds longer is made again. */
+  retrieveTimeoutMs?: number;
+  /** How often the session is kept alive (the SDK's period: 10 s). */
+  heartbeatMs?: number;
+  /** One forward_backward request's datums at most, and its estimated bytes (the SDK's chunking: 1024, 5 MB). */
+  maxChunkDatums?: number;
+  maxChunkBytes?: number;
+}
+
+/** A call the engine answered with an HTTP error status (the status is kept: 408 means "not yet"). */
+export class TinkerHttpError extends PolicyCallError {
+  override name = 'TinkerHttpError';
+  constructor(
+    readonly status: number,
+    message: string,
+    retryable: boolean,
+  ) {
+    super('server_error', message, retryable);
+  }
 }
 
 /** An answer too long to show is cut here: a server's error page can be anything. */
 const MAX_MESSAGE_CHARS = 400;
 /** A training call's answer (per-token log-probabilities of every datum) can be large; a sample's is small. */
 const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
+/** What to do about an HTTP status, said in the error (the statuses an engine answers a client's mistake or its own with). */
+const STATUS_HINTS: Record<number, string> = {
+  401: 'the server refused the API key: set TINKER_API_KEY or TRACE_RL_API_KEY, or policy.apiKeyFile',
+  403: 'the server refused the API key: set TINKER_API_KEY or TRACE_RL_API_KEY, or policy.apiKeyFile',
+  404: 'the engine does not know this model, weights path or request: if it restarted, its models and saved states may be gone',
+  413: 'too large for the engine: lower policy.contextLength or policy.maxTokensPerTurn',
+};
 
 export class TinkerClient {
   readonly root: string;
   private readonly fetch = boundedFetch(MAX_RESPONSE_BYTES);
   private readonly headers: Record<string, string>;
-  private session?: string;
-  private seq = 0;
+  private session?: Promise<string>;
+  /** Models created in this session (create_model's model_seq_id counts from 0, as the SDK's). */
+  private models = 0;
+  /** Each model's last request seq_id (the SDK's count from 1 per training client). */
+  private readonly seqIds = new Map<string, number>();
+  private heartbeat?: ReturnType<typeof setInterval>;
 
   constructor(private readonly options: TinkerClientOptions) {
     this.root = options.baseURL.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
@@ -53,21 +84,31 @@ export class TinkerClient {
   }
 
   /** One POST; transport failures and 408/429/5xx are retryable PolicyCallErrors, other statuses are not. */
-  async post(path: string, body: Json, signal?: AbortSignal): Promise<Json> {
-    const timeout = AbortSignal.timeout(this.options.timeoutMs ?? 120_000);
+  async post(path: string, body: Json, signal?: AbortSignal, timeoutMs?: number): Promise<Json> {
+    return this.request(path, { method: 'POST', body: JSON.stringify(body) }, signal, timeoutMs);
+  }
+
+  async get(path: string, signal?: AbortSignal): Promise<Json> {
+    return this.request(path, { method: 'GET' }, signal);
+  }
+
+  private async request(path: string, init: { method: 'GET' | 'POST'; body?: string }, signal?: AbortSignal, timeoutMs?: number): Promise<Json> {
+    const timeout = AbortSignal.timeout(timeoutMs ?? this.options.timeoutMs ?? 120_000);
     let res: Response;
     try {
       res = await this.fetch(`${this.root}${path}`, {
-        method: 'POST',
+        ...init,
         headers: this.headers,
-        body: JSON.stringify(body),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
     } catch (e) {
       if (signal?.aborted) throw e;
-      if (timeout.aborted) throw new PolicyCallError('timeout', this.describe(path, 'no answer in time'));
+      if (timeout.aborted) throw new PolicyCallError('timeout', this.describe(path, 'no answer in time (is the engine overloaded or stuck?)'));
       const cause = (e as { cause?: { code?: string } }).cause;
-      throw new PolicyCallError('server_error', this.describe(path, `connection failed (${cause?.code ?? (e as Error).message})`));
+      throw new PolicyCallError(
+        'server_error',
+        this.describe(path, `connection failed (${cause?.code ?? (e as Error).message}); is the engine running there? (policy.baseUrl, --base-url)`),
+      );
     }
     let text: string;
     try {
@@ -78,8 +119,8 @@ export class TinkerClient {
     }
     if (!res.ok) {
       const s = res.status;
-      const key = s === 401 || s === 403 ? ' (the server refused the API key: set TINKER_API_KEY or TRACE_RL_API_KEY, or policy.apiKeyFile)' : '';
-      throw new PolicyCallError('server_error', `${this.describe(path, `HTTP ${s}: ${text}`)}${key}`, s === 408 || s === 409 || s === 429 || s >= 500);
+      const hint = STATUS_HINTS[s] ? ` (${STATUS_HINTS[s]})` : '';
+      throw new TinkerHttpError(s, `${this.describe(path, `HTTP ${s}: ${text}`)}${hint}`, s === 408 || s === 409 || s === 429 || s >= 500);
     }
     try {
       const v = JSON.parse(text) as unknown;
@@ -92,37 +133,115 @@ export class TinkerClient {
 
   /** Posts work that answers a future, then polls `retrieve_future` until its result (or error) is ready. */
   async submit(path: string, body: Json, signal?: AbortSignal): Promise<Json> {
-    const future = await this.post(path, body, signal);
+    return this.result(path, await this.post(path, body, signal), signal);
+  }
+
+  /**
+   * The result of a future a call answered (an answer without `request_id` is the result itself). The
+   * engine's "not yet" comes as `try_again`, as HTTP 408 (SkyRL after holding a poll 300 s; the SDK
+   * polls again), or as a poll held past our own limit; a 429, a 5xx or a dropped connection is polled
+   * again after a backoff, as the SDK does; all until `futureTimeoutMs`.
+   */
+  async result(path: string, future: Json, signal?: AbortSignal): Promise<Json> {
     const id = future.request_id;
-    // A server may answer at once (no future); that answer is the result.
     if (typeof id !== 'string') return future;
-    const deadline = Date.now() + (this.options.futureTimeoutMs ?? 30 * 60_000);
-    for (let wait = 10; ; wait = Math.min(wait * 2, 1000)) {
-      const r = await this.post('/api/v1/retrieve_future', { request_id: id, allow_metadata_only: false }, signal);
+    const limit = this.options.futureTimeoutMs ?? 30 * 60_000;
+    const deadline = Date.now() + limit;
+    for (let wait = 10, failures = 0; ;) {
+      let r: Json;
+      try {
+        r = await this.post('/api/v1/retrieve_future', { request_id: id, allow_metadata_only: false }, signal, this.options.retrieveTimeoutMs ?? 45_000);
+      } catch (e) {
+        if (!(e instanceof PolicyCallError) || !e.retryable || signal?.aborted) throw e;
+        if (Date.now() > deadline)
+          throw new PolicyCallError('timeout', this.describe(path, `future ${id} was not ready in ${Math.round(limit / 1000)} s (last poll: ${e.message})`));
+        if (!(e instanceof TinkerHttpError && e.status === 408)) await delay(Math.min(250 * 2 ** failures++, 30_000));
+        continue;
+      }
+      failures = 0;
       if (r.type !== TRY_AGAIN) {
         if (typeof r.error === 'string')
           throw new PolicyCallError('server_error', this.describe(path, `${r.error} (${String(r.category ?? 'unknown')} error)`), r.category === 'server');
         return r;
       }
-      if (Date.now() > deadline) throw new PolicyCallError('timeout', this.describe(path, `future ${id} was not ready in time`));
-      await new Promise((res) => setTimeout(res, wait));
+      if (Date.now() > deadline) throw new PolicyCallError('timeout', this.describe(path, `future ${id} was not ready in ${Math.round(limit / 1000)} s`));
+      await delay(wait);
+      wait = Math.min(wait * 2, 1000);
     }
   }
 
-  async createSession(): Promise<string> {
+  /** The engine's models and their context lengths (`get_server_capabilities`). */
+  async capabilities(): Promise<Capabilities> {
+    const path = '/api/v1/get_server_capabilities';
+    const parsed = capabilitiesSchema.safeParse(await this.get(path));
+    if (!parsed.success) throw new PolicyCallError('parse_error', this.describe(path, `not a capabilities answer: ${parsed.error.issues[0]!.message}`), false);
+    return parsed.data;
+  }
+
+  /** What the engine says a created model is (LoRA or full weights). */
+  async modelInfo(modelId: string): Promise<ModelInfo> {
+    const path = '/api/v1/get_info';
+    const parsed = modelInfoSchema.safeParse(await this.post(path, { model_id: modelId, type: 'get_info' }));
+    if (!parsed.success) throw new PolicyCallError('parse_error', this.describe(path, `not a model info answer: ${parsed.error.issues[0]!.message}`), false);
+    return parsed.data;
+  }
+
+  /**
+   * The context length an OpenAI-style server's `/tokenize` reports (`max_model_len`: vLLM, trace-rl
+   * serve), for an engine whose Tinker capabilities do not say; undefined when it does not answer one.
+   */
+  async tokenizeLimit(): Promise<number | undefined> {
+    try {
+      const r = await this.post('/tokenize', { prompt: '', content: '' }, undefined, 10_000);
+      const n = r.max_model_len;
+      return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : undefined;
+    } catch (e) {
+      if (e instanceof PolicyCallError) return undefined;
+      throw e;
+    }
+  }
+
+  /** Stops the session's heartbeat (the run is over). */
+  close(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  private nextSeq(modelId: string): number {
+    const n = (this.seqIds.get(modelId) ?? 0) + 1;
+    this.seqIds.set(modelId, n);
+    return n;
+  }
+
+  /** The session (one per client, created once however many calls ask at the same time), kept alive by a heartbeat. */
+  createSession(): Promise<string> {
+    this.session ??= this.openSession().catch((e: unknown) => {
+      this.session = undefined;
+      throw e;
+    });
+    return this.session;
+  }
+
+  private async openSession(): Promise<string> {
     const r = await this.post('/api/v1/create_session', { tags: ['trace-rl'], user_metadata: null, sdk_version: 'trace-rl', type: 'create_session' });
     if (typeof r.session_id !== 'string')
       throw new PolicyCallError('parse_error', this.describe('/api/v1/create_session', 'no session_id in the answer'), false);
-    this.session = r.session_id;
-    return r.session_id;
+    const id = r.session_id;
+    // A missed beat is not the run's failure (the engine's next answer says whether it is gone): ignored.
+    this.heartbeat = setInterval(
+      () => void this.post('/api/v1/session_heartbeat', { session_id: id, type: 'session_heartbeat' }, undefined, 10_000).catch(() => undefined),
+      this.options.heartbeatMs ?? 10_000,
+    );
+    this.heartbeat.unref();
+    return id;
   }
 
   /** A trainable model (LoRA of `rank` on `baseModel`); its id. */
   async createModel(baseModel: string, rank: number): Promise<string> {
-    const session = this.session ?? (await this.createSession());
+    const session = await this.createSession();
     const r = await this.submit('/api/v1/create_model', {
       session_id: session,
-      model_seq_id: 0,
+      model_seq_id: this.models++,
       base_model: baseModel,
       lora_config: { rank, train_unembed: true, train_mlp: true, train_attn: true },
       type: 'create_model',
@@ -138,30 +257,47 @@ export class TinkerClient {
     return parsed.data;
   }
 
+  /**
+   * forward_backward in chunks, as the SDK sends it (at most `maxChunkDatums` datums and about
+   * `maxChunkBytes` of tokens and tensors each, every chunk its own seq_id): all are posted in order,
+   * then their results are read and joined in order.
+   */
   async forwardBackward(modelId: string, data: readonly Datum[], lossFn: string, config?: Record<string, number>): Promise<ForwardBackwardOutput> {
-    const r = await this.submit('/api/v1/forward_backward', {
-      model_id: modelId,
-      seq_id: this.seq++,
-      forward_backward_input: { data, loss_fn: lossFn, ...(config ? { loss_fn_config: config } : {}) },
-    });
-    const parsed = forwardBackwardOutputSchema.safeParse(r);
-    if (!parsed.success)
-      throw new PolicyCallError('parse_error', this.describe('/api/v1/forward_backward', `not a forward_backward result: ${parsed.error.issues[0]!.message}`));
-    if (parsed.data.loss_fn_outputs.length !== data.length)
-      throw new PolicyCallError(
-        'parse_error',
-        this.describe('/api/v1/forward_backward', `${parsed.data.loss_fn_outputs.length} outputs for ${data.length} datums`),
+    const path = '/api/v1/forward_backward';
+    const chunks = chunkDatums(data, this.options.maxChunkDatums ?? 1024, this.options.maxChunkBytes ?? 5_000_000);
+    const futures: Json[] = [];
+    for (const chunk of chunks)
+      futures.push(
+        await this.post(path, {
+          model_id: modelId,
+          seq_id: this.nextSeq(modelId),
+          forward_backward_input: { data: chunk, loss_fn: lossFn, ...(config ? { loss_fn_config: config } : {}) },
+        }),
       );
-    return parsed.data;
+    const outputs = await Promise.all(
+      futures.map(async (future, i) => {
+        const parsed = forwardBackwardOutputSchema.safeParse(await this.result(path, future));
+        if (!parsed.success) throw new PolicyCallError('parse_error', this.describe(path, `not a forward_backward result: ${parsed.error.issues[0]!.message}`));
+        if (parsed.data.loss_fn_outputs.length !== chunks[i]!.length)
+          throw new PolicyCallError('parse_error', this.describe(path, `${parsed.data.loss_fn_outputs.length} outputs for ${chunks[i]!.length} datums`));
+        return parsed.data;
+      }),
+    );
+    return joinOutputs(outputs);
   }
 
   async optimStep(modelId: string, adam: AdamParams): Promise<Json> {
-    return this.submit('/api/v1/optim_step', { model_id: modelId, seq_id: this.seq++, adam_params: adam, type: 'optim_step' });
+    return this.submit('/api/v1/optim_step', { model_id: modelId, seq_id: this.nextSeq(modelId), adam_params: adam, type: 'optim_step' });
   }
 
   /** The current weights as sampler weights; the path to sample from. */
   async saveForSampler(modelId: string, name: string): Promise<string> {
-    const r = await this.submit('/api/v1/save_weights_for_sampler', { model_id: modelId, path: name, seq_id: this.seq++, type: 'save_weights_for_sampler' });
+    const r = await this.submit('/api/v1/save_weights_for_sampler', {
+      model_id: modelId,
+      path: name,
+      seq_id: this.nextSeq(modelId),
+      type: 'save_weights_for_sampler',
+    });
     if (typeof r.path !== 'string')
       throw new PolicyCallError(
         'parse_error',
@@ -173,12 +309,57 @@ export class TinkerClient {
 
   /** Weights and optimizer state, for a checkpoint; the path to load them from. */
   async saveState(modelId: string, name: string): Promise<string> {
-    const r = await this.submit('/api/v1/save_weights', { model_id: modelId, path: name, seq_id: this.seq++, type: 'save_weights' });
+    const r = await this.submit('/api/v1/save_weights', { model_id: modelId, path: name, seq_id: this.nextSeq(modelId), type: 'save_weights' });
     if (typeof r.path !== 'string') throw new PolicyCallError('parse_error', this.describe('/api/v1/save_weights', 'no path in the answer'), false);
     return r.path;
   }
 
   async loadState(modelId: string, path: string): Promise<void> {
-    await this.submit('/api/v1/load_weights', { model_id: modelId, path, optimizer: true, seq_id: this.seq++, type: 'load_weights' });
+    await this.submit('/api/v1/load_weights', { model_id: modelId, path, optimizer: true, seq_id: this.nextSeq(modelId), type: 'load_weights' });
   }
+}
+
+const delay = (ms: number) => new Promise((res) => setTimeout(res, ms));
+
+/** The SDK's estimate of a datum's size on the wire: 4 bytes a token, each tensor's values at their dtype's width. */
+function datumBytes(d: Datum): number {
+  const tokens = d.model_input.chunks.reduce((n, c) => n + c.tokens.length, 0);
+  return tokens * 4 + Object.values(d.loss_fn_inputs).reduce((n, t) => n + t.data.length * (t.dtype === 'int64' ? 8 : 4), 0);
+}
+
+/** Datums in order, cut where a chunk would pass `maxDatums` or `maxBytes` (a datum larger than that goes alone). */
+export function chunkDatums(data: readonly Datum[], maxDatums: number, maxBytes: number): Datum[][] {
+  const chunks: Datum[][] = [];
+  let current: Datum[] = [];
+  let bytes = 0;
+  for (const d of data) {
+    const b = datumBytes(d);
+    if (current.length > 0 && (current.length === maxDatums || bytes + b > maxBytes)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(d);
+    bytes += b;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/** Chunks' results as one: outputs in order; metrics by the reduction their name ends with (`loss:sum`), weighted by datums for means. */
+function joinOutputs(parts: readonly ForwardBackwardOutput[]): ForwardBackwardOutput {
+  if (parts.length === 1) return parts[0]!;
+  const metrics: Record<string, number> = {};
+  const total = parts.reduce((n, p) => n + p.loss_fn_outputs.length, 0);
+  for (const key of Object.keys(parts[0]?.metrics ?? {})) {
+    const values = parts.map((p) => p.metrics[key]);
+    if (values.some((v) => v === undefined)) continue;
+    const vs = values as number[];
+    const reduction = key.slice(key.lastIndexOf(':') + 1);
+    if (reduction === 'sum') metrics[key] = vs.reduce((a, b) => a + b, 0);
+    else if (reduction === 'mean') metrics[key] = vs.reduce((a, v, i) => a + (v * parts[i]!.loss_fn_outputs.length) / total, 0);
+    else if (reduction === 'min') metrics[key] = Math.min(...vs);
+    else if (reduction === 'max') metrics[key] = Math.max(...vs);
+  }
+  return { ...parts[0]!, loss_fn_outputs: parts.flatMap((p) => p.loss_fn_outputs), metrics };
 }

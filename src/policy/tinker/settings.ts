@@ -13,7 +13,13 @@ export const tinkerSettings = z.strictObject({
     })
     .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'not an http(s) URL; use e.g. http://127.0.0.1:8080')
     .describe('tinker: the server root of a Tinker-compatible training API (hosted Tinker, SkyRL, verl_tinker, trace-rl serve --tinker); /api/v1 is appended.'),
-  model: z.string().min(1).default('default').describe('tinker: the base model the engine fine-tunes, by its name there (e.g. Qwen/Qwen3-4B-Instruct-2507).'),
+  model: z
+    .string()
+    .min(1)
+    .default('default')
+    .describe(
+      'tinker: the base model the engine fine-tunes, by its name there (e.g. Qwen/Qwen3-4B-Instruct-2507; trace-rl serve --tinker: the GGUF’s file name without .gguf, or --name). default: the engine’s only model. A name the engine does not serve is refused before any rollout.',
+    ),
   loraRank: z.number().int().min(1).default(32).describe('tinker: LoRA rank of the trained adapter (engines that train full weights ignore it).'),
   tokenizer: z
     .string()
@@ -24,6 +30,14 @@ export const tinkerSettings = z.strictObject({
     .default('rendered')
     .describe('tinker: the prompt the model sees: rendered (the environment’s, with its instructions) or question (the question alone, the tiny LM’s format).'),
   maxTokensPerTurn: z.number().int().min(1).default(256).describe('tinker: generated tokens per turn at most (below the budget’s cap).'),
+  contextLength: z
+    .number()
+    .int()
+    .min(16)
+    .optional()
+    .describe(
+      'tinker: tokens a trajectory may hold at most (prompt, turns, observations); a trajectory whose next turn would not fit ends there (end context, reward 0). Default: what the engine reports (get_server_capabilities’ max_context_length, else its /tokenize’s max_model_len); needed when it reports neither; never above what it reports.',
+    ),
   stop: z.array(z.string().min(1)).max(16).default(['</search>', '</answer>']).describe('tinker: stop strings that end a turn (kept in the turn).'),
   adam: z
     .strictObject({

@@ -16,7 +16,9 @@ import type { Transcript } from '../../tokens/index.ts';
 import { PolicyCallError } from '../errors.ts';
 import type { Normalise } from '../surrogate.ts';
 import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../types.ts';
-import { TinkerClient } from './client.ts';
+import { TinkerClient, type TinkerClientOptions } from './client.ts';
+import { contextLength, servedModel } from './engine.ts';
+import { ServerTokenizer } from '../../tokens/index.ts';
 import { floats, ints, tokensInput, type Datum } from './wire.ts';
 
 export interface TinkerPolicyOptions {
@@ -34,6 +36,10 @@ export interface TinkerPolicyOptions {
   maxTokensPerTurn: number;
   stop: readonly string[];
   adam: { beta1: number; beta2: number; eps: number; gradClipNorm: number };
+  /** Tokens a sequence may hold at most when the engine does not say (policy.contextLength); never above the engine's. */
+  contextLength?: number;
+  /** The client's limits (tests make them small). */
+  client?: Pick<TinkerClientOptions, 'heartbeatMs' | 'maxChunkDatums' | 'maxChunkBytes' | 'futureTimeoutMs' | 'timeoutMs' | 'retrieveTimeoutMs'>;
 }
 
 /** A rollout as the model saw it: ids, which were sampled (mask 1), their log-probabilities, and each token's turn (−1: not the model's). */
@@ -56,8 +62,12 @@ const modelText = (t: Turn): string => t.text ?? `<think>${t.thought}</think>\n<
 export class TinkerPolicy implements TrainablePolicy {
   readonly name: string;
   readonly client: TinkerClient;
-  private modelId?: string;
-  private ready: Promise<void> = Promise.resolve();
+  /** The trainable model, created once on first use however many calls ask at the same time. */
+  private modelId?: Promise<string>;
+  /** Work every call waits for: a resumed checkpoint's load (chained, never replaced). */
+  private loading: Promise<void> = Promise.resolve();
+  /** What the engine serves, checked once: the model's name there and its context length. */
+  private engine?: Promise<{ model: string; contextLength: number }>;
   /** What to sample from: the last sampler weights, else the base model. */
   private samplerPath?: string;
   private statePath?: string;
@@ -67,20 +77,46 @@ export class TinkerPolicy implements TrainablePolicy {
 
   constructor(private readonly opts: TinkerPolicyOptions) {
     this.name = `tinker:${opts.baseModel}`;
-    this.client = new TinkerClient({ baseURL: opts.baseURL, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) });
+    this.client = new TinkerClient({ baseURL: opts.baseURL, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}), ...opts.client });
   }
 
-  /** Creates the trainable model on first use (one per policy). */
+  /**
+   * Asks the engine once what it serves: a model name it does not serve is refused (naming what it
+   * serves), and the context length every sequence must fit is its `max_context_length`, else its
+   * /tokenize's `max_model_len` (a server tokenizer's engine), else `policy.contextLength`. Called
+   * when the policy is built, so a wrong name fails before any rollout.
+   */
+  start(): Promise<{ model: string; contextLength: number }> {
+    this.engine ??= (async () => {
+      const served = servedModel(await this.client.capabilities(), this.opts.baseModel, this.client.root);
+      const reported = served.contextLength ?? (this.opts.transcript.tokenizer instanceof ServerTokenizer ? await this.client.tokenizeLimit() : undefined);
+      return { model: served.name, contextLength: contextLength(reported, this.opts.contextLength, this.client.root, served.name) };
+    })().catch((e: unknown) => {
+      this.engine = undefined;
+      throw e;
+    });
+    return this.engine;
+  }
+
+  /** The trainable model once any resumed state is loaded into it. */
   private async model(): Promise<string> {
-    await this.ready;
-    if (!this.modelId) {
-      const creating = this.client.createModel(this.opts.baseModel, this.opts.loraRank).then((id) => {
-        this.modelId = id;
+    await this.loading;
+    return this.created();
+  }
+
+  private created(): Promise<string> {
+    this.modelId ??= this.start()
+      .then(({ model }) => this.client.createModel(model, this.opts.loraRank))
+      .catch((e: unknown) => {
+        this.modelId = undefined;
+        throw e;
       });
-      this.ready = creating;
-      await creating;
-    }
-    return this.modelId!;
+    return this.modelId;
+  }
+
+  /** Stops the session's heartbeat. */
+  close(): void {
+    this.client.close();
   }
 
   private promptText(prompt: Prompt, rendered: string): string {
@@ -119,20 +155,29 @@ export class TinkerPolicy implements TrainablePolicy {
   }
 
   async act(ctx: PolicyContext): Promise<PolicyOutput> {
+    const { model, contextLength } = await this.start();
     await this.model();
     this.rendered.set(ctx.prompt.id, ctx.rendered);
     const seq = await this.sequence(ctx.prompt, ctx.rendered, ctx.turns);
+    // As the in-process tiny LM: a trajectory that fills the context ends there (the engine ends it
+    // 'context', reward 0), and a turn never samples past it, so no sequence trained on outgrows the model.
+    if (seq.ids.length + 1 >= contextLength)
+      throw new PolicyCallError(
+        'context_overflow',
+        `${this.client.root}/api/v1/asample: the trajectory's ${seq.ids.length} tokens fill ${model}'s context of ${contextLength}`,
+        false,
+      );
     const r = await this.client.sample(
       {
         prompt: tokensInput(seq.ids),
         num_samples: 1,
         sampling_params: {
-          max_tokens: Math.max(1, Math.min(ctx.maxTokens, this.opts.maxTokensPerTurn)),
+          max_tokens: Math.max(1, Math.min(ctx.maxTokens, this.opts.maxTokensPerTurn, contextLength - seq.ids.length)),
           seed: ctx.rng.int(2 ** 31),
           temperature: ctx.greedy ? 0 : this.opts.temperature,
           stop: [...this.opts.stop],
         },
-        ...(this.samplerPath ? { model_path: this.samplerPath } : { base_model: this.opts.baseModel }),
+        ...(this.samplerPath ? { model_path: this.samplerPath } : { base_model: model }),
       },
       ctx.signal,
     );
@@ -171,7 +216,17 @@ export class TinkerPolicy implements TrainablePolicy {
     const count = (rs: typeof rows, f: (r: (typeof rows)[number], t: number) => boolean) => rs.reduce((n, r) => n + r.adv.filter((_, t) => f(r, t)).length, 0);
     const divisor =
       normalise === 'samples' ? samples.length : normalise === 'batch' ? count(rows, (r, t) => r.seq.mask[t] === 1) : count(trained, (r, t) => r.adv[t] !== 0);
-    const ordered = [...trained].sort((a, b) => b.seq.ids.length - a.seq.ids.length);
+    // Nothing after the last trained token teaches (the observation after the last turn has no
+    // advantage) and it could push a full-context trajectory past the model's limit: cut there.
+    const cut = trained.map(({ seq, adv }) => {
+      let end = adv.length;
+      while (end > 0 && adv[end - 1] === 0) end--;
+      return {
+        seq: { ids: seq.ids.slice(0, end), mask: seq.mask.slice(0, end), logprobs: seq.logprobs.slice(0, end), turn: seq.turn.slice(0, end) },
+        adv: adv.slice(0, end),
+      };
+    });
+    const ordered = cut.sort((a, b) => b.seq.ids.length - a.seq.ids.length);
     const data = ordered.map(({ seq, adv }) => ({
       model_input: tokensInput(seq.ids.slice(0, -1)),
       loss_fn_inputs: {
@@ -242,16 +297,16 @@ export class TinkerPolicy implements TrainablePolicy {
     const state = v.state;
     this.updates = v.updates ?? 0;
     this.statePath = state ?? undefined;
-    if (!state) {
-      // Taken before any update: the base model, sampled as such; training restarts on a new model from it.
-      this.ready = this.ready.then(() => {
+    // Chained on `loading`, which every call awaits before it samples or trains: a resumed run never
+    // samples the base model while the saved state is still loading, nor saves it as its checkpoint.
+    this.loading = this.loading.then(async () => {
+      if (!state) {
+        // Taken before any update: the base model, sampled as such; training restarts on a new model from it.
         this.modelId = undefined;
         this.samplerPath = undefined;
-      });
-      return;
-    }
-    const before = this.model();
-    this.ready = before.then(async (id) => {
+        return;
+      }
+      const id = await this.created();
       await this.client.loadState(id, state);
       this.statePath = state;
       this.samplerPath = await this.client.saveForSampler(id, `step-${this.updates}`);

@@ -1,0 +1,297 @@
+/**
+ * The tinker policy and client against a real `serve --tinker` (the tiny LM: llama.cpp samples with a
+ * small context, jax-js trains), in process, behind a recording proxy (recording-proxy.ts says
+ * why): what the engine serves is checked before any rollout, no trajectory or datum outgrows the
+ * context, a resumed policy samples its loaded weights, a run makes one session and one model, seq_ids
+ * count from 1 per model, the session is kept alive, forward_backward is chunked, and a future's 408 or
+ * long hold is polled again.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { PolicyCallError } from '../../../src/policy/errors.ts';
+import { buildPolicy, PolicyConfigError } from '../../../src/policy/registry.ts';
+import { TinkerPolicy, tinkerSettings, type TinkerPolicyOptions } from '../../../src/policy/tinker/index.ts';
+import type { PolicySample } from '../../../src/policy/types.ts';
+import { RunStore } from '../../../src/store/index.ts';
+import { LlamaEngine, serveOpenAI } from '../../../src/tinylm/index.ts';
+import { loadTranscript } from '../../../src/tokens/index.ts';
+import { train } from '../../../src/train/index.ts';
+import { leaves, turnsTo, type RolloutTree } from '../../../src/tree/index.ts';
+import { initJax } from '../../../src/util/jax.ts';
+import { createRng } from '../../../src/util/rng.ts';
+import { fixture, writeTemp } from '../../tinylm/fixtures.ts';
+import { startRecordingProxy, type RecordingProxy } from './recording-proxy.ts';
+
+const { model, env } = fixture({}, 4);
+/** The engine's context (llama.cpp may round the 128 asked for up); the tests read it from the engine. */
+let CONTEXT = 128;
+const KEY = 'tml-policy-test-key';
+const dir = mkdtempSync(join(tmpdir(), 'tinker-policy-'));
+const keyFile = join(dir, 'key');
+writeFileSync(keyFile, `${KEY}\n`);
+let server: { url: string; close(): Promise<void> };
+const engines: LlamaEngine[] = [];
+let proxy: RecordingProxy;
+/** Step 0's trees of a run whose trajectories outgrow the context (test 3), reused by the update tests. */
+let trees: RolloutTree[] = [];
+const policies: TinkerPolicy[] = [];
+
+before(async () => {
+  await initJax();
+  const file = writeTemp(model, 'tiny.gguf');
+  const load = async (f: string) => {
+    const e = await LlamaEngine.load(f, { sequences: 4, contextSize: CONTEXT });
+    engines.push(e);
+    return e;
+  };
+  const served = await load(file);
+  CONTEXT = served.contextSize;
+  server = await serveOpenAI(served, {
+    modelName: 'tiny',
+    port: 0,
+    tinker: { model, workDir: join(dir, 'engine'), apiKey: KEY, baseFile: file, load },
+  });
+  proxy = await startRecordingProxy(server.url);
+});
+after(async () => {
+  for (const p of policies) p.close();
+  await proxy.close();
+  await server.close();
+  for (const e of engines) await e.dispose();
+});
+
+async function makePolicy(overrides: Partial<TinkerPolicyOptions> = {}): Promise<TinkerPolicy> {
+  const policy = new TinkerPolicy({
+    baseURL: proxy.url,
+    baseModel: 'tiny',
+    loraRank: 1,
+    apiKey: KEY,
+    transcript: await loadTranscript('server', { serverURL: server.url }),
+    prompt: 'question',
+    temperature: 1,
+    maxTokensPerTurn: 32,
+    stop: ['</search>', '</answer>'],
+    adam: { beta1: 0.9, beta2: 0.999, eps: 1e-8, gradClipNorm: 1 },
+    ...overrides,
+  });
+  policies.push(policy);
+  return policy;
+}
+
+const ctx = (seed: number, maxTokens = 16) => ({ prompt: env.train[0]!, rendered: '', turns: [], rng: createRng(seed), maxTokens });
+const since = (mark: number) => proxy.calls.slice(mark);
+/** Every leaf path of step 0's trees, with advantages of alternating sign per path: updates with a gradient. */
+const samples = (): PolicySample[] => {
+  const prompts = new Map(env.train.map((p) => [p.id, p]));
+  return trees.flatMap((t) =>
+    leaves(t).map((leaf, i) => {
+      const turns = turnsTo(t, leaf.id);
+      return { prompt: prompts.get(t.promptId)!, turns, advantages: turns.map(() => (i % 2 ? -1 : 1)) };
+    }),
+  );
+};
+const UPDATE = { learningRate: 0.05, clip: 0.2, epochs: 1, normalise: 'turns' as const };
+
+test('a model the engine does not serve is refused when the policy is built, before any other call, naming what it serves', async () => {
+  const mark = proxy.calls.length;
+  const settings = tinkerSettings.parse({ kind: 'tinker', baseUrl: proxy.url, model: 'nope', apiKeyFile: keyFile });
+  await assert.rejects(
+    buildPolicy(settings, { envKind: 'world', concurrency: 4 }),
+    (e: Error) =>
+      e instanceof PolicyConfigError &&
+      e.message.includes(`${proxy.url}/api/v1/get_server_capabilities`) &&
+      /it serves tiny\. Set policy\.model/.test(e.message),
+  );
+  assert.deepEqual(
+    since(mark).map((c) => c.path),
+    ['/tokenize', '/api/v1/get_server_capabilities'],
+    'only the tokenizer and the capabilities were asked: no session, no model',
+  );
+  // `default` (the setting's default) is the engine's only model.
+  assert.equal((await (await makePolicy({ baseModel: 'default' })).start()).model, 'tiny');
+});
+
+test('the context length is the engine’s: its capabilities, else its /tokenize; a setting may lower it, never raise it; none at all is refused', async () => {
+  assert.equal((await (await makePolicy()).start()).contextLength, CONTEXT, 'serve reports max_model_len on /tokenize');
+  assert.equal((await (await makePolicy({ contextLength: 64 })).start()).contextLength, 64);
+  await assert.rejects(
+    (await makePolicy({ contextLength: CONTEXT + 1 })).start(),
+    new RegExp(`policy\\.contextLength ${CONTEXT + 1} is more than the ${CONTEXT} tokens the engine`),
+  );
+  try {
+    // An engine that reports its models' context lengths (hosted Tinker's SupportedModel.max_context_length).
+    proxy.fault = (path) =>
+      path === '/api/v1/get_server_capabilities' ? { status: 200, body: { supported_models: [{ model_name: 'tiny', max_context_length: 100 }] } } : undefined;
+    assert.equal((await (await makePolicy()).start()).contextLength, 100);
+    // One that reports nothing, with a local tokenizer (no /tokenize to ask): the setting is needed.
+    proxy.fault = (path) => (path === '/api/v1/get_server_capabilities' ? { status: 200, body: { supported_models: [{ model_name: 'tiny' }] } } : undefined);
+    const bytes = await loadTranscript('bytes');
+    await assert.rejects((await makePolicy({ transcript: bytes })).start(), /does not report tiny's context length .* set policy\.contextLength/);
+    assert.equal((await (await makePolicy({ transcript: bytes, contextLength: 90 })).start()).contextLength, 90);
+  } finally {
+    proxy.fault = () => undefined;
+  }
+});
+
+test('trajectories that outgrow the context end there (end context, reward 0): no sample and no datum passes the engine’s limit', async () => {
+  const out = join(dir, 'context-run');
+  const mark = proxy.calls.length;
+  await train({
+    out,
+    config: {
+      seed: 3,
+      steps: 1,
+      pool: 2,
+      env: { questions: 300, seed: 7 },
+      strategy: { name: 'grpo', budget: 4 },
+      engine: { maxTurns: 12, concurrency: 4 },
+      eval: { every: 10, questions: 2 },
+      policy: { kind: 'tinker', baseUrl: proxy.url, model: 'tiny', prompt: 'question', maxTokensPerTurn: 32, apiKeyFile: keyFile },
+    },
+    clock: () => 0,
+  });
+  const store = RunStore.open(out, { readonly: true });
+  try {
+    trees = store.trees(0);
+  } finally {
+    store.close();
+  }
+  const ends = trees.flatMap((t) => leaves(t).map((l) => ({ end: l.end, reward: l.reward })));
+  assert.ok(
+    ends.some((e) => e.end === 'context'),
+    `some trajectory filled the context: ${JSON.stringify(ends)}`,
+  );
+  assert.ok(ends.filter((e) => e.end === 'context').every((e) => e.reward === 0));
+  for (const c of since(mark).filter((x) => x.path === '/api/v1/asample')) {
+    const prompt = (c.body.prompt as { chunks: Array<{ tokens: number[] }> }).chunks.flatMap((x) => x.tokens);
+    const max = (c.body.sampling_params as { max_tokens: number }).max_tokens;
+    assert.ok(prompt.length + max <= CONTEXT, `a sample of ${prompt.length} + ${max} tokens`);
+  }
+
+  // The update: every leaf path with an advantage, the context-ended ones among them.
+  const policy = await makePolicy();
+  const all = samples();
+  const full = await Promise.all(all.map((s) => policy.sequence(s.prompt, '', s.turns)));
+  assert.ok(
+    full.some((s) => s.ids.length > CONTEXT),
+    'with the observation after its last turn, some path is longer than the context (what the engine refused with 413)',
+  );
+  const before = proxy.calls.length;
+  const metrics = await policy.update(all, UPDATE);
+  assert.ok(metrics.turns > 0);
+  const data = since(before)
+    .filter((c) => c.path === '/api/v1/forward_backward')
+    .flatMap(
+      (c) =>
+        (
+          c.body.forward_backward_input as {
+            data: Array<{ model_input: { chunks: Array<{ tokens: number[] }> }; loss_fn_inputs: Record<string, { data: number[] }> }>;
+          }
+        ).data,
+    );
+  assert.equal(data.length, all.length);
+  for (const d of data) {
+    const input = d.model_input.chunks.flatMap((x) => x.tokens);
+    assert.ok(input.length + 1 <= CONTEXT, `a datum of ${input.length + 1} tokens`);
+    // It ends at its last trained token: the last target carries an advantage (no observation after it).
+    assert.notEqual(d.loss_fn_inputs.advantages!.data.at(-1), 0);
+  }
+});
+
+test('a resumed policy samples the weights it loaded, even when its first call comes while the load is under way', async () => {
+  const trained = await makePolicy();
+  await trained.update(samples(), UPDATE);
+  const snapshot = trained.save();
+  const resumed = await makePolicy();
+  resumed.load(snapshot);
+  // The loop reads the checkpoint, then starts the step a moment later.
+  await new Promise((r) => setImmediate(r));
+  const b = await resumed.act(ctx(1));
+  const a = await trained.act(ctx(1));
+  assert.deepEqual(b.tokens!.ids, a.tokens!.ids);
+  b.tokens!.logprobs.forEach((l, i) => assert.ok(Math.abs(l - a.tokens!.logprobs[i]!) < 1e-6, `token ${i}: ${l} vs ${a.tokens!.logprobs[i]}`));
+  const base = await (await makePolicy()).act(ctx(1));
+  assert.ok(
+    base.tokens!.ids.join() !== a.tokens!.ids.join() || base.tokens!.logprobs.some((l, i) => Math.abs(l - a.tokens!.logprobs[i]!) > 1e-3),
+    'the update moved the policy (so sampling the base model would have been seen)',
+  );
+});
+
+test('a fresh policy makes one session and one model however many calls start at once; seq_ids count from 1 per model', async () => {
+  const mark = proxy.calls.length;
+  const policy = await makePolicy();
+  await Promise.all([1, 2, 3, 4].map((s) => policy.act(ctx(s))));
+  assert.equal(since(mark).filter((c) => c.path === '/api/v1/create_session').length, 1);
+  const created = since(mark).filter((c) => c.path === '/api/v1/create_model');
+  assert.equal(created.length, 1);
+  assert.equal(created[0]!.body.model_seq_id, 0, 'the session’s first model');
+  const before = proxy.calls.length;
+  await policy.update(samples(), UPDATE);
+  const seq = since(before)
+    .filter((c) => c.path !== '/api/v1/retrieve_future' && c.path !== '/api/v1/session_heartbeat')
+    .map((c) => [c.path.replace('/api/v1/', ''), c.body.seq_id]);
+  assert.deepEqual(seq, [
+    ['forward_backward', 1],
+    ['optim_step', 2],
+    ['save_weights_for_sampler', 3],
+    ['save_weights', 4],
+  ]);
+});
+
+test('the session is kept alive with heartbeats until the policy is closed', async () => {
+  const policy = await makePolicy({ client: { heartbeatMs: 20 } });
+  await policy.act(ctx(1));
+  const beats = () => proxy.to('/api/v1/session_heartbeat').length;
+  const first = beats();
+  await new Promise((r) => setTimeout(r, 150));
+  assert.ok(beats() >= first + 2, `heartbeats: ${beats() - first}`);
+  const last = proxy.to('/api/v1/session_heartbeat').at(-1)!.body;
+  assert.equal(last.type, 'session_heartbeat');
+  assert.match(String(last.session_id), /^session-\d+$/);
+  policy.close();
+  const stopped = beats();
+  await new Promise((r) => setTimeout(r, 80));
+  assert.equal(beats(), stopped);
+});
+
+test('forward_backward goes in chunks (datums and bytes), one seq_id each, and the joined result is the unchunked one', async () => {
+  const all = samples();
+  const run = async (client: TinkerPolicyOptions['client']) => {
+    const policy = await makePolicy({ client });
+    const mark = proxy.calls.length;
+    const m = await policy.update(all, UPDATE);
+    return { m, calls: since(mark).filter((c) => c.path === '/api/v1/forward_backward') };
+  };
+  const whole = await run({});
+  const byCount = await run({ maxChunkDatums: 2 });
+  const byBytes = await run({ maxChunkBytes: 1 });
+  assert.equal(whole.calls.length, 1);
+  assert.equal(byCount.calls.length, Math.ceil(all.length / 2));
+  assert.equal(byBytes.calls.length, all.length, 'a datum over the byte limit goes alone');
+  assert.deepEqual(
+    byCount.calls.map((c) => c.body.seq_id),
+    byCount.calls.map((_, i) => i + 1),
+  );
+  for (const r of [byCount, byBytes]) assert.ok(Math.abs(r.m.loss - whole.m.loss) < 1e-6, `loss ${r.m.loss} vs ${whole.m.loss}`);
+});
+
+test('a future answered 408, held past the poll’s limit or failing with 503 is polled again; a 404 ends the call', async () => {
+  const policy = await makePolicy({ client: { retrieveTimeoutMs: 100 } });
+  await policy.act(ctx(1));
+  let n = 0;
+  const faults = [{ status: 408, body: { type: 'try_again', queue_state: 'active' } }, { holdMs: 400 }, { status: 503, body: { error: 'busy' } }];
+  proxy.fault = (path) => (path === '/api/v1/retrieve_future' ? faults[n++] : undefined);
+  try {
+    const out = await policy.act(ctx(2));
+    assert.ok(out.tokens!.ids.length > 0);
+    assert.equal(n, 4, 'three faults, then the result');
+    n = 0;
+    faults.splice(0, 3, { status: 404, body: { error: 'gone' } });
+    await assert.rejects(policy.act(ctx(3)), (e: Error) => e instanceof PolicyCallError && !e.retryable && /HTTP 404/.test(e.message));
+  } finally {
+    proxy.fault = () => undefined;
+  }
+});

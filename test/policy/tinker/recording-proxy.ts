@@ -1,0 +1,80 @@
+/**
+ * A proxy in front of a real `serve --tinker` that records every request (path and JSON body) and
+ * can answer one in the server's place. Why a stand-in at all: serve --tinker never answers 408 nor
+ * holds a `retrieve_future` past a few seconds, as SkyRL does (408 after 300 s); the proxy makes those
+ * answers, and lets a test see the calls a client makes (their order, seq_ids, chunks, heartbeats).
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Recorded {
+  path: string;
+  body: Record<string, unknown>;
+}
+
+/** What to do with a request instead of passing it on: answer it, or hold it this long first. */
+export type Fault = { status: number; body: unknown } | { holdMs: number } | undefined;
+
+export interface RecordingProxy {
+  url: string;
+  calls: Recorded[];
+  /** Called per request, with how many requests to that path came before it; undefined passes it on. */
+  fault: (path: string, nth: number) => Fault;
+  /** The requests to a path, in order. */
+  to(path: string): Recorded[];
+  close(): Promise<void>;
+}
+
+const read = (req: IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    let text = '';
+    req.on('data', (d: Buffer) => (text += d.toString()));
+    req.on('end', () => resolve(text));
+    req.on('error', reject);
+  });
+
+export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+  const counts = new Map<string, number>();
+  const proxy: RecordingProxy = {
+    url: '',
+    calls: [],
+    fault: () => undefined,
+    to: (path) => proxy.calls.filter((c) => c.path === path),
+    close: () => new Promise<void>((res) => server.close(() => res())),
+  };
+  const server: Server = createServer((req, res) => {
+    let gone = false;
+    res.on('close', () => (gone = true));
+    void (async () => {
+      const text = await read(req);
+      const path = (req.url ?? '').replace(/\?.*$/, '');
+      let body: Record<string, unknown> = {};
+      try {
+        body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+      } catch {
+        // not JSON: recorded empty
+      }
+      proxy.calls.push({ path, body });
+      const nth = counts.get(path) ?? 0;
+      counts.set(path, nth + 1);
+      const fault = proxy.fault(path, nth);
+      if (fault && 'status' in fault) {
+        res.writeHead(fault.status, { 'content-type': 'application/json' }).end(JSON.stringify(fault.body));
+        return;
+      }
+      if (fault) await new Promise((r) => setTimeout(r, fault.holdMs));
+      // A client that gave up on a held request never reaches the server (which would hand the result to no one).
+      if (gone) return;
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
+      const answer = await fetch(`${target}${req.url}`, { method: req.method!, headers, ...(req.method === 'GET' ? {} : { body: text }) });
+      const out = Buffer.from(await answer.arrayBuffer());
+      if (!res.destroyed) res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(out);
+    })().catch((e: unknown) => {
+      if (!res.headersSent) res.writeHead(502).end(String(e));
+    });
+  });
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
+}

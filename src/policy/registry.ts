@@ -16,7 +16,7 @@ import { PolicyConfigError, policyKind, type PolicyBuildContext, type PolicyKind
 import { OpenAIPolicy } from './openai/index.ts';
 import { resolveApiKey } from './openai/api-key.ts';
 import { SimulatorTabularPolicy } from './simulator-tabular.ts';
-import { TINKER_API_KEY_VARIABLES, tinkerSettings, TinkerPolicy } from './tinker/index.ts';
+import { defaultEndOfTurn, TINKER_API_KEY_VARIABLES, tinkerSettings, TinkerPolicy } from './tinker/index.ts';
 import { loadTranscript } from '../tokens/index.ts';
 import type { Policy, TrainablePolicy } from './types.ts';
 
@@ -163,6 +163,7 @@ const BUILT_IN = [
       const key = resolveApiKey({ file: settings.apiKeyFile, env: { TRACE_RL_API_KEY: env.TRACE_RL_API_KEY ?? env[TINKER_API_KEY_VARIABLES[0]] } });
       // The tokenizer endpoint of `server` is the engine's own (trace-rl serve has /tokenize beside the Tinker API).
       const transcript = await loadTranscript(settings.tokenizer, { serverURL: settings.baseUrl, ...(key ? { apiKey: key.key } : {}) });
+      const endOfTurn = settings.endOfTurn ?? defaultEndOfTurn(settings.tokenizer);
       const policy = new TinkerPolicy({
         baseURL: settings.baseUrl,
         baseModel: settings.model,
@@ -174,6 +175,7 @@ const BUILT_IN = [
         stop: settings.stop,
         adam: settings.adam,
         ...(settings.contextLength ? { contextLength: settings.contextLength } : {}),
+        ...(endOfTurn ? { endOfTurn } : {}),
         ...(key ? { apiKey: key.key } : {}),
       });
       // The engine is asked what it serves before any rollout: a wrong policy.model fails here.

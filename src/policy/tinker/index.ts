@@ -2,4 +2,5 @@
 export { TinkerClient, type TinkerClientOptions } from './client.ts';
 export { TinkerPolicy, TinkerSnapshotError, type TinkerPolicyOptions, type TinkerSequence } from './tinker-policy.ts';
 export { tinkerSettings, TINKER_API_KEY_VARIABLES, type TinkerSettings } from './settings.ts';
+export { defaultEndOfTurn } from './end-of-turn.ts';
 export * as tinkerWire from './wire.ts';

@@ -39,6 +39,14 @@ export const tinkerSettings = z.strictObject({
       'tinker: tokens a trajectory may hold at most (prompt, turns, observations); a trajectory whose next turn would not fit ends there (end context, reward 0). Default: what the engine reports (get_server_capabilities’ max_context_length, else its /tokenize’s max_model_len); needed when it reports neither; never above what it reports.',
     ),
   stop: z.array(z.string().min(1)).max(16).default(['</search>', '</answer>']).describe('tinker: stop strings that end a turn (kept in the turn).'),
+  endOfTurn: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      'tinker: the model’s end-of-turn token as text, sent as a stop with policy.stop (a sample that runs past it is cut after it). Default: the tokenizer’s eos_token (qwen3: <|im_end|>; hf:DIR: its tokenizer_config.json); none for server.',
+    ),
   adam: z
     .strictObject({
       beta1: z.number().min(0).lt(1).default(0.9).describe('tinker: Adam β₁.'),

@@ -17,6 +17,7 @@ import { PolicyCallError } from '../errors.ts';
 import type { Normalise } from '../surrogate.ts';
 import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../types.ts';
 import { TinkerClient, type TinkerClientOptions } from './client.ts';
+import { endOfTurnToken } from './end-of-turn.ts';
 import { contextLength, servedModel } from './engine.ts';
 import { ServerTokenizer } from '../../tokens/index.ts';
 import { floats, ints, tokensInput, type Datum } from './wire.ts';
@@ -38,6 +39,8 @@ export interface TinkerPolicyOptions {
   adam: { beta1: number; beta2: number; eps: number; gradClipNorm: number };
   /** Tokens a sequence may hold at most when the engine does not say (policy.contextLength); never above the engine's. */
   contextLength?: number;
+  /** The model's end-of-turn token as text (policy.endOfTurn, else the tokenizer's): sent as a stop, and a sample is cut after it. */
+  endOfTurn?: string;
   /** The client's limits (tests make them small). */
   client?: Pick<TinkerClientOptions, 'heartbeatMs' | 'maxChunkDatums' | 'maxChunkBytes' | 'futureTimeoutMs' | 'timeoutMs' | 'retrieveTimeoutMs'>;
 }
@@ -51,6 +54,13 @@ export interface TinkerSequence {
 }
 
 const MAGIC = 'trace-rl/tinker@1';
+
+/** What the engine said, once: the model's name there, its context length, and its end-of-turn token. */
+interface EngineFacts {
+  model: string;
+  contextLength: number;
+  endOfTurn?: { text: string; id: number };
+}
 
 /** Raised when a checkpoint is not a tinker snapshot. */
 export class TinkerSnapshotError extends Error {
@@ -67,7 +77,7 @@ export class TinkerPolicy implements TrainablePolicy {
   /** Work every call waits for: a resumed checkpoint's load (chained, never replaced). */
   private loading: Promise<void> = Promise.resolve();
   /** What the engine serves, checked once: the model's name there and its context length. */
-  private engine?: Promise<{ model: string; contextLength: number }>;
+  private engine?: Promise<EngineFacts>;
   /** What to sample from: the last sampler weights, else the base model. */
   private samplerPath?: string;
   private statePath?: string;
@@ -86,11 +96,16 @@ export class TinkerPolicy implements TrainablePolicy {
    * /tokenize's `max_model_len` (a server tokenizer's engine), else `policy.contextLength`. Called
    * when the policy is built, so a wrong name fails before any rollout.
    */
-  start(): Promise<{ model: string; contextLength: number }> {
+  start(): Promise<EngineFacts> {
     this.engine ??= (async () => {
       const served = servedModel(await this.client.capabilities(), this.opts.baseModel, this.client.root);
       const reported = served.contextLength ?? (this.opts.transcript.tokenizer instanceof ServerTokenizer ? await this.client.tokenizeLimit() : undefined);
-      return { model: served.name, contextLength: contextLength(reported, this.opts.contextLength, this.client.root, served.name) };
+      const endOfTurn = this.opts.endOfTurn === undefined ? undefined : await endOfTurnToken(this.opts.endOfTurn, this.opts.transcript.tokenizer);
+      return {
+        model: served.name,
+        contextLength: contextLength(reported, this.opts.contextLength, this.client.root, served.name),
+        ...(endOfTurn ? { endOfTurn } : {}),
+      };
     })().catch((e: unknown) => {
       this.engine = undefined;
       throw e;
@@ -155,7 +170,7 @@ export class TinkerPolicy implements TrainablePolicy {
   }
 
   async act(ctx: PolicyContext): Promise<PolicyOutput> {
-    const { model, contextLength } = await this.start();
+    const { model, contextLength, endOfTurn } = await this.start();
     await this.model();
     this.rendered.set(ctx.prompt.id, ctx.rendered);
     const seq = await this.sequence(ctx.prompt, ctx.rendered, ctx.turns);
@@ -175,7 +190,7 @@ export class TinkerPolicy implements TrainablePolicy {
           max_tokens: Math.max(1, Math.min(ctx.maxTokens, this.opts.maxTokensPerTurn, contextLength - seq.ids.length)),
           seed: ctx.rng.int(2 ** 31),
           temperature: ctx.greedy ? 0 : this.opts.temperature,
-          stop: [...this.opts.stop],
+          stop: endOfTurn ? [...this.opts.stop, endOfTurn.text] : [...this.opts.stop],
         },
         ...(this.samplerPath ? { model_path: this.samplerPath } : { base_model: model }),
       },
@@ -184,14 +199,18 @@ export class TinkerPolicy implements TrainablePolicy {
     const s = r.sequences[0]!;
     if (!s.logprobs || s.logprobs.length !== s.tokens.length)
       throw new PolicyCallError('parse_error', `${this.client.root}/api/v1/asample: the sample has no log-probability per token`, false);
+    // An engine that ran on past the end-of-turn token: the turn is what came up to it (the rest is spent, not kept).
+    const stop = endOfTurn ? s.tokens.indexOf(endOfTurn.id) : -1;
+    const ids = stop >= 0 ? s.tokens.slice(0, stop + 1) : s.tokens;
+    const logprobs = s.logprobs.slice(0, ids.length);
     const tokenizer = this.opts.transcript.tokenizer;
-    if (tokenizer.prepare) await tokenizer.prepare([], [s.tokens]);
-    const text = tokenizer.decode(s.tokens);
+    if (tokenizer.prepare) await tokenizer.prepare([], [ids]);
+    const text = tokenizer.decode(ids);
     return {
       text,
-      tokens: { ids: [...s.tokens], logprobs: [...s.logprobs], mask: s.tokens.map(() => 1), prompt: 'ids' },
+      tokens: { ids: [...ids], logprobs, mask: ids.map(() => 1), prompt: 'ids' },
       generatedTokens: s.tokens.length,
-      logprob: s.logprobs.reduce((a, b) => a + b, 0),
+      logprob: logprobs.reduce((a, b) => a + b, 0),
     };
   }
 

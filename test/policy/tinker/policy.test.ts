@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { PolicyCallError } from '../../../src/policy/errors.ts';
 import { buildPolicy, PolicyConfigError } from '../../../src/policy/registry.ts';
-import { TinkerPolicy, tinkerSettings, type TinkerPolicyOptions } from '../../../src/policy/tinker/index.ts';
+import { defaultEndOfTurn, TinkerPolicy, tinkerSettings, type TinkerPolicyOptions } from '../../../src/policy/tinker/index.ts';
 import type { PolicySample } from '../../../src/policy/types.ts';
 import { RunStore } from '../../../src/store/index.ts';
 import { LlamaEngine, serveOpenAI } from '../../../src/tinylm/index.ts';
@@ -294,4 +294,43 @@ test('a future answered 408, held past the poll’s limit or failing with 503 is
   } finally {
     proxy.fault = () => undefined;
   }
+});
+
+test('the model’s end-of-turn token is sent as a stop, and a sample an engine ran on past it is cut after it', async () => {
+  // The tiny LM's vocabulary has no chat end-of-turn token: one of its single-token texts stands in for it.
+  const plain = await makePolicy({ maxTokensPerTurn: 24 });
+  const ran = await plain.act(ctx(5, 24));
+  const tokenizer = (await loadTranscript('server', { serverURL: server.url })).tokenizer;
+  let k = -1;
+  let text = '';
+  for (let i = 1; i < ran.tokens!.ids.length - 1 && k < 0; i++) {
+    const id = ran.tokens!.ids[i]!;
+    await tokenizer.prepare!([], [[id]]);
+    text = tokenizer.decode([id]);
+    await tokenizer.prepare!([text]);
+    if (text.trim() !== '' && tokenizer.encode(text).join() === String(id) && ran.tokens!.ids.indexOf(id) === i) k = i;
+  }
+  assert.ok(k > 0, 'a token of the sample that is its own text');
+  const policy = await makePolicy({ maxTokensPerTurn: 24, endOfTurn: text });
+  const mark = proxy.calls.length;
+  // An engine that ignores stop strings: the proxy takes them out.
+  proxy.rewrite = (path, body) => (path === '/api/v1/asample' ? { ...body, sampling_params: { ...(body.sampling_params as object), stop: [] } } : undefined);
+  try {
+    const out = await policy.act(ctx(5, 24));
+    const sent = since(mark).find((c) => c.path === '/api/v1/asample')!.body.sampling_params as { stop: string[] };
+    assert.deepEqual(sent.stop, ['</search>', '</answer>', text]);
+    assert.deepEqual(out.tokens!.ids, ran.tokens!.ids.slice(0, k + 1), 'cut after the end-of-turn token');
+    assert.equal(out.generatedTokens, ran.tokens!.ids.length, 'what the engine generated is still counted');
+  } finally {
+    proxy.rewrite = () => undefined;
+  }
+  await assert.rejects((await makePolicy({ endOfTurn: `${text}${text}${text}` })).start(), /policy\.endOfTurn .* tokens of server:.*, not one/);
+});
+
+test('the end-of-turn text comes from the tokenizer: Qwen3’s <|im_end|>, a folder’s eos_token, none for a server', () => {
+  assert.equal(defaultEndOfTurn('qwen3'), '<|im_end|>');
+  const folder = mkdtempSync(join(tmpdir(), 'hf-'));
+  writeFileSync(join(folder, 'tokenizer_config.json'), JSON.stringify({ eos_token: { content: '<|eot_id|>' } }));
+  assert.equal(defaultEndOfTurn(`hf:${folder}`), '<|eot_id|>');
+  assert.equal(defaultEndOfTurn('server'), undefined);
 });

@@ -1,6 +1,6 @@
 /**
  * A proxy in front of a real `serve --tinker` that records every request (path and JSON body) and
- * can answer one in the server's place. Why a stand-in at all: serve --tinker never answers 408 nor
+ * can answer one in the server's place or change its body. Why a stand-in at all: serve --tinker never answers 408 nor
  * holds a `retrieve_future` past a few seconds, as SkyRL does (408 after 300 s); the proxy makes those
  * answers, and lets a test see the calls a client makes (their order, seq_ids, chunks, heartbeats).
  */
@@ -20,6 +20,8 @@ export interface RecordingProxy {
   calls: Recorded[];
   /** Called per request, with how many requests to that path came before it; undefined passes it on. */
   fault: (path: string, nth: number) => Fault;
+  /** Changes a request's JSON body before it is passed on (an engine that ignores a field); undefined passes it as sent. */
+  rewrite: (path: string, body: Record<string, unknown>) => Record<string, unknown> | undefined;
   /** The requests to a path, in order. */
   to(path: string): Recorded[];
   close(): Promise<void>;
@@ -39,6 +41,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     url: '',
     calls: [],
     fault: () => undefined,
+    rewrite: () => undefined,
     to: (path) => proxy.calls.filter((c) => c.path === path),
     close: () => new Promise<void>((res) => server.close(() => res())),
   };
@@ -67,7 +70,9 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
       if (gone) return;
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
-      const answer = await fetch(`${target}${req.url}`, { method: req.method!, headers, ...(req.method === 'GET' ? {} : { body: text }) });
+      const rewritten = proxy.rewrite(path, body);
+      const sent = rewritten ? JSON.stringify(rewritten) : text;
+      const answer = await fetch(`${target}${req.url}`, { method: req.method!, headers, ...(req.method === 'GET' ? {} : { body: sent }) });
       const out = Buffer.from(await answer.arrayBuffer());
       if (!res.destroyed) res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(out);
     })().catch((e: unknown) => {

@@ -176,10 +176,13 @@ const BUILT_IN = [
         adam: settings.adam,
         ...(settings.contextLength ? { contextLength: settings.contextLength } : {}),
         ...(endOfTurn ? { endOfTurn } : {}),
+        lossReduction: settings.lossReduction,
         ...(key ? { apiKey: key.key } : {}),
       });
-      // The engine is asked what it serves before any rollout: a wrong policy.model fails here.
+      // The engine is asked what it serves and trains before any rollout: a wrong policy.model, or the
+      // LoRA default rate on a full-weights engine, fails here.
       await policy.start();
+      await policy.checkTraining(settings.learningRate);
       return policy;
     },
     describe: (s) => `${s.model} trained through the Tinker API at ${s.baseUrl} (LoRA rank ${s.loraRank})`,

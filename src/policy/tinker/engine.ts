@@ -23,6 +23,8 @@ export const modelInfoSchema = z.looseObject({
   model_id: z.string().max(512).optional(),
   is_lora: z.boolean().nullish(),
   lora_rank: z.number().int().nullish(),
+  // SkyRL answers the LoRA rank inside model_data (rank 0: full weights).
+  model_data: z.looseObject({ lora_config: z.looseObject({ rank: z.number().int().nullish() }).nullish() }).nullish(),
 });
 export type ModelInfo = z.infer<typeof modelInfoSchema>;
 
@@ -64,4 +66,31 @@ export function contextLength(engine: number | undefined, setting: number | unde
       `the engine at ${where} does not report ${model}'s context length (get_server_capabilities has no max_context_length); set policy.contextLength to it (--set policy.contextLength=N)`,
     );
   return length;
+}
+
+/** Whether the engine says this model trains its full weights (no LoRA): the SDK's `is_lora: false`, or SkyRL's LoRA rank 0. */
+export const trainsFullWeights = (info: ModelInfo): boolean => info.is_lora === false || info.model_data?.lora_config?.rank === 0;
+
+/**
+ * A full-weights engine (verl_tinker; trace-rl serve --tinker) trains at the rate given: the LoRA
+ * default would wreck a large model, so it must be chosen (refused before any rollout otherwise).
+ */
+export function checkRate(full: boolean, learningRate: number, loraDefault: number, where: string, model: string): void {
+  if (full && learningRate === loraDefault)
+    throw new PolicyConfigError(
+      `${where}/api/v1/get_info: the engine trains ${model}'s full weights (no LoRA), and policy.learningRate is the LoRA default ${loraDefault}, which would wreck a full fine-tune of a large model; set policy.learningRate for full weights (e.g. 1e-6 for a billion-parameter model; trace-rl serve --tinker's tiny LM learns at 0.003)`,
+    );
+}
+
+/**
+ * Advantages for an engine that averages each datum's loss over its tokens and the step's datums
+ * (SkyRL's JAX backend: weights default to 1 on every target token): datum i's are multiplied by its
+ * token count n_i and the datum count N, so (1/N)·(1/n_i)·n_i·N·A = A, the sum's gradient.
+ */
+export function scaleForSequenceMean<D extends { loss_fn_inputs: Record<string, { data: number[] }> }>(data: readonly D[]): D[] {
+  return data.map((d) => {
+    const adv = d.loss_fn_inputs.advantages!;
+    const scale = d.loss_fn_inputs.target_tokens!.data.length * data.length;
+    return { ...d, loss_fn_inputs: { ...d.loss_fn_inputs, advantages: { ...adv, data: adv.data.map((a) => a * scale) } } };
+  });
 }

@@ -4,6 +4,9 @@ import { tokenTrainingFields } from '../kind-fields.ts';
 /** The official SDK reads its key from TINKER_API_KEY; trace-rl's own variable wins when both are set. */
 export const TINKER_API_KEY_VARIABLES = ['TINKER_API_KEY'] as const;
 
+/** The default step size: a LoRA rate (hosted Tinker trains LoRA); an engine that trains full weights needs one chosen for it. */
+export const TINKER_LORA_RATE = 0.0003;
+
 /** `policy.kind: tinker`'s settings. */
 export const tinkerSettings = z.strictObject({
   kind: z.literal('tinker'),
@@ -56,6 +59,12 @@ export const tinkerSettings = z.strictObject({
     })
     .prefault({})
     .describe('tinker: Adam’s constants sent with every optim_step (the step size is policy.learningRate); the defaults are the tiny LM trainer’s.'),
+  lossReduction: z
+    .enum(['sum', 'sequence-mean'])
+    .default('sum')
+    .describe(
+      'tinker: how the engine reduces a loss over tokens: sum (hosted Tinker, trace-rl serve --tinker) or sequence-mean (SkyRL’s JAX backend: each datum’s mean over its tokens, averaged over the step’s datums); with sequence-mean each datum’s advantages are scaled so the gradient is the sum’s (docs/tinker.md).',
+    ),
   apiKeyFile: z
     .string()
     .min(1)
@@ -63,7 +72,7 @@ export const tinkerSettings = z.strictObject({
     .describe(
       'tinker: a file whose first line is the API key (sent as X-API-Key). Without it: TRACE_RL_API_KEY, else TINKER_API_KEY; never a flag or this configuration.',
     ),
-  ...tokenTrainingFields(0.0003),
+  ...tokenTrainingFields(TINKER_LORA_RATE),
 });
 
 export type TinkerSettings = z.output<typeof tinkerSettings>;

@@ -18,7 +18,8 @@ import type { Normalise } from '../surrogate.ts';
 import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../types.ts';
 import { TinkerClient, type TinkerClientOptions } from './client.ts';
 import { endOfTurnToken } from './end-of-turn.ts';
-import { contextLength, servedModel } from './engine.ts';
+import { checkRate, contextLength, scaleForSequenceMean, servedModel, trainsFullWeights } from './engine.ts';
+import { TINKER_LORA_RATE } from './settings.ts';
 import { ServerTokenizer } from '../../tokens/index.ts';
 import { floats, ints, tokensInput, type Datum } from './wire.ts';
 
@@ -39,6 +40,8 @@ export interface TinkerPolicyOptions {
   adam: { beta1: number; beta2: number; eps: number; gradClipNorm: number };
   /** Tokens a sequence may hold at most when the engine does not say (policy.contextLength); never above the engine's. */
   contextLength?: number;
+  /** How the engine reduces a loss over tokens (policy.lossReduction; default sum, Tinker's). */
+  lossReduction?: 'sum' | 'sequence-mean';
   /** The model's end-of-turn token as text (policy.endOfTurn, else the tokenizer's): sent as a stop, and a sample is cut after it. */
   endOfTurn?: string;
   /** The client's limits (tests make them small). */
@@ -111,6 +114,17 @@ export class TinkerPolicy implements TrainablePolicy {
       throw e;
     });
     return this.engine;
+  }
+
+  /**
+   * Before any rollout of a training run: creates the model and reads what the engine says it is; a
+   * full-weights engine with the LoRA default rate is refused (checkRate).
+   */
+  async checkTraining(learningRate: number): Promise<{ fullWeights: boolean }> {
+    const { model } = await this.start();
+    const fullWeights = trainsFullWeights(await this.client.modelInfo(await this.created()));
+    checkRate(fullWeights, learningRate, TINKER_LORA_RATE, this.client.root, model);
+    return { fullWeights };
   }
 
   /** The trainable model once any resumed state is loaded into it. */
@@ -272,7 +286,8 @@ export class TinkerPolicy implements TrainablePolicy {
     let stats = { loss: 0, clipped: 0, kl: 0, n: 0 };
     if (data.length > 0) {
       for (let e = 0; e < options.epochs; e++) {
-        const out = await this.client.forwardBackward(id, data, 'ppo', { clip_low_threshold: 1 - clip, clip_high_threshold: 1 + clip });
+        const sent = this.opts.lossReduction === 'sequence-mean' ? scaleForSequenceMean(data) : data;
+        const out = await this.client.forwardBackward(id, sent, 'ppo', { clip_low_threshold: 1 - clip, clip_high_threshold: 1 + clip });
         if (e === 0) stats = ratioStats(data, out.loss_fn_outputs, clip);
         await this.client.optimStep(id, adam);
       }

@@ -149,7 +149,7 @@ test('trajectories that outgrow the context end there (end context, reward 0): n
       strategy: { name: 'grpo', budget: 4 },
       engine: { maxTurns: 12, concurrency: 4 },
       eval: { every: 10, questions: 2 },
-      policy: { kind: 'tinker', baseUrl: proxy.url, model: 'tiny', prompt: 'question', maxTokensPerTurn: 32, apiKeyFile: keyFile },
+      policy: { kind: 'tinker', baseUrl: proxy.url, model: 'tiny', prompt: 'question', maxTokensPerTurn: 32, apiKeyFile: keyFile, learningRate: 0.003 },
     },
     clock: () => 0,
   });
@@ -333,4 +333,43 @@ test('the end-of-turn text comes from the tokenizer: Qwen3’s <|im_end|>, a fol
   writeFileSync(join(folder, 'tokenizer_config.json'), JSON.stringify({ eos_token: { content: '<|eot_id|>' } }));
   assert.equal(defaultEndOfTurn(`hf:${folder}`), '<|eot_id|>');
   assert.equal(defaultEndOfTurn('server'), undefined);
+});
+
+test('an engine that trains full weights is refused the LoRA default rate before any rollout; a rate chosen for it is taken', async () => {
+  // serve --tinker trains the tiny LM's full weights and says so (get_info: is_lora false), as verl_tinker trains full weights.
+  const build = (extra: Record<string, unknown>) =>
+    buildPolicy(tinkerSettings.parse({ kind: 'tinker', baseUrl: proxy.url, model: 'tiny', apiKeyFile: keyFile, ...extra }), {
+      envKind: 'world',
+      concurrency: 4,
+    });
+  const mark = proxy.calls.length;
+  await assert.rejects(build({}), (e: Error) => e instanceof PolicyConfigError && /trains tiny's full weights .* LoRA default 0\.0003/.test(e.message));
+  assert.ok(!since(mark).some((c) => c.path === '/api/v1/asample'), 'nothing was sampled');
+  const built = await build({ learningRate: 0.003 });
+  (built.policy as TinkerPolicy).close();
+});
+
+test('for an engine that averages per sequence (SkyRL’s JAX backend) each datum’s advantages are scaled so its gradient is the sum’s', async () => {
+  const all = samples();
+  const sent = async (lossReduction: 'sum' | 'sequence-mean') => {
+    const policy = await makePolicy({ lossReduction });
+    const mark = proxy.calls.length;
+    await policy.update(all, UPDATE);
+    return since(mark)
+      .filter((c) => c.path === '/api/v1/forward_backward')
+      .flatMap((c) => (c.body.forward_backward_input as { data: Array<{ loss_fn_inputs: Record<string, { data: number[] }> }> }).data);
+  };
+  const sum = await sent('sum');
+  const mean = await sent('sequence-mean');
+  assert.equal(mean.length, sum.length);
+  // SkyRL's reduction: (1/N) Σ_i (1/n_i) Σ_t loss_it, n_i = the datum's target tokens (its default weights are all 1).
+  const n = mean.length;
+  mean.forEach((d, i) => {
+    const ni = d.loss_fn_inputs.target_tokens!.data.length;
+    d.loss_fn_inputs.advantages!.data.forEach((a, t) => {
+      const want = sum[i]!.loss_fn_inputs.advantages!.data[t]!;
+      assert.ok(Math.abs(a / n / ni - want) < 1e-9 * Math.max(1, Math.abs(want)), `datum ${i} token ${t}: ${a / n / ni} vs ${want}`);
+    });
+  });
+  assert.ok(mean.some((d) => d.loss_fn_inputs.advantages!.data.some((a) => a !== 0)));
 });

@@ -43,6 +43,8 @@ export interface TrainOptions {
   resume?: boolean;
   /** Resume only: a new total number of steps (the one setting a resumed run may change; stored in the run). */
   steps?: number;
+  /** Resume only: the engine's address now (policy.baseUrl: an engine that moved keeps the run's saved states; stored in the run). */
+  baseUrl?: string;
   /** Learn through an external trainer instead of updating the policy in process (no evaluation here then: the trainer owns it). */
   external?: ExternalTrainer;
   clock: () => number;
@@ -149,6 +151,13 @@ function openRun(options: TrainOptions): { store: RunStore; config: TrainConfig 
         `${options.out} was made by trace-rl ${store.kind()} (batches for an external trainer), not by train; train cannot resume it: start a train run with another --out`,
       );
     config = storedTrainConfig(store);
+    const policy = config.policy as { baseUrl?: unknown };
+    if (options.baseUrl !== undefined && options.baseUrl !== policy.baseUrl) {
+      if (typeof policy.baseUrl !== 'string')
+        throw new TrainError(`--base-url: ${options.out}'s policy.kind ${config.policy.kind} has no engine address to change`);
+      config = parseTrainConfig({ ...config, policy: { ...config.policy, baseUrl: options.baseUrl } });
+      store.updateConfig(config);
+    }
     if (options.steps !== undefined && options.steps !== config.steps) {
       if (options.steps <= store.lastStep())
         throw new TrainError(`--steps ${options.steps}: ${options.out} has already completed ${store.lastStep() + 1} steps; give more steps than that`);

@@ -115,6 +115,7 @@ export function register(program: Command): void {
         config,
         resume: Boolean(opts.resume),
         steps: resumeSteps,
+        ...(opts.resume && opts.baseUrl !== undefined ? { baseUrl: String(opts.baseUrl) } : {}),
         clock: () => performance.now(),
         wallClock: () => Date.now(),
         signal: interrupt.signal,
@@ -136,8 +137,11 @@ export function register(program: Command): void {
   });
 }
 
-/** Flags a resumed run may take: --steps (a new total, stored in the run); the rest must match the stored configuration. */
-const RESUMABLE = new Set(['steps']);
+/**
+ * Flags a resumed run may take: --steps (a new total) and --base-url (the engine's address now, for an
+ * engine that moved with the run's saved states), both stored in the run; the rest must match the stored configuration.
+ */
+const RESUMABLE = new Set(['steps', 'policy.baseUrl']);
 
 /**
  * What `--resume DIR` with flags means: the stored configuration stays; a flag that repeats a stored
@@ -158,8 +162,13 @@ function resumePlan(
   const given = rawConfig(opts);
   let resumeSteps: number | undefined;
   for (const [path, value] of leaves(given)) {
-    if (RESUMABLE.has(path)) {
+    if (path === 'steps') {
       resumeSteps = value as number;
+      continue;
+    }
+    if (RESUMABLE.has(path)) {
+      const had = (stored.policy as { baseUrl?: unknown }).baseUrl;
+      if (had !== value) process.stderr.write(`${out}: policy.baseUrl ${String(had)} → ${String(value)} (--base-url; stored in the run)\n`);
       continue;
     }
     const have = path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], stored);

@@ -16,7 +16,7 @@ import type { Transcript } from '../../tokens/index.ts';
 import { PolicyCallError } from '../errors.ts';
 import type { Normalise } from '../surrogate.ts';
 import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../types.ts';
-import { TinkerClient, type TinkerClientOptions } from './client.ts';
+import { TinkerClient, TinkerHttpError, type TinkerClientOptions } from './client.ts';
 import { endOfTurnToken } from './end-of-turn.ts';
 import { checkRate, contextLength, scaleForSequenceMean, servedModel, trainsFullWeights } from './engine.ts';
 import { TINKER_LORA_RATE } from './settings.ts';
@@ -321,7 +321,7 @@ export class TinkerPolicy implements TrainablePolicy {
 
   /** Restores a snapshot: the saved state is loaded into this policy's model before its next call, and sampled from. */
   load(snapshot: Uint8Array): void {
-    let v: { format?: string; state?: string | null; updates?: number };
+    let v: { format?: string; state?: string | null; updates?: number; baseURL?: string };
     try {
       v = JSON.parse(new TextDecoder().decode(snapshot)) as typeof v;
     } catch {
@@ -329,6 +329,7 @@ export class TinkerPolicy implements TrainablePolicy {
     }
     if (v.format !== MAGIC) throw new TinkerSnapshotError(`snapshot format "${v.format}" is not ${MAGIC}`);
     const state = v.state;
+    const saved = typeof v.baseURL === 'string' ? v.baseURL : 'unknown';
     this.updates = v.updates ?? 0;
     this.statePath = state ?? undefined;
     // Chained on `loading`, which every call awaits before it samples or trains: a resumed run never
@@ -341,7 +342,16 @@ export class TinkerPolicy implements TrainablePolicy {
         return;
       }
       const id = await this.created();
-      await this.client.loadState(id, state);
+      try {
+        await this.client.loadState(id, state);
+      } catch (e) {
+        if (!(e instanceof TinkerHttpError && e.status === 404)) throw e;
+        throw new PolicyCallError(
+          'server_error',
+          `${e.message}; the checkpoint names ${state}, saved by the engine at ${saved}: resume against an engine that holds it (--base-url)`,
+          false,
+        );
+      }
       this.statePath = state;
       this.samplerPath = await this.client.saveForSampler(id, `step-${this.updates}`);
     });

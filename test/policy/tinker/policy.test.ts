@@ -22,6 +22,7 @@ import { train } from '../../../src/train/index.ts';
 import { leaves, turnsTo, type RolloutTree } from '../../../src/tree/index.ts';
 import { initJax } from '../../../src/util/jax.ts';
 import { createRng } from '../../../src/util/rng.ts';
+import { runCli } from '../../helpers/run-cli.ts';
 import { fixture, writeTemp } from '../../tinylm/fixtures.ts';
 import { startRecordingProxy, type RecordingProxy } from './recording-proxy.ts';
 
@@ -372,4 +373,37 @@ test('for an engine that averages per sequence (SkyRL’s JAX backend) each datu
     });
   });
   assert.ok(mean.some((d) => d.loss_fn_inputs.advantages!.data.some((a) => a !== 0)));
+});
+
+test('--resume follows the engine to a new --base-url: its saved state is loaded there, and the run stores the new address', async () => {
+  const out = join(dir, 'moved-run');
+  const policy = { kind: 'tinker', model: 'tiny', prompt: 'question', maxTokensPerTurn: 16, apiKeyFile: keyFile, learningRate: 0.003 };
+  const run = { seed: 4, pool: 2, env: { questions: 300, seed: 7 }, strategy: { name: 'grpo', budget: 4 }, engine: { maxTurns: 2, concurrency: 2 } };
+  await train({ out, config: { ...run, steps: 1, eval: { every: 10, questions: 2 }, policy: { ...policy, baseUrl: server.url } }, clock: () => 0 });
+  const mark = proxy.calls.length;
+  // The engine moved (here: the same server, now reached through the proxy's address).
+  const r = await runCli(['train', '--resume', out, '--base-url', proxy.url, '--steps', '2', '--quiet']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(r.stderr.includes(`policy.baseUrl ${server.url} → ${proxy.url}`), r.stderr);
+  const loads = since(mark).filter((c) => c.path === '/api/v1/load_weights');
+  assert.equal(loads.length, 1);
+  assert.match(String(loads[0]!.body.path), /^tinker:\/\/model-\d+\/weights\/state-1$/);
+  const store = RunStore.open(out, { readonly: true });
+  try {
+    assert.equal((store.config() as { policy: { baseUrl: string } }).policy.baseUrl, proxy.url);
+    assert.equal(store.steps().length, 2);
+  } finally {
+    store.close();
+  }
+  // An engine that does not hold the saved state: the error names the state and the engine that saved it.
+  const lost = await makePolicy();
+  lost.load(
+    new TextEncoder().encode(
+      JSON.stringify({ format: 'trace-rl/tinker@1', baseURL: 'http://old-engine:8080', state: 'tinker://model-99/weights/state-1', updates: 1 }),
+    ),
+  );
+  await assert.rejects(
+    lost.act(ctx(1)),
+    /HTTP 404.*tinker:\/\/model-99\/weights\/state-1, saved by the engine at http:\/\/old-engine:8080: resume against an engine that holds it/s,
+  );
 });

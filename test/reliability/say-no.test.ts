@@ -41,7 +41,7 @@ test('train --out <existing run> refuses before printing the configuration', asy
 test('train --resume with flags that conflict with the stored configuration is refused, naming both values', async () => {
   saysNo(
     await runCli(['train', '--resume', run, '--strategy', 'bogus', '--steps', '3', '--budget', '999']),
-    `trace-rl: --resume ${run}: strategy.name "bogus" conflicts with the run's stored "defensive"; a resumed run keeps its configuration (only --steps may change): drop the flag, or start a new run with --out`,
+    `trace-rl: --resume ${run}: strategy.name "bogus" conflicts with the run's stored "defensive"; a resumed run keeps its configuration (only --steps, and --base-url for an engine that moved, may change): drop the flag, or start a new run with --out`,
   );
   saysNo(await runCli(['train', '--resume', run, '--budget', '999']), /strategy\.budget 999 conflicts with the run's stored 24/);
 });

@@ -174,7 +174,7 @@ function resumePlan(
     const have = path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], stored);
     if (JSON.stringify(have) !== JSON.stringify(value)) {
       throw new UsageError(
-        `--resume ${out}: ${path} ${JSON.stringify(value)} conflicts with the run's stored ${JSON.stringify(have) ?? '(unset)'}; a resumed run keeps its configuration (only --steps may change): drop the flag, or start a new run with --out`,
+        `--resume ${out}: ${path} ${JSON.stringify(value)} conflicts with the run's stored ${JSON.stringify(have) ?? '(unset)'}; a resumed run keeps its configuration (only --steps, and --base-url for an engine that moved, may change): drop the flag, or start a new run with --out`,
       );
     }
   }

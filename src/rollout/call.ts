@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { PolicyCallError } from '../policy/errors.ts';
 import { unwatchAbort, watchAbort, type AbortWatcher } from '../util/abort-watch.ts';
+import { MAX_TIMER_MS } from '../util/timer.ts';
 
 /** Internal: the run was cancelled while this call was in flight or queued. */
 export class CancelledError extends Error {
@@ -27,9 +28,6 @@ export function isCancellation(e: unknown): boolean {
  *  - one watcher of the run's signal (util/abort-watch.ts: the signal itself carries one listener).
  * `close` (the trajectory ended) clears the timer and the watcher.
  */
-/** The longest delay Node's timers take as given. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 export class CallGuard implements AbortWatcher {
   private ctl: AbortController | undefined;
   /** Rejects the call in flight (its abort). */
@@ -97,8 +95,7 @@ export class CallGuard implements AbortWatcher {
 
   private arm(ms: number): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
-    // Node fires a timer longer than its limit (2^31 − 1 ms, about 25 days) after 1 ms instead; a
-    // longer timeout waits the limit and re-arms for the rest.
+    // A timeout past Node's limit (about 25 days) waits the limit and re-arms for the rest.
     const wait = Math.min(ms, MAX_TIMER_MS);
     this.timerAt = performance.now() + wait;
     this.timer = setTimeout(this.onTimer, wait);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_TIMER_MS } from '../util/timer.ts';
 
 /**
  * Engine settings, validated once with defaults. Each field's description is the single place it is
@@ -33,7 +34,7 @@ export const engineSettingsSchema = z.object({
       maxDelayMs: z
         .number()
         .min(0)
-        .max(2 ** 31 - 1, 'at most 2147483647 ms (Node’s longest timer; a longer one fires after 1 ms)')
+        .max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (Node’s longest timer; a longer one fires after 1 ms)`)
         .default(5_000)
         .describe('Cap on one backoff delay.'),
       jitter: z.number().min(0).max(1).default(0.5).describe('Fraction of the delay drawn uniformly at random: delay · (1 − jitter · u), u ~ U[0,1).'),

@@ -9,6 +9,7 @@ import { createEstimator } from '../../src/advantage/index.ts';
 import { WorldEnv } from '../../src/env/index.ts';
 import { buildBatch } from '../../src/export/index.ts';
 import { OpenAIPolicy } from '../../src/policy/index.ts';
+import type { PolicyOutput } from '../../src/policy/types.ts';
 import { codepointTokenizer, Transcript } from '../../src/tokens/index.ts';
 import { addTurn, createTree, endTrajectory } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
@@ -18,6 +19,15 @@ const world = new WorldEnv({ seed: 7, questions: 60 });
 const prompt = world.test[0]!;
 const transcript = new Transcript(codepointTokenizer);
 const ids = (s: string) => codepointTokenizer.encode(s);
+
+/** A search turn made of a call's answer (its text and token record), with a one-document observation. */
+const recordedTurn = (out: PolicyOutput, query: string) => ({
+  thought: '',
+  action: { type: 'search' as const, input: query },
+  observation: '\n<information>Doc 1</information>\n',
+  text: out.text,
+  tokens: out.tokens!,
+});
 
 test('token mode: a stop tag the server cut is appended with mask 0 and log-probability 0; the prompt went as ids', async () => {
   const server = await startStandIn({ cutsStop: true });
@@ -72,13 +82,7 @@ test('token mode: a server that refuses id prompts is asked in text, once detect
     assert.equal(server.bodies.length, 2, 'ids refused, then the same request as text');
     assert.ok(Array.isArray(server.bodies[0]!.prompt));
     assert.equal(server.bodies[1]!.prompt, world.render(prompt));
-    const turn = {
-      thought: '',
-      action: { type: 'search' as const, input: 'x' },
-      observation: '\n<information>Doc 1</information>\n',
-      text: first.text,
-      tokens: first.tokens!,
-    };
+    const turn = recordedTurn(first, 'x');
     await policy.act({ prompt, rendered: world.render(prompt), turns: [turn], rng: createRng(2), maxTokens: 200 });
     assert.equal(server.bodies.length, 3, 'the server is remembered as text-only');
     assert.equal(server.bodies[2]!.prompt, world.render(prompt) + first.text + turn.observation);
@@ -100,13 +104,7 @@ test("token mode: the prompt's ids are the prompt's, each turn's record (or its 
     const rendered = world.render(prompt);
     const call = (turns: Parameters<typeof policy.act>[0]['turns']) => policy.act({ prompt, rendered, turns, rng: createRng(turns.length), maxTokens: 200 });
     const first = await call([]);
-    const recorded = {
-      thought: '',
-      action: { type: 'search' as const, input: 'a' },
-      observation: '\n<information>Doc 1</information>\n',
-      text: first.text,
-      tokens: first.tokens!,
-    };
+    const recorded = recordedTurn(first, 'a');
     const textOnly = {
       thought: 'hm',
       action: { type: 'search' as const, input: 'b' },

@@ -1,8 +1,9 @@
 /**
  * The policy's HTTP client: one JSON POST over a keep-alive connection pool per server (undici's Pool,
  * through its lowest-level call, `dispatch`, with a handler of our own: no streams, no request or
- * response objects), with the caller's signal as its only abort (watched through util/abort-watch.ts: no listener of its own a call). At fleet scale
- * the client's CPU per request is what bounds a rollout process: the openai SDK over `fetch` cost
+ * response objects), with the caller's signal as its only abort (watched through util/abort-watch.ts:
+ * no listener of its own a call). At fleet scale the client's CPU per request is what bounds a rollout
+ * process: the openai SDK over `fetch` cost
  * several times a bare keep-alive loop, node:http with its own signal option 30–60 µs a request more,
  * and node:http with one listener of ours still 1.4× the bare node:http loop (bench/scale,
  * `bare-client`). Errors keep the SDK's meanings so `toPolicyError` classifies them as before: a status

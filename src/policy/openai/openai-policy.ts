@@ -167,7 +167,7 @@ export class OpenAIPolicy implements Policy {
           exact &&= turn.tokens.prompt === 'ids';
         } else {
           const ids = t.tokenizer.encode(turnText(turn));
-          if (ids.length > 0) lists.push(JSON.stringify(ids).slice(1, -1));
+          if (ids.length > 0) lists.push(listText(ids));
           exact = false;
         }
         pushIds(lists, t.observationIdsView(turn.observation));
@@ -273,17 +273,19 @@ function output(text: string, r: ReturnType<typeof parseResponse>, ctx: PolicyCo
 }
 
 /**
- * An id list's JSON text without its brackets ("1,2,3"), kept per list: the prompt's and observations' lists are the
- * transcript's cached arrays and a turn's is its record, so each is written once, not again on every
- * later call of its trajectory (serialising a prompt of 600 ids cost about 16 µs a call). Checked
- * against the list's length, in case a list grows after it was written.
+ * An id list's JSON text without its brackets ("1,2,3"), kept per list: the prompt's and observations'
+ * lists are the transcript's cached arrays and a turn's is its record, so each is written once, not
+ * again on every later call of its trajectory (serialising a prompt of 600 ids cost about 16 µs a
+ * call). Checked against the list's length, in case a list grows after it was written.
  */
 const idsText = new WeakMap<readonly number[], { length: number; text: string }>();
+
+const listText = (ids: readonly number[]) => JSON.stringify(ids).slice(1, -1);
 
 function pushIds(lists: string[], ids: readonly number[]): void {
   if (ids.length === 0) return;
   let known = idsText.get(ids);
-  if (known === undefined || known.length !== ids.length) idsText.set(ids, (known = { length: ids.length, text: JSON.stringify(ids).slice(1, -1) }));
+  if (known === undefined || known.length !== ids.length) idsText.set(ids, (known = { length: ids.length, text: listText(ids) }));
   lists.push(known.text);
 }
 

@@ -1,4 +1,23 @@
 import type { Action, Prompt, Turn } from '../tree/types.ts';
+import type { Rng } from '../util/rng.ts';
+
+/**
+ * What a player sees at a turn: the prompt, the text the environment rendered for it, and the turns so
+ * far. Declared with the environments (policies depend on environments, not the other way) so one that
+ * plays its own episodes (BFCL's evaluation) names what it needs of a player; policy/types.ts's
+ * `PolicyContext` is this plus what the rollout engine adds.
+ */
+export interface PlayerContext {
+  prompt: Prompt;
+  /** Environment.render(prompt). */
+  rendered: string;
+  turns: readonly Turn[];
+  /** Per-call random stream (sampling seed); greedy decoding ignores it. */
+  rng: Rng;
+  greedy?: boolean;
+  /** Upper bound on generated tokens for this call (from the budget reservation). */
+  maxTokens: number;
+}
 
 /** What one environment step returns. The state is immutable: `step` returns a new one. */
 export interface StepOutcome<S> {

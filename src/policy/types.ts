@@ -1,18 +1,9 @@
 import type { Normalise } from './surrogate.ts';
 import type { Action, Prompt, TokenSpan, Turn } from '../tree/types.ts';
-import type { Rng } from '../util/rng.ts';
+import type { PlayerContext } from '../env/types.ts';
 
-/** What the policy sees: the prompt, the text the environment rendered for it, and the turns so far. */
-export interface PolicyContext {
-  prompt: Prompt;
-  /** Environment.render(prompt). */
-  rendered: string;
-  turns: readonly Turn[];
-  /** Per-call random stream (sampling seed); greedy decoding ignores it. */
-  rng: Rng;
-  greedy?: boolean;
-  /** Upper bound on generated tokens for this call (from the budget reservation). */
-  maxTokens: number;
+/** What the policy sees (the environment's `PlayerContext`), and what the rollout engine adds to a call. */
+export interface PolicyContext extends PlayerContext {
   signal?: AbortSignal;
   /**
    * Deterministic id of this call, `<node id>#<attempt>` (set by the rollout engine): the key under

@@ -5,6 +5,7 @@
  */
 import type { Action, Prompt, Turn } from '../../tree/types.ts';
 import type { Rng } from '../../util/rng.ts';
+import type { PlayerContext } from '../types.ts';
 import type { Category } from './data.ts';
 import { type BfclEnv, parseBfclText } from './env.ts';
 
@@ -17,18 +18,12 @@ export interface BfclAccuracy {
 }
 
 /**
- * What plays an entry: any policy (src/policy) fits. Declared here so the environment does not depend
- * on the policy family (policies depend on environments, not the other way).
+ * What plays an entry: any policy (src/policy) fits. Its context is env/types.ts's PlayerContext, which
+ * the policies' own context extends, so the environment does not depend on the policy family (policies
+ * depend on environments, not the other way).
  */
 export interface BfclPlayer {
-  act(ctx: {
-    prompt: Prompt;
-    rendered: string;
-    turns: readonly Turn[];
-    rng: Rng;
-    greedy?: boolean;
-    maxTokens: number;
-  }): Promise<{ text: string; thought?: string; action?: Action }>;
+  act(ctx: PlayerContext): Promise<{ text: string; thought?: string; action?: Action }>;
 }
 
 export async function evaluateBfcl(

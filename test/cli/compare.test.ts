@@ -11,6 +11,8 @@ import { after, test } from 'node:test';
 import { parse } from 'yaml';
 import { RECOMMENDED_TRACE_OPTIONS } from '../../src/allocate/index.ts';
 import { withEqualTokens } from '../../src/cli/commands/compare.ts';
+import { RunStore } from '../../src/store/index.ts';
+import { storedTrainConfig } from '../../src/train/config.ts';
 import { runCli } from '../reliability/cli-in-process.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'trace-rl-compare-'));
@@ -31,6 +33,30 @@ test('compare: trace runs the recommended options by default, the paper with --t
   // The paper's trace: none of the options beyond the paper, and the paper's N = 2.
   for (const k of Object.keys(RECOMMENDED_TRACE_OPTIONS).filter((k) => k !== 'continuations')) assert.equal(s[k], undefined, `the paper's trace has no ${k}`);
   assert.equal(s.continuations, 2);
+});
+
+test('compare: a folder holding an earlier run goes on only as that run: other settings are refused before anything runs, a new --steps total resumes it', async () => {
+  const rec = ['compare', ...SIM, '--strategies', 'trace,grpo', '--set', 'strategy.continuations=1', '--out', join(root, 'rec')];
+  const before = readFileSync(join(root, 'rec', 'trace-s0', 'config.yaml'), 'utf8');
+  // The paper's arm in the recommended arm's folder once reported the recommended run's numbers as its own.
+  const paper = await runCli(['compare', ...SIM, '--strategies', 'trace', '--trace', 'paper', '--out', join(root, 'rec')]);
+  assert.equal(paper.code, 2);
+  assert.match(paper.stderr, /^trace-rl: compare: \S+trace-s0 holds a run with other settings \(strategy\.\w+: .+ there, .+ now\); use another --out folder/);
+  assert.equal(readFileSync(join(root, 'rec', 'trace-s0', 'config.yaml'), 'utf8'), before);
+  const again = await runCli(rec);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stderr, /trace-s0: finished earlier, reused/);
+  const longer = await runCli([...rec, '--steps', '2']);
+  assert.equal(longer.code, 0, longer.stderr);
+  for (const arm of ['trace-s0', 'grpo-s0']) {
+    const store = RunStore.open(join(root, 'rec', arm), { readonly: true });
+    try {
+      assert.equal(store.lastStep(), 1, `${arm} resumed to the new total (steps 0 and 1)`);
+      assert.equal(storedTrainConfig(store).steps, 2);
+    } finally {
+      store.close();
+    }
+  }
 });
 
 test('compare: an option none of the compared strategies takes, or a bad --trace, is refused before anything runs', async () => {

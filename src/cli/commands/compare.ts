@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { optionKeys, optionsFor, strategies as strategyFamily, type StrategyName } from '../../allocate/index.ts';
 import { envKinds } from '../../env/registry.ts';
 import { RUN_DB, RunStore } from '../../store/index.ts';
-import { parseTrainConfig } from '../../train/config.ts';
+import { parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/config.ts';
 import { configToYaml } from '../config-file.ts';
 import { parseInteger, UsageError } from '../io.ts';
 import { addConfigOptions, rawConfig } from './train.ts';
@@ -17,7 +17,8 @@ const BIN = fileURLToPath(new URL('../../../bin/trace-rl.js', import.meta.url));
 /**
  * `trace-rl compare`: the same environment, policy start and budget for every strategy, several
  * seeds, each run a resumable run folder under --out, run --jobs at a time in child processes (one
- * core each), then one report comparing them. Rerunning the same command resumes unfinished runs.
+ * core each), then one report comparing them. Rerunning the same command resumes unfinished runs (and
+ * finished ones to a larger --steps); a folder holding a run with other settings is refused.
  */
 export function register(program: Command): void {
   const cmd = program
@@ -52,7 +53,7 @@ export function register(program: Command): void {
     const runs = strategies.flatMap((name) =>
       Array.from({ length: seeds }, (_, seed) => {
         const config = parseTrainConfig({ ...base, seed, strategy: { ...trajectoriesUnit(name, strategyOptions(name as StrategyName)), name } });
-        return { name, seed, dir: join(out, `${name}-s${seed}`), config };
+        return { name, seed, dir: join(out, `${name}-s${seed}`), config, resumeSteps: undefined as number | undefined };
       }),
     );
     // parseTrainConfig refuses a strategy that cannot spend B on this pool, so every run spends the same B
@@ -62,6 +63,9 @@ export function register(program: Command): void {
     );
     if (budgets.size > 1)
       throw new UsageError(`compare: unequal budgets ${[...budgets].join(', ')}; every strategy must get the same --budget and --budget-unit`);
+    // A run folder left by an earlier compare continues only as the same run (another --trace, --set or
+    // budget in the same --out would otherwise report the earlier run's numbers as this arm's).
+    for (const run of runs) run.resumeSteps = heldRunSteps(run.dir, run.config);
     mkdirSync(out, { recursive: true });
     process.stdout.write(`# trace-rl compare: ${strategies.join(', ')} × ${seeds} seed(s), ${jobs} at a time, in ${out}\n${configToYaml(runs[0].config)}\n`);
     const sampler = runs.find((r) => dynamicSampling(r.name) && r.config.strategy.unit !== runs[0].config.strategy.unit);
@@ -73,7 +77,7 @@ export function register(program: Command): void {
     const failures: string[] = [];
     const worker = async () => {
       for (let run = queue.shift(); run; run = queue.shift()) {
-        const code = await runChild(run.dir, run.config);
+        const code = await runChild(run.dir, run.config, run.resumeSteps);
         if (code !== 0) failures.push(`${run.dir} (exit ${code})`);
       }
     };
@@ -127,18 +131,52 @@ function trajectoriesUnit(name: string, options: Record<string, unknown>): Recor
   return rest;
 }
 
+/**
+ * For a folder that already holds a run: undefined when it is this run as configured now, the new total
+ * when only `steps` differs (the run is resumed to it); any other difference is refused, naming the
+ * first field that differs. Nothing (undefined) for a folder without a run.
+ */
+function heldRunSteps(dir: string, config: TrainConfig): number | undefined {
+  if (!existsSync(join(dir, RUN_DB))) return undefined;
+  const store = RunStore.open(dir, { readonly: true });
+  let stored: TrainConfig;
+  try {
+    stored = storedTrainConfig(store);
+  } finally {
+    store.close();
+  }
+  const diff = firstDifference({ ...stored, steps: config.steps }, config);
+  if (diff !== undefined)
+    throw new UsageError(
+      `compare: ${dir} holds a run with other settings (${diff}: ${JSON.stringify(valueAt(stored, diff))} there, ${JSON.stringify(valueAt(config, diff))} now); use another --out folder, or the same flags to continue it`,
+    );
+  return stored.steps === config.steps ? undefined : config.steps;
+}
+
+/** The dotted path of the first field where two JSON values differ, or undefined when they are equal. */
+function firstDifference(a: unknown, b: unknown, at = ''): string | undefined {
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return JSON.stringify(a) === JSON.stringify(b) ? undefined : at;
+  for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+    const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], at ? `${at}.${k}` : k);
+    if (d !== undefined) return d;
+  }
+  return undefined;
+}
+
+const valueAt = (o: unknown, path: string) => path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], o);
+
 /** Runs (or resumes, or skips when finished) one run in a child process; its progress lines go to stderr. */
-function runChild(dir: string, config: unknown): Promise<number> {
+function runChild(dir: string, config: unknown, resumeSteps: number | undefined): Promise<number> {
   let args: string[];
   if (existsSync(join(dir, RUN_DB))) {
     const store = RunStore.open(dir, { readonly: true });
     const finished = store.status() === 'finished';
     store.close();
-    if (finished) {
+    if (finished && resumeSteps === undefined) {
       process.stderr.write(`${dir}: finished earlier, reused\n`);
       return Promise.resolve(0);
     }
-    args = ['train', '--resume', dir];
+    args = ['train', '--resume', dir, ...(resumeSteps === undefined ? [] : ['--steps', String(resumeSteps)])];
   } else {
     mkdirSync(dir, { recursive: true });
     const file = join(dir, 'config.yaml');

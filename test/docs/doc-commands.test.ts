@@ -1,9 +1,8 @@
-// Every `trace-rl …` command that README.md and docs/ show a reader names a subcommand and flags the CLI
-// has (checked against the commander program src/cli builds, so a renamed or removed flag fails here),
-// and the instant ones run. docs/experiments/ is left out: it is history, kept verbatim, with the
-// commands as they were run then.
+// Every `trace-rl …` command that README.md and docs/ show a reader, in code blocks and inline code,
+// names a subcommand and flags the CLI has (checked against the commander program src/cli builds, so a
+// renamed or removed flag fails here). docs/experiments/ is left out: it is history, kept verbatim,
+// with the commands as they were run then.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
@@ -11,13 +10,12 @@ import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/main.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/trace-rl.js');
 
 interface DocCommand {
   where: string;
   /** The words after `trace-rl`, up to the first shell operator. */
   words: string[];
-  /** The whole shell line (with what pipes into it), for the ones that run. */
+  /** The whole shell line (with what pipes into it). */
   line: string;
 }
 
@@ -122,11 +120,9 @@ test('the check catches a flag that does not exist', async () => {
   assert.deepEqual(check(program, ['compare', '--seeds', '2']), []);
 });
 
-// The instant commands, run as the reader would (through bin/trace-rl.js, the `npx trace-rl` entry): the
-// shell lines of commands that answer at once from piped input or flags. Every subcommand's help is
-// rendered in process (a spawn per subcommand would cost a second or more each on a shared machine).
-const INSTANT = new Set(['solve', 'score', 'grade', 'config', 'advantages']);
-
+// Every subcommand's help is rendered in process (a spawn per subcommand would cost a second or more
+// each on a shared machine). The shell blocks' commands themselves run in test/docs/run-*.test.ts
+// (test/docs/shell-commands.yaml).
 test('every documented subcommand renders its help', async () => {
   const program = await buildProgram(['node', 'trace-rl']);
   const subcommands = new Set(
@@ -137,30 +133,5 @@ test('every documented subcommand renders its help', async () => {
   for (const name of subcommands) {
     const cmd = program.commands.find((c) => c.name() === name)!;
     assert.match(cmd.helpInformation(), /^Usage: /, name);
-  }
-});
-
-test('the instant documented commands run and exit 0 (solve, score, grade, config …)', { timeout: 90_000 }, () => {
-  // A runnable line pipes literal input (echo/printf) or needs none; placeholders ([…], <file>) are usage, not commands.
-  const runnable = docCommands().filter(
-    (c) =>
-      INSTANT.has(c.words[0]!) &&
-      !/[[\]]|<[a-z]|\.\.\.|…/.test(c.words.join(' ')) &&
-      !/ < /.test(c.line) &&
-      (/^(echo|printf) /.test(c.line) || c.words[0] === 'config'),
-  );
-  assert.ok(runnable.length >= 5, `only ${runnable.length} runnable commands found`);
-  for (const c of runnable) {
-    const shell = c.line.replace(/\s#.*$/, '').replace(/(npx )?trace-rl /g, `${process.execPath} ${BIN} `);
-    try {
-      execFileSync('bash', ['-c', `set -o pipefail; ${shell} > /dev/null`], {
-        cwd: ROOT,
-        encoding: 'utf8',
-        timeout: 30_000,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-    } catch (e) {
-      assert.fail(`${c.where}: \`${c.line}\` failed: ${(e as { stderr?: string }).stderr ?? e}`);
-    }
   }
 });

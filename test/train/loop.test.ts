@@ -101,6 +101,8 @@ test('kill -9 in the middle of a run, then resume: identical to an uninterrupted
   const child = spawn(process.execPath, [bin, 'train', '--config', config, '--out', cut, '--quiet'], { stdio: 'ignore' });
   // Kill the process as soon as two steps are stored (the third is then in progress).
   await new Promise<void>((resolve, reject) => {
+    // Cleared on exit: a pending timer would hold the test file's process open for its whole 120 s.
+    const deadline = setTimeout(() => reject(new Error('child run made no progress')), 120_000);
     const poll = setInterval(() => {
       try {
         const s = RunStore.open(cut, { readonly: true });
@@ -117,9 +119,9 @@ test('kill -9 in the middle of a run, then resume: identical to an uninterrupted
     }, 20);
     child.on('exit', () => {
       clearInterval(poll);
+      clearTimeout(deadline);
       resolve();
     });
-    setTimeout(() => reject(new Error('child run made no progress')), 120_000);
   });
   const partial = contents(cut);
   assert.ok(partial.steps.length < 4, 'the run was killed before it finished');

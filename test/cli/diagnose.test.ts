@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli } from '../helpers/run-cli.ts';
+import { runCli as runInProcess } from '../reliability/cli-in-process.ts';
 import { startStandIn } from '../policy/openai-stand-in.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'trace-diagnose-'));
@@ -93,9 +94,10 @@ test('hostile input: unknown flags and out-of-range sizes exit 2 with one line n
     [['--policy', 'nonsense'], /--policy nonsense: Invalid option: expected one of "embedded"\|"scripted"\|"openai"\|"tinker"\|"simulator-tabular"\|"tiny-lm"/],
     [['--warm-start'], /--warm-start is for --policy embedded on --env world without --run/],
   ];
+  // Through the CLI's main in this process: fourteen spawned CLIs cost half a minute for the same code path.
   for (const [extra, message] of cases) {
     const args = ['diagnose', '--env', 'simulator', '--policy', 'scripted', '--quiet', ...extra];
-    const r = await runCli(args);
+    const r = await runInProcess(args);
     assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
     assert.equal(r.stdout, '');
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);

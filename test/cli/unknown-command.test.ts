@@ -9,7 +9,11 @@ import assert from 'node:assert/strict';
 import { runCli as spawnCli } from '../helpers/run-cli.ts';
 import { runCli } from '../reliability/cli-in-process.ts';
 
-async function refused(args: string[], line: string, run = runCli): Promise<void> {
+async function refused(
+  args: string[],
+  line: string,
+  run: (args: string[]) => Promise<{ code: number | null; stdout: string; stderr: string }> = runCli,
+): Promise<void> {
   const r = await run(args);
   assert.equal(r.code, 2, `${args.join(' ')}: ${r.stdout.slice(0, 200)}`);
   assert.equal(r.stdout, '', `${args.join(' ')}: nothing on stdout`);

@@ -1,11 +1,13 @@
 // The documented commands on the embedded world and policy (no server): training, resuming, the report,
 // export and diagnose, each as written in one workspace (test/docs/doc-shell.ts), in the order a reader
-// runs them; training gets `--steps 1` (or 2 to resume) appended.
+// runs them; appended to training: one step (two to resume) of 24 trajectories on 8 prompts, 20
+// held-out questions (a budget in tokens keeps its budget).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import { docTests, DocWorkspace, withFlags, type DocStep } from './doc-shell.ts';
 
 const ws = new DocWorkspace('world');
+const SMALL = '--steps 1 --budget 24 --pool 8 --set eval.questions=20';
 const trains = (flags: string) => async (s: DocStep) => {
   const r = await ws.ok(s.place, withFlags(s.text, flags));
   assert.match(r.stderr + r.stdout, /finished \d+ step\(s\) in /);
@@ -26,7 +28,7 @@ const exports = (file: string) => async (s: DocStep) => {
 };
 
 docTests('test/docs/run-world.test.ts', [
-  ['npx trace-rl train --strategy trace --steps 30 --out runs/t0', trains('--steps 1')],
+  ['npx trace-rl train --strategy trace --steps 30 --out runs/t0', trains(SMALL)],
   [
     'npx trace-rl train --resume runs/t0',
     async (s) => {
@@ -48,7 +50,7 @@ docTests('test/docs/run-world.test.ts', [
       assert.equal(readFileSync(ws.path('step.parquet')).subarray(0, 4).toString(), 'PAR1');
     },
   ],
-  ['npx trace-rl train --budget-unit tokens --budget 11500 --out runs/tok', trains('--steps 1')],
+  ['npx trace-rl train --budget-unit tokens --budget 11500 --out runs/tok', trains('--steps 1 --set eval.questions=20')],
   ['npx trace-rl diagnose --env world --policy embedded --warm-start', async (s) => assert.match((await ws.ok(s.place, s.text)).stdout, /depth/i)],
   ['trace-rl diagnose --env world --policy embedded --prompts 16 --k 8', async (s) => assert.match((await ws.ok(s.place, s.text)).stdout, /depth/i)],
   [
@@ -59,8 +61,8 @@ docTests('test/docs/run-world.test.ts', [
       assert.match((await ws.ok(s.place, s.text)).stdout, /depth/i);
     },
   ],
-  ['npx trace-rl train --env world --steps 10 --out runs/world', trains('--steps 1')],
-  ['npx trace-rl train --set env.world.profile=late --steps 10 --out runs/late', trains('--steps 1')],
+  ['npx trace-rl train --env world --steps 10 --out runs/world', trains(SMALL)],
+  ['npx trace-rl train --set env.world.profile=late --steps 10 --out runs/late', trains(SMALL)],
   ['trace-rl export runs/trace-s0 --step 12 --format verl --out step-12.parquet', exports('step-12.parquet')],
   ['trace-rl export runs/trace-s0 --format trl --out step-last.parquet --estimator tree-grpo', exports('step-last.parquet')],
   ['trace-rl export runs/trace-s0 --step 12 --format trie --out step-12.trie.jsonl', exports('step-12.trie.jsonl')],

@@ -1,13 +1,13 @@
 // The documented `compare` commands (and math-world's training), each as written in one workspace
 // (test/docs/doc-shell.ts) in the order a reader meets them, so a later command's folder meets an
-// earlier one's; appended: one seed, one step, 20 held-out questions.
+// earlier one's; appended: one seed, one step of 24 trajectories on 8 prompts, 20 held-out questions.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { docTests, DocWorkspace, rewrite, withFlags, type DocStep } from './doc-shell.ts';
 
 const ws = new DocWorkspace('compare');
-const SMALL = '--seeds 1 --steps 1 --set eval.questions=20';
+const SMALL = '--seeds 1 --steps 1 --budget 24 --pool 8 --set eval.questions=20';
 
 /** Runs the comparison and checks its report and the arms' table. */
 const compares =

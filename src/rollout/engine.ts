@@ -1,5 +1,5 @@
 import { DEFAULT_SCHEDULE, type PrefixCandidate, type RootCandidate, type RootRoundInput } from '../allocate/types.ts';
-import { childId, createTree, getNode, root } from '../tree/index.ts';
+import { childId, createTree, getNode, nextSlot, root } from '../tree/index.ts';
 import type { Prompt, RolloutTree } from '../tree/index.ts';
 import { isCancellation, linkedSignal } from './call.ts';
 import { rootCandidates, type Scorer } from './candidates.ts';
@@ -212,7 +212,7 @@ class StepRun<S> {
 
   /** Phase 2 for one prompt: m bare rollouts in the next free slots under its root. */
   private bareRollouts(ctx: TrajectoryContext<S>, m: number, expectedCost?: number): Promise<TrajectoryResult[]> {
-    const first = nextSlot(root(ctx.tree).children);
+    const first = nextSlot(root(ctx.tree));
     this.progress.barePlanned += m;
     const price = this.budget.price;
     const cost = price ? { expectedCost: expectedCost ?? price.root } : {};
@@ -249,7 +249,7 @@ class StepRun<S> {
       if (K < 1 || c.kind === 'root') continue;
       const node = getNode(ctx.tree, c.id);
       node.expanded = (node.expanded ?? 0) + K;
-      const first = nextSlot(node.children);
+      const first = nextSlot(node);
       for (let k = 0; k < K; k++) {
         this.progress.continuationPlanned++;
         runs.push(
@@ -408,10 +408,4 @@ class StepRun<S> {
       replayMismatches: this.replayMismatches,
     };
   }
-}
-
-function nextSlot(children: readonly string[]): number {
-  let s = 0;
-  for (const c of children) s = Math.max(s, Number(c.slice(c.lastIndexOf('/') + 1)) + 1);
-  return s;
 }

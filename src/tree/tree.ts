@@ -61,10 +61,24 @@ export function endTrajectory(tree: RolloutTree, id: string, end: EndReason, rew
   return node;
 }
 
+/**
+ * The first slot after every child of `node`, where the next planned trajectories go. Not
+ * `children.length`: a planned trajectory that made no node (cancelled, or not admitted) leaves its
+ * slot empty, and counting children would give a later one an id already taken.
+ */
+export function nextSlot(node: TreeNode): number {
+  let s = 0;
+  for (const c of node.children) s = Math.max(s, slotOf(c) + 1);
+  return s;
+}
+
 function compareIds(a: string, b: string): number {
-  const sa = Number(a.slice(a.lastIndexOf('/') + 1));
-  const sb = Number(b.slice(b.lastIndexOf('/') + 1));
-  return sa - sb;
+  return slotOf(a) - slotOf(b);
+}
+
+/** A node's slot under its parent: the last part of its id. */
+function slotOf(id: string): number {
+  return Number(id.slice(id.lastIndexOf('/') + 1));
 }
 
 export function children(tree: RolloutTree, id: string): TreeNode[] {

@@ -11,7 +11,7 @@ import { liveTape, recordTape, replayTape, type Tape } from './recorder.ts';
 import type { RemoteRound } from './remote-round.ts';
 import { Semaphore } from './semaphore.ts';
 import { engineSettings, type EngineSettings } from './settings.ts';
-import { BudgetTooSmall, StepBudget } from './step-budget.ts';
+import { emptyStepRefusal, StepBudget } from './step-budget.ts';
 import { EngineError, type Allocator, type StepOptions, type StepResult, type StrategyRoots } from './step-options.ts';
 import { runTrajectory, type TrajectoryContext, type TrajectoryResult, type TrajectoryStart } from './trajectory.ts';
 
@@ -130,7 +130,8 @@ class StepRun<S> {
   private rootRound(round: number, results: ReadonlyMap<string, readonly number[]>): Map<string, number> | undefined {
     const { strategy } = this;
     const plan = strategy ? this.planRoots(strategy, round, results) : new Map(this.options.rootPlan);
-    if (round === 0 && strategy && !this.signal.aborted && [...plan.values()].every((m) => m === 0)) this.refuseEmptyStep(strategy);
+    if (round === 0 && strategy && !this.signal.aborted && [...plan.values()].every((m) => m === 0))
+      throw emptyStepRefusal(strategy, this.budget, this.candidates, this.options.rng);
     if (plan.size === 0) return undefined;
     checkCounts(plan, `root plan round ${round}`, 'm', this.promptCounts());
     this.rounds.push(plan);
@@ -184,30 +185,6 @@ class StepRun<S> {
     if (round === 0 && strategy.roots.weights) this.weights = strategy.roots.weights(input);
     if (t0 !== undefined) this.rootPlanMs += clock!() - t0;
     return plan;
-  }
-
-  /**
-   * Round 0 planned nothing: the step would run no trajectory and train on nothing while looking
-   * complete. Finds the smallest budget for which the same planner plans one (planners are pure in
-   * their input) and refuses with it.
-   */
-  private refuseEmptyStep(strategy: Allocator): never {
-    const had = Math.floor(this.budget.spendable(strategy.cap) / (this.budget.price?.root ?? 1));
-    let smallest = Number.POSITIVE_INFINITY;
-    for (let b = Math.max(1, had + 1); b <= 4096; b++) {
-      const plan = strategy.roots.plan({
-        candidates: this.candidates,
-        round: 0,
-        remaining: b,
-        results: new Map(),
-        rng: this.options.rng.fork('roots/0/smallest'),
-      });
-      if ([...plan.values()].some((m) => m > 0)) {
-        smallest = this.budget.capFor(b);
-        break;
-      }
-    }
-    throw new BudgetTooSmall(strategy.cap, this.budget.unit, smallest, `the strategy's root planner plans no rollout from ${this.budget.pricing(had)}`);
   }
 
   /** Phase 2 for one prompt: m bare rollouts in the next free slots under its root. */

@@ -1,5 +1,7 @@
 import { Admission, BudgetLedger, capIn, spendable, type BudgetUnit, type Caps } from '../budget/index.ts';
+import type { RootCandidate } from '../allocate/types.ts';
 import type { RolloutTree } from '../tree/index.ts';
+import type { Rng } from '../util/rng.ts';
 import { meanBareCost, ownTurns, priorRootCost, suffixCost, type Price } from './candidates.ts';
 import { EngineError, type Allocator } from './step-options.ts';
 import type { EngineSettings } from './settings.ts';
@@ -100,4 +102,22 @@ export class StepBudget {
     const price = this.price;
     if (price) this.admission?.settle(r.firstNodeId, () => (r.leafId ? suffixCost(ownTurns(tree, r.firstNodeId, r.leafId), price) : 0));
   }
+}
+
+/**
+ * The refusal of a step whose round 0 plans nothing (it would run no trajectory and train on nothing
+ * while looking complete), naming the smallest budget for which the same planner plans one: planners
+ * are pure in their input, so asking again with more budget changes nothing else.
+ */
+export function emptyStepRefusal(strategy: Allocator, budget: StepBudget, candidates: readonly RootCandidate[], rng: Rng): BudgetTooSmall {
+  const had = Math.floor(budget.spendable(strategy.cap) / (budget.price?.root ?? 1));
+  let smallest = Number.POSITIVE_INFINITY;
+  for (let b = Math.max(1, had + 1); b <= 4096; b++) {
+    const plan = strategy.roots.plan({ candidates, round: 0, remaining: b, results: new Map(), rng: rng.fork('roots/0/smallest') });
+    if ([...plan.values()].some((m) => m > 0)) {
+      smallest = budget.capFor(b);
+      break;
+    }
+  }
+  return new BudgetTooSmall(strategy.cap, budget.unit, smallest, `the strategy's root planner plans no rollout from ${budget.pricing(had)}`);
 }

@@ -3,7 +3,7 @@ import { childId, createTree, getNode, nextSlot, root } from '../tree/index.ts';
 import type { Prompt, RolloutTree } from '../tree/index.ts';
 import { isCancellation, linkedSignal } from './call.ts';
 import { rootCandidates, type Scorer } from './candidates.ts';
-import { addProgress, emptyProgress, type EngineEvent } from './events.ts';
+import { addProgress, type EngineEvent } from './events.ts';
 import { expandPrompt, expandStep, type Expansion } from './expansion.ts';
 import { checkCounts, type CountsRule } from './plan-check.ts';
 import { leftoverTopUp } from './leftover-top-up.ts';
@@ -12,6 +12,7 @@ import type { RemoteRound } from './remote-round.ts';
 import { Semaphore } from './semaphore.ts';
 import { engineSettings, type EngineSettings } from './settings.ts';
 import { emptyStepRefusal, StepBudget } from './step-budget.ts';
+import { StepTally } from './step-tally.ts';
 import { EngineError, type Allocator, type StepOptions, type StepResult, type StrategyRoots } from './step-options.ts';
 import { runTrajectory, type TrajectoryContext, type TrajectoryResult, type TrajectoryStart } from './trajectory.ts';
 
@@ -54,9 +55,7 @@ class StepRun<S> {
   private readonly scorer: Scorer;
   private readonly tape: Tape;
   private readonly budget: StepBudget;
-  private readonly progress = emptyProgress();
-  private readonly failures: StepResult['failures'] = {};
-  private readonly replayMismatches: StepResult['replayMismatches'] = { byPrompt: {} };
+  private readonly tally = new StepTally();
   private readonly semaphore: Semaphore;
   private readonly trees = new Map<string, RolloutTree>();
   private readonly contexts = new Map<string, TrajectoryContext<S>>();
@@ -119,7 +118,7 @@ class StepRun<S> {
           }),
         );
       }
-      this.emit({ kind: 'roots', round, prompts: plan.size, trajectories: count, progress: { ...this.progress } });
+      this.emit({ kind: 'roots', round, prompts: plan.size, trajectories: count, progress: this.tally.snapshot() });
       await Promise.all(promptRuns);
       if (round === 0 && !perPrompt) expansions.push(expandStep(this.expansion(), roundZero));
     }
@@ -147,7 +146,7 @@ class StepRun<S> {
     const plan = this.rootRound(0, new Map());
     if (!plan) return;
     const planned = [...plan.values()].reduce((a, b) => a + b, 0);
-    this.emit({ kind: 'roots', round: 0, prompts: plan.size, trajectories: planned, progress: { ...this.progress } });
+    this.emit({ kind: 'roots', round: 0, prompts: plan.size, trajectories: planned, progress: this.tally.snapshot() });
     const price = this.budget.price;
     const out = await remote.run({
       plan,
@@ -155,7 +154,7 @@ class StepRun<S> {
       ...(this.weights ? { weights: this.weights } : {}),
       ...(price ? { price: { ...price, available: this.budget.spendable(this.budget.ledger.remaining(price.unit)) } } : {}),
       signal: this.signal,
-      onProgress: (parts) => this.emit({ kind: 'workers', progress: addProgress({ ...this.progress }, parts) }),
+      onProgress: (parts) => this.emit({ kind: 'workers', progress: addProgress(this.tally.snapshot(), parts) }),
     });
     for (const tree of out.trees) {
       const prompt = this.byId.get(tree.promptId);
@@ -164,9 +163,7 @@ class StepRun<S> {
       this.contextFor(prompt, tree);
     }
     this.budget.ledger.absorb(out.spend);
-    addProgress(this.progress, out.progress);
-    for (const [code, n] of Object.entries(out.failures))
-      this.failures[code as keyof typeof this.failures] = (this.failures[code as keyof typeof this.failures] ?? 0) + n!;
+    this.tally.absorb(out);
   }
 
   /** One root round's plan, timed with the caller's clock (the root solve is allocation, not rollout). */
@@ -190,7 +187,7 @@ class StepRun<S> {
   /** Phase 2 for one prompt: m bare rollouts in the next free slots under its root. */
   private bareRollouts(ctx: TrajectoryContext<S>, m: number, expectedCost?: number): Promise<TrajectoryResult[]> {
     const first = nextSlot(root(ctx.tree));
-    this.progress.barePlanned += m;
+    this.tally.progress.barePlanned += m;
     const price = this.budget.price;
     const cost = price ? { expectedCost: expectedCost ?? price.root } : {};
     return Promise.all(
@@ -228,7 +225,7 @@ class StepRun<S> {
       node.expanded = (node.expanded ?? 0) + K;
       const first = nextSlot(node);
       for (let k = 0; k < K; k++) {
-        this.progress.continuationPlanned++;
+        this.tally.progress.continuationPlanned++;
         runs.push(
           this.trajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation', ...(c.cost !== undefined ? { expectedCost: c.cost } : {}) }).then(
             (r) => {
@@ -239,7 +236,7 @@ class StepRun<S> {
         );
       }
     }
-    if (firstRound) this.progress.promptsExpanded++;
+    if (firstRound) this.tally.progress.promptsExpanded++;
     const planned = [...plan.values()];
     this.emit({
       kind: 'expand',
@@ -247,7 +244,7 @@ class StepRun<S> {
       prefixes: prefixes.length,
       expanded: planned.filter((k) => k > 0).length,
       continuations: planned.reduce((a, b) => a + b, 0) - resampled,
-      progress: { ...this.progress },
+      progress: this.tally.snapshot(),
     });
     return Promise.all([Promise.all(runs), extraBare]).then(([done]) => done);
   }
@@ -268,7 +265,7 @@ class StepRun<S> {
         this.rounds.push(plan);
         const runs: Array<Promise<unknown>> = [];
         for (const [id, d] of plan) if (d > 0) runs.push(this.bareRollouts(this.contextFor(this.byId.get(id)!), d, price));
-        this.emit({ kind: 'roots', round: this.rounds.length - 1, prompts: plan.size, trajectories: total, progress: { ...this.progress } });
+        this.emit({ kind: 'roots', round: this.rounds.length - 1, prompts: plan.size, trajectories: total, progress: this.tally.snapshot() });
         await Promise.all(runs);
       },
     });
@@ -317,8 +314,8 @@ class StepRun<S> {
         signal: this.signal,
         greedy,
         parseAction,
-        onRetry: (key, attempt, error, delayMs) => this.emit({ kind: 'retry', key, attempt, error, delayMs, progress: { ...this.progress } }),
-        onTurn: () => void this.progress.turns++,
+        onRetry: (key, attempt, error, delayMs) => this.emit({ kind: 'retry', key, attempt, error, delayMs, progress: this.tally.snapshot() }),
+        onTurn: () => void this.tally.progress.turns++,
         ...(admission ? { covers: admission.admit.bind(admission) } : {}),
       };
       this.contexts.set(p.id, ctx);
@@ -350,18 +347,15 @@ class StepRun<S> {
 
   private finished(ctx: TrajectoryContext<S>, origin: 'bare' | 'continuation', r: TrajectoryResult): void {
     this.budget.settle(ctx.tree, r);
-    if (origin === 'bare') this.progress.bareDone++;
-    else this.progress.continuationDone++;
-    if (r.replayMismatch) {
-      const by = this.replayMismatches.byPrompt;
-      by[ctx.prompt.id] = (by[ctx.prompt.id] ?? 0) + 1;
-      this.replayMismatches.first ??= r.replayMismatch.message;
-    } else if (r.end === 'error') {
-      this.progress.failed++;
-      const code = r.leafId ? getNode(ctx.tree, r.leafId).turn?.error?.code : undefined;
-      if (code) this.failures[code] = (this.failures[code] ?? 0) + 1;
-    }
-    this.emit({ kind: 'trajectory', origin, promptId: ctx.prompt.id, firstNodeId: r.firstNodeId, end: r.end ?? 'not_started', progress: { ...this.progress } });
+    this.tally.ended(ctx.tree, origin, r);
+    this.emit({
+      kind: 'trajectory',
+      origin,
+      promptId: ctx.prompt.id,
+      firstNodeId: r.firstNodeId,
+      end: r.end ?? 'not_started',
+      progress: this.tally.snapshot(),
+    });
   }
 
   private emit(e: EngineEvent): void {
@@ -370,19 +364,19 @@ class StepRun<S> {
 
   result(): StepResult {
     const cancelled = this.signal.aborted;
-    this.emit({ kind: 'done', cancelled, progress: { ...this.progress } });
+    this.emit({ kind: 'done', cancelled, progress: this.tally.snapshot() });
     return {
       trees: this.options.prompts.flatMap((p) => (this.trees.has(p.id) ? [this.trees.get(p.id)!] : [])),
       rendered: new Map([...this.contexts].map(([id, ctx]) => [id, ctx.rendered])),
       spend: this.budget.ledger.spend(),
       rounds: this.rounds,
-      progress: this.progress,
-      failures: this.failures,
+      progress: this.tally.progress,
+      failures: this.tally.failures,
       cancelled,
       settings: this.settings,
       ledger: this.budget.ledger,
       rootPlanMs: this.rootPlanMs,
-      replayMismatches: this.replayMismatches,
+      replayMismatches: this.tally.replayMismatches,
     };
   }
 }

@@ -1,5 +1,5 @@
-import { DEFAULT_SCHEDULE, type PrefixCandidate, type RootCandidate, type RootRoundInput } from '../allocate/types.ts';
-import { childId, createTree, getNode, nextSlot, root } from '../tree/index.ts';
+import { DEFAULT_SCHEDULE, type RootCandidate, type RootRoundInput } from '../allocate/types.ts';
+import { createTree, root } from '../tree/index.ts';
 import type { Prompt, RolloutTree } from '../tree/index.ts';
 import { isCancellation, linkedSignal } from './call.ts';
 import { rootCandidates, type Scorer } from './candidates.ts';
@@ -13,8 +13,9 @@ import { Semaphore } from './semaphore.ts';
 import { engineSettings, type EngineSettings } from './settings.ts';
 import { emptyStepRefusal, StepBudget } from './step-budget.ts';
 import { StepTally } from './step-tally.ts';
+import { StepTrajectories } from './step-trajectories.ts';
 import { EngineError, type Allocator, type StepOptions, type StepResult, type StrategyRoots } from './step-options.ts';
-import { runTrajectory, type TrajectoryContext, type TrajectoryResult, type TrajectoryStart } from './trajectory.ts';
+import type { TrajectoryContext } from './trajectory.ts';
 
 /**
  * One step of rollouts (TRACE-SPEC §3 steps 2–4), in four named phases (see StepRun):
@@ -56,6 +57,7 @@ class StepRun<S> {
   private readonly tape: Tape;
   private readonly budget: StepBudget;
   private readonly tally = new StepTally();
+  private readonly trajectories: StepTrajectories<S>;
   private readonly semaphore: Semaphore;
   private readonly trees = new Map<string, RolloutTree>();
   private readonly contexts = new Map<string, TrajectoryContext<S>>();
@@ -64,7 +66,6 @@ class StepRun<S> {
   private rootPlanMs = 0;
   /** Round 0's importance weights of a planner that has them (RootPlanner.weights). */
   private weights?: ReadonlyMap<string, number>;
-  private readonly trajectorySlots?: Semaphore;
 
   constructor(private readonly options: StepOptions<S>) {
     this.settings = engineSettings(options.settings);
@@ -79,7 +80,7 @@ class StepRun<S> {
     this.tape = options.replay ? replayTape(options.replay) : options.record ? recordTape(options.record, isCancellation) : liveTape;
     this.budget = new StepBudget(this.strategy, options.caps, this.planned?.rootCost, this.settings);
     this.semaphore = new Semaphore(this.settings.concurrency);
-    if (this.budget.price) this.trajectorySlots = new Semaphore(2 * this.settings.concurrency);
+    this.trajectories = new StepTrajectories(this.budget, this.tally, this.signal, (e) => this.emit(e), this.settings.concurrency);
     this.candidates = this.planned?.candidates ?? rootCandidates(options.prompts, options.env, this.scorer);
   }
 
@@ -106,7 +107,7 @@ class StepRun<S> {
         if (r.weight === undefined && this.weights?.has(id)) r.weight = this.weights.get(id);
         count += m;
         promptRuns.push(
-          this.bareRollouts(ctx, m).then((res) => {
+          this.trajectories.bare(ctx, m).then((res) => {
             const rewards = results.get(id) ?? [];
             for (const x of res) if (x.reward !== undefined) rewards.push(x.reward);
             results.set(id, rewards);
@@ -184,71 +185,6 @@ class StepRun<S> {
     return plan;
   }
 
-  /** Phase 2 for one prompt: m bare rollouts in the next free slots under its root. */
-  private bareRollouts(ctx: TrajectoryContext<S>, m: number, expectedCost?: number): Promise<TrajectoryResult[]> {
-    const first = nextSlot(root(ctx.tree));
-    this.tally.progress.barePlanned += m;
-    const price = this.budget.price;
-    const cost = price ? { expectedCost: expectedCost ?? price.root } : {};
-    return Promise.all(
-      Array.from({ length: m }, (_, k) =>
-        this.trajectory(ctx, { fromId: ctx.prompt.id, slot: first + k, origin: 'bare', ...cost }).then((res) => {
-          this.finished(ctx, 'bare', res);
-          return res;
-        }),
-      ),
-    );
-  }
-
-  /**
-   * Runs one prompt's planned continuations (and, K at its candidate of kind 'root', K more bare rollouts, not expanded)
-   * and reports the expansion (`firstRound`: the prompt counts as expanded); resolves with the
-   * continuations' results. Slots are assigned here, in candidate order, before anything runs: ids
-   * stay deterministic.
-   */
-  private launch(
-    ctx: TrajectoryContext<S>,
-    prefixes: readonly PrefixCandidate[],
-    plan: ReadonlyMap<string, number>,
-    firstRound: boolean,
-  ): Promise<TrajectoryResult[]> {
-    for (const c of prefixes) getNode(ctx.tree, c.id).predicted ??= c.q;
-    const runs: Array<Promise<TrajectoryResult>> = [];
-    // K at the candidate of kind 'root' (a schedule that offersRoot) is K more bare rollouts, not continuations.
-    const rootCandidate = prefixes.find((c) => c.kind === 'root');
-    const resampled = rootCandidate ? (plan.get(rootCandidate.id) ?? 0) : 0;
-    const extraBare = resampled > 0 ? this.bareRollouts(ctx, resampled, this.budget.barePrice([ctx.tree])) : Promise.resolve([]);
-    for (const c of prefixes) {
-      const K = plan.get(c.id) ?? 0;
-      if (K < 1 || c.kind === 'root') continue;
-      const node = getNode(ctx.tree, c.id);
-      node.expanded = (node.expanded ?? 0) + K;
-      const first = nextSlot(node);
-      for (let k = 0; k < K; k++) {
-        this.tally.progress.continuationPlanned++;
-        runs.push(
-          this.trajectory(ctx, { fromId: c.id, slot: first + k, origin: 'continuation', ...(c.cost !== undefined ? { expectedCost: c.cost } : {}) }).then(
-            (r) => {
-              this.finished(ctx, 'continuation', r);
-              return r;
-            },
-          ),
-        );
-      }
-    }
-    if (firstRound) this.tally.progress.promptsExpanded++;
-    const planned = [...plan.values()];
-    this.emit({
-      kind: 'expand',
-      promptId: ctx.prompt.id,
-      prefixes: prefixes.length,
-      expanded: planned.filter((k) => k > 0).length,
-      continuations: planned.reduce((a, b) => a + b, 0) - resampled,
-      progress: this.tally.snapshot(),
-    });
-    return Promise.all([Promise.all(runs), extraBare]).then(([done]) => done);
-  }
-
   /** Phase 4 (leftover-top-up.ts): budget that could not be placed as continuations becomes extra bare rollouts. */
   leftoverTopUp(): Promise<void> {
     const planner = this.strategy?.leftover;
@@ -264,7 +200,7 @@ class StepRun<S> {
       run: async (plan, total, price) => {
         this.rounds.push(plan);
         const runs: Array<Promise<unknown>> = [];
-        for (const [id, d] of plan) if (d > 0) runs.push(this.bareRollouts(this.contextFor(this.byId.get(id)!), d, price));
+        for (const [id, d] of plan) if (d > 0) runs.push(this.trajectories.bare(this.contextFor(this.byId.get(id)!), d, price));
         this.emit({ kind: 'roots', round: this.rounds.length - 1, prompts: plan.size, trajectories: total, progress: this.tally.snapshot() });
         await Promise.all(runs);
       },
@@ -276,7 +212,7 @@ class StepRun<S> {
     return { known: this.byId, knownAs: `among the ${this.byId.size} prompts` };
   }
 
-  /** What phase 3 plans with (undefined without a prefix planner); it runs continuations by `launch`. */
+  /** What phase 3 plans with (undefined without a prefix planner); what it plans runs as `trajectories.continuations`. */
   private expansion(): Expansion<S> | undefined {
     const planner = this.strategy?.prefixes;
     if (!planner || this.signal.aborted) return undefined;
@@ -288,7 +224,7 @@ class StepRun<S> {
       scorer: this.scorer,
       budget: this.budget,
       signal: this.signal,
-      launch: (ctx, prefixes, plan, firstRound) => this.launch(ctx, prefixes, plan, firstRound),
+      launch: (ctx, prefixes, plan, firstRound) => this.trajectories.continuations(ctx, prefixes, plan, firstRound),
     };
   }
 
@@ -321,41 +257,6 @@ class StepRun<S> {
       this.contexts.set(p.id, ctx);
     }
     return ctx;
-  }
-
-  /**
-   * Runs one trajectory. In priced budgets at most 2 × concurrency trajectories run at once: otherwise
-   * every planned trajectory makes its first call at the start (the semaphore is per call), so all are
-   * admitted before any cost is known, and when the plan's price was low (the policy changed since the
-   * last step) the cap cuts many of them halfway. Gated, admission sees the real cost of those that
-   * finished, and the cap can cut at most the few running at the end.
-   */
-  private async trajectory(ctx: TrajectoryContext<S>, start: TrajectoryStart): Promise<TrajectoryResult> {
-    const slots = this.trajectorySlots;
-    if (!slots) return runTrajectory(ctx, start);
-    try {
-      await slots.acquire(this.signal);
-    } catch {
-      return { firstNodeId: childId(start.fromId, start.slot), started: false };
-    }
-    try {
-      return await runTrajectory(ctx, start);
-    } finally {
-      slots.release();
-    }
-  }
-
-  private finished(ctx: TrajectoryContext<S>, origin: 'bare' | 'continuation', r: TrajectoryResult): void {
-    this.budget.settle(ctx.tree, r);
-    this.tally.ended(ctx.tree, origin, r);
-    this.emit({
-      kind: 'trajectory',
-      origin,
-      promptId: ctx.prompt.id,
-      firstNodeId: r.firstNodeId,
-      end: r.end ?? 'not_started',
-      progress: this.tally.snapshot(),
-    });
   }
 
   private emit(e: EngineEvent): void {

@@ -131,7 +131,11 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
           assert.ok(typeof o.reason === 'string' && o.reason.length > 0, 'an invalid step names its rule');
           assert.ok(o.observation.length > 0, 'an invalid step answers with an observation');
           if (env.maxTurns !== undefined && env.maxTurns > 1) assert.equal(o.done, false);
-          assert.deepEqual(await env.restore(prompt, [{ thought: '', action, observation: o.observation }]), o.state, 'an invalid turn restores like any other');
+          assert.deepEqual(
+            await env.restore(prompt, [{ thought: '', action, observation: o.observation }]),
+            o.state,
+            'an invalid turn restores like any other',
+          );
         }
         if (env.maxTurns === undefined) return;
         let state: S = await env.reset(prompt);

@@ -14,19 +14,21 @@
  *    whose `target_tokens` are its `model_input` shifted by one;
  *  - Adam's β₁, β₂ and clip norm are fixed per model once it has stepped (they are compiled in); ε is 1e-8.
  * Every call is answered with a future; `retrieve_future` waits up to a few seconds, then says try_again.
+ * Bodies are JSON, and `forward_backward` may also come as the SDK's protobuf (zstd or not); results go
+ * back as protobuf to a client that accepts it (tinker-body.ts). What one key holder can take is bounded
+ * (`TinkerLimits`): models, datums pending per model, futures kept, sampler engines.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Context, Hono } from 'hono';
+import type { Hono } from 'hono';
+import { z } from 'zod';
 import { HttpError, readJson } from '../http/index.ts';
 import {
   adamSchema,
   createModelSchema,
   createSessionSchema,
   floats,
-  forwardBackwardSchema,
   inputTokens,
   loadWeightsSchema,
   modelIdSchema,
@@ -39,6 +41,10 @@ import {
 import type { LlamaEngine } from './llama-engine.ts';
 import { modelToGguf, type LlamaModel } from './model.ts';
 import type { TokenSequence } from './sequence.ts';
+import { DEFAULT_TINKER_LIMITS, type TinkerLimits } from './tinker-limits.ts';
+import { answerResult, checkBodyType, readForwardBackward, type ProtoResult } from './tinker-body.ts';
+import { Samplers, SamplersBusyError } from './tinker-samplers.ts';
+import { SavedNameError, SavedStates } from './tinker-saved.ts';
 import { readTrainerSnapshot, trainerSnapshot } from './tiny-lm-policy.ts';
 import { LmTrainer, type TrainRow } from './trainer.ts';
 
@@ -60,7 +66,7 @@ export interface SamplerHandle {
 export interface TinkerBackendOptions {
   /** The model the trainer starts from (the served GGUF's weights). */
   model: LlamaModel;
-  /** Where sampler weights and checkpoints are written (owned by the backend). */
+  /** Where sampler weights and checkpoints are written, with their index (a temporary folder, or `--tinker-state-dir`). */
   workDir: string;
   /** Sent by every client as `X-API-Key`. */
   apiKey: string;
@@ -70,53 +76,99 @@ export interface TinkerBackendOptions {
   baseFile: string;
   /** Loads a GGUF (the base model's, or one save_weights_for_sampler wrote) on its own engine. */
   load: (file: string) => Promise<LlamaEngine>;
+  limits?: Partial<TinkerLimits>;
 }
 
-/** Unretrieved futures at most: past it, new work is refused (429) until clients collect their results. */
-const MAX_FUTURES = 4096;
 /** How long one retrieve_future waits for the result before it answers try_again. */
 const RETRIEVE_WAIT_MS = 5000;
-/** Saved weights kept per kind; older files are deleted (their paths then answer 404). */
-const KEEP_SAVED = 8;
-const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * The flags the official SDK asks for before anything else (`/api/v1/client/config`): its defaults, with
+ * zstd-compressed forward_backward bodies (this server decompresses them, bounded) and plain httpx
+ * (pyqwest's transport brings nothing to a loopback CPU server, and the SDK runs without it installed).
+ */
+const CLIENT_CONFIG = {
+  pjwt_auth_enabled: false,
+  credential_default_source: 'api_key',
+  parallel_fwdbwd_chunks: true,
+  proto_compress_fwdbwd: true,
+  fwdbwd_max_chunk_len: 1024,
+  fwdbwd_max_chunk_bytes_count: 5_000_000,
+  use_pyqwest_transport: false,
+  create_model_via_load_weights: false,
+};
+
+const saveForSamplerSchema = modelIdSchema.extend({ sampling_session_seq_id: z.number().int().nullish(), ttl_seconds: z.number().int().nullish() });
+
+const createSamplingSessionSchema = z.looseObject({
+  session_id: z.string().min(1).max(200),
+  sampling_session_seq_id: z.number().int().nullish(),
+  base_model: z.string().max(200).nullish(),
+  model_path: z.string().max(300).nullish(),
+});
+
+/** A digest of the key, so keys of any length compare in constant time. */
+const keyDigest = (key: string) => createHash('sha256').update(key).digest();
 
 interface TrainedModel {
   id: string;
   trainer: LmTrainer;
   /** Datums since the last optim_step, with their loss's clip. */
   pending: TrainRow[];
+  /** Datums accepted since the last optim_step was accepted (counted when a request arrives, for the bound). */
+  accepted: number;
   clip?: number;
   /** forward_backward, optim_step and saves of one model run in the order they arrived. */
   queue: Promise<unknown>;
 }
 
+/** The routes that take the SDK's protobuf body besides JSON. */
+const PROTOBUF_PATHS: ReadonlySet<string> = new Set(['/api/v1/forward_backward']);
+
 type Outcome = { ok: true; value: Json } | { ok: false; error: string; category: 'user' | 'server' };
 
 export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: TinkerBackendOptions): void {
+  const limits = { ...DEFAULT_TINKER_LIMITS, ...options.limits };
   const models = new Map<string, TrainedModel>();
-  const futures = new Map<string, Promise<Outcome>>();
-  const saved = new Map<string, string>();
-  const savedOrder: Record<'sampler_weights' | 'weights', string[]> = { sampler_weights: [], weights: [] };
-  const samplers = new Samplers(options.load);
-  let sessions = 0;
-  let requests = 0;
+  const futures = new Map<string, { outcome: Promise<Outcome>; kind?: ProtoResult }>();
+  const samplers = new Samplers(options.load, limits.samplers);
   mkdirSync(options.workDir, { recursive: true });
+  const saved = new SavedStates(options.workDir, limits.savesPerModel, (file) => samplers.retire(file));
+  /** Sampling sessions (the SDK's `create_sampling_session`): what each samples, a saved path or the base model (null). */
+  const samplingSessions = new Map<string, string | null>();
+  /** A new sampling session on `path` (null: the base model); the oldest is forgotten past the futures bound, so they cannot pile up. */
+  const openSamplingSession = (path: string | null): string => {
+    if (samplingSessions.size >= limits.futures) samplingSessions.delete(samplingSessions.keys().next().value!);
+    const id = newId('sampling');
+    samplingSessions.set(id, path);
+    return id;
+  };
+  /** Models being created (counted when create_model arrives, for the bound). */
+  let creating = 0;
+  let requests = 0;
   const tau = options.temperature ?? 1;
+  const expectedKey = keyDigest(options.apiKey);
+  // Ids are random so that a server restarted on the same --tinker-state-dir never reuses a saved path's model id.
+  const newId = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
 
-  const submit = (work: () => Promise<Json>): { request_id: string } => {
-    if (futures.size >= MAX_FUTURES)
-      throw new HttpError(429, `${MAX_FUTURES} results are waiting to be retrieved; call /api/v1/retrieve_future for them first`, 'too_many_futures');
+  const submit = (work: () => Promise<Json>, kind?: ProtoResult): { request_id: string } => {
+    if (futures.size >= limits.futures)
+      throw new HttpError(
+        429,
+        `${limits.futures} results are waiting to be retrieved (--tinker-max-futures); call /api/v1/retrieve_future for them first`,
+        'too_many_futures',
+      );
     const id = `req-${requests++}`;
-    futures.set(
-      id,
-      work().then(
+    futures.set(id, {
+      kind,
+      outcome: work().then(
         (value): Outcome => ({ ok: true, value }),
         (e: unknown): Outcome =>
           e instanceof HttpError
             ? { ok: false, error: e.message, category: 'user' }
             : { ok: false, error: `internal error: ${(e as Error).message}`, category: 'server' },
       ),
-    );
+    });
     return { request_id: id };
   };
 
@@ -132,64 +184,82 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     return next;
   };
 
-  const store = (kind: 'sampler_weights' | 'weights', modelId: string, name: string | null | undefined, bytes: Uint8Array): { path: string; file: string } => {
-    const label = name ?? `${kind}-${requests}`;
-    if (!NAME.test(label)) throw new HttpError(400, `path ${label}: a name of letters, digits, '.', '_' or '-' (at most 64)`, 'invalid_path', 'path');
-    const path = `tinker://${modelId}/${kind}/${label}`;
-    const file = join(options.workDir, `${kind}-${randomBytes(6).toString('hex')}.${kind === 'weights' ? 'snapshot' : 'gguf'}`);
-    writeFileSync(file, bytes, { flag: 'wx' });
-    const old = saved.get(path);
-    if (old) {
-      samplers.retire(old);
-      rmSync(old, { force: true });
+  const store = (kind: 'sampler_weights' | 'weights', modelId: string, name: string | null | undefined, bytes: Uint8Array): string => {
+    try {
+      return saved.save(kind, modelId, name ?? `${kind}-${requests}`, bytes);
+    } catch (e) {
+      if (e instanceof SavedNameError) throw new HttpError(400, e.message, 'invalid_path', 'path');
+      throw e;
     }
-    saved.set(path, file);
-    const order = savedOrder[kind].filter((p) => p !== path);
-    order.push(path);
-    while (order.length > KEEP_SAVED) {
-      const gone = order.shift()!;
-      samplers.retire(saved.get(gone)!);
-      rmSync(saved.get(gone)!, { force: true });
-      saved.delete(gone);
-    }
-    savedOrder[kind] = order;
-    return { path, file };
   };
 
-  // The official SDK's key header; a browser's page (it sends Origin) and non-JSON bodies are refused,
-  // so no web page can drive training through a user's browser.
+  // The official SDK's key header; a browser's page (it sends Origin) and bodies other than JSON and the
+  // SDK's protobuf are refused, so no web page can drive training through a user's browser.
   app.use('/api/v1/*', async (c, next) => {
     if (c.req.header('origin') !== undefined) throw new HttpError(403, 'requests from web pages (with an Origin header) are refused', 'forbidden_origin');
-    if (c.req.header('x-api-key') !== options.apiKey)
+    if (!timingSafeEqual(keyDigest(c.req.header('x-api-key') ?? ''), expectedKey))
       throw new HttpError(
         401,
         'missing or wrong X-API-Key (trace-rl serve printed the key when it started, or read it from --tinker-key-file)',
         'unauthorized',
       );
-    if (c.req.method === 'POST' && !/^application\/json\b/i.test(c.req.header('content-type') ?? ''))
-      throw new HttpError(415, 'send a JSON body (content-type: application/json)', 'unsupported_media_type');
+    checkBodyType(c, PROTOBUF_PATHS);
     await next();
   });
 
   app.get('/api/v1/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/api/v1/get_server_capabilities', (c) => c.json({ supported_models: [{ model_name: served.modelName }] }));
+  app.post('/api/v1/client/config', (c) => c.json(CLIENT_CONFIG));
   app.post('/api/v1/create_session', async (c) => {
     await readJson(c, createSessionSchema);
-    return c.json({ type: 'create_session', session_id: `session-${sessions++}` });
+    return c.json({ type: 'create_session', session_id: newId('session') });
   });
   app.post('/api/v1/session_heartbeat', async (c) => c.json({ type: 'session_heartbeat' }));
+  // The SDK reports its own events; this server keeps none.
+  app.post('/api/v1/telemetry', (c) => c.json({ status: 'accepted' }));
 
   app.post('/api/v1/create_model', async (c) => {
     const body = await readJson(c, createModelSchema);
     if (body.base_model !== served.modelName && body.base_model !== 'default')
       throw new HttpError(400, `base_model ${body.base_model}: this server trains ${served.modelName}`, 'unknown_base_model', 'base_model');
+    if (models.size + creating >= limits.models)
+      throw new HttpError(
+        429,
+        `${limits.models} models are open on this server (--tinker-max-models); unload one (/api/v1/unload_model) or restart the runs' server`,
+        'too_many_models',
+      );
+    creating++;
     return c.json(
       submit(async () => {
-        const id = `model-${models.size}`;
-        models.set(id, { id, trainer: new LmTrainer(options.model, { temperature: tau }), pending: [], queue: Promise.resolve() });
+        creating--;
+        const id = newId('model');
+        models.set(id, { id, trainer: new LmTrainer(options.model, { temperature: tau }), pending: [], accepted: 0, queue: Promise.resolve() });
         return { type: 'create_model', model_id: id };
       }),
     );
+  });
+
+  app.post('/api/v1/unload_model', async (c) => {
+    const body = await readJson(c, modelIdSchema);
+    const m = model(body.model_id);
+    models.delete(m.id);
+    return c.json(
+      submit(
+        inOrder(m, async () => {
+          m.trainer.dispose();
+          return { type: 'unload_model', model_id: m.id };
+        }),
+      ),
+    );
+  });
+
+  app.post('/api/v1/create_sampling_session', async (c) => {
+    const body = await readJson(c, createSamplingSessionSchema);
+    const path = body.model_path ?? null;
+    if (path !== null && !saved.file(path, 'sampler_weights'))
+      throw new HttpError(404, `model_path ${path}: no sampler weights of that name here`, 'unknown_path', 'model_path');
+    if (path === null) checkBaseModel(body.base_model);
+    return c.json({ type: 'create_sampling_session', sampling_session_id: openSamplingSession(path) });
   });
 
   app.post('/api/v1/get_info', async (c) => {
@@ -203,57 +273,95 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     });
   });
 
+  const checkBaseModel = (name: string | null | undefined) => {
+    if (name != null && name !== served.modelName && name !== 'default')
+      throw new HttpError(400, `base_model ${name}: this server samples ${served.modelName}`, 'unknown_base_model', 'base_model');
+  };
+
   app.post('/api/v1/asample', async (c) => {
     const body = await readJson(c, sampleSchema);
-    const path = body.model_path ?? body.sampling_session_id ?? null;
-    if (path !== null && !saved.has(path))
-      throw new HttpError(404, `model_path ${path}: no sampler weights of that name here (kept: the last ${KEEP_SAVED})`, 'unknown_path', 'model_path');
-    if (path === null && body.base_model != null && body.base_model !== served.modelName && body.base_model !== 'default')
-      throw new HttpError(400, `base_model ${body.base_model}: this server samples ${served.modelName}`, 'unknown_base_model', 'base_model');
+    let path = body.model_path ?? null;
+    if (body.sampling_session_id != null) {
+      const session = samplingSessions.get(body.sampling_session_id);
+      if (session === undefined)
+        throw new HttpError(
+          404,
+          `sampling_session_id ${body.sampling_session_id}: no such sampling session here`,
+          'unknown_sampling_session',
+          'sampling_session_id',
+        );
+      path ??= session;
+    }
+    const file = path === null ? options.baseFile : saved.file(path, 'sampler_weights');
+    if (!file)
+      throw new HttpError(
+        404,
+        `model_path ${path}: no sampler weights of that name here (kept: each model's last ${limits.savesPerModel})`,
+        'unknown_path',
+        'model_path',
+      );
+    if (path === null) checkBaseModel(body.base_model);
     const p = body.sampling_params;
     if (Array.isArray(p.stop) && (p.stop as unknown[]).some((s) => typeof s === 'number'))
       throw new HttpError(400, 'sampling_params.stop: this server stops on strings; send the stop texts', 'unsupported_stop', 'sampling_params.stop');
     const prompt = inputTokens(body.prompt);
     served.checkTokens(prompt);
     const stop = p.stop == null ? [] : typeof p.stop === 'string' ? [p.stop] : (p.stop as string[]);
+    let slot;
+    try {
+      slot = samplers.reserve(file);
+    } catch (e) {
+      if (e instanceof SamplersBusyError) throw new HttpError(429, e.message, 'samplers_busy');
+      throw e;
+    }
+    const sampler = slot;
     return c.json(
-      submit(async () => {
-        const sequences = [];
-        for (let i = 0; i < body.num_samples; i++) {
-          const r = await samplers.use(path === null ? options.baseFile : saved.get(path)!, (engine) =>
-            served.sample(
-              engine,
-              prompt,
-              {
-                ...(p.max_tokens != null ? { max_tokens: p.max_tokens } : {}),
-                ...(p.seed != null ? { seed: p.seed + i } : {}),
-                temperature: p.temperature,
-                top_p: p.top_p,
-                top_k: p.top_k === -1 ? 0 : p.top_k,
-                stop,
-                include_stop_str_in_output: true,
-              },
-              AbortSignal.timeout(10 * 60_000),
-            ),
-          );
-          sequences.push({ tokens: r.ids, logprobs: r.logprobs, stop_reason: r.finish });
-        }
-        return { type: 'sample', sequences };
-      }),
+      submit(
+        () =>
+          sampler.run(async (engine) => {
+            const sequences = [];
+            for (let i = 0; i < body.num_samples; i++) {
+              const r = await served.sample(
+                engine,
+                prompt,
+                {
+                  ...(p.max_tokens != null ? { max_tokens: p.max_tokens } : {}),
+                  ...(p.seed != null ? { seed: p.seed + i } : {}),
+                  temperature: p.temperature,
+                  top_p: p.top_p,
+                  top_k: p.top_k === -1 ? 0 : p.top_k,
+                  stop,
+                  include_stop_str_in_output: true,
+                },
+                AbortSignal.timeout(10 * 60_000),
+              );
+              sequences.push({ tokens: r.ids, logprobs: r.logprobs, stop_reason: r.finish });
+            }
+            return { type: 'sample', sequences };
+          }),
+        'sample',
+      ),
     );
   });
 
   app.post('/api/v1/forward_backward', async (c) => {
-    const body = await readJson(c, forwardBackwardSchema);
+    const body = await readForwardBackward(c, limits.decodedBytes);
     const m = model(body.model_id);
     const input = body.forward_backward_input;
     const clip = lossClip(input.loss_fn, input.loss_fn_config ?? undefined);
     const rows = input.data.map((d, i) => datumRow(d, i));
     for (const r of rows) served.checkTokens(r.seq.ids);
+    if (!body.forward_only && m.accepted + rows.length > limits.pendingDatums)
+      throw new HttpError(
+        429,
+        `model ${m.id} holds ${m.accepted} datums since its last optim_step and ${rows.length} more would pass ${limits.pendingDatums} (--tinker-max-pending-datums); call optim_step first`,
+        'too_many_pending_datums',
+      );
+    if (!body.forward_only) m.accepted += rows.length;
     return c.json(
       submit(
         inOrder(m, async () => {
-          if (m.clip !== undefined && m.clip !== clip)
+          if (!body.forward_only && m.clip !== undefined && m.clip !== clip)
             throw new HttpError(
               400,
               'forward_backward: one optimizer step takes one loss; call optim_step before changing loss_fn or its clip',
@@ -270,10 +378,13 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
             });
             return { logprobs: floats(lp) };
           });
-          m.pending.push(...rows);
-          m.clip = clip;
+          if (!body.forward_only) {
+            m.pending.push(...rows);
+            m.clip = clip;
+          }
           return { loss_fn_output_type: 'TensorData', loss_fn_outputs: outputs, metrics: { 'loss:sum': loss } };
         }),
+        'forward_backward',
       ),
     );
   });
@@ -286,6 +397,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       throw new HttpError(400, 'adam_params.weight_decay: this server has none; send 0', 'unsupported_adam', 'adam_params.weight_decay');
     if (Math.abs(adam.eps - 1e-8) > 1e-12)
       throw new HttpError(400, 'adam_params.eps: this server’s Adam uses 1e-8; send 1e-8', 'unsupported_adam', 'adam_params.eps');
+    m.accepted = 0;
     return c.json(
       submit(
         inOrder(m, async () => {
@@ -315,12 +427,15 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   });
 
   app.post('/api/v1/save_weights_for_sampler', async (c) => {
-    const body = await readJson(c, modelIdSchema);
+    const body = await readJson(c, saveForSamplerSchema);
     const m = model(body.model_id);
     return c.json(
       submit(
         inOrder(m, async () => {
-          const { path } = store('sampler_weights', m.id, body.path, modelToGguf({ ...options.model, weights: m.trainer.weights() }));
+          const path = store('sampler_weights', m.id, body.path, modelToGguf({ ...options.model, weights: m.trainer.weights() }));
+          // Without a name the SDK wants a sampling session on the new weights (save_weights_and_get_sampling_client).
+          if (body.path == null && body.sampling_session_seq_id != null)
+            return { type: 'save_weights_for_sampler', path, sampling_session_id: openSamplingSession(path) };
           return { type: 'save_weights_for_sampler', path };
         }),
       ),
@@ -333,7 +448,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     return c.json(
       submit(
         inOrder(m, async () => {
-          const { path } = store('weights', m.id, body.path, trainerSnapshot(options.model, m.trainer));
+          const path = store('weights', m.id, body.path, trainerSnapshot(options.model, m.trainer));
           return { type: 'save_weights', path };
         }),
       ),
@@ -343,13 +458,17 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   app.post('/api/v1/load_weights', async (c) => {
     const body = await readJson(c, loadWeightsSchema);
     const m = model(body.model_id);
-    const file = saved.get(body.path);
-    if (!file || !body.path.includes('/weights/'))
-      throw new HttpError(404, `path ${body.path}: no saved weights of that name here (kept: the last ${KEEP_SAVED})`, 'unknown_path', 'path');
+    const file = saved.file(body.path, 'weights');
+    if (!file)
+      throw new HttpError(
+        404,
+        `path ${body.path}: no saved weights of that name here (kept: each model's last ${limits.savesPerModel}; without --tinker-state-dir they are gone after a restart)`,
+        'unknown_path',
+        'path',
+      );
     return c.json(
       submit(
         inOrder(m, async () => {
-          const { readFileSync } = await import('node:fs');
           const { weights, optimizer } = readTrainerSnapshot(new Uint8Array(readFileSync(file)));
           m.trainer.setState(weights, body.optimizer ? optimizer : undefined);
           return { type: 'load_weights', path: body.path };
@@ -360,14 +479,14 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
 
   app.post('/api/v1/retrieve_future', async (c) => {
     const body = await readJson(c, retrieveSchema);
-    const p = futures.get(body.request_id);
-    if (!p) throw new HttpError(404, `request_id ${body.request_id}: no such request, or its result was already retrieved`, 'unknown_request', 'request_id');
+    const f = futures.get(body.request_id);
+    if (!f) throw new HttpError(404, `request_id ${body.request_id}: no such request, or its result was already retrieved`, 'unknown_request', 'request_id');
     const wait = new AbortController();
-    const out = await Promise.race([p, sleep(RETRIEVE_WAIT_MS, undefined, { signal: wait.signal }).catch(() => undefined)]);
+    const out = await Promise.race([f.outcome, sleep(RETRIEVE_WAIT_MS, undefined, { signal: wait.signal }).catch(() => undefined)]);
     wait.abort();
     if (!out) return c.json({ type: TRY_AGAIN, request_id: body.request_id, queue_state: 'active' });
     futures.delete(body.request_id);
-    return c.json(out.ok ? out.value : { error: out.error, category: out.category });
+    return out.ok ? answerResult(c, out.value, f.kind) : c.json({ error: out.error, category: out.category });
   });
 }
 
@@ -411,30 +530,4 @@ function datumRow(d: Datum, i: number): TrainRow {
   const advantages = [0, ...adv];
   const seq: TokenSequence = { ids, mask: advantages.map((a) => (a !== 0 ? 1 : 0)), logprobs: [0, ...old], turn: ids.map(() => -1) };
   return { seq, advantages };
-}
-
-/** One llama.cpp engine per weights file sampled from, loaded on first use; a retired one is freed when its last sample ends. */
-class Samplers {
-  private readonly engines = new Map<string, { engine: Promise<LlamaEngine>; users: number; retired: boolean }>();
-  constructor(private readonly load: (file: string) => Promise<LlamaEngine>) {}
-
-  async use<T>(file: string, work: (engine: LlamaEngine) => Promise<T>): Promise<T> {
-    let e = this.engines.get(file);
-    if (!e) this.engines.set(file, (e = { engine: this.load(file), users: 0, retired: false }));
-    e.users++;
-    try {
-      return await work(await e.engine);
-    } finally {
-      e.users--;
-      if (e.retired && e.users === 0) await (await e.engine).dispose();
-    }
-  }
-
-  retire(file: string): void {
-    const e = this.engines.get(file);
-    if (!e) return;
-    this.engines.delete(file);
-    e.retired = true;
-    if (e.users === 0) void e.engine.then((x) => x.dispose());
-  }
 }

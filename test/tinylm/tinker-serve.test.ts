@@ -126,7 +126,7 @@ test('a tinker run resumes (the checkpoint names the engine’s saved state) and
     for (let s = 0; s < STEPS; s++) assert.deepEqual(paths(b.trees(s)), paths(a.trees(s)), `step ${s}`);
     const snapshot = JSON.parse(new TextDecoder().decode(b.checkpoints(STEPS - 1).policy!)) as { format: string; state: string };
     assert.equal(snapshot.format, 'trace-rl/tinker@1');
-    assert.match(snapshot.state, /^tinker:\/\/model-\d+\/weights\//);
+    assert.match(snapshot.state, /^tinker:\/\/model-[0-9a-f]+\/weights\//);
   } finally {
     a.close();
     b.close();

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { basename, resolve } from 'node:path';
+import { DEFAULT_TINKER_LIMITS, type TinkerLimits } from '../../tinylm/tinker-limits.ts';
 import { parseInteger, parsePort, UsageError } from '../io.ts';
 import { serveUntilSignal } from '../until-signal.ts';
 
@@ -35,6 +36,28 @@ export function register(program: Command): void {
     )
     .option('--tinker-key-file <file>', 'the Tinker API key clients must send as X-API-Key (its first line); default: a new key, printed once at start')
     .option('--tinker-temperature <t>', 'the sampling temperature the trainer’s log π uses (the client’s policy.temperature)', '1')
+    .option(
+      '--tinker-state-dir <dir>',
+      'keep saved weights and training states in this folder (with an index), so a restarted server still loads them (--resume); default: a temporary folder removed at exit',
+    )
+    .option('--tinker-max-models <n>', 'trainable models open at once (429 above it)', String(DEFAULT_TINKER_LIMITS.models))
+    .option('--tinker-max-pending-datums <n>', 'datums one model holds between optim_steps (429 above it)', String(DEFAULT_TINKER_LIMITS.pendingDatums))
+    .option('--tinker-max-futures <n>', 'results not yet retrieved (429 above it)', String(DEFAULT_TINKER_LIMITS.futures))
+    .option(
+      '--tinker-max-samplers <n>',
+      'llama.cpp engines loaded for sampling, the base model’s included (429 when all are busy)',
+      String(DEFAULT_TINKER_LIMITS.samplers),
+    )
+    .option(
+      '--tinker-keep-saves <n>',
+      'saves kept per model and kind (sampler weights, training states); older ones are deleted',
+      String(DEFAULT_TINKER_LIMITS.savesPerModel),
+    )
+    .option(
+      '--max-decoded-bytes <n>',
+      'largest Tinker forward_backward body after zstd decompression (413 above it)',
+      String(DEFAULT_TINKER_LIMITS.decodedBytes),
+    )
     .option('--max-body-bytes <n>', 'largest request body (413 above it)', String(1 << 20))
     .option('--max-prompt-chars <n>', 'most prompt characters, checked before tokenising; chat: all messages together (413 above it)', '65536')
     .option('--max-prompt-tokens <n>', 'most prompt tokens after tokenising (413 above it; default and ceiling: the context length)')
@@ -58,6 +81,13 @@ export function register(program: Command): void {
         tinker?: boolean;
         tinkerKeyFile?: string;
         tinkerTemperature: string;
+        tinkerStateDir?: string;
+        tinkerMaxModels: string;
+        tinkerMaxPendingDatums: string;
+        tinkerMaxFutures: string;
+        tinkerMaxSamplers: string;
+        tinkerKeepSaves: string;
+        maxDecodedBytes: string;
       }) => {
         const port = parsePort('--port', opts.port);
         const sequences = parseInteger('--parallel', opts.parallel, { min: 1, max: 64 });
@@ -152,13 +182,32 @@ function dropNotice(max: number): () => void {
   };
 }
 
-/** The Tinker backend's settings: the trainer's starting model (the served GGUF), a key, a folder for saved weights. */
+/** The Tinker backend's settings: the trainer's starting model (the served GGUF), a key, a folder for saved weights, its limits. */
 async function tinkerBackend(
   file: string,
-  opts: { model: string; tinkerKeyFile?: string; tinkerTemperature: string },
+  opts: {
+    model: string;
+    tinkerKeyFile?: string;
+    tinkerTemperature: string;
+    tinkerStateDir?: string;
+    tinkerMaxModels: string;
+    tinkerMaxPendingDatums: string;
+    tinkerMaxFutures: string;
+    tinkerMaxSamplers: string;
+    tinkerKeepSaves: string;
+    maxDecodedBytes: string;
+  },
   load: (file: string) => Promise<import('../../tinylm/llama-engine.ts').LlamaEngine>,
 ) {
-  const { readFileSync, mkdtempSync, rmSync } = await import('node:fs');
+  const limits: TinkerLimits = {
+    models: parseInteger('--tinker-max-models', opts.tinkerMaxModels, { min: 1, max: 10_000 }),
+    pendingDatums: parseInteger('--tinker-max-pending-datums', opts.tinkerMaxPendingDatums, { min: 1 }),
+    futures: parseInteger('--tinker-max-futures', opts.tinkerMaxFutures, { min: 1 }),
+    samplers: parseInteger('--tinker-max-samplers', opts.tinkerMaxSamplers, { min: 1, max: 256 }),
+    savesPerModel: parseInteger('--tinker-keep-saves', opts.tinkerKeepSaves, { min: 1, max: 10_000 }),
+    decodedBytes: parseInteger('--max-decoded-bytes', opts.maxDecodedBytes, { min: 1 }),
+  };
+  const { readFileSync, mkdtempSync, rmSync, mkdirSync, accessSync, constants } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const { randomBytes } = await import('node:crypto');
@@ -174,12 +223,23 @@ async function tinkerBackend(
     throw new UsageError(`--tinker trains the tiny LM: --model ${opts.model} must be a GGUF this project wrote (${(e as Error).message})`);
   }
   const fromFile = opts.tinkerKeyFile ? resolveApiKey({ file: opts.tinkerKeyFile, env: {} })!.key : undefined;
-  const generatedKey = fromFile ? undefined : randomBytes(24).toString('base64url');
+  // The official SDK refuses a key without its `tml-` prefix.
+  const generatedKey = fromFile ? undefined : `tml-${randomBytes(24).toString('hex')}`;
   await initJax();
-  const workDir = mkdtempSync(join(tmpdir(), 'trace-rl-tinker-'));
+  const workDir = opts.tinkerStateDir ? resolve(opts.tinkerStateDir) : mkdtempSync(join(tmpdir(), 'trace-rl-tinker-'));
+  if (opts.tinkerStateDir) {
+    try {
+      mkdirSync(workDir, { recursive: true });
+      accessSync(workDir, constants.W_OK);
+    } catch (e) {
+      throw new UsageError(
+        `--tinker-state-dir ${opts.tinkerStateDir}: not a folder this process can write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      );
+    }
+  }
   return {
-    options: { model, workDir, apiKey: (fromFile ?? generatedKey)!, temperature, load, baseFile: file },
+    options: { model, workDir, apiKey: (fromFile ?? generatedKey)!, temperature, load, baseFile: file, limits },
     generatedKey,
-    cleanup: () => rmSync(workDir, { recursive: true, force: true }),
+    cleanup: () => (opts.tinkerStateDir ? undefined : rmSync(workDir, { recursive: true, force: true })),
   };
 }

@@ -6,6 +6,8 @@
 import { PolicyCallError } from '../errors.ts';
 import { boundedFetch, ResponseTooLargeError } from '../openai/bounded-fetch.ts';
 import { capabilitiesSchema, modelInfoSchema, type Capabilities, type ModelInfo } from './engine.ts';
+import { PROTOBUF, ProtoBodyError } from './proto-codec.ts';
+import { decodeResult, WireChoice, type ProtoResult } from './wire-choice.ts';
 import {
   forwardBackwardOutputSchema,
   sampleResponseSchema,
@@ -13,6 +15,7 @@ import {
   type AdamParams,
   type Datum,
   type ForwardBackwardOutput,
+  type ForwardBackwardRequest,
   type SampleRequest,
   type SampleResponse,
 } from './wire.ts';
@@ -70,6 +73,8 @@ export class TinkerClient {
   /** Each model's last request seq_id (the SDK's count from 1 per training client). */
   private readonly seqIds = new Map<string, number>();
   private heartbeat?: ReturnType<typeof setInterval>;
+  /** forward_backward as JSON or the SDK's protobuf (zstd or not), by what the engine says (wire-choice.ts). */
+  private readonly wire = new WireChoice(() => this.clientConfig());
 
   constructor(private readonly options: TinkerClientOptions) {
     this.root = options.baseURL.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
@@ -92,13 +97,23 @@ export class TinkerClient {
     return this.request(path, { method: 'GET' }, signal);
   }
 
-  private async request(path: string, init: { method: 'GET' | 'POST'; body?: string }, signal?: AbortSignal, timeoutMs?: number): Promise<Json> {
+  /**
+   * One request. `headers` are added to the client's (a protobuf body's content type); with `accept`, a
+   * protobuf answer is asked for and read as that result (a JSON answer is read as JSON).
+   */
+  private async request(
+    path: string,
+    init: { method: 'GET' | 'POST'; body?: string | Uint8Array; headers?: Record<string, string>; accept?: ProtoResult },
+    signal?: AbortSignal,
+    timeoutMs?: number,
+  ): Promise<Json> {
     const timeout = AbortSignal.timeout(timeoutMs ?? this.options.timeoutMs ?? 120_000);
     let res: Response;
     try {
       res = await this.fetch(`${this.root}${path}`, {
-        ...init,
-        headers: this.headers,
+        method: init.method,
+        body: init.body as BodyInit | undefined,
+        headers: { ...this.headers, ...init.headers, ...(init.accept ? { accept: `${PROTOBUF}, application/json` } : {}) },
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
     } catch (e) {
@@ -112,8 +127,18 @@ export class TinkerClient {
     }
     let text: string;
     try {
+      if (res.ok && init.accept && (res.headers.get('content-type') ?? '').toLowerCase().startsWith(PROTOBUF)) {
+        const bytes = new Uint8Array(await res.arrayBuffer());
+        try {
+          return decodeResult(init.accept, bytes);
+        } catch (e) {
+          if (e instanceof ProtoBodyError) throw new ProtoBodyError(`a protobuf ${init.accept} result that does not decode: ${e.message}`);
+          throw e;
+        }
+      }
       text = await res.text();
     } catch (e) {
+      if (e instanceof ProtoBodyError) throw new PolicyCallError('parse_error', this.describe(path, e.message), false);
       if (e instanceof ResponseTooLargeError) throw new PolicyCallError('parse_error', this.describe(path, e.message), false);
       throw new PolicyCallError('server_error', this.describe(path, `the answer broke off (${(e as Error).message})`));
     }
@@ -132,8 +157,30 @@ export class TinkerClient {
   }
 
   /** Posts work that answers a future, then polls `retrieve_future` until its result (or error) is ready. */
-  async submit(path: string, body: Json, signal?: AbortSignal): Promise<Json> {
-    return this.result(path, await this.post(path, body, signal), signal);
+  async submit(path: string, body: Json, signal?: AbortSignal, accept?: ProtoResult): Promise<Json> {
+    return this.result(path, await this.post(path, body, signal), signal, accept);
+  }
+
+  /** The engine's client config (the official SDK's first call), or undefined when it has none (404: an engine before the protobuf wire). */
+  async clientConfig(): Promise<Json | undefined> {
+    try {
+      return await this.post('/api/v1/client/config', { sdk_version: 'trace-rl' }, undefined, 30_000);
+    } catch (e) {
+      if (e instanceof TinkerHttpError && (e.status === 404 || e.status === 405)) return undefined;
+      throw e;
+    }
+  }
+
+  /** One forward_backward chunk in the engine's encoding; a protobuf body it refuses goes again as JSON (remembered). */
+  private async postForwardBackward(path: string, request: ForwardBackwardRequest): Promise<Json> {
+    const encoding = await this.wire.encoding();
+    const { body, headers } = await this.wire.body(request, encoding);
+    try {
+      return await this.request(path, { method: 'POST', body, headers });
+    } catch (e) {
+      if (e instanceof TinkerHttpError && this.wire.refused(encoding, e.status)) return this.postForwardBackward(path, request);
+      throw e;
+    }
   }
 
   /**
@@ -142,7 +189,7 @@ export class TinkerClient {
    * polls again), or as a poll held past our own limit; a 429, a 5xx or a dropped connection is polled
    * again after a backoff, as the SDK does; all until `futureTimeoutMs`.
    */
-  async result(path: string, future: Json, signal?: AbortSignal): Promise<Json> {
+  async result(path: string, future: Json, signal?: AbortSignal, accept?: ProtoResult): Promise<Json> {
     const id = future.request_id;
     if (typeof id !== 'string') return future;
     const limit = this.options.futureTimeoutMs ?? 30 * 60_000;
@@ -150,7 +197,12 @@ export class TinkerClient {
     for (let wait = 10, failures = 0; ;) {
       let r: Json;
       try {
-        r = await this.post('/api/v1/retrieve_future', { request_id: id, allow_metadata_only: false }, signal, this.options.retrieveTimeoutMs ?? 45_000);
+        r = await this.request(
+          '/api/v1/retrieve_future',
+          { method: 'POST', body: JSON.stringify({ request_id: id, allow_metadata_only: false }), accept },
+          signal,
+          this.options.retrieveTimeoutMs ?? 45_000,
+        );
       } catch (e) {
         if (!(e instanceof PolicyCallError) || !e.retryable || signal?.aborted) throw e;
         if (Date.now() > deadline)
@@ -251,7 +303,7 @@ export class TinkerClient {
   }
 
   async sample(request: SampleRequest, signal?: AbortSignal): Promise<SampleResponse> {
-    const r = await this.submit('/api/v1/asample', { ...request, type: 'sample' }, signal);
+    const r = await this.submit('/api/v1/asample', { ...request, type: 'sample' }, signal, 'sample');
     const parsed = sampleResponseSchema.safeParse(r);
     if (!parsed.success) throw new PolicyCallError('parse_error', this.describe('/api/v1/asample', `not a sample result: ${parsed.error.issues[0]!.message}`));
     return parsed.data;
@@ -268,7 +320,7 @@ export class TinkerClient {
     const futures: Json[] = [];
     for (const chunk of chunks)
       futures.push(
-        await this.post(path, {
+        await this.postForwardBackward(path, {
           model_id: modelId,
           seq_id: this.nextSeq(modelId),
           forward_backward_input: { data: chunk, loss_fn: lossFn, ...(config ? { loss_fn_config: config } : {}) },
@@ -276,7 +328,7 @@ export class TinkerClient {
       );
     const outputs = await Promise.all(
       futures.map(async (future, i) => {
-        const parsed = forwardBackwardOutputSchema.safeParse(await this.result(path, future));
+        const parsed = forwardBackwardOutputSchema.safeParse(await this.result(path, future, undefined, 'forward_backward'));
         if (!parsed.success) throw new PolicyCallError('parse_error', this.describe(path, `not a forward_backward result: ${parsed.error.issues[0]!.message}`));
         if (parsed.data.loss_fn_outputs.length !== chunks[i]!.length)
           throw new PolicyCallError('parse_error', this.describe(path, `${parsed.data.loss_fn_outputs.length} outputs for ${chunks[i]!.length} datums`));

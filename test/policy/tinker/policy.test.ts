@@ -387,7 +387,7 @@ test('--resume follows the engine to a new --base-url: its saved state is loaded
   assert.ok(r.stderr.includes(`policy.baseUrl ${server.url} → ${proxy.url}`), r.stderr);
   const loads = since(mark).filter((c) => c.path === '/api/v1/load_weights');
   assert.equal(loads.length, 1);
-  assert.match(String(loads[0]!.body.path), /^tinker:\/\/model-\d+\/weights\/state-1$/);
+  assert.match(String(loads[0]!.body.path), /^tinker:\/\/model-[0-9a-f]+\/weights\/state-1$/);
   const store = RunStore.open(out, { readonly: true });
   try {
     assert.equal((store.config() as { policy: { baseUrl: string } }).policy.baseUrl, proxy.url);

@@ -1,0 +1,64 @@
+/**
+ * How the Tinker client sends `forward_backward` to one engine, and reads results:
+ *
+ *  - The engine's client config (`POST /api/v1/client/config`, what the official SDK asks before
+ *    anything else) decides, once per client: an answer means the engine serves the current SDK, which
+ *    sends forward_backward as protobuf (`application/x-protobuf`), zstd-compressed when the answer says
+ *    `proto_compress_fwdbwd: true` (src/tinker/resources/training.py). An answer with
+ *    `proto_write_fwdbwd: false` (the flag older SDKs read before writing protobuf) and an engine
+ *    without the endpoint (404: it predates the protobuf wire) get JSON.
+ *  - An engine that refuses the protobuf body anyway (415, or 422 from a JSON-only FastAPI server)
+ *    gets the same chunk again as JSON, and JSON from then on (remembered for the client's life).
+ *  - Results: `retrieve_future` for a sample or a forward_backward asks for protobuf
+ *    (`Accept: application/x-protobuf`, as the SDK does); an engine that answers JSON is read as JSON.
+ */
+import { decodeForwardBackwardOutput, decodeSampleResponse, encodeForwardBackward, PROTOBUF } from './proto-codec.ts';
+import { WIRE_LIMITS, type ForwardBackwardRequest } from './wire.ts';
+import { zstdCompress } from './zstd.ts';
+
+type Json = Record<string, unknown>;
+export type FwdBwdEncoding = 'json' | 'protobuf' | 'protobuf+zstd';
+/** The results that have a protobuf form. */
+export type ProtoResult = 'sample' | 'forward_backward';
+
+/** The statuses with which an engine says it cannot read a protobuf body. */
+const REFUSES_BODY = new Set([415, 422]);
+
+export class WireChoice {
+  private chosen?: Promise<FwdBwdEncoding>;
+
+  /** `askConfig` posts the client config request: its answer, or undefined when the engine has no such endpoint (404). */
+  constructor(private readonly askConfig: () => Promise<Json | undefined>) {}
+
+  /** The encoding for the next forward_backward (the config is asked once; a failed ask is asked again next time). */
+  encoding(): Promise<FwdBwdEncoding> {
+    this.chosen ??= this.askConfig().then(
+      (config) => (config === undefined || config.proto_write_fwdbwd === false ? 'json' : config.proto_compress_fwdbwd === true ? 'protobuf+zstd' : 'protobuf'),
+      (e: unknown) => {
+        this.chosen = undefined;
+        throw e;
+      },
+    );
+    return this.chosen;
+  }
+
+  /** Whether an HTTP status answering a protobuf body means "send JSON": then JSON is remembered. */
+  refused(encoding: FwdBwdEncoding, status: number): boolean {
+    if (encoding === 'json' || !REFUSES_BODY.has(status)) return false;
+    this.chosen = Promise.resolve('json');
+    return true;
+  }
+
+  /** The body and its headers in `encoding`. */
+  async body(request: ForwardBackwardRequest, encoding: FwdBwdEncoding): Promise<{ body: string | Uint8Array; headers: Record<string, string> }> {
+    if (encoding === 'json') return { body: JSON.stringify(request), headers: { 'content-type': 'application/json' } };
+    const bytes = encodeForwardBackward(request);
+    if (encoding === 'protobuf') return { body: bytes, headers: { 'content-type': PROTOBUF } };
+    return { body: await zstdCompress(bytes), headers: { 'content-type': PROTOBUF, 'content-encoding': 'zstd' } };
+  }
+}
+
+/** A protobuf result in the JSON shape wire.ts's schemas validate. */
+export function decodeResult(kind: ProtoResult, bytes: Uint8Array): Json {
+  return (kind === 'sample' ? decodeSampleResponse(bytes) : decodeForwardBackwardOutput(bytes, WIRE_LIMITS.datums)) as unknown as Json;
+}

@@ -1,0 +1,20 @@
+/**
+ * What one key holder can take of `serve --tinker`; each has a flag of `serve` (docs/tinker.md). Kept
+ * apart from the routes, which load the trainer, so `serve`'s flags know the defaults without it.
+ */
+export interface TinkerLimits {
+  /** Trainable models at once (`--tinker-max-models`; `unload_model` frees one). */
+  models: number;
+  /** Datums one model holds between optim_steps (`--tinker-max-pending-datums`). */
+  pendingDatums: number;
+  /** Results not yet retrieved (`--tinker-max-futures`). */
+  futures: number;
+  /** llama.cpp engines loaded for sampling, the base model's included (`--tinker-max-samplers`). */
+  samplers: number;
+  /** Saves kept per model and kind (`--tinker-keep-saves`). */
+  savesPerModel: number;
+  /** What a forward_backward body may decode to after zstd (`--max-decoded-bytes`). */
+  decodedBytes: number;
+}
+
+export const DEFAULT_TINKER_LIMITS: TinkerLimits = { models: 16, pendingDatums: 16_384, futures: 4096, samplers: 4, savesPerModel: 8, decodedBytes: 64 << 20 };

@@ -313,7 +313,7 @@ function reachGrpoTable(results: ArmResult[]): string[] {
 }
 
 /** Question kind by training prompt id, of the world a run trained on (its stored config: env seed, size). */
-function trainKinds(dir: string): Map<string, string> {
+async function trainKinds(dir: string): Promise<Map<string, string>> {
   const store = RunStore.open(dir, { readonly: true });
   let config;
   try {
@@ -321,14 +321,16 @@ function trainKinds(dir: string): Map<string, string> {
   } finally {
     store.close();
   }
-  return new Map(buildEnvironment(config).train.map((p) => [p.id, questionKind(p)]));
+  return new Map((await buildEnvironment(config)).train.map((p) => [p.id, questionKind(p)]));
 }
 
 /** Where each main arm's bare rollouts went by question kind (steps 10, 13, …, 28 of every seed). */
 async function kindTable(results: ArmResult[], o: AnalyseOptions): Promise<string[]> {
   const steps = Array.from({ length: Math.max(0, Math.ceil((o.scale.steps - WARM) / 3)) }, (_, i) => WARM + 3 * i).filter((s) => s < o.scale.steps);
   // Each arm's own world (arms may differ in env seed); the question ids of two worlds do not correspond.
-  const kindsByArm = new Map(results.filter((r) => r.runs.length > 0).map((r) => [r.arm.label, trainKinds(r.runs[0]!.dir)]));
+  const kindsByArm = new Map(
+    await Promise.all(results.filter((r) => r.runs.length > 0).map(async (r) => [r.arm.label, await trainKinds(r.runs[0]!.dir)] as const)),
+  );
   const allKinds = [...new Set([...kindsByArm.values()].flatMap((k) => [...k.values()]))].sort();
   const rows = [
     `Where the bare rollouts went, by question kind (steps ${steps.join(', ')}; all seeds): share of bare rollouts / share of those prompts whose tree is mixed; last column: selected prompts whose bare rollouts all ended after one turn (nothing to expand).`,

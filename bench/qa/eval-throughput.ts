@@ -91,7 +91,7 @@ function startScripted(k: number): Promise<{ urls: string[]; child: ChildProcess
 }
 
 const config = parseTrainConfig({ env: { kind: 'qa', datasets: 'hotpotqa:eval,2wiki:eval,musique:eval', retrieval: 'per-question' } });
-const setup = buildEnvironment(config);
+const setup = await buildEnvironment(config);
 const allPrompts = [...setup.heldOut.values()].flat();
 
 async function measure(urls: string[], concurrency: number, questions: number, model = 'scripted') {

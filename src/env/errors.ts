@@ -1,3 +1,5 @@
+import type { RestoreCost } from './types.ts';
+
 /** Misuse of an environment by calling code (not an agent's invalid action, which is an observation). */
 export class EnvError extends Error {
   override name = 'EnvError';
@@ -19,6 +21,8 @@ export class ReplayMismatch extends Error {
     readonly field: string,
     readonly recorded: string,
     readonly replayed: string,
+    /** What the replay cost until it differed (counted in the step's replay cost like any other restore). */
+    readonly cost?: RestoreCost,
   ) {
     super(
       `replaying prompt "${promptId}" differed at turn ${turn} (${field}): recorded ${clip(recorded)}, replayed ${clip(replayed)}; ` +

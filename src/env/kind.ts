@@ -30,7 +30,8 @@ export interface EnvKind<K extends string = string, S extends { kind: K } = { ki
   name: K;
   /** Strict: a field this kind does not take is an error. Its `kind` is `z.literal(name)`. */
   schema: z.ZodType<S, { kind: K }>;
-  build(settings: S, context: EnvBuildContext): EnvironmentSetup;
+  /** May be asynchronous: a server environment fetches every task's first observation (its prompt) here. */
+  build(settings: S, context: EnvBuildContext): EnvironmentSetup | Promise<EnvironmentSetup>;
   /**
    * Generated kinds make as many questions as asked: the settings with at least `n` held-out ones
    * (`trace-rl eval --questions n`). Absent for kinds that read their questions from files.

@@ -18,12 +18,13 @@ import { mathKind } from './math/kind.ts';
 import { mathWorldKind } from './math/world/kind.ts';
 import { ACCURACY, type TrajectoryMetrics } from './metrics.ts';
 import { qaKind } from './qa/kind.ts';
+import { agentGymKind, openEnvKind } from './remote/kind.ts';
 import { simulatorKind } from './simulator-kind.ts';
 import { worldKind } from './world/kind.ts';
 
 export type { EnvBuildContext, EnvironmentSetup, EnvKind } from './kind.ts';
 
-const BUILT_IN = [worldKind, simulatorKind, qaKind, bfclKind, mathKind, mathWorldKind] as const;
+const BUILT_IN = [worldKind, simulatorKind, qaKind, bfclKind, mathKind, mathWorldKind, openEnvKind, agentGymKind] as const;
 
 /** The settings of a built-in kind, defaults filled (config.env). */
 export type EnvConfig = z.output<(typeof BUILT_IN)[number]['schema']>;
@@ -44,7 +45,7 @@ export const envConfigSchema = z.preprocess(
 ) as unknown as z.ZodType<EnvConfig, unknown>;
 
 /** The environment a configuration's `env:` names, built for a run with `maxTurns` turns. */
-export function buildEnvironment(settings: { kind: string }, context: EnvBuildContext): EnvironmentSetup {
+export async function buildEnvironment(settings: { kind: string }, context: EnvBuildContext): Promise<EnvironmentSetup> {
   return envKinds.get(settings.kind).build(settings, context);
 }
 

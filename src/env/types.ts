@@ -1,4 +1,4 @@
-import type { Action, Prompt, Turn } from '../tree/types.ts';
+import type { Action, Prompt, Turn, TurnEnv } from '../tree/types.ts';
 import type { Rng } from '../util/rng.ts';
 
 /**
@@ -32,6 +32,8 @@ export interface StepOutcome<S> {
   reason?: string;
   /** True when the action was invalid (it still counts as a turn). */
   invalid?: boolean;
+  /** What a server environment reported besides the observation (raw reward, candidate actions); stored on the turn (Turn.env). */
+  env?: TurnEnv;
 }
 
 /** What the engine passes to an environment's reset and restore. */
@@ -58,6 +60,14 @@ export interface Environment<S = unknown> {
   restore(prompt: Prompt, turns: readonly Turn[], options?: EnvCallOptions): S | Promise<S>;
   /** Frees what a state holds outside the process (a server session); called once per trajectory, last state. */
   release?(state: S): void | Promise<void>;
+  /** What restoring this state cost (a server's replay of the prefix); the engine reads it once, right after restore. */
+  restoreCost?(state: S): RestoreCost | undefined;
+  /**
+   * 'roots-only': no intermediate prefix can be restored (a server environment that is not
+   * replay-deterministic, by the user's `env.branching: roots-only`): the engine offers no prefix to a
+   * strategy, so continuation budget becomes extra bare rollouts (the leftover top-up). Absent: prefixes.
+   */
+  readonly branching?: 'prefixes' | 'roots-only';
   /** The text the policy sees before its first turn (instructions + question). */
   render(prompt: Prompt): string;
   /**
@@ -67,6 +77,12 @@ export interface Environment<S = unknown> {
   parse?(text: string): { thought: string; action: Action };
   /** Turn limit of an episode, when the environment has one. */
   readonly maxTurns?: number;
+}
+
+/** The cost of one restore by replay: environment steps replayed and the wall milliseconds it took. */
+export interface RestoreCost {
+  steps: number;
+  ms: number;
 }
 
 /** Environments that know the exact success probability at any prefix (the simulator). */

@@ -58,7 +58,9 @@ export function prefixCandidates(
     if (leaf.reward !== undefined) chains.push({ nodes, r: leaf.reward });
   }
   const picked: Array<{ node: TreeNode; next: TreeNode; r: number; after: number; cost?: number; root?: true }> = [];
-  for (const { nodes, r } of chains) {
+  // An environment that cannot restore a prefix (env.branching: roots-only) offers none: its continuation budget goes to the leftover top-up.
+  const prefixChains = env.branching === 'roots-only' ? [] : chains;
+  for (const { nodes, r } of prefixChains) {
     for (let t = 1; t < nodes.length; t++)
       picked.push({ node: nodes[t - 1], next: nodes[t], r, after: nodes.length - t, ...(price ? { cost: suffixCost(nodes.slice(t), price) } : {}) });
   }

@@ -14,7 +14,7 @@ import { engineSettings, type EngineSettings } from './settings.ts';
 import { emptyStepRefusal, StepBudget } from './step-budget.ts';
 import { StepTally } from './step-tally.ts';
 import { StepTrajectories } from './step-trajectories.ts';
-import { EngineError, type Allocator, type StepOptions, type StepResult, type StrategyRoots } from './step-options.ts';
+import { addReplayCost, addReplayMismatches, EngineError, type Allocator, type StepOptions, type StepResult, type StrategyRoots } from './step-options.ts';
 import type { TrajectoryContext } from './trajectory.ts';
 
 /**
@@ -58,6 +58,7 @@ class StepRun<S> {
   private readonly budget: StepBudget;
   private readonly tally = new StepTally();
   private readonly trajectories: StepTrajectories<S>;
+  private readonly replayCost: StepResult['replayCost'] = { restores: 0, steps: 0, ms: 0 };
   private readonly semaphore: Semaphore;
   private readonly trees = new Map<string, RolloutTree>();
   private readonly contexts = new Map<string, TrajectoryContext<S>>();
@@ -165,6 +166,8 @@ class StepRun<S> {
     }
     this.budget.ledger.absorb(out.spend);
     this.tally.absorb(out);
+    addReplayMismatches(this.tally.replayMismatches, out.replayMismatches);
+    addReplayCost(this.replayCost, out.replayCost);
   }
 
   /** One root round's plan, timed with the caller's clock (the root solve is allocation, not rollout). */
@@ -252,6 +255,7 @@ class StepRun<S> {
         parseAction,
         onRetry: (key, attempt, error, delayMs) => this.emit({ kind: 'retry', key, attempt, error, delayMs, progress: this.tally.snapshot() }),
         onTurn: () => void this.tally.progress.turns++,
+        onRestore: (cost) => addReplayCost(this.replayCost, { restores: 1, ...cost }),
         ...(admission ? { covers: admission.admit.bind(admission) } : {}),
       };
       this.contexts.set(p.id, ctx);
@@ -278,6 +282,7 @@ class StepRun<S> {
       ledger: this.budget.ledger,
       rootPlanMs: this.rootPlanMs,
       replayMismatches: this.tally.replayMismatches,
+      replayCost: this.replayCost,
     };
   }
 }

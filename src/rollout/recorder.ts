@@ -40,6 +40,14 @@ const stepRecordSchema = z.object({
   score: z.number().optional(),
   reason: z.string().optional(),
   invalid: z.boolean().optional(),
+  env: z
+    .object({
+      reward: z.number().optional(),
+      candidates: z
+        .object({ search: z.array(z.string()), answer: z.array(z.string()), tool: z.array(z.object({ type: z.string(), input: z.string() })).optional() })
+        .optional(),
+    })
+    .optional(),
 });
 
 export const tapeEntrySchema = z.discriminatedUnion('kind', [
@@ -133,6 +141,7 @@ function stripState<S>(o: StepOutcome<S>): StepRecord {
   if (o.score !== undefined) record.score = o.score;
   if (o.reason !== undefined) record.reason = o.reason;
   if (o.invalid !== undefined) record.invalid = o.invalid;
+  if (o.env !== undefined) record.env = o.env;
   return record;
 }
 

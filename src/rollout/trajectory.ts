@@ -1,5 +1,5 @@
 import type { TrajectoryKind } from '../budget/index.ts';
-import { parseTurn, ReplayMismatch } from '../env/index.ts';
+import { parseTurn, ReplayMismatch, type RestoreCost } from '../env/index.ts';
 import { addTurn, childId, endTrajectory, turnsTo } from '../tree/index.ts';
 import type { Action, EndReason, RolloutTree, Turn, TurnError } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
@@ -22,6 +22,8 @@ export interface TrajectoryContext<S> extends CallContext<S> {
   rng: Rng;
   parseAction?: ActionParser;
   onTurn(): void;
+  /** A prefix was restored by replay (env.restoreCost), or a replay differed after spending this. */
+  onRestore?(cost: RestoreCost): void;
 }
 
 /** Where a trajectory starts: below `fromId` (root or prefix node), in child slot `slot`. */
@@ -125,6 +127,8 @@ class Episode<S> {
     return first.then(
       (state) => {
         this.setFirst(state);
+        const cost = this.turns.length > 0 ? ctx.env.restoreCost?.(state) : undefined;
+        if (cost) ctx.onRestore?.(cost);
         return undefined;
       },
       (e: unknown) => this.beginFailed(e),
@@ -142,7 +146,10 @@ class Episode<S> {
    * refused the session): the trajectory fails with an error node naming it, as a failed tool step does.
    */
   private beginFailed(e: unknown): TrajectoryResult {
-    if (e instanceof ReplayMismatch) return { ...this.endWithoutNode('error'), replayMismatch: e };
+    if (e instanceof ReplayMismatch) {
+      if (e.cost) this.ctx.onRestore?.(e.cost);
+      return { ...this.endWithoutNode('error'), replayMismatch: e };
+    }
     if (this.ctx.signal?.aborted) return this.endWithoutNode('cancelled');
     const message = e instanceof Error ? e.message : String(e);
     const what = this.turns.length > 0 ? 'restoring the prefix' : 'resetting the environment';
@@ -204,6 +211,7 @@ class Episode<S> {
     const { record, state: next } = stepped.value;
     if (next !== undefined) this.state = next;
     turn.observation = record.observation;
+    if (record.env) turn.env = record.env;
     const node = addTurn(ctx.tree, this.parentId, turn, { origin: this.start.origin, slot: this.slot });
     ctx.onTurn();
     this.turns.push(turn);

@@ -36,7 +36,7 @@ export async function buildComponents(config: TrainConfig, options: BuildOptions
       'config.policy.kind: openai is a server whose weights trace-rl train cannot update; serve its rollouts to an external trainer with trace-rl rollout (docs/export.md)',
     );
   const predictor = await buildPredictor(config);
-  const setup = buildEnvironment(config);
+  const setup = await buildEnvironment(config);
   const { train, test } = setup;
   // A policy trained elsewhere, else the policy of an environment that the configured kind does not replace (the simulator, BFCL): used untrained.
   const given = options.policy ?? envFixedPolicy(config.env.kind, setup, config.policy.kind);

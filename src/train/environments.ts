@@ -7,6 +7,6 @@ import type { TrainConfig } from './config.ts';
 
 export type { EnvironmentSetup };
 
-export function buildEnvironment(config: Pick<TrainConfig, 'env' | 'engine'>): EnvironmentSetup {
+export function buildEnvironment(config: Pick<TrainConfig, 'env' | 'engine'>): Promise<EnvironmentSetup> {
   return buildFromSettings(config.env, { maxTurns: config.engine.maxTurns });
 }

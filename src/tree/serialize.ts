@@ -23,6 +23,14 @@ const turnSchema = z.object({
   error: z
     .object({ code: z.enum(['timeout', 'server_error', 'parse_error', 'context_overflow', 'tool_error', 'budget', 'cancelled']), message: z.string() })
     .optional(),
+  env: z
+    .object({
+      reward: z.number().optional(),
+      candidates: z
+        .object({ search: z.array(z.string()), answer: z.array(z.string()), tool: z.array(z.object({ type: z.string(), input: z.string() })).optional() })
+        .optional(),
+    })
+    .optional(),
 });
 
 const nodeSchema = z.object({

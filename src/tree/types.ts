@@ -58,6 +58,26 @@ export interface Turn {
   /** Log-probability of the whole action under the behaviour policy, when the policy reports it. */
   logprob?: number;
   error?: TurnError;
+  /**
+   * What an environment served over the wire reported at this turn besides the observation (env/remote):
+   * its raw reward for the step, which a replay of the prefix is checked against, and the candidate
+   * actions it listed for the next turn, kept so the embedded policy's choice set stays a pure function
+   * of (prompt, turns). Absent for in-process environments.
+   */
+  env?: TurnEnv;
+}
+
+/** Candidate actions an environment listed at a state: entity names to search, spans to answer, other actions. */
+export interface TurnCandidates {
+  search: string[];
+  answer: string[];
+  tool?: Action[];
+}
+
+/** See Turn.env. */
+export interface TurnEnv {
+  reward?: number;
+  candidates?: TurnCandidates;
 }
 
 /** Which kind of trajectory created a node. */

@@ -21,9 +21,20 @@
  *    counts as a turn, and does not throw; a run of them ends at the turn limit with reward 0, and a
  *    step after the end is misuse (a named error such as EnvError);
  *  - every episode ends within `maxTurns` with a reward in {0, 1}.
+ *
+ * With `states: 'sessions'` (an environment whose state lives in a server, env/remote) the states are
+ * handles on server sessions, restored by replay, so the checks are what replay promises instead:
+ *  - restore replays every intermediate prefix: stepping the restored state with the recorded action
+ *    gives the recorded observation, reward and end, and the restore reports its cost (t steps);
+ *  - a record that differs from what the server answers (an observation, a reward) makes restore throw
+ *    ReplayMismatch naming the turn and the field;
+ *  - determinism, the turn limit and failure as data as above (invalidity is the server's to say: an
+ *    unusable action must come back as an observation that counts as a turn, not as a throw);
+ *  - every state is released: `openSessions()` is 0 after each check.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ReplayMismatch } from '../../src/env/errors.ts';
 import type { Environment } from '../../src/env/types.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import type { Action, Prompt } from '../../src/tree/types.ts';
@@ -44,6 +55,10 @@ export interface EnvironmentContractOptions<S> {
   toolCalls?: () => number;
   /** Frees what `make` built (servers, files). */
   dispose?: (env: Environment<S>) => Promise<void> | void;
+  /** 'values' (default): states are values, restored without a tool call. 'sessions': handles on server sessions, restored by replay. */
+  states?: 'values' | 'sessions';
+  /** Sessions: how many the environment holds open now (0 once every state is released). */
+  openSessions?: (env: Environment<S>) => number;
 }
 
 /** Actions no environment can execute: each must come back as an invalid observation. */
@@ -63,6 +78,10 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
   };
   const withEnv = (fn: (env: Environment<S>) => Promise<void>) => withInstances(1, options.make, options.dispose, ([env]) => fn(env!));
 
+  if (options.states === 'sessions') {
+    sessionContract(name, options, play, withEnv);
+    return;
+  }
   describe(`environment contract: ${name}`, () => {
     test('restore equals replay at every prefix, makes no tool call, and a continuation sees the same observations', () =>
       withEnv(async (env) => {
@@ -150,6 +169,109 @@ export function environmentContract<S>(name: string, options: EnvironmentContrac
           (e: unknown) => e instanceof Error && e.name !== 'Error',
           'a step after the end is misuse: a named error',
         );
+      }));
+  });
+}
+
+/** The contract for environments whose states are server sessions (see the header). */
+function sessionContract<S>(
+  name: string,
+  options: EnvironmentContractOptions<S>,
+  play: (env: Environment<S>, seed: number) => Promise<Array<Episode<S>>>,
+  withEnv: (fn: (env: Environment<S>) => Promise<void>) => Promise<void>,
+): void {
+  const n = options.episodes ?? 3;
+  const allReleased = (env: Environment<S>, what: string) => {
+    if (options.openSessions) assert.equal(options.openSessions(env), 0, `${what}: every state is released`);
+  };
+  describe(`environment contract (server sessions): ${name}`, () => {
+    test('restore replays every prefix: the restored state steps to the recorded observation, reward and end, and reports its cost', () =>
+      withEnv(async (env) => {
+        assert.ok(options.prompts.length > 0, 'the contract needs prompts');
+        const episodes = await play(env, 1);
+        let replayed = 0;
+        for (const [i, prompt] of options.prompts.entries()) {
+          for (const ep of episodes.slice(i * n, (i + 1) * n)) {
+            for (let t = 0; t < ep.turns.length; t++) {
+              const state = await env.restore(prompt, ep.turns.slice(0, t));
+              assert.equal(env.restoreCost?.(state)?.steps, t, `${prompt.id}: restoring ${t} turns replays ${t} steps (restoreCost)`);
+              const again = await env.step(state, ep.turns[t]!.action);
+              assert.equal(again.observation, ep.turns[t]!.observation, `${prompt.id}: observation of turn ${t} after restoring ${t} turns`);
+              assert.deepEqual(again.env?.reward, ep.turns[t]!.env?.reward, `${prompt.id}: raw reward of turn ${t} after restore`);
+              assert.equal(again.done, t === ep.turns.length - 1, `${prompt.id}: end after turn ${t}`);
+              if (again.done) assert.deepEqual([again.reward, again.score], [ep.last.reward, ep.last.score], `${prompt.id}: the end's reward after restore`);
+              await env.release?.(again.state);
+              replayed += t;
+            }
+          }
+        }
+        assert.ok(replayed > 0, 'some episode had an intermediate prefix to replay');
+        allReleased(env, 'after the replays');
+      }));
+
+    test('a record the server does not reproduce is a ReplayMismatch naming the turn and the field', () =>
+      withEnv(async (env) => {
+        const prompt = options.prompts[0]!;
+        const ep = (await play(env, 5)).find((e) => e.turns.length >= 2) ?? (await play(env, 6)).find((e) => e.turns.length >= 2);
+        assert.ok(ep, 'an episode with two turns or more');
+        const forged = ep.turns.map((t, i) => (i === 0 ? { ...t, observation: `${t.observation} (not what the server said)` } : t));
+        await assert.rejects(
+          async () => env.restore(prompt, forged.slice(0, 1)),
+          (e: unknown) => e instanceof ReplayMismatch && e.turn === 0 && e.field === 'observation',
+        );
+        if (ep.turns[0]!.env?.reward !== undefined) {
+          const wrongReward = [{ ...ep.turns[0]!, env: { ...ep.turns[0]!.env, reward: ep.turns[0]!.env.reward + 0.5 } }];
+          await assert.rejects(
+            async () => env.restore(prompt, wrongReward),
+            (e: unknown) => e instanceof ReplayMismatch && e.field === 'reward',
+          );
+        }
+        allReleased(env, 'after the mismatches');
+      }));
+
+    test('determinism under a seed: two fresh instances give the same renders and episodes', () =>
+      withInstances(2, options.make, options.dispose, async ([a, b]) => {
+        assert.deepEqual(
+          options.prompts.map((p) => b!.render(p)),
+          options.prompts.map((p) => a!.render(p)),
+        );
+        const [ea, eb] = [await play(a!, 3), await play(b!, 3)];
+        assert.deepEqual(
+          eb.map((e) => [e.turns, e.last]),
+          ea.map((e) => [e.turns, e.last]),
+        );
+      }));
+
+    test('every episode ends within the turn limit with a reward in {0, 1}', () =>
+      withEnv(async (env) => {
+        for (const ep of await play(env, 4)) {
+          assert.equal(ep.last.done, true);
+          if (env.maxTurns !== undefined) assert.ok(ep.turns.length <= env.maxTurns, `${ep.turns.length} turns > ${env.maxTurns}`);
+          assert.ok(ep.last.reward === 0 || ep.last.reward === 1, `reward ${ep.last.reward}`);
+        }
+        allReleased(env, 'after the episodes');
+      }));
+
+    test('failure as data: an unusable action is an observation that counts as a turn; the turn limit ends with reward 0; stepping past the end is misuse', () =>
+      withEnv(async (env) => {
+        const prompt = options.prompts[0]!;
+        const unusable = env.parse ? env.parse('%% not a turn %%').action : UNUSABLE[0]!;
+        let state: S = await env.reset(prompt);
+        const limit = env.maxTurns ?? 1;
+        for (let t = 1; t <= limit; t++) {
+          const o = await env.step(state, unusable);
+          assert.equal(typeof o.observation, 'string');
+          state = o.state;
+          if (t < limit) assert.equal(o.done, false, `turn ${t} of ${limit}`);
+          else assert.deepEqual([o.done, o.reward], [true, 0]);
+        }
+        await assert.rejects(
+          env.step(state, unusable),
+          (e: unknown) => e instanceof Error && e.name !== 'Error',
+          'a step after the end is misuse: a named error',
+        );
+        await env.release?.(state);
+        allReleased(env, 'after the unusable actions');
       }));
   });
 }

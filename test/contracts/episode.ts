@@ -54,10 +54,15 @@ export async function playEpisode<S>(
       ...(out.tokens ? { tokens: out.tokens } : {}),
       ...(out.entropy !== undefined ? { entropy: out.entropy } : {}),
       ...(out.logprob !== undefined ? { logprob: out.logprob } : {}),
+      ...(step.env !== undefined ? { env: step.env } : {}),
     });
     state = step.state;
     states.push(state);
-    if (step.done) return { turns, states, last: { done: true, reward: step.reward, score: step.score, reason: step.reason } };
+    if (step.done) {
+      // A server session's state is freed when its episode ends, as the engine does (in-process states hold nothing).
+      await env.release?.(state);
+      return { turns, states, last: { done: true, reward: step.reward, score: step.score, reason: step.reason } };
+    }
   }
 }
 

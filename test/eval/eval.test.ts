@@ -113,7 +113,7 @@ test('CLI: every environment kind evaluates through one command; --json prints o
 
 test('a partial last line (killed writer) is cut off; results per question do not depend on concurrency', async () => {
   const config = parseTrainConfig({ env: { kind: 'world', questions: 200 } });
-  const setup = buildEnvironment(config);
+  const setup = await buildEnvironment(config);
   const suite = { kind: 'world', env: setup.env, datasets: new Map([['world', setup.test.slice(0, 16)]]) };
   const run = async (dir: string, concurrency: number) => {
     const policy = new EmbeddedPolicy({ candidates: setup.candidates! });
@@ -133,7 +133,7 @@ test('a partial last line (killed writer) is cut off; results per question do no
 
 test('a resumed evaluation scores the questions it kept from their stored trees (records written before a metric existed)', async () => {
   const config = parseTrainConfig({ env: { kind: 'world', questions: 200 } });
-  const setup = buildEnvironment(config);
+  const setup = await buildEnvironment(config);
   const suite = { kind: 'world', env: setup.env, datasets: new Map([['world', setup.test.slice(0, 8)]]) };
   const dir = tmp();
   const a = await runEval({

@@ -17,7 +17,7 @@ import { SumEnv, sumKind, sumPolicies, sumPrompts } from './sum-env.ts';
 
 registerEnvKind(sumKind, sumPolicies);
 
-const setup = sumKind.build({ kind: 'sum', seed: 1, questions: 20 }, { maxTurns: 3 });
+const setup = await sumKind.build({ kind: 'sum', seed: 1, questions: 20 }, { maxTurns: 3 });
 environmentContract('sum (the example kind)', {
   make: () => new SumEnv(3),
   prompts: sumPrompts(1, 5),

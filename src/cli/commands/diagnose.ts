@@ -109,7 +109,7 @@ async function setUp(opts: DiagnoseFlags, sizes: Sizes) {
       `--prompts ${prompts} × --k ${k} × (1 + --rollouts ${rollouts} × (turn limit ${maxTurns} − 1)) = up to ${total} trajectories, above the limit of ${L.trajectories}; lower --prompts, --k, --rollouts or --max-turns`,
     );
   if (opts.html !== undefined) checkPageTarget(opts.html);
-  const suite = buildSuite(config, split, undefined);
+  const suite = await buildSuite(config, split, undefined);
   const sample = samplePrompts(suite.datasets, prompts, seed, split);
   // The warm start is training's behaviour cloning: a policy kind that takes policy.warmStart, on the world, where the demonstrations come from.
   if (opts.warmStart && (!policyKindsTaking('warmStart').includes(opts.policy) || run || !(suite.env instanceof WorldEnv)))

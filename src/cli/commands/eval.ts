@@ -72,7 +72,7 @@ export function register(program: Command): void {
 
       const run = opts.run ? openRun(opts.run, opts.policy) : undefined;
       const config = evalConfig(opts, run?.config, engine, questions);
-      const suite = buildSuite(config, opts.split as 'held-out' | 'all', questions);
+      const suite = await buildSuite(config, opts.split as 'held-out' | 'all', questions);
       const { policy, about } = await buildPolicy(opts, suite, run, temperature, config);
       const out = path.resolve(opts.out ?? path.join('runs', `eval-${opts.policy}-${config.env.kind}`));
       // Said even with --quiet: without --out the results land in a folder the user did not name.
@@ -109,7 +109,7 @@ export function register(program: Command): void {
 async function evaluate(
   opts: EvalFlags,
   e: {
-    suite: ReturnType<typeof buildSuite>;
+    suite: Suite;
     policy: Policy;
     about: PolicyAbout;
     config: TrainConfig;
@@ -255,10 +255,10 @@ function setDatasets(raw: Record<string, unknown>, kind: string, datasets: strin
 /** Held-out (or all) questions per dataset, at most `questions` each. */
 type Suite = EvalSuite & { setup: EnvironmentSetup; scope: string[] };
 
-export function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): Suite {
+export async function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): Promise<Suite> {
   let setup;
   try {
-    setup = buildEnvironment(config);
+    setup = await buildEnvironment(config);
   } catch (e) {
     throw new UsageError(`cannot build the ${config.env.kind} environment: ${(e as Error).message}`);
   }

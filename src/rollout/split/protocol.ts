@@ -5,6 +5,7 @@ import type { Policy } from '../../policy/types.ts';
 import type { Prompt, RolloutTree, TurnError } from '../../tree/index.ts';
 import type { Scorer } from '../candidates.ts';
 import type { Progress } from '../events.ts';
+import type { StepResult } from '../step-options.ts';
 import type { EngineSettings } from '../settings.ts';
 import type { ActionParser } from '../trajectory.ts';
 
@@ -91,6 +92,8 @@ export interface ResultMessage {
   spend: Spend;
   progress: Progress;
   failures: Partial<Record<TurnError['code'], number>>;
+  replayMismatches: StepResult['replayMismatches'];
+  replayCost: StepResult['replayCost'];
   /** The worker's CPU microseconds (user + system) and wall milliseconds for this task. */
   cpuUs: number;
   wallMs: number;

@@ -6,7 +6,7 @@ import { runStep } from '../engine.ts';
 import { addProgress, emptyProgress, type Progress } from '../events.ts';
 import type { RemoteRound, RemoteRoundInput, RemoteRoundOutcome } from '../remote-round.ts';
 import { engineSettings } from '../settings.ts';
-import type { StepOptions, StepResult } from '../step-options.ts';
+import { addReplayCost, addReplayMismatches, type StepOptions, type StepResult } from '../step-options.ts';
 import { SplitRefused } from './refusal.ts';
 import { partitionPlan, type Share } from './partition.ts';
 import type { ResultMessage, StepPartsSpec, TaskMessage } from './protocol.ts';
@@ -138,7 +138,15 @@ async function runShares<S>(options: StepOptions<S>, split: SplitOptions, pool: 
         }
       }),
     );
-    if (input.signal.aborted) return { trees: [], spend: emptySpend(), progress: emptyProgress(), failures: {} };
+    if (input.signal.aborted)
+      return {
+        trees: [],
+        spend: emptySpend(),
+        progress: emptyProgress(),
+        failures: {},
+        replayMismatches: { byPrompt: {} },
+        replayCost: { restores: 0, steps: 0, ms: 0 },
+      };
     if (failure) throw failure;
     return merge(
       answers.filter((a): a is ResultMessage => a !== undefined),
@@ -169,7 +177,11 @@ function merge(answers: readonly ResultMessage[], shares: readonly Share[]): Rem
   const spend = emptySpend();
   const progress = emptyProgress();
   const failures: RemoteRoundOutcome['failures'] = {};
+  const replayMismatches: RemoteRoundOutcome['replayMismatches'] = { byPrompt: {} };
+  const replayCost: RemoteRoundOutcome['replayCost'] = { restores: 0, steps: 0, ms: 0 };
   for (const a of answers) {
+    addReplayMismatches(replayMismatches, a.replayMismatches);
+    addReplayCost(replayCost, a.replayCost);
     trees.push(...a.trees);
     for (const k of Object.keys(spend) as Array<keyof typeof spend>) spend[k] += a.spend[k];
     addProgress(progress, a.progress);
@@ -183,7 +195,7 @@ function merge(answers: readonly ResultMessage[], shares: readonly Share[]): Rem
       -1,
       `the workers' trees do not match the plan: ${missing.length} planned prompts without a tree (${missing.slice(0, 5).join(', ')}), ${trees.length - got.size} duplicates`,
     );
-  return { trees, spend, progress, failures };
+  return { trees, spend, progress, failures, replayMismatches, replayCost };
 }
 
 /** A share in an error message: its first prompt ids and its size. */

@@ -97,6 +97,8 @@ async function runTask(parts: StepParts, task: TaskMessage): Promise<WorkerMessa
     spend: res.spend,
     progress: res.progress,
     failures: res.failures,
+    replayMismatches: res.replayMismatches,
+    replayCost: res.replayCost,
     cpuUs: cpu.user + cpu.system,
     wallMs,
     peakRssMB: process.resourceUsage().maxRSS / 1024,

@@ -94,14 +94,14 @@ describe('math world', () => {
 
 test('held-out rows: math-world per difficulty, math per dataset (the environment registry)', async () => {
   const { buildEnvironment } = await import('../../../src/train/environments.ts');
-  const w = buildEnvironment(parseTrainConfig({ seed: 3, env: { kind: 'math-world', math: { problems: 200 } } }));
+  const w = await buildEnvironment(parseTrainConfig({ seed: 3, env: { kind: 'math-world', math: { problems: 200 } } }));
   assert.deepEqual([...w.heldOut.keys()], ['math-world-1step', 'math-world-2step', 'math-world-3step', 'math-world-4step'], 'one row per difficulty');
   assert.equal(
     [...w.heldOut.values()].reduce((a, d) => a + d.length, 0),
     w.test.length,
     'every held-out problem in one row',
   );
-  const m = buildEnvironment(parseTrainConfig({ env: { kind: 'math', math: { testDataset: 'aime24' } } }));
+  const m = await buildEnvironment(parseTrainConfig({ env: { kind: 'math', math: { testDataset: 'aime24' } } }));
   assert.deepEqual(
     [...m.heldOut].map(([k, v]) => [k, v.length]),
     [['aime24', 30]],

@@ -1,0 +1,93 @@
+/**
+ * AgentGym's environment-server protocol (WooooDyy/AgentGym: each agentenv-NAME folder's server.py), as pure
+ * functions: the requests a client sends and the reading of the answers. One environment id is one
+ * session on the server:
+ *   POST /create                      → the new id: a number, or {"id": n, "observation", …}
+ *   POST /reset {id, data_idx}        → {"id", "observation", "reward", "done"} (some servers: the observation text)
+ *   POST /step {id, action}           → {"observation", "reward", "done"} (+ "info" on some servers)
+ *   GET  /observation?id=n            → the current observation text
+ *   POST /close {id}                  (not every server has it: a 404 there is no failure)
+ * Servers report their own failures as HTTP 200 with {"error": "..."} (the environment wrappers catch
+ * every exception); FastAPI's validation errors are HTTP 422 {"detail"}. No route saves or restores an
+ * environment's state: a prefix is reached again by replay.
+ */
+import { z } from 'zod';
+import { clipped, jsonRecord, RemoteProtocolError, RemoteServerError, rewardOf, type RemoteReply } from './reply.ts';
+
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  /** Path and query, e.g. `/observation?id=3`. */
+  path: string;
+  body?: Record<string, unknown>;
+}
+
+export type AgentGymId = number | string;
+
+export const agentGymRequests = {
+  create: (): HttpRequest => ({ method: 'POST', path: '/create', body: {} }),
+  /** A task's parameters (`{data_idx: n}` for an index) go into the body beside the id. */
+  reset: (id: AgentGymId, params: Record<string, unknown>): HttpRequest => ({ method: 'POST', path: '/reset', body: { ...params, id } }),
+  step: (id: AgentGymId, action: string): HttpRequest => ({ method: 'POST', path: '/step', body: { id, action } }),
+  observation: (id: AgentGymId): HttpRequest => ({ method: 'GET', path: `/observation?id=${encodeURIComponent(String(id))}` }),
+  close: (id: AgentGymId): HttpRequest => ({ method: 'POST', path: '/close', body: { id } }),
+};
+
+/** The server's own error payload (`{"error": "..."}` with HTTP 200), thrown as RemoteServerError. */
+function refuseError(raw: unknown, where: string): void {
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && 'error' in raw) {
+    const e = (raw as { error: unknown }).error;
+    throw new RemoteServerError(`${where}: the server refused: ${clipped(typeof e === 'string' ? e : JSON.stringify(e))}`);
+  }
+}
+
+const id = z.union([z.number().int().nonnegative(), z.string().min(1).max(200)]);
+
+/** The id /create answered. */
+export function parseAgentGymCreate(raw: unknown, where: string): AgentGymId {
+  refuseError(raw, where);
+  const direct = id.safeParse(raw);
+  if (direct.success) return direct.data;
+  const wrapped = z.object({ id }).passthrough().safeParse(raw);
+  if (wrapped.success) return wrapped.data.id;
+  throw new RemoteProtocolError(`${where}: /create answered neither an id nor {"id": …}: ${clipped(JSON.stringify(raw) ?? String(raw))}`);
+}
+
+const replyObject = z
+  .object({
+    observation: z.string().optional(),
+    // WebShop's server names it `state`.
+    state: z.string().optional(),
+    reward: z.unknown().optional(),
+    done: z.boolean().optional(),
+    info: jsonRecord.nullable().optional(),
+  })
+  .passthrough();
+
+/**
+ * A /reset or /step answer. `observation` may be missing from a reset answer (servers that answer
+ * only the id): then undefined is returned and the caller asks GET /observation.
+ */
+export function parseAgentGymReply(raw: unknown, where: string, kind: 'reset' | 'step'): RemoteReply | undefined {
+  refuseError(raw, where);
+  if (typeof raw === 'string') return { observation: raw, done: false, info: {} };
+  const o = replyObject.safeParse(raw);
+  if (!o.success)
+    throw new RemoteProtocolError(`${where}: /${kind} answered ${clipped(JSON.stringify(raw) ?? String(raw))}; expected {"observation", "reward", "done"}`);
+  const text = o.data.observation ?? o.data.state;
+  if (text === undefined) {
+    if (kind === 'reset') return undefined;
+    throw new RemoteProtocolError(`${where}: /step answered no "observation" text`);
+  }
+  if (kind === 'step' && o.data.done === undefined) throw new RemoteProtocolError(`${where}: /step answered no "done"`);
+  const reward = rewardOf(o.data.reward, where);
+  return { observation: text, ...(reward === undefined ? {} : { reward }), done: o.data.done ?? false, info: o.data.info ?? {} };
+}
+
+/** GET /observation's answer: the text (a JSON string), or {"observation": text}. */
+export function parseAgentGymObservation(raw: unknown, where: string): string {
+  refuseError(raw, where);
+  if (typeof raw === 'string') return raw;
+  const o = z.object({ observation: z.string() }).passthrough().safeParse(raw);
+  if (o.success) return o.data.observation;
+  throw new RemoteProtocolError(`${where}: /observation answered ${clipped(JSON.stringify(raw) ?? String(raw))}; expected the observation text`);
+}

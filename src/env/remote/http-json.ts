@@ -1,0 +1,94 @@
+/**
+ * JSON over HTTP for server environments, with every answer bounded: the body is read in chunks and
+ * refused past the limit (declared or not), and the whole exchange past the timeout. A request that
+ * never reached the server (refused, reset, timed out) is a SessionLost; an HTTP error status is the
+ * server's refusal (RemoteServerError, with its `detail` or `error` text).
+ */
+import { clipped, RemoteProtocolError, RemoteServerError } from './reply.ts';
+import { SessionLost, type RemoteLimits } from './session.ts';
+
+export async function getJson(url: string, limits: RemoteLimits, where: string, signal?: AbortSignal): Promise<unknown> {
+  return exchange(url, { method: 'GET' }, limits, where, signal);
+}
+
+export async function postJson(url: string, body: unknown, limits: RemoteLimits, where: string, signal?: AbortSignal): Promise<unknown> {
+  return exchange(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }, limits, where, signal);
+}
+
+/** An HTTP status the server answered with (for callers that tolerate one, e.g. a missing /close). */
+export class HttpStatusError extends RemoteServerError {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message, `http_${status}`);
+  }
+}
+
+async function exchange(url: string, init: RequestInit, limits: RemoteLimits, where: string, signal?: AbortSignal): Promise<unknown> {
+  const timeout = AbortSignal.timeout(limits.timeoutMs);
+  const any = signal ? AbortSignal.any([timeout, signal]) : timeout;
+  const path = new URL(url).pathname;
+  let res: Response;
+  try {
+    res = await fetch(url, { ...init, signal: any, redirect: 'error' });
+  } catch (e) {
+    if (signal?.aborted) throw signal.reason;
+    if (timeout.aborted) throw new SessionLost(`${where}: ${init.method} ${path}: no answer within ${limits.timeoutMs} ms (env.timeoutMs)`);
+    throw new SessionLost(`${where}: ${init.method} ${path}: ${causeOf(e)}`);
+  }
+  let text: string;
+  try {
+    text = await boundedText(res, limits.maxReplyBytes, `${where}: ${init.method} ${path}`);
+  } catch (e) {
+    if (signal?.aborted) throw signal.reason;
+    if (timeout.aborted) throw new SessionLost(`${where}: ${init.method} ${path}: the answer did not arrive within ${limits.timeoutMs} ms (env.timeoutMs)`);
+    throw e;
+  }
+  if (!res.ok) {
+    let detail = text;
+    try {
+      const j = JSON.parse(text) as { detail?: unknown; error?: unknown };
+      const d = j.detail ?? j.error;
+      if (d !== undefined) detail = typeof d === 'string' ? d : JSON.stringify(d);
+    } catch {
+      // not JSON: the text itself
+    }
+    throw new HttpStatusError(`${where}: ${init.method} ${path} answered HTTP ${res.status}: ${clipped(detail)}`, res.status);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new RemoteProtocolError(`${where}: ${init.method} ${path} answered something that is not JSON (${(e as Error).message}): ${clipped(text)}`);
+  }
+}
+
+function causeOf(e: unknown): string {
+  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (e as Error).message;
+}
+
+/** The body as text, refused past `maxBytes` (a declared length is checked before reading). */
+async function boundedText(res: Response, maxBytes: number, where: string): Promise<string> {
+  const refuse = (n: number) => new RemoteProtocolError(`${where}: the answer is larger than ${maxBytes} bytes (${n} so far; env.maxReplyBytes); refused`);
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw refuse(declared);
+  }
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let seen = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    seen += value.byteLength;
+    if (seen > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw refuse(seen);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,96 @@
+/**
+ * What a server environment answers to a reset or a step, whichever protocol carried it (OpenEnv,
+ * AgentGym), and the project's reading of its side channel (`metadata` in OpenEnv, `info` in AgentGym):
+ * candidate actions, why the episode ended, whether the action was invalid. Pure functions: the
+ * conformance test drives them with recorded answers.
+ */
+import { z } from 'zod';
+import type { TurnCandidates } from '../../tree/types.ts';
+
+/** One answer of a server, read out of its protocol's envelope. */
+export interface RemoteReply {
+  /** The observation's text (the prompt, at reset). */
+  observation: string;
+  /** The server's raw reward for the step (absent when it sent none). */
+  reward?: number;
+  done: boolean;
+  /** The side channel (OpenEnv `metadata`, AgentGym `info`); {} when none. */
+  info: Record<string, unknown>;
+}
+
+/** A server answered something no protocol reading accepts: the message names the server and the field. */
+export class RemoteProtocolError extends Error {
+  override name = 'RemoteProtocolError';
+}
+
+/** The server said no (an error envelope, an HTTP error): the message is the server's, bounded. */
+export class RemoteServerError extends Error {
+  override name = 'RemoteServerError';
+  constructor(
+    message: string,
+    /** The server's error code, where it gave one (OpenEnv's CAPACITY_REACHED, …). */
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Longest server text kept in an error message. */
+const MESSAGE_CHARS = 300;
+
+export function clipped(text: string): string {
+  return text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS - 3)}...` : text;
+}
+
+/** A JSON value, bounded in depth by the parser that produced it (JSON.parse of a bounded text). */
+export const jsonRecord = z.record(z.string(), z.unknown());
+
+const candidateList = z.array(z.string().max(10_000)).max(1000);
+const candidateAction = z.object({ type: z.string().min(1).max(200), input: z.string().max(10_000) }).strict();
+/**
+ * Candidate actions as a server may list them: a list of action texts (each sent as it is, e.g.
+ * AgentGym's `click[Buy Now]`), or the Search-R1 split `{search, answer}` (with other actions as `tool`).
+ */
+const candidatesSchema = z.union([
+  candidateList.transform((texts): TurnCandidates => ({ search: [], answer: [], tool: texts.map((input) => ({ type: 'act', input })) })),
+  z
+    .object({ search: candidateList.default([]), answer: candidateList.default([]), tool: z.array(candidateAction).max(1000).optional() })
+    .strict()
+    .transform((c): TurnCandidates => ({ search: c.search, answer: c.answer, ...(c.tool ? { tool: c.tool } : {}) })),
+]);
+
+/** What the project reads from a reply's side channel (each field optional, each checked). */
+export interface ReplyInfo {
+  candidates?: TurnCandidates;
+  /** Why the episode ended ('answer', 'turn_limit', …), when the server says. */
+  reason?: string;
+  invalid?: boolean;
+}
+
+/**
+ * The side channel's known fields: `candidates` (see candidatesSchema), `reason` (a short word),
+ * `invalid` (a boolean). A known field of the wrong shape is an error naming it (a server that means
+ * to list candidates and lists them wrongly should hear so); unknown fields are ignored.
+ */
+export function replyInfo(info: Record<string, unknown>, where: string): ReplyInfo {
+  const out: ReplyInfo = {};
+  if (info.candidates !== undefined && info.candidates !== null) {
+    const c = candidatesSchema.safeParse(info.candidates);
+    if (!c.success)
+      throw new RemoteProtocolError(
+        `${where}: candidates must be a list of action texts or {search: [...], answer: [...]} (${c.error.issues[0]?.message ?? 'bad shape'})`,
+      );
+    out.candidates = c.data;
+  }
+  if (typeof info.reason === 'string' && info.reason.length > 0 && info.reason.length <= 64) out.reason = info.reason;
+  if (info.invalid === true) out.invalid = true;
+  return out;
+}
+
+/** A reward as servers send it: a number, a boolean (OpenEnv allows bool), or nothing. */
+export function rewardOf(raw: unknown, where: string): number | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw === 'boolean') return raw ? 1 : 0;
+  if (typeof raw === 'number' && Number.isFinite(raw)) return raw;
+  throw new RemoteProtocolError(`${where}: reward must be a finite number, a boolean or null, got ${clipped(JSON.stringify(raw) ?? String(raw))}`);
+}

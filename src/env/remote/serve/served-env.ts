@@ -1,0 +1,124 @@
+/**
+ * An in-process environment kind (the world, the simulator, …) as a server environment's sessions,
+ * whatever the protocol that carries them (`trace-rl env serve`). The tasks are the kind's prompts,
+ * train then test, by index: OpenEnv's `seed`, AgentGym's `data_idx` (or `question_id`, a prompt id).
+ * A reset answers the prompt as rendered for the policy; a step reads the action text (one tag,
+ * `<search>q</search>`, exactly; any other text through the kind's parser) and answers the observation,
+ * the reward when the episode ends (the kind's raw score, e.g. the world's token F1; the client applies
+ * its own success threshold), and in the side channel the candidate actions the kind lists for the
+ * next turn, why the episode ended and whether the action was invalid.
+ *
+ * `perturb` makes the server not replay-deterministic on purpose (for tests and demonstrations): every
+ * step's observation names the session it was made in, so a replay in another session differs.
+ */
+import type { EnvironmentSetup } from '../../kind.ts';
+import { parseTurn } from '../../search-r1.ts';
+import type { Prompt, Turn, TurnCandidates } from '../../../tree/types.ts';
+import { oneTagAction } from '../action-text.ts';
+import type { RemoteReply } from '../reply.ts';
+
+export interface ServedEnvOptions {
+  /** Most sessions open at once; one more is refused (OpenEnv's max_concurrent_envs). */
+  maxSessions: number;
+  perturb?: boolean;
+}
+
+export class ServedSession {
+  prompt?: Prompt;
+  state?: unknown;
+  turns: Turn[] = [];
+  done = false;
+  constructor(readonly number: number) {}
+}
+
+/** A client asked something the served kind cannot do (unknown task, a step before reset): the message says what. */
+export class ServedEnvError extends Error {
+  override name = 'ServedEnvError';
+}
+
+export class ServedEnv {
+  readonly prompts: Prompt[];
+  private readonly byId: Map<string, number>;
+  private opened = 0;
+  private live = 0;
+
+  constructor(
+    readonly setup: EnvironmentSetup,
+    readonly kind: string,
+    private readonly options: ServedEnvOptions,
+  ) {
+    this.prompts = [...setup.train, ...setup.test];
+    this.byId = new Map(this.prompts.map((p, i) => [p.id, i]));
+  }
+
+  get openSessions(): number {
+    return this.live;
+  }
+
+  get maxSessions(): number {
+    return this.options.maxSessions;
+  }
+
+  /** A new session, or undefined when the cap is reached. */
+  open(): ServedSession | undefined {
+    if (this.live >= this.options.maxSessions) return undefined;
+    this.live++;
+    return new ServedSession(++this.opened);
+  }
+
+  close(_session: ServedSession): void {
+    this.live--;
+  }
+
+  /** Resets `session` to the task the parameters name. */
+  async reset(session: ServedSession, params: Record<string, unknown>): Promise<RemoteReply> {
+    const prompt = this.taskOf(params);
+    session.prompt = prompt;
+    session.state = await this.setup.env.reset(prompt);
+    session.turns = [];
+    session.done = false;
+    return { observation: this.setup.env.render(prompt), done: false, info: this.candidatesInfo(prompt, []) };
+  }
+
+  async step(session: ServedSession, text: string): Promise<RemoteReply> {
+    const prompt = session.prompt;
+    if (!prompt) throw new ServedEnvError('step before reset: reset the session with a task first');
+    if (session.done) throw new ServedEnvError(`the episode of task "${prompt.id}" has ended: reset the session`);
+    const { thought, action } = this.readAction(text);
+    const o = await this.setup.env.step(session.state, action);
+    session.state = o.state;
+    session.done = o.done;
+    const observation = this.options.perturb ? `${o.observation}\n[session ${session.number}]` : o.observation;
+    session.turns.push({ thought, action, observation: o.observation });
+    const info: Record<string, unknown> = { ...(o.done ? {} : this.candidatesInfo(prompt, session.turns)) };
+    if (o.reason !== undefined) info.reason = o.reason;
+    if (o.invalid) info.invalid = true;
+    return { observation, ...(o.done ? { reward: o.score ?? o.reward ?? 0 } : {}), done: o.done, info };
+  }
+
+  private readAction(text: string): { thought: string; action: { type: string; input: string } } {
+    const exact = oneTagAction(text);
+    if (exact) return { thought: '', action: exact };
+    return this.setup.env.parse ? this.setup.env.parse(text) : parseTurn(text);
+  }
+
+  private candidatesInfo(prompt: Prompt, turns: readonly Turn[]): { candidates?: TurnCandidates } {
+    const c = this.setup.candidates?.(prompt, turns);
+    return c ? { candidates: { search: [...c.search], answer: [...c.answer], ...(c.tool ? { tool: [...c.tool] } : {}) } } : {};
+  }
+
+  private taskOf(params: Record<string, unknown>): Prompt {
+    const id = params.question_id;
+    if (typeof id === 'string') {
+      const i = this.byId.get(id);
+      if (i === undefined) throw new ServedEnvError(`no task with question_id "${id.slice(0, 100)}"`);
+      return this.prompts[i]!;
+    }
+    const n = params.seed ?? params.data_idx;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n >= this.prompts.length)
+      throw new ServedEnvError(
+        `a task is an index 0 ≤ n < ${this.prompts.length} (seed / data_idx) or a question_id; got ${JSON.stringify(params).slice(0, 100)}`,
+      );
+    return this.prompts[n]!;
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * `trace-rl env serve`: a ServedEnv over either protocol, on one port.
+ *  - openenv: GET /health, /schema, /metadata, and the `/ws` WebSocket (one environment per socket;
+ *    past --max-sessions the socket gets {"type":"error","data":{"code":"CAPACITY_REACHED"}} and is
+ *    closed, as an OpenEnv server does). The action is `{"text": "..."}`, the observation `{"text": "..."}`.
+ *  - agentgym: POST /create, /reset {id, data_idx}, /step {id, action}, /close {id}, GET /observation?id=;
+ *    failures answer HTTP 200 {"error": "..."}, as AgentGym's servers do.
+ * Bounded like every trace-rl server: request bodies and WebSocket frames by --max-body-bytes.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { z } from 'zod';
+import { createServerApp, readJson } from '../../../http/app.ts';
+import { ServerStartError, type RunningServer } from '../../../http/listen.ts';
+import type { RemoteReply } from '../reply.ts';
+import { ServedEnvError, type ServedEnv, type ServedSession } from './served-env.ts';
+
+export interface ServeOptions {
+  host?: string;
+  port: number;
+  /** Largest request body / WebSocket frame, bytes. */
+  maxBodyBytes: number;
+}
+
+export type Protocol = 'openenv' | 'agentgym';
+
+export function serveEnvironment(served: ServedEnv, protocol: Protocol, options: ServeOptions): Promise<RunningServer> {
+  return protocol === 'openenv' ? serveOpenEnv(served, options) : serveAgentGym(served, options);
+}
+
+/** OpenEnv's observation envelope of a reply (metadata only when not empty, as OpenEnv serializes it). */
+function observationMessage(reply: RemoteReply): string {
+  const data: Record<string, unknown> = { observation: { text: reply.observation }, reward: reply.reward ?? null, done: reply.done };
+  if (Object.keys(reply.info).length > 0) data.metadata = reply.info;
+  return JSON.stringify({ type: 'observation', data });
+}
+
+function errorMessage(message: string, code: string): string {
+  return JSON.stringify({ type: 'error', data: { message, code } });
+}
+
+const wsMessage = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('reset'), data: z.record(z.string(), z.unknown()).default({}) }),
+  z.object({ type: z.literal('step'), data: z.object({ text: z.string(), metadata: z.record(z.string(), z.unknown()).optional() }).strict() }),
+  z.object({ type: z.literal('state') }),
+  z.object({ type: z.literal('close') }),
+]);
+
+async function serveOpenEnv(served: ServedEnv, options: ServeOptions): Promise<RunningServer> {
+  const app = createServerApp({ maxBodyBytes: options.maxBodyBytes, bodySetting: '--max-body-bytes' });
+  // OpenEnv's /health answers {"status": "healthy"}; the base app's is {"status": "ok"}: this route comes first.
+  app.get('/health', (c) => c.json({ status: 'healthy' }));
+  app.get('/schema', (c) =>
+    c.json({
+      action: { title: 'TextAction', type: 'object', properties: { text: { type: 'string' }, metadata: { type: 'object' } }, required: ['text'] },
+      observation: {
+        title: 'TextObservation',
+        type: 'object',
+        properties: { text: { type: 'string' }, done: { type: 'boolean' }, reward: { type: ['number', 'null'] }, metadata: { type: 'object' } },
+      },
+      state: { title: 'State', type: 'object', properties: { episode_id: { type: ['string', 'null'] }, step_count: { type: 'integer' } } },
+    }),
+  );
+  app.get('/metadata', (c) => c.json({ name: `trace-rl ${served.kind}`, description: `trace-rl's ${served.kind} environment, served by trace-rl env serve` }));
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxBodyBytes });
+  wss.on('connection', (socket: WebSocket) => openEnvSession(served, socket));
+  const server = createServer(getRequestListener(app.fetch));
+  server.on('upgrade', (req, socket, head) => {
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/ws') {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+  return listenOn(server, options, () => {
+    for (const client of wss.clients) client.terminate();
+    wss.close();
+  });
+}
+
+function openEnvSession(served: ServedEnv, socket: WebSocket): void {
+  const session = served.open();
+  if (!session) {
+    socket.send(errorMessage(`server at capacity: ${served.openSessions} of ${served.maxSessions} sessions open`, 'CAPACITY_REACHED'), () =>
+      socket.close(1000),
+    );
+    return;
+  }
+  let closed = false;
+  const end = () => {
+    if (closed) return;
+    closed = true;
+    served.close(session);
+  };
+  socket.on('close', end);
+  socket.on('error', end);
+  // One message at a time, in order (a session is one environment instance).
+  let queue = Promise.resolve();
+  socket.on('message', (data, isBinary) => {
+    queue = queue.then(() => answerOpenEnv(served, session, socket, isBinary ? undefined : data.toString()));
+  });
+}
+
+async function answerOpenEnv(served: ServedEnv, session: ServedSession, socket: WebSocket, text: string | undefined): Promise<void> {
+  if (socket.readyState !== socket.OPEN) return;
+  let raw: unknown;
+  try {
+    raw = text === undefined ? undefined : JSON.parse(text);
+  } catch (e) {
+    socket.send(errorMessage(`Invalid JSON: ${(e as Error).message}`, 'INVALID_JSON'));
+    return;
+  }
+  const msg = wsMessage.safeParse(raw);
+  if (!msg.success) {
+    socket.send(errorMessage(`Invalid message: ${msg.error.issues[0]?.message ?? 'bad shape'}`, 'VALIDATION_ERROR'));
+    return;
+  }
+  try {
+    switch (msg.data.type) {
+      case 'reset':
+        socket.send(observationMessage(await served.reset(session, msg.data.data)));
+        return;
+      case 'step':
+        socket.send(observationMessage(await served.step(session, msg.data.data.text)));
+        return;
+      case 'state':
+        socket.send(JSON.stringify({ type: 'state', data: { episode_id: session.prompt?.id ?? null, step_count: session.turns.length } }));
+        return;
+      case 'close':
+        socket.close(1000);
+        return;
+    }
+  } catch (e) {
+    socket.send(errorMessage((e as Error).message, e instanceof ServedEnvError ? 'VALIDATION_ERROR' : 'EXECUTION_ERROR'));
+  }
+}
+
+const id = z.number().int().nonnegative();
+
+async function serveAgentGym(served: ServedEnv, options: ServeOptions): Promise<RunningServer> {
+  const app = createServerApp({ maxBodyBytes: options.maxBodyBytes, bodySetting: '--max-body-bytes' });
+  const sessions = new Map<number, ServedSession>();
+  const sessionOf = (n: number): ServedSession => {
+    const s = sessions.get(n);
+    if (!s) throw new ServedEnvError(`The id ${n} is not valid.`);
+    return s;
+  };
+  // AgentGym's servers report failures in the body of an HTTP 200.
+  const guarded = async (f: () => Promise<unknown> | unknown) => {
+    try {
+      return await f();
+    } catch (e) {
+      if (e instanceof ServedEnvError) return { error: e.message };
+      throw e;
+    }
+  };
+  app.get('/', (c) => c.json(`This is environment trace-rl ${served.kind}.`));
+  app.post('/create', async (c) =>
+    c.json(
+      await guarded(() => {
+        const s = served.open();
+        if (!s) throw new ServedEnvError(`at capacity: ${served.openSessions} of ${served.maxSessions} environments open; close one first`);
+        sessions.set(s.number, s);
+        return { id: s.number };
+      }),
+    ),
+  );
+  app.post('/reset', async (c) => {
+    const body = await readJson(c, z.object({ id }).passthrough());
+    return c.json(
+      await guarded(async () => {
+        const { id: n, ...params } = body;
+        const reply = await served.reset(sessionOf(n), params);
+        return { id: n, observation: reply.observation, reward: 0, done: false, info: reply.info };
+      }),
+    );
+  });
+  app.post('/step', async (c) => {
+    const body = await readJson(c, z.object({ id, action: z.string() }));
+    return c.json(
+      await guarded(async () => {
+        const reply = await served.step(sessionOf(body.id), body.action);
+        return { observation: reply.observation, reward: reply.reward ?? 0, done: reply.done, info: reply.info };
+      }),
+    );
+  });
+  app.get('/observation', async (c) =>
+    c.json(
+      await guarded(() => {
+        const s = sessionOf(Number(c.req.query('id')));
+        const last = s.turns.at(-1);
+        return last ? last.observation : s.prompt ? served.setup.env.render(s.prompt) : '';
+      }),
+    ),
+  );
+  app.post('/close', async (c) => {
+    const body = await readJson(c, z.object({ id }));
+    return c.json(
+      await guarded(() => {
+        served.close(sessionOf(body.id));
+        sessions.delete(body.id);
+        return { closed: true };
+      }),
+    );
+  });
+  return listenOn(createServer(getRequestListener(app.fetch)), options, () => {});
+}
+
+function listenOn(server: Server, options: ServeOptions, beforeClose: () => void): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  return new Promise((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => reject(new ServerStartError(`cannot listen on ${host}:${options.port}: ${e.code ?? e.message}`)));
+    server.listen(options.port, host, () => {
+      const port = (server.address() as AddressInfo).port;
+      resolve({
+        url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+        host,
+        port,
+        close: () =>
+          new Promise<void>((done) => {
+            beforeClose();
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

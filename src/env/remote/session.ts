@@ -1,0 +1,84 @@
+/**
+ * A server environment's sessions as the remote environment uses them, whatever the protocol: open
+ * one, reset it with a task's parameters, step it with an action's text, close it. Every answer is
+ * bounded in size and time by `RemoteLimits`; a transport failure (refused connection, dropped socket,
+ * timeout) is a SessionLost, which the environment answers by reconnecting, while a server's own
+ * refusal is a RemoteServerError.
+ */
+import type { RemoteReply } from './reply.ts';
+
+export interface RemoteSession {
+  reset(params: Record<string, unknown>, signal?: AbortSignal): Promise<RemoteReply>;
+  step(action: string, signal?: AbortSignal): Promise<RemoteReply>;
+  /** Ends the session on the server (best effort, bounded in time); never throws. */
+  close(): Promise<void>;
+}
+
+export interface RemoteServer {
+  /** The protocol's name, for messages. */
+  readonly protocol: 'openenv' | 'agentgym';
+  /** The server's base URL, for messages. */
+  readonly url: string;
+  open(signal?: AbortSignal): Promise<RemoteSession>;
+}
+
+export interface RemoteLimits {
+  /** Longest wait for one answer (and for a connection), milliseconds. */
+  timeoutMs: number;
+  /** Largest answer accepted, bytes (WebSocket maxPayload, HTTP body limit). */
+  maxReplyBytes: number;
+}
+
+/** The connection failed or dropped (not the server's verdict): worth a new session. */
+export class SessionLost extends Error {
+  override name = 'SessionLost';
+}
+
+/** The server refused a session because it holds as many as it allows (OpenEnv's CAPACITY_REACHED). */
+export function isCapacityRefusal(e: unknown): boolean {
+  return (e as { code?: unknown } | null)?.code === 'CAPACITY_REACHED';
+}
+
+/**
+ * A cap on the sessions this process holds open on one server: FIFO waiters, each able to give up
+ * with its signal. OpenEnv servers refuse sessions past their max_concurrent_envs; AgentGym servers
+ * keep every environment they create in memory until closed.
+ */
+export class SessionPermits {
+  private held = 0;
+  private readonly waiting: Array<{ grant: () => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void }> = [];
+
+  constructor(readonly limit: number) {}
+
+  get open(): number {
+    return this.held;
+  }
+
+  acquire(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.held < this.limit) {
+      this.held++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const waiter = { grant: resolve, reject, signal } as (typeof this.waiting)[number];
+      if (signal) {
+        waiter.onAbort = () => {
+          const i = this.waiting.indexOf(waiter);
+          if (i >= 0) this.waiting.splice(i, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.waiting.push(waiter);
+    });
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) {
+      if (next.onAbort) next.signal?.removeEventListener('abort', next.onAbort);
+      next.grant();
+    } else this.held--;
+  }
+}

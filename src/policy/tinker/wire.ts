@@ -1,13 +1,14 @@
 /**
- * The Tinker training API's JSON wire format, as the subset trace-rl speaks: the client
+ * The Tinker training API's wire format (its JSON shapes), as the subset trace-rl speaks: the client
  * (tinker-policy.ts) builds these bodies and `trace-rl serve --tinker` reads them with these schemas.
  * Field names and shapes follow the official Python SDK (thinking-machines-lab/tinker,
  * src/tinker/types/*.py and src/tinker/resources/*.py); docs/tinker.md lists the files.
  *
  * Every call but the session's is answered with a future, `{request_id}`; `POST
  * /api/v1/retrieve_future {request_id}` answers the result, `{type: "try_again"}` while it is not
- * ready, or `{error, category}` when it failed. `forward_backward` is sent as JSON, the SDK's encoding
- * before it added a protobuf body (servers built on the open API take JSON).
+ * ready, or `{error, category}` when it failed. `forward_backward` and the sample and forward_backward
+ * results also travel as the SDK's protobuf (proto-codec.ts converts them to and from these shapes;
+ * wire-choice.ts says which an engine gets), so both ends validate one shape whatever the encoding.
  */
 import { z } from 'zod';
 

@@ -149,3 +149,37 @@ test('faults: try_again and a 503 on the poll are polled through (as the SDK doe
   );
   faults = [];
 });
+
+test('an engine that says it serves the current SDK but refuses a protobuf body (415) gets the chunk again as JSON, and JSON from then on', async () => {
+  const seen: Array<{ path: string; type: string }> = [];
+  const engine = createServer(async (req, res) => {
+    for await (const _ of req);
+    const type = String(req.headers['content-type']);
+    seen.push({ path: req.url!, type });
+    const send = (status: number, x: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(x));
+    if (req.url === '/api/v1/client/config') return send(200, { proto_compress_fwdbwd: true });
+    if (req.url === '/api/v1/forward_backward' && type !== 'application/json') return send(415, { detail: 'JSON only' });
+    if (req.url === '/api/v1/forward_backward') return send(200, byPath.get('/api/v1/forward_backward')!.future);
+    return send(200, byPath.get('/api/v1/forward_backward')!.response);
+  });
+  await new Promise<void>((r) => engine.listen(0, '127.0.0.1', r));
+  try {
+    const c = new TinkerClient({ baseURL: `http://127.0.0.1:${(engine.address() as AddressInfo).port}`, apiKey: 'k' });
+    const datum = {
+      model_input: wire.tokensInput([1, 17, 23]),
+      loss_fn_inputs: { target_tokens: wire.ints([17, 23, 40]), logprobs: wire.floats([0, 0, -0.5]), advantages: wire.floats([0, 0, 0.5]) },
+    };
+    for (let i = 0; i < 2; i++) assert.deepEqual((await c.forwardBackward('model-0', [datum], 'ppo')).loss_fn_outputs[0]!.logprobs!.data, [-3.1, -2.9, -0.6]);
+    assert.deepEqual(
+      seen.filter((x) => x.path !== '/api/v1/retrieve_future'),
+      [
+        { path: '/api/v1/client/config', type: 'application/json' },
+        { path: '/api/v1/forward_backward', type: 'application/x-protobuf' },
+        { path: '/api/v1/forward_backward', type: 'application/json' },
+        { path: '/api/v1/forward_backward', type: 'application/json' },
+      ],
+    );
+  } finally {
+    engine.close();
+  }
+});

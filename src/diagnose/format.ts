@@ -41,6 +41,7 @@ export function diagnosisJson(d: Diagnosis, about: DiagnosisAbout) {
       toolCalls: d.spend.toolCalls,
     },
     failed: d.failed,
+    ...(d.replay ? { replay: d.replay } : {}),
     notes: shareNote(d, about),
   };
 }
@@ -107,5 +108,13 @@ export function formatDiagnosis(d: Diagnosis, about: DiagnosisAbout): string {
     ...rows.map(line),
     ...shareNote(d, about),
     `spent: ${s.bare + s.continuation} trajectories (${s.bare} bare, ${s.continuation} continuations), ${s.turns} policy calls, ${s.tokens} generated tokens, ${s.toolCalls} tool calls${d.failed ? `; ${d.failed} trajectories failed after their retries (left out of every estimate)` : ''}`,
+    ...(d.replay ? [replayLine(d.replay)] : []),
   ].join('\n');
+}
+
+/** What restoring prefixes by replay cost a server environment (outside the budget). */
+export function replayLine(r: NonNullable<Diagnosis['replay']>): string {
+  return `replay (outside the budget): ${r.restores} prefixes restored by replaying ${r.steps} environment steps in ${(r.ms / 1000).toFixed(1)} s${
+    r.mismatches ? `; ${r.mismatches} continuations skipped: their prefix replayed differently (the environment is not replay-deterministic)` : ''
+  }`;
 }

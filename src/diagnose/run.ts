@@ -30,6 +30,12 @@ export interface Diagnosis {
   /** Trajectories that failed after their retries (they carry no outcome and are left out of every estimate). */
   failed: number;
   cancelled: boolean;
+  /**
+   * A server environment's continuations restore their prefix by replay (env/remote): how many
+   * restores, environment steps replayed and their wall ms, and continuations skipped because a
+   * replay differed. Absent for in-process environments (their restore calls no tool).
+   */
+  replay?: { restores: number; steps: number; ms: number; mismatches: number };
 }
 
 /**
@@ -98,5 +104,7 @@ export async function diagnose<S>(o: DiagnoseOptions<S>): Promise<Diagnosis> {
     samples.push(...t.samples);
     for (const [d, n] of t.endedAt) ended.set(d, (ended.get(d) ?? 0) + n);
   }
-  return { rows: depthRows(samples, ended), spend: result.spend, trees: result.trees, failed: result.progress.failed, cancelled: result.cancelled };
+  const mismatches = Object.values(result.replayMismatches.byPrompt).reduce((a, b) => a + b, 0);
+  const replay = o.env.restoreCost !== undefined ? { replay: { ...result.replayCost, mismatches } } : {};
+  return { rows: depthRows(samples, ended), spend: result.spend, trees: result.trees, failed: result.progress.failed, cancelled: result.cancelled, ...replay };
 }

@@ -70,6 +70,32 @@ export const METRICS: readonly MetricInfo[] = [
       'strategy oracle with truthSamples k where the environment does not know p: tokens of the k uncharged bare rollouts per candidate (outside the budget, never trained on)',
     formula: 'Σ generated tokens of the probe',
   },
+  {
+    key: 'replay_restores',
+    group: 'cost',
+    meaning:
+      'server environments (env.kind openenv, agentgym): prefixes restored by replay this step (a new session, a reset, the prefix’s actions again), mismatched ones included; never part of the budget',
+    formula: '#{continuations restored}',
+  },
+  {
+    key: 'replay_steps',
+    group: 'cost',
+    meaning: 'server environments: environment steps replayed to restore prefixes this step',
+    formula: 'Σ prefix length over restores',
+  },
+  {
+    key: 'replay_ms',
+    group: 'cost',
+    meaning: 'server environments: wall milliseconds spent replaying prefixes this step, summed over restores (they overlap)',
+    formula: 'Σ wall ms over restores',
+  },
+  {
+    key: 'replay_mismatches',
+    group: 'cost',
+    meaning:
+      'server environments: continuations not run because replaying their prefix gave another observation, reward or end than the record (not replay-deterministic); per prompt in details.replay',
+    formula: '#{restores that differed}',
+  },
   { key: 'cum_trajectories', group: 'cost', meaning: 'trajectories since the start of the run', formula: 'Σ_steps cost_trajectories' },
   { key: 'cum_turns', group: 'cost', meaning: 'policy calls since the start of the run', formula: 'Σ_steps cost_turns' },
   { key: 'cum_tokens', group: 'cost', meaning: 'generated tokens since the start of the run', formula: 'Σ_steps cost_tokens' },

@@ -36,6 +36,19 @@ export const stepDetailsSchema = z.object({
   reliability: z.object({ root: bins, prefix: bins }),
   /** The external trainer's policy (rollout runs only). */
   policy: z.string().optional(),
+  /**
+   * Server environments (env/remote) only: restoring prefixes by replay. Continuations skipped because
+   * their prefix replayed differently, by prompt id (the first message kept), and what the replays cost.
+   */
+  replay: z
+    .object({
+      mismatches: counts,
+      first: z.string().optional(),
+      restores: z.number(),
+      steps: z.number(),
+      ms: z.number(),
+    })
+    .optional(),
 });
 
 export type StepDetails = z.output<typeof stepDetailsSchema>;

@@ -9,6 +9,7 @@ import { ReportError } from './errors.ts';
 import { loadRun, loadTrees, type RunData } from './load-runs.ts';
 import { renderPage, type RenderedChart, type ViewerData } from './page.ts';
 import { renderSvg } from './render-svg.ts';
+import { replayNotes } from './replay-notes.ts';
 import { summarize, type Summary } from './summary.ts';
 import { toViewTree } from './tree-data.ts';
 import type { RolloutTree } from '../tree/types.ts';
@@ -57,6 +58,7 @@ export async function writeReport(options: WriteReportOptions): Promise<ReportRe
   const runs = dirs.map((d) => loadRun(d));
   const notes = runs.flatMap((r) => r.notes);
   for (const r of runs) if (r.steps.length === 0) notes.push(`${r.dir}: no completed step yet`);
+  notes.push(...replayNotes(runs));
 
   const charts: RenderedChart[] = [];
   for (const c of buildCharts(runs)) {

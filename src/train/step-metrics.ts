@@ -3,7 +3,8 @@ import type { BudgetUnit, Spend } from '../budget/index.ts';
 import type { QualityMetrics, ReliabilityBin, StepQuality } from '../predict/index.ts';
 import { isMixed, rewardedLeaves, root, walk } from '../tree/index.ts';
 import type { RolloutTree } from '../tree/types.ts';
-import type { StoredBin } from '../record/step-details.ts';
+import type { StepDetails, StoredBin } from '../record/step-details.ts';
+import type { StepResult } from '../rollout/index.ts';
 
 /** Contrast and reward metrics of one step's trees (keys documented in metrics.ts). */
 export function contrastMetrics(trees: readonly RolloutTree[]): Record<string, number> {
@@ -51,6 +52,27 @@ export function contrastMetrics(trees: readonly RolloutTree[]): Record<string, n
     reward_mean: rewardCount > 0 ? rewardSum / rewardCount : 0,
     bare_reward_mean: bareCount > 0 ? bareSum / bareCount : 0,
   };
+}
+
+/**
+ * Replay metrics of a server environment's step (none for an environment whose restore calls no tool,
+ * so in-process runs log exactly what they did before).
+ */
+export function replayMetrics(env: { restoreCost?: unknown }, r: Pick<StepResult, 'replayCost' | 'replayMismatches'>): Record<string, number> {
+  if (env.restoreCost === undefined) return {};
+  return {
+    replay_restores: r.replayCost.restores,
+    replay_steps: r.replayCost.steps,
+    replay_ms: r.replayCost.ms,
+    replay_mismatches: Object.values(r.replayMismatches.byPrompt).reduce((a, b) => a + b, 0),
+  };
+}
+
+/** details.replay of a server environment's step (undefined otherwise). */
+export function replayDetails(env: { restoreCost?: unknown }, r: Pick<StepResult, 'replayCost' | 'replayMismatches'>): StepDetails['replay'] {
+  if (env.restoreCost === undefined) return undefined;
+  const { first } = r.replayMismatches;
+  return { mismatches: { ...r.replayMismatches.byPrompt }, ...(first !== undefined ? { first } : {}), ...r.replayCost };
 }
 
 export function costMetrics(spend: Spend): Record<string, number> {

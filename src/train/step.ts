@@ -15,7 +15,7 @@ import type { Components } from './components.ts';
 import { probeOutcomes } from './probe.ts';
 import { stepRollouts, type StepRollouts } from './step-rollouts.ts';
 import type { TrainConfig } from './config.ts';
-import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, promptOutcomes, storedBins } from './step-metrics.ts';
+import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, promptOutcomes, replayDetails, replayMetrics, storedBins } from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
 import type { StepDetails, TreeRecord } from '../record/index.ts';
 
@@ -159,6 +159,7 @@ export function stepRecord(
     ...contrastMetrics(trees),
     ...ended?.metrics,
     ...costMetrics(rollout.spend),
+    ...replayMetrics(parts.env, rollout),
     ...collected.plan.metrics,
     cum_trajectories: state.cumulative.bare + state.cumulative.continuation,
     cum_turns: state.cumulative.turns,
@@ -179,6 +180,8 @@ export function stepRecord(
     reliability: { root: storedBins(predictor.quality.root.reliability), prefix: storedBins(predictor.quality.prefix.reliability) },
     ...(externalPolicy !== undefined ? { policy: externalPolicy } : {}),
   };
+  const replay = replayDetails(parts.env, rollout);
+  if (replay) details.replay = replay;
   const checkpoints: Record<string, Uint8Array> = {
     predictor: parts.predictor.save(),
     state: new TextEncoder().encode(JSON.stringify(state)),

@@ -27,4 +27,5 @@ export const commands: Record<string, () => Promise<CommandModule>> = {
   bfcl: () => import('./bfcl.ts'),
   eval: () => import('./eval.ts'),
   diagnose: () => import('./diagnose.ts'),
+  env: () => import('./env.ts'),
 };

@@ -29,10 +29,24 @@ export const tasksSchema = z
   .union([
     z.array(taskItem).min(1).max(MAX_TASKS),
     z
-      .object({ from: z.number().int().min(0), to: z.number().int().min(1) })
+      .object({
+        from: z
+          .number()
+          .int()
+          .min(0)
+          .describe('openenv, agentgym: tasks from ≤ n < to (OpenEnv seeds, AgentGym data indices); or give a list of numbers / {id, params}.'),
+        to: z.number().int().min(1).describe('openenv, agentgym: the end of the range (excluded).'),
+      })
       .strict()
       .refine((r) => r.to > r.from && r.to - r.from <= MAX_TASKS, { message: `from < to, at most ${MAX_TASKS} tasks` }),
-    z.object({ file: z.string().min(1) }).strict(),
+    z
+      .object({
+        file: z
+          .string()
+          .min(1)
+          .describe('openenv, agentgym: a JSON Lines file of tasks, one a line: a number or {"id": "...", "params": {...reset parameters}}.'),
+      })
+      .strict(),
   ])
   .describe(
     'Tasks (what each session is reset with): a list of numbers (OpenEnv seeds, AgentGym data indices) or {id, params} objects; {from, to} (numbers from ≤ n < to); or {file: tasks.jsonl} with one such item a line.',

@@ -1,0 +1,60 @@
+import type { Command } from 'commander';
+import { ServedEnv } from '../../env/remote/serve/served-env.ts';
+import { serveEnvironment } from '../../env/remote/serve/servers.ts';
+import { buildEnvironment, parseTrainConfig } from '../../train/index.ts';
+import { applySetPairs } from '../config-file.ts';
+import { parseInteger, parsePort, UsageError } from '../io.ts';
+import { serveUntilSignal } from '../until-signal.ts';
+
+/**
+ * `trace-rl env serve --kind world --protocol openenv|agentgym --port P`: one of trace-rl's own
+ * environment kinds as a server environment, so a run can reach it over the wire (env.kind openenv /
+ * agentgym) and any other client of those protocols can use it. Its tasks are the kind's prompts, train
+ * then test, by index (docs/environments.md, "Your environment as a server"). Runs until interrupted.
+ */
+export function register(program: Command): void {
+  const env = program.command('env').description('environments as servers');
+  env
+    .command('serve')
+    .description('serve an environment kind over the OpenEnv (WebSocket /ws) or AgentGym (HTTP) protocol')
+    .option('--kind <kind>', 'the environment kind to serve (its settings: --set env.<field>=value)', 'world')
+    .option('--protocol <protocol>', 'openenv or agentgym', 'openenv')
+    .option('--set <path=value...>', 'a setting of the kind, e.g. --set env.questions=200')
+    .option('--max-turns <n>', 'turn limit of an episode (the run’s engine.maxTurns)', '6')
+    .option('--max-sessions <n>', 'most sessions open at once (OpenEnv’s max_concurrent_envs); one more is refused', '64')
+    .option('--perturb', 'make the server not replay-deterministic on purpose: every step’s observation names its session')
+    .option('--port <n>', 'port (0 = any free port)', '8000')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--max-body-bytes <n>', 'largest request body or WebSocket frame', String(1024 * 1024))
+    .action(
+      async (opts: {
+        kind: string;
+        protocol: string;
+        set?: string[];
+        maxTurns: string;
+        maxSessions: string;
+        perturb?: boolean;
+        port: string;
+        host: string;
+        maxBodyBytes: string;
+      }) => {
+        if (opts.protocol !== 'openenv' && opts.protocol !== 'agentgym') throw new UsageError(`--protocol ${opts.protocol}: choose openenv or agentgym`);
+        if (opts.kind === 'openenv' || opts.kind === 'agentgym')
+          throw new UsageError(`--kind ${opts.kind}: that kind is a client of a server; serve an in-process kind (world, simulator, …)`);
+        const port = parsePort('--port', opts.port);
+        const maxTurns = parseInteger('--max-turns', opts.maxTurns, { min: 1, max: 1000 });
+        const maxSessions = parseInteger('--max-sessions', opts.maxSessions, { min: 1, max: 100_000 });
+        const maxBodyBytes = parseInteger('--max-body-bytes', opts.maxBodyBytes, { min: 1024 });
+        const raw: Record<string, unknown> = { env: { kind: opts.kind }, engine: { maxTurns } };
+        applySetPairs(raw, opts.set ?? [], 'env.questions=200');
+        const config = parseTrainConfig(raw);
+        const setup = await buildEnvironment(config);
+        const served = new ServedEnv(setup, config.env.kind, { maxSessions, ...(opts.perturb ? { perturb: true } : {}) });
+        const server = await serveEnvironment(served, opts.protocol, { port, host: opts.host, maxBodyBytes });
+        process.stderr.write(
+          `trace-rl env serve: ${config.env.kind} over ${opts.protocol} at ${server.url}${opts.protocol === 'openenv' ? ' (sessions at /ws)' : ''}: tasks 0..${served.prompts.length - 1} (train ${setup.train.length}, then test ${setup.test.length})\n`,
+        );
+        await serveUntilSignal(server, 'trace-rl env serve');
+      },
+    );
+}

@@ -14,7 +14,8 @@ import { engineSettings, type EngineSettings } from './settings.ts';
 import { emptyStepRefusal, StepBudget } from './step-budget.ts';
 import { StepTally } from './step-tally.ts';
 import { StepTrajectories } from './step-trajectories.ts';
-import { addReplayCost, addReplayMismatches, EngineError, type Allocator, type StepOptions, type StepResult, type StrategyRoots } from './step-options.ts';
+import { addReplayCost, addReplayMismatches } from './replay-counts.ts';
+import { EngineError, type Allocator, type StepOptions, type StepResult, type StrategyRoots } from './step-options.ts';
 import type { TrajectoryContext } from './trajectory.ts';
 
 /**

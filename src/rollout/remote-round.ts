@@ -2,7 +2,7 @@ import type { RootCandidate } from '../allocate/types.ts';
 import type { Spend } from '../budget/index.ts';
 import type { RolloutTree, TurnError } from '../tree/index.ts';
 import type { Progress } from './events.ts';
-import type { StepResult } from './step-options.ts';
+import type { ReplayCost, ReplayMismatches } from './replay-counts.ts';
 
 /**
  * Phases 2–3 of round 0 run somewhere else (worker processes: split/split-step.ts). The engine plans
@@ -37,6 +37,6 @@ export interface RemoteRoundOutcome {
   spend: Spend;
   progress: Progress;
   failures: Partial<Record<TurnError['code'], number>>;
-  replayMismatches: StepResult['replayMismatches'];
-  replayCost: StepResult['replayCost'];
+  replayMismatches: ReplayMismatches;
+  replayCost: ReplayCost;
 }

@@ -1,3 +1,4 @@
+import type { ReplayCost, ReplayMismatches } from './replay-counts.ts';
 import type { Strategy, RootCandidate } from '../allocate/types.ts';
 import type { Caps, BudgetLedger, Spend } from '../budget/index.ts';
 import type { Environment } from '../env/types.ts';
@@ -92,31 +93,11 @@ export interface StepResult {
    * Continuations that did not run because replaying their prefix differed from the record (a
    * nondeterministic environment, env/errors.ts ReplayMismatch), by prompt id, with the first message.
    */
-  replayMismatches: { byPrompt: Record<string, number>; first?: string };
+  replayMismatches: ReplayMismatches;
   /**
    * What restoring prefixes by replay cost (an environment served over the wire, env/remote): restores
    * made (mismatched ones included), environment steps replayed and their wall milliseconds. Never part
    * of the budget. All 0 for in-process environments, whose restore calls no tool.
    */
   replayCost: ReplayCost;
-}
-
-/** See StepResult.replayCost. */
-export interface ReplayCost {
-  restores: number;
-  steps: number;
-  ms: number;
-}
-
-/** Adds `more` into `into` (a worker's share into the step's). */
-export function addReplayCost(into: ReplayCost, more: ReplayCost): void {
-  into.restores += more.restores;
-  into.steps += more.steps;
-  into.ms += more.ms;
-}
-
-/** Adds `more`'s per-prompt counts into `into`, keeping the first message seen. */
-export function addReplayMismatches(into: StepResult['replayMismatches'], more: StepResult['replayMismatches']): void {
-  for (const [id, n] of Object.entries(more.byPrompt)) into.byPrompt[id] = (into.byPrompt[id] ?? 0) + n;
-  if (more.first !== undefined) into.first ??= more.first;
 }

@@ -24,7 +24,7 @@ import { worldKind } from '../../../src/env/world/kind.ts';
 import { writeReport } from '../../../src/report/write-report.ts';
 import { RunStore } from '../../../src/store/index.ts';
 import { train } from '../../../src/train/index.ts';
-import type { RolloutTree } from '../../../src/tree/types.ts';
+import type { RolloutTree, TreeNode } from '../../../src/tree/types.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'trace-wire-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -212,6 +212,6 @@ test('a server that is not replay-deterministic: every continuation is caught, n
 /** The turns from the root down to node `id`, inclusive. */
 function pathTurns(tree: RolloutTree, id: string) {
   const out = [];
-  for (let n = tree.nodes[id]; n && n.turn; n = n.parent ? tree.nodes[n.parent] : undefined) out.unshift(n.turn);
+  for (let n: TreeNode | undefined = tree.nodes[id]; n && n.turn; n = n.parent ? tree.nodes[n.parent] : undefined) out.unshift(n.turn);
   return out;
 }

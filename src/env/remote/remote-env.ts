@@ -50,6 +50,8 @@ class SessionHandle {
   broken = false;
   released = false;
   restoreCost?: RestoreCost;
+  /** When the session's permit was granted (performance.now()). */
+  readonly permittedAt = performance.now();
 
   constructor(
     readonly prompt: Prompt,
@@ -106,8 +108,9 @@ export class RemoteEnv implements Environment<RemoteState> {
   }
 
   async restore(prompt: Prompt, turns: readonly Turn[], options: EnvCallOptions = {}): Promise<RemoteState> {
-    const t0 = performance.now();
     const handle = await this.openHandle(prompt, options.signal);
+    // Timed from the session's permit on: waiting for a free session is contention, not the replay's cost.
+    const t0 = handle.permittedAt;
     try {
       for (const [i, turn] of turns.entries()) {
         if (options.signal?.aborted) throw options.signal.reason;

@@ -23,7 +23,11 @@ import { worldCandidateSource, WorldEnv } from '../../../src/env/world/world-env
 import { worldKind } from '../../../src/env/world/kind.ts';
 import { writeReport } from '../../../src/report/write-report.ts';
 import { RunStore } from '../../../src/store/index.ts';
-import { train } from '../../../src/train/index.ts';
+import { buildEnvironment, parseTrainConfig, train } from '../../../src/train/index.ts';
+import { diagnose } from '../../../src/diagnose/run.ts';
+import { replayLine } from '../../../src/diagnose/format.ts';
+import { EmbeddedPolicy } from '../../../src/policy/index.ts';
+import { createRng } from '../../../src/util/rng.ts';
 import type { RolloutTree, TreeNode } from '../../../src/tree/types.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'trace-wire-'));
@@ -215,3 +219,28 @@ function pathTurns(tree: RolloutTree, id: string) {
   for (let n: TreeNode | undefined = tree.nodes[id]; n && n.turn; n = n.parent ? tree.nodes[n.parent] : undefined) out.unshift(n.turn);
   return out;
 }
+
+test('diagnose on a server environment counts and prints what its replays cost', async () => {
+  const server = await serveEnvironment(new ServedEnv(served, 'world', { maxSessions: 16 }), 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  try {
+    const setup = await buildEnvironment(parseTrainConfig(wire('openenv', server.url)));
+    const d = await diagnose({
+      prompts: setup.train.slice(0, 3),
+      env: setup.env,
+      policy: new EmbeddedPolicy({ candidates: setup.candidates! }),
+      k: 2,
+      rollouts: 1,
+      rng: createRng(3),
+      settings: { maxTurns: MAX_TURNS },
+    });
+    const continuations = d.trees.flatMap((t) => Object.values(t.nodes)).filter((n) => n.origin === 'continuation' && n.parent !== null).length;
+    assert.ok(d.replay && d.replay.restores > 0 && d.replay.mismatches === 0, 'restores counted, none differed');
+    assert.ok(continuations > 0);
+    assert.match(
+      replayLine(d.replay),
+      new RegExp(`^replay \\(outside the budget\\): ${d.replay.restores} prefixes restored by replaying ${d.replay.steps} environment steps`),
+    );
+  } finally {
+    await server.close();
+  }
+});

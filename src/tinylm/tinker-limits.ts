@@ -17,4 +17,4 @@ export interface TinkerLimits {
   decodedBytes: number;
 }
 
-export const DEFAULT_TINKER_LIMITS: TinkerLimits = { models: 16, pendingDatums: 16_384, futures: 4096, samplers: 4, savesPerModel: 8, decodedBytes: 64 << 20 };
+export const DEFAULT_TINKER_LIMITS: TinkerLimits = { models: 64, pendingDatums: 16_384, futures: 4096, samplers: 4, savesPerModel: 8, decodedBytes: 64 << 20 };

@@ -6,6 +6,8 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decodeForwardBackward, PROTOBUF } from '../../../src/policy/tinker/proto-codec.ts';
+import { zstdDecompress } from '../../../src/policy/tinker/zstd.ts';
 
 export interface Recorded {
   path: string;
@@ -27,13 +29,23 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-const read = (req: IncomingMessage): Promise<string> =>
+const read = (req: IncomingMessage): Promise<Buffer> =>
   new Promise((resolve, reject) => {
-    let text = '';
-    req.on('data', (d: Buffer) => (text += d.toString()));
-    req.on('end', () => resolve(text));
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+
+/** A body as recorded: JSON parsed (at once, as it arrived); the SDK's protobuf forward_backward (zstd or not) decoded to its JSON shape. */
+function recorded(req: IncomingMessage, raw: Buffer): Record<string, unknown> | Promise<Record<string, unknown>> {
+  if ((req.headers['content-type'] ?? '').startsWith(PROTOBUF))
+    return (req.headers['content-encoding'] === 'zstd' ? zstdDecompress(raw, 64 << 20) : Promise.resolve(new Uint8Array(raw))).then(
+      (plain) => decodeForwardBackward(plain) as unknown as Record<string, unknown>,
+    );
+  const text = raw.toString();
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
 
 export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
   const counts = new Map<string, number>();
@@ -49,13 +61,14 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     let gone = false;
     res.on('close', () => (gone = true));
     void (async () => {
-      const text = await read(req);
+      const raw = await read(req);
       const path = (req.url ?? '').replace(/\?.*$/, '');
       let body: Record<string, unknown> = {};
       try {
-        body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+        const r = recorded(req, raw);
+        body = r instanceof Promise ? await r : r;
       } catch {
-        // not JSON: recorded empty
+        // neither JSON nor the SDK's protobuf: recorded empty
       }
       proxy.calls.push({ path, body });
       const nth = counts.get(path) ?? 0;
@@ -71,7 +84,12 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
       const rewritten = proxy.rewrite(path, body);
-      const sent = rewritten ? JSON.stringify(rewritten) : text;
+      // A rewritten body goes on as JSON; any other as it came (protobuf and zstd bytes unchanged).
+      if (rewritten) {
+        headers['content-type'] = 'application/json';
+        delete headers['content-encoding'];
+      }
+      const sent = rewritten ? JSON.stringify(rewritten) : new Uint8Array(raw);
       const answer = await fetch(`${target}${req.url}`, { method: req.method!, headers, ...(req.method === 'GET' ? {} : { body: sent }) });
       const out = Buffer.from(await answer.arrayBuffer());
       if (!res.destroyed) res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(out);

@@ -59,7 +59,7 @@ class AgentGymSession implements RemoteSession {
     try {
       await this.server.send(agentGymRequests.close(this.id));
     } catch {
-      // Best effort: a server without a /close route (TextCraft's) answers 404 and keeps the environment;
+      // Best effort: a server without a /close route (ALFWorld's) answers 404 and keeps the environment;
       // one that is gone has nothing left to close.
     }
   }

@@ -8,8 +8,9 @@
  *   → {"type": "close"}                                          (the server ends the session)
  * and any failure ← {"type": "error", "data": {"message", "code"}} (code CAPACITY_REACHED when the
  * server already holds max_concurrent_envs sessions, then it closes the socket). `observation` is the
- * environment's own fields (its Observation model minus reward, done and metadata); `metadata` is
- * sent only when not empty. HTTP: GET /health → {"status"}, GET /schema → {action, observation, state}
+ * environment's own fields (its Observation model minus reward, done and metadata). OpenEnv's own
+ * serializer never sends `metadata`; a server written against the protocol may (candidate actions:
+ * reply.ts), and `trace-rl env serve` does when it is not empty. HTTP: GET /health → {"status"}, GET /schema → {action, observation, state}
  * JSON schemas, GET /metadata → {name, description, …}. The protocol has no way to save or restore a
  * session's state (`state` only reads it): a prefix is reached again by replay.
  */
@@ -130,10 +131,17 @@ export function actionFieldFromSchema(schema: unknown, where: string, field?: st
   if (!parsed.success) throw new RemoteProtocolError(`${where}: GET /schema did not answer {action, observation, state} JSON schemas`);
   const props = z.record(z.string(), propertySchema).safeParse(parsed.data.action.properties ?? {});
   if (!props.success) throw new RemoteProtocolError(`${where}: the action schema's properties are not an object`);
-  const isString = (name: string) => {
-    const t = props.data[name]?.type;
-    return t === 'string' || (Array.isArray(t) && t.includes('string'));
+  // Pydantic writes an enum field as {"$ref": "#/$defs/Name"} and an optional one as {"anyOf": [...]}.
+  const defs = z.record(z.string(), propertySchema).safeParse(parsed.data.action.$defs ?? {});
+  const isStringSchema = (p: unknown, depth: number): boolean => {
+    const s = propertySchema.safeParse(p);
+    if (!s.success || depth > 4) return false;
+    const { type, $ref, anyOf } = s.data as { type?: unknown; $ref?: unknown; anyOf?: unknown };
+    if (type === 'string' || (Array.isArray(type) && type.includes('string'))) return true;
+    if (typeof $ref === 'string' && $ref.startsWith('#/$defs/') && defs.success) return isStringSchema(defs.data[$ref.slice('#/$defs/'.length)], depth + 1);
+    return Array.isArray(anyOf) && anyOf.some((branch) => isStringSchema(branch, depth + 1));
   };
+  const isString = (name: string) => isStringSchema(props.data[name], 0);
   const names = Object.keys(props.data).filter((k) => k !== 'metadata');
   if (field !== undefined) {
     if (!isString(field))

@@ -40,6 +40,9 @@ export class OpenEnvServer implements RemoteServer {
   async open(signal?: AbortSignal): Promise<RemoteSession> {
     const where = `openenv server ${this.url}`;
     const socket = new WebSocket(this.wsUrl, { maxPayload: this.options.maxReplyBytes, handshakeTimeout: this.options.timeoutMs, perMessageDeflate: false });
+    // Listening from the first frame on: OpenEnv sends CAPACITY_REACHED right after accepting, and that
+    // frame can arrive with the handshake, before an awaited 'open' would let a listener be attached.
+    const session = new OpenEnvSession(socket, where, this.options);
     await new Promise<void>((resolve, reject) => {
       const fail = (e: Error) => {
         cleanup();
@@ -61,7 +64,7 @@ export class OpenEnvServer implements RemoteServer {
       socket.once('error', onError);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
-    return new OpenEnvSession(socket, where, this.options);
+    return session;
   }
 }
 

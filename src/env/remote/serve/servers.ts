@@ -3,7 +3,7 @@
  *  - openenv: GET /health, /schema, /metadata, and the `/ws` WebSocket (one environment per socket;
  *    past --max-sessions the socket gets {"type":"error","data":{"code":"CAPACITY_REACHED"}} and is
  *    closed, as an OpenEnv server does). The action is `{"text": "..."}`, the observation `{"text": "..."}`.
- *  - agentgym: POST /create, /reset {id, data_idx}, /step {id, action}, /close {id}, GET /observation?id=;
+ *  - agentgym: POST /create, /reset {id, data_idx}, /step {id, action}, /close {id} (→ true, or false for an unknown id), GET /observation?id=;
  *    failures answer HTTP 200 {"error": "..."}, as AgentGym's servers do.
  * Bounded like every trace-rl server: request bodies and WebSocket frames by --max-body-bytes.
  */
@@ -37,8 +37,12 @@ function observationMessage(reply: RemoteReply): string {
   return JSON.stringify({ type: 'observation', data });
 }
 
-function errorMessage(message: string, code: string): string {
-  return JSON.stringify({ type: 'error', data: { message, code } });
+function errorMessage(message: string, code: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ type: 'error', data: { message, code, ...extra } });
+}
+
+function clippedType(type: unknown): string {
+  return String(typeof type === 'string' ? type : (JSON.stringify(type) ?? '')).slice(0, 100);
 }
 
 const wsMessage = z.discriminatedUnion('type', [
@@ -83,8 +87,12 @@ async function serveOpenEnv(served: ServedEnv, options: ServeOptions): Promise<R
 function openEnvSession(served: ServedEnv, socket: WebSocket): void {
   const session = served.open();
   if (!session) {
-    socket.send(errorMessage(`server at capacity: ${served.openSessions} of ${served.maxSessions} sessions open`, 'CAPACITY_REACHED'), () =>
-      socket.close(1000),
+    socket.send(
+      errorMessage(`server at capacity: ${served.openSessions} of ${served.maxSessions} sessions open`, 'CAPACITY_REACHED', {
+        active_sessions: served.openSessions,
+        max_sessions: served.maxSessions,
+      }),
+      () => socket.close(1000),
     );
     return;
   }
@@ -110,6 +118,11 @@ async function answerOpenEnv(served: ServedEnv, session: ServedSession, socket: 
     raw = text === undefined ? undefined : JSON.parse(text);
   } catch (e) {
     socket.send(errorMessage(`Invalid JSON: ${(e as Error).message}`, 'INVALID_JSON'));
+    return;
+  }
+  const type = (raw as { type?: unknown } | null)?.type;
+  if (!['reset', 'step', 'state', 'close'].includes(type as string)) {
+    socket.send(errorMessage(`Unknown message type: ${clippedType(type)}`, 'UNKNOWN_TYPE'));
     return;
   }
   const msg = wsMessage.safeParse(raw);
@@ -199,9 +212,11 @@ async function serveAgentGym(served: ServedEnv, options: ServeOptions): Promise<
     const body = await readJson(c, z.object({ id }));
     return c.json(
       await guarded(() => {
+        // AgentGym's servers answer a bare boolean (false: no such environment).
+        if (!sessions.has(body.id)) return false;
         served.close(sessionOf(body.id));
         sessions.delete(body.id);
-        return { closed: true };
+        return true;
       }),
     );
   });

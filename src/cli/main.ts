@@ -68,6 +68,15 @@ export async function main(args: string[]): Promise<void> {
       process.exitCode = 2;
       return;
     }
+    // A server failure a command did not report itself (a policy, an engine, an environment server):
+    // one line, exit 1. Loaded only on this path.
+    const { serverFailure } = await import('./server-failure.ts');
+    const failure = serverFailure(e);
+    if (failure) {
+      process.stderr.write(`trace-rl: ${failure.server} failed: ${failure.message}; ${failure.fix}\n`);
+      process.exitCode = 1;
+      return;
+    }
     // zod is loaded only on this path: a schema error that escaped a command's own checks.
     const { ZodError } = await import('zod');
     if (e instanceof ZodError) {

@@ -48,6 +48,18 @@ export interface AtroposRegistration {
   maxTokenLen: number;
   /** The API's step counter when this handler registered. */
   startingStep: number;
+  /** The trainer's registered number of steps (`/register-env`'s num_steps; ≤ 0 when it gave none): it asks for no batch past it. */
+  numSteps: number;
+}
+
+/** The wait after a push ended: the trainer took the sequences, or it has taken every batch it registered for. */
+export interface AtroposTaken {
+  outstanding: number;
+  /** The API's step counter (batches formed for the trainer). */
+  step: number;
+  /** True when the counter reached the trainer's num_steps: it asks for no more batches, so nothing pushed later is trained. */
+  trainerFinished: boolean;
+  trainerSteps: number;
 }
 
 export interface AtroposPush {
@@ -117,6 +129,7 @@ export class AtroposClient {
       batchSize,
       maxTokenLen,
       startingStep: num(env.starting_step),
+      numSteps: num(env.num_steps),
     };
     return this.registration;
   }
@@ -126,11 +139,12 @@ export class AtroposClient {
    * sequence carries this handler's env id; larger ones do not, since the API holds back a group of
    * another size than the registered one until buffered groups add up to that size.
    */
-  async push(groups: readonly ScoredGroup[], signal?: AbortSignal): Promise<AtroposPush> {
+  async push(groups: readonly ScoredGroup[], signal?: AbortSignal, onAcknowledged?: (groups: number) => void): Promise<AtroposPush> {
     const reg = this.registration;
     if (!reg) throw new AtroposError('register with the Atropos API before pushing groups');
     const limit = this.options.maxRequestBytes ?? 8 << 20;
     let requests = 0;
+    let acknowledged = 0;
     let part: string[] = [];
     let bytes = 2;
     const flush = async () => {
@@ -140,6 +154,9 @@ export class AtroposClient {
       if (r.status !== 'received' || r.groups_processed !== part.length)
         throw new AtroposError(`${this.url}/scored_data_list: sent ${part.length} groups, answered ${JSON.stringify(r).slice(0, 300)}`);
       requests++;
+      // Said after every request, so a run stopped between requests knows which groups the API holds.
+      acknowledged += part.length;
+      onAcknowledged?.(acknowledged);
       part = [];
       bytes = 2;
     };
@@ -163,15 +180,23 @@ export class AtroposClient {
    * trainer has taken (formed into batches) the rest, so the next rollouts start while it trains.
    * Counted from the API's step counter, which advances by one per batch of `batch_size` sequences.
    */
-  async waitUntilTaken(signal?: AbortSignal): Promise<{ outstanding: number; step: number }> {
+  async waitUntilTaken(signal?: AbortSignal): Promise<AtroposTaken> {
     const reg = this.registration;
     if (!reg) throw new AtroposError('register with the Atropos API before waiting on it');
     return this.poll(
       async () => {
         const s = asRecord(await this.call('GET', '/status', undefined, signal), '/status');
         const step = num(s.current_step);
+        // The counter never goes back while the trainer lives: a lower one is an API restarted or reset (GET /reset_data).
+        if (step < reg.startingStep)
+          throw new AtroposError(
+            `${this.url}/status: the API's step counter went back from ${reg.startingStep} to ${step}: the API was restarted or reset, and the trainer that registered is gone; start the trainer again`,
+          );
+        const trainerFinished = reg.numSteps > 0 && step >= reg.numSteps;
         const outstanding = Math.max(0, this.pushed - (step - reg.startingStep) * reg.batchSize);
-        return outstanding < reg.batchSize || num(s.queue_size) === 0 ? { outstanding, step } : undefined;
+        return trainerFinished || outstanding < reg.batchSize || num(s.queue_size) === 0
+          ? { outstanding, step, trainerFinished, trainerSteps: reg.numSteps }
+          : undefined;
       },
       `for the trainer to take the queued sequences (GET ${this.url}/batch; batch_size ${reg.batchSize})`,
       signal,

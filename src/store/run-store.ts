@@ -16,6 +16,8 @@ export { RunStoreError };
  */
 
 export const RUN_DB = 'run.sqlite';
+/** Meta rows that hold a command's notes (RunStore.note) start with this. */
+const NOTE_PREFIX = 'note.';
 /**
  * 2: trees are stored in the binary tree format (tree-codec.ts); 1: as JSON text. This version reads
  * both; a version-1 run opened for writing is marked 2 before its first binary row, so an older
@@ -79,7 +81,7 @@ export class RunStore {
    * start (the creating marker proves it) is replaced; any other existing file is refused, never
    * deleted.
    */
-  static create(dir: string, config: unknown, options: { kind?: RunKind; configRevision?: number } = {}): RunStore {
+  static create(dir: string, config: unknown, options: { kind?: RunKind; configRevision?: number; notes?: Record<string, unknown> } = {}): RunStore {
     RunStore.checkNew(dir);
     const created = makeRunDir(dir);
     let lock: RunLock | undefined;
@@ -107,6 +109,7 @@ export class RunStore {
           put.run('status', 'running');
           put.run('kind', options.kind ?? 'train');
           if (options.configRevision !== undefined) put.run('config_revision', String(options.configRevision));
+          for (const [key, value] of Object.entries(options.notes ?? {})) put.run(`${NOTE_PREFIX}${key}`, JSON.stringify(value));
         })();
       } catch (e) {
         db.close();
@@ -266,6 +269,23 @@ export class RunStore {
       advantages: string;
     }>;
     return rows.map((r) => ({ promptId: r.prompt_id, rendered: r.rendered, advantages: JSON.parse(r.advantages) as TreeRecord['advantages'] }));
+  }
+
+  /**
+   * A note a command keeps with the run beside its configuration (JSON): what it needs to resume or
+   * export the run as it was made (rollout's tokenizer options), or what a service acknowledged per step
+   * (`atropos.step.<n>`). Undefined when none was written.
+   */
+  note<T = unknown>(key: string): T | undefined {
+    const v = this.meta(`${NOTE_PREFIX}${key}`);
+    return v === undefined ? undefined : (JSON.parse(v) as T);
+  }
+
+  /** Writes (or replaces) a note at once, in its own transaction. */
+  writeNote(key: string, value: unknown): void {
+    this.db
+      .prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+      .run(`${NOTE_PREFIX}${key}`, JSON.stringify(value));
   }
 
   close(): void {

@@ -31,7 +31,14 @@ export interface ExternalTrainer {
    * Called once the step is stored. Resolves 'continue' when the trainer has taken the step (for all
    * but the last step: trained on it and loaded new weights), 'stopped' if the wait was cancelled.
    */
-  handOff(step: { step: number; trees: readonly RolloutTree[]; treeRecords: readonly TreeRecord[]; last: boolean }): Promise<'continue' | 'stopped'>;
+  handOff(step: {
+    step: number;
+    trees: readonly RolloutTree[];
+    treeRecords: readonly TreeRecord[];
+    last: boolean;
+    /** Keeps what the trainer acknowledged in the run (RunStore.note), at once: a resumed run reads it. */
+    note(key: string, value: unknown): void;
+  }): Promise<'continue' | 'stopped'>;
 }
 
 export interface TrainOptions {
@@ -47,6 +54,10 @@ export interface TrainOptions {
   baseUrl?: string;
   /** Learn through an external trainer instead of updating the policy in process (no evaluation here then: the trainer owns it). */
   external?: ExternalTrainer;
+  /** Called with a step's rollout trees before anything is learned or stored (as ExternalTrainer.review); throwing ends the run there, without the step. */
+  review?(step: { step: number; trees: readonly RolloutTree[] }): void;
+  /** New runs only: notes stored with the run from its creation (RunStore.note), e.g. how its text was tokenised. */
+  notes?: Record<string, unknown>;
   clock: () => number;
   /** Milliseconds since the epoch, for the wall time of TensorBoard's events (default: none, 0). */
   wallClock?: () => number;
@@ -104,6 +115,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       const t0 = options.clock();
       const collected = await collect(ctx, step);
       if (collected.rollout.cancelled) return stopped();
+      options.review?.({ step, trees: collected.rollout.trees });
       external?.review?.({ step, trees: collected.rollout.trees });
       const learned = await learn(ctx, collected);
       const evaluation = !external && shouldEvaluate(step, config) ? await evaluateTimed(ctx, step) : undefined;
@@ -114,7 +126,11 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
       state = record.state;
       completed++;
       options.onEvent?.({ kind: 'step', step, metrics: record.metrics });
-      if (external && (await external.handOff({ step, trees: record.trees, treeRecords: record.treeRecords, last: step === config.steps - 1 })) === 'stopped')
+      const note = (key: string, value: unknown) => store.writeNote(key, value);
+      if (
+        external &&
+        (await external.handOff({ step, trees: record.trees, treeRecords: record.treeRecords, last: step === config.steps - 1, note })) === 'stopped'
+      )
         return stopped();
     }
     store.markFinished();
@@ -141,14 +157,23 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
 function openRun(options: TrainOptions): { store: RunStore; config: TrainConfig } | TrainOutcome {
   if (!options.resume) {
     const config = parseTrainConfig(options.config ?? {});
-    return { store: RunStore.create(options.out, config, { kind: options.external ? 'rollout' : 'train', configRevision: CONFIG_REVISION }), config };
+    const kind = options.external ? 'rollout' : 'train';
+    return {
+      store: RunStore.create(options.out, config, { kind, configRevision: CONFIG_REVISION, ...(options.notes ? { notes: options.notes } : {}) }),
+      config,
+    };
   }
   const store = RunStore.open(options.out);
   let config: TrainConfig;
   try {
-    if (store.kind() !== 'train')
+    // A rollout run resumes only with its external trainer (trace-rl rollout --resume), a train run only without one.
+    if (store.kind() !== 'train' && !options.external)
       throw new TrainError(
-        `${options.out} was made by trace-rl ${store.kind()} (batches for an external trainer), not by train; train cannot resume it: start a train run with another --out`,
+        `${options.out} was made by trace-rl ${store.kind()} (batches for an external trainer), not by train; train cannot resume it: continue it with trace-rl rollout --resume ${options.out}, or start a train run with another --out`,
+      );
+    if (store.kind() === 'train' && options.external)
+      throw new TrainError(
+        `${options.out} was made by trace-rl train, which trains its own policy; rollout cannot resume it: start a rollout run with another --out`,
       );
     config = storedTrainConfig(store);
     const policy = config.policy as { baseUrl?: unknown };

@@ -194,6 +194,6 @@ test('a server that is not there: every question fails, the table is not passed 
     '--quiet',
   ]);
   assert.equal(r.code, 1, r.stderr);
-  assert.match(r.stderr, /3 of 3 questions ended in an error after the engine's retries \(first: [^)]+\)/);
+  assert.match(r.stderr, /3 of 3 questions ended in an error after the engine's retries \(servers http:\/\/127\.0\.0\.1:\d+\/v1; first: [^)]+\)/);
   assert.match(r.stderr, /every question failed: check the server \(--base-url, --model\)/);
 });

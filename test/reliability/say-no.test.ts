@@ -68,7 +68,7 @@ test('train --resume on a folder made by rollout is refused', async () => {
   RunStore.create(dir, { steps: 2 }, { kind: 'rollout' }).close();
   saysNo(
     await runCli(['train', '--resume', dir]),
-    `trace-rl: ${dir} was made by trace-rl rollout (batches for an external trainer), not by train; train cannot resume it: start a train run with another --out`,
+    `trace-rl: ${dir} was made by trace-rl rollout (batches for an external trainer), not by train; train cannot resume it: continue it with trace-rl rollout --resume ${dir}, or start a train run with another --out`,
   );
 });
 

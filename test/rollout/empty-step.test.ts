@@ -66,12 +66,14 @@ test('rollout --budget-unit turns --budget 1 against a real server: exit 2 namin
   }
 });
 
-test('rollout into an existing run folder names no --resume (rollout has none)', async () => {
+test('rollout into an existing run folder is refused, pointing to --resume (which names the command that made the run)', async () => {
   const out = join(root, 'existing');
   const made = await runCli(['train', '--steps', '1', '--pool', '4', '--budget', '8', '--out', out, '--quiet']);
   assert.equal(made.code, 0, made.stderr);
   const r = await runCli(['rollout', '--policy', 'openai', '--base-url', 'http://127.0.0.1:9/v1', '--out', out, '--quiet', '--steps', '1']);
   assert.equal(r.code, 2, r.stderr);
-  assert.match(r.stderr, /already exists: choose another --out/);
-  assert.doesNotMatch(r.stderr, /--resume/);
+  assert.match(r.stderr, /already exists: resume it with --resume .*, or choose another --out/);
+  const resumed = await runCli(['rollout', '--resume', out, '--quiet']);
+  assert.equal(resumed.code, 2, resumed.stderr);
+  assert.match(resumed.stderr, /that run was made by trace-rl train; continue it with trace-rl train --resume/);
 });

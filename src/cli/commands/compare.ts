@@ -32,7 +32,8 @@ export function register(program: Command): void {
     )
     .option('--seeds <n>', 'seeds per strategy (0..n-1)', '3')
     .option('--out <dir>', 'folder for the runs and the report', 'runs/compare')
-    .option('--jobs <n>', 'runs at once (each uses one core)', String(Math.max(1, Math.min(2, availableParallelism()))));
+    .option('--jobs <n>', 'runs at once (each uses one core)', String(Math.max(1, Math.min(2, availableParallelism()))))
+    .option('--quiet', 'no progress lines from the runs (failures are still reported)');
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
     const strategies = String(opts.strategies)
       .split(',')
@@ -74,15 +75,25 @@ export function register(program: Command): void {
         `# ${sampler.name} counts whole groups: it runs at ${sampler.config.strategy.budget} trajectories a step; the report shows the tokens it really spends\n`,
       );
     const queue = [...runs];
-    const failures: string[] = [];
+    const failures: Array<{ dir: string; code: number; line: string }> = [];
     const worker = async () => {
-      for (let run = queue.shift(); run; run = queue.shift()) {
-        const code = await runChild(run.dir, run.config, run.resumeSteps);
-        if (code !== 0) failures.push(`${run.dir} (exit ${code})`);
+      // After a failure no new run starts: a server that is down fails them all the same way.
+      for (let run = queue.shift(); run && failures.length === 0; run = queue.shift()) {
+        const child = await runChild(run.dir, run.config, run.resumeSteps, Boolean(opts.quiet));
+        if (child.code !== 0) failures.push({ dir: run.dir, ...child });
       }
     };
     await Promise.all(Array.from({ length: Math.min(jobs, runs.length) }, worker));
-    if (failures.length > 0) throw new UsageError(`runs failed: ${failures.join(', ')}; rerun the same command to resume them`);
+    if (failures.length > 0) {
+      // One line for the person: the first failed run's own line (it names the server, the call and the fix).
+      const [first, ...more] = failures;
+      const cause = first!.line.replace(/^trace-rl train: /, '') || `exit ${first!.code}`;
+      process.stderr.write(
+        `trace-rl compare: ${first!.dir} failed: ${cause}${more.length ? ` (and ${more.length} more run(s): ${more.map((f) => f.dir).join(', ')})` : ''}; rerun the same command to resume the unfinished runs (finished ones are reused)\n`,
+      );
+      process.exitCode = first!.code === 2 ? 2 : 1;
+      return;
+    }
     const { formatHeadline, writeReport } = await import('../../report/index.ts');
     const result = await writeReport({ runs: runs.map((r) => r.dir), out: join(out, 'report.html') });
     process.stdout.write(formatHeadline(result) + '\n');
@@ -165,26 +176,47 @@ function firstDifference(a: unknown, b: unknown, at = ''): string | undefined {
 
 const valueAt = (o: unknown, path: string) => path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], o);
 
-/** Runs (or resumes, or skips when finished) one run in a child process; its progress lines go to stderr. */
-function runChild(dir: string, config: unknown, resumeSteps: number | undefined): Promise<number> {
+/**
+ * Runs (or resumes, or skips when finished) one run in a child process; its progress lines go to stderr
+ * as they come, except its last line, which is held: a failed run's last line is its one-line failure,
+ * which compare reports in its own line.
+ */
+function runChild(dir: string, config: unknown, resumeSteps: number | undefined, quiet: boolean): Promise<{ code: number; line: string }> {
   let args: string[];
   if (existsSync(join(dir, RUN_DB))) {
     const store = RunStore.open(dir, { readonly: true });
     const finished = store.status() === 'finished';
     store.close();
     if (finished && resumeSteps === undefined) {
-      process.stderr.write(`${dir}: finished earlier, reused\n`);
-      return Promise.resolve(0);
+      if (!quiet) process.stderr.write(`${dir}: finished earlier, reused\n`);
+      return Promise.resolve({ code: 0, line: '' });
     }
-    args = ['train', '--resume', dir, ...(resumeSteps === undefined ? [] : ['--steps', String(resumeSteps)])];
+    args = ['train', '--resume', dir, ...(resumeSteps === undefined ? [] : ['--steps', String(resumeSteps)]), ...(quiet ? ['--quiet'] : [])];
   } else {
     mkdirSync(dir, { recursive: true });
     const file = join(dir, 'config.yaml');
     writeFileSync(file, configToYaml(config));
-    args = ['train', '--config', file, '--out', dir];
+    args = ['train', '--config', file, '--out', dir, ...(quiet ? ['--quiet'] : [])];
   }
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, TRACE_RL_PLAIN_PROGRESS: '1' } });
-    child.on('exit', (code, signal) => resolvePromise(code ?? (signal ? 1 : 0)));
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TRACE_RL_PLAIN_PROGRESS: '1' } });
+    let held = '';
+    let partial = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        if (held) process.stderr.write(held + '\n');
+        held = line;
+      }
+    });
+    child.on('close', (code, signal) => {
+      const last = partial || held;
+      const status = code ?? (signal ? 1 : 0);
+      if (partial && held) process.stderr.write(held + '\n');
+      if (status === 0 && last) process.stderr.write(last + '\n');
+      resolvePromise({ code: status, line: status === 0 ? '' : last });
+    });
   });
 }

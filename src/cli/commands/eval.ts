@@ -16,6 +16,7 @@ import { envKinds } from '../../env/registry.ts';
 import { applySetPairs, setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { reportFailures } from '../failures.ts';
+import { fixFor, serverEntry, serverFailure, serverFailureLine } from '../server-failure.ts';
 
 export interface EvalFlags extends PolicyAndEnvFlags {
   questions?: string;
@@ -99,6 +100,13 @@ export function register(program: Command): void {
       }
       try {
         await evaluate(opts, { suite, policy, about, config, out, store, samples, temperature, concurrency, seed });
+      } catch (e) {
+        const failure = serverFailure(e);
+        if (!failure) throw e;
+        process.stderr.write(
+          serverFailureLine('eval', failure, `the finished questions are kept in ${out}: rerun the same command to continue once the server is back`) + '\n',
+        );
+        process.exitCode = 1;
       } finally {
         store.close();
       }
@@ -154,14 +162,15 @@ async function evaluate(
     );
   }
   if (result.stopped) process.exitCode = 130;
-  else reportErrors(result);
+  else reportErrors(result, [...(opts.baseUrl ?? []), ...serverEntry(config.env, ['url', 'retrieverUrl'])]);
 }
 
 /**
  * Questions that failed after the engine's retries score 0 in the table: say so, with the first error,
- * and exit 1 when every question failed (src/cli/failures.ts).
+ * and exit 1: the evaluation is not complete (rerunning the same command runs them again), and when
+ * every question failed the table is no score at all (src/cli/failures.ts).
  */
-function reportErrors(result: EvalResult): void {
+function reportErrors(result: EvalResult, servers: readonly string[]): void {
   const failed = result.records.filter((r) => r.errors > 0);
   const first = failed[0]?.samples.find((s) => s.error)?.error ?? 'no message';
   reportFailures({
@@ -169,10 +178,11 @@ function reportErrors(result: EvalResult): void {
     failed: failed.length,
     total: result.records.length,
     unit: 'questions',
-    causes: `first: ${first}`,
-    kept: 'they score 0 above and run again when the same command is rerun',
+    causes: `${servers.length ? `servers ${servers.join(', ')}; ` : ''}first: ${first}`,
+    kept: `${fixFor(first, 'the policy server')}; they score 0 above and run again when the same command is rerun`,
     whenAll: 'every question failed: check the server (--base-url, --model) before reading the table',
   });
+  if (failed.length > 0) process.exitCode = 1;
 }
 
 /** The training run behind `--policy KIND --run DIR` (a kind that evaluates runs): its configuration and last policy checkpoint. */

@@ -18,7 +18,8 @@ import { failureCauses } from '../../rollout/index.ts';
 import { reportFailures } from '../failures.ts';
 import { progressReporter } from '../progress.ts';
 import { interruptible } from '../until-signal.ts';
-import { parseTrainConfig } from '../../train/index.ts';
+import { parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/index.ts';
+import { fixFor, keptRunClause, serverFailure, serverFailureLine, serverOfFailures } from '../server-failure.ts';
 import { policyFromFlags } from '../policy-flags.ts';
 import { RunStore } from '../../store/index.ts';
 import { parsePort, UsageError, writeJson } from '../io.ts';
@@ -44,7 +45,7 @@ export function register(program: Command): void {
   const cmd = program
     .command('rollout')
     .description('serve TRACE rollouts to an external trainer (verl, TRL): one batch file per step, then wait for its new weights; see docs/export.md')
-    .requiredOption('--policy <kind>', 'policy kind: openai (an OpenAI-compatible server: vLLM, SGLang, llama.cpp)')
+    .option('--policy <kind>', 'policy kind: openai (an OpenAI-compatible server: vLLM, SGLang, llama.cpp); required for a new run')
     .option('--base-url <url>', 'server base URL such as http://localhost:8000/v1 (repeat for several servers)', collect)
     .option('--model <name>', 'model name sent to the server', 'default')
     .option('--mode <mode>', 'tokens (token ids in, token ids out: exact), completions (growing text prompt) or chat', 'completions')
@@ -53,7 +54,11 @@ export function register(program: Command): void {
       '--api-key-file <file>',
       'a file whose first line is the servers\u2019 API key (else TRACE_RL_API_KEY, else OPENAI_API_KEY; the key is never stored)',
     )
-    .requiredOption('--out <dir>', 'run folder to create: run.sqlite, batches/step-N.*, weights-step-N.ready')
+    .option('--out <dir>', 'run folder to create: run.sqlite, batches/step-N.*, weights-step-N.ready')
+    .option(
+      '--resume <dir>',
+      'continue the rollout run in this folder from its last completed step: its stored configuration, tokenizer and format; a step pushed to --atropos is not pushed again',
+    )
     .option('--format <form>', `batch form: ${EXPORT_FORMATS.join(', ')}`, 'verl')
     .option('--no-check-server-ids', 'keep server token ids even when --tokenizer does not reproduce the text')
     .option('--listen <port>', 'also accept POST /weights {"step": N} on this port (0 = any free port)')
@@ -79,42 +84,52 @@ export function register(program: Command): void {
     .option('--quiet', 'no progress on stderr (failures are still reported)');
   addTokenizerOptions(cmd);
   addConfigOptions(cmd).action(async (opts: Record<string, unknown>) => {
-    if (opts.policy !== 'openai')
-      throw new UsageError(`--policy ${String(opts.policy)}: only "openai" is supported (the embedded policy trains itself with trace-rl train)`);
-    const format = String(opts.format);
+    const given = (key: string) => cmd.getOptionValueSource(key) === 'cli';
+    const resume = opts.resume === undefined ? undefined : String(opts.resume);
+    const stored = resume === undefined ? undefined : storedRollout(resume, opts, given);
+    if (!stored) {
+      if (opts.out === undefined) throw new UsageError('--out <dir> is required: the run folder to create (or --resume DIR to continue one)');
+      if (opts.policy === undefined) throw new UsageError('--policy <kind> is required: openai');
+      if (opts.policy !== 'openai')
+        throw new UsageError(`--policy ${String(opts.policy)}: only "openai" is supported (the embedded policy trains itself with trace-rl train)`);
+    }
+    const made: RolloutNote = stored?.note ?? rolloutNote(opts);
+    const format = made.format;
     if (!isExportFormat(format)) throw new UsageError(`--format ${format}: choose one of ${EXPORT_FORMATS.join(', ')}`);
-    const settings = policyFromFlags(
-      {
-        kind: 'openai',
-        baseUrls: opts.baseUrl ?? [],
-        model: opts.model,
-        mode: opts.mode,
-        extras: opts.extras,
-        ...(opts.apiKeyFile !== undefined ? { apiKeyFile: path.resolve(String(opts.apiKeyFile)) } : {}),
-      },
-      { baseUrls: '--base-url', model: '--model', mode: '--mode', extras: '--extras', apiKeyFile: '--api-key-file' },
-    ) as PolicySettings<'openai'>;
+    const settings = stored
+      ? (stored.config.policy as PolicySettings<'openai'>)
+      : (policyFromFlags(
+          {
+            kind: 'openai',
+            baseUrls: opts.baseUrl ?? [],
+            model: opts.model,
+            mode: opts.mode,
+            extras: opts.extras,
+            ...(opts.apiKeyFile !== undefined ? { apiKeyFile: path.resolve(String(opts.apiKeyFile)) } : {}),
+          },
+          { baseUrls: '--base-url', model: '--model', mode: '--mode', extras: '--extras', apiKeyFile: '--api-key-file' },
+        ) as PolicySettings<'openai'>);
     let port: number | undefined;
     if (opts.listen !== undefined) {
       port = parsePort('--listen', opts.listen);
     }
-    const atropos = atroposFromOptions(opts);
+    const atropos = atroposFromOptions({ ...opts, atroposLayout: stored?.note.atroposLayout ?? opts.atroposLayout });
     // Ids go straight to the model in token mode: the byte tokenizer's would be wrong for any real model.
-    if (opts.mode === 'tokens' && opts.tokenizer === 'bytes')
+    if (settings.mode === 'tokens' && made.tokenizer.tokenizer === 'bytes')
       throw new UsageError('--mode tokens sends token ids to the model: give its tokenizer with --tokenizer hf:DIR, qwen3 or server');
     const apiKey = resolveApiKey({ file: settings.apiKeyFile, env: process.env })?.key;
-    const out = String(opts.out);
+    const out = resume ?? String(opts.out);
     let transcript;
     try {
-      transcript = await transcriptFromOptions(opts, settings.baseUrls[0], apiKey);
+      transcript = await transcriptFromOptions(made.tokenizer, settings.baseUrls[0], apiKey);
     } catch (e) {
       if (!(e instanceof ServerTokenizerError)) throw e;
       reportTokenizerFailed(e, 0, out, apiKey);
       return;
     }
     // The run stores the server policy it rolled out with, like any run its policy (the key file's path, never the key).
-    const config = parseTrainConfig({ ...rawConfig(opts), policy: settings });
-    RunStore.checkNew(out, false);
+    const config = stored?.config ?? parseTrainConfig({ ...rawConfig(opts), policy: settings });
+    if (!stored) RunStore.checkNew(out);
     const { policy } = await buildPolicy(settings, { envKind: config.env.kind, concurrency: config.engine.concurrency, transcript });
     const reloadUrl = opts.reloadUrl === undefined ? undefined : String(opts.reloadUrl).replace(/\/+$/, '').replace(/\/v1$/, '');
     // serve's /reload takes its own control token, never the inference servers' API key; what it answers
@@ -146,13 +161,15 @@ export function register(program: Command): void {
           ...(control ? { token: control } : {}),
           allowHosts: (opts.allowHost as string[] | undefined) ?? [],
         });
-    const interrupt = interruptible('the batches written so far are kept; start a new run with another --out to continue (Ctrl-C again to quit at once)');
+    const interrupt = interruptible(
+      `the steps stored so far and their batches are kept; continue with trace-rl rollout --resume ${out} (Ctrl-C again to quit at once)`,
+    );
     const progress = opts.quiet
       ? undefined
       : progressReporter({ steps: config.steps, label: 'trace-rl rollout', now: () => performance.now(), linesEveryMs: 5000 });
     if (!opts.quiet)
       process.stderr.write(
-        `trace-rl rollout: ${config.steps} step(s) of ${config.strategy.budget} trajectories from ${settings.baseUrls.join(', ')} (${settings.model}); batches in ${path.join(out, 'batches')}${atropos ? `; groups (${atropos.layout}) to ${atropos.client.url}` : ''}\n`,
+        `trace-rl rollout: ${stored ? `resuming ${out}: ` : ''}${config.steps} step(s) of ${config.strategy.budget} trajectories from ${settings.baseUrls.join(', ')} (${settings.model}); batches in ${path.join(out, 'batches')}${atropos ? `; groups (${atropos.layout}) to ${atropos.client.url}` : ''}\n`,
       );
     const output = serviceOutput(Boolean(opts.quiet), progress);
     try {
@@ -162,11 +179,12 @@ export function register(program: Command): void {
       const result = await runRolloutService({
         out,
         config,
+        ...(stored ? { resume: true } : { notes: { [ROLLOUT_NOTE]: made } }),
         policy,
         format,
         tokenizer: transcript.tokenizer,
         template: transcript.template,
-        checkServerIds: opts.checkServerIds !== false,
+        checkServerIds: made.checkServerIds,
         ...(gate ? { gate } : {}),
         ...(atropos ? { atropos } : {}),
         servers: settings.baseUrls,
@@ -176,7 +194,7 @@ export function register(program: Command): void {
         onEvent: output.onEvent,
       });
       progress?.stop();
-      writeJson({ event: 'done', status: result.status, batches: result.batches.length, out });
+      writeJson({ event: 'done', status: result.status, batches: output.written(), out });
       if (result.status === 'stopped') process.exitCode = 130;
     } catch (e) {
       progress?.stop();
@@ -184,9 +202,13 @@ export function register(program: Command): void {
       else if (e instanceof RolloutStepFailed) reportStepFailed(e, output.written(), out);
       else if (e instanceof ServerTokenizerError) reportTokenizerFailed(e, output.written(), out, apiKey);
       else {
+        const failure = serverFailure(e);
+        const message = redactSecret(String((e as Error)?.message ?? e), apiKey);
         // Whatever ended the service, the trainer reading stdout is told it ended: `done` is always the last event.
-        writeJson({ event: 'done', status: 'failed', batches: output.written(), out, error: redactSecret(String((e as Error)?.message ?? e), apiKey) });
-        throw asUsage(e);
+        writeJson({ event: 'done', status: 'failed', batches: output.written(), out, error: message });
+        if (!failure) throw asUsage(e);
+        process.stderr.write(redactSecret(serverFailureLine('rollout', failure, resumeClause(out)), apiKey) + '\n');
+        process.exitCode = 1;
       }
     } finally {
       interrupt.done();
@@ -194,6 +216,81 @@ export function register(program: Command): void {
       await atropos?.client.disconnect();
     }
   });
+}
+
+/** The note a rollout run keeps of how it was made (RunStore.note): what `--resume` and `export` need besides the configuration. */
+export const ROLLOUT_NOTE = 'rollout';
+
+export interface RolloutNote {
+  format: string;
+  /** The tokenizer options as given (`--tokenizer`, `--chat-template`, `--thinking`, `--system`, `--tools` as an absolute path). */
+  tokenizer: Record<string, unknown>;
+  checkServerIds: boolean;
+  /** With --atropos: the layout the groups were made in. */
+  atroposLayout?: string;
+}
+
+function rolloutNote(opts: Record<string, unknown>): RolloutNote {
+  const tokenizer: Record<string, unknown> = { tokenizer: String(opts.tokenizer ?? 'bytes') };
+  if (opts.chatTemplate === true) tokenizer.chatTemplate = true;
+  for (const key of ['thinking', 'system'] as const) if (opts[key] !== undefined) tokenizer[key] = String(opts[key]);
+  if (opts.tools !== undefined) tokenizer.tools = path.resolve(String(opts.tools));
+  return {
+    format: String(opts.format),
+    tokenizer,
+    checkServerIds: opts.checkServerIds !== false,
+    ...(opts.atropos !== undefined ? { atroposLayout: String(opts.atroposLayout) } : {}),
+  };
+}
+
+/** Flags a resumed rollout may take: where to wait for the trainer, keys, and output; the rest is the run's. */
+const RESUME_FLAGS = new Set([
+  'resume',
+  'quiet',
+  'listen',
+  'reloadUrl',
+  'controlTokenFile',
+  'allowHost',
+  'reloadTokenFile',
+  'atropos',
+  'atroposApiKeyFile',
+  'apiKeyFile',
+]);
+
+/** `--resume DIR`: the rollout run's configuration and note; a flag that would change what the run is made of is refused. */
+function storedRollout(dir: string, opts: Record<string, unknown>, given: (key: string) => boolean): { config: TrainConfig; note: RolloutNote } {
+  const changing = Object.keys(opts).filter((k) => given(k) && !RESUME_FLAGS.has(k));
+  if (changing.length > 0)
+    throw new UsageError(
+      `--resume ${dir}: ${changing.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} cannot change on resume (the run keeps its policy, tokenizer, format and configuration); drop ${changing.length > 1 ? 'them' : 'it'}, or start a new run with --out`,
+    );
+  let store: RunStore;
+  try {
+    store = RunStore.open(dir, { readonly: true });
+  } catch (e) {
+    throw asUsage(e);
+  }
+  try {
+    if (store.kind() !== 'rollout')
+      throw new UsageError(`--resume ${dir}: that run was made by trace-rl ${store.kind()}; continue it with trace-rl ${store.kind()} --resume ${dir}`);
+    const note = store.note<RolloutNote>(ROLLOUT_NOTE);
+    if (!note)
+      throw new UsageError(`--resume ${dir}: the run keeps no note of its tokenizer and format (made by an older trace-rl); start a new run with --out`);
+    const config = storedTrainConfig(store);
+    if (note.atroposLayout !== undefined && opts.atropos === undefined)
+      throw new UsageError(`--resume ${dir}: the run pushed its steps to an Atropos API; give --atropos URL again`);
+    if (note.atroposLayout === undefined && opts.atropos !== undefined)
+      throw new UsageError(`--resume ${dir}: the run waited at a weights gate, not an Atropos API; drop --atropos`);
+    if (store.status() === 'finished') throw new UsageError(`--resume ${dir}: the run has finished all its ${config.steps} steps; start a new run with --out`);
+    return { config, note };
+  } finally {
+    store.close();
+  }
+}
+
+/** After a failure: what the run folder keeps and how to continue it. */
+function resumeClause(out: string): string {
+  return keptRunClause(out, `trace-rl rollout --resume ${out}`);
 }
 
 /**
@@ -224,7 +321,13 @@ function serviceOutput(quiet: boolean, progress: ReturnType<typeof progressRepor
           );
         if (!quiet) process.stderr.write(`trace-rl rollout: step ${e.step}: ${e.groups} groups, ${e.sequences} sequences pushed to ${e.url}\n`);
       } else if (e.kind === 'taken') writeJson({ event: 'taken', step: e.step, outstanding: e.outstanding });
-      else progress?.onEvent(e);
+      else if (e.kind === 'trainer-finished') {
+        writeJson({ event: 'trainer-finished', step: e.step, url: e.url, trainer_step: e.trainerStep, trainer_steps: e.trainerSteps });
+        // Said even with --quiet: the run ends before its last step, and why.
+        process.stderr.write(
+          `trace-rl rollout: the trainer at ${e.url} has taken all ${e.trainerSteps} batches it registered for (its num_steps): no later step would be trained, so the run ends after step ${e.step} (the steps so far are kept; a new trainer's run continues with --resume)\n`,
+        );
+      } else progress?.onEvent(e);
     },
   };
 }
@@ -263,9 +366,7 @@ function atroposFromOptions(opts: Record<string, unknown>) {
 /** The Atropos API refused or was unreachable after the retries: `done` with status failed, one stderr line, exit 1. */
 function reportAtroposFailed(e: AtroposError, written: number, out: string): void {
   writeJson({ event: 'done', status: 'failed', batches: written, out, error: e.message });
-  process.stderr.write(
-    `trace-rl rollout: the Atropos API failed: ${e.message}; the ${written} batch file(s) in ${path.join(out, 'batches')} are kept (check --atropos and that the trainer's API is up)\n`,
-  );
+  process.stderr.write(`trace-rl rollout: the Atropos API failed: ${e.message}; check --atropos and that the trainer's API is up; ${resumeClause(out)}\n`);
   process.exitCode = 1;
 }
 
@@ -288,11 +389,8 @@ function reportStepFailed(e: RolloutStepFailed, written: number, out: string): v
   writeJson({ event: 'done', status: 'failed', batches: written, out, error: e.message });
   reportFailures({
     ...stepFailures(e.failures, e.step),
-    kept:
-      written > 0
-        ? `no batch was written for it; the ${written} earlier batch(es) in ${path.join(out, 'batches')} are kept`
-        : 'no batch was written and the run folder was removed',
-    whenAll: `every one failed: check that ${e.servers.join(', ')} is up and answers (--base-url, --model, the API key, --set engine.timeoutMs=…)`,
+    kept: `no batch was written for it; ${resumeClause(out)}`,
+    whenAll: `every one failed: ${fixFor(e.failures.first ?? '', serverOfFailures(e.failures))} (${serverOfFailures(e.failures) === 'the environment server' ? 'env.url' : e.servers.join(', ')})`,
   });
 }
 

@@ -7,6 +7,7 @@ import { configSettings, type SettingDoc } from '../../train/config-docs.ts';
 import { applySetPairs, configToYaml, readConfigFile, setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { progressReporter } from '../progress.ts';
+import { failedStepRefusal, keptRunClause, serverFailure, serverFailureLine } from '../server-failure.ts';
 
 /**
  * Command-line flags that set one configuration field each (the config file's names, dotted). Their
@@ -88,10 +89,11 @@ export function register(program: Command): void {
     let out: string;
     let steps: number;
     let resumeSteps: number | undefined;
+    let stored: TrainConfig | undefined;
     if (opts.resume) {
       out = String(opts.resume);
       if (opts.out !== undefined) throw new UsageError(`--out and --resume ${out} together: --resume continues the run in its own folder; drop --out`);
-      ({ steps, resumeSteps } = resumePlan(RunStore.open(out, { readonly: true }), out, opts));
+      ({ steps, resumeSteps, stored } = resumePlan(RunStore.open(out, { readonly: true }), out, opts));
     } else {
       config = parseTrainConfig(rawConfig(opts));
       out = opts.out ? String(opts.out) : `runs/${config.strategy.name}-s${config.seed}`;
@@ -120,7 +122,17 @@ export function register(program: Command): void {
         wallClock: () => Date.now(),
         signal: interrupt.signal,
         onEvent: progress?.onEvent,
+        // A step whose every trajectory failed (the engine or an environment server is down) ends the run, unstored.
+        review: failedStepRefusal(config ?? stored!),
+      }).catch((e: unknown) => {
+        progress?.stop();
+        const failure = serverFailure(e);
+        if (!failure) throw e;
+        process.stderr.write(serverFailureLine('train', failure, keptRunClause(out, `trace-rl train --resume ${out}`)) + '\n');
+        process.exitCode = 1;
+        return undefined;
       });
+      if (!result) return;
       progress?.stop();
       if (result.status === 'already-finished')
         process.stdout.write(
@@ -152,7 +164,7 @@ function resumePlan(
   store: { config(): unknown; configRevision(): number; close(): void },
   out: string,
   opts: Record<string, unknown>,
-): { steps: number; resumeSteps?: number } {
+): { steps: number; resumeSteps?: number; stored: TrainConfig } {
   let stored: TrainConfig;
   try {
     stored = storedTrainConfig(store);
@@ -180,7 +192,7 @@ function resumePlan(
   }
   if (resumeSteps !== undefined && resumeSteps !== stored.steps)
     process.stderr.write(`${out}: steps ${stored.steps} → ${resumeSteps} (--steps; stored in the run)\n`);
-  return { steps: resumeSteps ?? stored.steps, resumeSteps };
+  return { steps: resumeSteps ?? stored.steps, resumeSteps, stored };
 }
 
 /** [dotted path, value] for every leaf of a plain object. */

@@ -1,0 +1,278 @@
+/**
+ * Issue 62 item 2: every failure of a policy server, an engine or an environment server in `train`,
+ * `rollout`, `eval` and `compare` is one stderr line naming the server, the call and the fix, with a
+ * non-zero exit and no stack trace; the run folder stays a valid run, and `--resume` (eval and compare:
+ * the same command again) continues from the last completed step once the server is back.
+ *
+ * Real servers, each behind a real fault proxy (test/helpers/fault-proxy.ts) that lets the run complete
+ * step 0 and then answers the chosen call with one failure class: 400 (refused), 413, 503 (after the
+ * engine's retries where the engine retries), a refused connection, no answer (timeout).
+ * - train: `serve --tinker`'s routes on the tiny LM, in process (the engine: sampling, checkpoints);
+ * - rollout and eval: the scripted OpenAI-compatible stand-in (the policy server);
+ * - compare: the world served over AgentGym's HTTP protocol (the environment server), embedded policy.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ServedEnv } from '../../src/env/remote/serve/served-env.ts';
+import { serveEnvironment } from '../../src/env/remote/serve/servers.ts';
+import { RunStore } from '../../src/store/index.ts';
+import { LlamaEngine, serveOpenAI } from '../../src/tinylm/index.ts';
+import { buildEnvironment, parseTrainConfig } from '../../src/train/index.ts';
+import { initJax } from '../../src/util/jax.ts';
+import { startFaultProxy, type FaultProxy, type ProxyFault } from '../helpers/fault-proxy.ts';
+import { runCli, type CliRun } from '../helpers/run-cli.ts';
+import { startStandIn } from '../policy/openai-stand-in.ts';
+import { fixture, writeTemp } from '../tinylm/fixtures.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'trace-server-failures-'));
+const KEY = 'tml-server-failures-key';
+let engine: { url: string; close(): Promise<void> };
+let llama: LlamaEngine[] = [];
+let standIn: { url: string; close(): Promise<void> };
+let envServer: { url: string; close(): Promise<void> };
+let tasks: string;
+
+before(async () => {
+  await initJax();
+  const { model } = fixture({}, 4);
+  const file = writeTemp(model, 'tiny.gguf');
+  const load = async (f: string) => {
+    const e = await LlamaEngine.load(f, { sequences: 4, contextSize: 256 });
+    llama.push(e);
+    return e;
+  };
+  engine = await serveOpenAI(await load(file), {
+    modelName: 'tiny',
+    port: 0,
+    tinker: { model, workDir: join(root, 'engine'), apiKey: KEY, baseFile: file, load },
+  });
+  standIn = await startStandIn();
+  const setup = await buildEnvironment(parseTrainConfig({ env: { kind: 'world', questions: 300, seed: 7 }, engine: { maxTurns: 3 } }));
+  envServer = await serveEnvironment(new ServedEnv(setup, 'world', { maxSessions: 16 }), 'agentgym', { port: 0, maxBodyBytes: 1 << 20 });
+  tasks = join(root, 'tasks.jsonl');
+  writeFileSync(tasks, [0, 1, 2, 3].map((i) => JSON.stringify({ params: { data_idx: i } })).join('\n') + '\n');
+});
+after(async () => {
+  await envServer?.close();
+  await standIn?.close();
+  await engine?.close();
+  for (const e of llama) await e.dispose();
+  llama = [];
+});
+
+/** The failure classes, each with what its one line must say. */
+const CLASSES: Array<{ name: string; fault: ProxyFault; says: RegExp }> = [
+  { name: 'refused (400)', fault: { kind: 'status', status: 400 }, says: /HTTP 400.*the server refused the request/ },
+  { name: '413', fault: { kind: 'status', status: 413 }, says: /413.*too large for the server/ },
+  { name: '5xx after retries', fault: { kind: 'status', status: 503 }, says: /HTTP 503.*answered HTTP 503 \(an error on its side\)/ },
+  { name: 'connection refused', fault: { kind: 'refuse' }, says: /could not be reached: check that it is running/ },
+  { name: 'timeout', fault: { kind: 'hang' }, says: /did not answer in time/ },
+];
+
+/** A short retry policy and call timeout, so that each class fails within seconds. */
+const FAST = ['--set', 'engine.retry.maxAttempts=2', '--set', 'engine.retry.baseDelayMs=1', '--set', 'engine.timeoutMs=1500'];
+
+interface Command {
+  /** The proxy in front of the server this command fails on. */
+  proxy(fault: ProxyFault): Promise<FaultProxy>;
+  /** The run; `dir` is a fresh folder. */
+  run(url: string, dir: string): Promise<CliRun>;
+  /** Continue after the server is back (resume, or the same command again). */
+  resume(url: string, dir: string): Promise<CliRun>;
+  /** The run folder stays a valid run that holds step 0 (eval: its finished questions). */
+  valid(dir: string): void;
+}
+
+const ONE_STEP_STORED = (dir: string) => {
+  const store = RunStore.open(dir, { readonly: true });
+  try {
+    assert.equal(store.lastStep(), 0, 'step 0 is kept, nothing of step 1');
+    assert.equal(store.status(), 'running');
+  } finally {
+    store.close();
+  }
+};
+
+const TRAIN_ARGS = (url: string, out: string) => [
+  'train',
+  '--policy',
+  'tinker',
+  '--base-url',
+  url,
+  '--set',
+  'policy.model=tiny',
+  '--set',
+  'policy.prompt=question',
+  '--set',
+  'policy.maxTokensPerTurn=16',
+  '--set',
+  'policy.learningRate=0.003',
+  '--steps',
+  '2',
+  '--budget',
+  '4',
+  '--pool',
+  '2',
+  '--set',
+  'engine.maxTurns=2',
+  '--set',
+  'eval.questions=1',
+  ...FAST,
+  '--out',
+  out,
+  '--quiet',
+];
+
+const COMMANDS: Record<string, Command> = {
+  // The engine: sampling fails from step 1 on (armed by step 0's checkpoint), or step 1's checkpoint is refused.
+  train: {
+    proxy: (fault) =>
+      fault.kind === 'status' && fault.status !== 503
+        ? startFaultProxy({ upstream: engine.url, route: /\/save_weights$/, after: 1, fault })
+        : startFaultProxy({ upstream: engine.url, route: /\/asample$/, armOn: /\/save_weights$/, fault }),
+    run: (url, dir) => runCli(TRAIN_ARGS(url, dir), '', { TINKER_API_KEY: KEY }),
+    resume: (_url, dir) => runCli(['train', '--resume', dir, '--quiet'], '', { TINKER_API_KEY: KEY }),
+    valid: ONE_STEP_STORED,
+  },
+  // The policy server: step 0's eight calls (four trajectories: search, answer) pass, step 1's fail.
+  rollout: {
+    proxy: (fault) => startFaultProxy({ upstream: standIn.url, route: /\/completions$/, after: 8, fault }),
+    run: (url, dir) => {
+      // The weights of step 0 are there already: the gate lets step 1 start at once.
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'weights-step-0.ready'), '');
+      return runCli([
+        'rollout',
+        '--policy',
+        'openai',
+        '--base-url',
+        url,
+        '--extras',
+        'vllm',
+        '--tokenizer',
+        'codepoints',
+        '--format',
+        'jsonl',
+        '--steps',
+        '2',
+        '--budget',
+        '4',
+        '--pool',
+        '2',
+        '--strategy',
+        'grpo',
+        ...FAST,
+        '--out',
+        dir,
+        '--quiet',
+      ]);
+    },
+    resume: (_url, dir) => runCli(['rollout', '--resume', dir, '--quiet']),
+    valid: ONE_STEP_STORED,
+  },
+  // The policy server: the first question's two calls pass, the other two questions fail.
+  eval: {
+    proxy: (fault) => startFaultProxy({ upstream: standIn.url, route: /\/completions$/, after: 2, fault }),
+    run: (url, dir) => runCli(evalArgs(url, dir)),
+    resume: (url, dir) => runCli(evalArgs(url, dir)),
+    valid: () => {},
+  },
+  // The environment server: the tasks' first observations (4 sessions) and step 0's four sessions pass, step 1's fail.
+  compare: {
+    proxy: (fault) => startFaultProxy({ upstream: envServer.url, route: /^\/create$/, after: 8, fault }),
+    run: (url, dir) => runCli(compareArgs(url, dir)),
+    resume: (url, dir) => runCli(compareArgs(url, dir)),
+    valid: (dir) => ONE_STEP_STORED(join(dir, 'grpo-s0')),
+  },
+};
+
+function evalArgs(url: string, out: string): string[] {
+  return [
+    'eval',
+    '--env',
+    'world',
+    '--questions',
+    '3',
+    '--concurrency',
+    '1',
+    '--policy',
+    'openai',
+    '--base-url',
+    url,
+    '--model',
+    'm',
+    ...FAST,
+    '--out',
+    out,
+    '--quiet',
+  ];
+}
+
+function compareArgs(url: string, out: string): string[] {
+  const env = [
+    'env.kind=agentgym',
+    `env.url=${url}`,
+    `env.tasks=${JSON.stringify({ file: tasks })}`,
+    'env.timeoutMs=1500',
+    'env.action.text=action',
+    'env.questionAfter=Question: ',
+  ];
+  return [
+    'compare',
+    '--strategies',
+    'grpo',
+    '--seeds',
+    '1',
+    '--jobs',
+    '1',
+    '--steps',
+    '2',
+    '--budget',
+    '4',
+    '--pool',
+    '2',
+    ...env.flatMap((s) => ['--set', s]),
+    ...FAST,
+    '--out',
+    out,
+    '--quiet',
+  ];
+}
+
+/** Exactly one stderr line, the server's call named, no stack frame. */
+function assertOneLine(r: CliRun, command: string, says: RegExp): void {
+  assert.notEqual(r.code, 0, `${command}: a non-zero exit\n${r.stderr}`);
+  assert.doesNotMatch(r.stderr, /\n\s+at /, `${command}: no stack trace\n${r.stderr}`);
+  const lines = r.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `${command}: exactly one stderr line\n${r.stderr}`);
+  assert.match(lines[0]!, new RegExp(`^trace-rl ${command}: `));
+  assert.match(lines[0]!, /http:\/\/127\.0\.0\.1:\d+/, 'it names the server');
+  assert.match(lines[0]!, says);
+}
+
+for (const [command, c] of Object.entries(COMMANDS)) {
+  describe(`trace-rl ${command}`, { concurrency: 2 }, () => {
+    for (const k of CLASSES) {
+      test(`${k.name}: one line, non-zero exit, the run kept${k.fault.kind === 'status' && k.fault.status === 503 ? ', and it continues once the server is back' : ''}`, async () => {
+        const proxy = await c.proxy(k.fault);
+        const dir = join(root, `${command}-${k.name.replace(/\W+/g, '-')}`);
+        try {
+          const r = await c.run(proxy.url, dir);
+          assert.ok(proxy.faulted > 0, `the fault was reached (${proxy.log.length} requests)\n${r.stderr}`);
+          assertOneLine(r, command, k.says);
+          c.valid(dir);
+          if (k.fault.kind === 'status' && k.fault.status === 503) {
+            await proxy.heal();
+            const again = await c.resume(proxy.url, dir);
+            assert.equal(again.code, 0, again.stderr);
+          }
+        } finally {
+          await proxy.close();
+        }
+      });
+    }
+  });
+}

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { PolicyCallError } from '../policy/errors.ts';
 import type { PolicyOutput } from '../policy/types.ts';
 import type { StepOutcome } from '../env/types.ts';
+import { turnEnvSchema } from '../tree/serialize.ts';
 
 /**
  * Record / replay. Every policy response and every tool result of a run is stored under a key that
@@ -40,14 +41,7 @@ const stepRecordSchema = z.object({
   score: z.number().optional(),
   reason: z.string().optional(),
   invalid: z.boolean().optional(),
-  env: z
-    .object({
-      reward: z.number().optional(),
-      candidates: z
-        .object({ search: z.array(z.string()), answer: z.array(z.string()), tool: z.array(z.object({ type: z.string(), input: z.string() })).optional() })
-        .optional(),
-    })
-    .optional(),
+  env: turnEnvSchema.optional(),
 });
 
 export const tapeEntrySchema = z.discriminatedUnion('kind', [

@@ -1,5 +1,5 @@
 import { boundedFetch, ResponseTooLargeError } from '../policy/openai/bounded-fetch.ts';
-import { sleep } from '../rollout/backoff.ts';
+import { sleep } from '../util/sleep.ts';
 import { sequencesIn, type ScoredGroup } from './atropos-groups.ts';
 
 /**

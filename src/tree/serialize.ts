@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import type { RolloutTree } from './types.ts';
 
+/** What an environment served over the wire keeps on a recorded turn (Turn.env): its raw reward and the candidates it listed. */
+export const turnEnvSchema = z.object({
+  reward: z.number().optional(),
+  candidates: z
+    .object({ search: z.array(z.string()), answer: z.array(z.string()), tool: z.array(z.object({ type: z.string(), input: z.string() })).optional() })
+    .optional(),
+});
+
 const turnSchema = z.object({
   thought: z.string(),
   action: z.object({ type: z.string(), input: z.string() }),
@@ -23,14 +31,7 @@ const turnSchema = z.object({
   error: z
     .object({ code: z.enum(['timeout', 'server_error', 'parse_error', 'context_overflow', 'tool_error', 'budget', 'cancelled']), message: z.string() })
     .optional(),
-  env: z
-    .object({
-      reward: z.number().optional(),
-      candidates: z
-        .object({ search: z.array(z.string()), answer: z.array(z.string()), tool: z.array(z.object({ type: z.string(), input: z.string() })).optional() })
-        .optional(),
-    })
-    .optional(),
+  env: turnEnvSchema.optional(),
 });
 
 const nodeSchema = z.object({

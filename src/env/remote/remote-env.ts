@@ -15,6 +15,7 @@
  * whose connection drops is replaced (reconnect with backoff, then the history replayed and checked);
  * a server that stays gone fails the step with a message naming the server and the task.
  */
+import { sleep } from '../../util/sleep.ts';
 import type { Action, Prompt, Turn, TurnEnv } from '../../tree/types.ts';
 import { EnvError, ReplayMismatch } from '../errors.ts';
 import type { EnvCallOptions, Environment, RestoreCost, StepOutcome } from '../types.ts';
@@ -279,19 +280,4 @@ function difference(turn: Turn, reply: RemoteReply): { field: string; recorded: 
   if (recorded !== undefined && reply.reward !== recorded) return { field: 'reward', recorded: String(recorded), replayed: String(reply.reward) };
   if (reply.done) return { field: 'done', recorded: 'false', replayed: 'true' };
   return undefined;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

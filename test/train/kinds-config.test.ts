@@ -17,13 +17,20 @@ const FOREIGN_ENV: Record<string, [field: string, value: unknown, owner: string 
   bfcl: ['questions', 100, 'world'],
   math: ['seed', 1, 'world'],
   'math-world': ['topK', 3, 'world'],
+  openenv: ['topK', 3, 'world'],
+  agentgym: ['seed', 1, 'world'],
+};
+/** What a kind needs besides the foreign field to be read at all: the remote kinds' server and tasks. */
+const NEEDS_ENV: Record<string, object> = {
+  openenv: { url: 'http://127.0.0.1:1', tasks: [0] },
+  agentgym: { url: 'http://127.0.0.1:1', tasks: [0] },
 };
 
 test('every environment kind refuses a setting of another kind under its own path, naming who takes it', () => {
   assert.deepEqual(Object.keys(FOREIGN_ENV).sort(), [...ENV_KIND_NAMES].sort());
   for (const [kind, [field, value, owner]] of Object.entries(FOREIGN_ENV)) {
     assert.throws(
-      () => parseTrainConfig({ env: { kind, [field]: value } }),
+      () => parseTrainConfig({ env: { kind, ...NEEDS_ENV[kind], [field]: value } }),
       (e: Error) => {
         assert.match(e.message, new RegExp(`^config\\.env\\.${field}: "${field}" is not a setting of env\\.kind ${kind} \\(${owner}[^)]* takes? it\\)`), kind);
         return true;

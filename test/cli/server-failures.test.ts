@@ -276,3 +276,35 @@ for (const [command, c] of Object.entries(COMMANDS)) {
     }
   });
 }
+
+test('export RUN of a tinker run uses the run’s own tokenizer (its engine’s /tokenize), and says in one line when that server is gone', async () => {
+  const proxy = await startFaultProxy({ upstream: engine.url, route: /^$/, fault: { kind: 'refuse' } });
+  const dir = join(root, 'export-tinker');
+  try {
+    const made = await runCli(
+      TRAIN_ARGS(proxy.url, dir).map((a) => (a === '2' ? '1' : a)),
+      '',
+      { TINKER_API_KEY: KEY },
+    );
+    assert.equal(made.code, 0, made.stderr);
+    // What a user had to repeat before: the default tokenizer (bytes) does not read the engine's ids.
+    const bytes = await runCli(['export', dir, '--format', 'jsonl', '--tokenizer', 'bytes', '--out', join(root, 'bytes.jsonl')]);
+    assert.equal(bytes.code, 2, bytes.stderr);
+    assert.match(bytes.stderr, /do not decode to the turn's text with the "bytes\+3" tokenizer/);
+    const mark = proxy.log.length;
+    const own = await runCli(['export', dir, '--format', 'jsonl', '--out', join(root, 'own.jsonl')]);
+    assert.equal(own.code, 0, own.stderr);
+    assert.ok((JSON.parse(own.stdout) as { rows: number }).rows > 0);
+    assert.ok(proxy.log.slice(mark).includes('POST /tokenize'), 'the engine’s /tokenize was asked, at the run’s address');
+  } finally {
+    await proxy.close();
+  }
+  const gone = await runCli(['export', dir, '--format', 'jsonl', '--out', join(root, 'gone.jsonl')]);
+  assert.equal(gone.code, 1, gone.stderr);
+  assert.doesNotMatch(gone.stderr, /\n\s+at /);
+  assert.equal(gone.stderr.trimEnd().split('\n').length, 1, gone.stderr);
+  assert.match(
+    gone.stderr,
+    /^trace-rl export: the run's tokenizer \(policy\.tokenizer: server\) is its server's, and the server's \/tokenize failed: .*127\.0\.0\.1.*; start that server again \(or give its new address with --base-url URL\)/,
+  );
+});

@@ -11,12 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer } from 'node:http';
+import { spawn, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import type { LeafRow } from '../../src/export/index.ts';
 import { AtroposClient, AtroposError, atroposGroups, powerOfTwoParts } from '../../src/service/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { codepointTokenizer } from '../../src/tokens/index.ts';
-import { runCli } from '../helpers/run-cli.ts';
+import { BIN, runCli } from '../helpers/run-cli.ts';
 import { defaultScript, startStandIn } from '../policy/openai-stand-in.ts';
 import { startAtroposApi, type AtroposApi } from '../servers/atropos-api.ts';
 
@@ -167,6 +168,12 @@ test('rollout --atropos (turns): every model turn is a group of one whose ids de
     const served = t.served.flat();
     assert.ok(served.length >= 4 && served.length % 4 === 0);
     assert.deepEqual(served, accepted.slice(0, served.length));
+    // export reads the run's own tokenizer options (--mode tokens --tokenizer codepoints): no flags needed,
+    // and the rows are the batch file's.
+    const exported = join(out, '..', 'step-1.jsonl');
+    const ex = await runCli(['export', out, '--format', 'jsonl', '--out', exported]);
+    assert.equal(ex.code, 0, ex.stderr);
+    assert.equal(readFileSync(exported, 'utf8'), readFileSync(join(out, 'batches', 'step-1.jsonl'), 'utf8'));
   } finally {
     await t.stop();
     await api.close();
@@ -199,6 +206,7 @@ test('rollout --atropos-layout trees: a tree is sent as power-of-two groups of w
       ...SETTINGS,
     ]);
     assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /warning: --atropos-layout trees sends whole rows, observations inside them; verl-recipe's atropos trainer trains every token/);
     const accepted = api.accepted as unknown as Group[];
     const expected = [0, 1].flatMap((step) => atroposGroups(rowsOf(out, step), 'trees'));
     assert.equal(accepted.length, expected.length);
@@ -363,3 +371,126 @@ function walk(dir: string): string[] {
     return statSync(p).isDirectory() ? walk(p) : [p];
   });
 }
+
+/** `trace-rl rollout …` as a child whose stdout events the test reacts to (`onEvent`); resolves with its exit and output. */
+function rolloutChild(
+  args: string[],
+  onEvent: (e: Record<string, unknown>, child: ChildProcess) => void,
+): Promise<{ code: number | null; events: Array<Record<string, unknown>>; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, 'rollout', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const seen: Array<Record<string, unknown>> = [];
+  let stderr = '';
+  let buffered = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  child.stdout.on('data', (d: Buffer) => {
+    const lines = (buffered + d.toString()).split('\n');
+    buffered = lines.pop()!;
+    for (const line of lines.filter(Boolean)) {
+      const e = JSON.parse(line) as Record<string, unknown>;
+      seen.push(e);
+      onEvent(e, child);
+    }
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, events: seen, stderr })));
+}
+
+/** A trainer that registers and starts (one GET /batch), then takes nothing until told. */
+async function idleTrainer(api: AtroposApi, batchSize: number, numSteps: number): Promise<void> {
+  const reg = {
+    wandb_group: 'g',
+    wandb_project: 'p',
+    batch_size: batchSize,
+    max_token_len: 4096,
+    checkpoint_dir: 'c',
+    save_checkpoint_interval: 0,
+    starting_step: 0,
+    num_steps: numSteps,
+  };
+  await fetch(`${api.url}/register`, { method: 'POST', body: JSON.stringify(reg), headers: { 'content-type': 'application/json' } });
+  await fetch(`${api.url}/batch`);
+}
+
+test('rollout --atropos: Ctrl-C while the trainer has not taken step 0 exits 130 with the acknowledgement noted in the run; --resume pushes no group twice and goes on', async () => {
+  const server = await startStandIn({ script: mixedScript() });
+  const api = await startAtroposApi();
+  await idleTrainer(api, 2, 100);
+  const out = join(mkdtempSync(join(tmpdir(), 'trace-atropos-')), 'run');
+  try {
+    const args = [...ROLLOUT, '--base-url', server.url, '--atropos', api.url, ...SETTINGS, '--quiet'];
+    // The trainer takes nothing, so after step 0's push the service waits; Ctrl-C then.
+    const stopped = await rolloutChild([...args, '--out', out], (e, child) => {
+      if (e.event === 'atropos' && e.step === 0) child.kill('SIGINT');
+    });
+    assert.equal(stopped.code, 130, stopped.stderr);
+    assert.deepEqual(
+      stopped.events.map((e) => e.event),
+      ['batch', 'atropos', 'done'],
+    );
+    assert.equal(stopped.events.at(-1)!.status, 'stopped');
+    assert.match(stopped.stderr, new RegExp(`continue with trace-rl rollout --resume ${out.replace(/[./]/g, '\\$&')}`));
+    const step0 = atroposGroups(rowsOf(out, 0), 'turns');
+    const store = RunStore.open(out, { readonly: true });
+    assert.deepEqual(
+      store.note('atropos.step.0'),
+      { groups: step0.length, acknowledged: step0.length, taken: false },
+      'what the API acknowledged, noted in the run',
+    );
+    assert.equal(store.lastStep(), 0);
+    store.close();
+    assert.equal(api.accepted.length, step0.length);
+
+    // The trainer takes the queued sequences; the resumed run waits for that, pushes step 1 only, and ends.
+    for (let i = 0; i < step0.length; i++) await fetch(`${api.url}/batch`);
+    const resumed = await runCli(['rollout', '--resume', out, '--atropos', api.url, '--quiet']);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.deepEqual(
+      events(resumed.stdout).map((e) => [e.event, e.step]),
+      [
+        ['taken', 0],
+        ['batch', 1],
+        ['atropos', 1],
+        ['done', undefined],
+      ],
+    );
+    const step1 = atroposGroups(rowsOf(out, 1), 'turns');
+    assert.deepEqual(
+      (api.accepted as unknown as Group[]).map((g) => g.tokens),
+      [...step0, ...step1].map((g) => g.tokens),
+      'step 0 once, then step 1: no group twice',
+    );
+    const after = RunStore.open(out, { readonly: true });
+    assert.deepEqual(after.note('atropos.step.0'), { groups: step0.length, acknowledged: step0.length, taken: true });
+    assert.equal(after.status(), 'finished');
+    after.close();
+  } finally {
+    await api.close();
+    await server.close();
+  }
+});
+
+test('rollout --atropos: once the trainer has taken all the batches it registered for (num_steps), the run ends cleanly (exit 0) instead of waiting forever', async () => {
+  const server = await startStandIn({ script: mixedScript() });
+  const api = await startAtroposApi();
+  // One training step of two sequences: step 0's push alone fills it.
+  await idleTrainer(api, 2, 1);
+  const keepTaking = setInterval(() => void fetch(`${api.url}/batch`).catch(() => {}), 20);
+  const out = join(mkdtempSync(join(tmpdir(), 'trace-atropos-')), 'run');
+  try {
+    const run = await runCli(['rollout', ...ROLLOUT, '--steps', '3', '--base-url', server.url, '--out', out, '--atropos', api.url, ...SETTINGS, '--quiet']);
+    assert.equal(run.code, 0, run.stderr);
+    const ev = events(run.stdout);
+    assert.deepEqual(
+      ev.map((e) => e.event),
+      ['batch', 'atropos', 'trainer-finished', 'done'],
+    );
+    assert.equal(ev.at(-1)!.status, 'trainer-finished');
+    assert.match(run.stderr, /has taken all 1 batches it registered for \(its num_steps\): no later step would be trained, so the run ends after step 0/);
+    const store = RunStore.open(out, { readonly: true });
+    assert.equal(store.lastStep(), 0);
+    store.close();
+  } finally {
+    clearInterval(keepTaking);
+    await api.close();
+    await server.close();
+  }
+});

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { resolveApiKey } from '../../policy/openai/api-key.ts';
 import { isEstimatorName, estimatorNames } from '../../advantage/index.ts';
-import { EXPORT_FORMATS, ExportError, exportRun, isExportFormat, TokenizerMismatchError } from '../../export/index.ts';
+import { EXPORT_FORMATS, ExportError, exportRun, isExportFormat, runTokenizer, TokenizerMismatchError } from '../../export/index.ts';
 import { loadTranscript, readTools, ServerTokenizerError, TOKENIZER_SPECS, TokenizerError, type Transcript } from '../../tokens/index.ts';
 import { RunStoreError } from '../../store/index.ts';
 import { parseInteger, UsageError, writeJson } from '../io.ts';
@@ -48,6 +48,18 @@ export async function transcriptFromOptions(opts: Record<string, unknown>, serve
   }
 }
 
+/** The options that choose the tokenizer: any given replaces the run's own settings. */
+const TOKENIZER_FLAGS = ['tokenizer', 'chatTemplate', 'thinking', 'system', 'tools'];
+
+/** The run's own tokenizer settings (src/export/run-tokenizer.ts), refused as the user's error when the folder is no run. */
+function runTokenizerOf(dir: string) {
+  try {
+    return runTokenizer(dir);
+  } catch (e) {
+    throw asUsage(e);
+  }
+}
+
 /** `trace-rl export RUN_DIR --step N --format verl|trl|jsonl|trie --out FILE`: one step's trees → trainer rows. */
 export function register(program: Command): void {
   const cmd = program
@@ -60,7 +72,11 @@ export function register(program: Command): void {
     .option('--estimator <name>', `advantage estimator (default: the run's): ${estimatorNames().join(', ')}`)
     .option('--no-check-server-ids', 'keep server token ids even when they do not decode to the turn text with --tokenizer');
   addTokenizerOptions(cmd)
-    .option('--base-url <url>', 'server for --tokenizer server')
+    .option('--base-url <url>', 'server for --tokenizer server (default: the run’s, when its tokenizer is its server’s)')
+    .addHelpText(
+      'after',
+      '\nWithout tokenizer options, a tinker run is exported with its policy.tokenizer and a rollout run with the tokenizer options it was made with (both stored in the run); --tokenizer and the chat options replace them.',
+    )
     .action(async (dir: string, opts: { step?: string; format: string; out: string; estimator?: string; checkServerIds: boolean; baseUrl?: string }) => {
       if (!isExportFormat(opts.format)) throw new UsageError(`--format ${opts.format}: choose one of ${EXPORT_FORMATS.join(', ')}`);
       if (opts.estimator !== undefined && !isEstimatorName(opts.estimator))
@@ -69,8 +85,27 @@ export function register(program: Command): void {
       if (opts.step !== undefined) {
         step = parseInteger('--step', opts.step, { min: 0 });
       }
+      const given = TOKENIZER_FLAGS.some((k) => cmd.getOptionValueSource(k) === 'cli');
+      const own = given ? undefined : runTokenizerOf(dir);
       try {
-        const { tokenizer, template } = await transcriptFromOptions(opts, opts.baseUrl, resolveApiKey({ env: process.env })?.key);
+        let transcript: Transcript;
+        try {
+          transcript = await transcriptFromOptions(
+            (own ?? opts) as Record<string, unknown>,
+            opts.baseUrl ?? own?.serverURL,
+            resolveApiKey({ env: process.env })?.key,
+          );
+        } catch (e) {
+          if (!(e instanceof ServerTokenizerError)) throw e;
+          // The run's tokenizer is its server's and the server is not there (or fails): say so, and what else works.
+          const whose = own ? `the run's tokenizer (${own.from}: ${own.tokenizer}) is its server's` : '--tokenizer server needs its server';
+          process.stderr.write(
+            `trace-rl export: ${whose}, and the server's /tokenize failed: ${e.message.split('\n')[0]}; start that server again (or give its new address with --base-url URL), or give the model's tokenizer with --tokenizer hf:DIR\n`,
+          );
+          process.exitCode = 1;
+          return;
+        }
+        const { tokenizer, template } = transcript;
         const result = await exportRun({
           dir,
           step,

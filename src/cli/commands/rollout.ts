@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { EXPORT_FORMATS, isExportFormat } from '../../export/index.ts';
+import { EXPORT_FORMATS, isExportFormat, ROLLOUT_NOTE } from '../../export/index.ts';
 import {
   ATROPOS_LAYOUTS,
   AtroposClient,
@@ -218,9 +218,7 @@ export function register(program: Command): void {
   });
 }
 
-/** The note a rollout run keeps of how it was made (RunStore.note): what `--resume` and `export` need besides the configuration. */
-export const ROLLOUT_NOTE = 'rollout';
-
+/** What a rollout run notes of how it was made (RunStore.note ROLLOUT_NOTE): what `--resume` and `export` need besides the configuration. */
 export interface RolloutNote {
   format: string;
   /** The tokenizer options as given (`--tokenizer`, `--chat-template`, `--thinking`, `--system`, `--tools` as an absolute path). */
@@ -346,6 +344,12 @@ function atroposFromOptions(opts: Record<string, unknown>) {
   if (opts.listen !== undefined || opts.reloadUrl !== undefined)
     throw new UsageError('--atropos replaces --listen and --reload-url: the Atropos trainer loads its own weights, and the service waits on the API');
   if (!isAtroposLayout(layout)) throw new UsageError(`--atropos-layout ${layout}: choose one of ${ATROPOS_LAYOUTS.join(', ')}`);
+  // Said, not refused: the API cannot tell which trainer pulls from it, and a trainer that honours the
+  // masks and reads `advantages` (Atropos's own) trains the trees layout as meant (docs/atropos.md).
+  if (layout === 'trees')
+    process.stderr.write(
+      "trace-rl rollout: warning: --atropos-layout trees sends whole rows, observations inside them; verl-recipe's atropos trainer trains every token after a sequence's first trained one (observations included) and GRPO over each group's rewards, not TRACE's advantages: with that trainer use the default --atropos-layout turns\n",
+    );
   let url: URL;
   try {
     url = new URL(String(opts.atropos));

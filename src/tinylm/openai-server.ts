@@ -387,6 +387,9 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
       app,
       {
         modelName: options.modelName,
+        get contextLength() {
+          return served.engine.contextSize;
+        },
         sample: (engine, prompt, body, signal) => served.completeOn(engine, prompt, body, signal),
         checkTokens: (ids) => served.checkTokens(ids),
       },

@@ -53,6 +53,8 @@ type Json = Record<string, unknown>;
 /** What the Tinker routes need of the OpenAI server's served model. */
 export interface SamplerHandle {
   readonly modelName: string;
+  /** Tokens a sequence may hold (the served engine's context), reported as the SDK's max_context_length. */
+  readonly contextLength: number;
   /** One completion of `prompt` on `engine` with OpenAI-style sampling fields (stop strings kept in the output). */
   sample(
     engine: LlamaEngine,
@@ -208,7 +210,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   });
 
   app.get('/api/v1/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/api/v1/get_server_capabilities', (c) => c.json({ supported_models: [{ model_name: served.modelName }] }));
+  app.get('/api/v1/get_server_capabilities', (c) => c.json({ supported_models: [{ model_name: served.modelName, max_context_length: served.contextLength }] }));
   app.post('/api/v1/client/config', (c) => c.json(CLIENT_CONFIG));
   app.post('/api/v1/create_session', async (c) => {
     await readJson(c, createSessionSchema);

@@ -116,7 +116,7 @@ test('a model the engine does not serve is refused when the policy is built, bef
 });
 
 test('the context length is the engine’s: its capabilities, else its /tokenize; a setting may lower it, never raise it; none at all is refused', async () => {
-  assert.equal((await (await makePolicy()).start()).contextLength, CONTEXT, 'serve reports max_model_len on /tokenize');
+  assert.equal((await (await makePolicy()).start()).contextLength, CONTEXT, 'serve --tinker reports max_context_length');
   assert.equal((await (await makePolicy({ contextLength: 64 })).start()).contextLength, 64);
   await assert.rejects(
     (await makePolicy({ contextLength: CONTEXT + 1 })).start(),
@@ -127,8 +127,10 @@ test('the context length is the engine’s: its capabilities, else its /tokenize
     proxy.fault = (path) =>
       path === '/api/v1/get_server_capabilities' ? { status: 200, body: { supported_models: [{ model_name: 'tiny', max_context_length: 100 }] } } : undefined;
     assert.equal((await (await makePolicy()).start()).contextLength, 100);
-    // One that reports nothing, with a local tokenizer (no /tokenize to ask): the setting is needed.
+    // One that reports no length in its capabilities: its /tokenize's max_model_len (a server tokenizer).
     proxy.fault = (path) => (path === '/api/v1/get_server_capabilities' ? { status: 200, body: { supported_models: [{ model_name: 'tiny' }] } } : undefined);
+    assert.equal((await (await makePolicy()).start()).contextLength, CONTEXT, 'from /tokenize');
+    // Nothing at all, with a local tokenizer (no /tokenize to ask): the setting is needed.
     const bytes = await loadTranscript('bytes');
     await assert.rejects((await makePolicy({ transcript: bytes })).start(), /does not report tiny's context length .* set policy\.contextLength/);
     assert.equal((await (await makePolicy({ transcript: bytes, contextLength: 90 })).start()).contextLength, 90);

@@ -24,8 +24,14 @@ export interface PackedInstall {
 
 export function installPacked(): PackedInstall {
   const root = mkdtempSync(join(tmpdir(), 'trace-rl-pack-'));
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', root], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
-  const tarball = join(root, readdirSync(root).find((f) => f.endsWith('.tgz'))!);
+  // Under scripts/test.sh dist/ is fresh and other tests' CLI children run it (TRACE_RL_RUN_DIST):
+  // rebuilding it in place through `prepare` would hand them half-written files, so it is packed as built.
+  const scripts = process.env.TRACE_RL_RUN_DIST === '1' ? ['--ignore-scripts'] : [];
+  execFileSync('npm', ['pack', '--silent', ...scripts, '--pack-destination', root], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
+  const tarball = join(
+    root,
+    readdirSync(root).find((f) => f.endsWith('.tgz'))!,
+  );
   const project = join(root, 'project');
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));

@@ -106,7 +106,7 @@ export function register(program: Command): void {
         throw e;
       }
       steps = config.steps;
-      process.stdout.write(`# trace-rl train: resolved configuration (stored in ${out}/run.sqlite)\n${configToYaml(config)}\n`);
+      process.stdout.write(`# trace-rl train: resolved configuration (stored in ${out}/run.sqlite once the run starts)\n${configToYaml(config)}\n`);
     }
     const interrupt = interruptible('finishing nothing more; the last completed step is kept (Ctrl-C again to quit at once)');
     const progress = opts.quiet ? undefined : progressReporter({ steps, label: out });

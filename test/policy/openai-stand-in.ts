@@ -72,7 +72,10 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
         const fault = options.fault?.(n, body) ?? 'ok';
         if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
         if (fault === 'hang') {
-          await Promise.race([closed, new Promise((r) => setTimeout(r, 30_000))]);
+          // The timer is cleared once the server closes: a pending one kept the test process alive 30 s.
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, 30_000)))]);
+          clearTimeout(timer);
           return c.json({ error: { message: 'gave up' } }, 504);
         }
         if (fault === 'error500') return c.json({ error: { message: 'injected internal error' } }, 500);

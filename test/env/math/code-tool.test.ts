@@ -20,7 +20,9 @@ import {
 
 // One pyodide worker for the whole file (loading Python costs seconds).
 // Time bounds are loose on purpose: CI machines are shared; the checks are "stopped near the limit", not speed.
-const LIMITS = { timeoutMs: 6000, memoryMb: 96, outputBytes: 2000 };
+// 3 s is far above what any cell here that must finish takes (under half a second on a loaded 2-core
+// machine), and the cells that must be stopped (an infinite loop, here and in the math env) wait it out.
+const LIMITS = { timeoutMs: 3000, memoryMb: 96, outputBytes: 2000 };
 const tool = new PyodideCodeTool({ ...LIMITS, workers: 1 });
 before(() => tool.warmup());
 after(() => tool.close());

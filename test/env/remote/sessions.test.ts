@@ -34,9 +34,10 @@ function servedWorld(maxSessions: number) {
   return { served, peak: () => peak };
 }
 
-function envOn(url: string, sessions: number, options: { reconnectDelayMs?: number; reconnectAttempts?: number } = {}) {
-  const server = new OpenEnvServer({ ...limits, url, actionField: 'text' });
-  return new RemoteEnv({ server, maxTurns: 4, action: 'action', successThreshold: 0.3, sessions, branching: 'replay', reconnectDelayMs: 20, ...options });
+function envOn(url: string, sessions: number, options: { reconnectDelayMs?: number; reconnectAttempts?: number; timeoutMs?: number } = {}) {
+  const { timeoutMs = limits.timeoutMs, ...reconnect } = options;
+  const server = new OpenEnvServer({ ...limits, timeoutMs, url, actionField: 'text' });
+  return new RemoteEnv({ server, maxTurns: 4, action: 'action', successThreshold: 0.3, sessions, branching: 'replay', reconnectDelayMs: 20, ...reconnect });
 }
 
 /** Task i's prompt as the kind builds it (its first observation is the world's render). */
@@ -120,7 +121,8 @@ test('a dropped connection is reopened, the episode replayed and checked, and th
   const { served } = servedWorld(8);
   let server = await serveEnvironment(served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
   const port = server.port;
-  const env = envOn(server.url, 2, { reconnectDelayMs: 100, reconnectAttempts: 5 });
+  // The waits double from 20 ms: five reconnects give up after 20 + 40 + 80 + 160 + 320 ms.
+  const env = envOn(server.url, 2, { reconnectAttempts: 5 });
   const s = await env.reset(task(1));
   const o1 = await env.step(s, search);
   // The server restarts between two turns: every socket is dropped.
@@ -186,13 +188,16 @@ test('hostile answers: too large, the wrong shape, none at all; each fails namin
       (m) => (m.includes('reset') ? observation(world.env.render(world.train[0]!)) : observation('ok', { metadata: { candidates: 7 } })),
       /candidates must be/,
     ],
-    ['silence', (m) => (m.includes('reset') ? observation(world.env.render(world.train[0]!)) : undefined), /no answer within 2000 ms/],
+    ['silence', (m) => (m.includes('reset') ? observation(world.env.render(world.train[0]!)) : undefined), /no answer within 1000 ms/],
   ];
-  for (const [what, answer, message] of cases) {
-    const env = envOn(await hostile(answer), 1, { reconnectAttempts: 1 });
-    const s = await env.reset(prompt);
-    await assert.rejects(async () => env.step(s, search), message, what);
-    await env.release(s);
-    assert.equal(env.openSessions, 0, what);
-  }
+  // Each case has its own server and client, so they run at once (the silent one waits out its 1 s limit).
+  await Promise.all(
+    cases.map(async ([what, answer, message]) => {
+      const env = envOn(await hostile(answer), 1, { reconnectAttempts: 1, timeoutMs: 1000 });
+      const s = await env.reset(prompt);
+      await assert.rejects(async () => env.step(s, search), message, what);
+      await env.release(s);
+      assert.equal(env.openSessions, 0, what);
+    }),
+  );
 });

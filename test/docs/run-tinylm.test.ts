@@ -1,6 +1,6 @@
 // The documented tiny-LM commands (llama.cpp samples, jax-js trains, in process), as written in one
-// workspace (test/docs/doc-shell.ts); appended: one training step of 8 trajectories on 8 prompts with
-// 10 held-out questions, 3 questions per evaluation.
+// workspace (test/docs/doc-shell.ts); appended: one training step of 4 trajectories on 2 prompts with
+// 3 held-out questions (a trajectory's update is most of a step's cost), 3 questions per evaluation.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { docTests, DocWorkspace, withFlags, type DocStep } from './doc-shell.ts'
 import { ROOT } from './shell-commands.ts';
 
 const ws = new DocWorkspace('tinylm');
-const TRAIN_SMALL = '--steps 1 --budget 8 --pool 8 --set eval.questions=10';
+const TRAIN_SMALL = '--steps 1 --budget 4 --pool 2 --set eval.questions=3';
 
 const trains = (out: string) => async (s: DocStep) => {
   const r = await ws.ok(s.place, withFlags(s.text, TRAIN_SMALL), 240_000);

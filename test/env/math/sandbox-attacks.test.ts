@@ -23,6 +23,10 @@ import { startStandIn } from '../../policy/openai-stand-in.ts';
 const LIMITS = { timeoutMs: 3000, memoryMb: 96, outputBytes: 4000 };
 process.env.TRACE_RL_TEST_SECRET = 'hunter2';
 const tool = new PyodideCodeTool({ ...LIMITS, workers: 2 });
+// A second tool (its own snapshot of Python, about 3 CPU-s to make): the file-write test needs a wall
+// limit far above what the writes take on a loaded 2-core machine (about 5 s), so that what stops its
+// cell is the memory limit, not the clock; the determinism test runs its cell in another tool.
+const roomy = new PyodideCodeTool({ ...LIMITS, timeoutMs: 30_000, workers: 1 });
 const host = mkdtempSync(join(tmpdir(), 'trace-rl-attacks-'));
 let listener: Server;
 let port = 0;
@@ -41,6 +45,7 @@ before(async () => {
 });
 after(async () => {
   await tool.close();
+  await roomy.close();
   bystander.kill('SIGKILL');
   await new Promise<void>((r) => listener.close(() => r()));
   rmSync(host, { recursive: true, force: true });
@@ -126,18 +131,10 @@ describe('sandbox attacks: what broke before (issue 31) now fails closed', () =>
 
   test('in-memory files count against the memory limit (15 × 100 MB files with a 96 MB heap)', async () => {
     const rssBefore = process.memoryUsage().rss;
-    // A wall limit far above what the writes take on a loaded 2-core machine (about 5 s, above the 3 s
-    // of LIMITS): what must stop this cell is the memory limit, not the clock.
-    const roomy = new PyodideCodeTool({ ...LIMITS, timeoutMs: 30_000, workers: 1 });
-    let r: CodeResult;
-    try {
-      r = await roomy.run(
-        "chunk = b'x' * 2**20\nfor i in range(15):\n    with open(f'/tmp/f{i}', 'wb') as f:\n        for _ in range(100):\n            f.write(chunk)\nprint('wrote 1.5 GB')",
-        { history: [] },
-      );
-    } finally {
-      await roomy.close();
-    }
+    const r = await roomy.run(
+      "chunk = b'x' * 2**20\nfor i in range(15):\n    with open(f'/tmp/f{i}', 'wb') as f:\n        for _ in range(100):\n            f.write(chunk)\nprint('wrote 1.5 GB')",
+      { history: [] },
+    );
     assert.notEqual(r.status, 'ok', obs(r));
     assert.ok(['memory', 'error'].includes(r.status), r.status);
     assert.ok(process.memoryUsage().rss - rssBefore < 200 * 2 ** 20, 'the host process did not hold the files');
@@ -158,12 +155,7 @@ describe('sandbox attacks: what broke before (issue 31) now fails closed', () =>
     const first = obs(await run(cell));
     await run('import random\nfor _ in range(1000): random.random()');
     assert.equal(obs(await run(cell)), first);
-    const other = new PyodideCodeTool(LIMITS);
-    try {
-      assert.equal(obs(await other.run(cell)), first, 'another tool gives the same output');
-    } finally {
-      await other.close();
-    }
+    assert.equal(obs(await roomy.run(cell)), first, 'another tool gives the same output');
   });
 });
 

@@ -31,9 +31,12 @@ const math = kindObject('math', {
 
 export const mathKind = envKind('math', math, {
   build({ math: m }, { maxTurns }) {
-    const env = new MathEnv({ tool: createCodeTool(m), format: m.format, maxTurns });
+    // The datasets first: a file refused (a duplicate id, an empty file, a folder) is then refused before
+    // the code tool starts its sandbox (the pyodide snapshot, seconds of CPU the refusal did not need).
     const test = loadMathDataset(m.testDataset, { limit: m.limit });
-    return { env: env as Environment<unknown>, train: loadMathDataset(m.dataset, { limit: m.limit }), test, heldOut: new Map([[m.testDataset, test]]) };
+    const train = loadMathDataset(m.dataset, { limit: m.limit });
+    const env = new MathEnv({ tool: createCodeTool(m), format: m.format, maxTurns });
+    return { env: env as Environment<unknown>, train, test, heldOut: new Map([[m.testDataset, test]]) };
   },
   datasetsSetting: { path: 'env.math.testDataset', single: { example: 'math500' } },
 });

@@ -11,7 +11,8 @@ import { cpSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { smallRun } from '../export/fixtures.ts';
-import { runCli } from '../helpers/run-cli.ts';
+// export and report run through the real CLI in this process: what is proven is which files they replace.
+import { runCli } from '../reliability/cli-in-process.ts';
 
 const digest = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 

@@ -9,7 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { runCli } from '../helpers/run-cli.ts';
+// The CLI runs in this process (a spawned one costs ~1.5 s of CPU to load); Ctrl-C below needs its own process.
+import { runCli } from '../reliability/cli-in-process.ts';
 import { codepointTokenizer } from '../../src/tokens/index.ts';
 import { batchMetaFile, RolloutStepFailed, runRolloutService, WeightsGate, weightsReadyFile, type RolloutServiceEvent } from '../../src/service/index.ts';
 import { OpenAIPolicy } from '../../src/policy/index.ts';

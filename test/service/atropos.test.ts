@@ -17,7 +17,9 @@ import type { LeafRow } from '../../src/export/index.ts';
 import { AtroposClient, AtroposError, atroposGroups, powerOfTwoParts } from '../../src/service/index.ts';
 import { RunStore } from '../../src/store/index.ts';
 import { codepointTokenizer } from '../../src/tokens/index.ts';
-import { BIN, runCli } from '../helpers/run-cli.ts';
+import { BIN } from '../helpers/run-cli.ts';
+// The CLI runs in this process (a spawned one costs ~1.5 s of CPU to load); Ctrl-C below needs its own process.
+import { runCli as runCliInProcess } from '../reliability/cli-in-process.ts';
 import { defaultScript, startStandIn } from '../policy/openai-stand-in.ts';
 import { startAtroposApi, type AtroposApi } from '../servers/atropos-api.ts';
 
@@ -35,14 +37,19 @@ const nulls = {
 
 type Group = { tokens: number[][]; masks: number[][]; scores: number[]; advantages: number[][]; inference_logprobs: number[][] | null; env_id: number | null };
 
-/** Comparative questions ("…, A or B?") are answered A and B in turn, so trees hold both rewards. */
+/**
+ * Comparative questions ("…, A or B?") are answered A and B in turn, per question, so every tree of two
+ * or more leaves holds both rewards whatever order the engine makes its calls in.
+ */
 function mixedScript() {
-  let answers = 0;
+  const answers = new Map<string, number>();
   return (conversation: string) => {
     const dialogue = conversation.slice(conversation.lastIndexOf('Question:'));
     const options = /, (.+) or (.+)\?/.exec(dialogue);
     if (!options || !dialogue.includes('<information>')) return defaultScript(conversation);
-    return `<answer>${options[1 + (answers++ % 2)]}</answer>`;
+    const n = answers.get(options[0]) ?? 0;
+    answers.set(options[0], n + 1);
+    return `<answer>${options[1 + (n % 2)]}</answer>`;
   };
 }
 
@@ -76,6 +83,20 @@ function trainer(api: AtroposApi, batchSize: number, registerAfterMs = 0) {
       await done;
     },
   };
+}
+
+/** `trace-rl …args` through the real CLI in this process, with `env` over the environment for the call. */
+async function runCli(args: readonly string[], stdin = '', env: Record<string, string> = {}) {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  try {
+    return await runCliInProcess(args, stdin);
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
 }
 
 const ROLLOUT = ['--policy', 'openai', '--mode', 'tokens', '--tokenizer', 'codepoints', '--format', 'jsonl', '--steps', '2', '--pool', '4', '--budget', '8'];

@@ -1,13 +1,14 @@
 // The documented commands on the embedded world and policy (no server): training, resuming, the report,
 // export and diagnose, each as written in one workspace (test/docs/doc-shell.ts), in the order a reader
-// runs them; appended to training: one step (two to resume) of 24 trajectories on 8 prompts, 20
-// held-out questions (a budget in tokens keeps its budget).
+// runs them; appended to training: one step (two to resume) of 24 trajectories on 8 prompts, 5
+// held-out questions (a budget in tokens keeps its budget); to diagnose: 4 prompts, k = 2.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import { docTests, DocWorkspace, withFlags, type DocStep } from './doc-shell.ts';
 
 const ws = new DocWorkspace('world');
-const SMALL = '--steps 1 --budget 24 --pool 8 --set eval.questions=20';
+const SMALL = '--steps 1 --budget 24 --pool 8 --set eval.questions=5';
+const DIAGNOSE_SMALL = '--prompts 4 --k 2';
 const trains = (flags: string) => async (s: DocStep) => {
   const r = await ws.ok(s.place, withFlags(s.text, flags));
   assert.match(r.stderr + r.stdout, /finished \d+ step\(s\) in /);
@@ -19,7 +20,7 @@ const trains = (flags: string) => async (s: DocStep) => {
  */
 let traceS0: Promise<unknown> | undefined;
 const withTraceS0 = () =>
-  (traceS0 ??= ws.ok('(the run docs/export.md reads)', 'npx trace-rl train --strategy trace --steps 13 --budget 16 --pool 8 --set eval.questions=10'));
+  (traceS0 ??= ws.ok('(the run docs/export.md reads)', 'npx trace-rl train --strategy trace --steps 13 --budget 8 --pool 4 --set eval.questions=3'));
 
 const exports = (file: string) => async (s: DocStep) => {
   await withTraceS0();
@@ -50,15 +51,21 @@ docTests('test/docs/run-world.test.ts', [
       assert.equal(readFileSync(ws.path('step.parquet')).subarray(0, 4).toString(), 'PAR1');
     },
   ],
-  ['npx trace-rl train --budget-unit tokens --budget 11500 --out runs/tok', trains('--steps 1 --set eval.questions=20')],
-  ['npx trace-rl diagnose --env world --policy embedded --warm-start', async (s) => assert.match((await ws.ok(s.place, s.text)).stdout, /depth/i)],
-  ['trace-rl diagnose --env world --policy embedded --prompts 16 --k 8', async (s) => assert.match((await ws.ok(s.place, s.text)).stdout, /depth/i)],
+  ['npx trace-rl train --budget-unit tokens --budget 11500 --out runs/tok', trains('--steps 1 --set eval.questions=5')],
+  [
+    'npx trace-rl diagnose --env world --policy embedded --warm-start',
+    async (s) => assert.match((await ws.ok(s.place, withFlags(s.text, DIAGNOSE_SMALL))).stdout, /depth/i),
+  ],
+  [
+    'trace-rl diagnose --env world --policy embedded --prompts 16 --k 8',
+    async (s) => assert.match((await ws.ok(s.place, withFlags(s.text, DIAGNOSE_SMALL))).stdout, /depth/i),
+  ],
   [
     'trace-rl diagnose --env world --policy embedded --run runs/my-run',
     async (s) => {
       // "a trained checkpoint": the reader's own run; here README's runs/t0.
       symlinkSync(ws.path('runs/t0'), ws.path('runs/my-run'));
-      assert.match((await ws.ok(s.place, s.text)).stdout, /depth/i);
+      assert.match((await ws.ok(s.place, withFlags(s.text, DIAGNOSE_SMALL))).stdout, /depth/i);
     },
   ],
   ['npx trace-rl train --env world --steps 10 --out runs/world', trains(SMALL)],

@@ -4,7 +4,9 @@
  *
  * Install scripts are skipped: the only one that matters is better-sqlite3's native compile (~2 min on
  * 2 cores); what the test and the bench run (`--version`, `solve`, `score`, importing the library)
- * never opens a run store, so it also proves those paths do not load the native addon.
+ * never opens a run store, so it also proves those paths do not load the native addon. Optional
+ * dependencies are left out too: they are node-llama-cpp's prebuilt llama.cpp binaries (~680 MB, every
+ * Linux variant; more than half the install's CPU), which those paths never load either.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
@@ -35,7 +37,7 @@ export function installPacked(): PackedInstall {
   const project = join(root, 'project');
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', '--silent', tarball], {
+  execFileSync('npm', ['install', '--prefer-offline', '--ignore-scripts', '--omit=optional', '--no-audit', '--no-fund', '--silent', tarball], {
     cwd: project,
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -59,6 +59,8 @@ console.log(JSON.stringify({ total: m.reduce((a, b) => a + b, 0), name: estimato
 });
 
 test('a TypeScript consumer type-checks against the shipped .d.ts (and a wrong use does not)', () => {
+  // One tsc run (the package's declarations loaded once) over a right use and a wrong one: every error
+  // is in the wrong file, and it is there.
   writeFileSync(
     join(pkg.project, 'tsconfig.json'),
     JSON.stringify({
@@ -72,18 +74,25 @@ test('a TypeScript consumer type-checks against the shipped .d.ts (and a wrong u
         types: ['node'],
         typeRoots: [join(REPO, 'node_modules', '@types')],
       },
-      files: ['use.ts'],
+      files: ['use.ts', 'wrong.ts'],
     }),
   );
   const tsc = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
   const good = `import { allocate } from 'trace-rl';\nconst m: number[] = allocate.solveRoots({ v: [0.5], budget: 2, min: 2, max: 4 }).m;\nconsole.log(m);\n`;
   writeFileSync(join(pkg.project, 'use.ts'), good);
-  const ok = spawnSync('node', [tsc, '-p', '.'], { cwd: pkg.project, encoding: 'utf8' });
-  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
-  writeFileSync(join(pkg.project, 'use.ts'), good.replace('m: number[]', 'm: string'));
-  const wrong = spawnSync('node', [tsc, '-p', '.'], { cwd: pkg.project, encoding: 'utf8' });
-  assert.notEqual(wrong.status, 0, 'assigning number[] to string must fail: the types are real, not any');
-  assert.match(wrong.stdout, /TS2322/);
+  writeFileSync(join(pkg.project, 'wrong.ts'), good.replace('m: number[]', 'm: string'));
+  const r = spawnSync('node', [tsc, '-p', '.'], { cwd: pkg.project, encoding: 'utf8' });
+  const errors = r.stdout.split('\n').filter((l) => /(^|\s)error TS\d+:/.test(l));
+  assert.notEqual(r.status, 0, 'assigning number[] to string must fail: the types are real, not any');
+  assert.deepEqual(
+    errors.filter((l) => !l.startsWith('wrong.ts(')),
+    [],
+    `the right use type-checks:\n${r.stdout}${r.stderr}`,
+  );
+  assert.ok(
+    errors.some((l) => l.startsWith('wrong.ts(') && / error TS2322:/.test(l)),
+    r.stdout + r.stderr,
+  );
 });
 
 test('the packed file list holds no test or bench files', () => {

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,13 @@ function simStep(prompts = 16) {
 
 const parts = (extra: Partial<FixtureArgs> = {}) => ({ module: FIXTURE, args: { seed: SEED, strategy: TRACE, ...extra } satisfies FixtureArgs });
 
+/** One pool of 2 workers on the plain fixture, shared by the tests that only need a working split (each start costs seconds of CPU). */
+let shared: Promise<StepWorkerPool> | undefined;
+const sharedPool = () => (shared ??= StepWorkerPool.start({ workers: 2, parts: parts() }));
+after(async () => {
+  if (shared) await (await shared).close();
+});
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -55,7 +62,7 @@ test('split step: 2 and 3 workers grow the same trees, spend and rounds as the i
   assert.ok(inProcess.rounds.length > 1, 'the step tops up its leftover');
   for (const workers of [2, 3]) {
     const stats: WorkerStats[] = [];
-    const split = await runSplitStep(simStep(), { workers, parts: parts(), onWorker: (s) => stats.push(s) });
+    const split = await runSplitStep(simStep(), { workers: workers === 2 ? await sharedPool() : workers, parts: parts(), onWorker: (s) => stats.push(s) });
     assert.deepEqual(split.trees, inProcess.trees, `${workers} workers`);
     assert.deepEqual(split.spend, inProcess.spend);
     assert.deepEqual(split.rounds, inProcess.rounds);
@@ -231,7 +238,7 @@ test("split step: the workers' progress reaches the step's events, summed, endin
   const events: Array<{ kind: string; done: number; planned: number }> = [];
   const split = await runSplitStep(
     { ...simStep(), onEvent: (e) => events.push({ kind: e.kind, done: e.progress.bareDone + e.progress.continuationDone, planned: e.progress.barePlanned }) },
-    { workers: 2, parts: parts() },
+    { workers: await sharedPool() },
   );
   const heard = events.filter((e) => e.kind === 'workers');
   assert.ok(heard.length >= 2, `each worker reports at least once before its result (${heard.length} reports)`);

@@ -7,8 +7,8 @@
  * (forward_backward + optim_step per epoch, then sampler weights) moves the model exactly as the
  * in-process update does, to float rounding. The project's warm-started tiny LM then learns through
  * the API with the in-process learning curve: per step the same loss (to 1e-4) and mean reward (to
- * 0.05; float rounding of two gradient programs may flip a sampled token after an update — on this
- * machine the trees were identical at every step).
+ * one trajectory of the step's 16; float rounding of two gradient programs may flip a sampled token
+ * after an update — on this machine the trees were identical at every step).
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -208,7 +208,8 @@ test('the warm-started tiny LM learns through the Tinker API as it does in proce
   const served = await startServe(warm, ['--tinker', '--tinker-key-file', keyFile, '--parallel', '4']);
   const url = served.baseURL.replace(/\/v1$/, '');
   try {
-    const run = { seed: 7, steps: 2, pool: 16, strategy: { name: 'grpo', budget: 32 }, eval: { every: 10, questions: 2 } };
+    // Seed 2: mixed groups at step 0 with 8 prompts of 2 trajectories.
+    const run = { seed: 2, steps: 2, pool: 8, strategy: { name: 'grpo', budget: 16 }, eval: { every: 10, questions: 2 } };
     const rate = { learningRate: 0.003, epochs: 2 };
     const local = join(dir, 'warm-local');
     await train({ out: local, config: { ...run, policy: { kind: 'tiny-lm', model: warm, ...rate } }, clock: () => 0 });
@@ -234,7 +235,7 @@ test('the warm-started tiny LM learns through the Tinker API as it does in proce
       for (let s = 0; s < 2; s++) {
         // Tolerance: float rounding of two gradient programs (packing differs) may flip a sampled token after an update.
         assert.ok(Math.abs(ma[s]!.policy_loss! - mb[s]!.policy_loss!) < 1e-4, `step ${s}: loss ${ma[s]!.policy_loss} vs ${mb[s]!.policy_loss}`);
-        assert.ok(Math.abs(ma[s]!.reward_mean! - mb[s]!.reward_mean!) <= 0.05, `step ${s}: reward ${ma[s]!.reward_mean} vs ${mb[s]!.reward_mean}`);
+        assert.ok(Math.abs(ma[s]!.reward_mean! - mb[s]!.reward_mean!) <= 1 / 16 + 1e-9, `step ${s}: reward ${ma[s]!.reward_mean} vs ${mb[s]!.reward_mean}`);
       }
       assert.deepEqual(paths(b.trees(0)), paths(a.trees(0)));
     } finally {

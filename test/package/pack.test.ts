@@ -25,6 +25,8 @@ test('the tarball ships the build, the bin and the data, not the sources or tsx'
   assert.ok(existsSync(join(installed(), 'dist', 'index.d.ts')));
   assert.ok(existsSync(join(installed(), 'dist', 'index.js.map')));
   assert.ok(existsSync(join(installed(), 'data', 'bamboogle.jsonl')));
+  // The math code tool's sandbox script is JavaScript beside the sources, not compiled: the build copies it.
+  assert.ok(existsSync(join(installed(), 'dist', 'env', 'math', 'sandbox', 'pyodide-sandbox.mjs')));
   assert.ok(!existsSync(join(installed(), 'src')), 'src/ must not be shipped');
   assert.ok(!existsSync(join(installed(), 'test')), 'test/ must not be shipped');
   assert.ok(!existsSync(join(pkg.project, 'node_modules', 'tsx')), 'tsx is a development dependency only');

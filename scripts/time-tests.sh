@@ -9,11 +9,14 @@ cd "$(dirname "$0")/.."
 out="${1:-/tmp/trace-rl-test-times.tsv}"
 shift || true
 : >"$out"
+# As npm test runs them: the CLI children from a fresh dist/ (scripts/test.sh).
+npm run --silent build
+export TRACE_RL_RUN_DIST=1
 start=$(date +%s.%N)
 if [ "$#" -gt 0 ]; then printf '%s\n' "$@"; else find test bench -name '*.test.ts' | sort; fi | xargs -P 2 -I{} bash -c '
   t=$(mktemp)
   if /usr/bin/time -o "$t" -f "%e\t%U\t%S" node --import tsx --test "$1" >/dev/null 2>&1; then r=ok; else r=FAIL; fi
-  IFS=$'"'"'\t'"'"' read -r wall user sys <"$t"
+  IFS=$'"'"'\t'"'"' read -r wall user sys < <(tail -n 1 "$t")
   rm -f "$t"
   printf "%.1f\t%.1f\t%s\t%s\n" "$wall" "$(echo "$user + $sys" | bc)" "$r" "$1" >>"$2"
 ' _ {} "$out"

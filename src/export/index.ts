@@ -26,4 +26,4 @@ export { parquetChunks, type ColumnSpec, type ColumnType } from './parquet.ts';
 export { EXPORT_FORMATS, isExportFormat, containerOf, serializeBatch, writeBatch, type ExportFormat } from './write.ts';
 export { exportRun, type ExportRunOptions, type ExportRunResult } from './run-export.ts';
 export { storedText, type StoredText } from './stored-step.ts';
-export { ROLLOUT_NOTE, runTokenizer, type RunTokenizer } from './run-tokenizer.ts';
+export { ROLLOUT_NOTE, runTokenizer, type RolloutNote, type RunTokenizer } from './run-tokenizer.ts';

@@ -24,6 +24,16 @@ type Json = Record<string, unknown>;
 /** The note a rollout run keeps of how it was made (`trace-rl rollout` writes it, `--resume` and `export` read it). */
 export const ROLLOUT_NOTE = 'rollout';
 
+/** What that note holds: what `--resume` and `export` need besides the configuration. */
+export interface RolloutNote {
+  format: string;
+  /** The tokenizer options as given (`--tokenizer`, `--chat-template`, `--thinking`, `--system`, `--tools` as an absolute path). */
+  tokenizer: Record<string, unknown>;
+  checkServerIds: boolean;
+  /** With --atropos: the layout the groups were made in. */
+  atroposLayout?: string;
+}
+
 /** The run's own tokenizer settings, or undefined when the run did not record any. */
 export function runTokenizer(dir: string): RunTokenizer | undefined {
   const store = RunStore.open(dir, { readonly: true });
@@ -31,7 +41,8 @@ export function runTokenizer(dir: string): RunTokenizer | undefined {
     const policy = ((store.config<Json>() ?? {}).policy ?? {}) as Json;
     if (policy.kind === 'tinker' && typeof policy.tokenizer === 'string')
       return { tokenizer: policy.tokenizer, ...(typeof policy.baseUrl === 'string' ? { serverURL: policy.baseUrl } : {}), from: 'policy.tokenizer' };
-    const note = store.note<{ tokenizer?: Json }>(ROLLOUT_NOTE);
+    // Read from a file: each field is checked before it is used.
+    const note = store.note<Partial<RolloutNote>>(ROLLOUT_NOTE);
     const t = note?.tokenizer;
     if (!t || typeof t.tokenizer !== 'string') return undefined;
     const servers = Array.isArray(policy.baseUrls) ? policy.baseUrls.filter((u): u is string => typeof u === 'string') : [];

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { EXPORT_FORMATS, isExportFormat, ROLLOUT_NOTE } from '../../export/index.ts';
+import { EXPORT_FORMATS, isExportFormat, ROLLOUT_NOTE, type RolloutNote } from '../../export/index.ts';
 import {
   ATROPOS_LAYOUTS,
   AtroposClient,
@@ -216,16 +216,6 @@ export function register(program: Command): void {
       await atropos?.client.disconnect();
     }
   });
-}
-
-/** What a rollout run notes of how it was made (RunStore.note ROLLOUT_NOTE): what `--resume` and `export` need besides the configuration. */
-export interface RolloutNote {
-  format: string;
-  /** The tokenizer options as given (`--tokenizer`, `--chat-template`, `--thinking`, `--system`, `--tools` as an absolute path). */
-  tokenizer: Record<string, unknown>;
-  checkServerIds: boolean;
-  /** With --atropos: the layout the groups were made in. */
-  atroposLayout?: string;
 }
 
 function rolloutNote(opts: Record<string, unknown>): RolloutNote {

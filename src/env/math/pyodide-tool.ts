@@ -269,11 +269,13 @@ const MAX_SNAPSHOT_CHARS = 96 << 20;
 
 /**
  * Loads Python once in a confined process and returns its memory snapshot, taken before any cell
- * ran; every sandbox of the tool starts from it.
+ * ran; every sandbox of the tools that share it starts from it. `stop` kills the process (no-op once it ended).
  */
-function makeSnapshot(cmd: SandboxCommand): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(cmd.command, cmd.args, { stdio: ['ignore', 'pipe', 'pipe', cmd.seccomp ? 'pipe' : 'ignore'], env: {} });
+function makeSnapshot(cmd: SandboxCommand): { bytes: Promise<Buffer>; stop(): void } {
+  // Its own process group, as a sandbox's: a stop reaches bwrap's monitor too.
+  const proc = spawn(cmd.command, cmd.args, { stdio: ['ignore', 'pipe', 'pipe', cmd.seccomp ? 'pipe' : 'ignore'], env: {}, detached: true });
+  let ended = false;
+  const bytes = new Promise<Buffer>((resolve, reject) => {
     if (cmd.seccomp) hand(proc.stdio[3], cmd.seccomp);
     const chunks: Buffer[] = [];
     let size = 0;
@@ -285,6 +287,7 @@ function makeSnapshot(cmd: SandboxCommand): Promise<Buffer> {
     });
     proc.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-STDERR_TAIL)));
     proc.on('error', reject);
+    proc.on('exit', () => (ended = true));
     proc.on('close', (code, signal) => {
       try {
         const msg = JSON.parse(Buffer.concat(chunks).toString()) as { snapshot?: string };
@@ -296,6 +299,56 @@ function makeSnapshot(cmd: SandboxCommand): Promise<Buffer> {
       reject(new Error(`loading Python in the sandbox failed (${signal ? `signal ${signal}` : `exit code ${code}`})${why ? `: ${why}` : ''}`));
     });
   });
+  const stop = () => {
+    if (ended || proc.pid === undefined) return;
+    try {
+      process.kill(-proc.pid, 'SIGKILL');
+    } catch {
+      proc.kill('SIGKILL');
+    }
+  };
+  return { bytes, stop };
+}
+
+/** A snapshot made or being made, and how many open tools use it. */
+interface SharedSnapshot {
+  key: string;
+  bytes: Promise<Buffer>;
+  users: number;
+  stop(): void;
+}
+
+/**
+ * Snapshots by the command line that makes them: it names all that decides one (the memory and CPU
+ * limits, the confinement; pyodide's files and the sandbox script are fixed for the process), so open
+ * tools with the same limits load Python once (a snapshot costs ~3 CPU-s; a math env and a test file's
+ * tools paid it each). A snapshot that failed is dropped, so the next tool tries again; one that no
+ * open tool uses is dropped too (≈ 20 MB held), and its process stopped if it is still loading.
+ */
+const snapshots = new Map<string, SharedSnapshot>();
+let snapshotProcesses = 0;
+
+/** How many snapshot processes this process has started (for tests and benches). */
+export const snapshotsStarted = (): number => snapshotProcesses;
+
+function openSnapshot(cmd: SandboxCommand): SharedSnapshot {
+  const key = JSON.stringify([cmd.command, ...cmd.args]);
+  let shared = snapshots.get(key);
+  if (!shared) {
+    snapshotProcesses++;
+    const made = makeSnapshot(cmd);
+    const entry: SharedSnapshot = { key, bytes: made.bytes, users: 0, stop: made.stop };
+    made.bytes.catch(() => snapshots.get(key) === entry && snapshots.delete(key));
+    snapshots.set(key, (shared = entry));
+  }
+  shared.users++;
+  return shared;
+}
+
+function closeSnapshot(shared: SharedSnapshot): void {
+  if (--shared.users > 0) return;
+  if (snapshots.get(shared.key) === shared) snapshots.delete(shared.key);
+  shared.stop();
 }
 
 export class PyodideCodeTool implements CodeTool {
@@ -304,6 +357,7 @@ export class PyodideCodeTool implements CodeTool {
   private readonly size: number;
   private readonly command: SandboxCommand;
   private readonly maxReply: number;
+  private readonly shared: SharedSnapshot;
   private readonly snapshot: Promise<Buffer>;
   private snapshotBytes?: Buffer;
   /** Started processes that have run nothing, ready for any trajectory. */
@@ -331,7 +385,8 @@ export class PyodideCodeTool implements CodeTool {
     // Built now so that a machine that cannot confine code fails at construction, in one line.
     const spec = { limits: this.limits, packagesDir: options.packagesDir, unconfined: options.unsafeUnconfined };
     this.command = sandboxCommand({ ...spec, mode: 'run' });
-    this.snapshot = makeSnapshot(sandboxCommand({ ...spec, mode: 'snapshot' })).then((b) => (this.snapshotBytes = b));
+    this.shared = openSnapshot(sandboxCommand({ ...spec, mode: 'snapshot' }));
+    this.snapshot = this.shared.bytes.then((b) => (this.snapshotBytes = b));
     this.snapshot.catch(() => undefined);
     if (options.unsafeUnconfined)
       process.stderr.write(
@@ -361,6 +416,7 @@ export class PyodideCodeTool implements CodeTool {
   }
 
   async close(): Promise<void> {
+    if (!this.closed) closeSnapshot(this.shared);
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new Error('pyodide code tool closed'));
     for (const s of [...this.spare.splice(0), ...this.chains.splice(0)]) s.kill('tool closed');

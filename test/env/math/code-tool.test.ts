@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import {
   InlineArithmeticTool,
+  leavesState,
   MathWorldEnv,
   formatObservation,
   limitMessage,
@@ -17,6 +18,7 @@ import {
   worldCandidates,
   type CodeResult,
 } from '../../../src/env/index.ts';
+import { snapshotsStarted } from '../../../src/env/math/pyodide-tool.ts';
 
 // One pyodide worker for the whole file (loading Python costs seconds).
 // Time bounds are loose on purpose: CI machines are shared; the checks are "stopped near the limit", not speed.
@@ -35,39 +37,51 @@ async function timed(code: string): Promise<{ r: CodeResult; ms: number }> {
   return { r, ms: performance.now() - t };
 }
 
+/**
+ * The cells below that must finish run as one trajectory, each after the earlier ones (as a model's
+ * turns do), so one interpreter runs them all: a fresh trajectory takes a fresh process (about a
+ * second of CPU each). A cell that leaves no state is not part of what comes after, as in the math env.
+ */
+const ran: string[] = [];
+async function next(code: string): Promise<CodeResult> {
+  const r = await tool.run(code, { history: ran });
+  if (leavesState(formatObservation(r))) ran.push(code);
+  return r;
+}
+
 describe('pyodide code tool: limits give the documented observation and the next cell runs', () => {
   test('a normal cell: printed output, or the value of a trailing expression', async () => {
-    const { r } = await timed('from fractions import Fraction\nprint(Fraction(1, 3) + Fraction(1, 6))');
+    const r = await next('from fractions import Fraction\nprint(Fraction(1, 3) + Fraction(1, 6))');
     assert.equal(r.status, 'ok');
     assert.equal(formatObservation(r), '1/2');
-    assert.equal(formatObservation((await timed('x = 21\nx * 2')).r), '42');
-    assert.equal(formatObservation((await timed('y = 1')).r), '(no output; print the values you need)');
+    assert.equal(formatObservation(await next('x = 21\nx * 2')), '42');
+    assert.equal(formatObservation(await next('y = 1')), '(no output; print the values you need)');
   });
 
   test('syntax error and missing module: the Python traceback of the cell', async () => {
-    const syntax = (await timed('def f(:\n    pass')).r;
+    const syntax = await next('def f(:\n    pass');
     assert.equal(syntax.status, 'error');
     assert.match(formatObservation(syntax), /File "<cell>", line 1[\s\S]*SyntaxError/);
-    const missing = (await timed('import sympy')).r;
+    const missing = await next('import sympy');
     assert.equal(missing.status, 'error');
     assert.match(formatObservation(missing), /ModuleNotFoundError: No module named 'sympy'/);
   });
 
   test('huge output: kept up to the limit, then the OutputLimitError line; nothing leaks into the next cell', async () => {
-    const { r } = await timed("while True:\n    print('spam')");
+    const r = await next("while True:\n    print('spam')");
     assert.equal(r.status, 'output_limit');
     assert.ok(r.stdout.length <= LIMITS.outputBytes, `${r.stdout.length} bytes kept`);
     assert.ok(r.stdout.startsWith('spam\nspam\n'));
     assert.ok(formatObservation(r).endsWith(limitMessage('output_limit', tool.limits)));
-    assert.equal(formatObservation((await timed("print('clean')")).r), 'clean');
+    assert.equal(formatObservation(await next("print('clean')")), 'clean');
   });
 
   test('no network, no host file system, no way back into JavaScript', async () => {
-    const net = (await timed("import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/').read()")).r;
+    const net = await next("import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/').read()");
     assert.notEqual(net.status, 'ok', 'no connection can be made (an error, or a timeout on a slow machine)');
-    const file = (await timed("open('/etc/hostname').read()")).r;
+    const file = await next("open('/etc/hostname').read()");
     assert.match(formatObservation(file), /FileNotFoundError/);
-    const js = (await timed('import sys\nfrom _pyodide._importhook import jsfinder\nsys.meta_path.append(jsfinder)\nimport js')).r;
+    const js = await next('import sys\nfrom _pyodide._importhook import jsfinder\nsys.meta_path.append(jsfinder)\nimport js');
     assert.match(formatObservation(js), /ImportError: module '_pyodide' is not available in the sandbox/);
     // The whole attack suite is test/env/math/sandbox-attacks.test.ts.
   });
@@ -111,10 +125,14 @@ test('a packages folder is importable in the sandbox, read-only; a missing one i
   const dir = mkdtempSync(join(tmpdir(), 'trace-rl-pkgs-'));
   mkdirSync(join(dir, 'tracepkg'));
   writeFileSync(join(dir, 'tracepkg', '__init__.py'), 'VALUE = 41\n');
+  const started = snapshotsStarted();
   const withPackages = new PyodideCodeTool({ ...LIMITS, packagesDir: dir });
   try {
-    assert.equal(formatObservation(await withPackages.run('import tracepkg\nprint(tracepkg.VALUE + 1)')), '42');
-    const write = await withPackages.run(`open('${dir}/tracepkg/evil.py', 'w').write('x')`);
+    assert.equal(snapshotsStarted(), started, "the file's tool and this one share a snapshot: a packages folder is added after it");
+    const read = 'import tracepkg\nprint(tracepkg.VALUE + 1)';
+    assert.equal(formatObservation(await withPackages.run(read)), '42');
+    // In the same trajectory (one process; a fresh one costs about a second of CPU).
+    const write = await withPackages.run(`open('${dir}/tracepkg/evil.py', 'w').write('x')`, { history: [read] });
     assert.equal(write.status, 'error', formatObservation(write));
     assert.equal(existsSync(join(dir, 'tracepkg', 'evil.py')), false);
   } finally {
@@ -124,11 +142,35 @@ test('a packages folder is importable in the sandbox, read-only; a missing one i
   assert.throws(() => new PyodideCodeTool({ packagesDir: join(dir, 'missing') }), /env\.math\.packagesDir: .*missing is not a folder/);
 });
 
+test('open tools with the same limits share one snapshot process; other limits make their own; a failed or unused one is made again', async () => {
+  const started = snapshotsStarted();
+  const same = new PyodideCodeTool({ ...LIMITS, workers: 2 });
+  assert.equal(snapshotsStarted(), started, 'same limits as the open file tool: no new process');
+  await same.close();
+  // Stopped at once (closing the last tool that uses a snapshot kills its process), so these cost little.
+  const other = new PyodideCodeTool({ ...LIMITS, memoryMb: LIMITS.memoryMb + 1 });
+  assert.equal(snapshotsStarted(), started + 1, 'another memory limit: its own snapshot');
+  await other.close();
+  const again = new PyodideCodeTool({ ...LIMITS, memoryMb: LIMITS.memoryMb + 1 });
+  assert.equal(snapshotsStarted(), started + 2, 'no open tool held it, so it was dropped');
+  await again.close();
+  // 1 MB is too little memory to load Python: the snapshot fails, and is not kept for the next tool.
+  const failing = new PyodideCodeTool({ ...LIMITS, memoryMb: 1 });
+  const failed = await failing.run('print(1)');
+  assert.equal(failed.status, 'sandbox_error');
+  assert.match(failed.error!, /loading Python in the sandbox failed/);
+  const retry = new PyodideCodeTool({ ...LIMITS, memoryMb: 1 });
+  assert.equal(snapshotsStarted(), started + 4, 'a failed snapshot is made again for a later tool');
+  await Promise.all([failing.close(), retry.close()]);
+});
+
 describe('url code tool (SandboxFusion run_code API)', () => {
   // SandboxFusion itself (a Docker service) cannot run here. This server speaks its run_code request
   // and response format and runs the code for real in the pyodide tool above; `failures` makes its
-  // next replies fail to exercise retries.
+  // next replies fail to exercise retries. Unlike SandboxFusion it runs each request after the earlier
+  // ones in one interpreter (a fresh one costs about a second of CPU): no request here depends on that.
   let server: Server;
+  const served: string[] = [];
   let url = '';
   let failures: Array<'http500' | 'sandbox'> = [];
   const requests: unknown[] = [];
@@ -143,7 +185,8 @@ describe('url code tool (SandboxFusion run_code API)', () => {
         if (fail === 'http500') return void res.writeHead(500).end('boom');
         res.setHeader('content-type', 'application/json');
         if (fail === 'sandbox') return void res.end(JSON.stringify({ status: 'SandboxError', message: 'no executor', run_result: null }));
-        void tool.run(json.code).then((r) => {
+        void tool.run(json.code, { history: served }).then((r) => {
+          if (leavesState(formatObservation(r))) served.push(json.code);
           const run = {
             status: r.status === 'timeout' ? 'TimeLimitExceeded' : 'Finished',
             execution_time: r.ms / 1000,

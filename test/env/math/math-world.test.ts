@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ScriptedMathWorldPolicy } from '../../../src/policy/index.ts';
-import { InlineArithmeticTool, MathWorldEnv, evaluateCell, generateMathWorld, worldCandidates, applyOp } from '../../../src/env/index.ts';
+import { InlineArithmeticTool, MathEnv, MathWorldEnv, evaluateCell, generateMathWorld, worldCandidates, applyOp } from '../../../src/env/index.ts';
 import { runStep } from '../../../src/rollout/index.ts';
 import { buildComponents, parseTrainConfig } from '../../../src/train/index.ts';
 import { createRng } from '../../../src/util/rng.ts';
@@ -88,7 +88,11 @@ describe('math world', () => {
     assert.ok(out.action!.type === 'python' || out.action!.type === 'answer');
     const s = await buildComponents(parseTrainConfig({ env: { kind: 'math-world' }, policy: { kind: 'scripted' } }));
     assert.equal(s.trainable, undefined);
-    await assert.rejects(buildComponents(parseTrainConfig({ env: { kind: 'math' } })), /needs a policy that writes text/);
+    // The url tool: the refusal does not depend on the tool, and a pyodide one would start loading Python.
+    await assert.rejects(
+      buildComponents(parseTrainConfig({ env: { kind: 'math', math: { tool: 'url', url: 'http://127.0.0.1:9' } } })),
+      /needs a policy that writes text/,
+    );
   });
 });
 
@@ -107,4 +111,6 @@ test('held-out rows: math-world per difficulty, math per dataset (the environmen
     [['aime24', 30]],
     'the math test dataset as its row',
   );
+  // Its code tool began loading Python when it was built; closing it stops that (CPU this test has no use for).
+  await (m.env as MathEnv).tool.close();
 });

@@ -59,11 +59,14 @@ export interface SandboxSpec {
 
 /** The command that starts one sandbox process. Throws {@link SandboxUnavailableError} when it cannot be confined. */
 export function sandboxCommand(spec: SandboxSpec): SandboxCommand {
-  const packagesDir = spec.packagesDir === undefined ? undefined : packagesFolder(spec.packagesDir);
+  // A snapshot process imports no package and prints no cell's output: neither is in its command, which
+  // keys the snapshot that tools share (pyodide-tool.ts), so tools that differ only there share one.
+  const run = spec.mode === 'run';
+  const packagesDir = spec.packagesDir === undefined || !run ? undefined : packagesFolder(spec.packagesDir);
   const config = JSON.stringify({
     mode: spec.mode,
     memoryMb: spec.limits.memoryMb,
-    outputBytes: spec.limits.outputBytes,
+    outputBytes: run ? spec.limits.outputBytes : undefined,
     pyodideDir: PYODIDE_DIR,
     packagesDir,
   });

@@ -115,9 +115,12 @@ let out = '';
 let err = '';
 let written = 0;
 let overflow = false;
+/** Set while what a cell stopped at the output limit left in Python's stream buffers is flushed away. */
+let draining = false;
 function sink(append) {
   return {
     write(bytes) {
+      if (draining) return bytes.length;
       if (written + bytes.length > outputBytes) {
         if (!overflow) append(new TextDecoder().decode(bytes.subarray(0, outputBytes - written)));
         overflow = true;
@@ -152,8 +155,15 @@ def _trace_rl_run(code):
                 stream.flush()
             except BaseException:
                 pass
+def _trace_rl_drain():
+    for stream in (_sys.stdout, _sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
 `);
 const runCell = py.globals.get('_trace_rl_run');
+const drainStreams = py.globals.get('_trace_rl_drain');
 
 py.runPython(`
 import sys, importlib.abc
@@ -224,6 +234,16 @@ lines.on('line', (line) => {
     error = trimTraceback(text);
   } finally {
     endCellWork();
+  }
+  if (overflow) {
+    // The write that passed the limit failed, so Python still holds it (and maybe more) in the stream's
+    // buffer, and the next cell's first flush would print it there: this cell's output, past its limit.
+    draining = true;
+    try {
+      drainStreams();
+    } finally {
+      draining = false;
+    }
   }
   const ms = performance.now() - started;
   if (msg.quiet) send({ id: msg.id, status, ms });

@@ -1,14 +1,19 @@
 /**
  * Issue 31, `trace-rl eval` inputs that used to run and mislead: two evaluations writing one --out,
  * a dataset with a duplicate id, an empty dataset, --datasets where it was ignored, a folder as a
- * dataset. Each runs the real CLI.
+ * dataset. Each runs the real CLI: its `main` in this process (test/reliability/cli-in-process.ts,
+ * one run at a time), which skips a child process's ~1 CPU-s of loading; only the first of two
+ * evaluations on one --out is a child process, since the lock they meet is held by a process ID.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runCli } from '../helpers/run-cli.ts';
+import { runCli as spawnCli } from '../helpers/run-cli.ts';
+import { runCli } from '../reliability/cli-in-process.ts';
 import { startStandIn } from '../policy/openai-stand-in.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'trace-eval-refuse-'));
@@ -21,8 +26,51 @@ const write = (name: string, rows: unknown[]) => {
 };
 const oneLine = (s: string) => s.trim().split('\n').length === 1;
 
+/** A proxy in front of `upstream` that holds every request until `open()`: the policy server answers when the test says. */
+async function gated(upstream: string): Promise<{ url: string; held(): number; open(): void; close(): Promise<void> }> {
+  const target = new URL(upstream);
+  let opened = false;
+  const waiting: Array<() => void> = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const forward = () => {
+        const up = request(
+          { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        up.on('error', () => res.destroy());
+        up.end(Buffer.concat(chunks));
+      };
+      if (opened) forward();
+      else waiting.push(forward);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${target.pathname}`,
+    held: () => waiting.length,
+    open: () => {
+      opened = true;
+      for (const f of waiting.splice(0)) f();
+    },
+    close: () =>
+      new Promise((r) => {
+        server.close(() => r());
+        server.closeAllConnections(); // keep-alive connections of this process's runs
+      }),
+  };
+}
+
 test('two evaluations on one --out: the second is refused while the first runs; the first finishes alone', async () => {
-  const server = await startStandIn({ delayMs: 3000 });
+  const standIn = await startStandIn();
+  // The first evaluation's policy calls wait until the second has been refused: the first is still
+  // running then, however slowly either starts.
+  const server = await gated(standIn.url);
   try {
     const data = write('two.jsonl', [
       { id: 'a', question: 'Who?', answer: 'x' },
@@ -49,10 +97,14 @@ test('two evaluations on one --out: the second is refused while the first runs; 
       out,
       '--quiet',
     ];
-    const first = runCli(args);
-    // The first has opened the folder once its spec is written.
-    for (let i = 0; i < 200 && !existsSync(path.join(out, 'eval.json')); i++) await new Promise((r) => setTimeout(r, 50));
+    // The first is a child process: the lock names the process writing the folder, and this one's own
+    // lock would be taken over as its own.
+    const first = spawnCli(args);
+    // The first has opened the folder once its spec is written, and runs its first question.
+    for (let i = 0; i < 600 && !(existsSync(path.join(out, 'eval.json')) && server.held() > 0); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(server.held(), 1, 'the first evaluation is waiting for its first answer');
     const second = await runCli(args);
+    server.open();
     assert.equal(second.code, 2, second.stderr);
     assert.ok(oneLine(second.stderr), second.stderr);
     assert.match(second.stderr, /is busy: process \d+ is writing this evaluation/);
@@ -65,7 +117,9 @@ test('two evaluations on one --out: the second is refused while the first runs; 
     const again = await runCli(args);
     assert.equal(again.code, 0, again.stderr);
   } finally {
+    server.open();
     await server.close();
+    await standIn.close();
   }
 });
 

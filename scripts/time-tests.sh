@@ -10,7 +10,7 @@ out="${1:-/tmp/trace-rl-test-times.tsv}"
 shift || true
 : >"$out"
 # As npm test runs them: the CLI children from a fresh dist/ (scripts/test.sh).
-npm run --silent build
+bash scripts/build.sh --noCheck
 export TRACE_RL_RUN_DIST=1
 start=$(date +%s.%N)
 if [ "$#" -gt 0 ]; then printf '%s\n' "$@"; else find test bench -name '*.test.ts' | sort; fi | xargs -P 2 -I{} bash -c '

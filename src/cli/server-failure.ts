@@ -5,7 +5,7 @@
  * keeps; exit code 1. Bugs are not server failures: an error of any other class keeps its stack trace.
  */
 import { PolicyCallError } from '../policy/errors.ts';
-import { ConnectionError, HttpStatusError } from '../policy/openai/json-post.ts';
+import { ConnectionError, HttpStatusError } from '../policy/openai/http-errors.ts';
 import { failureCauses, summariseFailures, type FailureSummary } from '../rollout/failures.ts';
 import { RemoteProtocolError, RemoteServerError } from '../env/remote/reply.ts';
 import { SessionLost } from '../env/remote/session.ts';

@@ -1,7 +1,9 @@
 import { forestFromTrees, type AdvantageEstimator, type LeafAdvantage } from '../advantage/index.ts';
 import type { RolloutTree, TreeNode } from '../tree/index.ts';
 import { modelText, promptSegment, turnSegment, type Segment } from './segments.ts';
-import { byteTokenizer, Transcript, type ChatTemplate, type Tokenizer } from '../tokens/index.ts';
+import type { ChatTemplate } from '../tokens/chat-template.ts';
+import { byteTokenizer, type Tokenizer } from '../tokens/tokenizer.ts';
+import { Transcript } from '../tokens/transcript.ts';
 
 /** Version of the exported row layout; bumped when a column changes meaning. */
 export const EXPORT_FORMAT_VERSION = 1;

@@ -1,6 +1,5 @@
 import { writeFileAtomicFrom } from '../store/atomic-write.ts';
 import { TRL_COLUMNS, VERL_COLUMNS } from './columns.ts';
-import { parquetChunks } from './parquet.ts';
 import type { ExportBatch } from './rows.ts';
 import { trieRecords } from './trie.ts';
 import { toTrlRow } from './trl.ts';
@@ -36,6 +35,8 @@ async function* batchChunks(batch: ExportBatch, format: ExportFormat, container:
   if (format === 'trie') return yield jsonl(trieRecords(batch));
   const rows = format === 'trl' || format === 'trl-jsonl' ? batch.rows.map(toTrlRow) : batch.rows;
   if (container === 'jsonl') return yield jsonl(rows);
+  // Apache Arrow and parquet-wasm load here, for a Parquet file only (~0.1 CPU-s at every start otherwise).
+  const { parquetChunks } = await import('./parquet.ts');
   yield* format === 'trl' ? parquetChunks(rows as ReturnType<typeof toTrlRow>[], TRL_COLUMNS, metadata) : parquetChunks(batch.rows, VERL_COLUMNS, metadata);
 }
 

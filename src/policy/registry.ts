@@ -13,11 +13,9 @@ import { EmbeddedPolicy } from './embedded/index.ts';
 import { envOwnPolicy, envPolicies } from './env-policies.ts';
 import { clip, epochs, learningRate, normalise, sharedTurns, temperature } from './kind-fields.ts';
 import { PolicyConfigError, policyKind, type PolicyBuildContext, type PolicyKind, type PolicyPlugins } from './kind.ts';
-import { OpenAIPolicy } from './openai/index.ts';
 import { resolveApiKey } from './openai/api-key.ts';
 import { SimulatorTabularPolicy } from './simulator-tabular.ts';
-import { defaultEndOfTurn, TINKER_API_KEY_VARIABLES, tinkerSettings, TinkerPolicy } from './tinker/index.ts';
-import { loadTranscript } from '../tokens/index.ts';
+import { TINKER_API_KEY_VARIABLES, tinkerSettings } from './tinker/settings.ts';
 import type { Policy, TrainablePolicy } from './types.ts';
 
 export { PolicyConfigError, type PolicyBuildContext } from './kind.ts';
@@ -130,6 +128,8 @@ const BUILT_IN = [
       if (settings.mode === 'tokens' && !transcript)
         throw new PolicyConfigError('policy.mode tokens sends token ids to the model: it needs the model’s tokenizer (trace-rl rollout --tokenizer)');
       const key = resolveApiKey({ file: settings.apiKeyFile, env: environment ?? process.env });
+      // Loaded here: its connection pool (undici) costs every command's start ~0.08 CPU-s otherwise.
+      const { OpenAIPolicy } = await import('./openai/openai-policy.ts');
       return new OpenAIPolicy({
         baseURLs: settings.baseUrls,
         model: settings.model,
@@ -158,6 +158,13 @@ const BUILT_IN = [
   policyKind('tinker', tinkerSettings, {
     trainable: true,
     async build(settings, { environment }) {
+      // Loaded here, not with the registry: the client's protobuf wire and the tokenizers cost every
+      // other command's start ~0.1 CPU-s.
+      const [{ loadTranscript }, { defaultEndOfTurn }, { TinkerPolicy }] = await Promise.all([
+        import('../tokens/load.ts'),
+        import('./tinker/end-of-turn.ts'),
+        import('./tinker/tinker-policy.ts'),
+      ]);
       const env = environment ?? process.env;
       // Only trace-rl's own variable and the SDK's: an OpenAI key is never sent to a training server.
       const key = resolveApiKey({ file: settings.apiKeyFile, env: { TRACE_RL_API_KEY: env.TRACE_RL_API_KEY ?? env[TINKER_API_KEY_VARIABLES[0]] } });

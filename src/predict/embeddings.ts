@@ -6,7 +6,7 @@
  * `embed` only reads the cache; asking for an unprepared history throws
  * {@link EmbeddingNotPreparedError}. Caller-supplied vectors need no preparation.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { History } from './types.ts';
 
 export interface HistoryEmbedder {
@@ -63,14 +63,17 @@ export interface OpenAIEmbedderOptions {
 export class OpenAIEmbedder implements HistoryEmbedder {
   readonly dim: number;
   readonly signature: string;
-  private readonly client: OpenAI;
+  /** Made on the first `prepare`: the OpenAI SDK (~0.1 CPU-s to load) loads only for a run that embeds. */
+  private client?: OpenAI;
+  private readonly clientOptions: { baseURL?: string; apiKey: string };
   private readonly cache = new Map<string, Float32Array>();
   private readonly opts: Required<Pick<OpenAIEmbedderOptions, 'batchSize' | 'maxChars' | 'cacheSize' | 'sendDimensions' | 'model'>>;
 
   constructor(options: OpenAIEmbedderOptions) {
     if (!Number.isInteger(options.dim) || options.dim < 1) throw new EmbeddingResponseError(`embeddings: dim must be a positive integer, got ${options.dim}`);
     this.dim = options.dim;
-    this.client = options.client ?? new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey ?? 'unused' });
+    this.client = options.client;
+    this.clientOptions = { ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}), apiKey: options.apiKey ?? 'unused' };
     this.opts = {
       model: options.model,
       batchSize: options.batchSize ?? 64,
@@ -86,9 +89,10 @@ export class OpenAIEmbedder implements HistoryEmbedder {
     const missing = wanted.filter((t) => !this.cache.has(t));
     if (missing.length === 0) return;
     this.makeRoom(missing.length, new Set(wanted));
+    const client = (this.client ??= new (await import('openai')).default(this.clientOptions));
     for (let i = 0; i < missing.length; i += this.opts.batchSize) {
       const batch = missing.slice(i, i + this.opts.batchSize);
-      const res = await this.client.embeddings.create({
+      const res = await client.embeddings.create({
         model: this.opts.model,
         input: batch,
         encoding_format: 'float',

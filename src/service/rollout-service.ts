@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { buildBatch, containerOf, logprobWarning, prepareExport, storedText, writeBatch, type BatchMeta, type ExportFormat } from '../export/index.ts';
+import { buildBatch, logprobWarning, prepareExport, type BatchMeta } from '../export/rows.ts';
+import { storedText } from '../export/stored-step.ts';
+import { containerOf, writeBatch, type ExportFormat } from '../export/write.ts';
 import type { ChatTemplate, Tokenizer } from '../tokens/index.ts';
 import type { Policy } from '../policy/types.ts';
 import { OpenAIPolicy } from '../policy/openai/index.ts';

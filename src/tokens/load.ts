@@ -1,6 +1,6 @@
 import { InputFileError, readTextFile } from '../util/bounded-read.ts';
-import { ChatTemplate, type ChatTemplateOptions } from './chat-template.ts';
-import { loadHfTokenizer, loadQwen3Tokenizer, type ModelTokenizer } from './hf-tokenizer.ts';
+import type { ChatTemplateOptions } from './chat-template.ts';
+import type { ModelTokenizer } from './hf-tokenizer.ts';
 import { ServerTokenizer } from './server-tokenizer.ts';
 import { byteTokenizer, codepointTokenizer, TokenizerError } from './tokenizer.ts';
 import { Transcript } from './transcript.ts';
@@ -35,6 +35,8 @@ export async function loadTranscript(spec: string, options: TranscriptOptions = 
       throw new TokenizerError('--tokenizer server has no local chat template; use hf:DIR with the model’s tokenizer folder for chat-template rollouts');
     return new Transcript(await new ServerTokenizer(url, { apiKey: options.apiKey }).init());
   }
+  // Hugging Face's tokenizer and template engine load for these two specs only (~20 ms at every start otherwise).
+  const { loadHfTokenizer, loadQwen3Tokenizer } = await import('./hf-tokenizer.ts');
   if (spec === 'qwen3') model = loadQwen3Tokenizer();
   else if (spec.startsWith('hf:')) model = loadHfTokenizer(spec.slice(3));
   else throw new TokenizerError(`unknown tokenizer "${spec}"; choose one of: ${TOKENIZER_SPECS.join(', ')}`);
@@ -42,6 +44,7 @@ export async function loadTranscript(spec: string, options: TranscriptOptions = 
   if (!model.chatTemplate)
     throw new TokenizerError(`${spec}: tokenizer_config.json has no chat_template; drop the chat option or give a folder whose config has one`);
   const { chat: _chat, serverURL: _url, apiKey: _key, ...templateOptions } = options;
+  const { ChatTemplate } = await import('./chat-template.ts');
   return new Transcript(model.tokenizer, new ChatTemplate(model.chatTemplate, { ...templateOptions, specialTokens: model.specialTokens }));
 }
 

@@ -1,6 +1,10 @@
 import { createEstimator, type AdvantageEstimator } from '../advantage/index.ts';
-import { WorldEnv, demoNoise, type Environment, type KnowsTruth } from '../env/index.ts';
-import { buildPolicy, envFixedPolicy, type EmbeddedPolicy, type Policy, type TrainablePolicy } from '../policy/index.ts';
+import type { Environment, KnowsTruth } from '../env/types.ts';
+import { WorldEnv, demoNoise } from '../env/world/index.ts';
+import type { EmbeddedPolicy } from '../policy/embedded/index.ts';
+import { envFixedPolicy } from '../policy/env-policies.ts';
+import { buildPolicy } from '../policy/registry.ts';
+import type { Policy, TrainablePolicy } from '../policy/types.ts';
 import { predictorKinds, type SuccessPredictor } from '../predict/index.ts';
 import { ConfigError, type TrainConfig } from './config.ts';
 import { buildEnvironment } from './environments.ts';

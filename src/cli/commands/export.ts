@@ -1,8 +1,15 @@
 import type { Command } from 'commander';
 import { resolveApiKey } from '../../policy/openai/api-key.ts';
 import { isEstimatorName, estimatorNames } from '../../advantage/index.ts';
-import { EXPORT_FORMATS, ExportError, exportRun, isExportFormat, runTokenizer, TokenizerMismatchError } from '../../export/index.ts';
-import { loadTranscript, readTools, ServerTokenizerError, TOKENIZER_SPECS, TokenizerError, type Transcript } from '../../tokens/index.ts';
+import { ExportError } from '../../export/rows.ts';
+import { exportRun } from '../../export/run-export.ts';
+import { runTokenizer } from '../../export/run-tokenizer.ts';
+import { TokenizerMismatchError } from '../../export/segments.ts';
+import { EXPORT_FORMATS, isExportFormat } from '../../export/write.ts';
+import { loadTranscript, readTools, TOKENIZER_SPECS } from '../../tokens/load.ts';
+import { ServerTokenizerError } from '../../tokens/server-tokenizer.ts';
+import { TokenizerError } from '../../tokens/tokenizer.ts';
+import type { Transcript } from '../../tokens/transcript.ts';
 import { RunStoreError } from '../../store/index.ts';
 import { parseInteger, UsageError, writeJson } from '../io.ts';
 

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { EXPORT_FORMATS, isExportFormat, ROLLOUT_NOTE, type RolloutNote } from '../../export/index.ts';
+import { ROLLOUT_NOTE, type RolloutNote } from '../../export/run-tokenizer.ts';
+import { EXPORT_FORMATS, isExportFormat } from '../../export/write.ts';
 import {
   ATROPOS_LAYOUTS,
   AtroposClient,
@@ -23,10 +24,10 @@ import { fixFor, keptRunClause, serverFailure, serverFailureLine, serverOfFailur
 import { policyFromFlags } from '../policy-flags.ts';
 import { RunStore } from '../../store/index.ts';
 import { parsePort, UsageError, writeJson } from '../io.ts';
-import { controlToken } from '../../http/index.ts';
+import { controlToken } from '../../http/control.ts';
 import { redactSecret } from '../../util/redact.ts';
 import { addTokenizerOptions, asUsage, transcriptFromOptions } from './export.ts';
-import { ServerTokenizerError } from '../../tokens/index.ts';
+import { ServerTokenizerError } from '../../tokens/server-tokenizer.ts';
 import { addConfigOptions, rawConfig } from './train.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];

@@ -12,30 +12,8 @@
  */
 import { Pool, type Dispatcher } from 'undici';
 import { responseTooLarge } from './bounded-fetch.ts';
+import { ConnectionError, HttpStatusError } from './http-errors.ts';
 import { unwatchAbort, watchAbort, type AbortWatcher } from '../../util/abort-watch.ts';
-
-/** The server answered with a non-2xx status; `message` reads as the openai SDK's ("500 internal error"). */
-export class HttpStatusError extends Error {
-  override name = 'HttpStatusError';
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** No answer could be had: refused, reset, unreachable, timed out at the socket. */
-export class ConnectionError extends Error {
-  override name = 'ConnectionError';
-  constructor(
-    message: string,
-    readonly timedOut: boolean,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
 
 /**
  * One pool per server origin, shared by every policy of the process: the engine's semaphore bounds the

@@ -6,7 +6,8 @@ import type { Policy, PolicyContext, PolicyOutput } from '../types.ts';
 import { MalformedResponseError, parseResponse, restoreStopTag, tokenSpan } from './response.ts';
 import { Router, serverFailed } from './router.ts';
 import { MAX_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-fetch.ts';
-import { ConnectionError, HttpStatusError, JsonPost } from './json-post.ts';
+import { ConnectionError, HttpStatusError } from './http-errors.ts';
+import { JsonPost } from './json-post.ts';
 import { redactSecret } from '../../util/redact.ts';
 
 export interface OpenAIPolicyOptions {

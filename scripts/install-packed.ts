@@ -9,12 +9,13 @@
  * Linux variant; more than half the install's CPU), which those paths never load either.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const REPO = fileURLToPath(new URL('..', import.meta.url));
+// The real package.json's folder: the tests may run compiled under .test-build/, where it is a link.
+export const REPO = dirname(realpathSync(fileURLToPath(new URL('../package.json', import.meta.url))));
 
 export interface PackedInstall {
   /** The consumer project (package.json with "type": "module", trace-rl in node_modules). */

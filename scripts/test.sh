@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # Runs every test file under test/ (the library) and bench/ (the benches' own checks: their records,
-# experiments and arithmetic; test/ never imports bench/) with node:test through tsx. Node 20 expands
-# no globs and finds no .ts files itself, so the list is built here; an empty list is an error, never
-# a silent pass.
+# experiments and arithmetic; test/ never imports bench/) with node:test, compiled to JavaScript
+# (scripts/build-tests.sh: each file's process loads plain modules, not TypeScript through a loader).
+# Node 20 expands no globs, so the list is built here; an empty list is an error, never a silent pass.
+# One file through tsx, as in development: node --import tsx --test test/…/x.test.ts
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(find test bench -name '*.test.ts' | sort)
+# The tests' CLI children run a fresh dist/ (TRACE_RL_RUN_DIST, bin/trace-rl.js), the test files the
+# compiled tests; both builds at once, without their own type check (--noCheck, ~8 CPU-s each): the whole
+# project is type-checked below.
+bash scripts/build.sh --noCheck &
+build=$!
+bash scripts/build-tests.sh
+wait "$build"
+mapfile -t files < <(find .test-build/test .test-build/bench -name '*.test.js' | sort)
 if [ "${#files[@]}" -eq 0 ]; then
-  echo "no test files found under test/" >&2
+  echo "no test files found under .test-build/ (scripts/build-tests.sh compiles test/ and bench/)" >&2
   exit 1
 fi
-# The tests' CLI children run a fresh dist/ (TRACE_RL_RUN_DIST, bin/trace-rl.js), the test files
-# themselves the sources through tsx. The build skips its own type check (--noCheck, ~8 CPU-s): the
-# whole project is type-checked below.
-bash scripts/build.sh --noCheck
 export TRACE_RL_RUN_DIST=1
 # The type check and the formatter's check (the sources stay as `npm run format` writes them) run
 # beside the tests, in the gaps their waits leave on the two cores, instead of ~35 s before them; their
@@ -24,7 +28,7 @@ trap 'rm -rf "$checks"' EXIT
 (npx prettier --check --log-level warn 'src/**/*.ts' 'test/**/*.ts' 'bench/**/*.ts' 'lab/**/*.ts' 'examples/**/*.ts' bin/trace-rl.js >"$checks/prettier" 2>&1
   echo $? >"$checks/prettier.rc") &
 status=0
-node --import tsx --test --test-concurrency=2 "${files[@]}" || status=$?
+node --test --test-concurrency=2 "${files[@]}" || status=$?
 wait
 for check in tsc prettier; do
   if [ "$(cat "$checks/$check.rc")" != 0 ]; then

@@ -11,11 +11,13 @@ shift || true
 : >"$out"
 # As npm test runs them: the CLI children from a fresh dist/ (scripts/test.sh).
 bash scripts/build.sh --noCheck
+bash scripts/build-tests.sh
 export TRACE_RL_RUN_DIST=1
 start=$(date +%s.%N)
-if [ "$#" -gt 0 ]; then printf '%s\n' "$@"; else find test bench -name '*.test.ts' | sort; fi | xargs -P 2 -I{} bash -c '
+# FILE: a test's source (test/x.test.ts) or its compiled file (.test-build/test/x.test.js).
+if [ "$#" -gt 0 ]; then printf '%s\n' "$@" | sed -E 's#^(test|bench)/(.*)\.ts$#.test-build/\1/\2.js#'; else find .test-build/test .test-build/bench -name '*.test.js' | sort; fi | xargs -P 2 -I{} bash -c '
   t=$(mktemp)
-  if /usr/bin/time -o "$t" -f "%e\t%U\t%S" node --import tsx --test "$1" >/dev/null 2>&1; then r=ok; else r=FAIL; fi
+  if /usr/bin/time -o "$t" -f "%e\t%U\t%S" node --test "$1" >/dev/null 2>&1; then r=ok; else r=FAIL; fi
   IFS=$'"'"'\t'"'"' read -r wall user sys < <(tail -n 1 "$t")
   rm -f "$t"
   printf "%.1f\t%.1f\t%s\t%s\n" "$wall" "$(echo "$user + $sys" | bc)" "$r" "$1" >>"$2"

@@ -6,8 +6,9 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { RunStore } from '../../src/store/index.ts';
 import { runCli } from '../reliability/cli-in-process.ts';
+import { moduleBeside } from '../helpers/checkout.ts';
 
-const plugin = fileURLToPath(new URL('./fixtures/every-other-plugin.ts', import.meta.url));
+const plugin = fileURLToPath(moduleBeside(import.meta.url, 'fixtures/every-other-plugin'));
 
 test('train --plugin: a strategy registered by a module the command line names trains like a built-in one, in split steps too', async () => {
   const root = mkdtempSync(join(tmpdir(), 'trace-plugin-'));

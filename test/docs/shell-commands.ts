@@ -11,8 +11,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { CHECKOUT } from '../helpers/checkout.ts';
 
-export const ROOT = join(import.meta.dirname, '../..');
+export const ROOT = CHECKOUT;
 export const MANIFEST = 'test/docs/shell-commands.yaml';
 export const SHELL_LANGUAGES = new Set(['bash', 'sh', 'shell', 'console']);
 

@@ -8,8 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { CHECKOUT } from '../helpers/checkout.ts';
 
-const SRC = resolve(import.meta.dirname, '../../src');
+const SRC = resolve(CHECKOUT, 'src');
 
 /** Each file's relative imports (static `from '…'`, side-effect `import '…'` and dynamic `import('…')`), as paths under src/. */
 function importGraph(): Map<string, string[]> {

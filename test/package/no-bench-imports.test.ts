@@ -8,8 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { CHECKOUT } from '../helpers/checkout.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
+const ROOT = CHECKOUT;
 
 test('no file under test/ imports a module under bench/ (static or dynamic import)', () => {
   const files = readdirSync(join(ROOT, 'test'), { withFileTypes: true, recursive: true })

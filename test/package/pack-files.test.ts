@@ -6,9 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { CHECKOUT } from '../helpers/checkout.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
+const ROOT = CHECKOUT;
 
 test('the package lists docs/*.md and the README, and nothing under docs/experiments', () => {
   // --ignore-scripts: listing the files needs no build (`prepare` would run tsc).

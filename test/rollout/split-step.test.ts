@@ -12,6 +12,7 @@ import { RunStore } from '../../src/store/index.ts';
 import { ConfigError, parseTrainConfig, train } from '../../src/train/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import type { FixtureArgs } from './split-parts-fixture.ts';
+import { moduleBeside } from '../helpers/checkout.ts';
 
 /**
  * A step split across worker processes by prompt (src/rollout/split): real child processes, the real
@@ -22,7 +23,7 @@ import type { FixtureArgs } from './split-parts-fixture.ts';
  */
 
 const SEED = 7;
-const FIXTURE = new URL('./split-parts-fixture.ts', import.meta.url).href;
+const FIXTURE = moduleBeside(import.meta.url, 'split-parts-fixture').href;
 // 64: the plan leaves one trajectory for the leftover top-up, which the coordinator runs on the merged trees.
 const TRACE = { preset: 'paper', budget: 64, continuations: 2 } as const;
 

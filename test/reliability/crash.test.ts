@@ -2,7 +2,6 @@
  * Crash safety: SIGKILL `trace-rl train` at seeded random moments, several times, resuming after
  * each; the final run must equal an uninterrupted run with the same seed (trees, metrics, details,
  * checkpoints), with every step stored once and the ledger equal to the stored leaves.
- * (test/train/loop.test.ts kills once at a chosen step; this kills anywhere, repeatedly.)
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';

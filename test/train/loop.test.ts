@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,19 +12,6 @@ import { leaves } from '../../src/tree/index.ts';
 const small = { steps: 4, pool: 16, strategy: { name: 'trace', budget: 48 }, env: { questions: 300 }, eval: { every: 2, questions: 40 } };
 const clock = () => performance.now();
 const tmp = () => mkdtempSync(join(tmpdir(), 'trace-train-'));
-
-/** Everything a run stored except wall-clock timings, which differ between any two runs. */
-function contents(dir: string) {
-  const s = RunStore.open(dir, { readonly: true });
-  const steps = s
-    .steps()
-    .map((x) => ({ step: x.step, metrics: Object.fromEntries(Object.entries(x.metrics).filter(([k]) => !k.startsWith('time_'))), details: x.details }));
-  const trees = steps.map((x) => s.trees(x.step));
-  const ck = s.checkpoints(s.lastStep());
-  const out = { steps, trees, ck, status: s.status() };
-  s.close();
-  return out;
-}
 
 test('a short TRACE run on the embedded world stores every step with the registered metrics', async () => {
   const dir = join(tmp(), 'run');
@@ -89,46 +76,7 @@ test('eval.samples > 0 logs the sampled held-out success beside the greedy one, 
   assert.ok(!readFileSync(without.out, 'utf8').includes(title));
 });
 
-test('kill -9 in the middle of a run, then resume: identical to an uninterrupted run', async () => {
-  const root = tmp();
-  const whole = join(root, 'whole');
-  await train({ out: whole, config: small, clock });
-
-  const cut = join(root, 'cut');
-  const config = join(root, 'config.json');
-  (await import('node:fs')).writeFileSync(config, JSON.stringify(small));
-  const bin = new URL('../../bin/trace-rl.js', import.meta.url).pathname;
-  const child = spawn(process.execPath, [bin, 'train', '--config', config, '--out', cut, '--quiet'], { stdio: 'ignore' });
-  // Kill the process as soon as two steps are stored (the third is then in progress).
-  await new Promise<void>((resolve, reject) => {
-    // Cleared on exit: a pending timer would hold the test file's process open for its whole 120 s.
-    const deadline = setTimeout(() => reject(new Error('child run made no progress')), 120_000);
-    const poll = setInterval(() => {
-      try {
-        const s = RunStore.open(cut, { readonly: true });
-        const last = s.lastStep();
-        s.close();
-        if (last >= 1) {
-          clearInterval(poll);
-          // Resolved by 'exit' below: the killed process must be gone (it holds the run's lock until then).
-          child.kill('SIGKILL');
-        }
-      } catch {
-        // the run folder is not created yet
-      }
-    }, 20);
-    child.on('exit', () => {
-      clearInterval(poll);
-      clearTimeout(deadline);
-      resolve();
-    });
-  });
-  const partial = contents(cut);
-  assert.ok(partial.steps.length < 4, 'the run was killed before it finished');
-  const r = spawnSync(process.execPath, [bin, 'train', '--resume', cut, '--quiet'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(contents(cut), contents(whole));
-});
+// kill -9 and resume: test/reliability/crash.test.ts kills at random moments, repeatedly, through the CLI.
 
 test('a bad configuration names the field and the allowed values, and starts nothing', async () => {
   assert.throws(

@@ -35,6 +35,14 @@ const CPU_CELLS = 16;
 /** Any file the process writes (it has nowhere writable; a backstop). */
 const FILE_SIZE_BYTES = 1 << 20;
 const OPEN_FILES = 256;
+/**
+ * A `run` process compiles Python's WebAssembly with V8's baseline compiler only. Each trajectory is a
+ * fresh process, and optimising its hot functions costs more CPU than its cells gain: a trajectory of
+ * one short cell took 1.08 CPU-s with tiering and 0.69 without; one cell of 3·10⁶ Python loop
+ * iterations 2.06 and 1.71, its cell 1.19× slower in wall time (bench/math/wasm-tiers.ts, BENCHMARKS.md).
+ * The snapshot process (Python's start-up) gains nothing either way and keeps the default.
+ */
+export const RUN_COMPILER_FLAGS = ['--liftoff-only'];
 
 export interface SandboxCommand {
   command: string;
@@ -76,6 +84,7 @@ export function sandboxCommand(spec: SandboxSpec): SandboxCommand {
     ...readable.map((p) => `--allow-fs-read=${p}`),
     '--no-warnings',
     '--max-old-space-size=256',
+    ...(run ? RUN_COMPILER_FLAGS : []),
     SANDBOX_SCRIPT,
     config,
   ];

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { analyse } from './analyse.ts';
 import { DEFAULT_SCALE, type Arm } from './experiments.ts';
 import { loadRun, readRecord, recordText, toRecord } from './load.ts';
@@ -13,21 +13,30 @@ import { RunStore } from '../../src/store/index.ts';
 import { train } from '../../src/train/index.ts';
 
 // bench/compare's per-run records are what the paired tables rest on once a run folder is gone (run
-// folders are not committed; a machine is not kept). Real short runs, real SQLite stores.
+// folders are not committed; a machine is not kept). Real short runs, real SQLite stores: the same four
+// (two arms, two seeds) for both tests, trained once.
+const STRATEGIES = { trace: { name: 'trace', budget: 24 }, grpo: { name: 'grpo', budget: 24 } } as const;
+const SEEDS = [3, 4];
+const runs = mkdtempSync(join(tmpdir(), 'trace-records-runs-'));
+const sharedRun = (label: string, seed: number) => join(runs, `${label}-s${seed}`);
+let trained: Promise<void> | undefined;
+after(() => rmSync(runs, { recursive: true, force: true }));
+const trainRuns = () =>
+  (trained ??= (async () => {
+    const base = { steps: 2, pool: 16, env: { questions: 300 }, eval: { every: 1, questions: 30 } };
+    for (const [label, strategy] of Object.entries(STRATEGIES))
+      for (const seed of SEEDS) await train({ out: sharedRun(label, seed), config: { ...base, seed, strategy }, clock: () => performance.now() });
+  })());
+
 test('a run record keeps what analyse reads (NaN included), and pool.ts pairs records as the stores say', async () => {
   const root = mkdtempSync(join(tmpdir(), 'trace-records-'));
   const records = join(root, 'records');
   mkdirSync(records);
-  const clock = () => performance.now();
-  const base = { steps: 2, pool: 16, env: { questions: 300 }, eval: { every: 1, questions: 30 } };
+  await trainRuns();
   const finals = new Map<string, Map<number, number>>();
-  for (const [label, strategy] of [
-    ['trace', { name: 'trace', budget: 24 }],
-    ['grpo', { name: 'grpo', budget: 24 }],
-  ] as const) {
-    for (const seed of [3, 4]) {
-      const dir = join(root, `${label}-s${seed}`);
-      await train({ out: dir, config: { ...base, seed, strategy }, clock });
+  for (const label of Object.keys(STRATEGIES)) {
+    for (const seed of SEEDS) {
+      const dir = sharedRun(label, seed);
       const stats = loadRun(dir)!;
       const path = join(records, `${label}-s${seed}.json`);
       // A metric a run did not log is NaN in RunStats; JSON writes null, and the record must read NaN back.
@@ -54,7 +63,6 @@ test('a run record keeps what analyse reads (NaN included), and pool.ts pairs re
       const last = store.steps().at(-1)!.metrics.test_accuracy!;
       store.close();
       finals.set(label, (finals.get(label) ?? new Map()).set(seed, last));
-      rmSync(dir, { recursive: true });
     }
   }
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/compare/pool.ts', '--records', records, '--arms', 'trace,grpo', '--reference', 'grpo'], {
@@ -84,15 +92,15 @@ test('a run record keeps what analyse reads (NaN included), and pool.ts pairs re
 // committed. analyse must pair those seeds from the records exactly as it did from the folders.
 test('analyse reads a run from its record when the run folder is gone, with the same numbers', async () => {
   const root = mkdtempSync(join(tmpdir(), 'trace-records-analyse-'));
-  const clock = () => performance.now();
-  const base = { steps: 2, pool: 16, env: { questions: 300 }, eval: { every: 1, questions: 30 } };
   const arms: Arm[] = [
-    { label: 'trace', env: 'world', strategy: { name: 'trace', budget: 24 }, meaning: 'trace' },
-    { label: 'grpo', env: 'world', strategy: { name: 'grpo', budget: 24 }, meaning: 'grpo' },
+    { label: 'trace', env: 'world', strategy: STRATEGIES.trace, meaning: 'trace' },
+    { label: 'grpo', env: 'world', strategy: STRATEGIES.grpo, meaning: 'grpo' },
   ];
-  const seeds = [3, 4];
+  const seeds = SEEDS;
   const runDir = (label: string, seed: number) => join(root, 'runs', `${label}-s${seed}`);
-  for (const arm of arms) for (const seed of seeds) await train({ out: runDir(arm.label, seed), config: { ...base, seed, strategy: arm.strategy }, clock });
+  // A copy: this test removes a run folder.
+  await trainRuns();
+  cpSync(runs, join(root, 'runs'), { recursive: true });
   const lines: string[] = [];
   const options = {
     out: root,

@@ -210,7 +210,7 @@ test('the warm-started tiny LM learns through the Tinker API as it does in proce
   try {
     // Seed 2: mixed groups at step 0 with 8 prompts of 2 trajectories.
     const run = { seed: 2, steps: 2, pool: 8, strategy: { name: 'grpo', budget: 16 }, eval: { every: 10, questions: 2 } };
-    const rate = { learningRate: 0.003, epochs: 2 };
+    const rate = { learningRate: 0.003, epochs: 1 };
     const local = join(dir, 'warm-local');
     await train({ out: local, config: { ...run, policy: { kind: 'tiny-lm', model: warm, ...rate } }, clock: () => 0 });
     const config = join(dir, 'warm-tinker.json');

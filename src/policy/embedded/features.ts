@@ -88,19 +88,85 @@ export function featureNames(ctx: FeatureContext, action: Action, extra: readonl
   return f;
 }
 
-/** FNV-1a hash of a feature name into [0, dim). */
-export function hashFeature(name: string, dim: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < name.length; i++) {
-    h ^= name.charCodeAt(i);
+const FNV_OFFSET = 0x811c9dc5;
+
+/** FNV-1a's state after `h` has taken the characters of `s` (hash(a + b) = fnv(fnv(offset, a), b)). */
+function fnv(h: number, s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
-  return (h >>> 0) % dim;
+  return h;
 }
 
+/** FNV-1a hash of a feature name into [0, dim). */
+export function hashFeature(name: string, dim: number): number {
+  return (fnv(FNV_OFFSET, name) >>> 0) % dim;
+}
+
+/** The hash states of `${type}|q=${q}` for each question word, per action type, of a context (shared by its candidates). */
+const questionStates = new WeakMap<FeatureContext, Map<string, Int32Array>>();
+
+function questionStatesOf(ctx: FeatureContext, type: string): Int32Array {
+  let byType = questionStates.get(ctx);
+  if (!byType) questionStates.set(ctx, (byType = new Map()));
+  let states = byType.get(type);
+  if (!states) {
+    const prefix = fnv(FNV_OFFSET, `${type}|q=`);
+    states = Int32Array.from(ctx.qWords, (q) => fnv(prefix, q));
+    byType.set(type, states);
+  }
+  return states;
+}
+
+/**
+ * featureNames(ctx, action, extra) hashed, in the same order (hashFeature of each name), without
+ * building the names: the hash runs on from the state of the prefix the names share (the question's
+ * form and the action type; `type|q=word` per question word, once per context). A candidate's features
+ * are most of the embedded policy's cost per turn and of its warm-start fit.
+ */
 export function featureIndices(ctx: FeatureContext, action: Action, dim: number, extra: readonly string[] = []): Int32Array {
-  const names = featureNames(ctx, action, extra);
-  const out = new Int32Array(names.length);
-  for (let i = 0; i < names.length; i++) out[i] = hashFeature(names[i]!, dim);
+  const t = action.type;
+  const s = action.input;
+  const sh = shape(s);
+  const inQ = ctx.question.includes(s);
+  const searched = ctx.searched.has(s);
+  const title = ctx.titles.has(s);
+  const inLastDoc = ctx.lastQueryDoc.includes(s);
+  const lastObs = ctx.observations.at(-1) ?? '';
+  const inLastObs = lastObs.includes(s);
+  const qLen = Math.min(6, Math.floor(ctx.qWords.length / 2));
+  const ctxText = inLastDoc ? ctx.lastQueryDoc : inLastObs ? lastObs : '';
+  const p = ctxText ? before(ctxText, s) : undefined;
+  const out = new Int32Array(11 + extra.length + ctx.qWords.length * (p ? 4 : 2));
+  const index = (h: number) => (h >>> 0) % dim;
+  // `${form}|${t}` then each structural feature's rest, as featureNames writes them.
+  const ft = fnv(fnv(FNV_OFFSET, `${ctx.form}|`), t);
+  const progress = fnv(ft, `|nSearch=${ctx.nSearch}|qLen=${qLen}`);
+  let k = 0;
+  out[k++] = index(ft);
+  out[k++] = index(fnv(ft, `|turn=${ctx.turn}`));
+  out[k++] = index(fnv(ft, `|shape=${sh}`));
+  out[k++] = index(fnv(ft, `|inQ=${inQ}`));
+  out[k++] = index(fnv(ft, `|searched=${searched}`));
+  out[k++] = index(fnv(ft, `|title=${title}`));
+  out[k++] = index(fnv(ft, `|inLastDoc=${inLastDoc}`));
+  out[k++] = index(fnv(ft, `|inLastObs=${inLastObs}`));
+  out[k++] = index(fnv(ft, `|inQ=${inQ}|searched=${searched}|inLastDoc=${inLastDoc}`));
+  out[k++] = index(progress);
+  out[k++] = index(fnv(progress, `|inLastDoc=${inLastDoc}`));
+  for (const e of extra) out[k++] = hashFeature(e, dim);
+  const shapeRest = `|shape=${sh}`;
+  const inQRest = `|inQ=${inQ}`;
+  const p1Rest = p ? `|p1=${p[0]}|d=${inLastDoc}` : '';
+  const p2Rest = p ? `|p2=${p[1]} ${p[0]}|d=${inLastDoc}` : '';
+  for (const q of questionStatesOf(ctx, t)) {
+    out[k++] = index(fnv(q, shapeRest));
+    out[k++] = index(fnv(q, inQRest));
+    if (p) {
+      out[k++] = index(fnv(q, p1Rest));
+      out[k++] = index(fnv(q, p2Rest));
+    }
+  }
   return out;
 }

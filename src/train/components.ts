@@ -60,12 +60,27 @@ export async function buildComponents(config: TrainConfig, options: BuildOptions
  * policy.bc.seed, cached by a hash of what determines it): training and `trace-rl diagnose --warm-start`
  * both start from exactly these weights.
  */
-export async function bcWarmStart(policy: EmbeddedPolicy, env: WorldEnv, config: TrainConfig, cacheDir?: string): Promise<void> {
+export async function bcWarmStart(policy: EmbeddedPolicy, env: WorldEnv, config: TrainConfig, cacheDir?: string): Promise<{ cached: boolean }> {
   if (config.policy.kind !== 'embedded') throw new Error('bcWarmStart: the warm start is for the embedded policy');
   const { seed, ...bc } = config.policy.bc;
   // The late world profile starts sparser: a noisier demonstrator (src/env/world/profile.ts).
   const settings = { ...bc, noise: demoNoise(env.profile, bc.noise) };
-  await warmStart(policy, env, { seed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: policy.dim }, cacheDir);
+  return warmStart(policy, env, { seed, env: { ...config.env, maxTurns: config.engine.maxTurns }, settings, dim: policy.dim }, cacheDir);
+}
+
+/**
+ * Fits and caches the warm start a run will start from, when it has one (the embedded policy on the
+ * world with policy.warmStart: bc), and says whether it had to fit it. Runs started together each fit a
+ * start they do not find: `compare` calls this first, so its first --jobs runs read one fit instead
+ * of each computing the same one (≈ 13 CPU-s apiece at the default world's size).
+ */
+export async function cacheWarmStart(config: TrainConfig, cacheDir?: string): Promise<{ fitted: boolean }> {
+  if (config.env.kind !== 'world' || config.policy.kind !== 'embedded' || config.policy.warmStart !== 'bc') return { fitted: false };
+  const setup = await buildEnvironment(config);
+  const built = await buildPolicy(config.policy, { envKind: config.env.kind, setup, concurrency: config.engine.concurrency }, config.env);
+  if (!built.trainable || !(setup.env instanceof WorldEnv)) return { fitted: false };
+  const { cached } = await bcWarmStart(built.trainable as EmbeddedPolicy, setup.env, config, cacheDir);
+  return { fitted: !cached };
 }
 
 /**

@@ -74,6 +74,20 @@ export function register(program: Command): void {
       process.stdout.write(
         `# ${sampler.name} counts whole groups: it runs at ${sampler.config.strategy.budget} trajectories a step; the report shows the tokens it really spends\n`,
       );
+    // Every new run of a comparison starts from the same warm start (policy.bc.seed is not the run's
+    // seed): fit it here once, before runs that would each fit it at the same time.
+    const starts = new Map(
+      runs.filter((r) => !existsSync(join(r.dir, RUN_DB))).map((r) => [JSON.stringify([r.config.env, r.config.policy, r.config.engine.maxTurns]), r.config]),
+    );
+    if (starts.size > 0) {
+      const { cacheWarmStart } = await import('../../train/components.ts');
+      for (const config of starts.values()) {
+        const started = Date.now();
+        const { fitted } = await cacheWarmStart(config);
+        if (fitted && !opts.quiet)
+          process.stderr.write(`warm start fitted once for the runs that share it (${((Date.now() - started) / 1000).toFixed(1)} s; cached)\n`);
+      }
+    }
     const queue = [...runs];
     const failures: Array<{ dir: string; code: number; line: string }> = [];
     const worker = async () => {

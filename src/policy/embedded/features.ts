@@ -60,27 +60,36 @@ function before(text: string, s: string): [string, string] | undefined {
 }
 
 /** The generic features of a candidate, with `extra` (the environment's own, ActionFeatures) after the structural ones. */
-export function featureNames(ctx: FeatureContext, action: Action, extra: readonly string[] = []): string[] {
-  const t = action.type;
-  const s = action.input;
-  const base: string[] = [`${t}`, `${t}|turn=${ctx.turn}`, `${t}|shape=${shape(s)}`];
-  const inQ = ctx.question.includes(s);
-  const searched = ctx.searched.has(s);
-  const title = ctx.titles.has(s);
+/** What the features say of candidate `s` in `ctx`: where it appears, its shape, the words before its latest mention. */
+function candidateFacts(ctx: FeatureContext, s: string) {
   const inLastDoc = ctx.lastQueryDoc.includes(s);
   const lastObs = ctx.observations.at(-1) ?? '';
   const inLastObs = lastObs.includes(s);
+  const ctxText = inLastDoc ? ctx.lastQueryDoc : inLastObs ? lastObs : '';
+  return {
+    shape: shape(s),
+    inQ: ctx.question.includes(s),
+    searched: ctx.searched.has(s),
+    title: ctx.titles.has(s),
+    inLastDoc,
+    inLastObs,
+    qLen: Math.min(6, Math.floor(ctx.qWords.length / 2)),
+    prev: ctxText ? before(ctxText, s) : undefined,
+  };
+}
+
+/** The generic features of a candidate, with `extra` (the environment's own, ActionFeatures) after the structural ones. */
+export function featureNames(ctx: FeatureContext, action: Action, extra: readonly string[] = []): string[] {
+  const t = action.type;
+  const { shape: sh, inQ, searched, title, inLastDoc, inLastObs, qLen, prev } = candidateFacts(ctx, action.input);
+  const base: string[] = [`${t}`, `${t}|turn=${ctx.turn}`, `${t}|shape=${sh}`];
   base.push(`${t}|inQ=${inQ}`, `${t}|searched=${searched}`, `${t}|title=${title}`, `${t}|inLastDoc=${inLastDoc}`, `${t}|inLastObs=${inLastObs}`);
   base.push(`${t}|inQ=${inQ}|searched=${searched}|inLastDoc=${inLastDoc}`);
-  const qLen = Math.min(6, Math.floor(ctx.qWords.length / 2));
   base.push(`${t}|nSearch=${ctx.nSearch}|qLen=${qLen}`, `${t}|nSearch=${ctx.nSearch}|qLen=${qLen}|inLastDoc=${inLastDoc}`);
   // Structural features only exist per question form (its first two words): what works for "who was
   // born earlier" must not leak into "in which country".
   const f = base.map((x) => `${ctx.form}|${x}`);
   f.push(...extra);
-  const ctxText = inLastDoc ? ctx.lastQueryDoc : inLastObs ? lastObs : '';
-  const prev = ctxText ? before(ctxText, s) : undefined;
-  const sh = shape(s);
   for (const q of ctx.qWords) {
     f.push(`${t}|q=${q}|shape=${sh}`, `${t}|q=${q}|inQ=${inQ}`);
     if (prev) f.push(`${t}|q=${q}|p1=${prev[0]}|d=${inLastDoc}`, `${t}|q=${q}|p2=${prev[1]} ${prev[0]}|d=${inLastDoc}`);
@@ -127,17 +136,7 @@ function questionStatesOf(ctx: FeatureContext, type: string): Int32Array {
  */
 export function featureIndices(ctx: FeatureContext, action: Action, dim: number, extra: readonly string[] = []): Int32Array {
   const t = action.type;
-  const s = action.input;
-  const sh = shape(s);
-  const inQ = ctx.question.includes(s);
-  const searched = ctx.searched.has(s);
-  const title = ctx.titles.has(s);
-  const inLastDoc = ctx.lastQueryDoc.includes(s);
-  const lastObs = ctx.observations.at(-1) ?? '';
-  const inLastObs = lastObs.includes(s);
-  const qLen = Math.min(6, Math.floor(ctx.qWords.length / 2));
-  const ctxText = inLastDoc ? ctx.lastQueryDoc : inLastObs ? lastObs : '';
-  const p = ctxText ? before(ctxText, s) : undefined;
+  const { shape: sh, inQ, searched, title, inLastDoc, inLastObs, qLen, prev: p } = candidateFacts(ctx, action.input);
   const out = new Int32Array(11 + extra.length + ctx.qWords.length * (p ? 4 : 2));
   const index = (h: number) => (h >>> 0) % dim;
   // `${form}|${t}` then each structural feature's rest, as featureNames writes them.

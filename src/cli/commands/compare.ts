@@ -95,6 +95,11 @@ export function register(program: Command): void {
       for (let run = queue.shift(); run && failures.length === 0; run = queue.shift()) {
         const child = await runChild(run.dir, run.config, run.resumeSteps, Boolean(opts.quiet));
         if (child.code !== 0) failures.push({ dir: run.dir, ...child });
+        else {
+          // A run process that ends well has stored a finished run; the report reads only what is stored.
+          const missing = unfinished(run.dir);
+          if (missing) failures.push({ dir: run.dir, code: 1, line: `its train process exited 0 but ${missing}` });
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(jobs, runs.length) }, worker));
@@ -189,6 +194,17 @@ function firstDifference(a: unknown, b: unknown, at = ''): string | undefined {
 }
 
 const valueAt = (o: unknown, path: string) => path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], o);
+
+/** Why `dir` holds no finished run (undefined when it does). */
+function unfinished(dir: string): string | undefined {
+  if (!existsSync(join(dir, RUN_DB))) return `${join(dir, RUN_DB)} is missing`;
+  const store = RunStore.open(dir, { readonly: true });
+  try {
+    return store.status() === 'finished' ? undefined : `the run's status is ${store.status()}, not finished`;
+  } finally {
+    store.close();
+  }
+}
 
 /**
  * Runs (or resumes, or skips when finished) one run in a child process; its progress lines go to stderr

@@ -48,7 +48,16 @@ export {
   type StrategyConfig,
   type StrategyConfigInput,
 } from './options.ts';
-export { createStrategy, parseStrategyConfig, strategies, strategyConfigSchema, strategyFromConfig, withPreset, type StrategyEntry } from './registry.ts';
+export {
+  createStrategy,
+  parseStrategyConfig,
+  strategies,
+  strategyConfigSchema,
+  strategyFromConfig,
+  strategyOptionKeys,
+  withPreset,
+  type StrategyEntry,
+} from './registry.ts';
 export { isMixedGroup } from './strategies/dapo.ts';
 export { historyRate } from './strategies/knapsack.ts';
 export { runAllocationDemo, summarise, DEMO_DEFAULTS, DEMO_STRATEGIES, type DemoOptions, type DemoRow, type Summary } from './demo/demo.ts';

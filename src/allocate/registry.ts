@@ -75,6 +75,15 @@ export const strategies = defineFamily<StrategyEntry>('strategy', [
 ]);
 
 /**
+ * The option names a registered strategy takes (besides `name`), read from its entry's schema: a
+ * plugin's strategy too, which the built-ins' typed `optionKeys` does not know.
+ */
+export function strategyOptionKeys(name: string): string[] {
+  const shape = (strategies.get(name).schema as { shape?: Record<string, unknown> }).shape;
+  return Object.keys(shape ?? {}).filter((k) => k !== 'name');
+}
+
+/**
  * A strategy config with its entry's named defaults filled in (trace's preset), before the schema; any
  * other value unchanged. The stored config then holds every field.
  */

@@ -6,7 +6,9 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { RunStore } from '../../src/store/index.ts';
 import { runCli } from '../reliability/cli-in-process.ts';
-import { moduleBeside } from '../helpers/checkout.ts';
+import { CHECKOUT, moduleBeside } from '../helpers/checkout.ts';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
 const plugin = fileURLToPath(moduleBeside(import.meta.url, 'fixtures/every-other-plugin'));
 
@@ -51,6 +53,37 @@ test('train --plugin: a strategy registered by a module the command line names t
       } finally {
         other.close();
       }
+    } finally {
+      store.close();
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('compare --plugin: each run’s own train process loads the plugin, and the report compares its strategy with a built-in one', () => {
+  // compare and its runs are real processes here: the runs load the plugin in their own process. All
+  // of them run the sources through tsx (TRACE_RL_RUN_DIST=0), so the plugin's source registers into
+  // the same modules the command reads (a compiled test beside dist/ would be two copies of them).
+  const root = mkdtempSync(join(tmpdir(), 'trace-plugin-compare-'));
+  try {
+    const out = join(root, 'cmp');
+    const source = join(CHECKOUT, 'test/cli/fixtures/every-other-plugin.ts');
+    const args = ['compare', '--plugin', source, '--strategies', 'every-other,grpo', '--seeds', '1', '--steps', '1', '--budget', '8', '--pool', '8'];
+    const r = spawnSync(process.execPath, [join(CHECKOUT, 'bin/trace-rl.js'), ...args, '--set', 'eval.questions=3', '--out', out, '--quiet'], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, TRACE_RL_RUN_DIST: '0' },
+      timeout: 240_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^every-other +1 /m);
+    assert.match(r.stdout, /^grpo +1 /m);
+    assert.ok(existsSync(join(out, 'report.html')));
+    const store = RunStore.open(join(out, 'every-other-s0'), { readonly: true });
+    try {
+      assert.equal(store.status(), 'finished');
+      assert.equal(store.trees(0).filter((t) => t.nodes[t.promptId]!.children.length > 0).length, 4);
     } finally {
       store.close();
     }

@@ -4,10 +4,11 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { optionKeys, optionsFor, strategies as strategyFamily, type StrategyName } from '../../allocate/index.ts';
+import { strategies as strategyFamily, strategyOptionKeys, type StrategyName } from '../../allocate/index.ts';
 import { envKinds } from '../../env/registry.ts';
 import { RUN_DB, RunStore } from '../../store/index.ts';
 import { parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/config.ts';
+import { loadedPlugins } from '../../util/plugins.ts';
 import { configToYaml } from '../config-file.ts';
 import { parseInteger, UsageError } from '../io.ts';
 import { addConfigOptions, rawConfig } from './train.ts';
@@ -131,10 +132,13 @@ function strategyOptionsFor(
 ): (name: StrategyName) => Record<string, unknown> {
   for (const key of Object.keys(given)) {
     if (key === 'name') continue;
-    if (!strategies.some((n) => optionKeys(n).includes(key)))
+    if (!strategies.some((n) => strategyOptionKeys(n).includes(key)))
       throw new UsageError(`strategy.${key}: none of the compared strategies (${strategies.join(', ')}) takes this option`);
   }
-  return (name) => ({ ...(name === 'trace' ? { preset: trace } : {}), ...optionsFor(name, given) });
+  return (name) => ({
+    ...(name === 'trace' ? { preset: trace } : {}),
+    ...Object.fromEntries(Object.entries(given).filter(([k]) => strategyOptionKeys(name).includes(k))),
+  });
 }
 
 /**
@@ -228,8 +232,13 @@ function runChild(dir: string, config: unknown, resumeSteps: number | undefined,
     writeFileSync(file, configToYaml(config));
     args = ['train', '--config', file, '--out', dir, ...(quiet ? ['--quiet'] : [])];
   }
+  // A run of a plugin's strategy (or environment, or policy) needs the plugin in its own process too.
+  const plugins = loadedPlugins().flatMap((url) => ['--plugin', fileURLToPath(url)]);
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TRACE_RL_PLAIN_PROGRESS: '1' } });
+    const child = spawn(process.execPath, [BIN, ...plugins, ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, TRACE_RL_PLAIN_PROGRESS: '1' },
+    });
     let held = '';
     let partial = '';
     child.stderr.setEncoding('utf8');

@@ -92,6 +92,44 @@ test('compare --plugin: each run’s own train process loads the plugin, and the
   }
 });
 
+test('compare: a run whose process exits 0 without storing its run fails the comparison in one line, and no report is written', () => {
+  const root = mkdtempSync(join(tmpdir(), 'trace-plugin-silent-'));
+  try {
+    const out = join(root, 'cmp');
+    const source = join(CHECKOUT, 'test/cli/fixtures/silent-exit-plugin.ts');
+    const args = [
+      'compare',
+      '--plugin',
+      source,
+      '--strategies',
+      'grpo',
+      '--seeds',
+      '1',
+      '--steps',
+      '1',
+      '--budget',
+      '8',
+      '--pool',
+      '8',
+      '--out',
+      out,
+      '--quiet',
+    ];
+    const r = spawnSync(process.execPath, [join(CHECKOUT, 'bin/trace-rl.js'), ...args], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, TRACE_RL_RUN_DIST: '0' },
+      timeout: 120_000,
+    });
+    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, /grpo-s0 failed: its train process exited 0 but .*run\.sqlite is missing/);
+    assert.ok(!existsSync(join(out, 'report.html')));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test('--plugin that cannot be loaded, or given no path, is one stderr line and exit 2', async () => {
   const missing = await runCli(['train', '--plugin', 'no/such/plugin.js', '--steps', '1']);
   assert.equal(missing.code, 2);

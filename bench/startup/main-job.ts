@@ -1,8 +1,10 @@
 /**
  * The main job as a newcomer meets it (issue 35): a fresh clone of HEAD, `npm ci`, then
  * `npx trace-rl compare` on its embedded defaults, timed; the README's timing line comes from here.
- * Each repeat is a new clone in a new temporary folder, so nothing is cached between them except
- * npm's own download cache (as on any machine that has run npm before) and the OS page cache.
+ * Each repeat is a new clone in a new temporary folder with empty trace-rl caches (TRACE_RL_CACHE for
+ * the warm start, XDG_CACHE_HOME for the rest: a newcomer's first compare fits its warm start), so
+ * nothing is cached between them except npm's own download cache (as on any machine that has run npm
+ * before) and the OS page cache.
  *
  * Run (alone on the machine, ~5 min a repeat on 2 cores):
  *   npx tsx bench/startup/main-job.ts [--repeats 3] [--keep]
@@ -24,9 +26,9 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
 
 /** Runs a shell command in `cwd`, returns its wall seconds and output; a failure stops the benchmark. */
-function timed(command: string, cwd: string): { seconds: number; stdout: string } {
+function timed(command: string, cwd: string, env: NodeJS.ProcessEnv = process.env): { seconds: number; stdout: string } {
   const t = performance.now();
-  const r = spawnSync('bash', ['-c', command], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync('bash', ['-c', command], { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
   const seconds = (performance.now() - t) / 1000;
   if (r.status !== 0) throw new Error(`${command} (in ${cwd}) exited ${r.status}:\n${r.stderr.slice(-2000)}`);
   return { seconds, stdout: r.stdout };
@@ -52,7 +54,11 @@ for (let r = 0; r < repeats; r++) {
   execFileSync('git', ['clone', '-q', '--no-hardlinks', REPO, dir]);
   execFileSync('git', ['checkout', '-q', head], { cwd: dir });
   const ci = timed('npm ci --no-audit --no-fund', dir);
-  const job = timed('npx trace-rl compare', dir);
+  // Empty caches of its own (npm's XDG-independent download cache stays).
+  const caches = mkdtempSync(join(os.tmpdir(), 'trace-rl-main-job-cache-'));
+  const env = { ...process.env, TRACE_RL_CACHE: join(caches, 'trace-rl'), XDG_CACHE_HOME: caches };
+  const job = timed('npx trace-rl compare', dir, env);
+  rmSync(caches, { recursive: true, force: true });
   install.push(ci.seconds);
   compare.push(job.seconds);
   console.log(`repeat ${r + 1}: npm ci ${ci.seconds.toFixed(0)} s, npx trace-rl compare ${job.seconds.toFixed(0)} s`);

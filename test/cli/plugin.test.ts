@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { RunStore } from '../../src/store/index.ts';
 import { runCli } from '../reliability/cli-in-process.ts';
 import { CHECKOUT, moduleBeside } from '../helpers/checkout.ts';
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 const plugin = fileURLToPath(moduleBeside(import.meta.url, 'fixtures/every-other-plugin'));
@@ -61,21 +61,32 @@ test('train --plugin: a strategy registered by a module the command line names t
   }
 });
 
-test('compare --plugin: each run’s own train process loads the plugin, and the report compares its strategy with a built-in one', () => {
-  // compare and its runs are real processes here: the runs load the plugin in their own process. All
-  // of them run the sources through tsx (TRACE_RL_RUN_DIST=0), so the plugin's source registers into
-  // the same modules the command reads (a compiled test beside dist/ would be two copies of them).
+/**
+ * `trace-rl compare --plugin <fixture>` with `flags`, in a fresh folder (its --out is `<root>/cmp`).
+ * compare and its runs are real processes here: the runs load the plugin in their own process. All of
+ * them run the sources through tsx (TRACE_RL_RUN_DIST=0), so the plugin's source registers into the
+ * same modules the command reads (a compiled test beside dist/ would be two copies of them).
+ */
+function comparePlugin(fixture: string, flags: string[], check: (r: SpawnSyncReturns<string>, out: string) => void): void {
   const root = mkdtempSync(join(tmpdir(), 'trace-plugin-compare-'));
   try {
     const out = join(root, 'cmp');
-    const source = join(CHECKOUT, 'test/cli/fixtures/every-other-plugin.ts');
-    const args = ['compare', '--plugin', source, '--strategies', 'every-other,grpo', '--seeds', '1', '--steps', '1', '--budget', '8', '--pool', '8'];
-    const r = spawnSync(process.execPath, [join(CHECKOUT, 'bin/trace-rl.js'), ...args, '--set', 'eval.questions=3', '--out', out, '--quiet'], {
+    const plugin = join(CHECKOUT, 'test/cli/fixtures', fixture);
+    const r = spawnSync(process.execPath, [join(CHECKOUT, 'bin/trace-rl.js'), 'compare', '--plugin', plugin, ...flags, '--out', out, '--quiet'], {
       cwd: root,
       encoding: 'utf8',
       env: { ...process.env, TRACE_RL_RUN_DIST: '0' },
       timeout: 240_000,
     });
+    check(r, out);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+const ONE_STEP = ['--seeds', '1', '--steps', '1', '--budget', '8', '--pool', '8', '--set', 'eval.questions=3'];
+
+test('compare --plugin: each run’s own train process loads the plugin, and the report compares its strategy with a built-in one', () => {
+  comparePlugin('every-other-plugin.ts', ['--strategies', 'every-other,grpo', ...ONE_STEP], (r, out) => {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^every-other +1 /m);
     assert.match(r.stdout, /^grpo +1 /m);
@@ -87,47 +98,16 @@ test('compare --plugin: each run’s own train process loads the plugin, and the
     } finally {
       store.close();
     }
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('compare: a run whose process exits 0 without storing its run fails the comparison in one line, and no report is written', () => {
-  const root = mkdtempSync(join(tmpdir(), 'trace-plugin-silent-'));
-  try {
-    const out = join(root, 'cmp');
-    const source = join(CHECKOUT, 'test/cli/fixtures/silent-exit-plugin.ts');
-    const args = [
-      'compare',
-      '--plugin',
-      source,
-      '--strategies',
-      'grpo',
-      '--seeds',
-      '1',
-      '--steps',
-      '1',
-      '--budget',
-      '8',
-      '--pool',
-      '8',
-      '--out',
-      out,
-      '--quiet',
-    ];
-    const r = spawnSync(process.execPath, [join(CHECKOUT, 'bin/trace-rl.js'), ...args], {
-      cwd: root,
-      encoding: 'utf8',
-      env: { ...process.env, TRACE_RL_RUN_DIST: '0' },
-      timeout: 120_000,
-    });
+  comparePlugin('silent-exit-plugin.ts', ['--strategies', 'grpo', ...ONE_STEP], (r, out) => {
     assert.equal(r.status, 1, r.stderr);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, /grpo-s0 failed: its train process exited 0 but .*run\.sqlite is missing/);
     assert.ok(!existsSync(join(out, 'report.html')));
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('--plugin that cannot be loaded, or given no path, is one stderr line and exit 2', async () => {

@@ -14,7 +14,7 @@
  *            both (and the late world) on two unused world seeds (roundTwo)
  */
 import { PREFILL_PRICE } from '../../lab/index.ts';
-import { optionsFor, strategies, strategyOptionSchemas, type StrategyName } from '../../src/allocate/index.ts';
+import { optionsTakenBy, type StrategyName } from '../../src/allocate/index.ts';
 
 export interface Scale {
   /** Seeds firstSeed, firstSeed + 1, …, firstSeed + seeds − 1 (development: 0–4; the frozen final run: 100–109). */
@@ -972,16 +972,6 @@ function envSize(env: Arm['env'], n: number | undefined): Record<string, unknown
   return env === 'world' ? { questions: n } : env === 'math-world' ? { math: { problems: n } } : {};
 }
 
-/**
- * The entries of `options` that strategy `name` takes: a built-in's option list, or the keys of the
- * schema a plugin (lab/) registered, so a plugin arm gets the bench's shared options the same way.
- */
-function takenOptions(name: string, options: Record<string, unknown>): Record<string, unknown> {
-  if (name in strategyOptionSchemas) return optionsFor(name as StrategyName, options);
-  const shape = (strategies.get(name).schema as { shape?: Record<string, unknown> }).shape ?? {};
-  return Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'name' && k in shape));
-}
-
 /** The raw `trace-rl train` configuration of one arm and seed (validated by the caller). */
 export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, unknown> {
   const name = arm.strategy.name as StrategyName;
@@ -992,7 +982,7 @@ export function runConfig(arm: Arm, seed: number, scale: Scale): Record<string, 
     pool: arm.extra?.pool ?? scale.pool,
     env: { kind: arm.env, seed: arm.envSeed ?? scale.envSeed, ...envSize(arm.env, scale.envQuestions), ...arm.extra?.env },
     // An arm that names trace without a preset means the paper plus the options it lists, as when it was frozen.
-    strategy: { name, ...takenOptions(name, { budget: scale.budget, continuations: 2, ...(name === 'trace' ? { preset: 'paper' } : {}), ...arm.strategy }) },
+    strategy: { name, ...optionsTakenBy(name, { budget: scale.budget, continuations: 2, ...(name === 'trace' ? { preset: 'paper' } : {}), ...arm.strategy }) },
     eval: { every: scale.evalEvery, questions: scale.evalQuestions, ...(scale.evalSamples ? { samples: scale.evalSamples } : {}) },
     ...(arm.extra?.predictor ? { predictor: arm.extra.predictor } : {}),
     ...(arm.extra?.estimator ? { estimator: arm.extra.estimator } : {}),

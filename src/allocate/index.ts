@@ -50,6 +50,7 @@ export {
 } from './options.ts';
 export {
   createStrategy,
+  optionsTakenBy,
   parseStrategyConfig,
   strategies,
   strategyConfigSchema,

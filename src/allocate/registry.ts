@@ -83,6 +83,12 @@ export function strategyOptionKeys(name: string): string[] {
   return Object.keys(shape ?? {}).filter((k) => k !== 'name');
 }
 
+/** The entries of `options` that registered strategy `name` takes: one set of options for several strategies (compare, benches). */
+export function optionsTakenBy(name: string, options: Record<string, unknown>): Record<string, unknown> {
+  const keys = strategyOptionKeys(name);
+  return Object.fromEntries(Object.entries(options).filter(([k]) => keys.includes(k)));
+}
+
 /**
  * A strategy config with its entry's named defaults filled in (trace's preset), before the schema; any
  * other value unchanged. The stored config then holds every field.

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { strategies as strategyFamily, strategyOptionKeys, type StrategyName } from '../../allocate/index.ts';
+import { optionsTakenBy, strategies as strategyFamily, strategyOptionKeys, type StrategyName } from '../../allocate/index.ts';
 import { envKinds } from '../../env/registry.ts';
 import { RUN_DB, RunStore } from '../../store/index.ts';
 import { parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/config.ts';
@@ -135,10 +135,7 @@ function strategyOptionsFor(
     if (!strategies.some((n) => strategyOptionKeys(n).includes(key)))
       throw new UsageError(`strategy.${key}: none of the compared strategies (${strategies.join(', ')}) takes this option`);
   }
-  return (name) => ({
-    ...(name === 'trace' ? { preset: trace } : {}),
-    ...Object.fromEntries(Object.entries(given).filter(([k]) => strategyOptionKeys(name).includes(k))),
-  });
+  return (name) => ({ ...(name === 'trace' ? { preset: trace } : {}), ...optionsTakenBy(name, given) });
 }
 
 /**

@@ -25,7 +25,7 @@ import {
   type RunningServer,
 } from '../http/index.ts';
 import { ContextOverflowError, type LlamaEngine } from './llama-engine.ts';
-import { addTinkerRoutes, type TinkerBackendOptions } from './tinker-routes.ts';
+import { addTinkerRoutes, type TinkerBackendOptions } from './tinker-server/routes.ts';
 
 export type { RunningServer };
 
@@ -80,7 +80,7 @@ export interface OpenAIServerOptions {
   control?: ControlAccess;
   /** Request limits (docs/reliability.md); unset fields take their defaults. */
   limits?: Partial<OpenAIServerLimits>;
-  /** Also serve the Tinker training API on these weights (`trace-rl serve --tinker`; tinker-routes.ts). */
+  /** Also serve the Tinker training API on these weights (`trace-rl serve --tinker`; tinker-server/routes.ts). */
   tinker?: TinkerBackendOptions;
 }
 

@@ -17,7 +17,7 @@ import { decodeForwardBackwardOutput, encodeForwardBackward, PROTOBUF } from '..
 import { floats, ints, tokensInput, type ForwardBackwardRequest } from '../../src/policy/tinker/wire.ts';
 import { zstdCompress } from '../../src/policy/tinker/zstd.ts';
 import type { LlamaEngine } from '../../src/tinylm/llama-engine.ts';
-import { Samplers, SamplersBusyError } from '../../src/tinylm/tinker-samplers.ts';
+import { Samplers, SamplersBusyError } from '../../src/tinylm/tinker-server/samplers.ts';
 import { startServe } from '../helpers/run-cli.ts';
 import { fixture, writeTemp } from './fixtures.ts';
 

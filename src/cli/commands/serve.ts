@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { basename, resolve } from 'node:path';
-import { DEFAULT_TINKER_LIMITS, type TinkerLimits } from '../../tinylm/tinker-limits.ts';
+import { DEFAULT_TINKER_LIMITS, type TinkerLimits } from '../../tinylm/tinker-server/limits.ts';
 import { parseInteger, parsePort, UsageError } from '../io.ts';
 import { serveUntilSignal } from '../until-signal.ts';
 

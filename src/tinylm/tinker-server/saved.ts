@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { UserError } from '../util/user-error.ts';
+import { UserError } from '../../util/user-error.ts';
 
 export type SavedKind = 'sampler_weights' | 'weights';
 

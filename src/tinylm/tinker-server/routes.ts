@@ -15,7 +15,7 @@
  *  - Adam's β₁, β₂ and clip norm are fixed per model once it has stepped (they are compiled in); ε is 1e-8.
  * Every call is answered with a future; `retrieve_future` waits up to a few seconds, then says try_again.
  * Bodies are JSON, and `forward_backward` may also come as the SDK's protobuf (zstd or not); results go
- * back as protobuf to a client that accepts it (tinker-body.ts). What one key holder can take is bounded
+ * back as protobuf to a client that accepts it (body.ts). What one key holder can take is bounded
  * (`TinkerLimits`): models, datums pending per model, futures kept, sampler engines.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -23,7 +23,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Hono } from 'hono';
 import { z } from 'zod';
-import { HttpError, readJson } from '../http/index.ts';
+import { HttpError, readJson } from '../../http/index.ts';
 import {
   adamSchema,
   createModelSchema,
@@ -37,16 +37,16 @@ import {
   sampleSchema,
   TRY_AGAIN,
   type Datum,
-} from '../policy/tinker/wire.ts';
-import type { LlamaEngine } from './llama-engine.ts';
-import { modelToGguf, type LlamaModel } from './model.ts';
-import type { TokenSequence } from './sequence.ts';
-import { DEFAULT_TINKER_LIMITS, type TinkerLimits } from './tinker-limits.ts';
-import { answerResult, checkBodyType, readForwardBackward, type ProtoResult } from './tinker-body.ts';
-import { Samplers, SamplersBusyError } from './tinker-samplers.ts';
-import { SavedNameError, SavedStates } from './tinker-saved.ts';
-import { readTrainerSnapshot, trainerSnapshot } from './tiny-lm-policy.ts';
-import { LmTrainer, type TrainRow } from './trainer.ts';
+} from '../../policy/tinker/wire.ts';
+import type { LlamaEngine } from '../llama-engine.ts';
+import { modelToGguf, type LlamaModel } from '../model.ts';
+import type { TokenSequence } from '../sequence.ts';
+import { DEFAULT_TINKER_LIMITS, type TinkerLimits } from './limits.ts';
+import { answerResult, checkBodyType, readForwardBackward, type ProtoResult } from './body.ts';
+import { Samplers, SamplersBusyError } from './samplers.ts';
+import { SavedNameError, SavedStates } from './saved.ts';
+import { readTrainerSnapshot, trainerSnapshot } from '../tiny-lm-policy.ts';
+import { LmTrainer, type TrainRow } from '../trainer.ts';
 
 type Json = Record<string, unknown>;
 

@@ -6,10 +6,10 @@
  * arrive, and `maxDecodedBytes` on what a zstd body decompresses to.
  */
 import type { Context } from 'hono';
-import { HttpError, readJson, tooLarge, zodMessage } from '../http/index.ts';
-import { decodeForwardBackward, encodeForwardBackwardOutput, encodeSampleResponse, PROTOBUF, ProtoBodyError } from '../policy/tinker/proto-codec.ts';
-import { forwardBackwardOutputSchema, forwardBackwardSchema, sampleResponseSchema, type ForwardBackwardRequest } from '../policy/tinker/wire.ts';
-import { zstdDecompress, ZstdBodyError } from '../policy/tinker/zstd.ts';
+import { HttpError, readJson, tooLarge, zodMessage } from '../../http/index.ts';
+import { decodeForwardBackward, encodeForwardBackwardOutput, encodeSampleResponse, PROTOBUF, ProtoBodyError } from '../../policy/tinker/proto-codec.ts';
+import { forwardBackwardOutputSchema, forwardBackwardSchema, sampleResponseSchema, type ForwardBackwardRequest } from '../../policy/tinker/wire.ts';
+import { zstdDecompress, ZstdBodyError } from '../../policy/tinker/zstd.ts';
 
 const mediaType = (header: string | undefined) => (header ?? '').split(';')[0]!.trim().toLowerCase();
 

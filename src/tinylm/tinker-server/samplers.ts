@@ -5,7 +5,7 @@
  * and when all `max` are sampling the request is refused (SamplersBusyError) rather than queued.
  * A slot is taken when the request arrives (`reserve`), so concurrent requests are counted exactly.
  */
-import type { LlamaEngine } from './llama-engine.ts';
+import type { LlamaEngine } from '../llama-engine.ts';
 
 interface Loaded {
   engine: Promise<LlamaEngine>;

@@ -9,7 +9,7 @@ import { ConnectionError, HttpStatusError } from '../policy/openai/http-errors.t
 import { failureCauses, summariseFailures, type FailureSummary } from '../rollout/failures.ts';
 import { RemoteProtocolError, RemoteServerError } from '../env/remote/reply.ts';
 import { SessionLost } from '../env/remote/session.ts';
-import { RetrieverError } from '../env/retriever-client.ts';
+import { RetrieverError } from '../env/search/retriever-client.ts';
 import { ServerTokenizerError } from '../tokens/server-tokenizer.ts';
 import type { RolloutTree } from '../tree/types.ts';
 import { RUN_DB, RunStore } from '../store/index.ts';

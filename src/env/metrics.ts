@@ -5,7 +5,7 @@
  * declares them.
  */
 import type { EndReason, Prompt } from '../tree/types.ts';
-import { scoreAnswer } from './qa-metrics.ts';
+import { scoreAnswer } from './qa/qa-metrics.ts';
 
 /** How one trajectory ended: its final answer (when it gave one), reward and end reason. */
 export interface TrajectoryOutcome {

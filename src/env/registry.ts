@@ -19,7 +19,7 @@ import { mathWorldKind } from './math/world/kind.ts';
 import { ACCURACY, type TrajectoryMetrics } from './metrics.ts';
 import { qaKind } from './qa/kind.ts';
 import { agentGymKind, openEnvKind } from './remote/kind.ts';
-import { simulatorKind } from './simulator-kind.ts';
+import { simulatorKind } from './simulator/kind.ts';
 import { worldKind } from './world/kind.ts';
 
 export type { EnvBuildContext, EnvironmentSetup, EnvKind } from './kind.ts';

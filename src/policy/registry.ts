@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { Simulator } from '../env/simulator.ts';
+import { Simulator } from '../env/simulator/simulator.ts';
 import type { Environment } from '../env/types.ts';
 import { defineFamily, discriminatedSchema } from '../util/family.ts';
 import { hasField, knownFields } from '../util/known-fields.ts';

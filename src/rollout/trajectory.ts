@@ -1,6 +1,6 @@
 import type { TrajectoryKind } from '../budget/index.ts';
 import { ReplayMismatch } from '../env/errors.ts';
-import { parseTurn } from '../env/search-r1.ts';
+import { parseTurn } from '../env/search/search-r1.ts';
 import type { RestoreCost } from '../env/types.ts';
 import { addTurn, childId, endTrajectory, turnsTo } from '../tree/index.ts';
 import type { Action, EndReason, RolloutTree, Turn, TurnError } from '../tree/index.ts';

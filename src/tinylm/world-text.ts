@@ -3,7 +3,7 @@
  * Search-R1 instructions would cost ~100 tokens per sequence and a model this small learns the format
  * from demonstrations instead), the observation blocks, and the corpus its vocabulary is learned from.
  */
-import { formatInformation, renderQuestion } from '../env/search-r1.ts';
+import { formatInformation, renderQuestion } from '../env/search/search-r1.ts';
 import type { WorldEnv } from '../env/world/world-env.ts';
 import { buildVocabulary, type Vocabulary, type VocabularyOptions } from './vocabulary.ts';
 import type { Prompt } from '../tree/types.ts';

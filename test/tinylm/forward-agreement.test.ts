@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { formatInformation } from '../../src/env/search-r1.ts';
+import { formatInformation } from '../../src/env/search/search-r1.ts';
 import { BOS_ID, LlamaEngine, type LlamaConfig, type LlamaModel } from '../../src/tinylm/index.ts';
 import { disposeConsts, forwardConsts, gridArrays, logits, pack, toParams, tokenLogprobs } from '../../src/tinylm/forward.ts';
 import { tinyPrompt, turnText } from '../../src/tinylm/world-text.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { formatInformation } from '../../src/env/search-r1.ts';
+import { formatInformation } from '../../src/env/search/search-r1.ts';
 import { BOS_ID, LlamaEngine } from '../../src/tinylm/index.ts';
 import { tinyPrompt, turnText } from '../../src/tinylm/world-text.ts';
 import { fixture, writeTemp } from './fixtures.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatInformation } from '../../src/env/search-r1.ts';
+import { formatInformation } from '../../src/env/search/search-r1.ts';
 import { PolicyCallError } from '../../src/policy/errors.ts';
 import { TinyLmPolicy } from '../../src/tinylm/index.ts';
 import { initJax } from '../../src/util/jax.ts';

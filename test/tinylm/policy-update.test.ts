@@ -3,7 +3,7 @@ import { before, test } from 'node:test';
 import { runStep } from '../../src/rollout/index.ts';
 import { LmTrainer, TinyLmPolicy, trajectorySequence, turnText } from '../../src/tinylm/index.ts';
 import type { Turn } from '../../src/tree/index.ts';
-import { formatInformation } from '../../src/env/search-r1.ts';
+import { formatInformation } from '../../src/env/search/search-r1.ts';
 import { initJax } from '../../src/util/jax.ts';
 import { leaves, turnsTo } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';

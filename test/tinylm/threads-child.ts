@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { initJax, JAX_THREADS } from '../../src/util/jax.ts';
 import { LmTrainer, trajectorySequence } from '../../src/tinylm/index.ts';
-import { formatInformation } from '../../src/env/search-r1.ts';
+import { formatInformation } from '../../src/env/search/search-r1.ts';
 import { fixture } from './fixtures.ts';
 
 await initJax();

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { createEstimator } from '../../src/advantage/index.ts';
-import { formatInformation } from '../../src/env/search-r1.ts';
+import { formatInformation } from '../../src/env/search/search-r1.ts';
 import { buildBatch, prepareExport } from '../../src/export/index.ts';
 import { OpenAIPolicy } from '../../src/policy/openai/index.ts';
 import { LlamaEngine, TAGS } from '../../src/tinylm/index.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatInformation } from '../../src/env/search-r1.ts';
+import { formatInformation } from '../../src/env/search/search-r1.ts';
 import { TAGS, TOKEN_TYPE } from '../../src/tinylm/index.ts';
 import { tinyPrompt, turnText } from '../../src/tinylm/world-text.ts';
 import { fixture } from './fixtures.ts';

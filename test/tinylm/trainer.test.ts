@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { formatInformation } from '../../src/env/search-r1.ts';
+import { formatInformation } from '../../src/env/search/search-r1.ts';
 import { initWeights, LmTrainer, trajectorySequence } from '../../src/tinylm/index.ts';
 import { tokenDivisor } from '../../src/tinylm/tiny-lm-policy.ts';
 import { grow } from '../../src/tinylm/warm-start.ts';

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { Bm25Index } from '../../env/bm25.ts';
-import { pooledPassages } from '../../env/corpus.ts';
-import { DATASET_FILES, DatasetError, loadDataset, type DatasetFormat } from '../../env/datasets.ts';
-import { DEFAULT_RETRIEVER_LIMITS, loadCorpus, serveRetriever } from '../../env/retriever-server.ts';
-import type { Passage } from '../../env/search-r1.ts';
+import { Bm25Index } from '../../env/search/bm25.ts';
+import { pooledPassages } from '../../env/search/corpus.ts';
+import { DATASET_FILES, DatasetError, loadDataset, type DatasetFormat } from '../../env/qa/datasets.ts';
+import { DEFAULT_RETRIEVER_LIMITS, loadCorpus, serveRetriever } from '../../env/search/retriever-server.ts';
+import type { Passage } from '../../env/search/search-r1.ts';
 import { parseInteger, parsePort, UsageError } from '../io.ts';
 import { serveUntilSignal } from '../until-signal.ts';
 

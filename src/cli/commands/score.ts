@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { isSuccess, scoreAnswer, type SuccessRule } from '../../env/qa-metrics.ts';
+import { isSuccess, scoreAnswer, type SuccessRule } from '../../env/qa/qa-metrics.ts';
 import { parseDecimal, readStdinRows, UsageError } from '../io.ts';
 
 /**

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { InputFileError, readJsonLinesFile } from '../../util/bounded-read.ts';
-import { DatasetError, DEFAULT_DATA_DIR, duplicateId, NO_ROWS } from '../datasets.ts';
+import { DatasetError, DEFAULT_DATA_DIR, duplicateId, NO_ROWS } from '../qa/datasets.ts';
 import type { Prompt } from '../../tree/types.ts';
 
 export const MATH_DATASETS = {

@@ -9,8 +9,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { Bm25Index } from '../bm25.ts';
-import type { Passage } from '../search-r1.ts';
+import { Bm25Index } from '../search/bm25.ts';
+import type { Passage } from '../search/search-r1.ts';
 
 /** Bumped whenever the index format or the tokenizer changes, so old cache files are not reused. */
 const INDEX_VERSION = 'bm25-minisearch7@1';

@@ -10,12 +10,12 @@
  * A retriever failure (timeout, HTTP error, malformed reply) is thrown as a RetrieverError, which the
  * rollout engine retries and then records on the turn as a tool error: it never ends a run.
  */
-import { pooledPassages } from '../corpus.ts';
-import { Bm25Index } from '../bm25.ts';
-import { RetrieverClient } from '../retriever-client.ts';
-import { SearchEnv, type SearchState, type SearchTool } from '../search-env.ts';
-import type { SuccessRule } from '../qa-metrics.ts';
-import type { Passage } from '../search-r1.ts';
+import { pooledPassages } from '../search/corpus.ts';
+import { Bm25Index } from '../search/bm25.ts';
+import { RetrieverClient } from '../search/retriever-client.ts';
+import { SearchEnv, type SearchState, type SearchTool } from '../search/search-env.ts';
+import type { SuccessRule } from './qa-metrics.ts';
+import type { Passage } from '../search/search-r1.ts';
 import type { Prompt } from '../../tree/types.ts';
 import { qaCandidates, type QaCandidates } from './candidates.ts';
 import { cachedIndex } from './pooled-index.ts';

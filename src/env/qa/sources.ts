@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { DATASET_FILES, loadDataset, loadJsonlFile, type DatasetFormat, type QaExample } from '../datasets.ts';
+import { DATASET_FILES, loadDataset, loadJsonlFile, type DatasetFormat, type QaExample } from './datasets.ts';
 
 /** Bundled dataset names accepted in configs and on the command line (aliases included). */
 export const QA_DATASET_NAMES: Record<string, DatasetFormat> = {

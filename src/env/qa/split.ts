@@ -9,7 +9,7 @@
  */
 import type { Prompt } from '../../tree/types.ts';
 import { createRng, shuffled } from '../../util/rng.ts';
-import { exampleToPrompt } from '../datasets.ts';
+import { exampleToPrompt } from './datasets.ts';
 import type { LoadedSource } from './sources.ts';
 
 export interface QaSplit {

@@ -10,7 +10,7 @@
  * sent as it is. Pure functions (the conformance test drives them).
  */
 import type { Action } from '../../tree/types.ts';
-import { parseTurn } from '../search-r1.ts';
+import { parseTurn } from '../search/search-r1.ts';
 
 export type ActionTextMode = 'turn' | 'action' | 'input';
 

@@ -4,10 +4,10 @@
  * `candidatesFrom`, which lists what an action-choosing policy can pick from: entity names to search
  * and spans to answer, read from the question and the passages retrieved so far.
  */
-import { Bm25Index } from '../bm25.ts';
-import { SearchEnv, type SearchState } from '../search-env.ts';
-import { titlesIn, type Passage } from '../search-r1.ts';
-import type { SuccessRule } from '../qa-metrics.ts';
+import { Bm25Index } from '../search/bm25.ts';
+import { SearchEnv, type SearchState } from '../search/search-env.ts';
+import { titlesIn, type Passage } from '../search/search-r1.ts';
+import type { SuccessRule } from '../qa/qa-metrics.ts';
 import { DEFAULT_WORLD_SIZE, generateWorld, type WorldSize } from './generate.ts';
 import { generateQuestions, splitQuestions } from './questions.ts';
 import type { World, WorldQuestion } from './types.ts';

@@ -12,7 +12,7 @@
  * step's observation names the session it was made in, so a replay in another session differs.
  */
 import type { EnvironmentSetup } from '../../kind.ts';
-import { parseTurn } from '../../search-r1.ts';
+import { parseTurn } from '../../search/search-r1.ts';
 import type { Prompt, Turn, TurnCandidates } from '../../../tree/types.ts';
 import { oneTagAction } from '../action-text.ts';
 import type { RemoteReply } from '../reply.ts';

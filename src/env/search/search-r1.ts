@@ -6,7 +6,7 @@
  * tag at the very end); strict where it matters: exactly one action per turn, and the rule broken is
  * named.
  */
-import type { Action } from '../tree/types.ts';
+import type { Action } from '../../tree/types.ts';
 
 /** Which protocol rule an unusable turn broke. */
 export type ProtocolRule = 'no_action' | 'multiple_actions' | 'unclosed_tag' | 'empty_query' | 'empty_answer' | 'unknown_tool';

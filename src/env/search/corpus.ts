@@ -4,10 +4,10 @@
  *  - pooled: every question searches all distinct paragraphs of the split.
  */
 import { Bm25Index } from './bm25.ts';
-import type { QaExample } from './datasets.ts';
+import type { QaExample } from '../qa/datasets.ts';
 import type { SearchTool } from './search-env.ts';
 import type { Passage } from './search-r1.ts';
-import type { Prompt } from '../tree/types.ts';
+import type { Prompt } from '../../tree/types.ts';
 
 export type CorpusMode = 'per-question' | 'pooled';
 

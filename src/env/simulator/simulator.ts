@@ -15,12 +15,12 @@
  * signal to calibrate; `trueSuccess` is exact for SimulatorPolicy's (src/policy) branch probabilities,
  * or, on a view made by `withPlayer`, for that player's (a learnable policy's current ones).
  */
-import type { Action, Prompt, Turn } from '../tree/types.ts';
-import { checkAction } from './search-env.ts';
-import { parseTurn } from './search-r1.ts';
-import { createRng, type Rng } from '../util/rng.ts';
-import { EnvError } from './errors.ts';
-import type { Environment, KnowsTruth, StepOutcome } from './types.ts';
+import type { Action, Prompt, Turn } from '../../tree/types.ts';
+import { checkAction } from '../search/search-env.ts';
+import { parseTurn } from '../search/search-r1.ts';
+import { createRng, type Rng } from '../../util/rng.ts';
+import { EnvError } from '../errors.ts';
+import type { Environment, KnowsTruth, StepOutcome } from '../types.ts';
 
 export interface SimBranch {
   label: string;

@@ -5,12 +5,12 @@
  * The corpus is JSONL, one passage per line: Search-R1's `{ id, contents: "\"Title\"\nText" }` or
  * `{ id?, title, text }`.
  */
-import { readJsonLinesFile, type ReadLimits } from '../util/bounded-read.ts';
+import { readJsonLinesFile, type ReadLimits } from '../../util/bounded-read.ts';
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { Bm25Index } from './bm25.ts';
-import { DatasetError } from './datasets.ts';
-import { createServerApp, listen, nextTurn, readJson, tooLarge, type ListenOptions, type RunningServer } from '../http/index.ts';
+import { DatasetError } from '../qa/datasets.ts';
+import { createServerApp, listen, nextTurn, readJson, tooLarge, type ListenOptions, type RunningServer } from '../../http/index.ts';
 import { fromContents, toContents, type Passage } from './search-r1.ts';
 
 const corpusLine = z.union([

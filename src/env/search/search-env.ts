@@ -7,11 +7,11 @@
  * episode with reward 0 and reason 'turn_limit'. States are frozen values holding the (action,
  * observation) history, so `restore` rebuilds them from recorded turns without calling the tool.
  */
-import type { Action, Prompt, Turn } from '../tree/types.ts';
-import { EnvError } from './errors.ts';
-import { DEFAULT_SUCCESS, isSuccess, scoreAnswer, type SuccessRule } from './qa-metrics.ts';
+import type { Action, Prompt, Turn } from '../../tree/types.ts';
+import { EnvError } from '../errors.ts';
+import { DEFAULT_SUCCESS, isSuccess, scoreAnswer, type SuccessRule } from '../qa/qa-metrics.ts';
 import { formatInformation, invalidRule, parseTurn, renderQuestion, renderSearchR1, type Passage } from './search-r1.ts';
-import type { Environment, StepOutcome } from './types.ts';
+import type { Environment, StepOutcome } from '../types.ts';
 
 /** Anything that returns ranked passages for a query; may depend on the prompt (per-question corpora). */
 export interface SearchTool {

@@ -6,13 +6,13 @@
  * A malformed line is a {@link DatasetError} naming file:line; with `skipBadLines` it is recorded in
  * `errors` and the rest of the file is kept.
  */
-import { jsonLines, type JsonLine } from '../util/json-lines.ts';
-import { InputFileError, readJsonLinesFile } from '../util/bounded-read.ts';
+import { jsonLines, type JsonLine } from '../../util/json-lines.ts';
+import { InputFileError, readJsonLinesFile } from '../../util/bounded-read.ts';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { z } from 'zod';
-import type { Passage } from './search-r1.ts';
-import type { Prompt } from '../tree/types.ts';
+import type { Passage } from '../search/search-r1.ts';
+import type { Prompt } from '../../tree/types.ts';
 
 export type DatasetFormat = 'hotpotqa' | '2wikimultihopqa' | 'musique' | 'bamboogle';
 
@@ -24,7 +24,7 @@ export const DATASET_FILES: Record<DatasetFormat, string> = {
 };
 
 /** The repository's data/ folder (override with `dataDir`). */
-export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../data/', import.meta.url));
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../../data', import.meta.url));
 
 export interface QaExample {
   id: string;

@@ -1,8 +1,8 @@
 /** The simulator kind (env.kind simulator): prompts with exactly known success probabilities. */
-import { atLeastHeldOut, questions, seed, testFraction } from './kind-fields.ts';
-import { envKind, kindObject } from './kind.ts';
+import { atLeastHeldOut, questions, seed, testFraction } from '../kind-fields.ts';
+import { envKind, kindObject } from '../kind.ts';
 import { Simulator } from './simulator.ts';
-import type { Environment } from './types.ts';
+import type { Environment } from '../types.ts';
 
 export const simulatorKind = envKind('simulator', kindObject('simulator', { seed, questions, testFraction }), {
   build(s, { maxTurns }) {

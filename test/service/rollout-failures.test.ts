@@ -188,6 +188,26 @@ test('a healthy step says what it does on stderr: the start, the batch and a per
   }
 });
 
+test('the start line names the unit of the budget: a token budget of 600 is "600 tokens", not trajectories (issue 69)', async () => {
+  // The line is written before the first step; a server that is not there ends the run right after.
+  const r = await runCli([
+    'rollout',
+    '--policy',
+    'openai',
+    '--base-url',
+    'http://127.0.0.1:9/v1',
+    '--out',
+    fresh(),
+    ...ARGS,
+    '--budget',
+    '600',
+    '--set',
+    'strategy.unit=tokens',
+  ]);
+  assert.match(r.stderr, /^trace-rl rollout: 1 step\(s\) of 600 tokens from /);
+  assert.doesNotMatch(r.stderr, /600 trajectories/);
+});
+
 test('a step that partly failed: exit 0, one stderr line saying how many failed and why, the batch marked partial', async () => {
   const server = await startFlakyServer({ behaviour: (i) => (i % 3 === 2 ? 'error500' : 'ok') });
   const out = fresh();

@@ -170,7 +170,7 @@ export function register(program: Command): void {
       : progressReporter({ steps: config.steps, label: 'trace-rl rollout', now: () => performance.now(), linesEveryMs: 5000 });
     if (!opts.quiet)
       process.stderr.write(
-        `trace-rl rollout: ${stored ? `resuming ${out}: ` : ''}${config.steps} step(s) of ${config.strategy.budget} trajectories from ${settings.baseUrls.join(', ')} (${settings.model}); batches in ${path.join(out, 'batches')}${atropos ? `; groups (${atropos.layout}) to ${atropos.client.url}` : ''}\n`,
+        `trace-rl rollout: ${stored ? `resuming ${out}: ` : ''}${config.steps} step(s) of ${config.strategy.budget} ${config.strategy.unit} from ${settings.baseUrls.join(', ')} (${settings.model}); batches in ${path.join(out, 'batches')}${atropos ? `; groups (${atropos.layout}) to ${atropos.client.url}` : ''}\n`,
       );
     const output = serviceOutput(Boolean(opts.quiet), progress);
     try {

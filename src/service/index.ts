@@ -4,7 +4,7 @@
  * trainer has loaded new weights (a file, or an HTTP POST); or, instead of that wait, an Atropos
  * trajectory API that every step's groups are pushed to (docs/export.md, docs/atropos.md).
  */
-export { GATE_MAX_PENDING, WeightsGate, WeightsWaitAborted, weightsReadyFile, type WeightsGateOptions } from './weights-gate.ts';
+export { WeightsGate, WeightsWaitAborted, weightsReadyFile, type WeightsGateOptions } from './weights-gate.ts';
 export {
   runRolloutService,
   batchFile,

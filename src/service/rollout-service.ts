@@ -228,6 +228,8 @@ async function handOffStep(
   await prepareExport(trees, text);
   const batch = buildBatch(trees, { ...text, step, estimator, checkServerIds: options.checkServerIds });
   const file = batchFile(options.out, step, format);
+  // From the moment a trainer can see the batch, the gate accepts this step's weights, and only them.
+  if (gate && !last) gate.expect(step);
   if (!(resumed && existsSync(file) && existsSync(batchMetaFile(options.out, step)))) {
     mkdirSync(dirname(file), { recursive: true });
     // The metadata first: a trainer that sees the batch file can read whether it is partial.

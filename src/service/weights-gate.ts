@@ -15,9 +15,6 @@ const announcement = z.object({
 /** A step announcement is a few bytes; anything larger is refused before it is read. */
 const GATE_BODY_BYTES = 4096;
 
-/** Steps announced ahead of the one waited for that are kept; more is a 429 (the set stays bounded). */
-export const GATE_MAX_PENDING = 1024;
-
 /** File the trainer creates after pushing the weights trained on batch `step`. */
 export function weightsReadyFile(dir: string, step: number): string {
   return join(dir, `weights-step-${step}.ready`);
@@ -63,6 +60,8 @@ export class WeightsGate {
   readonly generatedToken: boolean;
   private readonly ready = new Set<number>();
   private waiting: number | null = null;
+  /** The step whose batch is written and whose wait comes next (set by `expect`, cleared once it is passed). */
+  private next: number | null = null;
   private server?: RunningServer;
   private readonly options: WeightsGateOptions;
 
@@ -81,8 +80,8 @@ export class WeightsGate {
     const host = this.options.host ?? '127.0.0.1';
     app.post('/weights', controlGuard({ token: this.token, boundHost: host, hosts: this.options.allowHosts ?? [] }), async (c) => {
       const { step, model } = await readJson(c, announcement);
-      if (!this.ready.has(step) && this.ready.size >= GATE_MAX_PENDING)
-        throw new HttpError(429, `${GATE_MAX_PENDING} steps are already announced and not yet waited for`, 'too_many_steps');
+      const refused = this.refusal(step);
+      if (refused) throw new HttpError(409, refused, 'step_not_awaited', 'step');
       let reloaded = false;
       if (model !== undefined && this.options.reload) {
         try {
@@ -98,6 +97,30 @@ export class WeightsGate {
     app.get('/status', (c) => c.json({ waiting: this.waiting, ready: [...this.ready].sort((a, b) => a - b) }));
     this.server = await listen(app, { port: this.options.port, host });
     this.url = this.server.url;
+  }
+
+  /** The service has written (or is writing) the batch of `step` and will wait for its weights next. */
+  expect(step: number): void {
+    this.next = step;
+  }
+
+  /**
+   * Why `POST /weights` for `step` is refused; undefined when it is accepted: only the step the service
+   * waits for, or whose batch it has written and will wait for next. Weights cannot have been trained on
+   * a batch that is not written yet, so an announcement ahead of it would let the service skip its wait
+   * for the trainer (a holder of the token ran four steps with no trainer attached). A trainer announces
+   * the step of the `waiting` event it was sent, which is always this one.
+   */
+  private refusal(step: number): string | undefined {
+    const awaited = this.waiting ?? this.next;
+    if (step === awaited) return undefined;
+    const now =
+      awaited === null
+        ? 'is rolling out and waits for no weights yet'
+        : this.waiting === null
+          ? `will wait next for the weights of step ${awaited}`
+          : `is waiting for the weights of step ${awaited}`;
+    return `step ${step} is not awaited: the service ${now}; announce a step once the trainer has trained on its batch and loaded the new weights`;
   }
 
   /** Marks a step as ready (what the HTTP endpoint does). */
@@ -121,6 +144,7 @@ export class WeightsGate {
       // Announcements of steps already passed are of no further use: the set holds only what is ahead.
       for (const s of this.ready) if (s < step) this.ready.delete(s);
       this.ready.add(step);
+      this.next = null;
     } finally {
       this.waiting = null;
     }

@@ -8,9 +8,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GATE_MAX_PENDING, WeightsGate } from '../../src/service/index.ts';
+import { WeightsGate } from '../../src/service/index.ts';
 import { redactSecret } from '../../src/util/redact.ts';
 import { toPolicyError } from '../../src/policy/openai/index.ts';
 
@@ -59,16 +60,19 @@ test('POST /weights: text/plain, a foreign Origin or Host, no or a wrong token a
       assert.equal((JSON.parse(r.text) as { error: { code: string } }).error.code, code, what);
     }
     assert.deepEqual(await (await fetch(`${gate.url}/status`)).json(), { waiting: null, ready: [] }, 'nothing was announced');
-    // The token, at a loopback Host, at the allowed name: accepted.
+    // The token, at a loopback Host, at the allowed name: accepted (for the steps the service waits for).
+    gate.expect(0);
     assert.equal((await send(url, { ...auth, ...json }, body)).status, 200);
+    await gate.wait(0);
+    const waiting = gate.wait(1);
     assert.equal((await send(url, { ...auth, ...json, host: `trainer.internal:${port}` }, JSON.stringify({ step: 1 }))).status, 200);
-    await gate.wait(1);
+    await waiting;
   } finally {
     await gate.close();
   }
 });
 
-test('the weights gate keeps a bounded set: steps passed are dropped, more than the cap ahead is a 429', async () => {
+test('POST /weights accepts only the step the service waits for: steps ahead are refused in one line, with the service waiting (issue 69)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'trace-control-'));
   const gate = new WeightsGate({ dir, port: 0, pollMs: 10, token: 'a-given-token-of-enough-length' });
   await gate.start();
@@ -76,13 +80,31 @@ test('the weights gate keeps a bounded set: steps passed are dropped, more than 
     assert.equal(gate.generatedToken, false);
     const post = (step: number) =>
       send(`${gate.url}/weights`, { 'content-type': 'application/json', authorization: 'Bearer a-given-token-of-enough-length' }, JSON.stringify({ step }));
-    for (let s = 0; s < GATE_MAX_PENDING; s++) assert.equal((await post(s)).status, 200);
-    const over = await post(GATE_MAX_PENDING + 5);
-    assert.equal(over.status, 429, over.text);
-    await gate.wait(10);
-    const status = (await (await fetch(`${gate.url}/status`)).json()) as { ready: number[] };
-    assert.equal(status.ready[0], 10, 'steps before the one waited for are gone');
-    assert.equal((await post(GATE_MAX_PENDING + 5)).status, 200, 'room again once steps have passed');
+    const refused = async (step: number, why: RegExp) => {
+      const r = await post(step);
+      assert.equal(r.status, 409, r.text);
+      const error = (JSON.parse(r.text) as { error: { code: string; message: string } }).error;
+      assert.equal(error.code, 'step_not_awaited');
+      assert.match(error.message, why);
+      assert.doesNotMatch(error.message, /\n/, 'one line');
+    };
+    // While the first step rolls out: a holder of the token announcing steps ahead, as the attack did.
+    for (const step of [0, 1, 2, 3, 1_000_000]) await refused(step, /^step \d+ is not awaited: the service is rolling out and waits for no weights yet;/);
+    // Step 0's batch is written: only step 0 is accepted, and it releases the wait that follows.
+    gate.expect(0);
+    await refused(1, /the service will wait next for the weights of step 0;/);
+    assert.equal((await post(0)).status, 200);
+    await gate.wait(0);
+    // Rolling out step 1 again accepts nothing; then the service waits for step 1.
+    await refused(1, /waits for no weights yet/);
+    let released = false;
+    const waiting = gate.wait(1).then(() => (released = true));
+    for (const step of [0, 2, 3]) await refused(step, /the service is waiting for the weights of step 1;/);
+    await sleep(50);
+    assert.equal(released, false, 'no refused announcement released the wait');
+    assert.deepEqual(await (await fetch(`${gate.url}/status`)).json(), { waiting: 1, ready: [0] });
+    assert.equal((await post(1)).status, 200);
+    await waiting;
   } finally {
     await gate.close();
   }
@@ -102,6 +124,7 @@ test('a reload error reaching /weights: the control token and its transformed ec
   });
   await gate.start();
   try {
+    gate.expect(0);
     const r = await send(
       `${gate.url}/weights`,
       { 'content-type': 'application/json', authorization: `Bearer ${token}` },

@@ -90,6 +90,54 @@ test('rollout service: one batch per step from a real OpenAI-compatible server, 
   }
 });
 
+test('a holder of the weights token cannot announce steps ahead: the running service refuses them and waits for its trainer (issue 69)', async () => {
+  const server = await startStandIn();
+  const out = join(mkdtempSync(join(tmpdir(), 'trace-rollout-')), 'run');
+  const policy = new OpenAIPolicy({ baseURLs: [server.url], model: 'stand-in', extras: 'vllm' });
+  const gate = new WeightsGate({ dir: out, port: 0, pollMs: 20 });
+  await gate.start();
+  const events: RolloutServiceEvent[] = [];
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${gate.token}` };
+  const announce = (step: number) => fetch(`${gate.url}/weights`, { method: 'POST', body: JSON.stringify({ step }), headers });
+  try {
+    // Before the first batch, every step of the run (the attack: a run finished with no trainer).
+    const early = await Promise.all([0, 1, 2].map(announce));
+    assert.deepEqual(
+      early.map((r) => r.status),
+      [409, 409, 409],
+    );
+    const running = runRolloutService({
+      out,
+      config: { ...SERVICE_CONFIG, steps: 3 },
+      policy,
+      format: 'verl',
+      tokenizer: codepointTokenizer,
+      gate,
+      clock: () => performance.now(),
+      onEvent: (e) => events.push(e),
+    });
+    while (!events.some((e) => e.kind === 'waiting')) await sleep(20);
+    const ahead = await announce(1);
+    assert.equal(ahead.status, 409);
+    const { error } = (await ahead.json()) as { error: { code: string; message: string } };
+    assert.equal(error.code, 'step_not_awaited');
+    assert.equal(
+      error.message,
+      'step 1 is not awaited: the service is waiting for the weights of step 0; announce a step once the trainer has trained on its batch and loaded the new weights',
+    );
+    await sleep(200);
+    assert.ok(!events.some((e) => e.kind === 'batch' && e.step === 1), 'still waiting for the trainer');
+    assert.equal((await announce(0)).status, 200);
+    while (events.filter((e) => e.kind === 'waiting').length < 2) await sleep(20);
+    assert.equal((await announce(2)).status, 409);
+    assert.equal((await announce(1)).status, 200);
+    assert.equal((await running).status, 'finished');
+  } finally {
+    await gate.close();
+    await server.close();
+  }
+});
+
 test('weights gate: an HTTP POST releases the wait; bad bodies are refused with the expected shape', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'trace-gate-'));
   const gate = new WeightsGate({ dir, port: 0, pollMs: 20 });

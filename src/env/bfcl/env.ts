@@ -293,6 +293,15 @@ function safeToolCall(call: string): { name: string; arguments: string } {
 }
 
 /** Results as BFCL shows them to a prompt-mode model: a list of {role, name, content} dicts. */
+/**
+ * The most characters of one step's tool results a model is shown. BFCL sets none, and a call echoes
+ * what it was given: `cd(folder='A' * 2**20)` answered a 1 MB observation, which then rode in every
+ * later prompt. The largest result of BFCL's own runs of every entry is 6,839 characters
+ * (test/env/bfcl/fixtures/conformance.json.gz), so the bound changes no real episode. The checker
+ * reads the full results, not this text.
+ */
+export const BFCL_OBSERVATION_CHARS = 16384;
+
 function toolObservation(calls: readonly string[], results: readonly string[]): string {
   const items = calls.map((c, i) =>
     dict([
@@ -301,7 +310,12 @@ function toolObservation(calls: readonly string[], results: readonly string[]): 
       ['content', results[i]!],
     ]),
   );
-  return `\nTool: ${pyRepr(items)}\nAssistant: `;
+  const text = pyRepr(items);
+  const shown =
+    text.length <= BFCL_OBSERVATION_CHARS
+      ? text
+      : `${text.slice(0, BFCL_OBSERVATION_CHARS)}… [tool results cut: ${text.length} characters, at most ${BFCL_OBSERVATION_CHARS} are shown]`;
+  return `\nTool: ${shown}\nAssistant: `;
 }
 
 /**

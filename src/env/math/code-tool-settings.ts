@@ -16,7 +16,14 @@ export const codeToolFields = {
     .describe('tool pyodide only: a directory of pure-Python packages (pip install --target DIR sympy mpmath) made importable in the sandbox.'),
   timeoutMs: z.number().int().min(100).default(5000).describe('Wall time per code cell (ms).'),
   memoryMb: z.number().int().min(32).default(256).describe('Python heap per interpreter (MB; pyodide) / memory_limit_MB sent to the url sandbox.'),
-  outputBytes: z.number().int().min(64).default(16384).describe('stdout + stderr kept per cell; more stops the cell with an OutputLimitError.'),
+  outputBytes: z
+    .number()
+    .int()
+    .min(64)
+    .default(16384)
+    .describe(
+      "bytes of a cell's output kept (printed text, value and error together); past it the output is cut with an OutputLimitError (printing past it stops the cell).",
+    ),
 };
 export const toolDescription =
   "Code tool: pyodide (Python in WebAssembly, each trajectory in its own process confined by bubblewrap, seccomp and resource limits, offline; the default for math; docs/reliability.md), url (a SandboxFusion run_code server) or inline (math-world only, its default: the world's print(a op b) cells evaluated in-process with Python semantics).";

@@ -16,7 +16,9 @@
  *  - `timeout`: exceeded the wall-time limit (the interpreter was replaced);
  *  - `memory`: exceeded the memory limit (Python's MemoryError, or the operating system's limit; the
  *    interpreter was replaced);
- *  - `output_limit`: printed more than the output limit (output kept up to the limit);
+ *  - `output_limit`: its output (printed text, then the value, then the error) passed the output limit:
+ *    kept up to the limit, then the OutputLimitError line (printing past it stops the cell; a long
+ *    value or error is cut, and the interpreter goes on);
  *  - `sandbox_error`: the sandbox itself failed (HTTP error after retries, a process that could not
  *    start or replay the history) — not the cell's fault; the environment records it as a turn error.
  * A cell that ends its own interpreter (say, by killing its process) is an `error` whose message
@@ -55,7 +57,7 @@ export interface CodeLimits {
   timeoutMs: number;
   /** Python heap per interpreter, MB (pyodide backend; the whole process may use 320 MB more). Default 256. */
   memoryMb: number;
-  /** stdout + stderr bytes kept per cell. Default 16384. */
+  /** Bytes of a cell's output kept: stdout, stderr, the value and the error together. Default 16384. */
   outputBytes: number;
 }
 
@@ -69,7 +71,7 @@ export function limitMessage(status: 'timeout' | 'memory' | 'output_limit', limi
     case 'memory':
       return `MemoryError: the cell needed more than ${limits.memoryMb} MB and was stopped`;
     case 'output_limit':
-      return `OutputLimitError: the cell printed more than ${limits.outputBytes} bytes; output truncated and the cell stopped`;
+      return `OutputLimitError: the cell's output (printed text, value and error together) passed ${limits.outputBytes} bytes and was cut there; printing past it stops the cell`;
   }
 }
 

@@ -563,6 +563,8 @@ export class PyodideCodeTool implements CodeTool {
     const result: CodeResult = { status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', ms: r.ms ?? 0 };
     if (r.value !== undefined) result.value = r.value;
     if (status === 'error') result.error = r.error;
+    // Past the output limit, what fits of the cell's own error (if any) comes first, then the mark.
+    else if (status === 'output_limit') result.error = [r.error, limitMessage(status, this.limits)].filter(Boolean).join('\n');
     else if (status !== 'ok') result.error = limitMessage(status, this.limits);
     if (status === 'memory') this.discard(s, 'memory limit');
     else {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { join } from 'node:path';
-import { BfclEnv, parseBfclText } from '../../../src/env/bfcl/env.ts';
+import { BFCL_OBSERVATION_CHARS, BfclEnv, parseBfclText } from '../../../src/env/bfcl/env.ts';
 import { ScriptedBfclPolicy } from '../../../src/policy/index.ts';
 import type { Prompt } from '../../../src/tree/types.ts';
 import type { Turn } from '../../../src/tree/types.ts';
@@ -109,4 +109,16 @@ test('evaluateBfcl: accuracy per category; greedy scripted play is perfect, nois
     Object.keys(noisy.errors).every((k) => k.startsWith('multi_turn:') || k === 'step_limit' || k === 'turn_limit'),
     JSON.stringify(noisy.errors),
   );
+});
+
+test('a call that echoes a huge argument is shown cut at BFCL_OBSERVATION_CHARS with a mark; the checker still runs (issue 69)', async () => {
+  const prompt = env.train[0]!;
+  const state = env.reset(prompt);
+  const folder = 'A'.repeat(2 ** 20);
+  const step = await env.step(state, { type: 'tool_calls', input: JSON.stringify([`cd(folder='${folder}')`]) });
+  assert.ok(step.observation.length < BFCL_OBSERVATION_CHARS + 200, `${step.observation.length} characters`);
+  assert.match(step.observation, /^\nTool: \[\{'role': 'tool', 'name': "cd\(folder='AAAA/);
+  assert.match(step.observation, /… \[tool results cut: \d+ characters, at most 16384 are shown\]\nAssistant: $/);
+  const small = await env.step(state, { type: 'tool_calls', input: JSON.stringify(["cd(folder='nowhere')"]) });
+  assert.doesNotMatch(small.observation, /cut:/, 'a short result is shown whole');
 });

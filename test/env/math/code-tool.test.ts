@@ -76,6 +76,31 @@ describe('pyodide code tool: limits give the documented observation and the next
     assert.equal(formatObservation(await next("print('clean')")), 'clean');
   });
 
+  test('a value or an error past outputBytes: cut at the limit with the OutputLimitError mark, and the interpreter lives on (issue 69)', async () => {
+    const before = { replaced: tool.replaced, replayed: tool.replayed, started: tool.started };
+    const mark = limitMessage('output_limit', tool.limits);
+    const error = await next("raise ValueError('x' * 30000)");
+    assert.equal(error.status, 'output_limit');
+    const errorText = formatObservation(error);
+    assert.match(errorText, /^Traceback \(most recent call last\):\n {2}File "<cell>", line 1/);
+    assert.ok(errorText.endsWith(`xxx\n${mark}`), errorText.slice(-300));
+    assert.ok(Buffer.byteLength(errorText) <= LIMITS.outputBytes + 1 + mark.length, `${errorText.length} characters`);
+    const value = await next("big = 'é' * 10**6\nbig");
+    assert.equal(value.status, 'output_limit');
+    const valueText = formatObservation(value);
+    assert.ok(valueText.startsWith("'éé") && valueText.endsWith(`é\n${mark}`), valueText.slice(-200));
+    assert.ok(!valueText.includes('\uFFFD'), 'cut at a character boundary');
+    assert.ok(Buffer.byteLength(valueText) <= LIMITS.outputBytes + 1 + mark.length);
+    // Printed text first, then the value's share of what is left: together within the limit.
+    const both = await next("print('p' * 1500)\nValueError('v' * 5000)");
+    assert.equal(both.status, 'output_limit');
+    assert.equal(Buffer.byteLength(both.stdout) + Buffer.byteLength(both.value ?? ''), LIMITS.outputBytes);
+    assert.equal(both.error, mark);
+    // The same interpreter goes on, with the cell's state: nothing was replaced or replayed.
+    assert.equal(formatObservation(await next('print(len(big))')), '1000000');
+    assert.deepEqual({ replaced: tool.replaced, replayed: tool.replayed, started: tool.started }, before);
+  });
+
   test('no network, no host file system, no way back into JavaScript', async () => {
     const net = await next("import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/').read()");
     assert.notEqual(net.status, 'ok', 'no connection can be made (an error, or a timeout on a slow machine)');

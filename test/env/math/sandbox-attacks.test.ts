@@ -1,12 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatObservation, PyodideCodeTool, type CodeResult } from '../../../src/env/index.ts';
-import { confinedCommand } from '../../../src/env/math/sandbox/confine.ts';
+import { confinedCommand, FROZEN_FLAGS, PYODIDE_DIR, SANDBOX_SCRIPT } from '../../../src/env/math/sandbox/confine.ts';
 import { runCli } from '../../helpers/run-cli.ts';
 import { startStandIn } from '../../policy/openai-stand-in.ts';
 
@@ -236,10 +236,56 @@ describe('sandbox attacks: more ways out, each closed', () => {
   });
 });
 
+describe('issue 69: the process offers no V8 flag change and shows no host path', () => {
+  test('v8.setFlagsFromString refuses, cannot be put back, and natives syntax stays off; the interpreter lives on', async () => {
+    const set = await run(escape(tryJs("process.getBuiltinModule('v8').setFlagsFromString('--allow-natives-syntax'); return 'set'")));
+    assert.equal(obs(set), "blocked v8.setFlagsFromString is not available in the sandbox: V8's flags are fixed");
+    const swap = await run(
+      escape(
+        tryJs(
+          "const v8 = process.getBuiltinModule('v8'); try { v8.setFlagsFromString = () => 'mine' } catch {} try { Object.defineProperty(v8, 'setFlagsFromString', { value: () => 'mine' }) } catch {} return String(v8.setFlagsFromString('--allow-natives-syntax'))",
+        ),
+      ),
+    );
+    assert.match(obs(swap), /^blocked v8\.setFlagsFromString is not available/, 'the module is frozen');
+    // The module's ESM view, by a dynamic import (which settles after the cell: read by the next one).
+    const esm = escape(
+      "globalThis.esm = 'pending'; import('node:v8').then((m) => { try { m.setFlagsFromString('--allow-natives-syntax'); globalThis.esm = 'set' } catch (e) { globalThis.esm = 'blocked ' + e.message } }, (e) => (globalThis.esm = 'no import ' + e.code)); return 'started'",
+    );
+    assert.equal(obs(await run(esm)), 'started');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.match(obs(await run(escape('return globalThis.esm'), [esm])), /^(blocked v8\.setFlagsFromString is not available|no import )/);
+    const natives = await run(escape(tryJs("return String(new Function('return %GetOptimizationStatus(function () {})')())")));
+    assert.match(obs(natives), /^blocked Unexpected token '%'/);
+    const binding = await run(escape(tryJs("return typeof process.binding('v8').setFlagsFromString")));
+    assert.match(obs(binding), /^blocked process\.binding\('v8'\) is not available/);
+    await assertHostUntouched();
+  });
+
+  test('argv, the Node options, stack traces, the process report, Python and /proc name no host folder', async () => {
+    const js = await run(
+      escape(
+        "let cmdline; try { cmdline = process.getBuiltinModule('fs').readFileSync('/proc/self/cmdline', 'utf8') } catch (e) { cmdline = e.code } const r = process.report.getReport(); return JSON.stringify({ argv: process.argv, execArgv: process.execArgv, execPath: process.execPath, stack: new Error('where').stack, cmdline, report: [r.header.commandLine, r.header.cwd, r.sharedObjects, r.javascriptStack] })",
+      ),
+    );
+    const py = await run(
+      "import sys, os, traceback\ntry:\n    cmdline = open('/proc/self/cmdline').read()\nexcept OSError as e:\n    cmdline = repr(e)\nprint(sys.path, sys.executable, sys.argv, os.getcwd(), os.listdir('/'), cmdline)\nraise ValueError('where')",
+    );
+    const seen = `${obs(js)}\n${obs(py)}`;
+    const checkout = realpathSync(process.cwd());
+    for (const hostPath of [checkout, PYODIDE_DIR, SANDBOX_SCRIPT, realpathSync(process.execPath), host])
+      assert.ok(!seen.includes(hostPath), `${hostPath} is visible in the sandbox: ${seen.slice(0, 2000)}`);
+    const { argv, execPath } = JSON.parse(obs(js)) as { argv: string[]; execPath: string };
+    assert.deepEqual(argv.slice(0, 2), ['/sandbox/node', '/sandbox/sandbox.mjs']);
+    assert.equal(execPath, '/sandbox/node');
+    assert.match(obs(js), /pyodide\.asm\.js/, 'the stack trace is there, at the neutral path');
+  });
+});
+
 describe("each operating-system layer on its own (without Node's permission model inside)", () => {
   /** Runs `script` with node under resource limits, bubblewrap and seccomp only; returns its stdout. */
-  function confined(script: string): Promise<string> {
-    const cmd = confinedCommand({ nodeArgs: ['-e', script], readable: [], limits: LIMITS });
+  function confined(script: string, nodeFlags: string[] = []): Promise<string> {
+    const cmd = confinedCommand({ nodeArgs: [...nodeFlags, '-e', script], mounts: [], limits: LIMITS });
     return new Promise((resolve, reject) => {
       const p = spawn(cmd.command, cmd.args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
       (p.stdio[3] as NodeJS.WritableStream).end(cmd.seccomp!);
@@ -258,7 +304,7 @@ describe("each operating-system layer on its own (without Node's permission mode
     );
     const seen = JSON.parse(out) as { root: string[]; etc: boolean; proc: boolean; host: boolean; cwd: boolean };
     assert.ok(
-      seen.root.every((d) => ['usr', 'lib', 'lib64', 'lib32', 'dev', 'bin', 'sbin', 'libx32'].includes(d)),
+      seen.root.every((d) => ['usr', 'lib', 'lib64', 'lib32', 'dev', 'bin', 'sbin', 'libx32', 'sandbox'].includes(d)),
       seen.root.join(' '),
     );
     assert.deepEqual([seen.etc, seen.proc, seen.host, seen.cwd], [false, false, false, false]);
@@ -277,6 +323,14 @@ describe("each operating-system layer on its own (without Node's permission mode
       });`);
     assert.deepEqual(JSON.parse(out), { spawn: 'EPERM', socket: 'EAFNOSUPPORT', thread: 0 });
     assert.equal(connections, 0);
+  });
+
+  test("V8's flags frozen at start: a run-time flag change ends the process instead of taking effect (issue 69)", async () => {
+    const attack =
+      "require('v8').setFlagsFromString('--allow-natives-syntax'); console.log(new Function('return typeof %GetOptimizationStatus(function () {})')())";
+    assert.equal(await confined(attack), 'number', 'without the flag the change takes effect: natives syntax runs');
+    const frozen = await confined(attack, FROZEN_FLAGS).catch((e: Error) => `died: ${e.message.slice(0, 200)}`);
+    assert.match(frozen, /^died: exit 133: .*SetFlagsFromString/s, 'V8 aborts (SIGTRAP) inside the flag change');
   });
 
   test('resource limits: private memory past the limit ends the process', async () => {

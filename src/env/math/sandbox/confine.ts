@@ -6,13 +6,15 @@
  *     RLIMIT_FSIZE any file it writes, RLIMIT_NOFILE its descriptors, RLIMIT_CORE = 0;
  *  2. bubblewrap: new user, pid, network, ipc, uts and cgroup namespaces (no network interface but a
  *     downed loopback, no other process visible), an empty read-only root holding only the system
- *     libraries, the node binary and pyodide's files (read-only), no /proc, no host /tmp, a cleared
+ *     libraries, the node binary and pyodide's files (read-only, under /sandbox), no /proc, no host /tmp, a cleared
  *     environment, all capabilities dropped, a new session (no terminal injection), and death with
  *     its parent;
  *  3. a seccomp filter (seccomp.ts): no process creation, no network sockets, no ptrace / mount /
  *     namespace / kernel-loading calls;
  *  4. Node's permission model: reads only of pyodide's folder and the sandbox script, no writes, no
- *     child processes, no worker threads, no native addons.
+ *     child processes, no worker threads, no native addons;
+ *  5. V8's flags frozen once it started (FROZEN_FLAGS). Host paths are bound at neutral ones (INSIDE),
+ *     so the process sees no path of the host.
  * Inside, the sandbox script bounds the Python heap and the output and blocks the JavaScript bridge
  * modules (a convenience, not a boundary). The parent enforces wall time by killing the process.
  */
@@ -27,6 +29,21 @@ import { sandboxSeccompFilter } from './seccomp.ts';
 
 export const SANDBOX_SCRIPT = fileURLToPath(new URL('./pyodide-sandbox.mjs', import.meta.url));
 export const PYODIDE_DIR = realpathSync(dirname(createRequire(import.meta.url).resolve('pyodide/package.json')));
+
+/**
+ * Where the confined process sees what it reads: host paths (the checkout, the user's home, where Node
+ * is installed) are bound at these neutral ones, so nothing a cell can read (process.argv, the Node
+ * options, stack traces, pyodide's settings) names the host's folders.
+ */
+export const INSIDE = { node: '/sandbox/node', script: '/sandbox/sandbox.mjs', pyodide: '/sandbox/pyodide', packages: '/sandbox/packages' } as const;
+
+/**
+ * V8's flags are fixed once it has started: `v8.setFlagsFromString` (which a cell that reached
+ * JavaScript could call, to turn on `--allow-natives-syntax` and V8's test-only primitives) aborts the
+ * process instead. The sandbox script also replaces that function with one that refuses, so a cell
+ * gets an error and its interpreter lives on; this flag holds for any other way there.
+ */
+export const FROZEN_FLAGS = ['--freeze-flags-after-init'];
 
 /** Memory the process needs beyond the Python heap: Node, V8 and pyodide's JavaScript (≈ 220 MB measured). */
 export const PROCESS_OVERHEAD_MB = 320;
@@ -73,35 +90,50 @@ export function sandboxCommand(spec: SandboxSpec): SandboxCommand {
   // keys the snapshot that tools share (pyodide-tool.ts), so tools that differ only there share one.
   const run = spec.mode === 'run';
   const packagesDir = spec.packagesDir === undefined || !run ? undefined : packagesFolder(spec.packagesDir);
+  // Unconfined, nothing can be bound elsewhere: the process sees the host's paths (trusted code only).
+  const at = spec.unconfined
+    ? { script: SANDBOX_SCRIPT, pyodide: PYODIDE_DIR, packages: packagesDir }
+    : { script: INSIDE.script, pyodide: INSIDE.pyodide, packages: packagesDir && INSIDE.packages };
   const config = JSON.stringify({
     mode: spec.mode,
     memoryMb: spec.limits.memoryMb,
     outputBytes: run ? spec.limits.outputBytes : undefined,
-    pyodideDir: PYODIDE_DIR,
-    packagesDir,
+    pyodideDir: at.pyodide,
+    packagesDir: at.packages,
   });
-  const readable = [PYODIDE_DIR, SANDBOX_SCRIPT, ...(packagesDir ? [packagesDir] : [])];
   const nodeArgs = [
     '--experimental-permission',
-    ...readable.map((p) => `--allow-fs-read=${p}`),
+    ...[at.script, at.pyodide, ...(at.packages ? [at.packages] : [])].map((p) => `--allow-fs-read=${p}`),
     '--no-warnings',
     '--max-old-space-size=256',
+    ...FROZEN_FLAGS,
     ...(run ? RUN_COMPILER_FLAGS : []),
-    SANDBOX_SCRIPT,
+    at.script,
     config,
   ];
   if (spec.unconfined) return { command: realpathSync(process.execPath), args: nodeArgs };
-  return confinedCommand({ nodeArgs, readable, limits: spec.limits });
+  const mounts = [
+    { host: PYODIDE_DIR, inside: INSIDE.pyodide },
+    { host: SANDBOX_SCRIPT, inside: INSIDE.script },
+    ...(packagesDir ? [{ host: packagesDir, inside: INSIDE.packages }] : []),
+  ];
+  return confinedCommand({ nodeArgs, mounts, limits: spec.limits });
+}
+
+/** A host path bound read-only at `inside` in the sandbox. */
+export interface Mount {
+  host: string;
+  inside: string;
 }
 
 /**
- * Layers 1–3 around `node nodeArgs`: resource limits, bubblewrap with `readable` bound read-only,
- * the seccomp filter. (Tests use it to check each layer without the permission model inside.)
+ * Layers 1–3 around `node nodeArgs`: resource limits, bubblewrap with `mounts` bound read-only (and
+ * node at INSIDE.node), the seccomp filter. (Tests use it to check each layer without the permission
+ * model inside.)
  */
-export function confinedCommand(o: { nodeArgs: string[]; readable: string[]; limits: CodeLimits }): SandboxCommand {
+export function confinedCommand(o: { nodeArgs: string[]; mounts: Mount[]; limits: CodeLimits }): SandboxCommand {
   const missing = confinementProblem();
   if (missing) throw new SandboxUnavailableError(missing);
-  const node = realpathSync(process.execPath);
   const cpuSeconds = Math.ceil(10 + (CPU_CELLS * o.limits.timeoutMs) / 1000);
   const dataBytes = (o.limits.memoryMb + PROCESS_OVERHEAD_MB) * 1024 * 1024;
   return {
@@ -114,13 +146,13 @@ export function confinedCommand(o: { nodeArgs: string[]; readable: string[]; lim
       '--core=0',
       '--',
       'bwrap',
-      ...bwrapBase(node),
-      ...o.readable.flatMap((p) => ['--ro-bind', p, p]),
+      ...bwrapBase(),
+      ...o.mounts.flatMap((m) => ['--ro-bind', m.host, m.inside]),
       '--remount-ro',
       '/',
       '--seccomp',
       '3',
-      node,
+      INSIDE.node,
       ...o.nodeArgs,
     ],
     seccomp: sandboxSeccompFilter(),
@@ -137,8 +169,8 @@ function packagesFolder(dir: string): string {
   throw new EnvError(`env.math.packagesDir: ${dir} is not a folder; give a directory of pure-Python packages (pip install --target DIR sympy mpmath)`);
 }
 
-/** Namespaces, the system libraries and node read-only, nothing else of the host. */
-function bwrapBase(node: string): string[] {
+/** Namespaces, the system libraries and node (at INSIDE.node) read-only, nothing else of the host. */
+function bwrapBase(): string[] {
   const libs = ['/usr/lib', '/usr/lib64', '/lib', '/lib64', '/usr/lib32'].flatMap((p) => {
     try {
       const real = realpathSync(p);
@@ -158,8 +190,8 @@ function bwrapBase(node: string): string[] {
     'sandbox',
     ...libs,
     '--ro-bind',
-    node,
-    node,
+    realpathSync(process.execPath),
+    INSIDE.node,
     '--dev',
     '/dev',
     '--chdir',
@@ -190,10 +222,9 @@ function findProblem(): string | undefined {
   if (!sandboxSeccompFilter()) return `no system-call filter for the ${process.arch} architecture`;
   if (spawnSync('prlimit', ['--version'], { stdio: 'ignore' }).error) return 'prlimit (util-linux) is not installed';
   if (spawnSync('bwrap', ['--version'], { stdio: 'ignore' }).error) return 'bubblewrap (bwrap) is not installed';
-  const node = realpathSync(process.execPath);
   // The filter goes in on standard input (spawnSync can fill no other descriptor); the real sandbox
   // gets it on descriptor 3 and keeps standard input for its cells.
-  const probe = spawnSync('bwrap', [...bwrapBase(node), '--remount-ro', '/', '--seccomp', '0', node, '-e', '0'], {
+  const probe = spawnSync('bwrap', [...bwrapBase(), '--remount-ro', '/', '--seccomp', '0', INSIDE.node, '-e', '0'], {
     input: sandboxSeccompFilter(),
     stdio: ['pipe', 'ignore', 'pipe'],
     timeout: 20000,

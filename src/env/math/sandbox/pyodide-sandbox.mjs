@@ -11,10 +11,15 @@
 // {id, status, stdout, stderr, error?, value?, ms, fatal?} per cell. Nothing else is written to stdout
 // (console output goes to stderr), so the parent can treat any other line as a failure.
 //
+// The parent runs it at a neutral path (/sandbox/sandbox.mjs, pyodide at /sandbox/pyodide: confine.ts),
+// so nothing here (process.argv, stack traces) names the host's folders.
+//
 // Limits enforced here (the operating system enforces the hard ones, confine.ts):
 //  - memory: the WebAssembly memory is created with a maximum of `memoryMb`, so Python sees a failed
 //    allocation and raises MemoryError;
-//  - output: stdout + stderr past `outputBytes` makes the next write fail, and the cell stops;
+//  - output: stdout + stderr past `outputBytes` makes the next write fail, and the cell stops; the
+//    value and the error are cut to what is left of `outputBytes` (status output_limit, the process
+//    lives on);
 //  - determinism: the entropy source is a fixed-seed generator and PYTHONHASHSEED is 0, so the same
 //    cells give the same output in every process (random.random() included);
 //  - second layer only: the `js`, `pyodide_js`, `pyodide`, `_pyodide` and `_pyodide_core` modules are
@@ -26,8 +31,9 @@
 //    CPU while idle (pyodide-tool.ts).
 import nodeCrypto from 'node:crypto';
 import { constants as fsConstants, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { createInterface } from 'node:readline';
+import v8 from 'node:v8';
 
 const config = JSON.parse(process.argv[2]);
 const { mode, memoryMb, outputBytes, pyodideDir, packagesDir } = config;
@@ -42,6 +48,16 @@ process.binding = (name) => {
   if (name === 'constants') return { fs: fsConstants };
   throw new Error(`process.binding('${name}') is not available in the sandbox`);
 };
+
+// V8's flags stay as the process started with them (`--allow-natives-syntax` would hand a cell that
+// reached JavaScript V8's test-only primitives): the function that changes them refuses, and cannot be
+// put back (the module is frozen; its ESM view is synced). The process runs with
+// --freeze-flags-after-init too (confine.ts), which ends it on any other route to a flag change.
+v8.setFlagsFromString = function setFlagsFromString() {
+  throw new Error("v8.setFlagsFromString is not available in the sandbox: V8's flags are fixed");
+};
+Object.freeze(v8);
+syncBuiltinESMExports();
 
 // Timers set while a cell runs, cleared when it answers. Installed before pyodide loads, so its
 // scheduler (which looks these up on the global object when it schedules) goes through them.
@@ -145,10 +161,11 @@ py.runPython(`
 from pyodide.code import eval_code as _eval_code
 import sys as _sys
 _ns = {'__name__': '__main__'}
-def _trace_rl_run(code):
+def _trace_rl_run(code, max_chars):
     try:
         value = _eval_code(code, _ns, filename='<cell>')
-        return None if value is None else repr(value)
+        # Cut in Python: a character is at least one byte, so max_chars + 1 tells whether it is over.
+        return None if value is None else repr(value)[:max_chars + 1]
     finally:
         for stream in (_sys.stdout, _sys.stderr):
             try:
@@ -196,6 +213,14 @@ del _os, _name, _no_processes
 `);
 for (const name of ['fetch', 'WebSocket', 'XMLHttpRequest', 'EventSource', 'Request', 'Response', 'Headers']) delete globalThis[name];
 
+/** `text` cut to at most `max` UTF-8 bytes, at a character boundary. */
+function cutToBytes(text, max) {
+  const bytes = Buffer.from(text);
+  let end = Math.max(0, max);
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString();
+}
+
 /** Drops pyodide's own frames from a traceback, keeping the cell's lines and the exception. */
 function trimTraceback(text) {
   const lines = text.trimEnd().split('\n');
@@ -220,7 +245,7 @@ lines.on('line', (line) => {
   let value;
   try {
     inCell = true;
-    value = runCell(msg.code) ?? undefined;
+    value = runCell(msg.code, outputBytes) ?? undefined;
   } catch (e) {
     const text = String(e?.message ?? e);
     if (e?.pyodide_fatal_error) {
@@ -231,7 +256,8 @@ lines.on('line', (line) => {
       return;
     }
     status = overflow ? 'output_limit' : /\bMemoryError\b/.test(text) ? 'memory' : 'error';
-    error = trimTraceback(text);
+    // Past the limit the exception is the sink's own (the failed write), not the cell's.
+    if (!overflow) error = trimTraceback(text);
   } finally {
     endCellWork();
   }
@@ -245,6 +271,24 @@ lines.on('line', (line) => {
       draining = false;
     }
   }
+  // The value and the error count against the same limit as the printed output, in the order the
+  // observation shows them: what does not fit is cut there and the cell answers output_limit (a value
+  // or traceback of any length no longer makes a reply too long for the parent, which ended the process).
+  let room = outputBytes - written;
+  const fit = (text) => {
+    if (text === undefined) return undefined;
+    const bytes = Buffer.byteLength(text);
+    if (bytes <= room) {
+      room -= bytes;
+      return text;
+    }
+    const cut = cutToBytes(text, room);
+    room = 0;
+    if (status !== 'memory') status = 'output_limit';
+    return cut;
+  };
+  value = fit(value);
+  error = fit(error);
   const ms = performance.now() - started;
   if (msg.quiet) send({ id: msg.id, status, ms });
   else send({ id: msg.id, status, stdout: out, stderr: err, error, value, ms });

@@ -75,6 +75,15 @@ export function limitMessage(status: 'timeout' | 'memory' | 'output_limit', limi
   }
 }
 
+/** `text` cut to at most `maxBytes` bytes of UTF-8, at a character boundary. */
+export function cutToBytes(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text);
+  if (bytes.length <= maxBytes) return text;
+  let end = Math.max(0, maxBytes);
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString();
+}
+
 /**
  * What the model sees after its cell ran: stdout, then stderr, then the trailing expression's value
  * (when nothing was printed), then the error or limit message. An empty result says so, because an

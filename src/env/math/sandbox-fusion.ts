@@ -8,7 +8,7 @@
  * which the environment records as a turn error. Each request is a fresh program, so a cell with a
  * history is sent after a prelude that first runs the earlier cells with their output discarded.
  */
-import { DEFAULT_CODE_LIMITS, limitMessage, type CodeLimits, type CodeResult, type CodeRunOptions, type CodeTool } from './code-tool.ts';
+import { cutToBytes, DEFAULT_CODE_LIMITS, limitMessage, type CodeLimits, type CodeResult, type CodeRunOptions, type CodeTool } from './code-tool.ts';
 
 export interface SandboxFusionOptions extends Partial<CodeLimits> {
   /** Base URL of the sandbox, e.g. http://localhost:8080 (`/run_code` is appended). */
@@ -111,10 +111,11 @@ export class SandboxFusionTool implements CodeTool {
         ms: 0,
       };
     const ms = (run.execution_time ?? 0) * 1000;
-    const cut = (s: string | undefined) => (s ?? '').slice(0, this.limits.outputBytes);
-    const stdout = cut(run.stdout);
-    const stderr = cut(run.stderr);
-    const over = (run.stdout ?? '').length + (run.stderr ?? '').length > this.limits.outputBytes;
+    // stdout and stderr together within outputBytes, as the pyodide tool keeps them (the server's reply
+    // may hold any amount).
+    const stdout = cutToBytes(run.stdout ?? '', this.limits.outputBytes);
+    const stderr = cutToBytes(run.stderr ?? '', this.limits.outputBytes - Buffer.byteLength(stdout));
+    const over = stdout !== (run.stdout ?? '') || stderr !== (run.stderr ?? '');
     if (run.status === 'TimeLimitExceeded') return { status: 'timeout', stdout, stderr, error: limitMessage('timeout', this.limits), ms };
     if (/MemoryError/.test(stderr) && r.status === 'Failed') return { status: 'memory', stdout, stderr: '', error: limitMessage('memory', this.limits), ms };
     if (over) return { status: 'output_limit', stdout, stderr, error: limitMessage('output_limit', this.limits), ms };

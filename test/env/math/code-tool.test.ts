@@ -240,6 +240,14 @@ describe('url code tool (SandboxFusion run_code API)', () => {
     assert.match(formatObservation(err), /ZeroDivisionError/);
   });
 
+  test('stdout and stderr from the server are kept within outputBytes together, with the OutputLimitError mark (issue 69)', async () => {
+    const small = new SandboxFusionTool({ url, timeoutMs: 3000, outputBytes: 500, attempts: 1 });
+    const r = await small.run("print('a' * 400)\nraise ValueError('b' * 1000)");
+    assert.equal(r.status, 'output_limit');
+    assert.equal(Buffer.byteLength(r.stdout) + Buffer.byteLength(r.stderr), 500);
+    assert.ok(formatObservation(r).endsWith(limitMessage('output_limit', small.limits)));
+  });
+
   test('HTTP 500 and SandboxError are retried; after the last attempt the result is a sandbox_error', async () => {
     failures = ['http500', 'sandbox'];
     const retried = await sf().run('print(1)');

@@ -1,4 +1,4 @@
-import type { Action, Prompt, Turn, TurnEnv } from '../tree/types.ts';
+import type { Action, Prompt, RolloutTree, Turn, TurnEnv } from '../tree/types.ts';
 import type { Rng } from '../util/rng.ts';
 
 /**
@@ -62,6 +62,11 @@ export interface Environment<S = unknown> {
   release?(state: S): void | Promise<void>;
   /** What restoring this state cost (a server's replay of the prefix); the engine reads it once, right after restore. */
   restoreCost?(state: S): RestoreCost | undefined;
+  /**
+   * Step metrics the environment reads from the step's finished trees (counts of its own end reasons,
+   * e.g. the math env's code_replay_limited); each key must be in src/record/metrics.ts.
+   */
+  treeMetrics?(trees: readonly RolloutTree[]): Record<string, number>;
   /**
    * 'roots-only': no intermediate prefix can be restored (a server environment that is not
    * replay-deterministic, by the user's `env.branching: roots-only`): the engine offers no prefix to a

@@ -96,6 +96,13 @@ export const METRICS: readonly MetricInfo[] = [
       'server environments: continuations not run because replaying their prefix gave another observation, reward or end than the record (not replay-deterministic); per prompt in details.replay',
     formula: '#{restores that differed}',
   },
+  {
+    key: 'code_replay_limited',
+    group: 'cost',
+    meaning:
+      'env math: trajectories that ended (reward 0, reason replay_limit) because replaying their earlier code cells in a fresh sandbox took longer than env.math.replayMs',
+    formula: '#{leaves ended by the replay limit}',
+  },
   { key: 'cum_trajectories', group: 'cost', meaning: 'trajectories since the start of the run', formula: 'Σ_steps cost_trajectories' },
   { key: 'cum_turns', group: 'cost', meaning: 'policy calls since the start of the run', formula: 'Σ_steps cost_turns' },
   { key: 'cum_tokens', group: 'cost', meaning: 'generated tokens since the start of the run', formula: 'Σ_steps cost_tokens' },

@@ -160,6 +160,7 @@ export function stepRecord(
     ...ended?.metrics,
     ...costMetrics(rollout.spend),
     ...replayMetrics(parts.env, rollout),
+    ...parts.env.treeMetrics?.(trees),
     ...collected.plan.metrics,
     cum_trajectories: state.cumulative.bare + state.cumulative.continuation,
     cum_turns: state.cumulative.turns,

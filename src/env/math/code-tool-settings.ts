@@ -16,6 +16,14 @@ export const codeToolFields = {
     .describe('tool pyodide only: a directory of pure-Python packages (pip install --target DIR sympy mpmath) made importable in the sandbox.'),
   timeoutMs: z.number().int().min(100).default(5000).describe('Wall time per code cell (ms).'),
   memoryMb: z.number().int().min(32).default(256).describe('Python heap per interpreter (MB; pyodide) / memory_limit_MB sent to the url sandbox.'),
+  replayMs: z
+    .number()
+    .int()
+    .min(100)
+    .optional()
+    .describe(
+      "tool pyodide only: wall time for replaying a trajectory's earlier cells in a fresh sandbox, all together (ms; default 2 × timeoutMs); past it the trajectory ends with reason replay_limit (metric code_replay_limited).",
+    ),
   outputBytes: z
     .number()
     .int()

@@ -19,12 +19,15 @@
  *  - `output_limit`: its output (printed text, then the value, then the error) passed the output limit:
  *    kept up to the limit, then the OutputLimitError line (printing past it stops the cell; a long
  *    value or error is cut, and the interpreter goes on);
+ *  - `replay_limit`: the cell did not run: replaying the trajectory's earlier cells in a fresh
+ *    interpreter took longer than the tool allows for all of them together (pyodide backend); the
+ *    environment ends the trajectory (reason `replay_limit`);
  *  - `sandbox_error`: the sandbox itself failed (HTTP error after retries, a process that could not
  *    start or replay the history) — not the cell's fault; the environment records it as a turn error.
  * A cell that ends its own interpreter (say, by killing its process) is an `error` whose message
  * starts `SandboxExit:`.
  */
-export type CodeStatus = 'ok' | 'error' | 'timeout' | 'memory' | 'output_limit' | 'sandbox_error';
+export type CodeStatus = 'ok' | 'error' | 'timeout' | 'memory' | 'output_limit' | 'replay_limit' | 'sandbox_error';
 
 export interface CodeResult {
   status: CodeStatus;
@@ -99,7 +102,32 @@ export function formatObservation(r: CodeResult): string {
   return parts.join('\n');
 }
 
-const STATELESS_ENDINGS = ['TimeoutError: the cell ran longer than', 'MemoryError: the cell needed more than', 'SandboxExit: the cell ended its interpreter'];
+/** How the observation of a cell that could not run, because its trajectory's replay took too long, starts. */
+export const REPLAY_LIMIT_MARK = 'ReplayLimitError:';
+
+/** The message of a `replay_limit` result: fixed, so that a trajectory restored from its turns ends where it ended live. */
+export function replayLimitMessage(cells: number, replayMs: number): string {
+  return `${REPLAY_LIMIT_MARK} replaying the trajectory's ${cells} earlier cell(s) in a fresh interpreter took more than ${replayMs / 1000} s; the trajectory ends here`;
+}
+
+const REPLAY_LIMIT_LINE =
+  /^ReplayLimitError: replaying the trajectory's \d+ earlier cell\(s\) in a fresh interpreter took more than \d+(\.\d+)? s; the trajectory ends here$/m;
+
+/**
+ * Whether `observation` is that of a cell whose trajectory's replay passed the tool's bound (it ends the
+ * trajectory). Read from the observation, as {@link leavesState} is, so a live episode and one restored
+ * from its turns agree; a cell that prints this exact line ends its own trajectory, with reward 0.
+ */
+export function endedByReplayLimit(observation: string): boolean {
+  return REPLAY_LIMIT_LINE.test(observation);
+}
+
+const STATELESS_ENDINGS = [
+  'TimeoutError: the cell ran longer than',
+  'MemoryError: the cell needed more than',
+  'SandboxExit: the cell ended its interpreter',
+  REPLAY_LIMIT_MARK,
+];
 
 /**
  * Whether a cell whose observation is `observation` left state for the next cells of its trajectory:

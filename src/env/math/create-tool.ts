@@ -8,6 +8,7 @@ export interface CodeToolSettings extends CodeLimits {
   workers: number;
   packagesDir?: string;
   unsafeUnconfined?: boolean;
+  replayMs?: number;
 }
 
 /** The code tool a configuration names (env.math in the run config). */
@@ -17,5 +18,5 @@ export function createCodeTool(s: CodeToolSettings): CodeTool {
     if (!s.url) throw new RangeError('code tool url needs a url (the SandboxFusion base URL)');
     return new SandboxFusionTool({ url: s.url, ...limits });
   }
-  return new PyodideCodeTool({ ...limits, workers: s.workers, packagesDir: s.packagesDir, unsafeUnconfined: s.unsafeUnconfined });
+  return new PyodideCodeTool({ ...limits, workers: s.workers, packagesDir: s.packagesDir, unsafeUnconfined: s.unsafeUnconfined, replayMs: s.replayMs });
 }

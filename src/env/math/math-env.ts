@@ -6,7 +6,8 @@
  * is invalid: it costs a turn and is answered with the rule it broke. At the turn limit the episode
  * ends with reward 0 (a code turn at the limit is not run). When the sandbox itself fails (HTTP
  * errors after retries, a crashed worker) `step` throws, so the rollout engine records a tool_error
- * and retries. States are frozen values holding the (action, observation) history, so `restore`
+ * and retries. When the code tool could not replay the trajectory's earlier cells within its bound
+ * (`replay_limit`), the episode ends with reward 0 and reason replay_limit. States are frozen values holding the (action, observation) history, so `restore`
  * rebuilds them from recorded turns without running code again. A code cell runs after the earlier
  * cells of its own trajectory (its path in the tree), like a notebook's.
  */
@@ -14,7 +15,8 @@ import type { Action, Turn } from '../../tree/types.ts';
 import { EnvError } from '../errors.ts';
 import type { Environment, StepOutcome } from '../types.ts';
 import type { Prompt } from '../../tree/types.ts';
-import { formatObservation, leavesState, type CodeTool } from './code-tool.ts';
+import type { RolloutTree } from '../../tree/types.ts';
+import { endedByReplayLimit, formatObservation, leavesState, type CodeTool } from './code-tool.ts';
 import { answersMatch } from './grader.ts';
 import { CODE_ACTION, createProtocol, type CodeFormat, type CodeProtocol } from './protocol.ts';
 
@@ -86,14 +88,32 @@ export class MathEnv implements Environment<MathState> {
     if (pre) return pre;
     const result = await this.tool.run(action.input, { ...options, history: cellsOf(state) });
     if (result.status === 'sandbox_error') throw new EnvError(`${this.name}: ${result.error ?? 'code sandbox failed'}`);
-    return this.next(state, ranCell(action, this.protocol.wrap(formatObservation(result))));
+    return this.ran(state, action, this.protocol.wrap(formatObservation(result)));
+  }
+
+  /**
+   * Trajectories of the step's trees that ended because replaying their code history passed the tool's
+   * bound (metric code_replay_limited): read from the leaves' observations, so trajectories run by
+   * worker processes count too.
+   */
+  treeMetrics(trees: readonly RolloutTree[]): Record<string, number> {
+    let ended = 0;
+    for (const tree of trees)
+      for (const node of Object.values(tree.nodes)) if (node.end !== undefined && node.turn !== undefined && endedByReplayLimit(node.turn.observation)) ended++;
+    return { code_replay_limited: ended };
+  }
+
+  /** A code turn's outcome from its observation: the trajectory goes on, or it ends at the replay limit (live and restored alike). */
+  private ran(state: MathState, action: Action, observation: string): StepOutcome<MathState> {
+    if (endedByReplayLimit(observation)) return this.next(state, { action, observation }, { reward: 0, reason: 'replay_limit' });
+    return this.next(state, ranCell(action, observation));
   }
 
   restore(prompt: Prompt, turns: readonly Turn[]): MathState {
     let s = this.reset(prompt);
     for (const [i, t] of turns.entries()) {
       if (s.done) throw new EnvError(`${this.name}: turn ${i + 1} of ${prompt.id} follows the end of the episode`);
-      s = (this.advance(s, t.action) ?? this.next(s, ranCell(t.action, t.observation))).state;
+      s = (this.advance(s, t.action) ?? this.ran(s, t.action, t.observation)).state;
     }
     return s;
   }

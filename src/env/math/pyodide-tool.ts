@@ -14,7 +14,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { DEFAULT_CODE_LIMITS, limitMessage, type CodeLimits, type CodeResult, type CodeRunOptions, type CodeTool } from './code-tool.ts';
+import { DEFAULT_CODE_LIMITS, limitMessage, replayLimitMessage, type CodeLimits, type CodeResult, type CodeRunOptions, type CodeTool } from './code-tool.ts';
 import { sandboxCommand, type SandboxCommand } from './sandbox/confine.ts';
 
 export interface PyodideToolOptions extends Partial<CodeLimits> {
@@ -24,7 +24,20 @@ export interface PyodideToolOptions extends Partial<CodeLimits> {
   packagesDir?: string;
   /** Runs without the operating system's confinement (see confine.ts); never for a model's code. */
   unsafeUnconfined?: boolean;
+  /**
+   * Wall time for replaying a trajectory's earlier cells in a fresh process, all of them together (ms;
+   * default {@link DEFAULT_REPLAY_TIMEOUTS} × timeoutMs). Past it the cell answers `replay_limit`.
+   */
+  replayMs?: number;
 }
+
+/**
+ * The default replay bound, in cells' worth of wall time. Each replayed cell had up to timeoutMs, so
+ * without a bound of its own a replay grew with the history (one cheap cell cost 7.0 s, then 12.2 s);
+ * math cells are short, so a history that needs more than two full-length cells to replay is an attack
+ * or a runaway, and the trajectory ends instead.
+ */
+export const DEFAULT_REPLAY_TIMEOUTS = 2;
 
 interface Reply {
   id?: number;
@@ -373,6 +386,10 @@ export class PyodideCodeTool implements CodeTool {
   started = 0;
   /** Earlier cells replayed in a fresh process because no process held the trajectory's state. */
   replayed = 0;
+  /** Cells that answered `replay_limit` (for tests and benches; the step metric is read from the trees). */
+  replayLimited = 0;
+  /** Wall time for replaying one cell's history, all cells together (ms). */
+  readonly replayMs: number;
 
   constructor(options: PyodideToolOptions = {}) {
     this.limits = {
@@ -381,6 +398,7 @@ export class PyodideCodeTool implements CodeTool {
       outputBytes: options.outputBytes ?? DEFAULT_CODE_LIMITS.outputBytes,
     };
     this.size = Math.max(1, options.workers ?? 1);
+    this.replayMs = options.replayMs ?? DEFAULT_REPLAY_TIMEOUTS * this.limits.timeoutMs;
     this.maxReply = maxReplyChars(this.limits.outputBytes);
     // Built now so that a machine that cannot confine code fails at construction, in one line.
     const spec = { limits: this.limits, packagesDir: options.packagesDir, unconfined: options.unsafeUnconfined };
@@ -519,10 +537,19 @@ export class PyodideCodeTool implements CodeTool {
       this.discard(s, 'failed to start');
       return failure(`pyodide sandbox failed to start: ${(e as Error).message}`);
     }
-    // Replay what this process has not run (all of the history, for a fresh one).
-    for (const cell of job.history.slice(s.ran.length)) {
+    // Replay what this process has not run (all of the history, for a fresh one), within one deadline
+    // for all of it: each cell still has timeoutMs at most.
+    const toReplay = job.history.slice(s.ran.length);
+    const deadline = performance.now() + this.replayMs;
+    for (const cell of toReplay) {
       this.replayed++;
-      const r = await s.run(cell, true, this.limits.timeoutMs);
+      const left = deadline - performance.now();
+      const r = left <= 0 ? 'timeout' : await s.run(cell, true, Math.min(this.limits.timeoutMs, left));
+      if (r === 'timeout' && performance.now() >= deadline - 1) {
+        this.discard(s, 'replay limit');
+        this.replayLimited++;
+        return { status: 'replay_limit', stdout: '', stderr: '', error: replayLimitMessage(toReplay.length, this.replayMs), ms: 0 };
+      }
       if (r === undefined || r === 'timeout' || r.status === 'memory' || r.fatal || s.dead) {
         this.discard(s, 'replay failed');
         return failure(

@@ -12,6 +12,7 @@ import {
   formatObservation,
   limitMessage,
   MathEnv,
+  replayLimitMessage,
   PyodideCodeTool,
   SandboxFusionTool,
   loadMathDataset,
@@ -19,6 +20,7 @@ import {
   type CodeResult,
 } from '../../../src/env/index.ts';
 import { snapshotsStarted } from '../../../src/env/math/pyodide-tool.ts';
+import type { RolloutTree } from '../../../src/tree/types.ts';
 
 // One pyodide worker for the whole file (loading Python costs seconds).
 // Time bounds are loose on purpose: CI machines are shared; the checks are "stopped near the limit", not speed.
@@ -323,6 +325,38 @@ describe('math environment', () => {
       observation: o.observation,
     }));
     assert.deepEqual(env.restore(prompt, turns), stopped.state);
+  });
+
+  test('replay is bounded in total: past replayMs the cell answers replay_limit, the trajectory ends (reason replay_limit), restore agrees, the step metric counts it (issue 69)', async () => {
+    // Same limits as `tool`, so it shares its snapshot; replaying three 0.4 s cells passes 0.6 s.
+    const bounded = new PyodideCodeTool({ ...LIMITS, workers: 1, replayMs: 600 });
+    try {
+      const env = new MathEnv({ tool: bounded, maxTurns: 6 });
+      const code = (c: string) => env.parse(env.protocol.write(c)).action;
+      const slow = 'import time\nt = time.time()\nwhile time.time() - t < 0.4:\n    pass';
+      // The history as recorded turns: restore runs no code, so the next cell must replay all of it.
+      const turns = [1, 2, 3].map(() => ({ thought: '', action: code(slow), observation: env.protocol.wrap('(no output; print the values you need)') }));
+      const out = await env.step(env.restore(prompt, turns), code('print(1)'));
+      assert.deepEqual([out.done, out.reward, out.reason], [true, 0, 'replay_limit']);
+      assert.equal(out.observation, env.protocol.wrap(replayLimitMessage(3, 600)));
+      assert.equal(bounded.replayLimited, 1);
+      const ended = env.restore(prompt, [...turns, { thought: '', action: code('print(1)'), observation: out.observation }]);
+      assert.deepEqual(ended, out.state, 'restored from its turns, the trajectory ends at the same turn');
+      // A short history replays within the bound, and the trajectory goes on.
+      const short = await env.step(
+        env.restore(prompt, [{ thought: '', action: code('x = 5'), observation: env.protocol.wrap('(no output; print the values you need)') }]),
+        code('print(x)'),
+      );
+      assert.deepEqual([short.done, short.observation], [false, env.protocol.wrap('5')]);
+      // The step metric, read from the trees' leaves.
+      const leaf = (observation: string) => ({ end: 'answer', turn: { thought: '', action: code('print(1)'), observation } });
+      const tree = {
+        nodes: { a: leaf(out.observation), b: leaf(env.protocol.wrap('1')), c: { turn: { observation: out.observation } } },
+      } as unknown as RolloutTree;
+      assert.deepEqual(env.treeMetrics([tree]), { code_replay_limited: 1 });
+    } finally {
+      await bounded.close();
+    }
   });
 
   test('a turn with neither code nor an answer is invalid and named; the turn limit ends the episode with reward 0', async () => {

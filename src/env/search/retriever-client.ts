@@ -20,6 +20,33 @@ export interface RetrieverClientOptions {
   /** Base URL, e.g. http://127.0.0.1:8000 (a trailing /retrieve is accepted too). */
   url: string;
   timeoutMs?: number;
+  /** The largest reply read (bytes); a longer one is refused. Default {@link MAX_RETRIEVER_REPLY_BYTES}. */
+  maxReplyBytes?: number;
+}
+
+/**
+ * The largest reply read from a retriever: `trace-rl retriever serve` answers at most 1,024 queries of
+ * 1,000 documents each, and a Search-R1 passage is about 600 bytes; a server that sends more is refused
+ * before its reply is held in memory.
+ */
+export const MAX_RETRIEVER_REPLY_BYTES = 64 * 1024 * 1024;
+
+/** The reply's body, read up to `maxBytes` (the declared length is checked first, then what arrives). */
+async function boundedBody(res: Response, maxBytes: number, endpoint: string): Promise<string> {
+  const tooLarge = () => new RetrieverError(`retriever at ${endpoint} sent a reply over ${maxBytes} bytes; refused (ask for fewer queries or a smaller topk)`);
+  if (Number(res.headers.get('content-length') ?? 0) > maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (res.body)
+    for await (const chunk of res.body) {
+      size += chunk.length;
+      if (size > maxBytes) throw tooLarge();
+      chunks.push(chunk);
+    }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export interface RetrievedDocument {
@@ -32,8 +59,10 @@ export class RetrieverClient implements SearchTool {
   readonly name = 'search-r1-retriever';
   private readonly endpoint: string;
   private readonly timeoutMs: number;
+  private readonly maxReplyBytes: number;
 
   constructor(options: RetrieverClientOptions) {
+    this.maxReplyBytes = options.maxReplyBytes ?? MAX_RETRIEVER_REPLY_BYTES;
     const base = options.url.replace(/\/+$/, '');
     this.endpoint = base.endsWith('/retrieve') ? base : `${base}/retrieve`;
     this.timeoutMs = options.timeoutMs ?? 30_000;
@@ -54,7 +83,17 @@ export class RetrieverClient implements SearchTool {
       throw new RetrieverError(`retriever at ${this.endpoint} unreachable: ${(e as Error).message}`);
     }
     if (!res.ok) throw new RetrieverError(`retriever at ${this.endpoint} answered HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
-    const parsed = reply.safeParse(await res.json().catch(() => undefined));
+    const text = await boundedBody(res, this.maxReplyBytes, this.endpoint).catch((e: unknown) => {
+      if (e instanceof RetrieverError) throw e;
+      throw new RetrieverError(`retriever at ${this.endpoint}: the reply was cut off (${(e as Error).message})`);
+    });
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    const parsed = reply.safeParse(json);
     if (!parsed.success)
       throw new RetrieverError(
         `retriever at ${this.endpoint} sent an unexpected reply: ${parsed.error.issues[0]?.message ?? 'bad shape'}; expected {result: [[{document: {contents}, score}]]}`,

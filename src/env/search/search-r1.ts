@@ -94,9 +94,23 @@ export function fromContents(contents: string): { title: string; text: string } 
  * per document, wrapped in `<information>` with blank lines around.
  */
 export function formatInformation(passages: readonly Pick<Passage, 'title' | 'text'>[]): string {
-  const body = passages.map((p, i) => `Doc ${i + 1}(Title: "${p.title}") ${p.text}`).join('\n');
-  return `\n\n<information>${body.trim()}</information>\n\n`;
+  const body = passages
+    .map((p, i) => `Doc ${i + 1}(Title: "${p.title}") ${p.text}`)
+    .join('\n')
+    .trim();
+  const shown =
+    body.length <= INFORMATION_CHARS
+      ? body
+      : `${body.slice(0, INFORMATION_CHARS)}… [information cut: ${body.length} characters, at most ${INFORMATION_CHARS} are shown]`;
+  return `\n\n<information>${shown}</information>\n\n`;
 }
+
+/**
+ * The most characters of passages one search shows the model. A retriever (a server, a user's corpus)
+ * may answer passages of any length, and an observation rides in every later prompt of its trajectory;
+ * Search-R1's passages are about 100 words (≈ 600 characters), so its top 3 are far below this.
+ */
+export const INFORMATION_CHARS = 16384;
 
 /** Titles of the documents listed in an information block, in order. */
 export function titlesIn(observation: string): string[] {

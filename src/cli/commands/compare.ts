@@ -11,7 +11,7 @@ import { parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../tra
 import { loadedPlugins } from '../../util/plugins.ts';
 import { configToYaml } from '../config-file.ts';
 import { parseInteger, UsageError } from '../io.ts';
-import { addConfigOptions, rawConfig } from './train.ts';
+import { addConfigOptions, rawConfig } from '../config-flags.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/trace-rl.js', import.meta.url));
 

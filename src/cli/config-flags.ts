@@ -1,5 +1,5 @@
 /** The flags that set configuration fields, shared by train, compare, rollout and config. */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { configSettings, type SettingDoc } from '../train/config-docs.ts';
 import { applySetPairs, readConfigFile, setPath } from './config-file.ts';
 import { parseDecimal, parseInteger } from './io.ts';
@@ -26,10 +26,13 @@ export const CONFIG_FLAGS = [
   ['--concurrency <n>', 'engine.concurrency'],
 ] as const;
 
-const SETTINGS = new Map(configSettings().map((s) => [s.path, s]));
+// Built on first use: walking the schema costs 25–50 ms of CPU, which a command that runs without
+// these flags (`trace-rl config`; the built CLI answers help from its command table) need not pay.
+let settings: Map<string, SettingDoc> | undefined;
 
 function setting(path: string): SettingDoc {
-  const s = SETTINGS.get(path);
+  settings ??= new Map(configSettings().map((s) => [s.path, s]));
+  const s = settings.get(path);
   if (!s) throw new Error(`no configuration setting "${path}" (src/cli/config-flags.ts flag table)`);
   return s;
 }
@@ -58,7 +61,12 @@ export function rawConfig(opts: Record<string, unknown>): Record<string, unknown
 
 export function addConfigOptions(cmd: Command): Command {
   cmd.option('--config <file>', 'YAML or JSON configuration file (flags override it)');
-  for (const [flag, path] of CONFIG_FLAGS) cmd.option(flag, settingHelp(path));
+  for (const [flag, path] of CONFIG_FLAGS) {
+    // The help is read when it is shown (or written to the command table), not when the command is built.
+    const option = new Option(flag);
+    Object.defineProperty(option, 'description', { get: () => settingHelp(path), enumerable: true });
+    cmd.addOption(option);
+  }
   cmd.option('--set <path=value...>', 'set any configuration field, e.g. --set predictor.replaySteps=8');
   return cmd;
 }

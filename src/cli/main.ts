@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { addTableCommands, type CommandEntry } from './command-table.ts';
 import { commands } from './commands/index.ts';
 import { UserError } from '../util/user-error.ts';
 import { systemErrorLine } from './errors.ts';
@@ -13,13 +14,7 @@ const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.me
  * (help, a typo): each command module and its dependencies load only when needed.
  */
 export async function buildProgram(argv: string[] = []): Promise<Command> {
-  const program = new Command('trace-rl')
-    .description('TRACE: spend a fixed rollout budget where multi-turn agent RL learns the most')
-    .version(VERSION)
-    .exitOverride()
-    // Parser errors are printed by main() as one line with a pointer to --help (help and version still print).
-    .configureOutput({ outputError: () => {} })
-    .addHelpText('after', '\nAny command: --plugin <module> (repeatable) imports a module that registers strategies or environment or policy kinds first.');
+  const program = newProgram();
   const named = argv.slice(2).find((a) => !a.startsWith('-'));
   const wanted =
     argv.slice(2).some((a) => a === '--version' || a === '-V') && named === undefined
@@ -31,13 +26,58 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
   return program;
 }
 
-/** Runs the CLI; user errors become one stderr line and exit code 2, never a stack trace. */
-export async function main(args: string[]): Promise<void> {
+/** The program itself, without subcommands. */
+function newProgram(): Command {
+  return (
+    new Command('trace-rl')
+      .description('TRACE: spend a fixed rollout budget where multi-turn agent RL learns the most')
+      .version(VERSION)
+      .exitOverride()
+      // Parser errors are printed by main() as one line with a pointer to --help (help and version still print).
+      .configureOutput({ outputError: () => {} })
+      .addHelpText('after', '\nAny command: --plugin <module> (repeatable) imports a module that registers strategies or environment or policy kinds first.')
+  );
+}
+
+/**
+ * The command table the build writes beside the compiled CLI (command-table.ts), or undefined in a
+ * source checkout, which always loads the command modules themselves.
+ */
+export function builtCommandTable(): CommandEntry[] | undefined {
+  const file = new URL('./command-table.json', import.meta.url);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as CommandEntry[]) : undefined;
+}
+
+/**
+ * Parses the arguments against the command table alone: help, a version query, an unknown command or
+ * flag and a missing argument are answered (or thrown, as commander does) without loading any
+ * command's module; true when the arguments name a command that runs, which then loads for real.
+ * The table's commands are added to `program`, so a refusal names the command path from it.
+ */
+async function parsedByTable(program: Command, table: readonly CommandEntry[], argv: string[]): Promise<boolean> {
+  let runs = false;
+  addTableCommands(program, table, () => (runs = true));
+  const unknown = unknownCommand(program, argv.slice(2));
+  await program.parseAsync(unknown === undefined ? argv : [...argv.slice(0, 2), unknown]);
+  return runs;
+}
+
+/**
+ * Runs the CLI; user errors become one stderr line and exit code 2, never a stack trace. `table`: the
+ * commands' declarations that answer help and refusals before any command module loads (the built
+ * CLI's own by default; a plugin can add settings and kinds to what help shows, so with --plugin the
+ * modules always load).
+ */
+export async function main(args: string[], table: readonly CommandEntry[] | undefined = builtCommandTable()): Promise<void> {
   let program: Command | undefined;
   let argv = args;
   try {
     const { plugins, rest } = pluginArgs(args);
     argv = rest;
+    if (table !== undefined && plugins.length === 0) {
+      program = newProgram();
+      if (!(await parsedByTable(program, table, argv))) return;
+    }
     await loadPlugins(plugins);
     program = await buildProgram(argv);
     const unknown = unknownCommand(program, argv.slice(2));

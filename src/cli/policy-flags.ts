@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { policyConfigSchema, type PolicyConfig } from '../policy/registry.ts';
 import { UsageError } from './io.ts';
-import { settingHelp } from './commands/train.ts';
+import { settingHelp } from './config-flags.ts';
 
 /** `settings` parsed; `flags` names the flag of each settings field, for the message. */
 export function policyFromFlags(settings: Record<string, unknown>, flags: Record<string, string>): PolicyConfig {

@@ -11,6 +11,7 @@ export * from './embeddings.ts';
 export { STRUCTURE_FEATURES } from './structure-features.ts';
 export { fnv1a, hashToken, namespaceSeed } from './hash.ts';
 export * from './mlp-predictor.ts';
+export * from './errors.ts';
 export * from './baselines.ts';
 export * from './posterior.ts';
 export { predictorKinds, type PredictorKind, type PredictorSettings } from './registry.ts';

@@ -17,6 +17,7 @@ import { createFeatures } from './features.ts';
 import { concatRows, densify, type FeatureMatrix } from './feature-matrix.ts';
 import { forward, fromParams, initParams, makeAdamStep, toParams, zerosLike, type MlpShape, type Params } from './mlp-network.ts';
 import { initJax } from '../util/jax.ts';
+import { PredictorConfigError } from './errors.ts';
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from './snapshot.ts';
 import { createRng, shuffled } from '../util/rng.ts';
 import { jit, numpy as np, tree } from '../util/jax.ts';
@@ -60,10 +61,6 @@ interface ReplayStep {
   x: FeatureMatrix;
   y: Float32Array;
   w: Float32Array;
-}
-
-export class PredictorConfigError extends Error {
-  override name = 'PredictorConfigError';
 }
 
 /** Row counts jit compiles for prediction; a request is cut into chunks of these sizes (last one padded). */

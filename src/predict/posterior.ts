@@ -24,7 +24,7 @@
  */
 import type { History, SuccessPredictor, TargetSample } from './types.ts';
 import { decodeSnapshot, encodeSnapshot, promptRows, SnapshotError } from './snapshot.ts';
-import { PredictorConfigError } from './mlp-predictor.ts';
+import { PredictorConfigError } from './errors.ts';
 
 export type PrefixRule = 'shift' | 'none';
 

@@ -1,7 +1,6 @@
 import { defineFamily, type FamilyEntry } from '../util/family.ts';
 import { BetaBernoulliPredictor, GlobalRatePredictor } from './baselines.ts';
 import { createFeatures } from './features.ts';
-import { createMlpPredictor } from './mlp-predictor.ts';
 import { PosteriorPredictor, type PosteriorOptions } from './posterior.ts';
 import type { SuccessPredictor } from './types.ts';
 
@@ -21,8 +20,10 @@ export interface PredictorKind extends FamilyEntry {
   build(settings: PredictorSettings, run: { seed: number; maxTurns: number }): Promise<SuccessPredictor> | SuccessPredictor;
 }
 
-const mlp = (s: PredictorSettings, run: { seed: number; maxTurns: number }) =>
-  createMlpPredictor({
+// The network's module (and jax-js under it) loads only when an mlp is built: the configuration schema,
+// which reads this family's names, is loaded by every command that parses a configuration.
+const mlp = async (s: PredictorSettings, run: { seed: number; maxTurns: number }) =>
+  (await import('./mlp-predictor.ts')).createMlpPredictor({
     features: createFeatures({ hashed: { maxTurns: run.maxTurns, useGold: s.useGold, questionFeatures: s.questionFeatures } }),
     hidden: s.hidden,
     lr: s.lr,

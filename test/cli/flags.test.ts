@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { estimatorNames } from '../../src/advantage/index.ts';
 import { strategies } from '../../src/allocate/index.ts';
 import { evalConfig, type EvalFlags } from '../../src/cli/commands/eval.ts';
-import { CONFIG_FLAGS, rawConfig, settingHelp } from '../../src/cli/commands/train.ts';
+import { CONFIG_FLAGS, rawConfig, settingHelp } from '../../src/cli/config-flags.ts';
 import { UsageError } from '../../src/cli/io.ts';
 import { configSettings } from '../../src/train/config-docs.ts';
 

@@ -101,6 +101,23 @@ test('compare --plugin: each run’s own train process loads the plugin, and the
   });
 });
 
+test('compare: an arm that spends less than the budget it set (a plugin planning 8 of 24 trajectories) fails the comparison in one line, and no report is written', () => {
+  // Every other candidate of the pool of 8, two rollouts each: 8 trajectories whatever the budget.
+  comparePlugin(
+    'every-other-plugin.ts',
+    ['--strategies', 'every-other,grpo', '--seeds', '1', '--steps', '1', '--budget', '24', '--pool', '8', '--set', 'eval.questions=3'],
+    (r, out) => {
+      assert.equal(r.status, 1, r.stderr);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.match(
+        r.stderr,
+        /^trace-rl compare: \S*every-other-s0 spent 8 trajectories at step 0 against its budget of 24 \(16 under; at most 1 may be left\); the arms did not spend equal budgets, so no report is written: give a --budget every strategy spends/,
+      );
+      assert.ok(!existsSync(join(out, 'report.html')));
+    },
+  );
+});
+
 test('compare: a run whose process exits 0 without storing its run fails the comparison in one line, and no report is written', () => {
   comparePlugin('silent-exit-plugin.ts', ['--strategies', 'grpo', ...ONE_STEP], (r, out) => {
     assert.equal(r.status, 1, r.stderr);

@@ -5,6 +5,7 @@
  * propagates to the caller.
  */
 import { Readable } from 'node:stream';
+import type { CommandEntry } from '../../src/cli/command-table.ts';
 import { main } from '../../src/cli/main.ts';
 
 export interface CliResult {
@@ -13,7 +14,8 @@ export interface CliResult {
   stderr: string;
 }
 
-export async function runCli(args: readonly string[], stdin = ''): Promise<CliResult> {
+/** `table`: the command table main answers help and refusals from (none: the command modules themselves, as in a checkout). */
+export async function runCli(args: readonly string[], stdin = '', table?: readonly CommandEntry[]): Promise<CliResult> {
   const stdinDescriptor = Object.getOwnPropertyDescriptor(process, 'stdin')!;
   const write = { out: process.stdout.write, err: process.stderr.write };
   let stdout = '';
@@ -27,7 +29,7 @@ export async function runCli(args: readonly string[], stdin = ''): Promise<CliRe
   process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
   process.exitCode = undefined;
   try {
-    await main(['node', 'trace-rl', ...args]);
+    await main(['node', 'trace-rl', ...args], table);
   } finally {
     Object.defineProperty(process, 'stdin', stdinDescriptor);
     process.stdout.write = write.out;

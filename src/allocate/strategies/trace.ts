@@ -44,7 +44,7 @@ export function solverTreeRootBudget(o: Pick<OptionsOf<'oracle'>, 'roots' | 'con
  * options beyond the paper (docs/allocation.md §4) each swap one part: where v comes from (rootPrior),
  * what a root is worth (rootValue), how prefixes are weighted (prefixes: entropy-weighted, decision-weighted), how deep
  * the expansion goes (expansionRounds), whether the root competes with the prefixes (rootResample), where leftover budget goes (leftover),
- * whether prompts share one continuation budget (prefixBudget), how shallow a branch point may be (branchFrom), whether the observed outcome steers branching (prefixValue). Each is an ablation arm of bench/compare.
+ * whether prompts share one continuation budget (prefixBudget), how shallow a branch point may be (branchFrom), whether the observed outcome steers branching (prefixValue). Each swaps one part only, so a comparison against the paper's method measures what that part alone is worth.
  */
 export function traceStrategy(o: OptionsOf<'trace'>): Strategy {
   const kappa = o.priorStrength ?? 4;

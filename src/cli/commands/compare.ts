@@ -11,7 +11,8 @@ import { parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../tra
 import { loadedPlugins } from '../../util/plugins.ts';
 import { configToYaml } from '../config-file.ts';
 import { parseInteger, UsageError } from '../io.ts';
-import { addConfigOptions, rawConfig } from './train.ts';
+import { addConfigOptions, rawConfig } from '../config-flags.ts';
+import { spendProblem } from './compare-spend.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/trace-rl.js', import.meta.url));
 
@@ -114,6 +115,22 @@ export function register(program: Command): void {
       process.exitCode = first!.code === 2 ? 2 : 1;
       return;
     }
+    // Equal budgets are checked in what each run stored, not trusted to its strategy (a plugin's, or one
+    // that stops early): a comparison resting on an arm that spent less or more is no comparison.
+    const unequal = runs.flatMap((r) => {
+      // A dynamic sampler's budget is whole mixed groups, its spend whatever finding them cost (said above).
+      if (dynamicSampling(r.name)) return [];
+      const problem = spendProblem(r.config, storedSteps(r.dir));
+      return problem === undefined ? [] : [{ dir: r.dir, problem }];
+    });
+    if (unequal.length > 0) {
+      const [first, ...more] = unequal;
+      process.stderr.write(
+        `trace-rl compare: ${first!.dir} ${first!.problem}${more.length ? ` (and ${more.length} more run(s): ${more.map((u) => u.dir).join(', ')})` : ''}; the arms did not spend equal budgets, so no report is written: give a --budget every strategy spends (a strategy must plan up to its budget)\n`,
+      );
+      process.exitCode = 1;
+      return;
+    }
     const { formatHeadline, writeReport } = await import('../../report/index.ts');
     const result = await writeReport({ runs: runs.map((r) => r.dir), out: join(out, 'report.html') });
     process.stdout.write(formatHeadline(result) + '\n');
@@ -195,6 +212,16 @@ function firstDifference(a: unknown, b: unknown, at = ''): string | undefined {
 }
 
 const valueAt = (o: unknown, path: string) => path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], o);
+
+/** The steps a run stored (its metrics, including what each step spent). */
+function storedSteps(dir: string): Array<{ step: number; metrics: Record<string, number> }> {
+  const store = RunStore.open(dir, { readonly: true });
+  try {
+    return store.steps();
+  } finally {
+    store.close();
+  }
+}
 
 /** Why `dir` holds no finished run (undefined when it does). */
 function unfinished(dir: string): string | undefined {

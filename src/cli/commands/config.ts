@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { configReference } from '../../train/config-docs.ts';
 import { parseTrainConfig } from '../../train/config.ts';
 import { configToYaml } from '../config-file.ts';
-import { addConfigOptions, rawConfig } from './train.ts';
+import { addConfigOptions, rawConfig } from '../config-flags.ts';
 
 /** `trace-rl config`: the resolved configuration (defaults + file + flags) as YAML, or the reference. */
 export function register(program: Command): void {

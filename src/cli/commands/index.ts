@@ -7,7 +7,9 @@ export interface CommandModule {
 
 /**
  * Every subcommand, by name, loaded only when it runs: `trace-rl solve` never pays for llama.cpp,
- * jax-js or vega. The top-level help (and a mistyped name, for commander's suggestion) loads them all.
+ * jax-js or vega. The built CLI answers help and refusals from its command table (../command-table.ts);
+ * in a source checkout, or with --plugin, the top-level help (and a mistyped name, for commander's
+ * suggestion) loads them all.
  */
 export const commands: Record<string, () => Promise<CommandModule>> = {
   advantages: () => import('./advantages.ts'),

@@ -28,7 +28,7 @@ import { controlToken } from '../../http/control.ts';
 import { redactSecret } from '../../util/redact.ts';
 import { addTokenizerOptions, asUsage, transcriptFromOptions } from './export.ts';
 import { ServerTokenizerError } from '../../tokens/server-tokenizer.ts';
-import { addConfigOptions, rawConfig } from './train.ts';
+import { addConfigOptions, rawConfig } from '../config-flags.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 

@@ -3,70 +3,11 @@ import type { Command } from 'commander';
 import { performance } from 'node:perf_hooks';
 import { PolicyConfigError, policyKinds } from '../../policy/registry.ts';
 import { parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/config.ts';
-import { configSettings, type SettingDoc } from '../../train/config-docs.ts';
-import { applySetPairs, configToYaml, readConfigFile, setPath } from '../config-file.ts';
-import { parseDecimal, parseInteger, UsageError } from '../io.ts';
+import { configToYaml } from '../config-file.ts';
+import { addConfigOptions, rawConfig, settingHelp } from '../config-flags.ts';
+import { UsageError } from '../io.ts';
 import { progressReporter } from '../progress.ts';
 import { failedStepRefusal, keptRunClause, serverFailure, serverFailureLine } from '../server-failure.ts';
-
-/**
- * Command-line flags that set one configuration field each (the config file's names, dotted). Their
- * help, allowed values and number conversion come from the schema (`configSettings`), so a setting is
- * described in one place.
- */
-export const CONFIG_FLAGS = [
-  ['--strategy <name>', 'strategy.name'],
-  ['--budget <n>', 'strategy.budget'],
-  ['--budget-unit <unit>', 'strategy.unit'],
-  ['--continuations <n>', 'strategy.continuations'],
-  ['--estimator <name>', 'estimator'],
-  ['--steps <n>', 'steps'],
-  ['--seed <n>', 'seed'],
-  ['--env <kind>', 'env.kind'],
-  ['--datasets <list>', 'env.datasets'],
-  ['--retrieval <mode>', 'env.retrieval'],
-  ['--retriever-url <url>', 'env.retrieverUrl'],
-  ['--predictor <kind>', 'predictor.kind'],
-  ['--pool <n>', 'pool'],
-  ['--concurrency <n>', 'engine.concurrency'],
-] as const;
-
-const SETTINGS = new Map(configSettings().map((s) => [s.path, s]));
-
-function setting(path: string): SettingDoc {
-  const s = SETTINGS.get(path);
-  if (!s) throw new Error(`no configuration setting "${path}" (src/cli/commands/train.ts flag table)`);
-  return s;
-}
-
-/** A flag's help: the setting's description, plus its allowed values when the description omits them. */
-export function settingHelp(path: string): string {
-  const s = setting(path);
-  const missing = s.values?.some((v) => !s.description.includes(v));
-  return missing ? `${s.description.replace(/\.?\s*$/, '')}. One of: ${s.values!.join(', ')}.` : s.description;
-}
-
-/** Builds the raw configuration: file first, then flags, then `--set path=value` pairs. */
-export function rawConfig(opts: Record<string, unknown>): Record<string, unknown> {
-  const raw = opts.config ? readConfigFile(String(opts.config)) : {};
-  for (const [flag, path] of CONFIG_FLAGS) {
-    const key = flag.slice(2, flag.indexOf(' ')).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-    const value = opts[key];
-    if (value === undefined) continue;
-    // Decimal digits only (Number() would read 0x10 as 16 and "" as 0); the schema checks the range.
-    const name = flag.split(' ')[0]!;
-    setPath(raw, path, setting(path).numeric ? (setting(path).type.startsWith('integer') ? parseInteger(name, value) : parseDecimal(name, value)) : value);
-  }
-  applySetPairs(raw, (opts.set as string[] | undefined) ?? [], 'predictor.replaySteps=8');
-  return raw;
-}
-
-export function addConfigOptions(cmd: Command): Command {
-  cmd.option('--config <file>', 'YAML or JSON configuration file (flags override it)');
-  for (const [flag, path] of CONFIG_FLAGS) cmd.option(flag, settingHelp(path));
-  cmd.option('--set <path=value...>', 'set any configuration field, e.g. --set predictor.replaySteps=8');
-  return cmd;
-}
 
 /** `trace-rl train`: one run, stored in --out, resumable with --resume. */
 export function register(program: Command): void {

@@ -19,7 +19,10 @@
  */
 import { ComputeEngine } from '@cortex-js/compute-engine';
 
-const ce = new ComputeEngine();
+// Built on first use: constructing the engine costs ~0.1 s of CPU (its LaTeX dictionaries), which every
+// command that merely loads the math kind's module (the configuration schema, `trace-rl config`) paid.
+let engine: ComputeEngine | undefined;
+const ce = (): ComputeEngine => (engine ??= new ComputeEngine());
 type BoxedExpression = ReturnType<ComputeEngine['parse']>;
 
 /** What one grade may cost. */
@@ -263,7 +266,7 @@ function parse(latex: string): BoxedExpression {
     throw new Undecided(`an expression of ${latex.length} characters (at most ${GRADE_LIMITS.expressionChars} are parsed)`);
   const depth = nesting(latex);
   if (depth > GRADE_LIMITS.nesting) throw new Undecided(`the answer nests brackets ${depth} deep (at most ${GRADE_LIMITS.nesting} are parsed)`);
-  const e = ce.parse(latex);
+  const e = ce().parse(latex);
   checkFactorials(e);
   return e;
 }
@@ -363,7 +366,7 @@ function exactRational(latex: string): Rational | undefined {
   if (latex.length > GRADE_LIMITS.expressionChars || nesting(latex) > GRADE_LIMITS.nesting) return undefined;
   // The parser folds "3.7 \times 10^{-30}" into a double (here 0); a braced base keeps the power.
   const text = latex.replace(/(\\times|\\cdot)\s*10\s*\^/g, '$1{10}^');
-  return rationalOf(ce.parse(text, { canonical: false }).json as unknown);
+  return rationalOf(ce().parse(text, { canonical: false }).json as unknown);
 }
 
 function rationalOf(e: unknown): Rational | undefined {

@@ -57,8 +57,8 @@ const OPEN_FILES = 256;
  * fresh process, and optimising its hot functions costs more CPU than short cells gain: a trajectory of
  * one short cell took 1.11–1.24 CPU-s with tiering and 0.57–0.60 without. The price is paid by long
  * computations: one cell of 3·10⁶ Python loop iterations ran 1.6–1.7× slower in wall time, its process
- * about even in CPU (0.95–1.13×) (bench/math/wasm-tiers.ts, docs/experiments/2026-12-06-suite-cost.md).
- * Math cells are short; the wall-time limit is the user's to raise. The snapshot process (Python's
+ * about even in CPU (0.95–1.13×). Math cells are short, so the baseline compiler wins where the cost
+ * is; the wall-time limit is the user's to raise. The snapshot process (Python's
  * start-up) gains nothing either way and keeps the default.
  */
 export const RUN_COMPILER_FLAGS = ['--liftoff-only'];

@@ -62,6 +62,8 @@ export interface Environment<S = unknown> {
   release?(state: S): void | Promise<void>;
   /** What restoring this state cost (a server's replay of the prefix); the engine reads it once, right after restore. */
   restoreCost?(state: S): RestoreCost | undefined;
+  /** Server environments: the step's restore methods (see ServerLoad); read once per step. */
+  serverLoad?(): ServerLoad;
   /**
    * 'roots-only': no intermediate prefix can be restored (a server environment that is not
    * replay-deterministic, by the user's `env.branching: roots-only`): the engine offers no prefix to a
@@ -83,6 +85,19 @@ export interface Environment<S = unknown> {
 export interface RestoreCost {
   steps: number;
   ms: number;
+}
+
+/**
+ * What a server environment did for one step beyond the trajectories (env/remote): how it restored
+ * prefixes. Read (and reset) once per step by the step's metrics.
+ */
+export interface ServerLoad {
+  /** 'fork' when the server offers fork (replay is then the fallback), else 'replay'. */
+  restoreMethod: 'fork' | 'replay';
+  /** Restores by fork (no environment step replayed). */
+  forks: number;
+  /** Forks the server refused or answered otherwise than the record, replayed instead. */
+  forkFallbacks: number;
 }
 
 /** Environments that know the exact success probability at any prefix (the simulator). */

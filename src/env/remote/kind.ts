@@ -57,6 +57,12 @@ const shared = {
     .describe(
       'openenv, agentgym: replay = continuations restore a prefix by a new session, a reset and a replay of its actions, checked turn by turn; roots-only = no prefix is branched (for a server that is not replay-deterministic): continuation budget becomes extra bare rollouts.',
     ),
+  fork: z
+    .enum(['auto', 'off'])
+    .default('auto')
+    .describe(
+      'openenv, agentgym: auto = where the server offers trace-rl’s fork extension (GET /fork), steps that may be branched ask it to keep their state and a continuation opens a session from it (no step replayed; checked against the record; replay when refused); off = always replay.',
+    ),
   sessions: z
     .number()
     .int()
@@ -118,7 +124,16 @@ async function setupOver(server: RemoteServer, s: SharedSettings, maxTurns: numb
   const prompts = [...trainTasks, ...testTasks].map((t, i) => taskPrompt(t, firsts[i]!, dataset, s.questionAfter));
   const train = prompts.slice(0, trainTasks.length);
   const test = prompts.slice(trainTasks.length);
-  const env = new RemoteEnv({ server, maxTurns, action: s.action.text, successThreshold: s.successThreshold, sessions: s.sessions, branching: s.branching });
+  const fork = s.fork === 'auto' && s.branching === 'replay' ? await server.forkOffer() : undefined;
+  const env = new RemoteEnv({
+    server,
+    maxTurns,
+    action: s.action.text,
+    successThreshold: s.successThreshold,
+    sessions: s.sessions,
+    branching: s.branching,
+    ...(fork ? { fork } : {}),
+  });
   const listsCandidates = firsts.some((f) => f.candidates !== undefined);
   return {
     env: env as unknown as Environment<unknown>,

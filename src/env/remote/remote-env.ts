@@ -8,8 +8,12 @@
  * first observation against the prompt, then each observation, the raw reward where one was recorded,
  * and that no prefix turn ended the episode). A difference throws ReplayMismatch: the environment is
  * not replay-deterministic there, and the engine skips that continuation. Neither protocol can save and
- * restore a session's state, so replay is the only way back to a prefix; its cost (steps, wall time)
- * is reported through restoreCost and never touches the token budget.
+ * restore a session's state; where a server offers trace-rl's fork extension (fork.ts), each step
+ * that may be branched asks the server to keep its state, and a restore of that prefix opens a session
+ * from the kept state instead (no environment step), checked against the record's last turn; a fork
+ * refused (the state expired or was evicted) or answered differently falls back to replay. The cost
+ * (steps, wall time) is reported through restoreCost and never touches the token budget; the forks
+ * and fallbacks through serverLoad.
  *
  * Sessions are a bounded resource: at most `sessions` open per server (SessionPermits); a session
  * whose connection drops is replaced (reconnect with backoff, then the history replayed and checked);
@@ -18,8 +22,9 @@
 import { sleep } from '../../util/sleep.ts';
 import type { Action, Prompt, Turn, TurnEnv } from '../../tree/types.ts';
 import { EnvError, ReplayMismatch } from '../errors.ts';
-import type { EnvCallOptions, Environment, RestoreCost, StepOutcome } from '../types.ts';
+import type { EnvCallOptions, Environment, RestoreCost, ServerLoad, StepOutcome } from '../types.ts';
 import { actionText, parseRemoteTurn, type ActionTextMode } from './action-text.ts';
+import { KeptStates, prefixKey, type ForkOffer, type KeptState } from './fork.ts';
 import { replyInfo, type RemoteReply } from './reply.ts';
 import { isCapacityRefusal, SessionLost, SessionPermits, type RemoteServer, type RemoteSession } from './session.ts';
 import { taskOf } from './tasks.ts';
@@ -35,6 +40,8 @@ export interface RemoteEnvOptions {
   /** Most sessions open at once on the server. */
   sessions: number;
   branching: 'replay' | 'roots-only';
+  /** The server's fork offer (GET /fork at build); absent: every restore replays. */
+  fork?: ForkOffer;
   /** Attempts to reopen a dropped session before the step fails; the wait doubles from reconnectDelayMs. */
   reconnectAttempts?: number;
   reconnectDelayMs?: number;
@@ -79,6 +86,9 @@ export class RemoteEnv implements Environment<RemoteState> {
   private readonly permits: SessionPermits;
   private readonly reconnectAttempts: number;
   private readonly reconnectDelayMs: number;
+  /** Keys of the states the server kept, by prefix (only when it offers fork and prefixes are branched). */
+  private readonly kept?: KeptStates;
+  private readonly load = { forks: 0, forkFallbacks: 0 };
 
   constructor(private readonly options: RemoteEnvOptions) {
     this.name = `${options.server.protocol}:${options.server.url}`;
@@ -87,6 +97,16 @@ export class RemoteEnv implements Environment<RemoteState> {
     this.permits = new SessionPermits(options.sessions);
     this.reconnectAttempts = options.reconnectAttempts ?? 4;
     this.reconnectDelayMs = options.reconnectDelayMs ?? 250;
+    // No more keys than the server keeps: older ones are gone there anyway.
+    if (options.fork && this.branching === 'prefixes') this.kept = new KeptStates(Math.min(options.fork.maxKept, 100_000), options.fork.ttlS * 1000);
+  }
+
+  /** Forks and fork fallbacks since the last call (one step's), for the step's metrics. */
+  serverLoad(): ServerLoad {
+    const out: ServerLoad = { restoreMethod: this.kept ? 'fork' : 'replay', ...this.load };
+    this.load.forks = 0;
+    this.load.forkFallbacks = 0;
+    return out;
   }
 
   /** Sessions this environment holds open now. */
@@ -109,6 +129,13 @@ export class RemoteEnv implements Environment<RemoteState> {
   }
 
   async restore(prompt: Prompt, turns: readonly Turn[], options: EnvCallOptions = {}): Promise<RemoteState> {
+    const prefix = this.kept && turns.length > 0 ? this.prefixOf(prompt, turns) : undefined;
+    const kept = prefix !== undefined ? this.kept!.get(prefix) : undefined;
+    if (kept) {
+      const forked = await this.forkFrom(prompt, turns, kept, options.signal);
+      if (forked) return forked;
+      this.kept!.forget(prefix!);
+    }
     const handle = await this.openHandle(prompt, options.signal);
     // Timed from the session's permit on: waiting for a free session is contention, not the replay's cost.
     const t0 = handle.permittedAt;
@@ -125,6 +152,45 @@ export class RemoteEnv implements Environment<RemoteState> {
     }
     handle.restoreCost = { steps: turns.length, ms: performance.now() - t0 };
     return { handle, turn: turns.length, done: false };
+  }
+
+  /**
+   * A session opened from the state kept at the prefix's last turn, its answer checked against that
+   * turn; undefined when the server refused the fork (the key expired or was evicted) or answered
+   * otherwise than the record (counted as a fallback: the caller replays). One message, no step.
+   */
+  private async forkFrom(prompt: Prompt, turns: readonly Turn[], kept: KeptState, signal?: AbortSignal): Promise<RemoteState | undefined> {
+    await this.permits.acquire(signal);
+    const handle = new SessionHandle(prompt, this.permits);
+    const t0 = handle.permittedAt;
+    try {
+      handle.session = await this.options.server.open(signal);
+      const reply = await handle.session.fork(kept.key, signal);
+      const last = turns[turns.length - 1]!;
+      if (difference(last, reply)) throw new Error('the forked state differs from the record');
+    } catch (e) {
+      await this.release({ handle, turn: 0, done: false });
+      if (signal?.aborted) throw signal.reason;
+      this.load.forkFallbacks++;
+      return undefined;
+    }
+    // What a reconnect replays if this session drops: the prefix as recorded (the answers the server gave then).
+    for (const t of turns) {
+      const reply: RemoteReply = { observation: t.observation, done: false, info: {} };
+      if (t.env?.reward !== undefined) reply.reward = t.env.reward;
+      handle.history.push({ text: actionText(t.action, this.options.action), reply });
+    }
+    handle.at = turns.length;
+    handle.restoreCost = { steps: 0, ms: performance.now() - t0 };
+    this.load.forks++;
+    return { handle, turn: turns.length, done: false };
+  }
+
+  private prefixOf(prompt: Prompt, turns: readonly Turn[]): string {
+    return prefixKey(
+      prompt.id,
+      turns.map((t) => ({ text: actionText(t.action, this.options.action), observation: t.observation })),
+    );
   }
 
   restoreCost(state: RemoteState): RestoreCost | undefined {
@@ -152,7 +218,17 @@ export class RemoteEnv implements Environment<RemoteState> {
     if (state.turn !== handle.at)
       throw new EnvError(`${this.name}: task "${task}": a server session steps forward only; this state is at turn ${state.turn}, its session at ${handle.at}`);
     const text = actionText(action, this.options.action);
-    const reply = await this.stepSafely(handle, text, options.signal);
+    // Only a turn that can be a prefix is kept: one past the turn limit ends the episode whatever it answers.
+    const keep = this.kept !== undefined && state.turn + 1 < this.maxTurns;
+    const reply = await this.stepSafely(handle, text, options.signal, keep);
+    if (keep && reply.kept !== undefined && !reply.done)
+      this.kept!.put(
+        prefixKey(
+          task,
+          handle.history.map((h) => ({ text: h.text, observation: h.reply.observation })),
+        ),
+        { server: 0, key: reply.kept },
+      );
     const info = replyInfo(reply.info, `${this.name} (task "${task}")`);
     const turn = state.turn + 1;
     const atLimit = !reply.done && turn >= this.maxTurns;
@@ -174,24 +250,24 @@ export class RemoteEnv implements Environment<RemoteState> {
   }
 
   /** A step on the handle's session; a failure leaves the session's position unknown (broken: the next step reconnects). */
-  private async stepSafely(handle: SessionHandle, text: string, signal?: AbortSignal): Promise<RemoteReply> {
+  private async stepSafely(handle: SessionHandle, text: string, signal?: AbortSignal, keep = false): Promise<RemoteReply> {
     if (handle.broken) await this.reconnect(handle, signal);
     try {
-      return await this.send(handle, text, signal);
+      return await this.send(handle, text, signal, keep);
     } catch (e) {
       if (!(e instanceof SessionLost) || signal?.aborted) {
         handle.broken = true;
         throw e;
       }
       await this.reconnect(handle, signal);
-      return this.send(handle, text, signal);
+      return this.send(handle, text, signal, keep);
     }
   }
 
   /** Sends one action on the handle's session and records it. */
-  private async send(handle: SessionHandle, text: string, signal?: AbortSignal): Promise<RemoteReply> {
+  private async send(handle: SessionHandle, text: string, signal?: AbortSignal, keep = false): Promise<RemoteReply> {
     if (!handle.session) throw new SessionLost('the session is closed');
-    const reply = await handle.session.step(text, signal);
+    const reply = await handle.session.step(text, signal, keep);
     handle.at++;
     handle.history.push({ text, reply });
     return reply;

@@ -5,11 +5,15 @@
  * timeout) is a SessionLost, which the environment answers by reconnecting, while a server's own
  * refusal is a RemoteServerError.
  */
+import type { ForkOffer } from './fork.ts';
 import type { RemoteReply } from './reply.ts';
 
 export interface RemoteSession {
   reset(params: Record<string, unknown>, signal?: AbortSignal): Promise<RemoteReply>;
-  step(action: string, signal?: AbortSignal): Promise<RemoteReply>;
+  /** `keep`: ask a forkable server to keep the state this step reaches (its key comes back as reply.kept). */
+  step(action: string, signal?: AbortSignal, keep?: boolean): Promise<RemoteReply>;
+  /** Starts this (fresh) session from a state the server kept (fork.ts); answers that turn's reply. */
+  fork(key: string, signal?: AbortSignal): Promise<RemoteReply>;
   /** Ends the session on the server (best effort, bounded in time); never throws. */
   close(): Promise<void>;
 }
@@ -20,6 +24,8 @@ export interface RemoteServer {
   /** The server's base URL, for messages. */
   readonly url: string;
   open(signal?: AbortSignal): Promise<RemoteSession>;
+  /** GET /fork: the server's fork offer, or undefined when it makes none (fork.ts). */
+  forkOffer(signal?: AbortSignal): Promise<ForkOffer | undefined>;
 }
 
 export interface RemoteLimits {

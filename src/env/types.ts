@@ -89,7 +89,7 @@ export interface RestoreCost {
 
 /**
  * What a server environment did for one step beyond the trajectories (env/remote): how it restored
- * prefixes. Read (and reset) once per step by the step's metrics.
+ * prefixes, and each server's load. Read (and reset) once per step by the step's metrics.
  */
 export interface ServerLoad {
   /** 'fork' when the server offers fork (replay is then the fallback), else 'replay'. */
@@ -98,6 +98,10 @@ export interface ServerLoad {
   forks: number;
   /** Forks the server refused or answered otherwise than the record, replayed instead. */
   forkFallbacks: number;
+  /** Trajectories moved off a server that stopped answering, onto another, by a checked replay. */
+  failovers: number;
+  /** Each server's sessions opened, steps sent and connection failures (one entry per server of the fleet). */
+  servers: Array<{ url: string; sessions: number; steps: number; failures: number }>;
 }
 
 /** Environments that know the exact success probability at any prefix (the simulator). */

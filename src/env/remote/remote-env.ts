@@ -15,33 +15,39 @@
  * (steps, wall time) is reported through restoreCost and never touches the token budget; the forks
  * and fallbacks through serverLoad.
  *
- * Sessions are a bounded resource: at most `sessions` open per server (SessionPermits); a session
+ * Sessions are a bounded resource: at most `sessions` open per server. A run may use several servers
+ * of one environment (a fleet, fleet.ts): each session goes to the least-loaded one and stays there
+ * for its trajectory; a restore may go to any (its replay is checked against the record). A session
  * whose connection drops is replaced (reconnect with backoff, then the history replayed and checked);
- * a server that stays gone fails the step with a message naming the server and the task.
+ * when its server cannot be reached, the server is marked down and the trajectory continues on
+ * another by the same checked replay (a failover, counted); only when no server answers within the
+ * attempts does the step fail, naming the server and the task.
  */
 import { sleep } from '../../util/sleep.ts';
 import type { Action, Prompt, Turn, TurnEnv } from '../../tree/types.ts';
 import { EnvError, ReplayMismatch } from '../errors.ts';
 import type { EnvCallOptions, Environment, RestoreCost, ServerLoad, StepOutcome } from '../types.ts';
 import { actionText, parseRemoteTurn, type ActionTextMode } from './action-text.ts';
+import { Fleet, ServerDown } from './fleet.ts';
 import { KeptStates, prefixKey, type ForkOffer, type KeptState } from './fork.ts';
 import { replyInfo, type RemoteReply } from './reply.ts';
-import { isCapacityRefusal, SessionLost, SessionPermits, type RemoteServer, type RemoteSession } from './session.ts';
+import { isCapacityRefusal, SessionLost, type RemoteServer, type RemoteSession } from './session.ts';
 import { taskOf } from './tasks.ts';
 
 export interface RemoteEnvOptions {
-  server: RemoteServer;
+  /** The environment's server, or several (a fleet: same environment, same tasks). */
+  server: RemoteServer | readonly RemoteServer[];
   /** Turn limit of an episode (the run's engine.maxTurns). */
   maxTurns: number;
   /** How a turn becomes the server's action text. */
   action: ActionTextMode;
   /** Success: the final reward ≥ this. */
   successThreshold: number;
-  /** Most sessions open at once on the server. */
+  /** Most sessions open at once on each server. */
   sessions: number;
   branching: 'replay' | 'roots-only';
-  /** The server's fork offer (GET /fork at build); absent: every restore replays. */
-  fork?: ForkOffer;
+  /** The server's fork offer (GET /fork at build), one per server of a fleet; absent: every restore replays. */
+  fork?: ForkOffer | ReadonlyArray<ForkOffer | undefined>;
   /** Attempts to reopen a dropped session before the step fails; the wait doubles from reconnectDelayMs. */
   reconnectAttempts?: number;
   reconnectDelayMs?: number;
@@ -63,7 +69,8 @@ class SessionHandle {
 
   constructor(
     readonly prompt: Prompt,
-    readonly permits: SessionPermits,
+    /** The fleet's server the session is on (it changes only by a failover). */
+    public member: number,
   ) {}
 
   async close(): Promise<void> {
@@ -83,35 +90,57 @@ export class RemoteEnv implements Environment<RemoteState> {
   readonly name: string;
   readonly maxTurns: number;
   readonly branching: 'prefixes' | 'roots-only';
-  private readonly permits: SessionPermits;
+  private readonly servers: readonly RemoteServer[];
+  private readonly fleet: Fleet;
+  /** Which servers offer fork (by index). */
+  private readonly forkable: boolean[];
   private readonly reconnectAttempts: number;
   private readonly reconnectDelayMs: number;
-  /** Keys of the states the server kept, by prefix (only when it offers fork and prefixes are branched). */
+  /** Keys of the states the servers kept, by prefix (only when one offers fork and prefixes are branched). */
   private readonly kept?: KeptStates;
-  private readonly load = { forks: 0, forkFallbacks: 0 };
+  private readonly load = { forks: 0, forkFallbacks: 0, failovers: 0 };
 
   constructor(private readonly options: RemoteEnvOptions) {
-    this.name = `${options.server.protocol}:${options.server.url}`;
+    this.servers = Array.isArray(options.server) ? options.server : [options.server as RemoteServer];
+    if (this.servers.length === 0) throw new EnvError('a remote environment needs at least one server');
+    const first = this.servers[0]!;
+    this.name = `${first.protocol}:${first.url}${this.servers.length > 1 ? ` (+${this.servers.length - 1} more)` : ''}`;
     this.maxTurns = options.maxTurns;
     this.branching = options.branching === 'roots-only' ? 'roots-only' : 'prefixes';
-    this.permits = new SessionPermits(options.sessions);
     this.reconnectAttempts = options.reconnectAttempts ?? 4;
     this.reconnectDelayMs = options.reconnectDelayMs ?? 250;
-    // No more keys than the server keeps: older ones are gone there anyway.
-    if (options.fork && this.branching === 'prefixes') this.kept = new KeptStates(Math.min(options.fork.maxKept, 100_000), options.fork.ttlS * 1000);
+    // A server that could not be reached waits out about the reconnects' backoff before it is tried again.
+    this.fleet = new Fleet(
+      this.servers.map((s) => s.url),
+      options.sessions,
+      Math.max(this.reconnectDelayMs * 8, 100),
+    );
+    const offers = Array.isArray(options.fork) ? options.fork : [options.fork as ForkOffer | undefined];
+    this.forkable = this.servers.map((_, i) => offers[i] !== undefined);
+    const offered = offers.filter((o): o is ForkOffer => o !== undefined);
+    // No more keys than the servers keep together: older ones are gone there anyway.
+    if (offered.length > 0 && this.branching === 'prefixes')
+      this.kept = new KeptStates(
+        Math.min(
+          offered.reduce((a, o) => a + o.maxKept, 0),
+          100_000,
+        ),
+        Math.max(...offered.map((o) => o.ttlS)) * 1000,
+      );
   }
 
-  /** Forks and fork fallbacks since the last call (one step's), for the step's metrics. */
+  /** What the step did beyond its trajectories since the last call (forks, failovers, each server's load); resets the counts. */
   serverLoad(): ServerLoad {
-    const out: ServerLoad = { restoreMethod: this.kept ? 'fork' : 'replay', ...this.load };
+    const out: ServerLoad = { restoreMethod: this.kept ? 'fork' : 'replay', ...this.load, servers: this.fleet.take() };
     this.load.forks = 0;
     this.load.forkFallbacks = 0;
+    this.load.failovers = 0;
     return out;
   }
 
-  /** Sessions this environment holds open now. */
+  /** Sessions this environment holds open now, all servers together. */
   get openSessions(): number {
-    return this.permits.open;
+    return this.fleet.open;
   }
 
   /** The prompt is the task's first observation, fetched when the kind was built. */
@@ -160,11 +189,18 @@ export class RemoteEnv implements Environment<RemoteState> {
    * otherwise than the record (counted as a fallback: the caller replays). One message, no step.
    */
   private async forkFrom(prompt: Prompt, turns: readonly Turn[], kept: KeptState, signal?: AbortSignal): Promise<RemoteState | undefined> {
-    await this.permits.acquire(signal);
-    const handle = new SessionHandle(prompt, this.permits);
+    let member: number;
+    try {
+      member = await this.fleet.acquire(signal, kept.server);
+    } catch (e) {
+      if (!(e instanceof ServerDown)) throw e;
+      this.load.forkFallbacks++;
+      return undefined;
+    }
+    const handle = new SessionHandle(prompt, member);
     const t0 = handle.permittedAt;
     try {
-      handle.session = await this.options.server.open(signal);
+      handle.session = await this.openOn(member, signal);
       const reply = await handle.session.fork(kept.key, signal);
       const last = turns[turns.length - 1]!;
       if (difference(last, reply)) throw new Error('the forked state differs from the record');
@@ -206,7 +242,7 @@ export class RemoteEnv implements Environment<RemoteState> {
     try {
       await handle.close();
     } finally {
-      handle.permits.release();
+      this.fleet.release(handle.member);
     }
   }
 
@@ -219,7 +255,7 @@ export class RemoteEnv implements Environment<RemoteState> {
       throw new EnvError(`${this.name}: task "${task}": a server session steps forward only; this state is at turn ${state.turn}, its session at ${handle.at}`);
     const text = actionText(action, this.options.action);
     // Only a turn that can be a prefix is kept: one past the turn limit ends the episode whatever it answers.
-    const keep = this.kept !== undefined && state.turn + 1 < this.maxTurns;
+    const keep = this.kept !== undefined && this.forkable[handle.member]! && state.turn + 1 < this.maxTurns;
     const reply = await this.stepSafely(handle, text, options.signal, keep);
     if (keep && reply.kept !== undefined && !reply.done)
       this.kept!.put(
@@ -227,7 +263,7 @@ export class RemoteEnv implements Environment<RemoteState> {
           task,
           handle.history.map((h) => ({ text: h.text, observation: h.reply.observation })),
         ),
-        { server: 0, key: reply.kept },
+        { server: handle.member, key: reply.kept },
       );
     const info = replyInfo(reply.info, `${this.name} (task "${task}")`);
     const turn = state.turn + 1;
@@ -267,6 +303,7 @@ export class RemoteEnv implements Environment<RemoteState> {
   /** Sends one action on the handle's session and records it. */
   private async send(handle: SessionHandle, text: string, signal?: AbortSignal, keep = false): Promise<RemoteReply> {
     if (!handle.session) throw new SessionLost('the session is closed');
+    this.fleet.countStep(handle.member);
     const reply = await handle.session.step(text, signal, keep);
     handle.at++;
     handle.history.push({ text, reply });
@@ -281,13 +318,15 @@ export class RemoteEnv implements Environment<RemoteState> {
   private async reconnect(handle: SessionHandle, signal?: AbortSignal): Promise<void> {
     const history = handle.history.splice(0);
     let last: unknown;
+    this.fleet.countFailure(handle.member);
     for (let attempt = 1; attempt <= this.reconnectAttempts; attempt++) {
       await sleep(this.reconnectDelayMs * 2 ** (attempt - 1), signal);
       await handle.close();
       handle.at = 0;
       handle.history.length = 0;
+      if (this.fleet.isDown(handle.member) && this.fleet.size > 1) await this.failOver(handle, signal);
       try {
-        handle.session = await this.options.server.open(signal);
+        handle.session = await this.openOn(handle.member, signal);
         await this.resetChecked(handle, signal);
         for (const [i, h] of history.entries()) {
           const reply = await this.send(handle, h.text, signal);
@@ -306,21 +345,41 @@ export class RemoteEnv implements Environment<RemoteState> {
     }
     handle.broken = true;
     throw new Error(
-      `${this.options.server.protocol} server ${this.options.server.url} failed during task "${handle.prompt.id}" (turn ${history.length + 1}): ${
+      `${this.servers[handle.member]!.protocol} server ${this.fleet.url(handle.member)} failed during task "${handle.prompt.id}" (turn ${history.length + 1}): ${
         last instanceof Error ? last.message : String(last)
-      } (after ${this.reconnectAttempts} reconnects)`,
+      } (after ${this.reconnectAttempts} reconnects${this.fleet.size > 1 ? ` over ${this.fleet.size} servers` : ''})`,
     );
+  }
+
+  /** Moves a trajectory off its server, which is down, to the least-loaded one up (a failover when it is another). */
+  private async failOver(handle: SessionHandle, signal?: AbortSignal): Promise<void> {
+    const next = await this.fleet.acquire(signal);
+    this.fleet.release(handle.member);
+    if (next !== handle.member) this.load.failovers++;
+    handle.member = next;
+  }
+
+  /** A session on one server of the fleet; a server that cannot be reached is marked down, one that answers up. */
+  private async openOn(member: number, signal?: AbortSignal): Promise<RemoteSession> {
+    try {
+      const session = await this.servers[member]!.open(signal);
+      this.fleet.markUp(member);
+      this.fleet.countSession(member);
+      return session;
+    } catch (e) {
+      if (e instanceof SessionLost && !signal?.aborted) this.fleet.markDown(member);
+      throw e;
+    }
   }
 
   /** A permit, a session and its reset, checked against the prompt; the permit is returned if any of it fails. */
   private async openHandle(prompt: Prompt, signal?: AbortSignal): Promise<SessionHandle> {
     taskOf(prompt);
-    await this.permits.acquire(signal);
-    const handle = new SessionHandle(prompt, this.permits);
+    const handle = new SessionHandle(prompt, await this.fleet.acquire(signal));
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          handle.session = await this.options.server.open(signal);
+          handle.session = await this.openOn(handle.member, signal);
           await this.resetChecked(handle, signal);
           return handle;
         } catch (e) {
@@ -329,14 +388,20 @@ export class RemoteEnv implements Environment<RemoteState> {
           const transient = e instanceof SessionLost || isCapacityRefusal(e);
           if (!transient || attempt >= this.reconnectAttempts || signal?.aborted) throw e;
           await sleep(this.reconnectDelayMs * 2 ** (attempt - 1), signal);
+          // A server that could not be reached: the next try goes to the least-loaded one up.
+          if (this.fleet.isDown(handle.member) && this.fleet.size > 1) {
+            const next = await this.fleet.acquire(signal);
+            this.fleet.release(handle.member);
+            handle.member = next;
+          }
         }
       }
     } catch (e) {
       handle.released = true;
-      this.permits.release();
+      this.fleet.release(handle.member);
       if (e instanceof ReplayMismatch || signal?.aborted) throw e;
       throw new Error(
-        `${this.options.server.protocol} server ${this.options.server.url}: task "${prompt.id}": cannot start a session: ${e instanceof Error ? e.message : String(e)}`,
+        `${this.servers[handle.member]!.protocol} server ${this.fleet.url(handle.member)}: task "${prompt.id}": cannot start a session: ${e instanceof Error ? e.message : String(e)}`,
       );
     }
   }

@@ -2,8 +2,9 @@
  * One environment, two ways, the same trees: `train` on the world served over the wire (OpenEnv by the
  * real `trace-rl env serve` command in a child process, AgentGym by the same server code in process)
  * stores the same trees, rewards, metrics and details as `train` on the in-process world at the same
- * seeds, with continuations restored by replay. That shows the replay and the mapping (prompt, action
- * text, reward and score, candidates) are exact. What differs by construction is left out of the
+ * seeds, with continuations restored by fork (env serve offers it) over OpenEnv and by replay over
+ * AgentGym (the in-process server here is started without fork). That shows the fork, the replay and
+ * the mapping (prompt, action text, reward and score, candidates) are exact. What differs by construction is left out of the
  * comparison and checked on its own: the wire run's turns carry what the server reported (Turn.env: its
  * candidate lists, each equal to the world's own at that prefix), and it logs what the replays cost.
  *
@@ -115,9 +116,11 @@ const withoutTurnEnv = (trees: RolloutTree[]) =>
     ),
   }));
 const comparable = (metrics: Record<string, number>) =>
-  Object.fromEntries(Object.entries(metrics).filter(([k]) => !k.startsWith('time_') && !k.startsWith('replay_')));
+  Object.fromEntries(
+    Object.entries(metrics).filter(([k]) => !k.startsWith('time_') && !k.startsWith('replay_') && !k.startsWith('restore_') && k !== 'env_failovers'),
+  );
 
-test('train over the wire (OpenEnv by `trace-rl env serve`, AgentGym) stores the trees, rewards, metrics and details of the in-process world, continuations by replay', async () => {
+test('train over the wire (OpenEnv by `trace-rl env serve`, AgentGym) stores the trees, rewards, metrics and details of the in-process world, continuations by fork (OpenEnv) and by replay (AgentGym)', async () => {
   let t = 0;
   const local = join(root, 'local');
   await train({ out: local, config: { ...common, env: { kind: 'world', ...WORLD } }, clock: () => t++ });
@@ -151,10 +154,19 @@ test('train over the wire (OpenEnv by `trace-rl env serve`, AgentGym) stores the
         const w = want[i]!;
         assert.deepEqual(withoutTurnEnv(g.trees), w.trees, `${kind} step ${g.step}: trees`);
         assert.deepEqual(comparable(g.metrics), comparable(w.metrics), `${kind} step ${g.step}: metrics`);
-        const { replay, ...details } = g.details;
+        const { replay, servers, ...details } = g.details;
         assert.deepEqual(details, w.details, `${kind} step ${g.step}: details`);
         // What the wire run adds: the replays' cost, no mismatch, and the server's candidates, each the world's own.
-        assert.ok(g.metrics.replay_restores! > 0 && g.metrics.replay_steps! >= g.metrics.replay_restores!, `${kind}: prefixes were restored by replay`);
+        if (kind === 'openenv') {
+          // env serve forks: every restored prefix was kept by the server when it was played.
+          assert.ok(g.metrics.replay_restores! > 0 && g.metrics.restore_forks === g.metrics.replay_restores, `${kind}: prefixes were restored by fork`);
+          assert.deepEqual([g.metrics.replay_steps, g.metrics.restore_fork_fallbacks], [0, 0]);
+          assert.equal((servers as { restoreMethod: string }).restoreMethod, 'fork');
+        } else {
+          assert.ok(g.metrics.replay_restores! > 0 && g.metrics.replay_steps! >= g.metrics.replay_restores!, `${kind}: prefixes were restored by replay`);
+          assert.equal(g.metrics.restore_forks, 0);
+        }
+        assert.equal(g.metrics.env_failovers, 0);
         assert.equal(g.metrics.replay_mismatches, 0);
         assert.deepEqual((replay as { mismatches: object }).mismatches, {});
         console.log(

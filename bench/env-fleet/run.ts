@@ -7,7 +7,7 @@
  *  2. fleet: one rollout step (runStep, the embedded policy on the served candidates) against ×1, ×2,
  *     ×4 servers, env.sessions per server: the step's wall time, its speed-up per server, and the
  *     orchestrator's CPU per environment step.
- * Run: npx tsx bench/env-fleet/run.ts [--delay-ms 50] [--reps 5] [--sessions 4]
+ * Run: npx tsx bench/env-fleet/run.ts [--delay-ms 300] [--reps 3] [--sessions 4] [--tasks 32] [--only fork|fleet]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -25,9 +25,11 @@ const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(name);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 };
-const delayMs = arg('--delay-ms', 50);
-const reps = arg('--reps', 5);
+const delayMs = arg('--delay-ms', 300);
+const reps = arg('--reps', 3);
 const sessions = arg('--sessions', 4);
+const tasks = arg('--tasks', 32);
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const ROOT = join(import.meta.dirname, '../..');
 const MAX_TURNS = 10;
 
@@ -125,7 +127,7 @@ async function fleetStep(urls: string[], seed: number): Promise<{ wallMs: number
     openEnvKind.schema.parse({
       kind: 'openenv',
       url: urls,
-      tasks: { from: 0, to: 16 },
+      tasks: { from: 0, to: tasks },
       action: { text: 'action' },
       questionAfter: 'Question: ',
       successThreshold: 0.3,
@@ -151,13 +153,18 @@ async function main() {
   const urls = await Promise.all([serve(), serve(), serve(), serve()]);
   const started = new Date().toISOString();
   console.log(`bench/env-fleet: env serve (world, OpenEnv) ×4 with --step-delay-ms ${delayMs}; ${reps} repetitions; node ${process.version}; ${started}`);
-  console.log('\n1. restore of a prefix of depth k, one server: environment steps, wall ms min / median / max\n');
-  console.log('| k | replay steps | replay ms | fork steps | fork ms | replay ÷ fork (median) |');
-  console.log('|---|---|---|---|---|---|');
-  for (const row of await forkByDepth(urls[0]!)) console.log(row);
-  console.log(`\n2. one rollout step (16 tasks × 4 bare rollouts, ≤ 4 turns, the embedded policy), env.sessions=${sessions} per server\n`);
-  console.log('| servers | environment steps | wall s min / median / max | speed-up (median) | per added server | orchestrator CPU µs / env step (median) |');
-  console.log('|---|---|---|---|---|---|');
+  if (only !== 'fleet') {
+    console.log('\n1. restore of a prefix of depth k, one server: environment steps, wall ms min / median / max\n');
+    console.log('| k | replay steps | replay ms | fork steps | fork ms | replay ÷ fork (median) |');
+    console.log('|---|---|---|---|---|---|');
+    for (const row of await forkByDepth(urls[0]!)) console.log(row);
+  }
+  if (only === 'fork') return;
+  console.log(`\n2. one rollout step (${tasks} tasks × 4 bare rollouts, ≤ 4 turns, the embedded policy), env.sessions=${sessions} per server\n`);
+  console.log(
+    '| servers | environment steps | wall s min / median / max | ideal s (steps × delay ÷ sessions) | speed-up (median) | ÷ servers | orchestrator CPU µs / env step (median) |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
   // Unmeasured: the first step compiles the engine's and the policy's code.
   await fleetStep(urls, 99);
   let base = 0;
@@ -167,8 +174,10 @@ async function main() {
     const wall = stats(runs.map((x) => x.wallMs / 1000));
     if (n === 1) base = wall.median;
     const speedup = base / wall.median;
+    const steps = stats(runs.map((x) => x.steps)).median;
+    const ideal = (steps * delayMs) / 1000 / (n * sessions);
     console.log(
-      `| ${n} | ${stats(runs.map((x) => x.steps)).median} | ${fmt(wall, 2)} | ${speedup.toFixed(2)}× | ${n === 1 ? '–' : `${(speedup / n).toFixed(2)}`} | ${stats(runs.map((x) => x.cpuUsPerStep)).median.toFixed(0)} |`,
+      `| ${n} | ${steps} | ${fmt(wall, 2)} | ${ideal.toFixed(2)} | ${speedup.toFixed(2)}× | ${n === 1 ? '–' : `${(speedup / n).toFixed(2)}`} | ${stats(runs.map((x) => x.cpuUsPerStep)).median.toFixed(0)} |`,
     );
   }
 }

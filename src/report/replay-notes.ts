@@ -68,7 +68,7 @@ export function replayNotes(runs: readonly RunData[]): string[] {
       notes.push(
         `${run.dir}: server load: ${[...load.byServer]
           .map(([url, c]) => `${url} ${c.sessions} sessions, ${c.steps} steps, ${c.failures} failures`)
-          .join('; ')}${load.failovers > 0 ? `; ${load.failovers} trajectories failed over to another server` : ''}`,
+          .join('; ')}${load.failovers > 0 ? `; ${load.failovers} ${load.failovers === 1 ? 'trajectory' : 'trajectories'} failed over to another server` : ''}`,
       );
     if (byPrompt.size === 0) continue;
     const total = [...byPrompt.values()].reduce((a, b) => a + b, 0);

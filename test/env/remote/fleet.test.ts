@@ -3,7 +3,8 @@
  * ports: sessions go to the least-loaded server within each one's cap, and a trajectory's steps stay
  * on its server; a server that stops answering mid-episode has its trajectory continue on another by
  * a checked replay (counted as a failover), and it is used again once it is back; each server's
- * sessions, steps and failures are reported.
+ * sessions, steps and failures are reported; a state kept on a server that went down is restored by
+ * replay on another.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -110,6 +111,46 @@ test('a server that stops answering mid-episode: the trajectory continues on ano
       'the two new sessions went one to each server',
     );
     await Promise.all(states.map((st) => env.release(st)));
+  } finally {
+    await Promise.all([serverA.close(), serverB.close()]);
+  }
+});
+
+test('a prefix kept on a server that went down is restored by replay on another, counted as a fork fallback', async () => {
+  const fork = { maxKept: 64, ttlS: 600 };
+  const a = new ServedEnv(world, 'world', { maxSessions: 16, fork });
+  const b = new ServedEnv(world, 'world', { maxSessions: 16, fork });
+  const serverA = await serveEnvironment(a, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  const serverB = await serveEnvironment(b, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  try {
+    const servers = [serverA.url, serverB.url].map((url) => new OpenEnvServer({ ...limits, url, actionField: 'text' }));
+    const offers = await Promise.all(servers.map((s) => s.forkOffer()));
+    const env = new RemoteEnv({
+      server: servers,
+      fork: offers,
+      maxTurns: 4,
+      action: 'action',
+      successThreshold: 0.3,
+      sessions: 2,
+      branching: 'replay',
+      reconnectDelayMs: 20,
+    });
+    const s0 = await env.reset(task(1)); // on server A, which keeps each turn's state
+    const o1 = await env.step(s0, search);
+    const o2 = await env.step(o1.state, { type: 'search', input: 'Anost Academy' });
+    await env.release(o2.state);
+    assert.ok(a.keptStates >= 2 && b.steps === 0);
+    await serverA.close();
+    const turns = [
+      { thought: '', action: search, observation: o1.observation },
+      { thought: '', action: { type: 'search', input: 'Anost Academy' }, observation: o2.observation },
+    ];
+    const restored = await env.restore(task(1), turns);
+    assert.deepEqual(env.restoreCost(restored)?.steps, 2, 'replayed');
+    assert.equal(b.steps, 2, 'on server B');
+    await env.release(restored);
+    const load = env.serverLoad();
+    assert.deepEqual([load.forks, load.forkFallbacks], [0, 1]);
   } finally {
     await Promise.all([serverA.close(), serverB.close()]);
   }

@@ -274,7 +274,10 @@ test('a fleet of two servers, one gone mid-step: the run finishes with the in-pr
     assert.ok(first.byServer[0]!.failures > 0 && first.byServer.every((s) => s.sessions > 0), 'both served; A’s failures counted');
     const written = await writeReport({ runs: [dir], out: join(root, 'fleet-report.html') });
     const load = written.notes.find((n) => n.includes('server load:'));
-    assert.ok(load?.includes(serverA.url) && load.includes(serverB.url) && load.includes(`${failovers} trajectories failed over`), load);
+    assert.ok(
+      load?.includes(serverA.url) && load.includes(serverB.url) && load.includes(`${failovers} ${failovers === 1 ? 'trajectory' : 'trajectories'} failed over`),
+      load,
+    );
     console.log(`fleet: ${failovers} trajectories failed over; ${load}`);
   } finally {
     await Promise.all([serverA.close(), serverB.close()]);

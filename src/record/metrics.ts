@@ -117,6 +117,13 @@ export const METRICS: readonly MetricInfo[] = [
       'server environments with several servers (env.url a list): trajectories moved off a server that stopped answering onto another, by a checked replay of their recorded turns; per-server load in details.servers',
     formula: '#{trajectories failed over}',
   },
+  {
+    key: 'env_server_failures',
+    group: 'cost',
+    meaning:
+      'server environments: connections to a server that failed or dropped this step, all servers together (each server’s sessions, steps and failures in details.servers.byServer)',
+    formula: 'Σ_servers failures',
+  },
   { key: 'cum_trajectories', group: 'cost', meaning: 'trajectories since the start of the run', formula: 'Σ_steps cost_trajectories' },
   { key: 'cum_turns', group: 'cost', meaning: 'policy calls since the start of the run', formula: 'Σ_steps cost_turns' },
   { key: 'cum_tokens', group: 'cost', meaning: 'generated tokens since the start of the run', formula: 'Σ_steps cost_tokens' },

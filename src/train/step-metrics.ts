@@ -72,7 +72,12 @@ export function replayMetrics(env: { restoreCost?: unknown }, r: Pick<StepResult
 /** A server environment's restore methods and failovers this step (none for other environments). */
 export function serverLoadMetrics(load: ServerLoad | undefined): Record<string, number> {
   if (!load) return {};
-  return { restore_forks: load.forks, restore_fork_fallbacks: load.forkFallbacks, env_failovers: load.failovers };
+  return {
+    restore_forks: load.forks,
+    restore_fork_fallbacks: load.forkFallbacks,
+    env_failovers: load.failovers,
+    env_server_failures: load.servers.reduce((a, s) => a + s.failures, 0),
+  };
 }
 
 /** details.servers: each server's load this step and how prefixes were restored (undefined for other environments). */

@@ -4,10 +4,13 @@
  * step (the server's own step count), continues exactly as a replayed one, and is checked against the
  * record; a fork the server refuses (its bounded store dropped the state for another client's) or
  * answers otherwise falls back to replay, counted; a server that does not offer fork is replayed; the
- * server's store stays within its count and age bounds whatever a client keeps.
+ * server's store stays within its count and age bounds whatever a client keeps, and it refuses a fork
+ * it cannot honour (a key it never gave, one too long, a server started without fork) in the
+ * protocol's own error shape.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import WebSocket from 'ws';
 import { AgentGymServer } from '../../../src/env/remote/agentgym-session.ts';
 import { parseAgentGymReply } from '../../../src/env/remote/agentgym-protocol.ts';
 import type { ForkOffer } from '../../../src/env/remote/fork.ts';
@@ -179,4 +182,44 @@ test('a kept key that is not short printable text is refused, naming the server'
     /agentgym server http:\/\/x.*kept/,
   );
   assert.throws(() => parseAgentGymReply({ observation: 'o', reward: 0, done: false, kept: 'k'.repeat(201) }, 'agentgym server http://x', 'step'));
+});
+
+test('env serve refuses a fork it cannot honour, in each protocol’s error shape: a key it never gave, an oversized key, no fork offered', async () => {
+  const { server } = await served('agentgym', { maxKept: 4, ttlS: 600 });
+  const { server: plain } = await served('agentgym');
+  const post = async (url: string, path: string, body: unknown) => {
+    const r = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+  };
+  try {
+    const { body: created } = await post(server.url, '/create', {});
+    const unknown = await post(server.url, '/fork', { id: created.id, key: 'never-given' });
+    assert.match(String(unknown.body.error), /no kept state under that key/);
+    const long = await post(server.url, '/fork', { id: created.id, key: 'k'.repeat(500) });
+    assert.equal(long.status, 400);
+    assert.equal((await fetch(`${plain.url}/fork`)).status, 404, 'no offer without --fork-keep');
+    const { body: plainId } = await post(plain.url, '/create', {});
+    assert.match(String((await post(plain.url, '/fork', { id: plainId.id, key: 'x' })).body.error), /does not fork/);
+  } finally {
+    await server.close();
+    await plain.close();
+  }
+  const { server: ws } = await served('openenv', { maxKept: 4, ttlS: 600 });
+  try {
+    const socket = new WebSocket(`${ws.url.replace('http', 'ws')}/ws`);
+    await new Promise((r) => socket.once('open', r));
+    const answer = (message: object) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        socket.once('message', (d) => resolve(JSON.parse(String(d)) as Record<string, unknown>));
+        socket.send(JSON.stringify(message));
+      });
+    const unknown = await answer({ type: 'fork', data: { key: 'never-given' } });
+    assert.equal(unknown.type, 'error');
+    assert.match(String((unknown.data as { message: string }).message), /no kept state under that key/);
+    const long = await answer({ type: 'fork', data: { key: 'k'.repeat(500) } });
+    assert.deepEqual([long.type, (long.data as { code: string }).code], ['error', 'VALIDATION_ERROR']);
+    socket.close();
+  } finally {
+    await ws.close();
+  }
 });

@@ -121,7 +121,7 @@ const withoutTurnEnv = (trees: RolloutTree[]) =>
   }));
 const comparable = (metrics: Record<string, number>) =>
   Object.fromEntries(
-    Object.entries(metrics).filter(([k]) => !k.startsWith('time_') && !k.startsWith('replay_') && !k.startsWith('restore_') && k !== 'env_failovers'),
+    Object.entries(metrics).filter(([k]) => !k.startsWith('time_') && !k.startsWith('replay_') && !k.startsWith('restore_') && !k.startsWith('env_')),
   );
 
 test('train over the wire (OpenEnv by `trace-rl env serve`, AgentGym) stores the trees, rewards, metrics and details of the in-process world, continuations by fork (OpenEnv) and by replay (AgentGym)', async () => {
@@ -265,6 +265,7 @@ test('a fleet of two servers, one gone mid-step: the run finishes with the in-pr
       assert.equal(g.metrics.replay_mismatches, 0);
     }
     const failovers = got.reduce((n, g) => n + g.metrics.env_failovers!, 0);
+    assert.ok(got[0]!.metrics.env_server_failures! > 0, 'the lost server’s failures are in the metrics');
     assert.ok(failovers > 0, 'trajectories on the lost server continued on the other');
     const first = got[0]!.details.servers as { byServer: Array<{ url: string; sessions: number; failures: number }> };
     assert.deepEqual(

@@ -141,3 +141,23 @@ test('the docs’ minimal server (both protocols on one port) trains over each',
   // It has no /schema: the action's text field is named.
   await trainOn('minimal-openenv', { kind: 'openenv', url, action: { text: 'input', field: 'message' } }, 1);
 });
+
+test('the Python example’s kept states are bounded: past --fork-keep the oldest is refused, a newer one forks, and a key it never gave is refused', async () => {
+  const url = await startPython('server.py', (port) => ['--protocol', 'agentgym', '--port', String(port), '--fork-keep', '2']);
+  const post = async (path: string, body: object) =>
+    (await (await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<
+      string,
+      unknown
+    >;
+  assert.deepEqual(await (await fetch(`${url}/fork`)).json(), { version: 1, max_kept: 2, ttl_s: 600 });
+  const { id } = await post('/create', {});
+  await post('/reset', { id, data_idx: 7 });
+  const keys: string[] = [];
+  for (let i = 0; i < 3; i++) keys.push((await post('/step', { id, action: 'west', keep: true })).kept as string);
+  assert.match(String((await post('/fork', { id, key: keys[0] })).error), /no kept state/, 'the oldest was dropped');
+  const forked = await post('/fork', { id, key: keys[2] });
+  assert.equal(typeof forked.observation, 'string');
+  assert.match(String((await post('/fork', { id, key: 'never-given' })).error), /no kept state/);
+  assert.match(String((await post('/fork', { id, key: ['not', 'a', 'key'] })).error), /no kept state/);
+  await post('/close', { id });
+});

@@ -65,6 +65,11 @@ export interface Environment<S = unknown> {
   /** Server environments: the step's restore methods (see ServerLoad); read once per step. */
   serverLoad?(): ServerLoad;
   /**
+   * The run never restores a prefix (its strategy expands none, e.g. grpo): a server environment then
+   * asks its servers to keep no state for forks. Called once, before the first step.
+   */
+  neverRestores?(): void;
+  /**
    * 'roots-only': no intermediate prefix can be restored (a server environment that is not
    * replay-deterministic, by the user's `env.branching: roots-only`): the engine offers no prefix to a
    * strategy, so continuation budget becomes extra bare rollouts (the leftover top-up). Absent: prefixes.

@@ -99,6 +99,8 @@ export class RemoteEnv implements Environment<RemoteState> {
   /** Keys of the states the servers kept, by prefix (only when one offers fork and prefixes are branched). */
   private readonly kept?: KeptStates;
   private readonly load = { forks: 0, forkFallbacks: 0, failovers: 0 };
+  /** False once the run said it never restores (neverRestores): no step asks to keep its state. */
+  private keepStates = true;
 
   constructor(private readonly options: RemoteEnvOptions) {
     this.servers = Array.isArray(options.server) ? options.server : [options.server as RemoteServer];
@@ -136,6 +138,10 @@ export class RemoteEnv implements Environment<RemoteState> {
     this.load.forkFallbacks = 0;
     this.load.failovers = 0;
     return out;
+  }
+
+  neverRestores(): void {
+    this.keepStates = false;
   }
 
   /** Sessions this environment holds open now, all servers together. */
@@ -255,7 +261,7 @@ export class RemoteEnv implements Environment<RemoteState> {
       throw new EnvError(`${this.name}: task "${task}": a server session steps forward only; this state is at turn ${state.turn}, its session at ${handle.at}`);
     const text = actionText(action, this.options.action);
     // Only a turn that can be a prefix is kept: one past the turn limit ends the episode whatever it answers.
-    const keep = this.kept !== undefined && this.forkable[handle.member]! && state.turn + 1 < this.maxTurns;
+    const keep = this.kept !== undefined && this.keepStates && this.forkable[handle.member]! && state.turn + 1 < this.maxTurns;
     const reply = await this.stepSafely(handle, text, options.signal, keep);
     if (keep && reply.kept !== undefined && !reply.done)
       this.kept!.put(

@@ -138,6 +138,19 @@ test('a fork answered otherwise than the record is not used: the prefix is repla
   }
 });
 
+test('a run that never restores (a root-only strategy) asks the server to keep nothing', async () => {
+  const { env: servedEnv, server } = await served('agentgym', { maxKept: 64, ttlS: 600 });
+  try {
+    const env = await client('agentgym', server.url);
+    env.neverRestores();
+    const { state } = await play(env, task(5), actions);
+    await env.release(state);
+    assert.equal(servedEnv.keptStates, 0);
+  } finally {
+    await server.close();
+  }
+});
+
 test('a server that does not offer fork (GET /fork is not found) is replayed, and no step asks it to keep anything', async () => {
   const { env: servedEnv, server } = await served('openenv');
   const step = servedEnv.step.bind(servedEnv);

@@ -9,6 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Fleet, ServerDown } from '../../../src/env/remote/fleet.ts';
+import { openEnvKind } from '../../../src/env/remote/kind.ts';
 import { OpenEnvServer } from '../../../src/env/remote/openenv-session.ts';
 import { RemoteEnv } from '../../../src/env/remote/remote-env.ts';
 import { ServedEnv } from '../../../src/env/remote/serve/served-env.ts';
@@ -172,4 +173,14 @@ test('the fleet’s placement: least-loaded first, waits in order when every ser
   assert.equal(await fleet.acquire(), 1, 'a down server takes no session');
   now = 200;
   assert.equal(await fleet.acquire(), 0, 'back after its time out');
+});
+
+test('env.url takes one address or a list of up to 64 distinct ones', () => {
+  const parse = (url: unknown) => openEnvKind.schema.safeParse({ kind: 'openenv', url, tasks: [0] });
+  assert.deepEqual((parse('http://a:1').data as { url: string[] } | undefined)?.url, ['http://a:1']);
+  assert.deepEqual((parse(['http://a:1', 'http://b:2']).data as { url: string[] } | undefined)?.url, ['http://a:1', 'http://b:2']);
+  assert.match(parse(['http://a:1', 'http://a:1']).error?.message ?? '', /each server once/);
+  assert.equal(parse([]).success, false);
+  assert.equal(parse(Array.from({ length: 65 }, (_, i) => `http://h${i}:1`)).success, false);
+  assert.equal(parse(['ftp://a']).success, false);
 });

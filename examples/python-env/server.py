@@ -13,12 +13,22 @@ Each answer lists the four doors as candidate actions (`info` in AgentGym, `meta
 trace-rl reads `candidates` there; OpenEnv's own Python library does not send `metadata` over the
 wire, a server written against the protocol may). GET /sessions (this example's own route, in
 neither protocol) tells how many sessions are open and how many were ever opened.
+
+It is forkable (trace-rl's fork extension, docs/environments.md "Make your server forkable"): GET /fork
+offers it, a step sent with "keep": true answers a "kept" key for a copy of the game, and a new
+session starts from that copy (OpenEnv: a {"type": "fork", "data": {"key"}} message; AgentGym: POST
+/fork {id, key}), so trace-rl branches an episode without replaying it. All it takes is the Kept class
+and the lines marked "fork".
 """
 
 import argparse
+import copy
 import json
 import random
 import re
+import secrets
+import time
+from collections import OrderedDict
 
 import uvicorn
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
@@ -69,6 +79,29 @@ class LockedHouse:
         return {} if self.done else {"candidates": DOORS}
 
 
+class Kept:
+    """Copies of games kept for forks, bounded: at most `limit` (oldest dropped first), each for `ttl_s` seconds."""
+
+    def __init__(self, limit=1024, ttl_s=600):
+        self.limit, self.ttl_s, self.games = limit, ttl_s, OrderedDict()
+
+    def offer(self):
+        return {"version": 1, "max_kept": self.limit, "ttl_s": self.ttl_s}
+
+    def keep(self, game):
+        key = secrets.token_urlsafe(12)
+        self.games[key] = (time.monotonic() + self.ttl_s, copy.deepcopy(game))
+        while len(self.games) > self.limit:
+            self.games.popitem(last=False)
+        return key
+
+    def fork(self, key):
+        until, game = self.games.get(key, (0, None)) if isinstance(key, str) else (0, None)
+        if game is None or until < time.monotonic():
+            raise ValueError("no kept state under that key: replay instead")
+        return copy.deepcopy(game)
+
+
 class Sessions:
     """The sessions open now (id -> its episode, None before the first reset) and how many were opened."""
 
@@ -86,8 +119,10 @@ class Sessions:
         return {"open": len(self.live), "opened": self.opened}
 
 
-def agentgym_app(sessions):
+def agentgym_app(sessions, kept):
     app = FastAPI()
+    if kept.limit > 0:
+        app.get("/fork")(kept.offer)  # fork
 
     def env_of(body):
         n = body.get("id")
@@ -123,7 +158,19 @@ def agentgym_app(sessions):
             if game is None:
                 raise ValueError("step before reset: reset the environment with a task first")
             text, reward, done = game.step(body.get("action"))
-            return {"observation": text, "reward": reward, "done": done, "info": game.side()}
+            out = {"observation": text, "reward": reward, "done": done, "info": game.side()}
+            if body.get("keep") is True and not done:  # fork
+                out["kept"] = kept.keep(game)
+            return out
+
+        return await answer(request, act)
+
+    @app.post("/fork")  # fork
+    async def fork(request: Request):
+        def act(body):
+            n = env_of(body)
+            game = sessions.live[n] = kept.fork(body.get("key"))
+            return {"id": n, "observation": game.text, "reward": 0, "done": False, "info": game.side()}
 
         return await answer(request, act)
 
@@ -140,8 +187,10 @@ def agentgym_app(sessions):
     return app
 
 
-def openenv_app(sessions):
+def openenv_app(sessions, kept):
     app = FastAPI()
+    if kept.limit > 0:
+        app.get("/fork")(kept.offer)  # fork
 
     @app.get("/health")
     async def health():
@@ -186,6 +235,9 @@ def openenv_app(sessions):
                     if kind == "reset":
                         game, episode = LockedHouse(data.get("seed", 0)), data.get("episode_id")
                         reply = (game.text, 0.0, False)
+                    elif kind == "fork":  # fork
+                        game = kept.fork(data.get("key"))
+                        reply = (game.text, 0.0, False)
                     elif kind == "step":
                         if game is None:
                             raise ValueError("step before reset")
@@ -200,7 +252,10 @@ def openenv_app(sessions):
                     await socket.send_json({"type": "error", "data": {"message": str(e), "code": "EXECUTION_ERROR"}})
                     continue
                 text, reward, done = reply
-                await socket.send_json({"type": "observation", "data": {"observation": {"text": text}, "reward": reward, "done": done, "metadata": game.side()}})
+                out = {"observation": {"text": text}, "reward": reward, "done": done, "metadata": game.side()}
+                if kind == "step" and message.get("keep") is True and not done:  # fork
+                    out["kept"] = kept.keep(game)
+                await socket.send_json({"type": "observation", "data": out})
         except WebSocketDisconnect:
             pass
         finally:
@@ -215,9 +270,11 @@ def main():
     parser.add_argument("--protocol", choices=["openenv", "agentgym"], required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--max-sessions", type=int, default=16, help="sessions open at once; one more is refused (OpenEnv's max_concurrent_envs)")
+    parser.add_argument("--fork-keep", type=int, default=1024, help="most game states kept for forks (0: do not offer fork)")
     args = parser.parse_args()
     sessions = Sessions(args.max_sessions)
-    app = openenv_app(sessions) if args.protocol == "openenv" else agentgym_app(sessions)
+    kept = Kept(args.fork_keep)
+    app = (openenv_app if args.protocol == "openenv" else agentgym_app)(sessions, kept)
 
     @app.get("/sessions")
     async def counts():

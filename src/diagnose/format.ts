@@ -112,9 +112,11 @@ export function formatDiagnosis(d: Diagnosis, about: DiagnosisAbout): string {
   ].join('\n');
 }
 
-/** What restoring prefixes by replay cost a server environment (outside the budget). */
+/** What restoring prefixes by replay (or fork) cost a server environment (outside the budget). */
 export function replayLine(r: NonNullable<Diagnosis['replay']>): string {
-  return `replay (outside the budget): ${r.restores} prefixes restored by replaying ${r.steps} environment steps in ${(r.ms / 1000).toFixed(1)} s${
+  return `replay (outside the budget): ${r.restores} prefixes restored by replaying ${r.steps} environment steps${
+    r.forks ? ` (${r.forks} of them by fork, no step replayed)` : ''
+  } in ${(r.ms / 1000).toFixed(1)} s${
     r.mismatches ? `; ${r.mismatches} continuations skipped: their prefix replayed differently (the environment is not replay-deterministic)` : ''
   }`;
 }

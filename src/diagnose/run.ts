@@ -33,9 +33,10 @@ export interface Diagnosis {
   /**
    * A server environment's continuations restore their prefix by replay (env/remote): how many
    * restores, environment steps replayed and their wall ms, and continuations skipped because a
-   * replay differed. Absent for in-process environments (their restore calls no tool).
+   * replay differed; `forks`: the restores made by fork instead (a server that offers it, env/remote/fork.ts).
+   * Absent for in-process environments (their restore calls no tool).
    */
-  replay?: { restores: number; steps: number; ms: number; mismatches: number };
+  replay?: { restores: number; steps: number; ms: number; mismatches: number; forks?: number };
 }
 
 /**
@@ -105,6 +106,7 @@ export async function diagnose<S>(o: DiagnoseOptions<S>): Promise<Diagnosis> {
     for (const [d, n] of t.endedAt) ended.set(d, (ended.get(d) ?? 0) + n);
   }
   const mismatches = Object.values(result.replayMismatches.byPrompt).reduce((a, b) => a + b, 0);
-  const replay = o.env.restoreCost !== undefined ? { replay: { ...result.replayCost, mismatches } } : {};
+  const forks = o.env.serverLoad?.().forks;
+  const replay = o.env.restoreCost !== undefined ? { replay: { ...result.replayCost, mismatches, ...(forks ? { forks } : {}) } } : {};
   return { rows: depthRows(samples, ended), spend: result.spend, trees: result.trees, failed: result.progress.failed, cancelled: result.cancelled, ...replay };
 }

@@ -62,6 +62,13 @@ export interface Environment<S = unknown> {
   release?(state: S): void | Promise<void>;
   /** What restoring this state cost (a server's replay of the prefix); the engine reads it once, right after restore. */
   restoreCost?(state: S): RestoreCost | undefined;
+  /** Server environments: the step's restore methods (see ServerLoad); read once per step. */
+  serverLoad?(): ServerLoad;
+  /**
+   * The run never restores a prefix (its strategy expands none, e.g. grpo): a server environment then
+   * asks its servers to keep no state for forks. Called once, before the first step.
+   */
+  neverRestores?(): void;
   /**
    * Step metrics the environment reads from the step's finished trees (counts of its own end reasons,
    * e.g. the math env's code_replay_limited); each key must be in src/record/metrics.ts.
@@ -88,6 +95,23 @@ export interface Environment<S = unknown> {
 export interface RestoreCost {
   steps: number;
   ms: number;
+}
+
+/**
+ * What a server environment did for one step beyond the trajectories (env/remote): how it restored
+ * prefixes, and each server's load. Read (and reset) once per step by the step's metrics.
+ */
+export interface ServerLoad {
+  /** 'fork' when the server offers fork (replay is then the fallback), else 'replay'. */
+  restoreMethod: 'fork' | 'replay';
+  /** Restores by fork (no environment step replayed). */
+  forks: number;
+  /** Forks the server refused or answered otherwise than the record, replayed instead. */
+  forkFallbacks: number;
+  /** Trajectories moved off a server that stopped answering, onto another, by a checked replay. */
+  failovers: number;
+  /** Each server's sessions opened, steps sent and connection failures (one entry per server of the fleet). */
+  servers: Array<{ url: string; sessions: number; steps: number; failures: number }>;
 }
 
 /** Environments that know the exact success probability at any prefix (the simulator). */

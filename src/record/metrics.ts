@@ -74,7 +74,7 @@ export const METRICS: readonly MetricInfo[] = [
     key: 'replay_restores',
     group: 'cost',
     meaning:
-      'server environments (env.kind openenv, agentgym): prefixes restored by replay this step (a new session, a reset, the prefix’s actions again), mismatched ones included; never part of the budget',
+      'server environments (env.kind openenv, agentgym): prefixes restored this step, by replay (a new session, a reset, the prefix’s actions again) or by fork (restore_forks), mismatched ones included; never part of the budget',
     formula: '#{continuations restored}',
   },
   {
@@ -102,6 +102,34 @@ export const METRICS: readonly MetricInfo[] = [
     meaning:
       'env math: trajectories that ended (reward 0, reason replay_limit) because replaying their earlier code cells in a fresh sandbox took longer than env.math.replayMs',
     formula: '#{leaves ended by the replay limit}',
+  },
+  {
+    key: 'restore_forks',
+    group: 'cost',
+    meaning:
+      'server environments: of replay_restores, the prefixes restored by fork (a session opened from the state the server kept at that turn, trace-rl’s fork extension; no environment step replayed)',
+    formula: '#{restores by fork}',
+  },
+  {
+    key: 'restore_fork_fallbacks',
+    group: 'cost',
+    meaning:
+      'server environments: forks the server refused (the kept state expired or was dropped) or answered otherwise than the record, restored by replay instead',
+    formula: '#{forks replayed instead}',
+  },
+  {
+    key: 'env_failovers',
+    group: 'cost',
+    meaning:
+      'server environments with several servers (env.url a list): trajectories moved off a server that stopped answering onto another, by a checked replay of their recorded turns; per-server load in details.servers',
+    formula: '#{trajectories failed over}',
+  },
+  {
+    key: 'env_server_failures',
+    group: 'cost',
+    meaning:
+      'server environments: connections to a server that failed or dropped this step, all servers together (each server’s sessions, steps and failures in details.servers.byServer)',
+    formula: 'Σ_servers failures',
   },
   { key: 'cum_trajectories', group: 'cost', meaning: 'trajectories since the start of the run', formula: 'Σ_steps cost_trajectories' },
   { key: 'cum_turns', group: 'cost', meaning: 'policy calls since the start of the run', formula: 'Σ_steps cost_turns' },

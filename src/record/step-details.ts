@@ -49,6 +49,19 @@ export const stepDetailsSchema = z.object({
       ms: z.number(),
     })
     .optional(),
+  /**
+   * Server environments (env/remote) only: how prefixes were restored (fork where the servers offer it,
+   * else replay), the forks replayed instead, the trajectories failed over, and each server's load.
+   */
+  servers: z
+    .object({
+      restoreMethod: z.enum(['fork', 'replay']),
+      forks: z.number(),
+      forkFallbacks: z.number(),
+      failovers: z.number(),
+      byServer: z.array(z.object({ url: z.string(), sessions: z.number(), steps: z.number(), failures: z.number() })),
+    })
+    .optional(),
 });
 
 export type StepDetails = z.output<typeof stepDetailsSchema>;

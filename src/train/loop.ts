@@ -98,6 +98,8 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     // With an external trainer the rollouts come from its policy and nothing here trains the policy.
     parts = await buildComponents(config, external ? { policy: external.policy } : {});
     const strategy = strategyFromConfig(config.strategy);
+    // A root-only strategy restores no prefix: a forkable server need keep no state for it.
+    if (!strategy.prefixes) parts.env.neverRestores?.();
     const estimator = estimatorFromConfig(config);
     rollouts = stepRollouts(config, parts);
     const last = store.lastStep();

@@ -5,6 +5,7 @@ import { isMixed, rewardedLeaves, root, walk } from '../tree/index.ts';
 import type { RolloutTree } from '../tree/types.ts';
 import type { StepDetails, StoredBin } from '../record/step-details.ts';
 import type { StepResult } from '../rollout/index.ts';
+import type { ServerLoad } from '../env/types.ts';
 
 /** Contrast and reward metrics of one step's trees (keys documented in metrics.ts). */
 export function contrastMetrics(trees: readonly RolloutTree[]): Record<string, number> {
@@ -66,6 +67,23 @@ export function replayMetrics(env: { restoreCost?: unknown }, r: Pick<StepResult
     replay_ms: r.replayCost.ms,
     replay_mismatches: Object.values(r.replayMismatches.byPrompt).reduce((a, b) => a + b, 0),
   };
+}
+
+/** A server environment's restore methods and failovers this step (none for other environments). */
+export function serverLoadMetrics(load: ServerLoad | undefined): Record<string, number> {
+  if (!load) return {};
+  return {
+    restore_forks: load.forks,
+    restore_fork_fallbacks: load.forkFallbacks,
+    env_failovers: load.failovers,
+    env_server_failures: load.servers.reduce((a, s) => a + s.failures, 0),
+  };
+}
+
+/** details.servers: each server's load this step and how prefixes were restored (undefined for other environments). */
+export function serverLoadDetails(load: ServerLoad | undefined): StepDetails['servers'] {
+  if (!load) return undefined;
+  return { restoreMethod: load.restoreMethod, forks: load.forks, forkFallbacks: load.forkFallbacks, failovers: load.failovers, byServer: load.servers };
 }
 
 /** details.replay of a server environment's step (undefined otherwise). */

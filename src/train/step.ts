@@ -15,7 +15,18 @@ import type { Components } from './components.ts';
 import { probeOutcomes } from './probe.ts';
 import { stepRollouts, type StepRollouts } from './step-rollouts.ts';
 import type { TrainConfig } from './config.ts';
-import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, promptOutcomes, replayDetails, replayMetrics, storedBins } from './step-metrics.ts';
+import {
+  allocationDetails,
+  contrastMetrics,
+  costMetrics,
+  predictorMetrics,
+  promptOutcomes,
+  replayDetails,
+  replayMetrics,
+  serverLoadDetails,
+  serverLoadMetrics,
+  storedBins,
+} from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
 import type { StepDetails, TreeRecord } from '../record/index.ts';
 
@@ -155,12 +166,15 @@ export function stepRecord(
     ...nextState(ctx.state, trees, rollout.spend, ctx.strategy.unit !== undefined && ctx.strategy.unit !== 'trajectories'),
     ...ended?.memory,
   };
+  // Read once per step: the server environment's counts since the last step's record.
+  const load = parts.env.serverLoad?.();
   const metrics: Record<string, number> = {
     ...contrastMetrics(trees),
     ...ended?.metrics,
     ...costMetrics(rollout.spend),
     ...replayMetrics(parts.env, rollout),
     ...parts.env.treeMetrics?.(trees),
+    ...serverLoadMetrics(load),
     ...collected.plan.metrics,
     cum_trajectories: state.cumulative.bare + state.cumulative.continuation,
     cum_turns: state.cumulative.turns,
@@ -183,6 +197,8 @@ export function stepRecord(
   };
   const replay = replayDetails(parts.env, rollout);
   if (replay) details.replay = replay;
+  const servers = serverLoadDetails(load);
+  if (servers) details.servers = servers;
   const checkpoints: Record<string, Uint8Array> = {
     predictor: parts.predictor.save(),
     state: new TextEncoder().encode(JSON.stringify(state)),

@@ -23,6 +23,9 @@ export function register(program: Command): void {
     .option('--max-turns <n>', 'turn limit of an episode (the run’s engine.maxTurns)', '6')
     .option('--max-sessions <n>', 'most sessions open at once (OpenEnv’s max_concurrent_envs); one more is refused', '64')
     .option('--perturb', 'make the server not replay-deterministic on purpose: every step’s observation names its session')
+    .option('--step-delay-ms <n>', 'wall time every step takes, ms (a latency-bound environment, for benchmarks)', '0')
+    .option('--fork-keep <n>', 'offer the fork extension: keep at most n states for forks (oldest dropped first); 0 = no fork', '1024')
+    .option('--fork-ttl-s <n>', 'seconds a state kept for forks lives', '600')
     .option('--port <n>', 'port (0 = any free port)', '8000')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--max-body-bytes <n>', 'largest request body or WebSocket frame', String(1024 * 1024))
@@ -34,6 +37,9 @@ export function register(program: Command): void {
         maxTurns: string;
         maxSessions: string;
         perturb?: boolean;
+        stepDelayMs: string;
+        forkKeep: string;
+        forkTtlS: string;
         port: string;
         host: string;
         maxBodyBytes: string;
@@ -45,14 +51,22 @@ export function register(program: Command): void {
         const maxTurns = parseInteger('--max-turns', opts.maxTurns, { min: 1, max: 1000 });
         const maxSessions = parseInteger('--max-sessions', opts.maxSessions, { min: 1, max: 100_000 });
         const maxBodyBytes = parseInteger('--max-body-bytes', opts.maxBodyBytes, { min: 1024 });
+        const stepDelayMs = parseInteger('--step-delay-ms', opts.stepDelayMs, { min: 0, max: 600_000 });
+        const forkKeep = parseInteger('--fork-keep', opts.forkKeep, { min: 0, max: 1_000_000 });
+        const forkTtlS = parseInteger('--fork-ttl-s', opts.forkTtlS, { min: 1, max: 86_400 });
         const raw: Record<string, unknown> = { env: { kind: opts.kind }, engine: { maxTurns } };
         applySetPairs(raw, opts.set ?? [], 'env.questions=200');
         const config = parseTrainConfig(raw);
         const setup = await buildEnvironment(config);
-        const served = new ServedEnv(setup, config.env.kind, { maxSessions, ...(opts.perturb ? { perturb: true } : {}) });
+        const served = new ServedEnv(setup, config.env.kind, {
+          maxSessions,
+          ...(opts.perturb ? { perturb: true } : {}),
+          ...(stepDelayMs > 0 ? { stepDelayMs } : {}),
+          ...(forkKeep > 0 ? { fork: { maxKept: forkKeep, ttlS: forkTtlS } } : {}),
+        });
         const server = await serveEnvironment(served, opts.protocol, { port, host: opts.host, maxBodyBytes });
         process.stderr.write(
-          `trace-rl env serve: ${config.env.kind} over ${opts.protocol} at ${server.url}${opts.protocol === 'openenv' ? ' (sessions at /ws)' : ''}: tasks 0..${served.prompts.length - 1} (train ${setup.train.length}, then test ${setup.test.length})\n`,
+          `trace-rl env serve: ${config.env.kind} over ${opts.protocol} at ${server.url}${opts.protocol === 'openenv' ? ' (sessions at /ws)' : ''}: tasks 0..${served.prompts.length - 1} (train ${setup.train.length}, then test ${setup.test.length})${forkKeep > 0 ? `; forks: at most ${forkKeep} states kept, ${forkTtlS} s each` : ''}\n`,
         );
         await serveUntilSignal(server, 'trace-rl env serve');
       },

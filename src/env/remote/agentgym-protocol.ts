@@ -9,9 +9,11 @@
  *   POST /close {id}                  (not every server has it: a 404 there is no failure)
  * Servers report their own failures as HTTP 200 with {"error": "..."} (the environment wrappers catch
  * every exception); FastAPI's validation errors are HTTP 422 {"detail"}. No route saves or restores an
- * environment's state: a prefix is reached again by replay.
+ * environment's state: a prefix is reached again by replay, or by trace-rl's fork extension where a
+ * server offers it (fork.ts: "keep" in /step's body, POST /fork {id, key}).
  */
 import { z } from 'zod';
+import { keptKeySchema } from './fork.ts';
 import { clipped, jsonRecord, RemoteProtocolError, RemoteServerError, rewardOf, type RemoteReply } from './reply.ts';
 
 export interface HttpRequest {
@@ -27,7 +29,9 @@ export const agentGymRequests = {
   create: (): HttpRequest => ({ method: 'POST', path: '/create', body: {} }),
   /** A task's parameters (`{data_idx: n}` for an index) go into the body beside the id. */
   reset: (id: AgentGymId, params: Record<string, unknown>): HttpRequest => ({ method: 'POST', path: '/reset', body: { ...params, id } }),
-  step: (id: AgentGymId, action: string): HttpRequest => ({ method: 'POST', path: '/step', body: { id, action } }),
+  step: (id: AgentGymId, action: string, keep = false): HttpRequest => ({ method: 'POST', path: '/step', body: keep ? { id, action, keep } : { id, action } }),
+  fork: (id: AgentGymId, key: string): HttpRequest => ({ method: 'POST', path: '/fork', body: { id, key } }),
+  forkOffer: (): HttpRequest => ({ method: 'GET', path: '/fork' }),
   observation: (id: AgentGymId): HttpRequest => ({ method: 'GET', path: `/observation?id=${encodeURIComponent(String(id))}` }),
   close: (id: AgentGymId): HttpRequest => ({ method: 'POST', path: '/close', body: { id } }),
 };
@@ -60,6 +64,7 @@ const replyObject = z
     reward: z.unknown().optional(),
     done: z.boolean().optional(),
     info: jsonRecord.nullable().optional(),
+    kept: keptKeySchema.optional(),
   })
   .passthrough();
 
@@ -80,7 +85,13 @@ export function parseAgentGymReply(raw: unknown, where: string, kind: 'reset' | 
   }
   if (kind === 'step' && o.data.done === undefined) throw new RemoteProtocolError(`${where}: /step answered no "done"`);
   const reward = rewardOf(o.data.reward, where);
-  return { observation: text, ...(reward === undefined ? {} : { reward }), done: o.data.done ?? false, info: o.data.info ?? {} };
+  return {
+    observation: text,
+    ...(reward === undefined ? {} : { reward }),
+    done: o.data.done ?? false,
+    info: o.data.info ?? {},
+    ...(o.data.kept !== undefined ? { kept: o.data.kept } : {}),
+  };
 }
 
 /** GET /observation's answer: the text (a JSON string), or {"observation": text}. */

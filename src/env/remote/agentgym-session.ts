@@ -3,6 +3,7 @@
  * close carry it. Answers are bounded (http-json.ts) and read by agentgym-protocol.ts.
  */
 import { agentGymRequests, parseAgentGymCreate, parseAgentGymObservation, parseAgentGymReply, type AgentGymId, type HttpRequest } from './agentgym-protocol.ts';
+import { parseForkOffer, type ForkOffer } from './fork.ts';
 import { getJson, postJson } from './http-json.ts';
 import { RemoteProtocolError, type RemoteReply } from './reply.ts';
 import type { RemoteLimits, RemoteServer, RemoteSession } from './session.ts';
@@ -27,6 +28,11 @@ export class AgentGymServer implements RemoteServer {
     return request.method === 'GET' ? getJson(url, this.limits, this.where, signal) : postJson(url, request.body ?? {}, this.limits, this.where, signal);
   }
 
+  /** Any failure to read an offer means none: replay works with every server. */
+  async forkOffer(signal?: AbortSignal): Promise<ForkOffer | undefined> {
+    return parseForkOffer(await this.send(agentGymRequests.forkOffer(), signal).catch(() => undefined));
+  }
+
   async open(signal?: AbortSignal): Promise<RemoteSession> {
     const id = parseAgentGymCreate(await this.send(agentGymRequests.create(), signal), this.where);
     return new AgentGymSession(this, id);
@@ -48,10 +54,17 @@ class AgentGymSession implements RemoteSession {
     return { observation: text, done: false, info: {} };
   }
 
-  async step(action: string, signal?: AbortSignal): Promise<RemoteReply> {
+  async step(action: string, signal?: AbortSignal, keep = false): Promise<RemoteReply> {
     const where = `${this.server.where} (environment ${this.id})`;
-    const reply = parseAgentGymReply(await this.server.send(agentGymRequests.step(this.id, action), signal), where, 'step');
+    const reply = parseAgentGymReply(await this.server.send(agentGymRequests.step(this.id, action, keep), signal), where, 'step');
     if (!reply) throw new RemoteProtocolError(`${where}: /step answered no observation`);
+    return reply;
+  }
+
+  async fork(key: string, signal?: AbortSignal): Promise<RemoteReply> {
+    const where = `${this.server.where} (environment ${this.id})`;
+    const reply = parseAgentGymReply(await this.server.send(agentGymRequests.fork(this.id, key), signal), where, 'step');
+    if (!reply) throw new RemoteProtocolError(`${where}: /fork answered no observation`);
     return reply;
   }
 

@@ -17,10 +17,14 @@ import { isCapacityRefusal, SessionLost, type RemoteLimits, type RemoteServer } 
 import { resolveTasks, taskOf, taskPrompt, tasksSchema, type NumberParam, type Task } from './tasks.ts';
 import type { Prompt } from '../../tree/types.ts';
 
+const address = z.string().regex(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, 'an http(s):// address, e.g. http://127.0.0.1:8000');
 const url = z
-  .string()
-  .regex(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, 'an http(s):// address, e.g. http://127.0.0.1:8000')
-  .describe('openenv, agentgym: the server’s base address, e.g. http://127.0.0.1:8000 (OpenEnv sessions open at its /ws).');
+  .union([address, z.array(address).min(1).max(64)])
+  .transform((u) => (typeof u === 'string' ? [u] : u))
+  .refine((u) => new Set(u).size === u.length, 'each server once')
+  .describe(
+    'openenv, agentgym: the server’s base address, e.g. http://127.0.0.1:8000 (OpenEnv sessions open at its /ws); or a list of servers of the same environment (a fleet: each session goes to the least-loaded one, env.sessions per server; a server that stops answering is failed over by a checked replay).',
+  );
 
 const shared = {
   url,
@@ -57,13 +61,19 @@ const shared = {
     .describe(
       'openenv, agentgym: replay = continuations restore a prefix by a new session, a reset and a replay of its actions, checked turn by turn; roots-only = no prefix is branched (for a server that is not replay-deterministic): continuation budget becomes extra bare rollouts.',
     ),
+  fork: z
+    .enum(['auto', 'off'])
+    .default('auto')
+    .describe(
+      'openenv, agentgym: auto = where the server offers trace-rl’s fork extension (GET /fork), steps that may be branched ask it to keep their state and a continuation opens a session from it (no step replayed; checked against the record; replay when refused); off = always replay.',
+    ),
   sessions: z
     .number()
     .int()
     .min(1)
     .max(1024)
     .default(4)
-    .describe('openenv, agentgym: most sessions open at once on the server (an OpenEnv server refuses more than its max_concurrent_envs).'),
+    .describe('openenv, agentgym: most sessions open at once on each server (an OpenEnv server refuses more than its max_concurrent_envs).'),
   timeoutMs: z.number().int().min(100).max(600_000).default(30_000).describe('openenv, agentgym: longest wait for one answer of the server, ms.'),
   maxReplyBytes: z
     .number()
@@ -85,7 +95,8 @@ type SharedSettings = Omit<z.output<typeof agentgym>, 'kind'>;
 export const openEnvKind = envKind('openenv', openenv, {
   async build(s, { maxTurns }) {
     const limits = limitsOf(s);
-    const probe = new OpenEnvServer({ ...limits, url: s.url, actionField: s.action.field ?? '' });
+    // The servers of a fleet serve one environment: the first one's schema stands for all.
+    const probe = new OpenEnvServer({ ...limits, url: s.url[0]!, actionField: s.action.field ?? '' });
     let schema: unknown;
     try {
       schema = await probe.get('/schema');
@@ -93,14 +104,22 @@ export const openEnvKind = envKind('openenv', openenv, {
       if (s.action.field === undefined) throw new Error(`openenv server ${probe.url}: GET /schema failed (${(e as Error).message}); give env.action.field`);
     }
     const actionField = schema === undefined ? s.action.field! : actionFieldFromSchema(schema, `openenv server ${probe.url}`, s.action.field);
-    const server = new OpenEnvServer({ ...limits, url: s.url, actionField, ...(s.observationField ? { observationField: s.observationField } : {}) });
-    return setupOver(server, s, maxTurns, 'seed', 'openenv');
+    const servers = s.url.map(
+      (url) => new OpenEnvServer({ ...limits, url, actionField, ...(s.observationField ? { observationField: s.observationField } : {}) }),
+    );
+    return setupOver(servers, s, maxTurns, 'seed', 'openenv');
   },
 });
 
 export const agentGymKind = envKind('agentgym', agentgym, {
   async build(s, { maxTurns }) {
-    return setupOver(new AgentGymServer({ ...limitsOf(s), url: s.url }), s, maxTurns, 'data_idx', 'agentgym');
+    return setupOver(
+      s.url.map((url) => new AgentGymServer({ ...limitsOf(s), url })),
+      s,
+      maxTurns,
+      'data_idx',
+      'agentgym',
+    );
   },
 });
 
@@ -108,17 +127,32 @@ function limitsOf(s: SharedSettings): RemoteLimits {
   return { timeoutMs: s.timeoutMs, maxReplyBytes: s.maxReplyBytes };
 }
 
-async function setupOver(server: RemoteServer, s: SharedSettings, maxTurns: number, numberParam: NumberParam, dataset: string): Promise<EnvironmentSetup> {
+async function setupOver(
+  servers: readonly RemoteServer[],
+  s: SharedSettings,
+  maxTurns: number,
+  numberParam: NumberParam,
+  dataset: string,
+): Promise<EnvironmentSetup> {
   const where = `env.kind ${dataset}`;
   const trainTasks = resolveTasks(s.tasks, numberParam, `${where} env.tasks`);
   const testTasks = s.testTasks ? resolveTasks(s.testTasks, numberParam, `${where} env.testTasks`) : [];
   const clash = testTasks.find((t) => trainTasks.some((u) => u.id === t.id));
   if (clash) throw new Error(`${where}: task "${clash.id}" is in both env.tasks and env.testTasks`);
-  const firsts = await firstObservations(server, [...trainTasks, ...testTasks], s.sessions);
+  const firsts = await firstObservations(servers, [...trainTasks, ...testTasks], s.sessions);
   const prompts = [...trainTasks, ...testTasks].map((t, i) => taskPrompt(t, firsts[i]!, dataset, s.questionAfter));
   const train = prompts.slice(0, trainTasks.length);
   const test = prompts.slice(trainTasks.length);
-  const env = new RemoteEnv({ server, maxTurns, action: s.action.text, successThreshold: s.successThreshold, sessions: s.sessions, branching: s.branching });
+  const fork = s.fork === 'auto' && s.branching === 'replay' ? await Promise.all(servers.map((server) => server.forkOffer())) : undefined;
+  const env = new RemoteEnv({
+    server: servers,
+    maxTurns,
+    action: s.action.text,
+    successThreshold: s.successThreshold,
+    sessions: s.sessions,
+    branching: s.branching,
+    ...(fork ? { fork } : {}),
+  });
   const listsCandidates = firsts.some((f) => f.candidates !== undefined);
   return {
     env: env as unknown as Environment<unknown>,
@@ -140,10 +174,11 @@ export const serverCandidates: CandidateSource = (prompt: Prompt, turns) => {
 
 /**
  * Each task's first observation (and the candidates its reset listed): one session per task, reset,
- * closed, `sessions` at a time; a dropped connection or a full server is retried a few times.
+ * closed, `sessions` at a time per server, the tasks dealt over the servers; a dropped connection or a
+ * full server is retried a few times, each time on the next server.
  */
 async function firstObservations(
-  server: RemoteServer,
+  servers: readonly RemoteServer[],
   tasks: readonly Task[],
   sessions: number,
 ): Promise<Array<{ observation: string; candidates?: TurnCandidates }>> {
@@ -152,16 +187,17 @@ async function firstObservations(
   const worker = async () => {
     while (next < tasks.length) {
       const i = next++;
-      out[i] = await firstObservation(server, tasks[i]!);
+      out[i] = await firstObservation(servers, i, tasks[i]!);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(sessions, tasks.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(sessions * servers.length, tasks.length) }, worker));
   return out;
 }
 
-async function firstObservation(server: RemoteServer, task: Task): Promise<{ observation: string; candidates?: TurnCandidates }> {
-  const where = `${server.protocol} server ${server.url} (task "${task.id}")`;
+async function firstObservation(servers: readonly RemoteServer[], i: number, task: Task): Promise<{ observation: string; candidates?: TurnCandidates }> {
   for (let attempt = 1; ; attempt++) {
+    const server = servers[(i + attempt - 1) % servers.length]!;
+    const where = `${server.protocol} server ${server.url} (task "${task.id}")`;
     const session = await server.open().catch((e: unknown) => e as Error);
     try {
       if (session instanceof Error) throw session;

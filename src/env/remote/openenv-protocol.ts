@@ -12,9 +12,11 @@
  * serializer never sends `metadata`; a server written against the protocol may (candidate actions:
  * reply.ts), and `trace-rl env serve` does when it is not empty. HTTP: GET /health → {"status"}, GET /schema → {action, observation, state}
  * JSON schemas, GET /metadata → {name, description, …}. The protocol has no way to save or restore a
- * session's state (`state` only reads it): a prefix is reached again by replay.
+ * session's state (`state` only reads it): a prefix is reached again by replay, or by trace-rl's fork
+ * extension where a server offers it (fork.ts: "keep" on a step, a "fork" message opening a session).
  */
 import { z } from 'zod';
+import { keptKeySchema } from './fork.ts';
 import { clipped, jsonRecord, RemoteProtocolError, RemoteServerError, rewardOf, type RemoteReply } from './reply.ts';
 
 /** The message that resets a session with a task's parameters (OpenEnv passes them as keyword arguments). */
@@ -22,8 +24,14 @@ export function openEnvResetMessage(params: Record<string, unknown>): string {
   return JSON.stringify({ type: 'reset', data: params });
 }
 
-export function openEnvStepMessage(action: Record<string, unknown>): string {
-  return JSON.stringify({ type: 'step', data: action });
+/** `keep`: the fork extension's request to keep the state the step reaches (sent only to a server that offers fork). */
+export function openEnvStepMessage(action: Record<string, unknown>, keep = false): string {
+  return JSON.stringify(keep ? { type: 'step', data: action, keep: true } : { type: 'step', data: action });
+}
+
+/** The fork extension's first message of a new session: start from the state kept under `key`. */
+export function openEnvForkMessage(key: string): string {
+  return JSON.stringify({ type: 'fork', data: { key } });
 }
 
 export function openEnvStateMessage(): string {
@@ -41,6 +49,7 @@ const observationEnvelope = z.object({
     reward: z.unknown().optional(),
     done: z.boolean().optional(),
     metadata: jsonRecord.nullable().optional(),
+    kept: keptKeySchema.optional(),
   }),
 });
 const stateEnvelope = z.object({ type: z.literal('state'), data: jsonRecord });
@@ -89,6 +98,7 @@ export function parseOpenEnvMessage(text: string, where: string, observationFiel
       ...optionalReward(rewardOf(data.reward, where)),
       done: data.done ?? false,
       info: data.metadata ?? {},
+      ...(data.kept !== undefined ? { kept: data.kept } : {}),
     },
   };
 }

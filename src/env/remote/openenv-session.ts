@@ -5,7 +5,9 @@
  * routes read once at build time: /health, /schema, /metadata.
  */
 import type WebSocket from 'ws';
-import { openEnvCloseMessage, openEnvAction, openEnvResetMessage, openEnvStepMessage, parseOpenEnvMessage } from './openenv-protocol.ts';
+import type { ForkOffer } from './fork.ts';
+import { parseForkOffer } from './fork.ts';
+import { openEnvCloseMessage, openEnvAction, openEnvForkMessage, openEnvResetMessage, openEnvStepMessage, parseOpenEnvMessage } from './openenv-protocol.ts';
 import { clipped, RemoteProtocolError, type RemoteReply } from './reply.ts';
 import { SessionLost, type RemoteLimits, type RemoteServer, type RemoteSession } from './session.ts';
 import { getJson } from './http-json.ts';
@@ -35,6 +37,11 @@ export class OpenEnvServer implements RemoteServer {
   /** GET a JSON route of the server (/health, /schema, /metadata), bounded like every answer. */
   get(path: string, signal?: AbortSignal): Promise<unknown> {
     return getJson(`${this.url}${path}`, this.options, `openenv server ${this.url}`, signal);
+  }
+
+  /** Any failure to read an offer means none: replay works with every server. */
+  async forkOffer(signal?: AbortSignal): Promise<ForkOffer | undefined> {
+    return parseForkOffer(await this.get('/fork', signal).catch(() => undefined));
   }
 
   async open(signal?: AbortSignal): Promise<RemoteSession> {
@@ -154,8 +161,12 @@ class OpenEnvSession implements RemoteSession {
     return this.observation(openEnvResetMessage(params), signal);
   }
 
-  step(action: string, signal?: AbortSignal): Promise<RemoteReply> {
-    return this.observation(openEnvStepMessage(openEnvAction(this.options.actionField, action)), signal);
+  step(action: string, signal?: AbortSignal, keep = false): Promise<RemoteReply> {
+    return this.observation(openEnvStepMessage(openEnvAction(this.options.actionField, action), keep), signal);
+  }
+
+  fork(key: string, signal?: AbortSignal): Promise<RemoteReply> {
+    return this.observation(openEnvForkMessage(key), signal);
   }
 
   async close(): Promise<void> {

@@ -8,33 +8,46 @@
  * first observation against the prompt, then each observation, the raw reward where one was recorded,
  * and that no prefix turn ended the episode). A difference throws ReplayMismatch: the environment is
  * not replay-deterministic there, and the engine skips that continuation. Neither protocol can save and
- * restore a session's state, so replay is the only way back to a prefix; its cost (steps, wall time)
- * is reported through restoreCost and never touches the token budget.
+ * restore a session's state; where a server offers trace-rl's fork extension (fork.ts), each step
+ * that may be branched asks the server to keep its state, and a restore of that prefix opens a session
+ * from the kept state instead (no environment step), checked against the record's last turn; a fork
+ * refused (the state expired or was evicted) or answered differently falls back to replay. The cost
+ * (steps, wall time) is reported through restoreCost and never touches the token budget; the forks
+ * and fallbacks through serverLoad.
  *
- * Sessions are a bounded resource: at most `sessions` open per server (SessionPermits); a session
+ * Sessions are a bounded resource: at most `sessions` open per server. A run may use several servers
+ * of one environment (a fleet, fleet.ts): each session goes to the least-loaded one and stays there
+ * for its trajectory; a restore may go to any (its replay is checked against the record). A session
  * whose connection drops is replaced (reconnect with backoff, then the history replayed and checked);
- * a server that stays gone fails the step with a message naming the server and the task.
+ * when its server cannot be reached, the server is marked down and the trajectory continues on
+ * another by the same checked replay (a failover, counted); only when no server answers within the
+ * attempts does the step fail, naming the server and the task.
  */
 import { sleep } from '../../util/sleep.ts';
 import type { Action, Prompt, Turn, TurnEnv } from '../../tree/types.ts';
 import { EnvError, ReplayMismatch } from '../errors.ts';
-import type { EnvCallOptions, Environment, RestoreCost, StepOutcome } from '../types.ts';
+import type { EnvCallOptions, Environment, RestoreCost, ServerLoad, StepOutcome } from '../types.ts';
 import { actionText, parseRemoteTurn, type ActionTextMode } from './action-text.ts';
+import { Fleet, ServerDown } from './fleet.ts';
+import { KeptStates, prefixKey, type ForkOffer, type KeptState } from './fork.ts';
 import { replyInfo, type RemoteReply } from './reply.ts';
-import { isCapacityRefusal, SessionLost, SessionPermits, type RemoteServer, type RemoteSession } from './session.ts';
+import { isCapacityRefusal, SessionLost, type RemoteServer, type RemoteSession } from './session.ts';
 import { taskOf } from './tasks.ts';
 
 export interface RemoteEnvOptions {
-  server: RemoteServer;
+  /** The environment's server, or several (a fleet: same environment, same tasks). */
+  server: RemoteServer | readonly RemoteServer[];
   /** Turn limit of an episode (the run's engine.maxTurns). */
   maxTurns: number;
   /** How a turn becomes the server's action text. */
   action: ActionTextMode;
   /** Success: the final reward ≥ this. */
   successThreshold: number;
-  /** Most sessions open at once on the server. */
+  /** Most sessions open at once on each server. */
   sessions: number;
   branching: 'replay' | 'roots-only';
+  /** The server's fork offer (GET /fork at build), one per server of a fleet; absent: every restore replays. */
+  fork?: ForkOffer | ReadonlyArray<ForkOffer | undefined>;
   /** Attempts to reopen a dropped session before the step fails; the wait doubles from reconnectDelayMs. */
   reconnectAttempts?: number;
   reconnectDelayMs?: number;
@@ -56,7 +69,8 @@ class SessionHandle {
 
   constructor(
     readonly prompt: Prompt,
-    readonly permits: SessionPermits,
+    /** The fleet's server the session is on (it changes only by a failover). */
+    public member: number,
   ) {}
 
   async close(): Promise<void> {
@@ -76,22 +90,63 @@ export class RemoteEnv implements Environment<RemoteState> {
   readonly name: string;
   readonly maxTurns: number;
   readonly branching: 'prefixes' | 'roots-only';
-  private readonly permits: SessionPermits;
+  private readonly servers: readonly RemoteServer[];
+  private readonly fleet: Fleet;
+  /** Which servers offer fork (by index). */
+  private readonly forkable: boolean[];
   private readonly reconnectAttempts: number;
   private readonly reconnectDelayMs: number;
+  /** Keys of the states the servers kept, by prefix (only when one offers fork and prefixes are branched). */
+  private readonly kept?: KeptStates;
+  private readonly load = { forks: 0, forkFallbacks: 0, failovers: 0 };
+  /** False once the run said it never restores (neverRestores): no step asks to keep its state. */
+  private keepStates = true;
 
   constructor(private readonly options: RemoteEnvOptions) {
-    this.name = `${options.server.protocol}:${options.server.url}`;
+    this.servers = Array.isArray(options.server) ? options.server : [options.server as RemoteServer];
+    if (this.servers.length === 0) throw new EnvError('a remote environment needs at least one server');
+    const first = this.servers[0]!;
+    this.name = `${first.protocol}:${first.url}${this.servers.length > 1 ? ` (+${this.servers.length - 1} more)` : ''}`;
     this.maxTurns = options.maxTurns;
     this.branching = options.branching === 'roots-only' ? 'roots-only' : 'prefixes';
-    this.permits = new SessionPermits(options.sessions);
     this.reconnectAttempts = options.reconnectAttempts ?? 4;
     this.reconnectDelayMs = options.reconnectDelayMs ?? 250;
+    // A server that could not be reached waits out about the reconnects' backoff before it is tried again.
+    this.fleet = new Fleet(
+      this.servers.map((s) => s.url),
+      options.sessions,
+      Math.max(this.reconnectDelayMs * 8, 100),
+    );
+    const offers = Array.isArray(options.fork) ? options.fork : [options.fork as ForkOffer | undefined];
+    this.forkable = this.servers.map((_, i) => offers[i] !== undefined);
+    const offered = offers.filter((o): o is ForkOffer => o !== undefined);
+    // No more keys than the servers keep together: older ones are gone there anyway.
+    if (offered.length > 0 && this.branching === 'prefixes')
+      this.kept = new KeptStates(
+        Math.min(
+          offered.reduce((a, o) => a + o.maxKept, 0),
+          100_000,
+        ),
+        Math.max(...offered.map((o) => o.ttlS)) * 1000,
+      );
   }
 
-  /** Sessions this environment holds open now. */
+  /** What the step did beyond its trajectories since the last call (forks, failovers, each server's load); resets the counts. */
+  serverLoad(): ServerLoad {
+    const out: ServerLoad = { restoreMethod: this.kept ? 'fork' : 'replay', ...this.load, servers: this.fleet.take() };
+    this.load.forks = 0;
+    this.load.forkFallbacks = 0;
+    this.load.failovers = 0;
+    return out;
+  }
+
+  neverRestores(): void {
+    this.keepStates = false;
+  }
+
+  /** Sessions this environment holds open now, all servers together. */
   get openSessions(): number {
-    return this.permits.open;
+    return this.fleet.open;
   }
 
   /** The prompt is the task's first observation, fetched when the kind was built. */
@@ -109,6 +164,13 @@ export class RemoteEnv implements Environment<RemoteState> {
   }
 
   async restore(prompt: Prompt, turns: readonly Turn[], options: EnvCallOptions = {}): Promise<RemoteState> {
+    const prefix = this.kept && turns.length > 0 ? this.prefixOf(prompt, turns) : undefined;
+    const kept = prefix !== undefined ? this.kept!.get(prefix) : undefined;
+    if (kept) {
+      const forked = await this.forkFrom(prompt, turns, kept, options.signal);
+      if (forked) return forked;
+      this.kept!.forget(prefix!);
+    }
     const handle = await this.openHandle(prompt, options.signal);
     // Timed from the session's permit on: waiting for a free session is contention, not the replay's cost.
     const t0 = handle.permittedAt;
@@ -127,6 +189,52 @@ export class RemoteEnv implements Environment<RemoteState> {
     return { handle, turn: turns.length, done: false };
   }
 
+  /**
+   * A session opened from the state kept at the prefix's last turn, its answer checked against that
+   * turn; undefined when the server refused the fork (the key expired or was evicted) or answered
+   * otherwise than the record (counted as a fallback: the caller replays). One message, no step.
+   */
+  private async forkFrom(prompt: Prompt, turns: readonly Turn[], kept: KeptState, signal?: AbortSignal): Promise<RemoteState | undefined> {
+    let member: number;
+    try {
+      member = await this.fleet.acquire(signal, kept.server);
+    } catch (e) {
+      if (!(e instanceof ServerDown)) throw e;
+      this.load.forkFallbacks++;
+      return undefined;
+    }
+    const handle = new SessionHandle(prompt, member);
+    const t0 = handle.permittedAt;
+    try {
+      handle.session = await this.openOn(member, signal);
+      const reply = await handle.session.fork(kept.key, signal);
+      const last = turns[turns.length - 1]!;
+      if (difference(last, reply)) throw new Error('the forked state differs from the record');
+    } catch (e) {
+      await this.release({ handle, turn: 0, done: false });
+      if (signal?.aborted) throw signal.reason;
+      this.load.forkFallbacks++;
+      return undefined;
+    }
+    // What a reconnect replays if this session drops: the prefix as recorded (the answers the server gave then).
+    for (const t of turns) {
+      const reply: RemoteReply = { observation: t.observation, done: false, info: {} };
+      if (t.env?.reward !== undefined) reply.reward = t.env.reward;
+      handle.history.push({ text: actionText(t.action, this.options.action), reply });
+    }
+    handle.at = turns.length;
+    handle.restoreCost = { steps: 0, ms: performance.now() - t0 };
+    this.load.forks++;
+    return { handle, turn: turns.length, done: false };
+  }
+
+  private prefixOf(prompt: Prompt, turns: readonly Turn[]): string {
+    return prefixKey(
+      prompt.id,
+      turns.map((t) => ({ text: actionText(t.action, this.options.action), observation: t.observation })),
+    );
+  }
+
   restoreCost(state: RemoteState): RestoreCost | undefined {
     const cost = state.handle.restoreCost;
     state.handle.restoreCost = undefined;
@@ -140,7 +248,7 @@ export class RemoteEnv implements Environment<RemoteState> {
     try {
       await handle.close();
     } finally {
-      handle.permits.release();
+      this.fleet.release(handle.member);
     }
   }
 
@@ -152,7 +260,17 @@ export class RemoteEnv implements Environment<RemoteState> {
     if (state.turn !== handle.at)
       throw new EnvError(`${this.name}: task "${task}": a server session steps forward only; this state is at turn ${state.turn}, its session at ${handle.at}`);
     const text = actionText(action, this.options.action);
-    const reply = await this.stepSafely(handle, text, options.signal);
+    // Only a turn that can be a prefix is kept: one past the turn limit ends the episode whatever it answers.
+    const keep = this.kept !== undefined && this.keepStates && this.forkable[handle.member]! && state.turn + 1 < this.maxTurns;
+    const reply = await this.stepSafely(handle, text, options.signal, keep);
+    if (keep && reply.kept !== undefined && !reply.done)
+      this.kept!.put(
+        prefixKey(
+          task,
+          handle.history.map((h) => ({ text: h.text, observation: h.reply.observation })),
+        ),
+        { server: handle.member, key: reply.kept },
+      );
     const info = replyInfo(reply.info, `${this.name} (task "${task}")`);
     const turn = state.turn + 1;
     const atLimit = !reply.done && turn >= this.maxTurns;
@@ -174,24 +292,25 @@ export class RemoteEnv implements Environment<RemoteState> {
   }
 
   /** A step on the handle's session; a failure leaves the session's position unknown (broken: the next step reconnects). */
-  private async stepSafely(handle: SessionHandle, text: string, signal?: AbortSignal): Promise<RemoteReply> {
+  private async stepSafely(handle: SessionHandle, text: string, signal?: AbortSignal, keep = false): Promise<RemoteReply> {
     if (handle.broken) await this.reconnect(handle, signal);
     try {
-      return await this.send(handle, text, signal);
+      return await this.send(handle, text, signal, keep);
     } catch (e) {
       if (!(e instanceof SessionLost) || signal?.aborted) {
         handle.broken = true;
         throw e;
       }
       await this.reconnect(handle, signal);
-      return this.send(handle, text, signal);
+      return this.send(handle, text, signal, keep);
     }
   }
 
   /** Sends one action on the handle's session and records it. */
-  private async send(handle: SessionHandle, text: string, signal?: AbortSignal): Promise<RemoteReply> {
+  private async send(handle: SessionHandle, text: string, signal?: AbortSignal, keep = false): Promise<RemoteReply> {
     if (!handle.session) throw new SessionLost('the session is closed');
-    const reply = await handle.session.step(text, signal);
+    this.fleet.countStep(handle.member);
+    const reply = await handle.session.step(text, signal, keep);
     handle.at++;
     handle.history.push({ text, reply });
     return reply;
@@ -205,13 +324,15 @@ export class RemoteEnv implements Environment<RemoteState> {
   private async reconnect(handle: SessionHandle, signal?: AbortSignal): Promise<void> {
     const history = handle.history.splice(0);
     let last: unknown;
+    this.fleet.countFailure(handle.member);
     for (let attempt = 1; attempt <= this.reconnectAttempts; attempt++) {
       await sleep(this.reconnectDelayMs * 2 ** (attempt - 1), signal);
       await handle.close();
       handle.at = 0;
       handle.history.length = 0;
+      if (this.fleet.isDown(handle.member) && this.fleet.size > 1) await this.failOver(handle, signal);
       try {
-        handle.session = await this.options.server.open(signal);
+        handle.session = await this.openOn(handle.member, signal);
         await this.resetChecked(handle, signal);
         for (const [i, h] of history.entries()) {
           const reply = await this.send(handle, h.text, signal);
@@ -230,21 +351,41 @@ export class RemoteEnv implements Environment<RemoteState> {
     }
     handle.broken = true;
     throw new Error(
-      `${this.options.server.protocol} server ${this.options.server.url} failed during task "${handle.prompt.id}" (turn ${history.length + 1}): ${
+      `${this.servers[handle.member]!.protocol} server ${this.fleet.url(handle.member)} failed during task "${handle.prompt.id}" (turn ${history.length + 1}): ${
         last instanceof Error ? last.message : String(last)
-      } (after ${this.reconnectAttempts} reconnects)`,
+      } (after ${this.reconnectAttempts} reconnects${this.fleet.size > 1 ? ` over ${this.fleet.size} servers` : ''})`,
     );
+  }
+
+  /** Moves a trajectory off its server, which is down, to the least-loaded one up (a failover when it is another). */
+  private async failOver(handle: SessionHandle, signal?: AbortSignal): Promise<void> {
+    const next = await this.fleet.acquire(signal);
+    this.fleet.release(handle.member);
+    if (next !== handle.member) this.load.failovers++;
+    handle.member = next;
+  }
+
+  /** A session on one server of the fleet; a server that cannot be reached is marked down, one that answers up. */
+  private async openOn(member: number, signal?: AbortSignal): Promise<RemoteSession> {
+    try {
+      const session = await this.servers[member]!.open(signal);
+      this.fleet.markUp(member);
+      this.fleet.countSession(member);
+      return session;
+    } catch (e) {
+      if (e instanceof SessionLost && !signal?.aborted) this.fleet.markDown(member);
+      throw e;
+    }
   }
 
   /** A permit, a session and its reset, checked against the prompt; the permit is returned if any of it fails. */
   private async openHandle(prompt: Prompt, signal?: AbortSignal): Promise<SessionHandle> {
     taskOf(prompt);
-    await this.permits.acquire(signal);
-    const handle = new SessionHandle(prompt, this.permits);
+    const handle = new SessionHandle(prompt, await this.fleet.acquire(signal));
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          handle.session = await this.options.server.open(signal);
+          handle.session = await this.openOn(handle.member, signal);
           await this.resetChecked(handle, signal);
           return handle;
         } catch (e) {
@@ -253,14 +394,20 @@ export class RemoteEnv implements Environment<RemoteState> {
           const transient = e instanceof SessionLost || isCapacityRefusal(e);
           if (!transient || attempt >= this.reconnectAttempts || signal?.aborted) throw e;
           await sleep(this.reconnectDelayMs * 2 ** (attempt - 1), signal);
+          // A server that could not be reached: the next try goes to the least-loaded one up.
+          if (this.fleet.isDown(handle.member) && this.fleet.size > 1) {
+            const next = await this.fleet.acquire(signal);
+            this.fleet.release(handle.member);
+            handle.member = next;
+          }
         }
       }
     } catch (e) {
       handle.released = true;
-      this.permits.release();
+      this.fleet.release(handle.member);
       if (e instanceof ReplayMismatch || signal?.aborted) throw e;
       throw new Error(
-        `${this.options.server.protocol} server ${this.options.server.url}: task "${prompt.id}": cannot start a session: ${e instanceof Error ? e.message : String(e)}`,
+        `${this.servers[handle.member]!.protocol} server ${this.fleet.url(handle.member)}: task "${prompt.id}": cannot start a session: ${e instanceof Error ? e.message : String(e)}`,
       );
     }
   }

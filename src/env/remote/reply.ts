@@ -16,6 +16,8 @@ export interface RemoteReply {
   done: boolean;
   /** The side channel (OpenEnv `metadata`, AgentGym `info`); {} when none. */
   info: Record<string, unknown>;
+  /** The key of the state a forkable server kept at this step, when the step asked it to (fork.ts). */
+  kept?: string;
 }
 
 /** A server answered something no protocol reading accepts: the message names the server and the field. */

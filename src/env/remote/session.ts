@@ -5,11 +5,15 @@
  * timeout) is a SessionLost, which the environment answers by reconnecting, while a server's own
  * refusal is a RemoteServerError.
  */
+import type { ForkOffer } from './fork.ts';
 import type { RemoteReply } from './reply.ts';
 
 export interface RemoteSession {
   reset(params: Record<string, unknown>, signal?: AbortSignal): Promise<RemoteReply>;
-  step(action: string, signal?: AbortSignal): Promise<RemoteReply>;
+  /** `keep`: ask a forkable server to keep the state this step reaches (its key comes back as reply.kept). */
+  step(action: string, signal?: AbortSignal, keep?: boolean): Promise<RemoteReply>;
+  /** Starts this (fresh) session from a state the server kept (fork.ts); answers that turn's reply. */
+  fork(key: string, signal?: AbortSignal): Promise<RemoteReply>;
   /** Ends the session on the server (best effort, bounded in time); never throws. */
   close(): Promise<void>;
 }
@@ -20,6 +24,8 @@ export interface RemoteServer {
   /** The server's base URL, for messages. */
   readonly url: string;
   open(signal?: AbortSignal): Promise<RemoteSession>;
+  /** GET /fork: the server's fork offer, or undefined when it makes none (fork.ts). */
+  forkOffer(signal?: AbortSignal): Promise<ForkOffer | undefined>;
 }
 
 export interface RemoteLimits {
@@ -37,48 +43,4 @@ export class SessionLost extends Error {
 /** The server refused a session because it holds as many as it allows (OpenEnv's CAPACITY_REACHED). */
 export function isCapacityRefusal(e: unknown): boolean {
   return (e as { code?: unknown } | null)?.code === 'CAPACITY_REACHED';
-}
-
-/**
- * A cap on the sessions this process holds open on one server: FIFO waiters, each able to give up
- * with its signal. OpenEnv servers refuse sessions past their max_concurrent_envs; AgentGym servers
- * keep every environment they create in memory until closed.
- */
-export class SessionPermits {
-  private held = 0;
-  private readonly waiting: Array<{ grant: () => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void }> = [];
-
-  constructor(readonly limit: number) {}
-
-  get open(): number {
-    return this.held;
-  }
-
-  acquire(signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.held < this.limit) {
-      this.held++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const waiter = { grant: resolve, reject, signal } as (typeof this.waiting)[number];
-      if (signal) {
-        waiter.onAbort = () => {
-          const i = this.waiting.indexOf(waiter);
-          if (i >= 0) this.waiting.splice(i, 1);
-          reject(signal.reason);
-        };
-        signal.addEventListener('abort', waiter.onAbort, { once: true });
-      }
-      this.waiting.push(waiter);
-    });
-  }
-
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) {
-      if (next.onAbort) next.signal?.removeEventListener('abort', next.onAbort);
-      next.grant();
-    } else this.held--;
-  }
 }

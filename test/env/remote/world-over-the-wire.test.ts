@@ -2,10 +2,15 @@
  * One environment, two ways, the same trees: `train` on the world served over the wire (OpenEnv by the
  * real `trace-rl env serve` command in a child process, AgentGym by the same server code in process)
  * stores the same trees, rewards, metrics and details as `train` on the in-process world at the same
- * seeds, with continuations restored by replay. That shows the replay and the mapping (prompt, action
- * text, reward and score, candidates) are exact. What differs by construction is left out of the
+ * seeds, with continuations restored by fork (env serve offers it) over OpenEnv and by replay over
+ * AgentGym (the in-process server here is started without fork). That shows the fork, the replay and
+ * the mapping (prompt, action text, reward and score, candidates) are exact. What differs by construction is left out of the
  * comparison and checked on its own: the wire run's turns carry what the server reported (Turn.env: its
  * candidate lists, each equal to the world's own at that prefix), and it logs what the replays cost.
+ *
+ * A fleet of two servers, one of which goes away in the middle of the first step: the run finishes
+ * with the same trees, its trajectories on the lost server failed over by replay (counted), and the
+ * report names each server's load.
  *
  * Then a server that is not replay-deterministic (`--perturb`): every continuation's replay is caught,
  * nothing of it is in the trees, the step's metrics, details and the report say so per prompt; and
@@ -57,7 +62,7 @@ const common = {
   policy: { kind: 'embedded', warmStart: 'none' },
   eval: { every: 1, questions: 6 },
 };
-const wire = (kind: 'openenv' | 'agentgym', url: string, extra: object = {}) => ({
+const wire = (kind: 'openenv' | 'agentgym', url: string | string[], extra: object = {}) => ({
   ...common,
   env: {
     kind,
@@ -115,9 +120,11 @@ const withoutTurnEnv = (trees: RolloutTree[]) =>
     ),
   }));
 const comparable = (metrics: Record<string, number>) =>
-  Object.fromEntries(Object.entries(metrics).filter(([k]) => !k.startsWith('time_') && !k.startsWith('replay_')));
+  Object.fromEntries(
+    Object.entries(metrics).filter(([k]) => !k.startsWith('time_') && !k.startsWith('replay_') && !k.startsWith('restore_') && !k.startsWith('env_')),
+  );
 
-test('train over the wire (OpenEnv by `trace-rl env serve`, AgentGym) stores the trees, rewards, metrics and details of the in-process world, continuations by replay', async () => {
+test('train over the wire (OpenEnv by `trace-rl env serve`, AgentGym) stores the trees, rewards, metrics and details of the in-process world, continuations by fork (OpenEnv) and by replay (AgentGym)', async () => {
   let t = 0;
   const local = join(root, 'local');
   await train({ out: local, config: { ...common, env: { kind: 'world', ...WORLD } }, clock: () => t++ });
@@ -151,10 +158,19 @@ test('train over the wire (OpenEnv by `trace-rl env serve`, AgentGym) stores the
         const w = want[i]!;
         assert.deepEqual(withoutTurnEnv(g.trees), w.trees, `${kind} step ${g.step}: trees`);
         assert.deepEqual(comparable(g.metrics), comparable(w.metrics), `${kind} step ${g.step}: metrics`);
-        const { replay, ...details } = g.details;
+        const { replay, servers, ...details } = g.details;
         assert.deepEqual(details, w.details, `${kind} step ${g.step}: details`);
         // What the wire run adds: the replays' cost, no mismatch, and the server's candidates, each the world's own.
-        assert.ok(g.metrics.replay_restores! > 0 && g.metrics.replay_steps! >= g.metrics.replay_restores!, `${kind}: prefixes were restored by replay`);
+        if (kind === 'openenv') {
+          // env serve forks: every restored prefix was kept by the server when it was played.
+          assert.ok(g.metrics.replay_restores! > 0 && g.metrics.restore_forks === g.metrics.replay_restores, `${kind}: prefixes were restored by fork`);
+          assert.deepEqual([g.metrics.replay_steps, g.metrics.restore_fork_fallbacks], [0, 0]);
+          assert.equal((servers as { restoreMethod: string }).restoreMethod, 'fork');
+        } else {
+          assert.ok(g.metrics.replay_restores! > 0 && g.metrics.replay_steps! >= g.metrics.replay_restores!, `${kind}: prefixes were restored by replay`);
+          assert.equal(g.metrics.restore_forks, 0);
+        }
+        assert.equal(g.metrics.env_failovers, 0);
         assert.equal(g.metrics.replay_mismatches, 0);
         assert.deepEqual((replay as { mismatches: object }).mismatches, {});
         console.log(
@@ -219,6 +235,55 @@ function pathTurns(tree: RolloutTree, id: string) {
   for (let n: TreeNode | undefined = tree.nodes[id]; n && n.turn; n = n.parent ? tree.nodes[n.parent] : undefined) out.unshift(n.turn);
   return out;
 }
+
+test('a fleet of two servers, one gone mid-step: the run finishes with the in-process world’s trees, its trajectories failed over, each server’s load reported', async () => {
+  let t = 0;
+  const local = join(root, 'local-for-fleet');
+  await train({ out: local, config: { ...common, env: { kind: 'world', ...WORLD } }, clock: () => t++ });
+  const want = stored(local);
+  const a = new ServedEnv(served, 'world', { maxSessions: 16 });
+  const serverA = await serveEnvironment(a, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  const serverB = await serveEnvironment(new ServedEnv(served, 'world', { maxSessions: 16 }), 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  // Server A goes away while answering its 20th step (in the run's first step), with sessions open.
+  const step = a.step.bind(a);
+  let steps = 0;
+  a.step = (session, text, keep) => {
+    if (++steps === 20) void serverA.close();
+    return step(session, text, keep);
+  };
+  try {
+    const dir = join(root, 'fleet');
+    await train({ out: dir, config: wire('openenv', [serverA.url, serverB.url], { sessions: 3 }), clock: () => t++ });
+    const got = stored(dir);
+    assert.equal(got.length, want.length, 'the run went on to its last step');
+    for (const [i, g] of got.entries()) {
+      const w = want[i]!;
+      assert.deepEqual(withoutTurnEnv(g.trees), w.trees, `fleet step ${g.step}: trees`);
+      assert.deepEqual(comparable(g.metrics), comparable(w.metrics), `fleet step ${g.step}: metrics`);
+      const { replay: _replay, servers: _servers, ...details } = g.details;
+      assert.deepEqual(details, w.details, `fleet step ${g.step}: details`);
+      assert.equal(g.metrics.replay_mismatches, 0);
+    }
+    const failovers = got.reduce((n, g) => n + g.metrics.env_failovers!, 0);
+    assert.ok(got[0]!.metrics.env_server_failures! > 0, 'the lost server’s failures are in the metrics');
+    assert.ok(failovers > 0, 'trajectories on the lost server continued on the other');
+    const first = got[0]!.details.servers as { byServer: Array<{ url: string; sessions: number; failures: number }> };
+    assert.deepEqual(
+      first.byServer.map((s) => s.url),
+      [serverA.url, serverB.url],
+    );
+    assert.ok(first.byServer[0]!.failures > 0 && first.byServer.every((s) => s.sessions > 0), 'both served; A’s failures counted');
+    const written = await writeReport({ runs: [dir], out: join(root, 'fleet-report.html') });
+    const load = written.notes.find((n) => n.includes('server load:'));
+    assert.ok(
+      load?.includes(serverA.url) && load.includes(serverB.url) && load.includes(`${failovers} ${failovers === 1 ? 'trajectory' : 'trajectories'} failed over`),
+      load,
+    );
+    console.log(`fleet: ${failovers} trajectories failed over; ${load}`);
+  } finally {
+    await Promise.all([serverA.close(), serverB.close()]);
+  }
+});
 
 test('diagnose on a server environment counts and prints what its replays cost', async () => {
   const server = await serveEnvironment(new ServedEnv(served, 'world', { maxSessions: 16 }), 'openenv', { port: 0, maxBodyBytes: 1 << 20 });

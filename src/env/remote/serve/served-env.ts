@@ -10,17 +10,35 @@
  *
  * `perturb` makes the server not replay-deterministic on purpose (for tests and demonstrations): every
  * step's observation names the session it was made in, so a replay in another session differs.
+ * `stepDelayMs` makes every step take that long (a latency-bound environment, for benchmarks).
+ * `fork` offers the fork extension (../fork.ts): a step asked to keep its state keeps a copy (the kind's
+ * states are values, so a copy is the state itself) in a bounded store, and a new session can start from it.
  */
 import type { EnvironmentSetup } from '../../kind.ts';
 import { parseTurn } from '../../search/search-r1.ts';
 import type { Prompt, Turn, TurnCandidates } from '../../../tree/types.ts';
 import { oneTagAction } from '../action-text.ts';
+import { sleep } from '../../../util/sleep.ts';
+import type { ForkOffer } from '../fork.ts';
 import type { RemoteReply } from '../reply.ts';
+import { KeptStore } from './kept-states.ts';
 
 export interface ServedEnvOptions {
   /** Most sessions open at once; one more is refused (OpenEnv's max_concurrent_envs). */
   maxSessions: number;
   perturb?: boolean;
+  /** Wall time every step takes, ms (0: none). */
+  stepDelayMs?: number;
+  /** Offer fork: the kept states' bounds. Absent: no fork (GET /fork is not found). */
+  fork?: ForkOffer;
+}
+
+/** A session's state at a turn, as kept for forks: enough to continue and to answer that turn again. */
+interface KeptTurn {
+  prompt: Prompt;
+  state: unknown;
+  turns: Turn[];
+  reply: RemoteReply;
 }
 
 export class ServedSession {
@@ -41,6 +59,9 @@ export class ServedEnv {
   private readonly byId: Map<string, number>;
   private opened = 0;
   private live = 0;
+  /** Environment steps taken (forks take none): what a client's cost accounting can be checked against. */
+  steps = 0;
+  private readonly kept?: KeptStore<KeptTurn>;
 
   constructor(
     readonly setup: EnvironmentSetup,
@@ -49,6 +70,17 @@ export class ServedEnv {
   ) {
     this.prompts = [...setup.train, ...setup.test];
     this.byId = new Map(this.prompts.map((p, i) => [p.id, i]));
+    if (options.fork) this.kept = new KeptStore(options.fork.maxKept, options.fork.ttlS * 1000);
+  }
+
+  /** The fork offer GET /fork answers, or undefined when this server does not fork. */
+  get forkOffer(): ForkOffer | undefined {
+    return this.options.fork;
+  }
+
+  /** States kept for forks now. */
+  get keptStates(): number {
+    return this.kept?.size ?? 0;
   }
 
   get openSessions(): number {
@@ -80,11 +112,17 @@ export class ServedEnv {
     return { observation: this.setup.env.render(prompt), done: false, info: this.candidatesInfo(prompt, []) };
   }
 
-  async step(session: ServedSession, text: string): Promise<RemoteReply> {
+  /**
+   * A step; `keep` (the fork extension) keeps the state it reaches and answers its key as `kept`,
+   * unless the episode ended there (nothing can continue from it) or this server does not fork.
+   */
+  async step(session: ServedSession, text: string, keep = false): Promise<RemoteReply> {
     const prompt = session.prompt;
     if (!prompt) throw new ServedEnvError('step before reset: reset the session with a task first');
     if (session.done) throw new ServedEnvError(`the episode of task "${prompt.id}" has ended: reset the session`);
     const { thought, action } = this.readAction(text);
+    this.steps++;
+    if (this.options.stepDelayMs) await sleep(this.options.stepDelayMs);
     const o = await this.setup.env.step(session.state, action);
     session.state = o.state;
     session.done = o.done;
@@ -93,7 +131,21 @@ export class ServedEnv {
     const info: Record<string, unknown> = { ...(o.done ? {} : this.candidatesInfo(prompt, session.turns)) };
     if (o.reason !== undefined) info.reason = o.reason;
     if (o.invalid) info.invalid = true;
-    return { observation, ...(o.done ? { reward: o.score ?? o.reward ?? 0 } : {}), done: o.done, info };
+    const reply: RemoteReply = { observation, ...(o.done ? { reward: o.score ?? o.reward ?? 0 } : {}), done: o.done, info };
+    if (keep && this.kept && !o.done) reply.kept = this.kept.keep({ prompt, state: session.state, turns: [...session.turns], reply: { ...reply } });
+    return reply;
+  }
+
+  /** Starts `session` from the state kept under `key` (a copy: the kept state stays for other forks); answers that turn's reply. */
+  fork(session: ServedSession, key: string): RemoteReply {
+    if (!this.kept) throw new ServedEnvError('this server does not fork (start it with --fork-keep)');
+    const k = this.kept.get(key);
+    if (!k) throw new ServedEnvError('no kept state under that key (it expired or was dropped for newer ones): replay the prefix instead');
+    session.prompt = k.prompt;
+    session.state = k.state;
+    session.turns = [...k.turns];
+    session.done = false;
+    return { ...k.reply };
   }
 
   private readAction(text: string): { thought: string; action: { type: string; input: string } } {

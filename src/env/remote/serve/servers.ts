@@ -6,6 +6,8 @@
  *  - agentgym: POST /create, /reset {id, data_idx}, /step {id, action}, /close {id} (→ true, or false for an unknown id), GET /observation?id=;
  *    failures answer HTTP 200 {"error": "..."}, as AgentGym's servers do.
  * Bounded like every trace-rl server: request bodies and WebSocket frames by --max-body-bytes.
+ * With --fork-keep, both protocols speak the fork extension (../fork.ts): GET /fork, "keep" on a step,
+ * and a session started from a kept state (OpenEnv: a {"type": "fork"} message; AgentGym: POST /fork).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -34,6 +36,7 @@ export function serveEnvironment(served: ServedEnv, protocol: Protocol, options:
 function observationMessage(reply: RemoteReply): string {
   const data: Record<string, unknown> = { observation: { text: reply.observation }, reward: reply.reward ?? null, done: reply.done };
   if (Object.keys(reply.info).length > 0) data.metadata = reply.info;
+  if (reply.kept !== undefined) data.kept = reply.kept;
   return JSON.stringify({ type: 'observation', data });
 }
 
@@ -47,7 +50,12 @@ function clippedType(type: unknown): string {
 
 const wsMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('reset'), data: z.record(z.string(), z.unknown()).default({}) }),
-  z.object({ type: z.literal('step'), data: z.object({ text: z.string(), metadata: z.record(z.string(), z.unknown()).optional() }).strict() }),
+  z.object({
+    type: z.literal('step'),
+    data: z.object({ text: z.string(), metadata: z.record(z.string(), z.unknown()).optional() }).strict(),
+    keep: z.boolean().optional(),
+  }),
+  z.object({ type: z.literal('fork'), data: z.object({ key: z.string().max(200) }) }),
   z.object({ type: z.literal('state') }),
   z.object({ type: z.literal('close') }),
 ]);
@@ -68,6 +76,7 @@ async function serveOpenEnv(served: ServedEnv, options: ServeOptions): Promise<R
     }),
   );
   app.get('/metadata', (c) => c.json({ name: `trace-rl ${served.kind}`, description: `trace-rl's ${served.kind} environment, served by trace-rl env serve` }));
+  forkRoute(app, served);
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxBodyBytes });
   wss.on('connection', (socket: WebSocket) => openEnvSession(served, socket));
   const server = createServer(getRequestListener(app.fetch));
@@ -121,7 +130,7 @@ async function answerOpenEnv(served: ServedEnv, session: ServedSession, socket: 
     return;
   }
   const type = (raw as { type?: unknown } | null)?.type;
-  if (!['reset', 'step', 'state', 'close'].includes(type as string)) {
+  if (!['reset', 'step', 'state', 'close', 'fork'].includes(type as string)) {
     socket.send(errorMessage(`Unknown message type: ${clippedType(type)}`, 'UNKNOWN_TYPE'));
     return;
   }
@@ -136,7 +145,10 @@ async function answerOpenEnv(served: ServedEnv, session: ServedSession, socket: 
         socket.send(observationMessage(await served.reset(session, msg.data.data)));
         return;
       case 'step':
-        socket.send(observationMessage(await served.step(session, msg.data.data.text)));
+        socket.send(observationMessage(await served.step(session, msg.data.data.text, msg.data.keep === true)));
+        return;
+      case 'fork':
+        socket.send(observationMessage(served.fork(session, msg.data.data.key)));
         return;
       case 'state':
         socket.send(JSON.stringify({ type: 'state', data: { episode_id: session.prompt?.id ?? null, step_count: session.turns.length } }));
@@ -191,11 +203,21 @@ async function serveAgentGym(served: ServedEnv, options: ServeOptions): Promise<
     );
   });
   app.post('/step', async (c) => {
-    const body = await readJson(c, z.object({ id, action: z.string() }));
+    const body = await readJson(c, z.object({ id, action: z.string(), keep: z.boolean().optional() }));
     return c.json(
       await guarded(async () => {
-        const reply = await served.step(sessionOf(body.id), body.action);
-        return { observation: reply.observation, reward: reply.reward ?? 0, done: reply.done, info: reply.info };
+        const reply = await served.step(sessionOf(body.id), body.action, body.keep === true);
+        return { observation: reply.observation, reward: reply.reward ?? 0, done: reply.done, info: reply.info, ...(reply.kept ? { kept: reply.kept } : {}) };
+      }),
+    );
+  });
+  forkRoute(app, served);
+  app.post('/fork', async (c) => {
+    const body = await readJson(c, z.object({ id, key: z.string().max(200) }));
+    return c.json(
+      await guarded(() => {
+        const reply = served.fork(sessionOf(body.id), body.key);
+        return { id: body.id, observation: reply.observation, reward: reply.reward ?? 0, done: reply.done, info: reply.info };
       }),
     );
   });
@@ -221,6 +243,12 @@ async function serveAgentGym(served: ServedEnv, options: ServeOptions): Promise<
     );
   });
   return listenOn(createServer(getRequestListener(app.fetch)), options, () => {});
+}
+
+/** GET /fork: the fork offer (fork.ts), or 404 where the server does not fork. */
+function forkRoute(app: ReturnType<typeof createServerApp>, served: ServedEnv): void {
+  const offer = served.forkOffer;
+  if (offer) app.get('/fork', (c) => c.json({ version: 1, max_kept: offer.maxKept, ttl_s: offer.ttlS }));
 }
 
 function listenOn(server: Server, options: ServeOptions, beforeClose: () => void): Promise<RunningServer> {

@@ -1,0 +1,186 @@
+/**
+ * A fleet (env.url naming several servers of one environment) against real `env serve` servers on real
+ * ports: sessions go to the least-loaded server within each one's cap, and a trajectory's steps stay
+ * on its server; a server that stops answering mid-episode has its trajectory continue on another by
+ * a checked replay (counted as a failover), and it is used again once it is back; each server's
+ * sessions, steps and failures are reported; a state kept on a server that went down is restored by
+ * replay on another.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Fleet, ServerDown } from '../../../src/env/remote/fleet.ts';
+import { openEnvKind } from '../../../src/env/remote/kind.ts';
+import { OpenEnvServer } from '../../../src/env/remote/openenv-session.ts';
+import { RemoteEnv } from '../../../src/env/remote/remote-env.ts';
+import { ServedEnv } from '../../../src/env/remote/serve/served-env.ts';
+import { serveEnvironment } from '../../../src/env/remote/serve/servers.ts';
+import { taskPrompt } from '../../../src/env/remote/tasks.ts';
+import { worldKind } from '../../../src/env/world/kind.ts';
+import type { Prompt } from '../../../src/tree/types.ts';
+
+const world = await worldKind.build(worldKind.schema.parse({ kind: 'world', seed: 5, questions: 40 }), { maxTurns: 4 });
+const limits = { timeoutMs: 2_000, maxReplyBytes: 64 * 1024 };
+const task = (i: number): Prompt => taskPrompt({ id: `seed-${i}`, params: { seed: i } }, { observation: world.env.render(world.train[i]!) }, 'openenv');
+const search = { type: 'search', input: 'Ostlo' };
+const answer = { type: 'answer', input: 'Ostlo' };
+
+/** A served world whose peak of open sessions is recorded. */
+function servedWorld() {
+  const served = new ServedEnv(world, 'world', { maxSessions: 16 });
+  let peak = 0;
+  const open = served.open.bind(served);
+  served.open = () => {
+    const s = open();
+    peak = Math.max(peak, served.openSessions);
+    return s;
+  };
+  return { served, peak: () => peak };
+}
+
+function fleetEnv(urls: string[], sessions: number) {
+  const servers = urls.map((url) => new OpenEnvServer({ ...limits, url, actionField: 'text' }));
+  return new RemoteEnv({ server: servers, maxTurns: 4, action: 'action', successThreshold: 0.3, sessions, branching: 'replay', reconnectDelayMs: 20 });
+}
+
+test('sessions go to the least-loaded server within each one’s cap, and a trajectory’s steps stay on its server', async () => {
+  const a = servedWorld();
+  const b = servedWorld();
+  const servers = [
+    await serveEnvironment(a.served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
+    await serveEnvironment(b.served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
+  ];
+  try {
+    const env = fleetEnv(
+      servers.map((s) => s.url),
+      2,
+    );
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const s = await env.reset(task(i));
+        const o = await env.step(s, search);
+        const o2 = await env.step(o.state, answer);
+        await env.release(o2.state);
+      }),
+    );
+    assert.deepEqual([a.peak(), b.peak()], [2, 2], 'both servers filled to their cap of 2, never past it');
+    const load = env.serverLoad();
+    assert.deepEqual(
+      load.servers.map((s) => s.steps),
+      [a.served.steps, b.served.steps],
+      'each server got exactly the steps counted for it',
+    );
+    assert.equal(load.servers[0]!.sessions + load.servers[1]!.sessions, 8);
+    assert.equal(a.served.steps + b.served.steps, 16, 'two steps per trajectory, none repeated: every trajectory stayed on its server');
+    assert.equal(load.failovers, 0);
+    assert.equal(env.openSessions, 0);
+  } finally {
+    await Promise.all(servers.map((s) => s.close()));
+  }
+});
+
+test('a server that stops answering mid-episode: the trajectory continues on another by a checked replay (a failover), and the server is used again once back', async () => {
+  const a = servedWorld();
+  const b = servedWorld();
+  let serverA = await serveEnvironment(a.served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  const serverB = await serveEnvironment(b.served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  try {
+    const env = fleetEnv([serverA.url, serverB.url], 2);
+    const s = await env.reset(task(1)); // the least-loaded is the first: server A
+    const o1 = await env.step(s, search);
+    assert.equal(a.served.steps, 1);
+    await serverA.close(); // A goes away mid-episode
+    const o2 = await env.step(o1.state, answer);
+    assert.equal(o2.done, true, 'the episode went on');
+    assert.equal(b.served.steps, 2, 'on server B: the recorded turn replayed, then the new one');
+    // What the uninterrupted episode gives.
+    const fresh = await env.reset(task(1));
+    const f1 = await env.step(fresh, search);
+    const f2 = await env.step(f1.state, answer);
+    assert.deepEqual([o2.observation, o2.reward, o2.score], [f2.observation, f2.reward, f2.score]);
+    await env.release(f2.state);
+    await env.release(o2.state);
+    const load = env.serverLoad();
+    assert.equal(load.failovers, 1);
+    assert.ok(load.servers[0]!.failures >= 1, 'server A’s failure is counted');
+    // A comes back on its port; once its time out is over, it takes sessions again.
+    serverA = await serveEnvironment(a.served, 'openenv', { port: serverA.port, maxBodyBytes: 1 << 20 });
+    await new Promise((r) => setTimeout(r, 250));
+    const states = await Promise.all([env.reset(task(2)), env.reset(task(3))]);
+    assert.deepEqual(
+      env.serverLoad().servers.map((x) => x.sessions),
+      [1, 1],
+      'the two new sessions went one to each server',
+    );
+    await Promise.all(states.map((st) => env.release(st)));
+  } finally {
+    await Promise.all([serverA.close(), serverB.close()]);
+  }
+});
+
+test('a prefix kept on a server that went down is restored by replay on another, counted as a fork fallback', async () => {
+  const fork = { maxKept: 64, ttlS: 600 };
+  const a = new ServedEnv(world, 'world', { maxSessions: 16, fork });
+  const b = new ServedEnv(world, 'world', { maxSessions: 16, fork });
+  const serverA = await serveEnvironment(a, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  const serverB = await serveEnvironment(b, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  try {
+    const servers = [serverA.url, serverB.url].map((url) => new OpenEnvServer({ ...limits, url, actionField: 'text' }));
+    const offers = await Promise.all(servers.map((s) => s.forkOffer()));
+    const env = new RemoteEnv({
+      server: servers,
+      fork: offers,
+      maxTurns: 4,
+      action: 'action',
+      successThreshold: 0.3,
+      sessions: 2,
+      branching: 'replay',
+      reconnectDelayMs: 20,
+    });
+    const s0 = await env.reset(task(1)); // on server A, which keeps each turn's state
+    const o1 = await env.step(s0, search);
+    const o2 = await env.step(o1.state, { type: 'search', input: 'Anost Academy' });
+    await env.release(o2.state);
+    assert.ok(a.keptStates >= 2 && b.steps === 0);
+    await serverA.close();
+    const turns = [
+      { thought: '', action: search, observation: o1.observation },
+      { thought: '', action: { type: 'search', input: 'Anost Academy' }, observation: o2.observation },
+    ];
+    const restored = await env.restore(task(1), turns);
+    assert.deepEqual(env.restoreCost(restored)?.steps, 2, 'replayed');
+    assert.equal(b.steps, 2, 'on server B');
+    await env.release(restored);
+    const load = env.serverLoad();
+    assert.deepEqual([load.forks, load.forkFallbacks], [0, 1]);
+  } finally {
+    await Promise.all([serverA.close(), serverB.close()]);
+  }
+});
+
+test('the fleet’s placement: least-loaded first, waits in order when every server is full, skips a down server, and fails a wait for a down server alone', async () => {
+  let now = 0;
+  const fleet = new Fleet(['a', 'b'], 1, 100, () => now);
+  assert.equal(await fleet.acquire(), 0);
+  assert.equal(await fleet.acquire(), 1);
+  const waiting = fleet.acquire();
+  fleet.release(1);
+  assert.equal(await waiting, 1, 'the freed server goes to the first waiter');
+  fleet.release(0);
+  fleet.markDown(0);
+  const onlyA = fleet.acquire(undefined, 0);
+  await assert.rejects(onlyA, ServerDown);
+  fleet.release(1);
+  assert.equal(await fleet.acquire(), 1, 'a down server takes no session');
+  now = 200;
+  assert.equal(await fleet.acquire(), 0, 'back after its time out');
+});
+
+test('env.url takes one address or a list of up to 64 distinct ones', () => {
+  const parse = (url: unknown) => openEnvKind.schema.safeParse({ kind: 'openenv', url, tasks: [0] });
+  assert.deepEqual((parse('http://a:1').data as { url: string[] } | undefined)?.url, ['http://a:1']);
+  assert.deepEqual((parse(['http://a:1', 'http://b:2']).data as { url: string[] } | undefined)?.url, ['http://a:1', 'http://b:2']);
+  assert.match(parse(['http://a:1', 'http://a:1']).error?.message ?? '', /each server once/);
+  assert.equal(parse([]).success, false);
+  assert.equal(parse(Array.from({ length: 65 }, (_, i) => `http://h${i}:1`)).success, false);
+  assert.equal(parse(['ftp://a']).success, false);
+});

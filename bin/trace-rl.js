@@ -6,6 +6,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 
 const args = process.argv.slice(2);
+// A reader that closes the pipe early (`trace-rl --help | head`) ends the output, not the program with a
+// stack trace: nothing more can be written there anyway.
+process.stdout.on('error', (e) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw e;
+});
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // A bare version query needs none of the command's code: answered before tsx or the CLI modules load,
   // from the same package.json the CLI reads (commander prints the same line for it).

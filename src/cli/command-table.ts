@@ -1,5 +1,6 @@
 import { Argument, Command, Option } from 'commander';
 import type { EventEmitter } from 'node:events';
+import { fileURLToPath } from 'node:url';
 
 /**
  * Every subcommand's declaration as plain data: name, description, arguments, options, help text and
@@ -50,9 +51,27 @@ type Value = string | number | boolean | null | Value[];
 type HelpPosition = 'beforeAll' | 'before' | 'after' | 'afterAll';
 const HELP_POSITIONS: HelpPosition[] = ['beforeAll', 'before', 'after', 'afterAll'];
 
+/**
+ * The package's folder as this module sees it (dist/cli/ or src/cli/, two levels down). Defaults such as
+ * `--data`'s bundled BFCL folder are absolute paths into it; the table holds them as PACKAGE_TOKEN so
+ * that a table built in one place answers with the folder the CLI runs from (a moved or copied package).
+ */
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PACKAGE_TOKEN = '<trace-rl package>/';
+
+/** Every string of `value` with `from` replaced by `to` (through JSON, whose escaping both sides share). */
+function replacedIn<T>(value: T, from: string, to: string): T {
+  const escaped = (s: string) => JSON.stringify(s).slice(1, -1);
+  return JSON.parse(JSON.stringify(value).split(escaped(from)).join(escaped(to))) as T;
+}
+
 /** The table of a program's subcommands. A declaration the table cannot carry (a function as a default) is an error, at build time. */
 export function describeCommands(program: Command): CommandEntry[] {
-  return program.commands.map((c) => describeCommand(c, `trace-rl ${c.name()}`));
+  return replacedIn(
+    program.commands.map((c) => describeCommand(c, `trace-rl ${c.name()}`)),
+    PACKAGE_ROOT,
+    PACKAGE_TOKEN,
+  );
 }
 
 function describeCommand(cmd: Command, where: string): CommandEntry {
@@ -111,7 +130,7 @@ function plain(value: unknown, where: string): Value {
  * program's settings (exitOverride, output) as the real ones do.
  */
 export function addTableCommands(program: Command, table: readonly CommandEntry[], onRun: () => void): void {
-  for (const entry of table) addEntry(program, entry, onRun);
+  for (const entry of replacedIn(table, PACKAGE_TOKEN, PACKAGE_ROOT)) addEntry(program, entry, onRun);
 }
 
 function addEntry(parent: Command, entry: CommandEntry, onRun: () => void): void {

@@ -54,6 +54,16 @@ export function register(program: Command): void {
       String(DEFAULT_TINKER_LIMITS.savesPerModel),
     )
     .option(
+      '--tinker-max-saves <n>',
+      'saves kept on the server, every model and kind together; an unloaded model’s go first (507 when every kept save belongs to a loaded model)',
+      String(DEFAULT_TINKER_LIMITS.saves),
+    )
+    .option(
+      '--tinker-max-call-tokens <n>',
+      'tokens one forward_backward carries (413 above it) and one model holds for its next optim_step (429 above it)',
+      String(DEFAULT_TINKER_LIMITS.callTokens),
+    )
+    .option(
       '--max-decoded-bytes <n>',
       'largest Tinker forward_backward body after zstd decompression (413 above it)',
       String(DEFAULT_TINKER_LIMITS.decodedBytes),
@@ -87,6 +97,8 @@ export function register(program: Command): void {
         tinkerMaxFutures: string;
         tinkerMaxSamplers: string;
         tinkerKeepSaves: string;
+        tinkerMaxSaves: string;
+        tinkerMaxCallTokens: string;
         maxDecodedBytes: string;
       }) => {
         const port = parsePort('--port', opts.port);
@@ -195,6 +207,8 @@ async function tinkerBackend(
     tinkerMaxFutures: string;
     tinkerMaxSamplers: string;
     tinkerKeepSaves: string;
+    tinkerMaxSaves: string;
+    tinkerMaxCallTokens: string;
     maxDecodedBytes: string;
   },
   load: (file: string) => Promise<import('../../tinylm/llama-engine.ts').LlamaEngine>,
@@ -205,6 +219,8 @@ async function tinkerBackend(
     futures: parseInteger('--tinker-max-futures', opts.tinkerMaxFutures, { min: 1 }),
     samplers: parseInteger('--tinker-max-samplers', opts.tinkerMaxSamplers, { min: 1, max: 256 }),
     savesPerModel: parseInteger('--tinker-keep-saves', opts.tinkerKeepSaves, { min: 1, max: 10_000 }),
+    saves: parseInteger('--tinker-max-saves', opts.tinkerMaxSaves, { min: 1, max: 100_000 }),
+    callTokens: parseInteger('--tinker-max-call-tokens', opts.tinkerMaxCallTokens, { min: 1 }),
     decodedBytes: parseInteger('--max-decoded-bytes', opts.maxDecodedBytes, { min: 1 }),
   };
   const { readFileSync, mkdtempSync, rmSync, mkdirSync, accessSync, constants } = await import('node:fs');

@@ -46,7 +46,7 @@ import { answerResult, checkBodyType, readForwardBackward, type ProtoResult } fr
 import { Samplers, SamplersBusyError } from './samplers.ts';
 import { SavedNameError, SavedStates } from './saved.ts';
 import { readTrainerSnapshot, trainerSnapshot } from '../tiny-lm-policy.ts';
-import { LmTrainer, type TrainRow } from '../trainer.ts';
+import { LmTrainer, NonFiniteUpdateError, type TrainRow } from '../trainer.ts';
 
 type Json = Record<string, unknown>;
 
@@ -80,6 +80,14 @@ export interface TinkerBackendOptions {
   load: (file: string) => Promise<LlamaEngine>;
   limits?: Partial<TinkerLimits>;
 }
+
+/**
+ * Positions per packed grid of this server's trainers. A grid is one uninterrupted computation on the
+ * event loop's thread (the trainer lets the loop run between grids), so its size bounds how long
+ * /health, heartbeats and other runs’ calls wait: half the trainer’s default on one thread (as on the kernel-thread pool), about
+ * 0.2 s of CPU for the tiny LM, for about a tenth more CPU per step.
+ */
+const GRID_TOKENS = 2048;
 
 /** How long one retrieve_future waits for the result before it answers try_again. */
 const RETRIEVE_WAIT_MS = 5000;
@@ -117,8 +125,9 @@ interface TrainedModel {
   trainer: LmTrainer;
   /** Datums since the last optim_step, with their loss's clip. */
   pending: TrainRow[];
-  /** Datums accepted since the last optim_step was accepted (counted when a request arrives, for the bound). */
+  /** Datums and their tokens accepted since the last optim_step was accepted (counted when a request arrives, for the bounds). */
   accepted: number;
+  acceptedTokens: number;
   clip?: number;
   /** forward_backward, optim_step and saves of one model run in the order they arrived. */
   queue: Promise<unknown>;
@@ -147,7 +156,8 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   };
   /** Models being created (counted when create_model arrives, for the bound). */
   let creating = 0;
-  let requests = 0;
+  /** Calls so far, for the default names of saves. */
+  let calls = 0;
   const tau = options.temperature ?? 1;
   const expectedKey = keyDigest(options.apiKey);
   // Ids are random so that a server restarted on the same --tinker-state-dir never reuses a saved path's model id.
@@ -160,7 +170,9 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
         `${limits.futures} results are waiting to be retrieved (--tinker-max-futures); call /api/v1/retrieve_future for them first`,
         'too_many_futures',
       );
-    const id = `req-${requests++}`;
+    calls++;
+    // Unguessable: whoever holds a request id may take its result, and the key is shared by every run.
+    const id = `req-${randomBytes(16).toString('hex')}`;
     futures.set(id, {
       kind,
       outcome: work().then(
@@ -188,7 +200,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
 
   const store = (kind: 'sampler_weights' | 'weights', modelId: string, name: string | null | undefined, bytes: Uint8Array): string => {
     try {
-      return saved.save(kind, modelId, name ?? `${kind}-${requests}`, bytes);
+      return saved.save(kind, modelId, name ?? `${kind}-${calls}`, bytes);
     } catch (e) {
       if (e instanceof SavedNameError) throw new HttpError(400, e.message, 'invalid_path', 'path');
       throw e;
@@ -235,7 +247,14 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       submit(async () => {
         creating--;
         const id = newId('model');
-        models.set(id, { id, trainer: new LmTrainer(options.model, { temperature: tau }), pending: [], accepted: 0, queue: Promise.resolve() });
+        models.set(id, {
+          id,
+          trainer: new LmTrainer(options.model, { temperature: tau, gridTokens: GRID_TOKENS }),
+          pending: [],
+          accepted: 0,
+          acceptedTokens: 0,
+          queue: Promise.resolve(),
+        });
         return { type: 'create_model', model_id: id };
       }),
     );
@@ -307,6 +326,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     if (Array.isArray(p.stop) && (p.stop as unknown[]).some((s) => typeof s === 'number'))
       throw new HttpError(400, 'sampling_params.stop: this server stops on strings; send the stop texts', 'unsupported_stop', 'sampling_params.stop');
     const prompt = inputTokens(body.prompt);
+    if (prompt.length === 0) throw new HttpError(400, 'prompt: no tokens; send at least one (the sequence to continue)', 'invalid_prompt', 'prompt');
     served.checkTokens(prompt);
     const stop = p.stop == null ? [] : typeof p.stop === 'string' ? [p.stop] : (p.stop as string[]);
     let slot;
@@ -347,7 +367,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   });
 
   app.post('/api/v1/forward_backward', async (c) => {
-    const body = await readForwardBackward(c, limits.decodedBytes);
+    const body = await readForwardBackward(c, { decodedBytes: limits.decodedBytes, callTokens: limits.callTokens });
     const m = model(body.model_id);
     const input = body.forward_backward_input;
     const clip = lossClip(input.loss_fn, input.loss_fn_config ?? undefined);
@@ -359,7 +379,18 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
         `model ${m.id} holds ${m.accepted} datums since its last optim_step and ${rows.length} more would pass ${limits.pendingDatums} (--tinker-max-pending-datums); call optim_step first`,
         'too_many_pending_datums',
       );
-    if (!body.forward_only) m.accepted += rows.length;
+    // Input tokens, as the body's bound counts them (each row's ids add the last target).
+    const tokens = rows.reduce((n, r) => n + r.seq.ids.length - 1, 0);
+    if (!body.forward_only && m.acceptedTokens + tokens > limits.callTokens)
+      throw new HttpError(
+        429,
+        `model ${m.id} holds ${m.acceptedTokens} tokens since its last optim_step and ${tokens} more would pass ${limits.callTokens} (--tinker-max-call-tokens, one optim_step's work); call optim_step first`,
+        'too_many_pending_tokens',
+      );
+    if (!body.forward_only) {
+      m.accepted += rows.length;
+      m.acceptedTokens += tokens;
+    }
     return c.json(
       submit(
         inOrder(m, async () => {
@@ -369,7 +400,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
               'forward_backward: one optimizer step takes one loss; call optim_step before changing loss_fn or its clip',
               'mixed_losses',
             );
-          const now = m.trainer.logprobs(rows.map((r) => r.seq));
+          const now = await m.trainer.logprobsYielding(rows.map((r) => r.seq));
           let loss = 0;
           const outputs = rows.map((r, i) => {
             const lp = now[i]!.slice(1);
@@ -399,7 +430,15 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       throw new HttpError(400, 'adam_params.weight_decay: this server has none; send 0', 'unsupported_adam', 'adam_params.weight_decay');
     if (Math.abs(adam.eps - 1e-8) > 1e-12)
       throw new HttpError(400, 'adam_params.eps: this server’s Adam uses 1e-8; send 1e-8', 'unsupported_adam', 'adam_params.eps');
+    if (adam.learning_rate > MAX_LEARNING_RATE)
+      throw new HttpError(
+        400,
+        `adam_params.learning_rate: ${adam.learning_rate} is more than ${MAX_LEARNING_RATE} (Adam moves each weight by about the learning rate a step)`,
+        'unsupported_adam',
+        'adam_params.learning_rate',
+      );
     m.accepted = 0;
+    m.acceptedTokens = 0;
     return c.json(
       submit(
         inOrder(m, async () => {
@@ -414,14 +453,30 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
               );
             const weights = m.trainer.weights();
             m.trainer.dispose();
-            m.trainer = new LmTrainer({ config: options.model.config, weights }, { temperature: tau, beta1: adam.beta1, beta2: adam.beta2, maxGradNorm: norm });
+            m.trainer = new LmTrainer(
+              { config: options.model.config, weights },
+              {
+                temperature: tau,
+                gridTokens: GRID_TOKENS,
+                beta1: adam.beta1,
+                beta2: adam.beta2,
+                maxGradNorm: norm,
+              },
+            );
           }
           const rows = m.pending;
           const clip = m.clip ?? 0.2;
           m.pending = [];
           m.clip = undefined;
           // Advantages arrive already scaled (Tinker's losses are sums): divisor 1.
-          const s = rows.length ? await m.trainer.step('ppo', rows, adam.learning_rate, clip, 1) : undefined;
+          let s;
+          try {
+            s = rows.length ? await m.trainer.step('ppo', rows, adam.learning_rate, clip, 1) : undefined;
+          } catch (e) {
+            if (e instanceof NonFiniteUpdateError)
+              throw new HttpError(400, `optim_step: ${e.message}; send datums with smaller advantages`, 'non_finite_update');
+            throw e;
+          }
           return { type: 'optim_step', metrics: { tokens: s?.tokens ?? 0, clip_fraction: s?.clipFraction ?? 0, approx_kl: s?.approxKl ?? 0 } };
         }),
       ),
@@ -492,14 +547,26 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   });
 }
 
+/** The largest Adam learning rate taken: past it a step only throws the weights away. */
+const MAX_LEARNING_RATE = 1;
+/** The largest |advantage| taken: a PPO loss sums advantage × ratio in float32, whose range ends near 3.4e38. */
+const MAX_ADVANTAGE = 1e6;
+/** The largest ppo clip ε taken (thresholds 1 − ε and 1 + ε). */
+const MAX_CLIP = 10;
+
 /** The clip ε of a loss: ppo's thresholds must be 1 − ε and 1 + ε; importance_sampling does not clip. */
 function lossClip(lossFn: string, config: Record<string, number> | undefined): number {
   if (lossFn === 'importance_sampling') return 1e9;
   if (lossFn !== 'ppo') throw new HttpError(400, `loss_fn ${lossFn}: this server trains with ppo or importance_sampling`, 'unsupported_loss', 'loss_fn');
   const low = config?.clip_low_threshold ?? 0.8;
   const high = config?.clip_high_threshold ?? 1.2;
-  if (!(low < 1 && high > 1) || Math.abs(1 - low - (high - 1)) > 1e-9)
-    throw new HttpError(400, `loss_fn_config: clip thresholds ${low} and ${high} must be 1 − ε and 1 + ε for one ε`, 'unsupported_loss', 'loss_fn_config');
+  if (!(low < 1 && high > 1 && high - 1 <= MAX_CLIP) || Math.abs(1 - low - (high - 1)) > 1e-9)
+    throw new HttpError(
+      400,
+      `loss_fn_config: clip thresholds ${low} and ${high} must be 1 − ε and 1 + ε for one ε of at most ${MAX_CLIP}`,
+      'unsupported_loss',
+      'loss_fn_config',
+    );
   return high - 1;
 }
 
@@ -529,6 +596,11 @@ function datumRow(d: Datum, i: number): TrainRow {
   const ids = [...tokens, targets.at(-1)!];
   if (!ids.every((x) => Number.isInteger(x) && x >= 0))
     throw new HttpError(400, `data[${i}].target_tokens: token ids are non-negative integers`, 'invalid_datum', 'data');
+  // The protobuf wire carries float32 NaN and ±∞ (JSON cannot); any of them would turn the weights into NaN.
+  if (!old.every((x) => Number.isFinite(x) && x <= 1e-3))
+    throw new HttpError(400, `data[${i}].loss_fn_inputs.logprobs: log-probabilities are finite and at most 0`, 'invalid_datum', 'data');
+  if (!adv.every((x) => Number.isFinite(x) && Math.abs(x) <= MAX_ADVANTAGE))
+    throw new HttpError(400, `data[${i}].loss_fn_inputs.advantages: finite values of at most ${MAX_ADVANTAGE} in size`, 'invalid_datum', 'data');
   const advantages = [0, ...adv];
   const seq: TokenSequence = { ids, mask: advantages.map((a) => (a !== 0 ? 1 : 0)), logprobs: [0, ...old], turn: ids.map(() => -1) };
   return { seq, advantages };

@@ -8,13 +8,14 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { encodeForwardBackward, PROTOBUF } from '../../src/policy/tinker/proto-codec.ts';
 import { floats, ints, tokensInput, type ForwardBackwardRequest } from '../../src/policy/tinker/wire.ts';
 import { zstdCompress } from '../../src/policy/tinker/zstd.ts';
+import { SavedFullError, SavedStates } from '../../src/tinylm/tinker-server/saved.ts';
 import { startServe } from '../helpers/run-cli.ts';
 import { fixture, writeTemp } from './fixtures.ts';
 
@@ -43,6 +44,10 @@ before(async () => {
     String(CALL_TOKENS),
     '--max-decoded-bytes',
     String(DECODED),
+    '--tinker-max-saves',
+    '3',
+    '--tinker-keep-saves',
+    '2',
   ]));
   root = root.replace(/\/v1$/, '');
 });
@@ -229,4 +234,46 @@ test('hostile values cannot turn a model’s weights into NaN: the learning rate
   assert.deepEqual(after, before);
   assert.ok(after.every(Number.isFinite));
   await call('optim_step', { model_id: id, adam_params: adam(0) });
+});
+
+test('saved states are bounded across models: an unloaded model’s saves are deleted (no state folder), and past --tinker-max-saves a save is 507', async () => {
+  const a = await newModel();
+  const aState = (await call('save_weights', { model_id: a, path: 'a-0' })).path as string;
+  await call('save_weights_for_sampler', { model_id: a, path: 'a-0' });
+  await call('unload_model', { model_id: a });
+  const b = await newModel();
+  const gone = await post('load_weights', { model_id: b, path: aState, optimizer: true });
+  assert.equal(gone.status, 404, 'a’s saves went with it');
+  // Three saves fill the server (a's two are gone); every one belongs to a loaded model, so the fourth is refused.
+  for (let i = 0; i < 2; i++) await call('save_weights', { model_id: b, path: `b-${i}` });
+  const c = await newModel();
+  await call('save_weights', { model_id: c, path: 'c-0' });
+  const full = await post('save_weights_for_sampler', { model_id: c, path: 'c-0' });
+  assert.equal(full.status, 507);
+  assert.match(message(full.body), /--tinker-max-saves/);
+  // Saving under a name already kept replaces it: no new room is needed.
+  assert.match((await call('save_weights', { model_id: c, path: 'c-0' })).path as string, /c-0$/);
+  await call('unload_model', { model_id: b });
+  await call('save_weights_for_sampler', { model_id: c, path: 'c-0' });
+  await call('unload_model', { model_id: c });
+});
+
+test('with a state folder, an unloaded model’s saves are kept until room is needed, and then go first, oldest first', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'tinker-saves-'));
+  const loaded = new Set(['old', 'live']);
+  const saved = new SavedStates(folder, { keepPerModel: 8, maxSaves: 3, isLoaded: (m) => loaded.has(m) });
+  const bytes = new Uint8Array([1, 2, 3]);
+  const old0 = saved.save('weights', 'old', 'x0', bytes);
+  const old1 = saved.save('weights', 'old', 'x1', bytes);
+  const live0 = saved.save('weights', 'live', 'y0', bytes);
+  assert.throws(() => saved.save('weights', 'live', 'y1', bytes), SavedFullError);
+  assert.equal(readdirSync(folder).filter((f) => f !== 'index.json').length, 3, 'a refused save writes nothing');
+  loaded.delete('old');
+  const live1 = saved.save('weights', 'live', 'y1', bytes);
+  assert.equal(saved.file(old0, 'weights'), undefined, 'the oldest save of the unloaded model went');
+  for (const p of [old1, live0, live1]) assert.ok(saved.file(p, 'weights'));
+  assert.equal(readdirSync(folder).filter((f) => f !== 'index.json').length, 3);
+  // The index outlives the object: a server restarted on the folder finds the same three.
+  const again = new SavedStates(folder, { keepPerModel: 8, maxSaves: 3, isLoaded: () => false });
+  assert.equal(again.size, 3);
 });

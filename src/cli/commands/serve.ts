@@ -254,7 +254,16 @@ async function tinkerBackend(
     }
   }
   return {
-    options: { model, workDir, apiKey: (fromFile ?? generatedKey)!, temperature, load, baseFile: file, limits },
+    options: {
+      model,
+      workDir,
+      keepSavesOfUnloaded: Boolean(opts.tinkerStateDir),
+      apiKey: (fromFile ?? generatedKey)!,
+      temperature,
+      load,
+      baseFile: file,
+      limits,
+    },
     generatedKey,
     cleanup: () => (opts.tinkerStateDir ? undefined : rmSync(workDir, { recursive: true, force: true })),
   };

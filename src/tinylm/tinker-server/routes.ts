@@ -44,7 +44,7 @@ import type { TokenSequence } from '../sequence.ts';
 import { DEFAULT_TINKER_LIMITS, type TinkerLimits } from './limits.ts';
 import { answerResult, checkBodyType, readForwardBackward, type ProtoResult } from './body.ts';
 import { Samplers, SamplersBusyError } from './samplers.ts';
-import { SavedNameError, SavedStates } from './saved.ts';
+import { SavedFullError, SavedNameError, SavedStates } from './saved.ts';
 import { readTrainerSnapshot, trainerSnapshot } from '../tiny-lm-policy.ts';
 import { LmTrainer, NonFiniteUpdateError, type TrainRow } from '../trainer.ts';
 
@@ -70,6 +70,8 @@ export interface TinkerBackendOptions {
   model: LlamaModel;
   /** Where sampler weights and checkpoints are written, with their index (a temporary folder, or `--tinker-state-dir`). */
   workDir: string;
+  /** Whether saves outlive the server (`--tinker-state-dir`): if not, a model's saves are deleted when it is unloaded. */
+  keepSavesOfUnloaded?: boolean;
   /** Sent by every client as `X-API-Key`. */
   apiKey: string;
   /** Sampling temperature the trainer's log π uses (the client's policy.temperature). Default 1. */
@@ -144,7 +146,9 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   const futures = new Map<string, { outcome: Promise<Outcome>; kind?: ProtoResult }>();
   const samplers = new Samplers(options.load, limits.samplers);
   mkdirSync(options.workDir, { recursive: true });
-  const saved = new SavedStates(options.workDir, limits.savesPerModel, (file) => samplers.retire(file));
+  const saved = new SavedStates(options.workDir, { keepPerModel: limits.savesPerModel, maxSaves: limits.saves, isLoaded: (id) => models.has(id) }, (file) =>
+    samplers.retire(file),
+  );
   /** Sampling sessions (the SDK's `create_sampling_session`): what each samples, a saved path or the base model (null). */
   const samplingSessions = new Map<string, string | null>();
   /** A new sampling session on `path` (null: the base model); the oldest is forgotten past the futures bound, so they cannot pile up. */
@@ -198,13 +202,23 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     return next;
   };
 
-  const store = (kind: 'sampler_weights' | 'weights', modelId: string, name: string | null | undefined, bytes: Uint8Array): string => {
+  const savedErrors = <T>(work: () => T): T => {
     try {
-      return saved.save(kind, modelId, name ?? `${kind}-${calls}`, bytes);
+      return work();
     } catch (e) {
       if (e instanceof SavedNameError) throw new HttpError(400, e.message, 'invalid_path', 'path');
+      if (e instanceof SavedFullError) throw new HttpError(507, e.message, 'too_many_saves');
       throw e;
     }
+  };
+  /**
+   * A save's name, checked when the request arrives (a bad name is 400, a full server 507) and again
+   * when it is written after the model's earlier calls; the work writes `bytes()` under it.
+   */
+  const storer = (kind: 'sampler_weights' | 'weights', modelId: string, name: string | null | undefined) => {
+    const chosen = name ?? `${kind}-${calls}`;
+    savedErrors(() => saved.check(kind, modelId, chosen));
+    return (bytes: Uint8Array) => savedErrors(() => saved.save(kind, modelId, chosen, bytes));
   };
 
   // The official SDK's key header; a browser's page (it sends Origin) and bodies other than JSON and the
@@ -268,6 +282,8 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       submit(
         inOrder(m, async () => {
           m.trainer.dispose();
+          // Without a state folder nothing can load them again after this run: they would only fill the disk.
+          if (!options.keepSavesOfUnloaded) saved.dropModel(m.id);
           return { type: 'unload_model', model_id: m.id };
         }),
       ),
@@ -486,10 +502,11 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   app.post('/api/v1/save_weights_for_sampler', async (c) => {
     const body = await readJson(c, saveForSamplerSchema);
     const m = model(body.model_id);
+    const store = storer('sampler_weights', m.id, body.path);
     return c.json(
       submit(
         inOrder(m, async () => {
-          const path = store('sampler_weights', m.id, body.path, modelToGguf({ ...options.model, weights: m.trainer.weights() }));
+          const path = store(modelToGguf({ ...options.model, weights: m.trainer.weights() }));
           // Without a name the SDK wants a sampling session on the new weights (save_weights_and_get_sampling_client).
           if (body.path == null && body.sampling_session_seq_id != null)
             return { type: 'save_weights_for_sampler', path, sampling_session_id: openSamplingSession(path) };
@@ -502,10 +519,11 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   app.post('/api/v1/save_weights', async (c) => {
     const body = await readJson(c, modelIdSchema);
     const m = model(body.model_id);
+    const store = storer('weights', m.id, body.path);
     return c.json(
       submit(
         inOrder(m, async () => {
-          const path = store('weights', m.id, body.path, trainerSnapshot(options.model, m.trainer));
+          const path = store(trainerSnapshot(options.model, m.trainer));
           return { type: 'save_weights', path };
         }),
       ),

@@ -159,9 +159,10 @@ test('bounds: models per server, datums pending per model, futures kept; each re
   await call('forward_backward', fbRequest(m!, 2));
   await call('optim_step', { model_id: m, adam_params: { learning_rate: 0, eps: 1e-8 } });
 
-  // Three results left waiting fill the server's futures; the fourth call is refused until one is read.
+  // Three results left waiting, one per model (each model's share is a quarter, at least one), fill the
+  // server's futures; the fourth call is refused until one is read.
   const waiting = [];
-  for (let i = 0; i < 3; i++) waiting.push((await post('optim_step', { model_id: m, adam_params: { learning_rate: 0, eps: 1e-8 } })).body);
+  for (const id of models) waiting.push((await post('optim_step', { model_id: id, adam_params: { learning_rate: 0, eps: 1e-8 } })).body);
   const refused = await post('optim_step', { model_id: m, adam_params: { learning_rate: 0, eps: 1e-8 } });
   assert.equal(refused.status, 429);
   assert.match(JSON.stringify(refused.body), /--tinker-max-futures/);

@@ -46,6 +46,8 @@ before(async () => {
     String(DECODED),
     '--tinker-max-saves',
     '3',
+    '--tinker-max-futures',
+    '8',
     '--tinker-keep-saves',
     '2',
   ]));
@@ -207,7 +209,7 @@ test('client mistakes are the client’s: an empty sampling prompt is 400; reque
   assert.match(message(empty.body), /^prompt: no tokens/);
   const id = await newModel();
   const ids = [];
-  for (let i = 0; i < 3; i++) ids.push((await post('optim_step', { model_id: id, adam_params: adam(0) })).body.request_id as string);
+  for (let i = 0; i < 2; i++) ids.push((await post('optim_step', { model_id: id, adam_params: adam(0) })).body.request_id as string);
   for (const r of ids) assert.match(r, /^req-[0-9a-f]{32}$/);
   for (const r of ids) await outcome({ request_id: r });
 });
@@ -276,4 +278,32 @@ test('with a state folder, an unloaded model’s saves are kept until room is ne
   // The index outlives the object: a server restarted on the folder finds the same three.
   const again = new SavedStates(folder, { keepPerModel: 8, maxSaves: 3, isLoaded: () => false });
   assert.equal(again.size, 3);
+});
+
+test('fair shares: one model’s unretrieved results or one client’s new sampling sessions take at most a quarter, so other runs keep room', async () => {
+  const [a, b] = [await newModel(), await newModel()];
+  // --tinker-max-futures 8: a quarter is 2.
+  const waiting = [];
+  for (let i = 0; i < 2; i++) waiting.push((await post('optim_step', { model_id: a, adam_params: adam(0) })).body);
+  const third = await post('optim_step', { model_id: a, adam_params: adam(0) });
+  assert.equal(third.status, 429);
+  assert.match(message(third.body), /share of --tinker-max-futures/);
+  assert.equal((await call('optim_step', { model_id: b, adam_params: adam(0) })).type, 'optim_step', 'another model is not locked out');
+  for (const f of waiting) await outcome(f);
+
+  const open = async (session: string) => {
+    const r = await post('create_sampling_session', { session_id: session, sampling_session_seq_id: 0, base_model: 'tiny' });
+    assert.equal(r.status, 200);
+    return r.body.sampling_session_id as string;
+  };
+  const mine = await open('victim');
+  for (let i = 0; i < 20; i++) await open('hog');
+  const sample = await call('asample', {
+    prompt: tokensInput([2, 7, 11]),
+    num_samples: 1,
+    sampling_params: { max_tokens: 2, seed: 1 },
+    sampling_session_id: mine,
+  });
+  assert.equal((sample.sequences as unknown[]).length, 1, JSON.stringify(sample));
+  for (const id of [a, b]) await call('unload_model', { model_id: id });
 });

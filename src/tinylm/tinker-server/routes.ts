@@ -44,6 +44,7 @@ import type { TokenSequence } from '../sequence.ts';
 import { DEFAULT_TINKER_LIMITS, type TinkerLimits } from './limits.ts';
 import { answerResult, checkBodyType, readForwardBackward, type ProtoResult } from './body.ts';
 import { Samplers, SamplersBusyError } from './samplers.ts';
+import { Shares } from './shares.ts';
 import { SavedFullError, SavedNameError, SavedStates } from './saved.ts';
 import { readTrainerSnapshot, trainerSnapshot } from '../tiny-lm-policy.ts';
 import { LmTrainer, NonFiniteUpdateError, type TrainRow } from '../trainer.ts';
@@ -86,10 +87,11 @@ export interface TinkerBackendOptions {
 /**
  * Positions per packed grid of this server's trainers. A grid is one uninterrupted computation on the
  * event loop's thread (the trainer lets the loop run between grids), so its size bounds how long
- * /health, heartbeats and other runs’ calls wait: half the trainer’s default on one thread (as on the kernel-thread pool), about
- * 0.2 s of CPU for the tiny LM, for about a tenth more CPU per step.
+ * /health, heartbeats and other runs' calls wait: a quarter of the trainer's default, about 0.1 s of CPU
+ * for the tiny LM. The price: a step of 64 K tokens took about 1.25× the CPU of 4,096-position grids
+ * (side by side on a shared 2-core machine).
  */
-const GRID_TOKENS = 2048;
+const GRID_TOKENS = 1024;
 
 /** How long one retrieve_future waits for the result before it answers try_again. */
 const RETRIEVE_WAIT_MS = 5000;
@@ -143,19 +145,24 @@ type Outcome = { ok: true; value: Json } | { ok: false; error: string; category:
 export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: TinkerBackendOptions): void {
   const limits = { ...DEFAULT_TINKER_LIMITS, ...options.limits };
   const models = new Map<string, TrainedModel>();
-  const futures = new Map<string, { outcome: Promise<Outcome>; kind?: ProtoResult }>();
+  /** Results not yet retrieved, by request id, each owned by the model or sampling session it is for (fair shares: shares.ts). */
+  const futures = new Shares<{ outcome: Promise<Outcome>; kind?: ProtoResult }>(limits.futures);
   const samplers = new Samplers(options.load, limits.samplers);
   mkdirSync(options.workDir, { recursive: true });
   const saved = new SavedStates(options.workDir, { keepPerModel: limits.savesPerModel, maxSaves: limits.saves, isLoaded: (id) => models.has(id) }, (file) =>
     samplers.retire(file),
   );
-  /** Sampling sessions (the SDK's `create_sampling_session`): what each samples, a saved path or the base model (null). */
-  const samplingSessions = new Map<string, string | null>();
-  /** A new sampling session on `path` (null: the base model); the oldest is forgotten past the futures bound, so they cannot pile up. */
-  const openSamplingSession = (path: string | null): string => {
-    if (samplingSessions.size >= limits.futures) samplingSessions.delete(samplingSessions.keys().next().value!);
+  /**
+   * Sampling sessions (the SDK's `create_sampling_session`): what each samples, a saved path or the base
+   * model (null), owned by the client's session or the model that saved the weights. Past the futures
+   * bound, or past an owner's share of it, an old session is forgotten: the owner's own, or the
+   * biggest owner's, never another run's while it holds its share or less.
+   */
+  const samplingSessions = new Shares<string | null>(limits.futures);
+  const openSamplingSession = (path: string | null, owner: string): string => {
+    samplingSessions.evictFor(owner);
     const id = newId('sampling');
-    samplingSessions.set(id, path);
+    samplingSessions.add(id, owner, path);
     return id;
   };
   /** Models being created (counted when create_model arrives, for the bound). */
@@ -167,17 +174,24 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   // Ids are random so that a server restarted on the same --tinker-state-dir never reuses a saved path's model id.
   const newId = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
 
-  const submit = (work: () => Promise<Json>, kind?: ProtoResult): { request_id: string } => {
+  /** A future for `work`, owned by `owner` (a model, a sampling session, a saved path): 429 past the total or the owner's share. */
+  const submit = (owner: string, work: () => Promise<Json>, kind?: ProtoResult): { request_id: string } => {
     if (futures.size >= limits.futures)
       throw new HttpError(
         429,
         `${limits.futures} results are waiting to be retrieved (--tinker-max-futures); call /api/v1/retrieve_future for them first`,
         'too_many_futures',
       );
+    if (futures.held(owner) >= futures.share)
+      throw new HttpError(
+        429,
+        `${futures.held(owner)} results of ${owner} are waiting to be retrieved, its share of --tinker-max-futures (a quarter, so other runs keep room); call /api/v1/retrieve_future for them first`,
+        'too_many_futures',
+      );
     calls++;
     // Unguessable: whoever holds a request id may take its result, and the key is shared by every run.
     const id = `req-${randomBytes(16).toString('hex')}`;
-    futures.set(id, {
+    futures.add(id, owner, {
       kind,
       outcome: work().then(
         (value): Outcome => ({ ok: true, value }),
@@ -258,7 +272,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       );
     creating++;
     return c.json(
-      submit(async () => {
+      submit('create_model', async () => {
         creating--;
         const id = newId('model');
         models.set(id, {
@@ -280,6 +294,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     models.delete(m.id);
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
           m.trainer.dispose();
           // Without a state folder nothing can load them again after this run: they would only fill the disk.
@@ -296,7 +311,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     if (path !== null && !saved.file(path, 'sampler_weights'))
       throw new HttpError(404, `model_path ${path}: no sampler weights of that name here`, 'unknown_path', 'model_path');
     if (path === null) checkBaseModel(body.base_model);
-    return c.json({ type: 'create_sampling_session', sampling_session_id: openSamplingSession(path) });
+    return c.json({ type: 'create_sampling_session', sampling_session_id: openSamplingSession(path, `session:${body.session_id}`) });
   });
 
   app.post('/api/v1/get_info', async (c) => {
@@ -355,6 +370,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     const sampler = slot;
     return c.json(
       submit(
+        `sampling:${body.sampling_session_id ?? path ?? 'base'}`,
         () =>
           sampler.run(async (engine) => {
             const sequences = [];
@@ -409,6 +425,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     }
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
           if (!body.forward_only && m.clip !== undefined && m.clip !== clip)
             throw new HttpError(
@@ -457,6 +474,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     m.acceptedTokens = 0;
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
           const norm = adam.grad_clip_norm === 0 ? Infinity : adam.grad_clip_norm;
           const o = m.trainer.opts;
@@ -505,11 +523,12 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     const store = storer('sampler_weights', m.id, body.path);
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
           const path = store(modelToGguf({ ...options.model, weights: m.trainer.weights() }));
           // Without a name the SDK wants a sampling session on the new weights (save_weights_and_get_sampling_client).
           if (body.path == null && body.sampling_session_seq_id != null)
-            return { type: 'save_weights_for_sampler', path, sampling_session_id: openSamplingSession(path) };
+            return { type: 'save_weights_for_sampler', path, sampling_session_id: openSamplingSession(path, m.id) };
           return { type: 'save_weights_for_sampler', path };
         }),
       ),
@@ -522,6 +541,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     const store = storer('weights', m.id, body.path);
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
           const path = store(trainerSnapshot(options.model, m.trainer));
           return { type: 'save_weights', path };
@@ -543,6 +563,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       );
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
           const { weights, optimizer } = readTrainerSnapshot(new Uint8Array(readFileSync(file)));
           m.trainer.setState(weights, body.optimizer ? optimizer : undefined);

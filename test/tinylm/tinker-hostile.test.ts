@@ -19,7 +19,10 @@ import { SavedFullError, SavedStates } from '../../src/tinylm/tinker-server/save
 import { startServe } from '../helpers/run-cli.ts';
 import { fixture, writeTemp } from './fixtures.ts';
 
-const file = writeTemp(fixture().model, 'tiny.gguf');
+// A smaller model than the other tinylm tests' (one layer, width 16): the trainer's grids stay 4,096
+// positions (the in-process trainer's, so updates agree), and each takes a fraction of the /health bound
+// even on a loaded machine.
+const file = writeTemp(fixture({ dim: 16, ffn: 32, layers: 1, heads: 2 }).model, 'tiny.gguf');
 const dir = mkdtempSync(join(tmpdir(), 'tinker-hostile-'));
 const keyFile = join(dir, 'key');
 const KEY = 'tml-hostile-key-0123';

@@ -71,7 +71,11 @@ export function register(program: Command): void {
     .option('--max-body-bytes <n>', 'largest request body (413 above it)', String(1 << 20))
     .option('--max-prompt-chars <n>', 'most prompt characters, checked before tokenising; chat: all messages together (413 above it)', '65536')
     .option('--max-prompt-tokens <n>', 'most prompt tokens after tokenising (413 above it; default and ceiling: the context length)')
-    .option('--max-connections <n>', 'most open connections, idle keep-alive ones included; one past it is closed at once', String(DEFAULT_SERVE_CONNECTIONS))
+    .option(
+      '--max-connections <n>',
+      'most open connections, idle keep-alive ones included; one past it replaces the oldest without a whole request in flight (closed at once when all have one)',
+      String(DEFAULT_SERVE_CONNECTIONS),
+    )
     .action(
       async (opts: {
         model: string;
@@ -189,7 +193,7 @@ function dropNotice(max: number): () => void {
     if (now - said < 60_000) return;
     said = now;
     process.stderr.write(
-      `trace-rl serve: ${max} connections are open (--max-connections); closing new ones (${dropped} so far): a client opening more than it uses, or raise --max-connections\n`,
+      `trace-rl serve: ${max} connections are open, each with a request in flight (--max-connections); closing new ones (${dropped} so far): a client opening more than it uses, or raise --max-connections\n`,
     );
   };
 }

@@ -84,15 +84,6 @@ export interface TinkerBackendOptions {
   limits?: Partial<TinkerLimits>;
 }
 
-/**
- * Positions per packed grid of this server's trainers. A grid is one uninterrupted computation on the
- * event loop's thread (the trainer lets the loop run between grids), so its size bounds how long
- * /health, heartbeats and other runs' calls wait: a quarter of the trainer's default, about 0.1 s of CPU
- * for the tiny LM. The price: a step of 64 K tokens took about 1.25× the CPU of 4,096-position grids
- * (side by side on a shared 2-core machine).
- */
-const GRID_TOKENS = 1024;
-
 /** How long one retrieve_future waits for the result before it answers try_again. */
 const RETRIEVE_WAIT_MS = 5000;
 
@@ -277,7 +268,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
         const id = newId('model');
         models.set(id, {
           id,
-          trainer: new LmTrainer(options.model, { temperature: tau, gridTokens: GRID_TOKENS }),
+          trainer: new LmTrainer(options.model, { temperature: tau }),
           pending: [],
           accepted: 0,
           acceptedTokens: 0,
@@ -491,7 +482,6 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
               { config: options.model.config, weights },
               {
                 temperature: tau,
-                gridTokens: GRID_TOKENS,
                 beta1: adam.beta1,
                 beta2: adam.beta2,
                 maxGradNorm: norm,

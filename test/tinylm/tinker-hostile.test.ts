@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { encodeForwardBackward, PROTOBUF } from '../../src/policy/tinker/proto-codec.ts';
+import { countProto, forwardBackwardRequestShape, ProtoCountError } from '../../src/policy/tinker/proto-count.ts';
 import { floats, ints, tokensInput, type ForwardBackwardRequest } from '../../src/policy/tinker/wire.ts';
 import { zstdCompress } from '../../src/policy/tinker/zstd.ts';
 import { SavedFullError, SavedStates } from '../../src/tinylm/tinker-server/saved.ts';
@@ -127,6 +128,7 @@ async function refusedProto(bytes: Uint8Array, field: RegExp): Promise<void> {
   assert.equal(res.status, 400, JSON.stringify(answer));
   assert.match(message(answer), field);
   assert.match(message(answer), /refused before decoding/);
+  assert.match((answer.error as { param: string }).param, /^data\[/, 'the field, as the param');
 }
 
 test('protobuf bombs: 8.4 M empty datums, one datum of 8.4 M empty chunks, a tensor shape of 16 M dims — each 400 naming the field, before decoding; the server lives on', async () => {
@@ -147,7 +149,7 @@ test('protobuf bombs: 8.4 M empty datums, one datum of 8.4 M empty chunks, a ten
   );
 
   const id = await newModel();
-  await refusedProto(datums, /^protobuf forward_backward\.data\[4096\]: more than 4,096 elements/);
+  await refusedProto(datums, /^protobuf forward_backward: data\[4096\]: more than 4,096 elements/);
   await refusedProto(chunks, /data\[0\]\.model_input\[64\]: more than 64 elements/);
   await refusedProto(shape, /data\[0\]\.loss_fn_inputs\[0\]\.value\.shape.*more than 8 elements/);
   assert.equal(await health(), 200);
@@ -309,4 +311,21 @@ test('fair shares: one model’s unretrieved results or one client’s new sampl
   });
   assert.equal((sample.sequences as unknown[]).length, 1, JSON.stringify(sample));
   for (const id of [a, b]) await call('unload_model', { model_id: id });
+});
+
+test('the wire counter: a real request’s tokens are summed; unknown fields, groups, cut bodies and the body-wide element bound are refused naming where', () => {
+  const shape = forwardBackwardRequestShape({ datums: 4096, chunks: 64, tokens: 1 << 17, tensors: 16 });
+  const request = encodeForwardBackward(fbRequest('m', [datum([2, 7, 11], 1), datum([2, 7, 11, 13, 17], -1)]));
+  assert.deepEqual(countProto(request, shape), { tokens: 8 });
+  const refused = (bytes: Uint8Array | number[], pattern: RegExp, limits?: Parameters<typeof countProto>[2]) =>
+    assert.throws(
+      () => countProto(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), shape, limits),
+      (e: unknown) => e instanceof ProtoCountError && pattern.test(e.message),
+    );
+  // Seventeen unknown varint fields (number 99) at the top: a newer peer's additions are taken, a flood is not.
+  refused(repeated([], [0x98, 0x06, 0x00], 17), /^the message: more than 16 unknown fields/);
+  refused([0x1b], /wire type 3/);
+  refused([0x1a, 0x05, 0x0a], /runs past its message/);
+  refused([0x1a], /ends inside a varint/);
+  refused(request, /^data\[0\]\.loss_fn_inputs\[1\]\.value: more than 7 elements in the whole body/, { maxElements: 7, maxUnknownPerMessage: 16 });
 });

@@ -30,7 +30,7 @@ export interface WireMessage {
   fields: Readonly<Record<number, WireField>>;
 }
 
-/** A body that is not protobuf, or holds more than the description allows; `field` is the path of the field refused. */
+/** A body that is not protobuf, or holds more than the description allows; `field` is the path of the field refused (`data[0].model_input[64]`). */
 export class ProtoCountError extends Error {
   override name = 'ProtoCountError';
   constructor(
@@ -62,14 +62,14 @@ function varint(w: Walk, end: number, where: () => string): number {
   let value = 0;
   let scale = 1;
   for (let i = 0; i < 10; i++) {
-    if (w.pos >= end) throw new ProtoCountError('the body ends inside a varint', where());
+    if (w.pos >= end) throw new ProtoCountError('the body ends inside a varint', where() || 'the message');
     const b = w.bytes[w.pos++]!;
     // Past 2^53 the value is only compared with lengths and field numbers, which it then exceeds anyway.
     value += (b & 0x7f) * scale;
     scale *= 128;
     if (b < 0x80) return value;
   }
-  throw new ProtoCountError('a varint longer than 10 bytes', where());
+  throw new ProtoCountError('a varint longer than 10 bytes', where() || 'the message');
 }
 
 function walkMessage(w: Walk, end: number, message: WireMessage, where: () => string): void {
@@ -79,16 +79,19 @@ function walkMessage(w: Walk, end: number, message: WireMessage, where: () => st
     const tag = varint(w, end, where);
     const number = Math.floor(tag / 8);
     const type = tag % 8;
-    if (number < 1 || number > 0x1fffffff) throw new ProtoCountError(`field number ${number} is not a protobuf field`, where());
+    if (number < 1 || number > 0x1fffffff) throw new ProtoCountError(`field number ${number} is not a protobuf field`, where() || 'the message');
     const field = message.fields[number];
     const count = (counts.get(number) ?? 0) + 1;
     counts.set(number, count);
-    const here = () => `${where()}.${field ? field.name : `#${number}`}${field && field.max > 1 ? `[${count - 1}]` : ''}`;
+    const here = () => {
+      const outer = where();
+      return `${outer ? `${outer}.` : ''}${field ? field.name : `#${number}`}${field && field.max > 1 ? `[${count - 1}]` : ''}`;
+    };
     if (field) {
       if (count > field.max)
         throw new ProtoCountError(field.max === 1 ? 'sent more than once' : `more than ${field.max.toLocaleString('en')} elements`, here());
     } else if (++unknown > w.limits.maxUnknownPerMessage)
-      throw new ProtoCountError(`more than ${w.limits.maxUnknownPerMessage} unknown fields in one message`, where());
+      throw new ProtoCountError(`more than ${w.limits.maxUnknownPerMessage} unknown fields in one message`, where() || 'the message');
     if (field?.message || !field) w.elements++;
     if (w.elements > w.limits.maxElements)
       throw new ProtoCountError(`more than ${w.limits.maxElements.toLocaleString('en')} elements in the whole body`, here());
@@ -122,9 +125,9 @@ function walkMessage(w: Walk, end: number, message: WireMessage, where: () => st
  * Walks `bytes` as a message of `message`'s description and answers the sums of its `sum` fields; throws
  * ProtoCountError, naming the field, at the first thing past a limit or a body that is not protobuf.
  */
-export function countProto(bytes: Uint8Array, message: WireMessage, root: string, limits: CountLimits = DEFAULT_COUNT_LIMITS): Record<string, number> {
+export function countProto(bytes: Uint8Array, message: WireMessage, limits: CountLimits = DEFAULT_COUNT_LIMITS): Record<string, number> {
   const w: Walk = { bytes, pos: 0, elements: 0, limits, sums: {} };
-  walkMessage(w, bytes.length, message, () => root);
+  walkMessage(w, bytes.length, message, () => '');
   return w.sums;
 }
 

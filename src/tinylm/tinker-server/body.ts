@@ -105,9 +105,9 @@ export async function readForwardBackward(c: Context, limits: BodyLimits): Promi
   const bytes = await protobufBytes(c, limits.decodedBytes);
   let sums;
   try {
-    sums = countProto(bytes, REQUEST_SHAPE, 'protobuf forward_backward');
+    sums = countProto(bytes, REQUEST_SHAPE);
   } catch (e) {
-    if (e instanceof ProtoCountError) throw new HttpError(400, `${e.message} (refused before decoding)`, 'invalid_body', e.field);
+    if (e instanceof ProtoCountError) throw new HttpError(400, `protobuf forward_backward: ${e.message} (refused before decoding)`, 'invalid_body', e.field);
     throw e;
   }
   if ((sums.tokens ?? 0) > limits.callTokens) throw tooManyTokens(sums.tokens!, limits.callTokens);

@@ -83,7 +83,9 @@ export async function zstdDecompress(bytes: Uint8Array, maxBytes: number): Promi
     throw new ZstdBodyError(`a zstd frame of ${header.size.toLocaleString('en')} bytes, more than ${maxBytes.toLocaleString('en')}`, 'too_large');
   const z = await zstd();
   try {
-    return new Uint8Array(z.decompress(bytes, maxBytes));
+    // A view of the result, not a copy: the body can be the whole bound.
+    const out = z.decompress(bytes, maxBytes);
+    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
   } catch {
     throw new ZstdBodyError(`a zstd body that does not decompress to at most ${maxBytes.toLocaleString('en')} bytes (corrupt, or larger)`, 'unreadable');
   }

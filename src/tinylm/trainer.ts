@@ -31,13 +31,15 @@ import {
 import type { LlamaConfig, LlamaModel, LlamaWeights } from './model.ts';
 import type { TokenSequence } from './sequence.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { UserError } from '../util/user-error.ts';
 
 /**
  * A step whose gradient or new weights are not finite (NaN or ±∞: advantages or log-probabilities that
  * overflow float32, a learning rate that throws the weights past it). The step is not taken: weights,
- * moments and the step count stay as they were.
+ * moments and the step count stay as they were. A UserError: the embedded policy's run ends with its
+ * one line (a learning rate to lower), and `serve --tinker` answers it as the client's.
  */
-export class NonFiniteUpdateError extends RangeError {
+export class NonFiniteUpdateError extends UserError {
   override name = 'NonFiniteUpdateError';
 }
 

@@ -30,6 +30,18 @@ import {
 } from './forward.ts';
 import type { LlamaConfig, LlamaModel, LlamaWeights } from './model.ts';
 import type { TokenSequence } from './sequence.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { UserError } from '../util/user-error.ts';
+
+/**
+ * A step whose gradient or new weights are not finite (NaN or ±∞: advantages or log-probabilities that
+ * overflow float32, a learning rate that throws the weights past it). The step is not taken: weights,
+ * moments and the step count stay as they were. A UserError: the embedded policy's run ends with its
+ * one line (a learning rate to lower), and `serve --tinker` answers it as the client's.
+ */
+export class NonFiniteUpdateError extends UserError {
+  override name = 'NonFiniteUpdateError';
+}
 
 type Arr = np.Array;
 
@@ -81,7 +93,8 @@ export interface RatioStats {
 type GridInput = Arr[];
 /** [[loss, log π of each position's target (the loss's own forward pass)], gradient]. */
 type GradFn = (p: Params, batch: GridInput, k: ForwardConsts) => [[Arr, Arr], Params];
-type AdamFn = (p: Params, m: Params, v: Params, g: Params, alpha: Arr) => [Params, Params, Params];
+/** The new weights and moments, and a scalar that is finite exactly when the gradient and the new weights are. */
+type AdamFn = (p: Params, m: Params, v: Params, g: Params, alpha: Arr) => [Params, Params, Params, Arr];
 type EvalFn = (p: Params, batch: Arr[], k: ForwardConsts) => Arr;
 
 /** Positions a sequence needs: through its last mask-1 token (all, when none is masked in), minus one (the last token is only a target). */
@@ -236,11 +249,13 @@ export class LmTrainer {
 
   private adam(): AdamFn {
     const { beta1, beta2, maxGradNorm } = this.opts;
+    const squares = (t: Params): Arr => (tree.leaves(tree.ref(t)) as Arr[]).map((a) => a.ref.mul(a).sum()).reduce((a, b) => a.add(b));
     return program(
       `adam:${beta1}:${beta2}:${maxGradNorm}`,
       () =>
         jit((p: Params, m: Params, v: Params, g: Params, alpha: Arr) => {
-          const sq = (tree.leaves(tree.ref(g)) as Arr[]).map((a) => a.ref.mul(a).sum()).reduce((a, b) => a.add(b));
+          const sq = squares(g);
+          const gradSquares = sq.ref;
           const shrink = np.minimum(np.reciprocal(np.sqrt(sq).add(1e-12)).mul(maxGradNorm), 1);
           const gc = tree.map((gi: Arr) => gi.mul(shrink.ref), g) as Params;
           shrink.dispose();
@@ -248,7 +263,8 @@ export class LmTrainer {
           const v2 = tree.map((vi: Arr, gi: Arr) => vi.mul(beta2).add(gi.ref.mul(gi).mul(1 - beta2)), v, gc) as Params;
           const p2 = tree.map((pi: Arr, mi: Arr, vi: Arr) => pi.sub(mi.mul(alpha.ref).div(np.sqrt(vi).add(1e-8))), p, tree.ref(m2), tree.ref(v2)) as Params;
           alpha.dispose();
-          return [p2, m2, v2];
+          // One scalar for the caller's check: NaN or ∞ when any gradient or new weight is (or the sum overflows).
+          return [p2, m2, v2, gradSquares.add(squares(p2))];
         }) as unknown as AdamFn,
     );
   }
@@ -302,11 +318,25 @@ export class LmTrainer {
       if (ratios) addRatios(ratios, grid, rows, (await logp.data()) as Float32Array, clip);
       else logp.dispose();
       g = g ? (tree.map((a: Arr, b: Arr) => a.add(b), g, gi) as Params) : gi;
+      // Each grid is a long computation on one thread: the sum is computed now (not all at once at the
+      // Adam step), and the server answers health checks and other runs between grids.
+      await Promise.all((tree.leaves(g) as Arr[]).map((a) => a.blockUntilReady()));
+      await nextTurn();
     }
-    this.t++;
+    const t = this.t + 1;
     const { beta1, beta2 } = this.opts;
-    const alpha = np.array(new Float32Array([(lr * Math.sqrt(1 - beta2 ** this.t)) / (1 - beta1 ** this.t)])).reshape([]);
-    [this.params, this.m, this.v] = this.adam()(this.params, this.m, this.v, g!, alpha);
+    const alpha = np.array(new Float32Array([(lr * Math.sqrt(1 - beta2 ** t)) / (1 - beta1 ** t)])).reshape([]);
+    // The old state is kept (by reference) until the new one is known to be finite.
+    const [params, m, v, check] = this.adam()(tree.ref(this.params), tree.ref(this.m), tree.ref(this.v), g!, alpha);
+    const squares = ((await check.data()) as Float32Array)[0]!;
+    if (!Number.isFinite(squares)) {
+      tree.dispose([params, m, v]);
+      throw new NonFiniteUpdateError(
+        `the step's gradient or new weights are not finite (advantages, log-probabilities or learning rate ${lr} overflow float32); the weights are unchanged`,
+      );
+    }
+    tree.dispose([this.params, this.m, this.v]);
+    [this.params, this.m, this.v, this.t] = [params, m, v, t];
     await Promise.all((tree.leaves([this.params, this.m, this.v]) as Arr[]).map((a) => a.blockUntilReady()));
     return loss;
   }
@@ -400,6 +430,25 @@ export class LmTrainer {
    * its tokens evaluated.
    */
   logprobs(rows: readonly TokenSequence[]): number[][] {
+    const pass = this.logprobPass(rows);
+    for (;;) {
+      const r = pass.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  /** {@link logprobs}, letting the event loop run between grids (a server's health checks and other runs). */
+  async logprobsYielding(rows: readonly TokenSequence[]): Promise<number[][]> {
+    const pass = this.logprobPass(rows);
+    for (;;) {
+      const r = pass.next();
+      if (r.done) return r.value;
+      await nextTurn();
+    }
+  }
+
+  /** The pass behind {@link logprobs}: it yields after each grid. */
+  private *logprobPass(rows: readonly TokenSequence[]): Generator<void, number[][]> {
     const out = rows.map((s) => new Array<number>(s.ids.length).fill(0));
     const lengths = rows.map(positions);
     const live = lengths.map((n, k) => k).filter((k) => lengths[k]! > 0);
@@ -421,6 +470,7 @@ export class LmTrainer {
         const row = out[live[s.index]!]!;
         for (let t = 0; t < s.length; t++) row[t + 1] = data[s.row * grid.T + s.offset + t]!;
       }
+      yield;
     }
     return out;
   }

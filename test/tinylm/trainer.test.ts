@@ -3,6 +3,7 @@ import { before, test } from 'node:test';
 import { formatInformation } from '../../src/env/search/search-r1.ts';
 import { initWeights, LmTrainer, trajectorySequence } from '../../src/tinylm/index.ts';
 import { tokenDivisor } from '../../src/tinylm/tiny-lm-policy.ts';
+import { NonFiniteUpdateError } from '../../src/tinylm/trainer.ts';
 import { grow } from '../../src/tinylm/warm-start.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { initJax } from '../../src/util/jax.ts';
@@ -171,5 +172,31 @@ test('normalise: the PPO loss is the same sum over trained tokens divided by D, 
     assert.ok(Math.abs(loss * D - mean * trainedTokens) < 1e-4 * Math.abs(mean * trainedTokens), `D = ${D}: ${loss} × D vs ${mean} × ${trainedTokens}`);
   }
   await assert.rejects(() => trainer.step('ppo', train, 0, 0.2, 0), /divisor must be positive/);
+  trainer.dispose();
+});
+
+test('a step whose new weights would not be finite is refused: weights, log-probabilities and the step count stay as they were', async () => {
+  const { model } = fixture();
+  const trainer = new LmTrainer(model);
+  const seqs = rows();
+  const before = trainer.logprobs(seqs);
+  // Adam moves each weight by about the learning rate: 1e30 squared overflows float32.
+  await assert.rejects(
+    trainer.step(
+      'sft',
+      seqs.map((seq) => ({ seq })),
+      1e30,
+    ),
+    NonFiniteUpdateError,
+  );
+  assert.equal(trainer.updates, 0);
+  assert.deepEqual(trainer.logprobs(seqs), before);
+  // The trainer still steps afterwards.
+  await trainer.step(
+    'sft',
+    seqs.map((seq) => ({ seq })),
+    0.01,
+  );
+  assert.equal(trainer.updates, 1);
   trainer.dispose();
 });

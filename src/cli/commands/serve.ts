@@ -54,6 +54,16 @@ export function register(program: Command): void {
       String(DEFAULT_TINKER_LIMITS.savesPerModel),
     )
     .option(
+      '--tinker-max-saves <n>',
+      'saves kept on the server, every model and kind together; an unloaded model’s go first (507 when every kept save belongs to a loaded model)',
+      String(DEFAULT_TINKER_LIMITS.saves),
+    )
+    .option(
+      '--tinker-max-call-tokens <n>',
+      'tokens one forward_backward carries (413 above it) and one model holds for its next optim_step (429 above it)',
+      String(DEFAULT_TINKER_LIMITS.callTokens),
+    )
+    .option(
       '--max-decoded-bytes <n>',
       'largest Tinker forward_backward body after zstd decompression (413 above it)',
       String(DEFAULT_TINKER_LIMITS.decodedBytes),
@@ -61,7 +71,11 @@ export function register(program: Command): void {
     .option('--max-body-bytes <n>', 'largest request body (413 above it)', String(1 << 20))
     .option('--max-prompt-chars <n>', 'most prompt characters, checked before tokenising; chat: all messages together (413 above it)', '65536')
     .option('--max-prompt-tokens <n>', 'most prompt tokens after tokenising (413 above it; default and ceiling: the context length)')
-    .option('--max-connections <n>', 'most open connections, idle keep-alive ones included; one past it is closed at once', String(DEFAULT_SERVE_CONNECTIONS))
+    .option(
+      '--max-connections <n>',
+      'most open connections, idle keep-alive ones included; one past it replaces the oldest without a whole request in flight (closed at once when all have one)',
+      String(DEFAULT_SERVE_CONNECTIONS),
+    )
     .action(
       async (opts: {
         model: string;
@@ -87,6 +101,8 @@ export function register(program: Command): void {
         tinkerMaxFutures: string;
         tinkerMaxSamplers: string;
         tinkerKeepSaves: string;
+        tinkerMaxSaves: string;
+        tinkerMaxCallTokens: string;
         maxDecodedBytes: string;
       }) => {
         const port = parsePort('--port', opts.port);
@@ -177,7 +193,7 @@ function dropNotice(max: number): () => void {
     if (now - said < 60_000) return;
     said = now;
     process.stderr.write(
-      `trace-rl serve: ${max} connections are open (--max-connections); closing new ones (${dropped} so far): a client opening more than it uses, or raise --max-connections\n`,
+      `trace-rl serve: ${max} connections are open, each with a request in flight (--max-connections); closing new ones (${dropped} so far): a client opening more than it uses, or raise --max-connections\n`,
     );
   };
 }
@@ -195,6 +211,8 @@ async function tinkerBackend(
     tinkerMaxFutures: string;
     tinkerMaxSamplers: string;
     tinkerKeepSaves: string;
+    tinkerMaxSaves: string;
+    tinkerMaxCallTokens: string;
     maxDecodedBytes: string;
   },
   load: (file: string) => Promise<import('../../tinylm/llama-engine.ts').LlamaEngine>,
@@ -205,6 +223,8 @@ async function tinkerBackend(
     futures: parseInteger('--tinker-max-futures', opts.tinkerMaxFutures, { min: 1 }),
     samplers: parseInteger('--tinker-max-samplers', opts.tinkerMaxSamplers, { min: 1, max: 256 }),
     savesPerModel: parseInteger('--tinker-keep-saves', opts.tinkerKeepSaves, { min: 1, max: 10_000 }),
+    saves: parseInteger('--tinker-max-saves', opts.tinkerMaxSaves, { min: 1, max: 100_000 }),
+    callTokens: parseInteger('--tinker-max-call-tokens', opts.tinkerMaxCallTokens, { min: 1 }),
     decodedBytes: parseInteger('--max-decoded-bytes', opts.maxDecodedBytes, { min: 1 }),
   };
   const { readFileSync, mkdtempSync, rmSync, mkdirSync, accessSync, constants } = await import('node:fs');
@@ -238,7 +258,16 @@ async function tinkerBackend(
     }
   }
   return {
-    options: { model, workDir, apiKey: (fromFile ?? generatedKey)!, temperature, load, baseFile: file, limits },
+    options: {
+      model,
+      workDir,
+      keepSavesOfUnloaded: Boolean(opts.tinkerStateDir),
+      apiKey: (fromFile ?? generatedKey)!,
+      temperature,
+      load,
+      baseFile: file,
+      limits,
+    },
     generatedKey,
     cleanup: () => (opts.tinkerStateDir ? undefined : rmSync(workDir, { recursive: true, force: true })),
   };

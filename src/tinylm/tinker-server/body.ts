@@ -2,13 +2,22 @@
  * What crosses the wire of `serve --tinker` besides JSON: the SDK's protobuf `forward_backward`
  * (`application/x-protobuf`, optionally `Content-Encoding: zstd`) and protobuf results for a client that
  * asks for them (`Accept: application/x-protobuf` on `retrieve_future`, as the SDK does for sample and
- * forward_backward results). Every body is bounded twice: the server's body limit on the bytes that
- * arrive, and `maxDecodedBytes` on what a zstd body decompresses to.
+ * forward_backward results). Every body is bounded three times: the server's body limit on the bytes
+ * that arrive, `decodedBytes` on what a zstd body decompresses to, and the counted elements and tokens
+ * of a protobuf body before it is decoded.
  */
 import type { Context } from 'hono';
 import { HttpError, readJson, tooLarge, zodMessage } from '../../http/index.ts';
 import { decodeForwardBackward, encodeForwardBackwardOutput, encodeSampleResponse, PROTOBUF, ProtoBodyError } from '../../policy/tinker/proto-codec.ts';
-import { forwardBackwardOutputSchema, forwardBackwardSchema, sampleResponseSchema, type ForwardBackwardRequest } from '../../policy/tinker/wire.ts';
+import { countProto, forwardBackwardRequestShape, ProtoCountError } from '../../policy/tinker/proto-count.ts';
+import {
+  forwardBackwardOutputSchema,
+  forwardBackwardSchema,
+  inputTokens,
+  sampleResponseSchema,
+  WIRE_LIMITS,
+  type ForwardBackwardRequest,
+} from '../../policy/tinker/wire.ts';
 import { zstdDecompress, ZstdBodyError } from '../../policy/tinker/zstd.ts';
 
 const mediaType = (header: string | undefined) => (header ?? '').split(';')[0]!.trim().toLowerCase();
@@ -37,19 +46,71 @@ export function checkBodyType(c: Context, protobufPaths: ReadonlySet<string>): v
   );
 }
 
-/** A forward_backward request, JSON or the SDK's protobuf (zstd or not), validated by wire.ts's schema. */
-export async function readForwardBackward(c: Context, maxDecodedBytes: number): Promise<ForwardBackwardRequest & { forward_only: boolean }> {
-  if (mediaType(c.req.header('content-type')) !== PROTOBUF) return { ...(await readJson(c, forwardBackwardSchema)), forward_only: false };
-  let bytes: Uint8Array = new Uint8Array(await c.req.arrayBuffer());
-  if (mediaType(c.req.header('content-encoding')) === 'zstd') {
-    try {
-      bytes = await zstdDecompress(bytes, maxDecodedBytes);
-    } catch (e) {
-      if (e instanceof ZstdBodyError)
-        throw new HttpError(413, `zstd body: ${e.message} (--max-decoded-bytes); send smaller forward_backward chunks`, 'decoded_body_too_large');
-      throw e;
-    }
-  } else if (bytes.length > maxDecodedBytes) throw tooLarge('protobuf body', maxDecodedBytes, 'bytes', '--max-decoded-bytes', 'decoded_body_too_large');
+/** What one forward_backward body may hold, besides what wire.ts's schema says. */
+export interface BodyLimits {
+  /** Bytes a protobuf body may be, after zstd (`--max-decoded-bytes`). */
+  decodedBytes: number;
+  /** Tokens of all datums together (`--tinker-max-call-tokens`). */
+  callTokens: number;
+}
+
+/**
+ * What the protobuf counter holds a request to: wire.ts's limits on the JSON shape (its modelInputSchema
+ * takes 64 chunks), and a few tensors per datum (the SDK sends three or four).
+ */
+const REQUEST_SHAPE = forwardBackwardRequestShape({ datums: WIRE_LIMITS.datums, chunks: 64, tokens: WIRE_LIMITS.tokens, tensors: 16 });
+
+const tooManyTokens = (tokens: number, limit: number) =>
+  tooLarge(
+    `forward_backward's ${tokens.toLocaleString('en')} tokens`,
+    limit,
+    'tokens',
+    '--tinker-max-call-tokens; send fewer datums per call',
+    'too_many_tokens',
+  );
+
+/** The protobuf bytes of a body, unzstd'ed within the bound: 400 for a body that is not zstd, 413 past the bound. */
+async function protobufBytes(c: Context, maxDecodedBytes: number): Promise<Uint8Array> {
+  const bytes: Uint8Array = new Uint8Array(await c.req.arrayBuffer());
+  if (mediaType(c.req.header('content-encoding')) !== 'zstd') {
+    if (bytes.length > maxDecodedBytes) throw tooLarge('protobuf body', maxDecodedBytes, 'bytes', '--max-decoded-bytes', 'decoded_body_too_large');
+    return bytes;
+  }
+  try {
+    return await zstdDecompress(bytes, maxDecodedBytes);
+  } catch (e) {
+    if (!(e instanceof ZstdBodyError)) throw e;
+    if (e.reason === 'not_zstd')
+      throw new HttpError(400, `zstd body: ${e.message}; send the protobuf compressed with zstd, or without Content-Encoding`, 'invalid_body');
+    throw new HttpError(
+      e.reason === 'too_large' ? 413 : 400,
+      `zstd body: ${e.message} (--max-decoded-bytes); send smaller forward_backward chunks`,
+      'decoded_body_too_large',
+    );
+  }
+}
+
+/**
+ * A forward_backward request, JSON or the SDK's protobuf (zstd or not), validated by wire.ts's schema. A
+ * protobuf body's repeated fields and tokens are counted on the wire (proto-count.ts) before any message
+ * is built, so a body of millions of empty elements is refused in milliseconds, not after gigabytes.
+ */
+export async function readForwardBackward(c: Context, limits: BodyLimits): Promise<ForwardBackwardRequest & { forward_only: boolean }> {
+  if (mediaType(c.req.header('content-type')) !== PROTOBUF) {
+    const body = await readJson(c, forwardBackwardSchema);
+    const tokens = body.forward_backward_input.data.reduce((n, d) => n + inputTokens(d.model_input).length, 0);
+    if (tokens > limits.callTokens) throw tooManyTokens(tokens, limits.callTokens);
+    return { ...body, forward_only: false };
+  }
+  const bytes = await protobufBytes(c, limits.decodedBytes);
+  let sums;
+  try {
+    sums = countProto(bytes, REQUEST_SHAPE);
+  } catch (e) {
+    if (e instanceof ProtoCountError) throw new HttpError(400, `protobuf forward_backward: ${e.message} (refused before decoding)`, 'invalid_body', e.field);
+    throw e;
+  }
+  if ((sums.tokens ?? 0) > limits.callTokens) throw tooManyTokens(sums.tokens!, limits.callTokens);
   let decoded;
   try {
     decoded = decodeForwardBackward(bytes);

@@ -13,8 +13,21 @@ export interface TinkerLimits {
   samplers: number;
   /** Saves kept per model and kind (`--tinker-keep-saves`). */
   savesPerModel: number;
+  /** Saves kept on the server, every model and kind together (`--tinker-max-saves`); an unloaded model's go first. */
+  saves: number;
+  /** Tokens one forward_backward carries, and one model holds for its next optim_step (`--tinker-max-call-tokens`). */
+  callTokens: number;
   /** What a forward_backward body may decode to after zstd (`--max-decoded-bytes`). */
   decodedBytes: number;
 }
 
-export const DEFAULT_TINKER_LIMITS: TinkerLimits = { models: 64, pendingDatums: 16_384, futures: 4096, samplers: 4, savesPerModel: 8, decodedBytes: 64 << 20 };
+export const DEFAULT_TINKER_LIMITS: TinkerLimits = {
+  models: 64,
+  pendingDatums: 16_384,
+  futures: 4096,
+  samplers: 4,
+  savesPerModel: 8,
+  saves: 256,
+  callTokens: 1 << 18,
+  decodedBytes: 64 << 20,
+};

@@ -44,9 +44,10 @@ import type { TokenSequence } from '../sequence.ts';
 import { DEFAULT_TINKER_LIMITS, type TinkerLimits } from './limits.ts';
 import { answerResult, checkBodyType, readForwardBackward, type ProtoResult } from './body.ts';
 import { Samplers, SamplersBusyError } from './samplers.ts';
-import { SavedNameError, SavedStates } from './saved.ts';
+import { Shares } from './shares.ts';
+import { SavedFullError, SavedNameError, SavedStates } from './saved.ts';
 import { readTrainerSnapshot, trainerSnapshot } from '../tiny-lm-policy.ts';
-import { LmTrainer, type TrainRow } from '../trainer.ts';
+import { LmTrainer, NonFiniteUpdateError, type TrainRow } from '../trainer.ts';
 
 type Json = Record<string, unknown>;
 
@@ -70,6 +71,8 @@ export interface TinkerBackendOptions {
   model: LlamaModel;
   /** Where sampler weights and checkpoints are written, with their index (a temporary folder, or `--tinker-state-dir`). */
   workDir: string;
+  /** Whether saves outlive the server (`--tinker-state-dir`): if not, a model's saves are deleted when it is unloaded. */
+  keepSavesOfUnloaded?: boolean;
   /** Sent by every client as `X-API-Key`. */
   apiKey: string;
   /** Sampling temperature the trainer's log π uses (the client's policy.temperature). Default 1. */
@@ -117,8 +120,9 @@ interface TrainedModel {
   trainer: LmTrainer;
   /** Datums since the last optim_step, with their loss's clip. */
   pending: TrainRow[];
-  /** Datums accepted since the last optim_step was accepted (counted when a request arrives, for the bound). */
+  /** Datums and their tokens accepted since the last optim_step was accepted (counted when a request arrives, for the bounds). */
   accepted: number;
+  acceptedTokens: number;
   clip?: number;
   /** forward_backward, optim_step and saves of one model run in the order they arrived. */
   queue: Promise<unknown>;
@@ -132,36 +136,53 @@ type Outcome = { ok: true; value: Json } | { ok: false; error: string; category:
 export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: TinkerBackendOptions): void {
   const limits = { ...DEFAULT_TINKER_LIMITS, ...options.limits };
   const models = new Map<string, TrainedModel>();
-  const futures = new Map<string, { outcome: Promise<Outcome>; kind?: ProtoResult }>();
+  /** Results not yet retrieved, by request id, each owned by the model or sampling session it is for (fair shares: shares.ts). */
+  const futures = new Shares<{ outcome: Promise<Outcome>; kind?: ProtoResult }>(limits.futures);
   const samplers = new Samplers(options.load, limits.samplers);
   mkdirSync(options.workDir, { recursive: true });
-  const saved = new SavedStates(options.workDir, limits.savesPerModel, (file) => samplers.retire(file));
-  /** Sampling sessions (the SDK's `create_sampling_session`): what each samples, a saved path or the base model (null). */
-  const samplingSessions = new Map<string, string | null>();
-  /** A new sampling session on `path` (null: the base model); the oldest is forgotten past the futures bound, so they cannot pile up. */
-  const openSamplingSession = (path: string | null): string => {
-    if (samplingSessions.size >= limits.futures) samplingSessions.delete(samplingSessions.keys().next().value!);
+  const saved = new SavedStates(options.workDir, { keepPerModel: limits.savesPerModel, maxSaves: limits.saves, isLoaded: (id) => models.has(id) }, (file) =>
+    samplers.retire(file),
+  );
+  /**
+   * Sampling sessions (the SDK's `create_sampling_session`): what each samples, a saved path or the base
+   * model (null), owned by the client's session or the model that saved the weights. Past the futures
+   * bound, or past an owner's share of it, an old session is forgotten: the owner's own, or the
+   * biggest owner's, never another run's while it holds its share or less.
+   */
+  const samplingSessions = new Shares<string | null>(limits.futures);
+  const openSamplingSession = (path: string | null, owner: string): string => {
+    samplingSessions.evictFor(owner);
     const id = newId('sampling');
-    samplingSessions.set(id, path);
+    samplingSessions.add(id, owner, path);
     return id;
   };
   /** Models being created (counted when create_model arrives, for the bound). */
   let creating = 0;
-  let requests = 0;
+  /** Calls so far, for the default names of saves. */
+  let calls = 0;
   const tau = options.temperature ?? 1;
   const expectedKey = keyDigest(options.apiKey);
   // Ids are random so that a server restarted on the same --tinker-state-dir never reuses a saved path's model id.
   const newId = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
 
-  const submit = (work: () => Promise<Json>, kind?: ProtoResult): { request_id: string } => {
+  /** A future for `work`, owned by `owner` (a model, a sampling session, a saved path): 429 past the total or the owner's share. */
+  const submit = (owner: string, work: () => Promise<Json>, kind?: ProtoResult): { request_id: string } => {
     if (futures.size >= limits.futures)
       throw new HttpError(
         429,
         `${limits.futures} results are waiting to be retrieved (--tinker-max-futures); call /api/v1/retrieve_future for them first`,
         'too_many_futures',
       );
-    const id = `req-${requests++}`;
-    futures.set(id, {
+    if (futures.held(owner) >= futures.share)
+      throw new HttpError(
+        429,
+        `${futures.held(owner)} results of ${owner} are waiting to be retrieved, its share of --tinker-max-futures (a quarter, so other runs keep room); call /api/v1/retrieve_future for them first`,
+        'too_many_futures',
+      );
+    calls++;
+    // Unguessable: whoever holds a request id may take its result, and the key is shared by every run.
+    const id = `req-${randomBytes(16).toString('hex')}`;
+    futures.add(id, owner, {
       kind,
       outcome: work().then(
         (value): Outcome => ({ ok: true, value }),
@@ -186,13 +207,23 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     return next;
   };
 
-  const store = (kind: 'sampler_weights' | 'weights', modelId: string, name: string | null | undefined, bytes: Uint8Array): string => {
+  const savedErrors = <T>(work: () => T): T => {
     try {
-      return saved.save(kind, modelId, name ?? `${kind}-${requests}`, bytes);
+      return work();
     } catch (e) {
       if (e instanceof SavedNameError) throw new HttpError(400, e.message, 'invalid_path', 'path');
+      if (e instanceof SavedFullError) throw new HttpError(507, e.message, 'too_many_saves');
       throw e;
     }
+  };
+  /**
+   * A save's name, checked when the request arrives (a bad name is 400, a full server 507) and again
+   * when it is written after the model's earlier calls; the work writes `bytes()` under it.
+   */
+  const storer = (kind: 'sampler_weights' | 'weights', modelId: string, name: string | null | undefined) => {
+    const chosen = name ?? `${kind}-${calls}`;
+    savedErrors(() => saved.check(kind, modelId, chosen));
+    return (bytes: Uint8Array) => savedErrors(() => saved.save(kind, modelId, chosen, bytes));
   };
 
   // The official SDK's key header; a browser's page (it sends Origin) and bodies other than JSON and the
@@ -232,10 +263,17 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       );
     creating++;
     return c.json(
-      submit(async () => {
+      submit('create_model', async () => {
         creating--;
         const id = newId('model');
-        models.set(id, { id, trainer: new LmTrainer(options.model, { temperature: tau }), pending: [], accepted: 0, queue: Promise.resolve() });
+        models.set(id, {
+          id,
+          trainer: new LmTrainer(options.model, { temperature: tau }),
+          pending: [],
+          accepted: 0,
+          acceptedTokens: 0,
+          queue: Promise.resolve(),
+        });
         return { type: 'create_model', model_id: id };
       }),
     );
@@ -247,8 +285,11 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     models.delete(m.id);
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
           m.trainer.dispose();
+          // Without a state folder nothing can load them again after this run: they would only fill the disk.
+          if (!options.keepSavesOfUnloaded) saved.dropModel(m.id);
           return { type: 'unload_model', model_id: m.id };
         }),
       ),
@@ -261,7 +302,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     if (path !== null && !saved.file(path, 'sampler_weights'))
       throw new HttpError(404, `model_path ${path}: no sampler weights of that name here`, 'unknown_path', 'model_path');
     if (path === null) checkBaseModel(body.base_model);
-    return c.json({ type: 'create_sampling_session', sampling_session_id: openSamplingSession(path) });
+    return c.json({ type: 'create_sampling_session', sampling_session_id: openSamplingSession(path, `session:${body.session_id}`) });
   });
 
   app.post('/api/v1/get_info', async (c) => {
@@ -307,6 +348,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     if (Array.isArray(p.stop) && (p.stop as unknown[]).some((s) => typeof s === 'number'))
       throw new HttpError(400, 'sampling_params.stop: this server stops on strings; send the stop texts', 'unsupported_stop', 'sampling_params.stop');
     const prompt = inputTokens(body.prompt);
+    if (prompt.length === 0) throw new HttpError(400, 'prompt: no tokens; send at least one (the sequence to continue)', 'invalid_prompt', 'prompt');
     served.checkTokens(prompt);
     const stop = p.stop == null ? [] : typeof p.stop === 'string' ? [p.stop] : (p.stop as string[]);
     let slot;
@@ -319,6 +361,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     const sampler = slot;
     return c.json(
       submit(
+        `sampling:${body.sampling_session_id ?? path ?? 'base'}`,
         () =>
           sampler.run(async (engine) => {
             const sequences = [];
@@ -347,7 +390,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   });
 
   app.post('/api/v1/forward_backward', async (c) => {
-    const body = await readForwardBackward(c, limits.decodedBytes);
+    const body = await readForwardBackward(c, { decodedBytes: limits.decodedBytes, callTokens: limits.callTokens });
     const m = model(body.model_id);
     const input = body.forward_backward_input;
     const clip = lossClip(input.loss_fn, input.loss_fn_config ?? undefined);
@@ -359,9 +402,21 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
         `model ${m.id} holds ${m.accepted} datums since its last optim_step and ${rows.length} more would pass ${limits.pendingDatums} (--tinker-max-pending-datums); call optim_step first`,
         'too_many_pending_datums',
       );
-    if (!body.forward_only) m.accepted += rows.length;
+    // Input tokens, as the body's bound counts them (each row's ids add the last target).
+    const tokens = rows.reduce((n, r) => n + r.seq.ids.length - 1, 0);
+    if (!body.forward_only && m.acceptedTokens + tokens > limits.callTokens)
+      throw new HttpError(
+        429,
+        `model ${m.id} holds ${m.acceptedTokens} tokens since its last optim_step and ${tokens} more would pass ${limits.callTokens} (--tinker-max-call-tokens, one optim_step's work); call optim_step first`,
+        'too_many_pending_tokens',
+      );
+    if (!body.forward_only) {
+      m.accepted += rows.length;
+      m.acceptedTokens += tokens;
+    }
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
           if (!body.forward_only && m.clip !== undefined && m.clip !== clip)
             throw new HttpError(
@@ -369,7 +424,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
               'forward_backward: one optimizer step takes one loss; call optim_step before changing loss_fn or its clip',
               'mixed_losses',
             );
-          const now = m.trainer.logprobs(rows.map((r) => r.seq));
+          const now = await m.trainer.logprobsYielding(rows.map((r) => r.seq));
           let loss = 0;
           const outputs = rows.map((r, i) => {
             const lp = now[i]!.slice(1);
@@ -399,9 +454,18 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       throw new HttpError(400, 'adam_params.weight_decay: this server has none; send 0', 'unsupported_adam', 'adam_params.weight_decay');
     if (Math.abs(adam.eps - 1e-8) > 1e-12)
       throw new HttpError(400, 'adam_params.eps: this server’s Adam uses 1e-8; send 1e-8', 'unsupported_adam', 'adam_params.eps');
+    if (adam.learning_rate > MAX_LEARNING_RATE)
+      throw new HttpError(
+        400,
+        `adam_params.learning_rate: ${adam.learning_rate} is more than ${MAX_LEARNING_RATE} (Adam moves each weight by about the learning rate a step)`,
+        'unsupported_adam',
+        'adam_params.learning_rate',
+      );
     m.accepted = 0;
+    m.acceptedTokens = 0;
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
           const norm = adam.grad_clip_norm === 0 ? Infinity : adam.grad_clip_norm;
           const o = m.trainer.opts;
@@ -414,14 +478,29 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
               );
             const weights = m.trainer.weights();
             m.trainer.dispose();
-            m.trainer = new LmTrainer({ config: options.model.config, weights }, { temperature: tau, beta1: adam.beta1, beta2: adam.beta2, maxGradNorm: norm });
+            m.trainer = new LmTrainer(
+              { config: options.model.config, weights },
+              {
+                temperature: tau,
+                beta1: adam.beta1,
+                beta2: adam.beta2,
+                maxGradNorm: norm,
+              },
+            );
           }
           const rows = m.pending;
           const clip = m.clip ?? 0.2;
           m.pending = [];
           m.clip = undefined;
           // Advantages arrive already scaled (Tinker's losses are sums): divisor 1.
-          const s = rows.length ? await m.trainer.step('ppo', rows, adam.learning_rate, clip, 1) : undefined;
+          let s;
+          try {
+            s = rows.length ? await m.trainer.step('ppo', rows, adam.learning_rate, clip, 1) : undefined;
+          } catch (e) {
+            if (e instanceof NonFiniteUpdateError)
+              throw new HttpError(400, `optim_step: ${e.message}; send datums with smaller advantages`, 'non_finite_update');
+            throw e;
+          }
           return { type: 'optim_step', metrics: { tokens: s?.tokens ?? 0, clip_fraction: s?.clipFraction ?? 0, approx_kl: s?.approxKl ?? 0 } };
         }),
       ),
@@ -431,13 +510,15 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   app.post('/api/v1/save_weights_for_sampler', async (c) => {
     const body = await readJson(c, saveForSamplerSchema);
     const m = model(body.model_id);
+    const store = storer('sampler_weights', m.id, body.path);
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
-          const path = store('sampler_weights', m.id, body.path, modelToGguf({ ...options.model, weights: m.trainer.weights() }));
+          const path = store(modelToGguf({ ...options.model, weights: m.trainer.weights() }));
           // Without a name the SDK wants a sampling session on the new weights (save_weights_and_get_sampling_client).
           if (body.path == null && body.sampling_session_seq_id != null)
-            return { type: 'save_weights_for_sampler', path, sampling_session_id: openSamplingSession(path) };
+            return { type: 'save_weights_for_sampler', path, sampling_session_id: openSamplingSession(path, m.id) };
           return { type: 'save_weights_for_sampler', path };
         }),
       ),
@@ -447,10 +528,12 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   app.post('/api/v1/save_weights', async (c) => {
     const body = await readJson(c, modelIdSchema);
     const m = model(body.model_id);
+    const store = storer('weights', m.id, body.path);
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
-          const path = store('weights', m.id, body.path, trainerSnapshot(options.model, m.trainer));
+          const path = store(trainerSnapshot(options.model, m.trainer));
           return { type: 'save_weights', path };
         }),
       ),
@@ -470,6 +553,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       );
     return c.json(
       submit(
+        m.id,
         inOrder(m, async () => {
           const { weights, optimizer } = readTrainerSnapshot(new Uint8Array(readFileSync(file)));
           m.trainer.setState(weights, body.optimizer ? optimizer : undefined);
@@ -492,14 +576,26 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   });
 }
 
+/** The largest Adam learning rate taken: past it a step only throws the weights away. */
+const MAX_LEARNING_RATE = 1;
+/** The largest |advantage| taken: a PPO loss sums advantage × ratio in float32, whose range ends near 3.4e38. */
+const MAX_ADVANTAGE = 1e6;
+/** The largest ppo clip ε taken (thresholds 1 − ε and 1 + ε). */
+const MAX_CLIP = 10;
+
 /** The clip ε of a loss: ppo's thresholds must be 1 − ε and 1 + ε; importance_sampling does not clip. */
 function lossClip(lossFn: string, config: Record<string, number> | undefined): number {
   if (lossFn === 'importance_sampling') return 1e9;
   if (lossFn !== 'ppo') throw new HttpError(400, `loss_fn ${lossFn}: this server trains with ppo or importance_sampling`, 'unsupported_loss', 'loss_fn');
   const low = config?.clip_low_threshold ?? 0.8;
   const high = config?.clip_high_threshold ?? 1.2;
-  if (!(low < 1 && high > 1) || Math.abs(1 - low - (high - 1)) > 1e-9)
-    throw new HttpError(400, `loss_fn_config: clip thresholds ${low} and ${high} must be 1 − ε and 1 + ε for one ε`, 'unsupported_loss', 'loss_fn_config');
+  if (!(low < 1 && high > 1 && high - 1 <= MAX_CLIP) || Math.abs(1 - low - (high - 1)) > 1e-9)
+    throw new HttpError(
+      400,
+      `loss_fn_config: clip thresholds ${low} and ${high} must be 1 − ε and 1 + ε for one ε of at most ${MAX_CLIP}`,
+      'unsupported_loss',
+      'loss_fn_config',
+    );
   return high - 1;
 }
 
@@ -529,6 +625,11 @@ function datumRow(d: Datum, i: number): TrainRow {
   const ids = [...tokens, targets.at(-1)!];
   if (!ids.every((x) => Number.isInteger(x) && x >= 0))
     throw new HttpError(400, `data[${i}].target_tokens: token ids are non-negative integers`, 'invalid_datum', 'data');
+  // The protobuf wire carries float32 NaN and ±∞ (JSON cannot); any of them would turn the weights into NaN.
+  if (!old.every((x) => Number.isFinite(x) && x <= 1e-3))
+    throw new HttpError(400, `data[${i}].loss_fn_inputs.logprobs: log-probabilities are finite and at most 0`, 'invalid_datum', 'data');
+  if (!adv.every((x) => Number.isFinite(x) && Math.abs(x) <= MAX_ADVANTAGE))
+    throw new HttpError(400, `data[${i}].loss_fn_inputs.advantages: finite values of at most ${MAX_ADVANTAGE} in size`, 'invalid_datum', 'data');
   const advantages = [0, ...adv];
   const seq: TokenSequence = { ids, mask: advantages.map((a) => (a !== 0 ? 1 : 0)), logprobs: [0, ...old], turn: ids.map(() => -1) };
   return { seq, advantages };

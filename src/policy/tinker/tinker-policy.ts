@@ -314,9 +314,14 @@ export class TinkerPolicy implements TrainablePolicy {
     };
   }
 
-  /** The engine holds the weights: a snapshot names the model's saved state (weights and optimizer). */
+  /**
+   * The engine holds the weights: a snapshot names the model's saved state (weights and optimizer). The
+   * path is the engine's choice, stored in the run's checkpoints table: the API key is cut out of it in
+   * any encoding first (a path that carried it cannot be loaded on resume; the 404 then names it).
+   */
   save(): Uint8Array {
-    return new TextEncoder().encode(JSON.stringify({ format: MAGIC, baseURL: this.client.root, state: this.statePath ?? null, updates: this.updates }));
+    const state = this.statePath === undefined ? null : this.client.redact(this.statePath);
+    return new TextEncoder().encode(JSON.stringify({ format: MAGIC, baseURL: this.client.root, state, updates: this.updates }));
   }
 
   /** Restores a snapshot: the saved state is loaded into this policy's model before its next call, and sampled from. */

@@ -13,13 +13,14 @@
  *    (`Accept: application/x-protobuf`, as the SDK does); an engine that answers JSON is read as JSON.
  */
 import { decodeForwardBackwardOutput, decodeSampleResponse, encodeForwardBackward, PROTOBUF } from './proto-codec.ts';
-import { WIRE_LIMITS, type ForwardBackwardRequest } from './wire.ts';
+import { countForwardBackwardProto, countSampleProto } from './answer-bounds.ts';
+import type { ForwardBackwardRequest } from './wire.ts';
 import { zstdCompress } from './zstd.ts';
 
 type Json = Record<string, unknown>;
 export type FwdBwdEncoding = 'json' | 'protobuf' | 'protobuf+zstd';
-/** The results that have a protobuf form. */
-export type ProtoResult = 'sample' | 'forward_backward';
+/** The results that have a protobuf form, with what the call asked (the most repeated elements the answer may hold). */
+export type ProtoResult = { kind: 'sample'; numSamples: number } | { kind: 'forward_backward'; datums: number };
 
 /** The statuses with which an engine says it cannot read a protobuf body. */
 const REFUSES_BODY = new Set([415, 422]);
@@ -58,7 +59,12 @@ export class WireChoice {
   }
 }
 
-/** A protobuf result in the JSON shape wire.ts's schemas validate. */
-export function decodeResult(kind: ProtoResult, bytes: Uint8Array): Json {
-  return (kind === 'sample' ? decodeSampleResponse(bytes) : decodeForwardBackwardOutput(bytes, WIRE_LIMITS.datums)) as unknown as Json;
+/** A protobuf result in the JSON shape wire.ts's schemas validate; its repeated fields are counted against what was asked first. */
+export function decodeResult(expected: ProtoResult, bytes: Uint8Array): Json {
+  if (expected.kind === 'sample') {
+    countSampleProto(bytes, expected.numSamples);
+    return decodeSampleResponse(bytes) as unknown as Json;
+  }
+  countForwardBackwardProto(bytes, expected.datums);
+  return decodeForwardBackwardOutput(bytes, expected.datums) as unknown as Json;
 }

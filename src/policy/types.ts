@@ -65,7 +65,15 @@ export interface UpdateMetrics {
   /** Mean of (log π_old − log π_new) over turns (or tokens). */
   approxKl: number;
   entropy: number;
+  /**
+   * Counts the policy's engine reported since the previous update, logged as step metrics under these
+   * keys (each in record/metrics.ts): a Tinker engine's prompt tokens sent and prefix-cache hits.
+   */
+  engine?: Record<string, number>;
 }
+
+/** How a run ended, for a policy whose engine keeps a session: finished, failed, or stopped (Ctrl-C, a signal). */
+export type RunOutcome = 'success' | 'errored' | 'interrupted';
 
 /**
  * A policy the training loop can improve and checkpoint. Fixed policies (the simulator's, the scripted
@@ -76,8 +84,11 @@ export interface TrainablePolicy extends Policy {
   /** A self-contained snapshot (weights and optimiser state); `load` of it acts exactly as before. */
   save(): Uint8Array;
   load(snapshot: Uint8Array): void;
-  /** Frees what the policy holds outside the JS heap (a tiny LM: llama.cpp and jax-js memory); train() calls it when it ends. */
-  dispose?(): Promise<void>;
+  /**
+   * Frees what the policy holds outside the JS heap (a tiny LM: llama.cpp and jax-js memory) and ends
+   * its engine session (tinker: how the run ended); train() calls it when it ends.
+   */
+  dispose?(outcome?: RunOutcome): Promise<void>;
 }
 
 /**

@@ -167,6 +167,7 @@ export function stepRecord(
     ...predictorMetrics(predictor.quality),
     ...(predictor.loss !== undefined ? { pred_loss: predictor.loss } : {}),
     ...(learned.policy !== undefined ? { policy_loss: learned.policy.loss } : {}),
+    ...learned.policy?.engine,
     ...evaluation?.metrics,
     ...collected.times,
     ...learned.times,

@@ -24,8 +24,10 @@ import { decodeResult, WireChoice, type ProtoResult } from './wire-choice.ts';
 import {
   forwardBackwardOutputSchema,
   sampleResponseSchema,
+  SDK_WIRE_VERSION,
   TRY_AGAIN,
   type AdamParams,
+  type FinishReason,
   type Datum,
   type ForwardBackwardOutput,
   type ForwardBackwardRequest,
@@ -212,7 +214,7 @@ export class TinkerClient {
   /** The engine's client config (the official SDK's first call), or undefined when it has none (404: an engine before the protobuf wire). */
   async clientConfig(): Promise<Json | undefined> {
     try {
-      return await this.post('/api/v1/client/config', { sdk_version: 'trace-rl' }, undefined, 30_000);
+      return await this.post('/api/v1/client/config', { sdk_version: SDK_WIRE_VERSION }, undefined, 30_000);
     } catch (e) {
       if (e instanceof TinkerHttpError && (e.status === 404 || e.status === 405)) return undefined;
       throw e;
@@ -321,6 +323,23 @@ export class TinkerClient {
     this.heartbeat = undefined;
   }
 
+  /**
+   * Tells the engine the session is over and how (`POST /api/v1/sessions/{id}/finish`: success, errored,
+   * interrupted), then stops the heartbeat. Best effort and short: an engine without the route (404), or
+   * one that does not answer in 5 s, is left to time the session out as before; it never fails the run.
+   */
+  async finish(reason: FinishReason): Promise<void> {
+    const session = this.session;
+    this.close();
+    if (!session) return;
+    try {
+      const id = await session;
+      await this.post(`/api/v1/sessions/${encodeURIComponent(id)}/finish`, { reason: { type: reason } }, undefined, 5000);
+    } catch {
+      // Not the run's failure: the session ends by its missed heartbeats anyway.
+    }
+  }
+
   private nextSeq(modelId: string): number {
     const n = (this.seqIds.get(modelId) ?? 0) + 1;
     this.seqIds.set(modelId, n);
@@ -337,7 +356,7 @@ export class TinkerClient {
   }
 
   private async openSession(): Promise<string> {
-    const r = await this.post('/api/v1/create_session', { tags: ['trace-rl'], user_metadata: null, sdk_version: 'trace-rl', type: 'create_session' });
+    const r = await this.post('/api/v1/create_session', { tags: ['trace-rl'], user_metadata: null, sdk_version: SDK_WIRE_VERSION, type: 'create_session' });
     if (typeof r.session_id !== 'string')
       throw new PolicyCallError('parse_error', this.describe('/api/v1/create_session', 'no session_id in the answer'), false);
     const id = r.session_id;

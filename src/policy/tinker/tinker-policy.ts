@@ -15,7 +15,7 @@ import type { Prompt, Turn } from '../../tree/types.ts';
 import type { Transcript } from '../../tokens/index.ts';
 import { PolicyCallError } from '../errors.ts';
 import type { Normalise } from '../surrogate.ts';
-import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../types.ts';
+import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, RunOutcome, TrainablePolicy, UpdateMetrics } from '../types.ts';
 import { TinkerClient, TinkerHttpError, type TinkerClientOptions } from './client.ts';
 import { endOfTurnToken } from './end-of-turn.ts';
 import { checkRate, contextLength, scaleForSequenceMean, servedModel, trainsFullWeights } from './engine.ts';
@@ -87,6 +87,12 @@ export class TinkerPolicy implements TrainablePolicy {
   private updates = 0;
   /** The environment's prompt text by prompt id, seen by act (an update rebuilds the same sequences). */
   private readonly rendered = new Map<string, string>();
+  /**
+   * Prompt tokens sent in samples since the last update, and how many of them the engine said it took
+   * from its prefix cache (`prompt_cache_hit_tokens`; undefined while it has never said): what a tree's
+   * shared prefixes saved on the engine.
+   */
+  private sampled = { promptTokens: 0, cacheHits: undefined as number | undefined };
 
   constructor(private readonly opts: TinkerPolicyOptions) {
     this.name = `tinker:${opts.baseModel}`;
@@ -146,6 +152,11 @@ export class TinkerPolicy implements TrainablePolicy {
   /** Stops the session's heartbeat. */
   close(): void {
     this.client.close();
+  }
+
+  /** The run is over: the engine is told how (its session's finish), and the heartbeat stops. */
+  async dispose(outcome: RunOutcome = 'success'): Promise<void> {
+    await this.client.finish(outcome);
   }
 
   private promptText(prompt: Prompt, rendered: string): string {
@@ -210,6 +221,8 @@ export class TinkerPolicy implements TrainablePolicy {
       },
       ctx.signal,
     );
+    this.sampled.promptTokens += seq.ids.length;
+    if (r.prompt_cache_hit_tokens != null) this.sampled.cacheHits = (this.sampled.cacheHits ?? 0) + r.prompt_cache_hit_tokens;
     const s = r.sequences[0]!;
     if (!s.logprobs || s.logprobs.length !== s.tokens.length)
       throw new PolicyCallError('parse_error', `${this.client.root}/api/v1/asample: the sample has no log-probability per token`, false);
@@ -305,7 +318,10 @@ export class TinkerPolicy implements TrainablePolicy {
         m++;
       });
     const turns = samples.reduce((a, s) => a + s.advantages.filter((x, i) => x !== 0 && !s.turns[i]!.error).length, 0);
+    const { promptTokens, cacheHits } = this.sampled;
+    this.sampled = { promptTokens: 0, cacheHits: undefined };
     return {
+      engine: { tinker_prompt_tokens: promptTokens, ...(cacheHits !== undefined ? { tinker_prompt_cache_hit_tokens: cacheHits } : {}) },
       turns,
       loss: stats.loss,
       clipFraction: stats.n ? stats.clipped / stats.n : 0,

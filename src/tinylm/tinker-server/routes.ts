@@ -45,6 +45,7 @@ import { DEFAULT_TINKER_LIMITS, type TinkerLimits } from './limits.ts';
 import { answerResult, checkBodyType, readForwardBackward, type ProtoResult } from './body.ts';
 import { Samplers, SamplersBusyError } from './samplers.ts';
 import { SavedNameError, SavedStates } from './saved.ts';
+import { addSessionRoutes } from './session-routes.ts';
 import { readTrainerSnapshot, trainerSnapshot } from '../tiny-lm-policy.ts';
 import { LmTrainer, type TrainRow } from '../trainer.ts';
 
@@ -61,7 +62,7 @@ export interface SamplerHandle {
     prompt: number[],
     body: { max_tokens?: number; seed?: number; temperature?: number; top_p?: number; top_k?: number; stop?: string[]; include_stop_str_in_output: true },
     signal: AbortSignal,
-  ): Promise<{ ids: number[]; logprobs: number[]; finish: 'stop' | 'length' }>;
+  ): Promise<{ ids: number[]; logprobs: number[]; finish: 'stop' | 'length'; cachedPromptTokens: number }>;
   checkTokens(ids: readonly number[]): void;
 }
 
@@ -217,6 +218,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     return c.json({ type: 'create_session', session_id: newId('session') });
   });
   app.post('/api/v1/session_heartbeat', async (c) => c.json({ type: 'session_heartbeat' }));
+  addSessionRoutes(app);
   // The SDK reports its own events; this server keeps none.
   app.post('/api/v1/telemetry', (c) => c.json({ status: 'accepted' }));
 
@@ -322,6 +324,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
         () =>
           sampler.run(async (engine) => {
             const sequences = [];
+            let cached = 0;
             for (let i = 0; i < body.num_samples; i++) {
               const r = await served.sample(
                 engine,
@@ -338,8 +341,9 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
                 AbortSignal.timeout(10 * 60_000),
               );
               sequences.push({ tokens: r.ids, logprobs: r.logprobs, stop_reason: r.finish });
+              cached += r.cachedPromptTokens;
             }
-            return { type: 'sample', sequences };
+            return { type: 'sample', sequences, prompt_cache_hit_tokens: cached };
           }),
         'sample',
       ),

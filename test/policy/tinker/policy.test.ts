@@ -409,3 +409,67 @@ test('--resume follows the engine to a new --base-url: its saved state is loaded
     /HTTP 404.*tinker:\/\/model-99\/weights\/state-1, saved by the engine at http:\/\/old-engine:8080: resume against an engine that holds it/s,
   );
 });
+
+test('a run speaks the SDK wire it names: sdk_version, the engine’s prefix-cache hits beside the prompt tokens sent, and sessions/{id}/finish with how it ended', async () => {
+  const policy = { kind: 'tinker', model: 'tiny', prompt: 'question', maxTokensPerTurn: 8, apiKeyFile: keyFile, learningRate: 0.003, baseUrl: proxy.url };
+  const run = { seed: 4, pool: 2, env: { questions: 300, seed: 7 }, strategy: { name: 'grpo', budget: 4 }, engine: { maxTurns: 2, concurrency: 2 } };
+  const config = { ...run, steps: 1, eval: { every: 10, questions: 2 }, policy };
+  const finishes = (mark: number) => since(mark).filter((c) => /^\/api\/v1\/sessions\/[^/]+\/finish$/.test(c.path));
+
+  let mark = proxy.calls.length;
+  const out = join(dir, 'wire-run');
+  assert.equal((await train({ out, config, clock: () => 0 })).status, 'finished');
+  const versioned = since(mark).filter((c) => c.path === '/api/v1/create_session' || c.path === '/api/v1/client/config');
+  assert.ok(versioned.some((c) => c.path === '/api/v1/create_session'));
+  for (const c of versioned) assert.equal(c.body.sdk_version, '0.25.0', c.path);
+  const finished = finishes(mark);
+  assert.equal(finished.length, 1, 'one finish, at the end');
+  assert.match(finished[0]!.path, /^\/api\/v1\/sessions\/session-[0-9a-f]+\/finish$/);
+  assert.deepEqual(finished[0]!.body.reason, { type: 'success' });
+  const store = RunStore.open(out, { readonly: true });
+  try {
+    const m = store.steps()[0]!.metrics;
+    // Every sample of a prompt shares its prompt with the others (four rollouts of each): llama.cpp re-uses those tokens.
+    assert.ok(m.tinker_prompt_tokens! > 0, JSON.stringify(m));
+    assert.ok(m.tinker_prompt_cache_hit_tokens! > 0 && m.tinker_prompt_cache_hit_tokens! < m.tinker_prompt_tokens!, JSON.stringify(m));
+  } finally {
+    store.close();
+  }
+
+  // Stopped (Ctrl-C aborts the run's signal): interrupted.
+  mark = proxy.calls.length;
+  const stop = new AbortController();
+  stop.abort();
+  assert.equal((await train({ out: join(dir, 'wire-stopped'), config, clock: () => 0, signal: stop.signal })).status, 'stopped');
+  assert.deepEqual(
+    finishes(mark).map((c) => c.body.reason),
+    [{ type: 'interrupted' }],
+  );
+
+  // Failed (the engine refuses the update's sampler weights): errored.
+  mark = proxy.calls.length;
+  proxy.fault = (path) => (path === '/api/v1/save_weights_for_sampler' ? { status: 400, body: { detail: 'refused for the test' } } : undefined);
+  try {
+    await assert.rejects(train({ out: join(dir, 'wire-failed'), config, clock: () => 0 }), /refused for the test/);
+  } finally {
+    proxy.fault = () => undefined;
+  }
+  assert.deepEqual(
+    finishes(mark).map((c) => c.body.reason),
+    [{ type: 'errored' }],
+  );
+
+  // serve --tinker answers a finish with the session's status as the SDK describes it, and refuses a reason it does not know.
+  const finish = (reason: unknown) =>
+    fetch(`${server.url}/api/v1/sessions/session-1/finish`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+      body: JSON.stringify({ reason }),
+    });
+  const ok = await finish({ type: 'interrupted' });
+  assert.equal(ok.status, 200);
+  assert.deepEqual(await ok.json(), { session_id: 'session-1', status: { type: 'client_finished', reason: { type: 'interrupted' }, detail: null } });
+  const bad = await finish({ type: 'exploded' });
+  assert.equal(bad.status, 400);
+  await bad.body?.cancel();
+});

@@ -13,6 +13,7 @@ import { after, before, test } from 'node:test';
 import type { z } from 'zod';
 import { PolicyCallError } from '../../../src/policy/errors.ts';
 import { TinkerClient, tinkerWire as wire } from '../../../src/policy/tinker/index.ts';
+import { decodeSampleResponse, encodeSampleResponse } from '../../../src/policy/tinker/proto-codec.ts';
 
 interface Vector {
   path: string;
@@ -45,6 +46,19 @@ test('every SDK request vector is one the server’s schemas take, and every ans
   assert.ok(wire.retrieveSchema.safeParse(file.retrieve_future.request).success);
   assert.ok(wire.sampleResponseSchema.safeParse(byPath.get('/api/v1/asample')!.response).success);
   assert.ok(wire.forwardBackwardOutputSchema.safeParse(byPath.get('/api/v1/forward_backward')!.response).success);
+});
+
+test('the current wire’s vectors (test/data/tinker-sdk/current-wire.json): the version, a finish and the prompt-cache count are taken by both ends, in JSON and protobuf', () => {
+  const v = JSON.parse(readFileSync(new URL('../../data/tinker-sdk/current-wire.json', import.meta.url), 'utf8')) as Record<string, Record<string, unknown>> & {
+    finish_session_requests: Record<string, unknown>[];
+  };
+  assert.equal(v.client_config_request!.sdk_version, wire.SDK_WIRE_VERSION);
+  assert.equal(wire.createSessionSchema.parse(v.create_session_request).sdk_version, wire.SDK_WIRE_VERSION);
+  for (const f of v.finish_session_requests) assert.ok(wire.finishSessionSchema.safeParse(f).success, JSON.stringify(f));
+  assert.equal(wire.finishSessionSchema.safeParse({ reason: { type: 'exploded' } }).success, false);
+  const sample = wire.sampleResponseSchema.parse(v.sample_response);
+  assert.equal(sample.prompt_cache_hit_tokens, 3);
+  assert.equal(decodeSampleResponse(encodeSampleResponse(sample)).prompt_cache_hit_tokens, 3, 'protobuf field 4 both ways');
 });
 
 /** The shape of a JSON value: its keys and value types, recursively (arrays by their first element). */

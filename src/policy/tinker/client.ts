@@ -21,6 +21,7 @@ import {
 import { capabilitiesSchema, modelInfoSchema, type Capabilities, type ModelInfo } from './engine.ts';
 import { PROTOBUF, ProtoBodyError } from './proto-codec.ts';
 import { decodeResult, WireChoice, type ProtoResult } from './wire-choice.ts';
+import { SessionFutures } from './session-futures.ts';
 import {
   forwardBackwardOutputSchema,
   sampleResponseSchema,
@@ -67,6 +68,15 @@ interface AnswerLimit {
 }
 const SMALL: AnswerLimit = { maxBytes: SMALL_ANSWER_BYTES };
 
+/** A sampling session: its id, the seq_id of its next sample, and its retrieve_futures poll. */
+interface SamplingSession {
+  id: string;
+  seq: number;
+  futures: SessionFutures;
+}
+/** Sampling sessions kept at once: the current weights' and a few before (a sample may still be on them). */
+const KEPT_SAMPLING_SESSIONS = 4;
+
 /** A call the engine answered with an HTTP error status (the status is kept: 408 means "not yet"). */
 export class TinkerHttpError extends PolicyCallError {
   override name = 'TinkerHttpError';
@@ -100,6 +110,9 @@ export class TinkerClient {
   private heartbeat?: ReturnType<typeof setInterval>;
   /** forward_backward as JSON or the SDK's protobuf (zstd or not), by what the engine says (wire-choice.ts). */
   private readonly wire = new WireChoice(() => this.clientConfig());
+  /** Sampling sessions by the weights they sample (used when the engine asks for retrieve_futures). */
+  private readonly samplingSessions = new Map<string, Promise<SamplingSession>>();
+  private samplingSessionCount = 0;
 
   constructor(private readonly options: TinkerClientOptions) {
     this.root = options.baseURL.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
@@ -340,6 +353,51 @@ export class TinkerClient {
     }
   }
 
+  /**
+   * The sampling session of the weights at `modelPath` (or the base model), created once
+   * (`create_sampling_session`, numbered from 0 per session as the SDK numbers them); the last few are
+   * kept (the policy samples new weights each step).
+   */
+  private samplingSession(modelPath: string | null, baseModel: string | null): Promise<SamplingSession> {
+    const key = modelPath ?? `base:${baseModel ?? ''}`;
+    let session = this.samplingSessions.get(key);
+    if (!session) {
+      session = this.openSamplingSession(modelPath, baseModel).catch((e: unknown) => {
+        this.samplingSessions.delete(key);
+        throw e;
+      });
+      this.samplingSessions.set(key, session);
+      if (this.samplingSessions.size > KEPT_SAMPLING_SESSIONS) this.samplingSessions.delete(this.samplingSessions.keys().next().value!);
+    }
+    return session;
+  }
+
+  private async openSamplingSession(modelPath: string | null, baseModel: string | null): Promise<SamplingSession> {
+    const path = '/api/v1/create_sampling_session';
+    const r = await this.post(path, {
+      session_id: await this.createSession(),
+      sampling_session_seq_id: this.samplingSessionCount++,
+      ...(modelPath !== null ? { model_path: modelPath } : { base_model: baseModel }),
+      type: 'create_sampling_session',
+    });
+    if (typeof r.sampling_session_id !== 'string' || r.sampling_session_id.length > 256)
+      throw new PolicyCallError('parse_error', this.describe(path, 'no sampling_session_id in the answer'), false);
+    const id = r.sampling_session_id;
+    const futures = new SessionFutures({
+      poll: (cursor) =>
+        this.post(
+          '/api/v1/retrieve_futures',
+          { target: { type: 'sampling_session', sampling_session_id: id, cloned_sampler_id: 0 }, prev_cursor: cursor, timeout: 30 },
+          undefined,
+          this.options.retrieveTimeoutMs ?? 45_000,
+        ),
+      refuse: (message) => new PolicyCallError('server_error', this.describe('/api/v1/retrieve_futures', `the engine's answer is refused: ${message}`), false),
+      attempts: this.options.pollAttempts ?? 5,
+      backoffMs: this.options.pollBackoffMs ?? 400,
+    });
+    return { id, seq: 0, futures };
+  }
+
   private nextSeq(modelId: string): number {
     const n = (this.seqIds.get(modelId) ?? 0) + 1;
     this.seqIds.set(modelId, n);
@@ -383,11 +441,25 @@ export class TinkerClient {
     return r.model_id;
   }
 
-  /** A sample, refused unless it is what was asked: num_samples sequences of at most max_tokens, log-probabilities at most 0. */
+  /**
+   * A sample, refused unless it is what was asked: num_samples sequences of at most max_tokens,
+   * log-probabilities at most 0. An engine whose client config says `sample_use_retrieve_futures` gets it
+   * as the SDK sends it then: through a sampling session of the weights asked for, with the session's
+   * next seq_id, its completion awaited by the session's one retrieve_futures poll.
+   */
   async sample(request: SampleRequest, signal?: AbortSignal): Promise<SampleResponse> {
     const path = '/api/v1/asample';
     const limit = { maxBytes: sampleAnswerBytes(request), accept: { kind: 'sample' as const, numSamples: request.num_samples ?? 1 } };
-    const r = await this.submit(path, { ...request, type: 'sample' }, signal, limit);
+    let r: Json;
+    if (await this.wire.samplesBySession()) {
+      const { model_path, base_model, ...rest } = request;
+      const session = await this.samplingSession(model_path ?? null, base_model ?? null);
+      const future = await this.post(path, { ...rest, sampling_session_id: session.id, seq_id: session.seq++, type: 'sample' }, signal);
+      if (typeof future.request_id === 'string') await session.futures.wait(future.request_id, signal);
+      r = await this.result(path, future, signal, limit);
+    } else {
+      r = await this.submit(path, { ...request, type: 'sample' }, signal, limit);
+    }
     const parsed = sampleResponseSchema.safeParse(r);
     if (!parsed.success) throw new PolicyCallError('parse_error', this.describe(path, `not a sample result: ${parsed.error.issues[0]!.message}`));
     try {

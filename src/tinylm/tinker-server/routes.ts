@@ -46,6 +46,7 @@ import { answerResult, checkBodyType, readForwardBackward, type ProtoResult } fr
 import { Samplers, SamplersBusyError } from './samplers.ts';
 import { SavedNameError, SavedStates } from './saved.ts';
 import { addSessionRoutes } from './session-routes.ts';
+import { addFuturesRoutes, SessionCompletions } from './futures-routes.ts';
 import { readTrainerSnapshot, trainerSnapshot } from '../tiny-lm-policy.ts';
 import { LmTrainer, type TrainRow } from '../trainer.ts';
 
@@ -99,6 +100,8 @@ const CLIENT_CONFIG = {
   fwdbwd_max_chunk_bytes_count: 5_000_000,
   use_pyqwest_transport: false,
   create_model_via_load_weights: false,
+  // Samples of a sampling session are awaited with one retrieve_futures long-poll (futures-routes.ts).
+  sample_use_retrieve_futures: true,
 };
 
 const saveForSamplerSchema = modelIdSchema.extend({ sampling_session_seq_id: z.number().int().nullish(), ttl_seconds: z.number().int().nullish() });
@@ -139,11 +142,18 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   const saved = new SavedStates(options.workDir, limits.savesPerModel, (file) => samplers.retire(file));
   /** Sampling sessions (the SDK's `create_sampling_session`): what each samples, a saved path or the base model (null). */
   const samplingSessions = new Map<string, string | null>();
+  /** Each sampling session's completed requests, for retrieve_futures (futures-routes.ts). */
+  const completions = new SessionCompletions(limits.futures);
   /** A new sampling session on `path` (null: the base model); the oldest is forgotten past the futures bound, so they cannot pile up. */
   const openSamplingSession = (path: string | null): string => {
-    if (samplingSessions.size >= limits.futures) samplingSessions.delete(samplingSessions.keys().next().value!);
+    if (samplingSessions.size >= limits.futures) {
+      const oldest = samplingSessions.keys().next().value!;
+      samplingSessions.delete(oldest);
+      completions.forget(oldest);
+    }
     const id = newId('sampling');
     samplingSessions.set(id, path);
+    completions.open(id);
     return id;
   };
   /** Models being created (counted when create_model arrives, for the bound). */
@@ -219,6 +229,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
   });
   app.post('/api/v1/session_heartbeat', async (c) => c.json({ type: 'session_heartbeat' }));
   addSessionRoutes(app);
+  addFuturesRoutes(app, completions);
   // The SDK reports its own events; this server keeps none.
   app.post('/api/v1/telemetry', (c) => c.json({ status: 'accepted' }));
 
@@ -319,35 +330,36 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       throw e;
     }
     const sampler = slot;
-    return c.json(
-      submit(
-        () =>
-          sampler.run(async (engine) => {
-            const sequences = [];
-            let cached = 0;
-            for (let i = 0; i < body.num_samples; i++) {
-              const r = await served.sample(
-                engine,
-                prompt,
-                {
-                  ...(p.max_tokens != null ? { max_tokens: p.max_tokens } : {}),
-                  ...(p.seed != null ? { seed: p.seed + i } : {}),
-                  temperature: p.temperature,
-                  top_p: p.top_p,
-                  top_k: p.top_k === -1 ? 0 : p.top_k,
-                  stop,
-                  include_stop_str_in_output: true,
-                },
-                AbortSignal.timeout(10 * 60_000),
-              );
-              sequences.push({ tokens: r.ids, logprobs: r.logprobs, stop_reason: r.finish });
-              cached += r.cachedPromptTokens;
-            }
-            return { type: 'sample', sequences, prompt_cache_hit_tokens: cached };
-          }),
-        'sample',
-      ),
+    const future = submit(
+      () =>
+        sampler.run(async (engine) => {
+          const sequences = [];
+          let cached = 0;
+          for (let i = 0; i < body.num_samples; i++) {
+            const r = await served.sample(
+              engine,
+              prompt,
+              {
+                ...(p.max_tokens != null ? { max_tokens: p.max_tokens } : {}),
+                ...(p.seed != null ? { seed: p.seed + i } : {}),
+                temperature: p.temperature,
+                top_p: p.top_p,
+                top_k: p.top_k === -1 ? 0 : p.top_k,
+                stop,
+                include_stop_str_in_output: true,
+              },
+              AbortSignal.timeout(10 * 60_000),
+            );
+            sequences.push({ tokens: r.ids, logprobs: r.logprobs, stop_reason: r.finish });
+            cached += r.cachedPromptTokens;
+          }
+          return { type: 'sample', sequences, prompt_cache_hit_tokens: cached };
+        }),
+      'sample',
     );
+    // A sample of a sampling session is reported to that session's retrieve_futures poll when it completes.
+    if (body.sampling_session_id != null) completions.follow(body.sampling_session_id, future.request_id, futures.get(future.request_id)!.outcome);
+    return c.json(future);
   });
 
   app.post('/api/v1/forward_backward', async (c) => {

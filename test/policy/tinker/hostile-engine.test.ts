@@ -272,3 +272,48 @@ test('a future whose polls answer 500 is retried like a call and then fails in o
   assert.equal(await c.saveState('model-1', 'state-1'), 'tinker://ok');
   c.close();
 });
+
+test('retrieve_futures: a sample waits on its session’s long-poll; an answer of too many completions, or polls failing 5xx, fail the sample in one line', async () => {
+  const polls: Array<Record<string, unknown>> = [];
+  let sampleId = '';
+  let poll: (res: ServerResponse) => void = () => undefined;
+  answer = (path, body, res) => {
+    if (path === '/api/v1/client/config') return json(res, 200, { sample_use_retrieve_futures: true });
+    if (path === '/api/v1/create_sampling_session') return json(res, 200, { sampling_session_id: 'sampling-1' });
+    if (path === '/api/v1/asample') {
+      sampleId = `sample-${polls.length}-${String(body.seq_id)}`;
+      return json(res, 200, { request_id: sampleId });
+    }
+    if (path === '/api/v1/retrieve_futures') {
+      polls.push(body);
+      return poll(res);
+    }
+  };
+  pending = (res) => json(res, 200, { sequences: [{ tokens: [5], logprobs: [-1], stop_reason: 'stop' }] });
+  try {
+    const c = client({ pollAttempts: 3 });
+    // The engine reports the sample complete on the second poll, with the cursor to send next.
+    let n = 0;
+    poll = (res) =>
+      n++ === 0 ? json(res, 200, { completions: [], cursor: 0 }) : json(res, 200, { completions: [{ state: 'finished', request_id: sampleId }], cursor: 7 });
+    assert.deepEqual((await c.sample(sampleRequest())).sequences[0]!.tokens, [5]);
+    assert.deepEqual(polls.at(-1), {
+      target: { type: 'sampling_session', sampling_session_id: 'sampling-1', cloned_sampler_id: 0 },
+      prev_cursor: 0,
+      timeout: 30,
+    });
+    n = 1;
+    await c.sample(sampleRequest());
+    assert.equal(polls.at(-1)!.prev_cursor, 7, 'the cursor goes back as prev_cursor');
+
+    poll = (res) => json(res, 200, { completions: Array.from({ length: 5000 }, (_, i) => ({ state: 'finished', request_id: `x-${i}` })), cursor: 1 });
+    await assert.rejects(c.sample(sampleRequest()), (e) => oneLine(e, /retrieve_futures: the engine's answer is refused: not a retrieve_futures answer/));
+    poll = (res) => json(res, 503, { detail: 'down' });
+    const before = polls.length;
+    await assert.rejects(c.sample(sampleRequest()), (e) => oneLine(e, /retrieve_futures: HTTP 503: .*down.* \(3 polls failed in a row\)/));
+    assert.equal(polls.length - before, 3);
+    c.close();
+  } finally {
+    answer = undefined;
+  }
+});

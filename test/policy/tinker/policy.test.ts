@@ -422,6 +422,24 @@ test('a run speaks the SDK wire it names: sdk_version, the engine’s prefix-cac
   const versioned = since(mark).filter((c) => c.path === '/api/v1/create_session' || c.path === '/api/v1/client/config');
   assert.ok(versioned.some((c) => c.path === '/api/v1/create_session'));
   for (const c of versioned) assert.equal(c.body.sdk_version, '0.25.0', c.path);
+  // serve --tinker's client config asks for retrieve_futures: samples go through sampling sessions, as the SDK sends them.
+  const sampled = since(mark).filter((c) => c.path === '/api/v1/asample');
+  assert.ok(sampled.length > 0);
+  const seqs = new Map<string, number[]>();
+  for (const c of sampled) {
+    assert.match(String(c.body.sampling_session_id), /^sampling-[0-9a-f]+$/);
+    assert.equal(c.body.model_path, undefined);
+    seqs.set(String(c.body.sampling_session_id), [...(seqs.get(String(c.body.sampling_session_id)) ?? []), c.body.seq_id as number]);
+  }
+  for (const ids of seqs.values())
+    assert.deepEqual(
+      [...ids].sort((a, b) => a - b),
+      ids.map((_, i) => i),
+      'seq_ids count from 0 per sampling session',
+    );
+  assert.equal(since(mark).filter((c) => c.path === '/api/v1/create_sampling_session').length, seqs.size);
+  const longPolls = since(mark).filter((c) => c.path === '/api/v1/retrieve_futures');
+  assert.ok(longPolls.length > 0 && longPolls.every((c) => seqs.has(String((c.body.target as { sampling_session_id: string }).sampling_session_id))));
   const finished = finishes(mark);
   assert.equal(finished.length, 1, 'one finish, at the end');
   assert.match(finished[0]!.path, /^\/api\/v1\/sessions\/session-[0-9a-f]+\/finish$/);

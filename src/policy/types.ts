@@ -31,6 +31,12 @@ export interface PolicyOutput {
 export interface Policy {
   readonly name: string;
   act(ctx: PolicyContext): Promise<PolicyOutput>;
+  /**
+   * Counts the policy's engine reported for the samples since its last update (tinker: prompt tokens
+   * sent, those in the trees' shared prefixes, the engine's prefix-cache hits; record/metrics.ts), for
+   * a command that samples without training (diagnose).
+   */
+  engineCounts?(): Record<string, number>;
 }
 
 /** One trajectory (or tree path) to learn from: its turns and one advantage per turn (0 = no gradient). */

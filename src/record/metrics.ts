@@ -122,6 +122,13 @@ export const METRICS: readonly MetricInfo[] = [
     formula: 'Σ_calls |prompt|',
   },
   {
+    key: 'tinker_prompt_shared_tokens',
+    group: 'cost',
+    meaning:
+      'policy.kind tinker: of tinker_prompt_tokens, those an earlier sample of the tree already put before the engine (a repeated question’s prompt; a later turn’s prompt but its new observation): what an ideal prefix cache would keep',
+    formula: 'Σ_calls (first turn: |prompt| if the question was sampled before, else 0; later: |prompt| − |last observation|)',
+  },
+  {
     key: 'tinker_prompt_cache_hit_tokens',
     group: 'cost',
     meaning:

@@ -88,11 +88,11 @@ export class TinkerPolicy implements TrainablePolicy {
   /** The environment's prompt text by prompt id, seen by act (an update rebuilds the same sequences). */
   private readonly rendered = new Map<string, string>();
   /**
-   * Prompt tokens sent in samples since the last update, and how many of them the engine said it took
-   * from its prefix cache (`prompt_cache_hit_tokens`; undefined while it has never said): what a tree's
-   * shared prefixes saved on the engine.
+   * Prompt tokens sent in samples since the last update; of them, those a prefix cache could have kept
+   * (the tree's shared prefixes, see `sharedPrefix`); and those the engine said it took from its cache
+   * (`prompt_cache_hit_tokens`; undefined while it has never said).
    */
-  private sampled = { promptTokens: 0, cacheHits: undefined as number | undefined };
+  private sampled = { promptTokens: 0, sharedTokens: 0, cacheHits: undefined as number | undefined, prompts: new Set<string>() };
 
   constructor(private readonly opts: TinkerPolicyOptions) {
     this.name = `tinker:${opts.baseModel}`;
@@ -149,6 +149,15 @@ export class TinkerPolicy implements TrainablePolicy {
     return this.modelId;
   }
 
+  engineCounts(): Record<string, number> {
+    const { promptTokens, sharedTokens, cacheHits } = this.sampled;
+    return {
+      tinker_prompt_tokens: promptTokens,
+      tinker_prompt_shared_tokens: sharedTokens,
+      ...(cacheHits !== undefined ? { tinker_prompt_cache_hit_tokens: cacheHits } : {}),
+    };
+  }
+
   /** Stops the session's heartbeat. */
   close(): void {
     this.client.close();
@@ -161,6 +170,24 @@ export class TinkerPolicy implements TrainablePolicy {
 
   private promptText(prompt: Prompt, rendered: string): string {
     return this.opts.prompt === 'question' ? renderQuestion(prompt.question) : rendered;
+  }
+
+  /**
+   * The tokens of a sample's prompt that an earlier sample of the tree already put before the engine: a
+   * first turn's whole prompt when the question was sampled before since the last update (a sibling
+   * rollout), else everything but the observation after the last turn (the previous turn's prompt and
+   * its sampled tokens were computed by the call that sampled it). What an ideal prefix cache would
+   * keep; `prompt_cache_hit_tokens` says what the engine's did.
+   */
+  private sharedPrefix(promptId: string, turns: number, seq: TinkerSequence): number {
+    if (turns === 0) {
+      const seen = this.sampled.prompts.has(promptId);
+      this.sampled.prompts.add(promptId);
+      return seen ? seq.ids.length : 0;
+    }
+    let observation = 0;
+    while (observation < seq.turn.length && seq.turn[seq.turn.length - 1 - observation] === -1) observation++;
+    return seq.ids.length - observation;
   }
 
   /** The token sequence of a prompt and turns (a turn's own sampled ids, never re-tokenised). */
@@ -222,6 +249,7 @@ export class TinkerPolicy implements TrainablePolicy {
       ctx.signal,
     );
     this.sampled.promptTokens += seq.ids.length;
+    this.sampled.sharedTokens += this.sharedPrefix(ctx.prompt.id, ctx.turns.length, seq);
     if (r.prompt_cache_hit_tokens != null) this.sampled.cacheHits = (this.sampled.cacheHits ?? 0) + r.prompt_cache_hit_tokens;
     const s = r.sequences[0]!;
     if (!s.logprobs || s.logprobs.length !== s.tokens.length)
@@ -318,10 +346,10 @@ export class TinkerPolicy implements TrainablePolicy {
         m++;
       });
     const turns = samples.reduce((a, s) => a + s.advantages.filter((x, i) => x !== 0 && !s.turns[i]!.error).length, 0);
-    const { promptTokens, cacheHits } = this.sampled;
-    this.sampled = { promptTokens: 0, cacheHits: undefined };
+    const engine = this.engineCounts();
+    this.sampled = { promptTokens: 0, sharedTokens: 0, cacheHits: undefined, prompts: new Set() };
     return {
-      engine: { tinker_prompt_tokens: promptTokens, ...(cacheHits !== undefined ? { tinker_prompt_cache_hit_tokens: cacheHits } : {}) },
+      engine,
       turns,
       loss: stats.loss,
       clipFraction: stats.n ? stats.clipped / stats.n : 0,

@@ -15,6 +15,8 @@ import { PolicyCallError } from '../../../src/policy/errors.ts';
 import { buildPolicy, PolicyConfigError } from '../../../src/policy/registry.ts';
 import { defaultEndOfTurn, TinkerPolicy, tinkerSettings, type TinkerPolicyOptions } from '../../../src/policy/tinker/index.ts';
 import type { PolicySample } from '../../../src/policy/types.ts';
+import { diagnose, diagnosisJson, formatDiagnosis } from '../../../src/diagnose/index.ts';
+import { writeReport } from '../../../src/report/index.ts';
 import { RunStore } from '../../../src/store/index.ts';
 import { LlamaEngine, serveOpenAI } from '../../../src/tinylm/index.ts';
 import { loadTranscript } from '../../../src/tokens/index.ts';
@@ -450,9 +452,36 @@ test('a run speaks the SDK wire it names: sdk_version, the engine’s prefix-cac
     // Every sample of a prompt shares its prompt with the others (four rollouts of each): llama.cpp re-uses those tokens.
     assert.ok(m.tinker_prompt_tokens! > 0, JSON.stringify(m));
     assert.ok(m.tinker_prompt_cache_hit_tokens! > 0 && m.tinker_prompt_cache_hit_tokens! < m.tinker_prompt_tokens!, JSON.stringify(m));
+    // Four rollouts of each question: three of the four first-turn prompts repeat one already sent.
+    assert.ok(m.tinker_prompt_shared_tokens! > 0 && m.tinker_prompt_shared_tokens! < m.tinker_prompt_tokens!, JSON.stringify(m));
   } finally {
     store.close();
   }
+  // The report says it beside the run; diagnose says it of its own samples.
+  const report = await writeReport({ runs: [out], out: join(dir, 'wire-report.html') });
+  assert.ok(
+    report.notes.some((n) =>
+      /prompt tokens sent to the engine: \d+; in the trees' shared prefixes: \d+ \([\d.]+%\); taken from the engine's prefix cache, as it reports: \d+/.test(n),
+    ),
+    report.notes.join('\n'),
+  );
+  // `trace-rl diagnose` takes no tinker settings yet (--run is for embedded and tiny-lm): its library call, as the command prints it.
+  const sampler = await makePolicy();
+  const d = await diagnose({
+    prompts: env.train.slice(0, 2),
+    env,
+    policy: sampler,
+    k: 2,
+    rollouts: 1,
+    rng: createRng(5),
+    settings: { maxTurns: 2, maxTokensPerTurn: 8 },
+  });
+  const about = { env: 'world', policy: sampler.name, prompts: 2, k: 2, rollouts: 1, maxTurns: 2, seed: 5 };
+  assert.match(
+    formatDiagnosis(d, about),
+    /prompt tokens sent to the engine: [1-9]\d*; in the trees' shared prefixes: [1-9]\d* .*taken from the engine's prefix cache, as it reports: [1-9]\d*/,
+  );
+  assert.ok(diagnosisJson(d, about).engine!.tinker_prompt_tokens! > 0);
 
   // Stopped (Ctrl-C aborts the run's signal): interrupted.
   mark = proxy.calls.length;

@@ -358,7 +358,8 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       'sample',
     );
     // A sample of a sampling session is reported to that session's retrieve_futures poll when it completes.
-    if (body.sampling_session_id != null) completions.follow(body.sampling_session_id, future.request_id, futures.get(future.request_id)!.outcome);
+    if (body.sampling_session_id != null)
+      completions.follow(body.sampling_session_id, body.seq_id ?? 0, future.request_id, futures.get(future.request_id)!.outcome);
     return c.json(future);
   });
 

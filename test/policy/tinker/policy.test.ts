@@ -520,3 +520,40 @@ test('a run speaks the SDK wire it names: sdk_version, the engine’s prefix-cac
   assert.equal(bad.status, 400);
   await bad.body?.cancel();
 });
+
+test('serve --tinker: retrieve_futures answers each client of a sampling session its own completions after its cursor; join_sampling_session numbers the clients', async () => {
+  const call = async (path: string, body: unknown) => {
+    const res = await fetch(`${server.url}/api/v1/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const session = String((await call('create_session', { tags: [], sdk_version: '0.25.0' })).body.session_id);
+  const sampling = String(
+    (await call('create_sampling_session', { session_id: session, sampling_session_seq_id: 0, base_model: 'tiny' })).body.sampling_session_id,
+  );
+  const joined = await call('join_sampling_session', { sampling_session_id: sampling, type: 'join_sampling_session' });
+  assert.deepEqual(joined.body, { type: 'join_sampling_session', client_counter: 1 });
+  const poll = (clone: number, cursor: number, timeout: number) =>
+    call('retrieve_futures', { target: { type: 'sampling_session', sampling_session_id: sampling, cloned_sampler_id: clone }, prev_cursor: cursor, timeout });
+  const sample = (seq: number) =>
+    call('asample', {
+      prompt: { chunks: [{ type: 'encoded_text', tokens: [1, 2, 3] }] },
+      sampling_params: { max_tokens: 2 },
+      sampling_session_id: sampling,
+      seq_id: seq,
+    });
+  // Client 1's sample (seq_ids from 1e9): its poll, held until the sample completes, gets it; client 0's gets nothing.
+  const [first, held] = await Promise.all([sample(1_000_000_000), poll(1, 0, 20)]);
+  assert.deepEqual(held.body.completions, [{ state: 'finished', request_id: first.body.request_id }]);
+  assert.deepEqual((await poll(0, 0, 0)).body, { completions: [], cursor: 0 });
+  // Seen completions are dropped: after the cursor, only the next one.
+  const second = await sample(1_000_000_001);
+  const next = await poll(1, held.body.cursor as number, 20);
+  assert.deepEqual(next.body.completions, [{ state: 'finished', request_id: second.body.request_id }]);
+  assert.equal((await poll(2, 0, 0)).status, 404, 'a client that never joined');
+  assert.equal((await call('retrieve_futures', { target: { type: 'sampling_session', sampling_session_id: 'sampling-nope' } })).status, 404);
+  for (const r of [first, second]) await call('retrieve_future', { request_id: r.body.request_id });
+});

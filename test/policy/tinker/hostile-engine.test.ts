@@ -317,3 +317,32 @@ test('retrieve_futures: a sample waits on its session’s long-poll; an answer o
     answer = undefined;
   }
 });
+
+test('the session’s finish is best effort: an engine that hangs on it, or has no such route, never fails or holds the end of a run', async () => {
+  const finishes: Array<Record<string, unknown>> = [];
+  let hang = true;
+  answer = (path, body, res) => {
+    if (!path.endsWith('/finish')) return;
+    finishes.push(body);
+    if (!hang) return json(res, 404, { detail: 'Not Found' });
+    // Never answered: the client's own 5 s limit ends the wait.
+    return new Promise(() => undefined);
+  };
+  try {
+    for (const reason of ['interrupted', 'errored'] as const) {
+      const c = client();
+      await c.createSession();
+      const t0 = Date.now();
+      await c.finish(reason);
+      // 5 s for the one that hangs (its limit), at once for the 404; generous margins for a shared machine.
+      assert.ok(Date.now() - t0 < (hang ? 30_000 : 10_000), `the wait is bounded: ${Date.now() - t0} ms`);
+      hang = false;
+    }
+    assert.deepEqual(finishes, [{ reason: { type: 'interrupted' } }, { reason: { type: 'errored' } }]);
+    // A client that never opened a session tells nothing.
+    await client().finish('success');
+    assert.equal(finishes.length, 2);
+  } finally {
+    answer = undefined;
+  }
+});

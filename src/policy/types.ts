@@ -32,9 +32,9 @@ export interface Policy {
   readonly name: string;
   act(ctx: PolicyContext): Promise<PolicyOutput>;
   /**
-   * Counts the policy's engine reported for the samples since its last update (tinker: prompt tokens
-   * sent, those in the trees' shared prefixes, the engine's prefix-cache hits; record/metrics.ts), for
-   * a command that samples without training (diagnose).
+   * Counts of the samples since the previous call (each call starts a new count), under metric keys of
+   * record/metrics.ts: tinker's prompt tokens sent, those in the trees' shared prefixes and the
+   * engine's prefix-cache hits. train logs them per step; diagnose prints them.
    */
   engineCounts?(): Record<string, number>;
 }
@@ -71,11 +71,6 @@ export interface UpdateMetrics {
   /** Mean of (log π_old − log π_new) over turns (or tokens). */
   approxKl: number;
   entropy: number;
-  /**
-   * Counts the policy's engine reported since the previous update, logged as step metrics under these
-   * keys (each in record/metrics.ts): a Tinker engine's prompt tokens sent and prefix-cache hits.
-   */
-  engine?: Record<string, number>;
 }
 
 /** How a run ended, for a policy whose engine keeps a session: finished, failed, or stopped (Ctrl-C, a signal). */

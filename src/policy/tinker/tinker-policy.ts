@@ -151,6 +151,7 @@ export class TinkerPolicy implements TrainablePolicy {
 
   engineCounts(): Record<string, number> {
     const { promptTokens, sharedTokens, cacheHits } = this.sampled;
+    this.sampled = { promptTokens: 0, sharedTokens: 0, cacheHits: undefined, prompts: new Set() };
     return {
       tinker_prompt_tokens: promptTokens,
       tinker_prompt_shared_tokens: sharedTokens,
@@ -346,10 +347,7 @@ export class TinkerPolicy implements TrainablePolicy {
         m++;
       });
     const turns = samples.reduce((a, s) => a + s.advantages.filter((x, i) => x !== 0 && !s.turns[i]!.error).length, 0);
-    const engine = this.engineCounts();
-    this.sampled = { promptTokens: 0, sharedTokens: 0, cacheHits: undefined, prompts: new Set() };
     return {
-      engine,
       turns,
       loss: stats.loss,
       clipFraction: stats.n ? stats.clipped / stats.n : 0,

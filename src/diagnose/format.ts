@@ -1,3 +1,4 @@
+import { promptCacheLine } from '../record/prompt-cache.ts';
 import type { DepthRow } from './measure.ts';
 import type { Diagnosis } from './run.ts';
 
@@ -42,6 +43,7 @@ export function diagnosisJson(d: Diagnosis, about: DiagnosisAbout) {
     },
     failed: d.failed,
     ...(d.replay ? { replay: d.replay } : {}),
+    ...(d.engine ? { engine: d.engine } : {}),
     notes: shareNote(d, about),
   };
 }
@@ -109,6 +111,7 @@ export function formatDiagnosis(d: Diagnosis, about: DiagnosisAbout): string {
     ...shareNote(d, about),
     `spent: ${s.bare + s.continuation} trajectories (${s.bare} bare, ${s.continuation} continuations), ${s.turns} policy calls, ${s.tokens} generated tokens, ${s.toolCalls} tool calls${d.failed ? `; ${d.failed} trajectories failed after their retries (left out of every estimate)` : ''}`,
     ...(d.replay ? [replayLine(d.replay)] : []),
+    ...(d.engine?.tinker_prompt_tokens !== undefined ? [promptCacheLine(d.engine)] : []),
   ].join('\n');
 }
 

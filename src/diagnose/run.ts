@@ -37,6 +37,8 @@ export interface Diagnosis {
    * Absent for in-process environments (their restore calls no tool).
    */
   replay?: { restores: number; steps: number; ms: number; mismatches: number; forks?: number };
+  /** What the policy's engine reported of the samples (tinker: prompt tokens sent, shared, its prefix-cache hits); absent for others. */
+  engine?: Record<string, number>;
 }
 
 /**
@@ -108,5 +110,14 @@ export async function diagnose<S>(o: DiagnoseOptions<S>): Promise<Diagnosis> {
   const mismatches = Object.values(result.replayMismatches.byPrompt).reduce((a, b) => a + b, 0);
   const forks = o.env.serverLoad?.().forks;
   const replay = o.env.restoreCost !== undefined ? { replay: { ...result.replayCost, mismatches, ...(forks ? { forks } : {}) } } : {};
-  return { rows: depthRows(samples, ended), spend: result.spend, trees: result.trees, failed: result.progress.failed, cancelled: result.cancelled, ...replay };
+  const engine = o.policy.engineCounts?.();
+  return {
+    rows: depthRows(samples, ended),
+    spend: result.spend,
+    trees: result.trees,
+    failed: result.progress.failed,
+    cancelled: result.cancelled,
+    ...replay,
+    ...(engine ? { engine } : {}),
+  };
 }

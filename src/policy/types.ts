@@ -31,6 +31,12 @@ export interface PolicyOutput {
 export interface Policy {
   readonly name: string;
   act(ctx: PolicyContext): Promise<PolicyOutput>;
+  /**
+   * Counts of the samples since the previous call (each call starts a new count), under metric keys of
+   * record/metrics.ts: tinker's prompt tokens sent, those in the trees' shared prefixes and the
+   * engine's prefix-cache hits. train logs them per step; diagnose prints them.
+   */
+  engineCounts?(): Record<string, number>;
 }
 
 /** One trajectory (or tree path) to learn from: its turns and one advantage per turn (0 = no gradient). */
@@ -67,6 +73,9 @@ export interface UpdateMetrics {
   entropy: number;
 }
 
+/** How a run ended, for a policy whose engine keeps a session: finished, failed, or stopped (Ctrl-C, a signal). */
+export type RunOutcome = 'success' | 'errored' | 'interrupted';
+
 /**
  * A policy the training loop can improve and checkpoint. Fixed policies (the simulator's, the scripted
  * world walker, a remote server) implement only {@link Policy}.
@@ -76,8 +85,11 @@ export interface TrainablePolicy extends Policy {
   /** A self-contained snapshot (weights and optimiser state); `load` of it acts exactly as before. */
   save(): Uint8Array;
   load(snapshot: Uint8Array): void;
-  /** Frees what the policy holds outside the JS heap (a tiny LM: llama.cpp and jax-js memory); train() calls it when it ends. */
-  dispose?(): Promise<void>;
+  /**
+   * Frees what the policy holds outside the JS heap (a tiny LM: llama.cpp and jax-js memory) and ends
+   * its engine session (tinker: how the run ended); train() calls it when it ends.
+   */
+  dispose?(outcome?: RunOutcome): Promise<void>;
 }
 
 /**

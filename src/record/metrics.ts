@@ -151,6 +151,26 @@ export const METRICS: readonly MetricInfo[] = [
   { key: 'pred_loss', group: 'predictor', meaning: 'predictor training loss after this step’s update', formula: 'MSE' },
   { key: 'policy_loss', group: 'policy', meaning: 'clipped-surrogate loss of the policy update', formula: '−mean min(ρA, clip(ρ)A)' },
   {
+    key: 'tinker_prompt_tokens',
+    group: 'cost',
+    meaning: 'policy.kind tinker: prompt tokens sent in sample calls since the previous update (this step’s rollouts, and the previous step’s evaluation)',
+    formula: 'Σ_calls |prompt|',
+  },
+  {
+    key: 'tinker_prompt_shared_tokens',
+    group: 'cost',
+    meaning:
+      'policy.kind tinker: of tinker_prompt_tokens, those an earlier sample of the tree already put before the engine (a repeated question’s prompt; a later turn’s prompt but its new observation): what an ideal prefix cache would keep',
+    formula: 'Σ_calls (first turn: |prompt| if the question was sampled before, else 0; later: |prompt| − |last observation|)',
+  },
+  {
+    key: 'tinker_prompt_cache_hit_tokens',
+    group: 'cost',
+    meaning:
+      'policy.kind tinker: of tinker_prompt_tokens, those the engine reports it took from its prefix cache (the SDK’s prompt_cache_hit_tokens; absent when the engine reports none): what the trees’ shared prefixes saved it',
+    formula: 'Σ_calls prompt_cache_hit_tokens',
+  },
+  {
     key: 'eval_em/<dataset>',
     group: 'eval',
     meaning: 'env qa: greedy exact match of the final answer on the dataset’s held-out questions (first eval.questions of each; logged every eval.every steps)',

@@ -10,6 +10,7 @@ import { loadRun, loadTrees, type RunData } from './load-runs.ts';
 import { renderPage, type RenderedChart, type ViewerData } from './page.ts';
 import { renderSvg } from './render-svg.ts';
 import { replayNotes } from './replay-notes.ts';
+import { promptCacheNotes } from './prompt-cache-notes.ts';
 import { summarize, type Summary } from './summary.ts';
 import { toViewTree } from './tree-data.ts';
 import type { RolloutTree } from '../tree/types.ts';
@@ -59,6 +60,7 @@ export async function writeReport(options: WriteReportOptions): Promise<ReportRe
   const notes = runs.flatMap((r) => r.notes);
   for (const r of runs) if (r.steps.length === 0) notes.push(`${r.dir}: no completed step yet`);
   notes.push(...replayNotes(runs));
+  notes.push(...promptCacheNotes(runs));
 
   const charts: RenderedChart[] = [];
   for (const c of buildCharts(runs)) {

@@ -113,6 +113,8 @@ interface Completion {
   pieces: string[];
   finish: 'stop' | 'length';
   promptTokens: number;
+  /** Prompt tokens taken from the engine's KV cache rather than evaluated (a shared prefix re-used). */
+  cachedPromptTokens: number;
 }
 
 type SamplingBody = z.infer<z.ZodObject<typeof sampling>>;
@@ -252,6 +254,7 @@ class ServedModel {
       pieces,
       finish: out.stop === 'length' ? 'length' : 'stop',
       promptTokens: prompt.length,
+      cachedPromptTokens: out.ids.length > 0 ? prompt.length - out.promptTokens : 0,
     };
   }
 }

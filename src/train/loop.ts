@@ -1,6 +1,6 @@
 import { strategyFromConfig } from '../allocate/index.ts';
 import { MetricsLog, RunStore } from '../store/index.ts';
-import type { Policy } from '../policy/types.ts';
+import type { Policy, RunOutcome } from '../policy/types.ts';
 import type { TreeRecord } from '../record/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import { buildComponents, estimatorFromConfig, type Components } from './components.ts';
@@ -93,6 +93,8 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
   let completed = 0;
   let parts: Components | undefined;
   let rollouts: StepRollouts | undefined;
+  // How the run ended, told to a policy whose engine keeps a session (a Tinker engine's sessions/{id}/finish).
+  let outcome: RunOutcome = 'errored';
   try {
     const external = options.external;
     // With an external trainer the rollouts come from its policy and nothing here trains the policy.
@@ -107,7 +109,10 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     const metricsLog = new MetricsLog(options.out);
     if (last >= 0) metricsLog.reset(store.steps(), options.wallClock?.());
     if (last >= 0) options.onEvent?.({ kind: 'resumed', from: last + 1 });
-    const stopped = () => ({ dir: options.out, config, completed, status: 'stopped' as const });
+    const stopped = () => {
+      outcome = 'interrupted';
+      return { dir: options.out, config, completed, status: 'stopped' as const };
+    };
     for (let step = last + 1; step < config.steps; step++) {
       // With the embedded policy a step never waits on I/O, so without this turn of the event loop
       // signal handlers (Ctrl-C) and timers would not run until the whole run had finished.
@@ -136,6 +141,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
         return stopped();
     }
     store.markFinished();
+    outcome = 'success';
     return { dir: options.out, config, completed, status: 'finished' };
   } catch (e) {
     // A new run that failed before its first step (a bad model, an unreachable server…) leaves nothing behind.
@@ -145,7 +151,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     await rollouts?.close();
     store.close();
     // The run's own policy (not an external trainer's) is freed: a process can run many trains.
-    await parts?.trainable?.dispose?.();
+    await parts?.trainable?.dispose?.(outcome === 'errored' && options.signal?.aborted ? 'interrupted' : outcome);
     parts?.predictor.dispose?.();
   }
 }

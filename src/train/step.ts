@@ -64,6 +64,8 @@ export interface Learned {
   advantages: LeafAdvantage[];
   /** Absent when the policy is not trained here (the simulator's; an external trainer's). */
   policy?: UpdateMetrics;
+  /** What the policy counted of the step's samples (tinker: prompt tokens, shared prefixes, its engine's cache hits). */
+  engine?: Record<string, number>;
   times: StepTimes;
 }
 
@@ -139,7 +141,9 @@ export async function learn(ctx: StepContext, collected: Collected): Promise<Lea
     const advantages = stepAdvantages(ctx.estimator, rollout.trees);
     return { advantages, policy: await updatePolicy(ctx, advantages, rollout.trees, pool) };
   });
-  return { predictor, advantages, policy, times };
+  // Taken after the update, before evaluation: the counts of this step's rollouts (and the last evaluation's).
+  const engine = ctx.parts.policy.engineCounts?.();
+  return { predictor, advantages, policy, times, ...(engine ? { engine } : {}) };
 }
 
 /** The price of a bare rollout in the strategy's unit, from the last step (none: the engine's stated prior). */
@@ -182,6 +186,7 @@ export function stepRecord(
     ...predictorMetrics(predictor.quality),
     ...(predictor.loss !== undefined ? { pred_loss: predictor.loss } : {}),
     ...(learned.policy !== undefined ? { policy_loss: learned.policy.loss } : {}),
+    ...learned.engine,
     ...evaluation?.metrics,
     ...collected.times,
     ...learned.times,

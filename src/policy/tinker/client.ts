@@ -1,18 +1,34 @@
 /**
  * A client of the Tinker training API over plain HTTP (wire.ts): a session, one trainable model, its
  * futures, sampling, forward_backward, optim_step, and weights for the sampler and for checkpoints.
- * The API key goes in `X-API-Key`, as the official SDK sends it; it never appears in an error message.
+ * The API key goes in `X-API-Key`, as the official SDK sends it, to the configured address only (no
+ * redirect is followed); it never appears in an error message, in any encoding (util/redact.ts).
+ * Every answer is bounded by what its call asked (answer-bounds.ts) and checked against it.
  */
+import { printable } from '../../util/printable.ts';
+import { redactSecret } from '../../util/redact.ts';
 import { PolicyCallError } from '../errors.ts';
-import { boundedFetch, ResponseTooLargeError } from '../openai/bounded-fetch.ts';
+import {
+  AnswerBoundError,
+  CAPABILITIES_BYTES,
+  checkForwardBackward,
+  checkSample,
+  ERROR_BODY_BYTES,
+  forwardBackwardAnswerBytes,
+  sampleAnswerBytes,
+  SMALL_ANSWER_BYTES,
+} from './answer-bounds.ts';
 import { capabilitiesSchema, modelInfoSchema, type Capabilities, type ModelInfo } from './engine.ts';
 import { PROTOBUF, ProtoBodyError } from './proto-codec.ts';
 import { decodeResult, WireChoice, type ProtoResult } from './wire-choice.ts';
+import { SessionFutures } from './session-futures.ts';
 import {
   forwardBackwardOutputSchema,
   sampleResponseSchema,
+  SDK_WIRE_VERSION,
   TRY_AGAIN,
   type AdamParams,
+  type FinishReason,
   type Datum,
   type ForwardBackwardOutput,
   type ForwardBackwardRequest,
@@ -37,7 +53,29 @@ export interface TinkerClientOptions {
   /** One forward_backward request's datums at most, and its estimated bytes (the SDK's chunking: 1024, 5 MB). */
   maxChunkDatums?: number;
   maxChunkBytes?: number;
+  /**
+   * A future's polls that may fail in a row (5xx, a dropped connection) before the call fails, and the
+   * first backoff (doubled each time, at most 5 s): engine.retry's defaults, 5 from 400 ms.
+   */
+  pollAttempts?: number;
+  pollBackoffMs?: number;
 }
+
+/** What one request may be answered: its body's bytes at most, and for a sample or forward_backward, the protobuf result asked for. */
+interface AnswerLimit {
+  maxBytes: number;
+  accept?: ProtoResult;
+}
+const SMALL: AnswerLimit = { maxBytes: SMALL_ANSWER_BYTES };
+
+/** A sampling session: its id, the seq_id of its next sample, and its retrieve_futures poll. */
+interface SamplingSession {
+  id: string;
+  seq: number;
+  futures: SessionFutures;
+}
+/** Sampling sessions kept at once: the current weights' and a few before (a sample may still be on them). */
+const KEPT_SAMPLING_SESSIONS = 4;
 
 /** A call the engine answered with an HTTP error status (the status is kept: 408 means "not yet"). */
 export class TinkerHttpError extends PolicyCallError {
@@ -53,8 +91,6 @@ export class TinkerHttpError extends PolicyCallError {
 
 /** An answer too long to show is cut here: a server's error page can be anything. */
 const MAX_MESSAGE_CHARS = 400;
-/** A training call's answer (per-token log-probabilities of every datum) can be large; a sample's is small. */
-const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 /** What to do about an HTTP status, said in the error (the statuses an engine answers a client's mistake or its own with). */
 const STATUS_HINTS: Record<number, string> = {
   401: 'the server refused the API key: set TINKER_API_KEY or TRACE_RL_API_KEY, or policy.apiKeyFile',
@@ -65,7 +101,6 @@ const STATUS_HINTS: Record<number, string> = {
 
 export class TinkerClient {
   readonly root: string;
-  private readonly fetch = boundedFetch(MAX_RESPONSE_BYTES);
   private readonly headers: Record<string, string>;
   private session?: Promise<string>;
   /** Models created in this session (create_model's model_seq_id counts from 0, as the SDK's). */
@@ -75,46 +110,57 @@ export class TinkerClient {
   private heartbeat?: ReturnType<typeof setInterval>;
   /** forward_backward as JSON or the SDK's protobuf (zstd or not), by what the engine says (wire-choice.ts). */
   private readonly wire = new WireChoice(() => this.clientConfig());
+  /** Sampling sessions by the weights they sample (used when the engine asks for retrieve_futures). */
+  private readonly samplingSessions = new Map<string, Promise<SamplingSession>>();
+  private samplingSessionCount = 0;
 
   constructor(private readonly options: TinkerClientOptions) {
     this.root = options.baseURL.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
     this.headers = { 'content-type': 'application/json', ...(options.apiKey ? { 'x-api-key': options.apiKey } : {}) };
   }
 
-  /** `message` with the key blanked out, cut to a readable length, naming the endpoint. */
+  /** `message` (which may quote the engine) with the key blanked out in any encoding, on one line, cut to a readable length, naming the endpoint. */
   private describe(path: string, message: string): string {
-    const key = this.options.apiKey;
-    const text = key ? message.split(key).join('[API key]') : message;
+    const text = printable(this.redact(message));
     return `${this.root}${path}: ${text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text}`;
   }
 
-  /** One POST; transport failures and 408/429/5xx are retryable PolicyCallErrors, other statuses are not. */
-  async post(path: string, body: Json, signal?: AbortSignal, timeoutMs?: number): Promise<Json> {
-    return this.request(path, { method: 'POST', body: JSON.stringify(body) }, signal, timeoutMs);
+  /** An engine-supplied string without the API key in any form (raw, URL, JSON, hex, base64), before it is printed or stored. */
+  redact(text: string): string {
+    return redactSecret(text, this.options.apiKey, '[API key]');
   }
 
-  async get(path: string, signal?: AbortSignal): Promise<Json> {
-    return this.request(path, { method: 'GET' }, signal);
+  /** One POST; transport failures and 408/429/5xx are retryable PolicyCallErrors, other statuses are not. */
+  async post(path: string, body: Json, signal?: AbortSignal, timeoutMs?: number, limit: AnswerLimit = SMALL): Promise<Json> {
+    return this.request(path, { method: 'POST', body: JSON.stringify(body), ...limit }, signal, timeoutMs);
+  }
+
+  async get(path: string, signal?: AbortSignal, limit: AnswerLimit = SMALL): Promise<Json> {
+    return this.request(path, { method: 'GET', ...limit }, signal);
   }
 
   /**
    * One request. `headers` are added to the client's (a protobuf body's content type); with `accept`, a
-   * protobuf answer is asked for and read as that result (a JSON answer is read as JSON).
+   * protobuf answer is asked for and read as that result (a JSON answer is read as JSON); an answer of
+   * more than `maxBytes` is refused. A redirect is refused, not followed: fetch drops `Authorization`
+   * across origins but not `X-API-Key`, so following one would hand the key to whatever address the
+   * engine names.
    */
   private async request(
     path: string,
-    init: { method: 'GET' | 'POST'; body?: string | Uint8Array; headers?: Record<string, string>; accept?: ProtoResult },
+    init: { method: 'GET' | 'POST'; body?: string | Uint8Array; headers?: Record<string, string> } & AnswerLimit,
     signal?: AbortSignal,
     timeoutMs?: number,
   ): Promise<Json> {
     const timeout = AbortSignal.timeout(timeoutMs ?? this.options.timeoutMs ?? 120_000);
     let res: Response;
     try {
-      res = await this.fetch(`${this.root}${path}`, {
+      res = await fetch(`${this.root}${path}`, {
         method: init.method,
         body: init.body as BodyInit | undefined,
         headers: { ...this.headers, ...init.headers, ...(init.accept ? { accept: `${PROTOBUF}, application/json` } : {}) },
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        redirect: 'manual',
       });
     } catch (e) {
       if (signal?.aborted) throw e;
@@ -125,21 +171,33 @@ export class TinkerClient {
         this.describe(path, `connection failed (${cause?.code ?? (e as Error).message}); is the engine running there? (policy.baseUrl, --base-url)`),
       );
     }
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel().catch(() => undefined);
+      const to = res.headers.get('location');
+      throw new TinkerHttpError(
+        res.status,
+        this.describe(
+          path,
+          `HTTP ${res.status}, a redirect${to ? ` to ${to}` : ''}: engine calls follow no redirect (the API key would go along); set policy.baseUrl (--base-url) to the address the engine answers at`,
+        ),
+        false,
+      );
+    }
     let text: string;
     try {
+      const bytes = await readAnswer(res, res.ok ? init.maxBytes : ERROR_BODY_BYTES, !res.ok);
       if (res.ok && init.accept && (res.headers.get('content-type') ?? '').toLowerCase().startsWith(PROTOBUF)) {
-        const bytes = new Uint8Array(await res.arrayBuffer());
         try {
           return decodeResult(init.accept, bytes);
         } catch (e) {
-          if (e instanceof ProtoBodyError) throw new ProtoBodyError(`a protobuf ${init.accept} result that does not decode: ${e.message}`);
+          if (e instanceof ProtoBodyError) throw new ProtoBodyError(`a protobuf ${init.accept.kind} result that does not decode: ${e.message}`);
           throw e;
         }
       }
-      text = await res.text();
+      text = new TextDecoder().decode(bytes);
     } catch (e) {
       if (e instanceof ProtoBodyError) throw new PolicyCallError('parse_error', this.describe(path, e.message), false);
-      if (e instanceof ResponseTooLargeError) throw new PolicyCallError('parse_error', this.describe(path, e.message), false);
+      if (e instanceof AnswerBoundError) throw this.refusal(path, e);
       throw new PolicyCallError('server_error', this.describe(path, `the answer broke off (${(e as Error).message})`));
     }
     if (!res.ok) {
@@ -156,15 +214,20 @@ export class TinkerClient {
     throw new PolicyCallError('parse_error', this.describe(path, `the answer is not a JSON object: ${text}`));
   }
 
+  /** An answer that is not what the call asked, as the engine's error (retrying the same call would get the same). */
+  private refusal(path: string, e: AnswerBoundError): PolicyCallError {
+    return new PolicyCallError('server_error', this.describe(path, `the engine's answer is refused: ${e.message}; check the engine`), false);
+  }
+
   /** Posts work that answers a future, then polls `retrieve_future` until its result (or error) is ready. */
-  async submit(path: string, body: Json, signal?: AbortSignal, accept?: ProtoResult): Promise<Json> {
-    return this.result(path, await this.post(path, body, signal), signal, accept);
+  async submit(path: string, body: Json, signal?: AbortSignal, limit: AnswerLimit = SMALL): Promise<Json> {
+    return this.result(path, await this.post(path, body, signal), signal, limit);
   }
 
   /** The engine's client config (the official SDK's first call), or undefined when it has none (404: an engine before the protobuf wire). */
   async clientConfig(): Promise<Json | undefined> {
     try {
-      return await this.post('/api/v1/client/config', { sdk_version: 'trace-rl' }, undefined, 30_000);
+      return await this.post('/api/v1/client/config', { sdk_version: SDK_WIRE_VERSION }, undefined, 30_000);
     } catch (e) {
       if (e instanceof TinkerHttpError && (e.status === 404 || e.status === 405)) return undefined;
       throw e;
@@ -176,7 +239,7 @@ export class TinkerClient {
     const encoding = await this.wire.encoding();
     const { body, headers } = await this.wire.body(request, encoding);
     try {
-      return await this.request(path, { method: 'POST', body, headers });
+      return await this.request(path, { method: 'POST', body, headers, ...SMALL });
     } catch (e) {
       if (e instanceof TinkerHttpError && this.wire.refused(encoding, e.status)) return this.postForwardBackward(path, request);
       throw e;
@@ -186,37 +249,51 @@ export class TinkerClient {
   /**
    * The result of a future a call answered (an answer without `request_id` is the result itself). The
    * engine's "not yet" comes as `try_again`, as HTTP 408 (SkyRL after holding a poll 300 s; the SDK
-   * polls again), or as a poll held past our own limit; a 429, a 5xx or a dropped connection is polled
-   * again after a backoff, as the SDK does; all until `futureTimeoutMs`.
+   * polls again), or as a poll held past our own limit, and a 429 says "busy": all polled again until
+   * `futureTimeoutMs`. A 5xx or a dropped connection is an engine failing, retried like a call
+   * (`pollAttempts` in a row, with backoff) and then the call's failure in one line: an engine that
+   * answers every poll with 500 is not waited on for half an hour.
    */
-  async result(path: string, future: Json, signal?: AbortSignal, accept?: ProtoResult): Promise<Json> {
+  async result(path: string, future: Json, signal?: AbortSignal, limit: AnswerLimit = SMALL): Promise<Json> {
     const id = future.request_id;
     if (typeof id !== 'string') return future;
-    const limit = this.options.futureTimeoutMs ?? 30 * 60_000;
-    const deadline = Date.now() + limit;
-    for (let wait = 10, failures = 0; ;) {
+    const waitLimit = this.options.futureTimeoutMs ?? 30 * 60_000;
+    const deadline = Date.now() + waitLimit;
+    const attempts = this.options.pollAttempts ?? 5;
+    for (let wait = 10, failures = 0, busy = 0; ;) {
       let r: Json;
       try {
         r = await this.request(
           '/api/v1/retrieve_future',
-          { method: 'POST', body: JSON.stringify({ request_id: id, allow_metadata_only: false }), accept },
+          { method: 'POST', body: JSON.stringify({ request_id: id, allow_metadata_only: false }), ...limit },
           signal,
           this.options.retrieveTimeoutMs ?? 45_000,
         );
       } catch (e) {
         if (!(e instanceof PolicyCallError) || !e.retryable || signal?.aborted) throw e;
         if (Date.now() > deadline)
-          throw new PolicyCallError('timeout', this.describe(path, `future ${id} was not ready in ${Math.round(limit / 1000)} s (last poll: ${e.message})`));
-        if (!(e instanceof TinkerHttpError && e.status === 408)) await delay(Math.min(250 * 2 ** failures++, 30_000));
+          throw new PolicyCallError(
+            'timeout',
+            this.describe(path, `future ${id} was not ready in ${Math.round(waitLimit / 1000)} s (last poll: ${e.message})`),
+          );
+        const notYet = e.code === 'timeout' || (e instanceof TinkerHttpError && (e.status === 408 || e.status === 429));
+        if (notYet) {
+          if (e instanceof TinkerHttpError && e.status === 429) await delay(Math.min(250 * 2 ** busy++, 30_000));
+          continue;
+        }
+        if (++failures >= attempts)
+          throw new PolicyCallError(e.code, `${e.message} (future ${id}: ${failures} polls failed in a row, the last one here)`, e.retryable);
+        await delay(Math.min((this.options.pollBackoffMs ?? 400) * 2 ** (failures - 1), 5000));
         continue;
       }
       failures = 0;
+      busy = 0;
       if (r.type !== TRY_AGAIN) {
         if (typeof r.error === 'string')
           throw new PolicyCallError('server_error', this.describe(path, `${r.error} (${String(r.category ?? 'unknown')} error)`), r.category === 'server');
         return r;
       }
-      if (Date.now() > deadline) throw new PolicyCallError('timeout', this.describe(path, `future ${id} was not ready in ${Math.round(limit / 1000)} s`));
+      if (Date.now() > deadline) throw new PolicyCallError('timeout', this.describe(path, `future ${id} was not ready in ${Math.round(waitLimit / 1000)} s`));
       await delay(wait);
       wait = Math.min(wait * 2, 1000);
     }
@@ -225,7 +302,7 @@ export class TinkerClient {
   /** The engine's models and their context lengths (`get_server_capabilities`). */
   async capabilities(): Promise<Capabilities> {
     const path = '/api/v1/get_server_capabilities';
-    const parsed = capabilitiesSchema.safeParse(await this.get(path));
+    const parsed = capabilitiesSchema.safeParse(await this.get(path, undefined, { maxBytes: CAPABILITIES_BYTES }));
     if (!parsed.success) throw new PolicyCallError('parse_error', this.describe(path, `not a capabilities answer: ${parsed.error.issues[0]!.message}`), false);
     return parsed.data;
   }
@@ -259,6 +336,68 @@ export class TinkerClient {
     this.heartbeat = undefined;
   }
 
+  /**
+   * Tells the engine the session is over and how (`POST /api/v1/sessions/{id}/finish`: success, errored,
+   * interrupted), then stops the heartbeat. Best effort and short: an engine without the route (404), or
+   * one that does not answer in 5 s, is left to time the session out as before; it never fails the run.
+   */
+  async finish(reason: FinishReason): Promise<void> {
+    const session = this.session;
+    this.close();
+    if (!session) return;
+    try {
+      const id = await session;
+      await this.post(`/api/v1/sessions/${encodeURIComponent(id)}/finish`, { reason: { type: reason } }, undefined, 5000);
+    } catch {
+      // Not the run's failure: the session ends by its missed heartbeats anyway.
+    }
+  }
+
+  /**
+   * The sampling session of the weights at `modelPath` (or the base model), created once
+   * (`create_sampling_session`, numbered from 0 per session as the SDK numbers them); the last few are
+   * kept (the policy samples new weights each step).
+   */
+  private samplingSession(modelPath: string | null, baseModel: string | null): Promise<SamplingSession> {
+    const key = modelPath ?? `base:${baseModel ?? ''}`;
+    let session = this.samplingSessions.get(key);
+    if (!session) {
+      session = this.openSamplingSession(modelPath, baseModel).catch((e: unknown) => {
+        this.samplingSessions.delete(key);
+        throw e;
+      });
+      this.samplingSessions.set(key, session);
+      if (this.samplingSessions.size > KEPT_SAMPLING_SESSIONS) this.samplingSessions.delete(this.samplingSessions.keys().next().value!);
+    }
+    return session;
+  }
+
+  private async openSamplingSession(modelPath: string | null, baseModel: string | null): Promise<SamplingSession> {
+    const path = '/api/v1/create_sampling_session';
+    const r = await this.post(path, {
+      session_id: await this.createSession(),
+      sampling_session_seq_id: this.samplingSessionCount++,
+      ...(modelPath !== null ? { model_path: modelPath } : { base_model: baseModel }),
+      type: 'create_sampling_session',
+    });
+    if (typeof r.sampling_session_id !== 'string' || r.sampling_session_id.length > 256)
+      throw new PolicyCallError('parse_error', this.describe(path, 'no sampling_session_id in the answer'), false);
+    const id = r.sampling_session_id;
+    const futures = new SessionFutures({
+      poll: (cursor) =>
+        this.post(
+          '/api/v1/retrieve_futures',
+          { target: { type: 'sampling_session', sampling_session_id: id, cloned_sampler_id: 0 }, prev_cursor: cursor, timeout: 30 },
+          undefined,
+          this.options.retrieveTimeoutMs ?? 45_000,
+        ),
+      refuse: (message) => new PolicyCallError('server_error', this.describe('/api/v1/retrieve_futures', `the engine's answer is refused: ${message}`), false),
+      attempts: this.options.pollAttempts ?? 5,
+      backoffMs: this.options.pollBackoffMs ?? 400,
+    });
+    return { id, seq: 0, futures };
+  }
+
   private nextSeq(modelId: string): number {
     const n = (this.seqIds.get(modelId) ?? 0) + 1;
     this.seqIds.set(modelId, n);
@@ -275,7 +414,7 @@ export class TinkerClient {
   }
 
   private async openSession(): Promise<string> {
-    const r = await this.post('/api/v1/create_session', { tags: ['trace-rl'], user_metadata: null, sdk_version: 'trace-rl', type: 'create_session' });
+    const r = await this.post('/api/v1/create_session', { tags: ['trace-rl'], user_metadata: null, sdk_version: SDK_WIRE_VERSION, type: 'create_session' });
     if (typeof r.session_id !== 'string')
       throw new PolicyCallError('parse_error', this.describe('/api/v1/create_session', 'no session_id in the answer'), false);
     const id = r.session_id;
@@ -302,10 +441,33 @@ export class TinkerClient {
     return r.model_id;
   }
 
+  /**
+   * A sample, refused unless it is what was asked: num_samples sequences of at most max_tokens,
+   * log-probabilities at most 0. An engine whose client config says `sample_use_retrieve_futures` gets it
+   * as the SDK sends it then: through a sampling session of the weights asked for, with the session's
+   * next seq_id, its completion awaited by the session's one retrieve_futures poll.
+   */
   async sample(request: SampleRequest, signal?: AbortSignal): Promise<SampleResponse> {
-    const r = await this.submit('/api/v1/asample', { ...request, type: 'sample' }, signal, 'sample');
+    const path = '/api/v1/asample';
+    const limit = { maxBytes: sampleAnswerBytes(request), accept: { kind: 'sample' as const, numSamples: request.num_samples ?? 1 } };
+    let r: Json;
+    if (await this.wire.samplesBySession()) {
+      const { model_path, base_model, ...rest } = request;
+      const session = await this.samplingSession(model_path ?? null, base_model ?? null);
+      const future = await this.post(path, { ...rest, sampling_session_id: session.id, seq_id: session.seq++, type: 'sample' }, signal);
+      if (typeof future.request_id === 'string') await session.futures.wait(future.request_id, signal);
+      r = await this.result(path, future, signal, limit);
+    } else {
+      r = await this.submit(path, { ...request, type: 'sample' }, signal, limit);
+    }
     const parsed = sampleResponseSchema.safeParse(r);
-    if (!parsed.success) throw new PolicyCallError('parse_error', this.describe('/api/v1/asample', `not a sample result: ${parsed.error.issues[0]!.message}`));
+    if (!parsed.success) throw new PolicyCallError('parse_error', this.describe(path, `not a sample result: ${parsed.error.issues[0]!.message}`));
+    try {
+      checkSample(request, parsed.data);
+    } catch (e) {
+      if (e instanceof AnswerBoundError) throw this.refusal(path, e);
+      throw e;
+    }
     return parsed.data;
   }
 
@@ -328,10 +490,16 @@ export class TinkerClient {
       );
     const outputs = await Promise.all(
       futures.map(async (future, i) => {
-        const parsed = forwardBackwardOutputSchema.safeParse(await this.result(path, future, undefined, 'forward_backward'));
+        const chunk = chunks[i]!;
+        const limit = { maxBytes: forwardBackwardAnswerBytes(chunk), accept: { kind: 'forward_backward' as const, datums: chunk.length } };
+        const parsed = forwardBackwardOutputSchema.safeParse(await this.result(path, future, undefined, limit));
         if (!parsed.success) throw new PolicyCallError('parse_error', this.describe(path, `not a forward_backward result: ${parsed.error.issues[0]!.message}`));
-        if (parsed.data.loss_fn_outputs.length !== chunks[i]!.length)
-          throw new PolicyCallError('parse_error', this.describe(path, `${parsed.data.loss_fn_outputs.length} outputs for ${chunks[i]!.length} datums`));
+        try {
+          checkForwardBackward(chunk, parsed.data);
+        } catch (e) {
+          if (e instanceof AnswerBoundError) throw this.refusal(path, e);
+          throw e;
+        }
         return parsed.data;
       }),
     );
@@ -372,6 +540,36 @@ export class TinkerClient {
 }
 
 const delay = (ms: number) => new Promise((res) => setTimeout(res, ms));
+
+/**
+ * A response's body, at most `maxBytes` of it: with `cut`, what came up to the bound (an error page,
+ * shown cut anyway); without, more is refused (AnswerBoundError) as soon as it is declared or seen.
+ */
+async function readAnswer(res: Response, maxBytes: number, cut: boolean): Promise<Uint8Array> {
+  if (!res.body) return new Uint8Array(0);
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  const tooMuch = (n: number, how: string) => new AnswerBoundError(`${n} bytes ${how}, more than the ${maxBytes} this call's answer may take`);
+  if (!cut && declared > maxBytes) {
+    await res.body.cancel().catch(() => undefined);
+    throw tooMuch(declared, 'declared');
+  }
+  const parts: Uint8Array[] = [];
+  let seen = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    seen += value.byteLength;
+    if (seen > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      if (!cut) throw tooMuch(seen, 'sent so far');
+      parts.push(value.subarray(0, value.byteLength - (seen - maxBytes)));
+      break;
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts);
+}
 
 /** The SDK's estimate of a datum's size on the wire: 4 bytes a token, each tensor's values at their dtype's width. */
 function datumBytes(d: Datum): number {

@@ -196,6 +196,7 @@ export function encodeSampleResponse(response: SampleResponse): Uint8Array {
   return toBinary(
     SampleResponseSchema,
     create(SampleResponseSchema, {
+      promptCacheHitTokens: response.prompt_cache_hit_tokens ?? 0,
       sequences: response.sequences.map((s) => ({
         stopReason: s.stop_reason === 'length' ? StopReason.LENGTH : StopReason.STOP,
         tokens: pack(s.tokens, 'int32'),
@@ -214,6 +215,7 @@ export function decodeSampleResponse(bytes: Uint8Array): SampleResponse {
     throw new ProtoBodyError(`not a SampleResponse message (${(e as Error).message})`);
   }
   return {
+    prompt_cache_hit_tokens: m.promptCacheHitTokens,
     sequences: m.sequences.map((s, i) => {
       if (s.stopReason !== StopReason.STOP && s.stopReason !== StopReason.LENGTH)
         throw new ProtoBodyError(`sequences[${i}].stop_reason: unknown value ${s.stopReason}`);

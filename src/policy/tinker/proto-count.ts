@@ -169,3 +169,34 @@ export function forwardBackwardRequestShape(limits: { datums: number; chunks: nu
     },
   };
 }
+
+/** What a `SampleResponse` may hold for a request of `numSamples` sequences (tinker_public.proto). */
+export function sampleResponseShape(numSamples: number): WireMessage {
+  return {
+    fields: {
+      1: { name: 'sequences', max: numSamples, message: { fields: { 1: scalar('stop_reason'), 2: bytesField('tokens'), 3: bytesField('logprobs') } } },
+      2: bytesField('prompt_logprobs'),
+      3: {
+        name: 'topk_prompt_logprobs',
+        max: 1,
+        message: { fields: { 1: bytesField('token_ids'), 2: bytesField('logprobs'), 3: scalar('k'), 4: scalar('prompt_length') } },
+      },
+      4: scalar('prompt_cache_hit_tokens'),
+    },
+  };
+}
+
+/**
+ * What a `ForwardBackwardOutput` may hold for `datums` datums sent: a record each at most, `fields`
+ * per-token outputs in a record, `metrics` metrics (their tensors' bytes are checked once decoded).
+ */
+export function forwardBackwardOutputShape(limits: { datums: number; fields: number; metrics: number }): WireMessage {
+  const record: WireMessage = { fields: { 1: scalar('type_tag'), 2: mapOf('fields', limits.fields, scalar('value')), 3: scalar('num_datums') } };
+  return {
+    fields: {
+      1: scalar('loss_fn_output_type'),
+      2: { name: 'loss_fn_outputs', max: limits.datums, message: record },
+      3: mapOf('metrics', limits.metrics, scalar('value')),
+    },
+  };
+}

@@ -15,7 +15,7 @@ import type { Prompt, Turn } from '../../tree/types.ts';
 import type { Transcript } from '../../tokens/index.ts';
 import { PolicyCallError } from '../errors.ts';
 import type { Normalise } from '../surrogate.ts';
-import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../types.ts';
+import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, RunOutcome, TrainablePolicy, UpdateMetrics } from '../types.ts';
 import { TinkerClient, TinkerHttpError, type TinkerClientOptions } from './client.ts';
 import { endOfTurnToken } from './end-of-turn.ts';
 import { checkRate, contextLength, scaleForSequenceMean, servedModel, trainsFullWeights } from './engine.ts';
@@ -87,6 +87,12 @@ export class TinkerPolicy implements TrainablePolicy {
   private updates = 0;
   /** The environment's prompt text by prompt id, seen by act (an update rebuilds the same sequences). */
   private readonly rendered = new Map<string, string>();
+  /**
+   * Prompt tokens sent in samples since the last update; of them, those a prefix cache could have kept
+   * (the tree's shared prefixes, see `sharedPrefix`); and those the engine said it took from its cache
+   * (`prompt_cache_hit_tokens`; undefined while it has never said).
+   */
+  private sampled = { promptTokens: 0, sharedTokens: 0, cacheHits: undefined as number | undefined, prompts: new Set<string>() };
 
   constructor(private readonly opts: TinkerPolicyOptions) {
     this.name = `tinker:${opts.baseModel}`;
@@ -143,13 +149,46 @@ export class TinkerPolicy implements TrainablePolicy {
     return this.modelId;
   }
 
+  engineCounts(): Record<string, number> {
+    const { promptTokens, sharedTokens, cacheHits } = this.sampled;
+    this.sampled = { promptTokens: 0, sharedTokens: 0, cacheHits: undefined, prompts: new Set() };
+    return {
+      tinker_prompt_tokens: promptTokens,
+      tinker_prompt_shared_tokens: sharedTokens,
+      ...(cacheHits !== undefined ? { tinker_prompt_cache_hit_tokens: cacheHits } : {}),
+    };
+  }
+
   /** Stops the session's heartbeat. */
   close(): void {
     this.client.close();
   }
 
+  /** The run is over: the engine is told how (its session's finish), and the heartbeat stops. */
+  async dispose(outcome: RunOutcome = 'success'): Promise<void> {
+    await this.client.finish(outcome);
+  }
+
   private promptText(prompt: Prompt, rendered: string): string {
     return this.opts.prompt === 'question' ? renderQuestion(prompt.question) : rendered;
+  }
+
+  /**
+   * The tokens of a sample's prompt that an earlier sample of the tree already put before the engine: a
+   * first turn's whole prompt when the question was sampled before since the last update (a sibling
+   * rollout), else everything but the observation after the last turn (the previous turn's prompt and
+   * its sampled tokens were computed by the call that sampled it). What an ideal prefix cache would
+   * keep; `prompt_cache_hit_tokens` says what the engine's did.
+   */
+  private sharedPrefix(promptId: string, turns: number, seq: TinkerSequence): number {
+    if (turns === 0) {
+      const seen = this.sampled.prompts.has(promptId);
+      this.sampled.prompts.add(promptId);
+      return seen ? seq.ids.length : 0;
+    }
+    let observation = 0;
+    while (observation < seq.turn.length && seq.turn[seq.turn.length - 1 - observation] === -1) observation++;
+    return seq.ids.length - observation;
   }
 
   /** The token sequence of a prompt and turns (a turn's own sampled ids, never re-tokenised). */
@@ -210,6 +249,9 @@ export class TinkerPolicy implements TrainablePolicy {
       },
       ctx.signal,
     );
+    this.sampled.promptTokens += seq.ids.length;
+    this.sampled.sharedTokens += this.sharedPrefix(ctx.prompt.id, ctx.turns.length, seq);
+    if (r.prompt_cache_hit_tokens != null) this.sampled.cacheHits = (this.sampled.cacheHits ?? 0) + r.prompt_cache_hit_tokens;
     const s = r.sequences[0]!;
     if (!s.logprobs || s.logprobs.length !== s.tokens.length)
       throw new PolicyCallError('parse_error', `${this.client.root}/api/v1/asample: the sample has no log-probability per token`, false);
@@ -314,9 +356,14 @@ export class TinkerPolicy implements TrainablePolicy {
     };
   }
 
-  /** The engine holds the weights: a snapshot names the model's saved state (weights and optimizer). */
+  /**
+   * The engine holds the weights: a snapshot names the model's saved state (weights and optimizer). The
+   * path is the engine's choice, stored in the run's checkpoints table: the API key is cut out of it in
+   * any encoding first (a path that carried it cannot be loaded on resume; the 404 then names it).
+   */
   save(): Uint8Array {
-    return new TextEncoder().encode(JSON.stringify({ format: MAGIC, baseURL: this.client.root, state: this.statePath ?? null, updates: this.updates }));
+    const state = this.statePath === undefined ? null : this.client.redact(this.statePath);
+    return new TextEncoder().encode(JSON.stringify({ format: MAGIC, baseURL: this.client.root, state, updates: this.updates }));
   }
 
   /** Restores a snapshot: the saved state is loaded into this policy's model before its next call, and sampled from. */

@@ -87,7 +87,11 @@ export const sampledSequenceSchema = z.looseObject({
   logprobs: z.array(z.number()).max(WIRE_LIMITS.tokens).nullish(),
   stop_reason: z.enum(['length', 'stop']),
 });
-export const sampleResponseSchema = z.looseObject({ sequences: z.array(sampledSequenceSchema).min(1).max(WIRE_LIMITS.samples) });
+export const sampleResponseSchema = z.looseObject({
+  sequences: z.array(sampledSequenceSchema).min(1).max(WIRE_LIMITS.samples),
+  /** The engine's own count of prompt tokens it took from its prefix cache (the SDK's, 0 when absent). */
+  prompt_cache_hit_tokens: z.number().int().min(0).nullish(),
+});
 export type SampleResponse = z.infer<typeof sampleResponseSchema>;
 
 export const createSessionSchema = z.looseObject({ tags: z.array(z.string()).default([]), sdk_version: z.string().default('') });
@@ -112,6 +116,17 @@ export const forwardBackwardOutputSchema = z.looseObject({
   metrics: z.record(z.string(), z.number()).default({}),
 });
 export type ForwardBackwardOutput = z.infer<typeof forwardBackwardOutputSchema>;
+
+/**
+ * The SDK release whose wire this client and `serve --tinker` implement, sent as `sdk_version` (the
+ * engine resolves its feature flags by it, and a hosted service may refuse old ones).
+ */
+export const SDK_WIRE_VERSION = '0.25.0';
+
+/** How a client says its session ended (`POST /api/v1/sessions/{id}/finish`). */
+export const FINISH_REASONS = ['success', 'errored', 'interrupted'] as const;
+export type FinishReason = (typeof FINISH_REASONS)[number];
+export const finishSessionSchema = z.looseObject({ reason: z.looseObject({ type: z.enum(FINISH_REASONS) }), detail: z.string().max(2000).nullish() });
 
 /** `retrieve_future`'s answer while the work runs. */
 export const TRY_AGAIN = 'try_again';

@@ -46,6 +46,8 @@ import { answerResult, checkBodyType, readForwardBackward, type ProtoResult } fr
 import { Samplers, SamplersBusyError } from './samplers.ts';
 import { Shares } from './shares.ts';
 import { SavedFullError, SavedNameError, SavedStates } from './saved.ts';
+import { addSessionRoutes } from './session-routes.ts';
+import { addFuturesRoutes, SessionCompletions } from './futures-routes.ts';
 import { readTrainerSnapshot, trainerSnapshot } from '../tiny-lm-policy.ts';
 import { LmTrainer, NonFiniteUpdateError, type TrainRow } from '../trainer.ts';
 
@@ -62,7 +64,7 @@ export interface SamplerHandle {
     prompt: number[],
     body: { max_tokens?: number; seed?: number; temperature?: number; top_p?: number; top_k?: number; stop?: string[]; include_stop_str_in_output: true },
     signal: AbortSignal,
-  ): Promise<{ ids: number[]; logprobs: number[]; finish: 'stop' | 'length' }>;
+  ): Promise<{ ids: number[]; logprobs: number[]; finish: 'stop' | 'length'; cachedPromptTokens: number }>;
   checkTokens(ids: readonly number[]): void;
 }
 
@@ -101,6 +103,8 @@ const CLIENT_CONFIG = {
   fwdbwd_max_chunk_bytes_count: 5_000_000,
   use_pyqwest_transport: false,
   create_model_via_load_weights: false,
+  // Samples of a sampling session are awaited with one retrieve_futures long-poll (futures-routes.ts).
+  sample_use_retrieve_futures: true,
 };
 
 const saveForSamplerSchema = modelIdSchema.extend({ sampling_session_seq_id: z.number().int().nullish(), ttl_seconds: z.number().int().nullish() });
@@ -150,10 +154,14 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
    * biggest owner's, never another run's while it holds its share or less.
    */
   const samplingSessions = new Shares<string | null>(limits.futures);
+  /** Each sampling session's completed requests, for retrieve_futures (futures-routes.ts). */
+  const completions = new SessionCompletions(limits.futures);
   const openSamplingSession = (path: string | null, owner: string): string => {
-    samplingSessions.evictFor(owner);
+    const forgotten = samplingSessions.evictFor(owner);
+    if (forgotten !== undefined) completions.forget(forgotten);
     const id = newId('sampling');
     samplingSessions.add(id, owner, path);
+    completions.open(id);
     return id;
   };
   /** Models being created (counted when create_model arrives, for the bound). */
@@ -248,6 +256,8 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     return c.json({ type: 'create_session', session_id: newId('session') });
   });
   app.post('/api/v1/session_heartbeat', async (c) => c.json({ type: 'session_heartbeat' }));
+  addSessionRoutes(app);
+  addFuturesRoutes(app, completions);
   // The SDK reports its own events; this server keeps none.
   app.post('/api/v1/telemetry', (c) => c.json({ status: 'accepted' }));
 
@@ -359,34 +369,38 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
       throw e;
     }
     const sampler = slot;
-    return c.json(
-      submit(
-        `sampling:${body.sampling_session_id ?? path ?? 'base'}`,
-        () =>
-          sampler.run(async (engine) => {
-            const sequences = [];
-            for (let i = 0; i < body.num_samples; i++) {
-              const r = await served.sample(
-                engine,
-                prompt,
-                {
-                  ...(p.max_tokens != null ? { max_tokens: p.max_tokens } : {}),
-                  ...(p.seed != null ? { seed: p.seed + i } : {}),
-                  temperature: p.temperature,
-                  top_p: p.top_p,
-                  top_k: p.top_k === -1 ? 0 : p.top_k,
-                  stop,
-                  include_stop_str_in_output: true,
-                },
-                AbortSignal.timeout(10 * 60_000),
-              );
-              sequences.push({ tokens: r.ids, logprobs: r.logprobs, stop_reason: r.finish });
-            }
-            return { type: 'sample', sequences };
-          }),
-        'sample',
-      ),
+    const future = submit(
+      `sampling:${body.sampling_session_id ?? path ?? 'base'}`,
+      () =>
+        sampler.run(async (engine) => {
+          const sequences = [];
+          let cached = 0;
+          for (let i = 0; i < body.num_samples; i++) {
+            const r = await served.sample(
+              engine,
+              prompt,
+              {
+                ...(p.max_tokens != null ? { max_tokens: p.max_tokens } : {}),
+                ...(p.seed != null ? { seed: p.seed + i } : {}),
+                temperature: p.temperature,
+                top_p: p.top_p,
+                top_k: p.top_k === -1 ? 0 : p.top_k,
+                stop,
+                include_stop_str_in_output: true,
+              },
+              AbortSignal.timeout(10 * 60_000),
+            );
+            sequences.push({ tokens: r.ids, logprobs: r.logprobs, stop_reason: r.finish });
+            cached += r.cachedPromptTokens;
+          }
+          return { type: 'sample', sequences, prompt_cache_hit_tokens: cached };
+        }),
+      'sample',
     );
+    // A sample of a sampling session is reported to that session's retrieve_futures poll when it completes.
+    if (body.sampling_session_id != null)
+      completions.follow(body.sampling_session_id, body.seq_id ?? 0, future.request_id, futures.get(future.request_id)!.outcome);
+    return c.json(future);
   });
 
   app.post('/api/v1/forward_backward', async (c) => {

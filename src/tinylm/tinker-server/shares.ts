@@ -50,16 +50,18 @@ export class Shares<T> {
   /**
    * Makes room for one more of `owner`'s by forgetting the oldest thing of whoever has too many: the
    * owner's own past its share, else, when the total is full, the oldest of the owner holding the most.
+   * Answers the key forgotten, if any (what hangs on it goes too).
    */
-  evictFor(owner: string): void {
+  evictFor(owner: string): string | undefined {
     let victim: string | undefined;
     if (this.held(owner) >= this.share) victim = owner;
     else if (this.items.size >= this.total) victim = [...this.perOwner].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
-    if (victim === undefined) return;
+    if (victim === undefined) return undefined;
     for (const [key, item] of this.items)
       if (item.owner === victim) {
         this.delete(key);
-        return;
+        return key;
       }
+    return undefined;
   }
 }

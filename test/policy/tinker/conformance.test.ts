@@ -13,6 +13,8 @@ import { after, before, test } from 'node:test';
 import type { z } from 'zod';
 import { PolicyCallError } from '../../../src/policy/errors.ts';
 import { TinkerClient, tinkerWire as wire } from '../../../src/policy/tinker/index.ts';
+import { decodeSampleResponse, encodeSampleResponse } from '../../../src/policy/tinker/proto-codec.ts';
+import { SessionFutures } from '../../../src/policy/tinker/session-futures.ts';
 
 interface Vector {
   path: string;
@@ -45,6 +47,39 @@ test('every SDK request vector is one the server’s schemas take, and every ans
   assert.ok(wire.retrieveSchema.safeParse(file.retrieve_future.request).success);
   assert.ok(wire.sampleResponseSchema.safeParse(byPath.get('/api/v1/asample')!.response).success);
   assert.ok(wire.forwardBackwardOutputSchema.safeParse(byPath.get('/api/v1/forward_backward')!.response).success);
+});
+
+test('the current wire’s vectors (test/data/tinker-sdk/current-wire.json): the version, a finish and the prompt-cache count are taken by both ends, in JSON and protobuf', () => {
+  const v = JSON.parse(readFileSync(new URL('../../data/tinker-sdk/current-wire.json', import.meta.url), 'utf8')) as Record<string, Record<string, unknown>> & {
+    finish_session_requests: Record<string, unknown>[];
+  };
+  assert.equal(v.client_config_request!.sdk_version, wire.SDK_WIRE_VERSION);
+  assert.equal(wire.createSessionSchema.parse(v.create_session_request).sdk_version, wire.SDK_WIRE_VERSION);
+  for (const f of v.finish_session_requests) assert.ok(wire.finishSessionSchema.safeParse(f).success, JSON.stringify(f));
+  assert.equal(wire.finishSessionSchema.safeParse({ reason: { type: 'exploded' } }).success, false);
+  const sample = wire.sampleResponseSchema.parse(v.sample_response);
+  assert.equal(sample.prompt_cache_hit_tokens, 3);
+  assert.equal(decodeSampleResponse(encodeSampleResponse(sample)).prompt_cache_hit_tokens, 3, 'protobuf field 4 both ways');
+});
+
+test('a retrieve_futures answer of the SDK’s shape (finished and failed completions) releases the samples waiting on it, and the next poll sends its cursor', async () => {
+  const v = JSON.parse(readFileSync(new URL('../../data/tinker-sdk/current-wire.json', import.meta.url), 'utf8')) as {
+    retrieve_futures: { request: Record<string, unknown>; response: { completions: Array<{ request_id: string }>; cursor: number } };
+  };
+  const cursors: number[] = [];
+  const futures = new SessionFutures({
+    poll: async (cursor) => {
+      cursors.push(cursor);
+      return cursors.length === 1 ? v.retrieve_futures.response : { completions: [{ state: 'finished', request_id: 'req-9' }], cursor: 3 };
+    },
+    refuse: (m) => new PolicyCallError('server_error', m, false),
+    attempts: 1,
+    backoffMs: 1,
+  });
+  await Promise.all(['req-7', 'req-8'].map((id) => futures.wait(id)));
+  await futures.wait('req-9');
+  assert.deepEqual(cursors, [0, 2]);
+  assert.deepEqual(Object.keys(v.retrieve_futures.request).sort(), ['prev_cursor', 'target', 'timeout']);
 });
 
 /** The shape of a JSON value: its keys and value types, recursively (arrays by their first element). */

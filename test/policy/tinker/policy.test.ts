@@ -15,6 +15,8 @@ import { PolicyCallError } from '../../../src/policy/errors.ts';
 import { buildPolicy, PolicyConfigError } from '../../../src/policy/registry.ts';
 import { defaultEndOfTurn, TinkerPolicy, tinkerSettings, type TinkerPolicyOptions } from '../../../src/policy/tinker/index.ts';
 import type { PolicySample } from '../../../src/policy/types.ts';
+import { diagnose, diagnosisJson, formatDiagnosis } from '../../../src/diagnose/index.ts';
+import { writeReport } from '../../../src/report/index.ts';
 import { RunStore } from '../../../src/store/index.ts';
 import { LlamaEngine, serveOpenAI } from '../../../src/tinylm/index.ts';
 import { loadTranscript } from '../../../src/tokens/index.ts';
@@ -408,4 +410,150 @@ test('--resume follows the engine to a new --base-url: its saved state is loaded
     lost.act(ctx(1)),
     /HTTP 404.*tinker:\/\/model-99\/weights\/state-1, saved by the engine at http:\/\/old-engine:8080: resume against an engine that holds it/s,
   );
+});
+
+test('a run speaks the SDK wire it names: sdk_version, the engine’s prefix-cache hits beside the prompt tokens sent, and sessions/{id}/finish with how it ended', async () => {
+  const policy = { kind: 'tinker', model: 'tiny', prompt: 'question', maxTokensPerTurn: 8, apiKeyFile: keyFile, learningRate: 0.003, baseUrl: proxy.url };
+  const run = { seed: 4, pool: 2, env: { questions: 300, seed: 7 }, strategy: { name: 'grpo', budget: 4 }, engine: { maxTurns: 2, concurrency: 2 } };
+  const config = { ...run, steps: 1, eval: { every: 10, questions: 2 }, policy };
+  const finishes = (mark: number) => since(mark).filter((c) => /^\/api\/v1\/sessions\/[^/]+\/finish$/.test(c.path));
+
+  let mark = proxy.calls.length;
+  const out = join(dir, 'wire-run');
+  assert.equal((await train({ out, config, clock: () => 0 })).status, 'finished');
+  const versioned = since(mark).filter((c) => c.path === '/api/v1/create_session' || c.path === '/api/v1/client/config');
+  assert.ok(versioned.some((c) => c.path === '/api/v1/create_session'));
+  for (const c of versioned) assert.equal(c.body.sdk_version, '0.25.0', c.path);
+  // serve --tinker's client config asks for retrieve_futures: samples go through sampling sessions, as the SDK sends them.
+  const sampled = since(mark).filter((c) => c.path === '/api/v1/asample');
+  assert.ok(sampled.length > 0);
+  const seqs = new Map<string, number[]>();
+  for (const c of sampled) {
+    assert.match(String(c.body.sampling_session_id), /^sampling-[0-9a-f]+$/);
+    assert.equal(c.body.model_path, undefined);
+    seqs.set(String(c.body.sampling_session_id), [...(seqs.get(String(c.body.sampling_session_id)) ?? []), c.body.seq_id as number]);
+  }
+  for (const ids of seqs.values())
+    assert.deepEqual(
+      [...ids].sort((a, b) => a - b),
+      ids.map((_, i) => i),
+      'seq_ids count from 0 per sampling session',
+    );
+  assert.equal(since(mark).filter((c) => c.path === '/api/v1/create_sampling_session').length, seqs.size);
+  const longPolls = since(mark).filter((c) => c.path === '/api/v1/retrieve_futures');
+  assert.ok(longPolls.length > 0 && longPolls.every((c) => seqs.has(String((c.body.target as { sampling_session_id: string }).sampling_session_id))));
+  const finished = finishes(mark);
+  assert.equal(finished.length, 1, 'one finish, at the end');
+  assert.match(finished[0]!.path, /^\/api\/v1\/sessions\/session-[0-9a-f]+\/finish$/);
+  assert.deepEqual(finished[0]!.body.reason, { type: 'success' });
+  const store = RunStore.open(out, { readonly: true });
+  try {
+    const m = store.steps()[0]!.metrics;
+    // Every sample of a prompt shares its prompt with the others (four rollouts of each): llama.cpp re-uses those tokens.
+    assert.ok(m.tinker_prompt_tokens! > 0, JSON.stringify(m));
+    assert.ok(m.tinker_prompt_cache_hit_tokens! > 0 && m.tinker_prompt_cache_hit_tokens! < m.tinker_prompt_tokens!, JSON.stringify(m));
+    // Four rollouts of each question: three of the four first-turn prompts repeat one already sent.
+    assert.ok(m.tinker_prompt_shared_tokens! > 0 && m.tinker_prompt_shared_tokens! < m.tinker_prompt_tokens!, JSON.stringify(m));
+  } finally {
+    store.close();
+  }
+  // The report says it beside the run; diagnose says it of its own samples.
+  const report = await writeReport({ runs: [out], out: join(dir, 'wire-report.html') });
+  assert.ok(
+    report.notes.some((n) =>
+      /prompt tokens sent to the engine: \d+; in the trees' shared prefixes: \d+ \([\d.]+%\); taken from the engine's prefix cache, as it reports: \d+/.test(n),
+    ),
+    report.notes.join('\n'),
+  );
+  // `trace-rl diagnose` takes no tinker settings yet (--run is for embedded and tiny-lm): its library call, as the command prints it.
+  const sampler = await makePolicy();
+  const d = await diagnose({
+    prompts: env.train.slice(0, 2),
+    env,
+    policy: sampler,
+    k: 2,
+    rollouts: 1,
+    rng: createRng(5),
+    settings: { maxTurns: 2, maxTokensPerTurn: 8 },
+  });
+  const about = { env: 'world', policy: sampler.name, prompts: 2, k: 2, rollouts: 1, maxTurns: 2, seed: 5 };
+  assert.match(
+    formatDiagnosis(d, about),
+    /prompt tokens sent to the engine: [1-9]\d*; in the trees' shared prefixes: [1-9]\d* .*taken from the engine's prefix cache, as it reports: [1-9]\d*/,
+  );
+  assert.ok(diagnosisJson(d, about).engine!.tinker_prompt_tokens! > 0);
+
+  // Stopped (Ctrl-C aborts the run's signal): interrupted.
+  mark = proxy.calls.length;
+  const stop = new AbortController();
+  stop.abort();
+  assert.equal((await train({ out: join(dir, 'wire-stopped'), config, clock: () => 0, signal: stop.signal })).status, 'stopped');
+  assert.deepEqual(
+    finishes(mark).map((c) => c.body.reason),
+    [{ type: 'interrupted' }],
+  );
+
+  // Failed (the engine refuses the update's sampler weights): errored.
+  mark = proxy.calls.length;
+  proxy.fault = (path) => (path === '/api/v1/save_weights_for_sampler' ? { status: 400, body: { detail: 'refused for the test' } } : undefined);
+  try {
+    await assert.rejects(train({ out: join(dir, 'wire-failed'), config, clock: () => 0 }), /refused for the test/);
+  } finally {
+    proxy.fault = () => undefined;
+  }
+  assert.deepEqual(
+    finishes(mark).map((c) => c.body.reason),
+    [{ type: 'errored' }],
+  );
+
+  // serve --tinker answers a finish with the session's status as the SDK describes it, and refuses a reason it does not know.
+  const finish = (reason: unknown) =>
+    fetch(`${server.url}/api/v1/sessions/session-1/finish`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+      body: JSON.stringify({ reason }),
+    });
+  const ok = await finish({ type: 'interrupted' });
+  assert.equal(ok.status, 200);
+  assert.deepEqual(await ok.json(), { session_id: 'session-1', status: { type: 'client_finished', reason: { type: 'interrupted' }, detail: null } });
+  const bad = await finish({ type: 'exploded' });
+  assert.equal(bad.status, 400);
+  await bad.body?.cancel();
+});
+
+test('serve --tinker: retrieve_futures answers each client of a sampling session its own completions after its cursor; join_sampling_session numbers the clients', async () => {
+  const call = async (path: string, body: unknown) => {
+    const res = await fetch(`${server.url}/api/v1/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const session = String((await call('create_session', { tags: [], sdk_version: '0.25.0' })).body.session_id);
+  const sampling = String(
+    (await call('create_sampling_session', { session_id: session, sampling_session_seq_id: 0, base_model: 'tiny' })).body.sampling_session_id,
+  );
+  const joined = await call('join_sampling_session', { sampling_session_id: sampling, type: 'join_sampling_session' });
+  assert.deepEqual(joined.body, { type: 'join_sampling_session', client_counter: 1 });
+  const poll = (clone: number, cursor: number, timeout: number) =>
+    call('retrieve_futures', { target: { type: 'sampling_session', sampling_session_id: sampling, cloned_sampler_id: clone }, prev_cursor: cursor, timeout });
+  const sample = (seq: number) =>
+    call('asample', {
+      prompt: { chunks: [{ type: 'encoded_text', tokens: [1, 2, 3] }] },
+      sampling_params: { max_tokens: 2 },
+      sampling_session_id: sampling,
+      seq_id: seq,
+    });
+  // Client 1's sample (seq_ids from 1e9): its poll, held until the sample completes, gets it; client 0's gets nothing.
+  const [first, held] = await Promise.all([sample(1_000_000_000), poll(1, 0, 20)]);
+  assert.deepEqual(held.body.completions, [{ state: 'finished', request_id: first.body.request_id }]);
+  assert.deepEqual((await poll(0, 0, 0)).body, { completions: [], cursor: 0 });
+  // Seen completions are dropped: after the cursor, only the next one.
+  const second = await sample(1_000_000_001);
+  const next = await poll(1, held.body.cursor as number, 20);
+  assert.deepEqual(next.body.completions, [{ state: 'finished', request_id: second.body.request_id }]);
+  assert.equal((await poll(2, 0, 0)).status, 404, 'a client that never joined');
+  assert.equal((await call('retrieve_futures', { target: { type: 'sampling_session', sampling_session_id: 'sampling-nope' } })).status, 404);
+  for (const r of [first, second]) await call('retrieve_future', { request_id: r.body.request_id });
 });

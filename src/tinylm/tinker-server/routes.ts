@@ -582,9 +582,12 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     const f = futures.get(body.request_id);
     if (!f) throw new HttpError(404, `request_id ${body.request_id}: no such request, or its result was already retrieved`, 'unknown_request', 'request_id');
     const wait = new AbortController();
-    const out = await Promise.race([f.outcome, sleep(RETRIEVE_WAIT_MS, undefined, { signal: wait.signal }).catch(() => undefined)]);
+    const gone = c.req.raw.signal;
+    const out = await Promise.race([f.outcome, sleep(RETRIEVE_WAIT_MS, undefined, { signal: AbortSignal.any([wait.signal, gone]) }).catch(() => undefined)]);
     wait.abort();
     if (!out) return c.json({ type: TRY_AGAIN, request_id: body.request_id, queue_state: 'active' });
+    // A client that gave up on this poll (its own deadline) never reads the answer: the result stays for its next poll.
+    if (gone.aborted) return c.json({ type: TRY_AGAIN, request_id: body.request_id, queue_state: 'active' });
     futures.delete(body.request_id);
     return out.ok ? answerResult(c, out.value, f.kind) : c.json({ error: out.error, category: out.category });
   });

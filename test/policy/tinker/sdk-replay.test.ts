@@ -250,8 +250,10 @@ test('our server takes the SDK’s recorded requests and answers each as it answ
     let body: Uint8Array | string = live(Buffer.from(x.request.body, 'base64').toString());
     if (isProto(x.request.headers)) {
       // The SDK's bytes, with the recorded model id swapped for the live one (same length), compressed again.
+      // Only ids the body carries are swapped (request ids, random since, never ride in a request body).
       let swapped = Buffer.from(await zstdDecompress(bytes(x.request.body), 1 << 20));
       for (const [a, b] of ids) {
+        if (!swapped.toString('latin1').includes(a)) continue;
         assert.equal(a.length, b.length, `ids of one form: ${a} / ${b}`);
         swapped = Buffer.from(swapped.toString('latin1').split(a).join(b), 'latin1');
       }

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { commands } from './commands/index.ts';
 import { UserError } from '../util/user-error.ts';
+import { escapeControl } from '../util/escape-control.ts';
 import { systemErrorLine } from './errors.ts';
 import { loadPlugins, pluginArgs } from './plugins.ts';
 
@@ -57,7 +58,7 @@ export async function main(args: string[]): Promise<void> {
       return;
     }
     if (e instanceof UserError) {
-      process.stderr.write(`trace-rl: ${e.message.split('\n')[0]}\n`);
+      process.stderr.write(`trace-rl: ${escapeControl(e.message.split('\n')[0]!)}\n`);
       process.exitCode = 2;
       return;
     }

@@ -14,6 +14,7 @@ import { ServerTokenizerError } from '../tokens/server-tokenizer.ts';
 import type { RolloutTree } from '../tree/types.ts';
 import { RUN_DB, RunStore } from '../store/index.ts';
 import { existsSync } from 'node:fs';
+import { escapeControl } from '../util/escape-control.ts';
 import { join } from 'node:path';
 
 /** Every trajectory of a step failed after the engine's retries: the run ends before the step is stored. */
@@ -67,7 +68,8 @@ export function serverFailure(e: unknown): ServerFailure | undefined {
   const server = serverOf(e);
   if (server === undefined) return undefined;
   const raw = (e as Error).message.replace(/\s*\n\s*/g, ' ');
-  const message = raw.length > MESSAGE_CHARS ? `${raw.slice(0, MESSAGE_CHARS)}…` : raw;
+  // The message carries the server's own text: escaped, so it cannot drive the terminal.
+  const message = escapeControl(raw.length > MESSAGE_CHARS ? `${raw.slice(0, MESSAGE_CHARS)}…` : raw);
   return { server, message, fix: fixFor(raw, server) };
 }
 

@@ -12,7 +12,7 @@
  * environment's state: a prefix is reached again by replay.
  */
 import { z } from 'zod';
-import { clipped, jsonRecord, RemoteProtocolError, RemoteServerError, rewardOf, type RemoteReply } from './reply.ts';
+import { clipped, complaint, jsonRecord, RemoteProtocolError, RemoteServerError, rewardOf, type RemoteReply } from './reply.ts';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -36,7 +36,7 @@ export const agentGymRequests = {
 function refuseError(raw: unknown, where: string): void {
   if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && 'error' in raw) {
     const e = (raw as { error: unknown }).error;
-    throw new RemoteServerError(`${where}: the server refused: ${clipped(typeof e === 'string' ? e : JSON.stringify(e))}`);
+    throw new RemoteServerError(`${where}: the server refused: ${complaint(typeof e === 'string' ? e : JSON.stringify(e))}`);
   }
 }
 

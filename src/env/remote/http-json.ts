@@ -4,8 +4,9 @@
  * never reached the server (refused, reset, timed out) is a SessionLost; an HTTP error status is the
  * server's refusal (RemoteServerError, with its `detail` or `error` text).
  */
-import { clipped, RemoteProtocolError, RemoteServerError } from './reply.ts';
-import { SessionLost, type RemoteLimits } from './session.ts';
+import { complaint, MAX_JSON_DEPTH, parseServerJson, RemoteProtocolError, RemoteServerError } from './reply.ts';
+import { jsonNestingPast } from '../../util/json-depth.ts';
+import { ServerTimedOut, SessionLost, type RemoteLimits } from './session.ts';
 
 export async function getJson(url: string, limits: RemoteLimits, where: string, signal?: AbortSignal): Promise<unknown> {
   return exchange(url, { method: 'GET' }, limits, where, signal);
@@ -34,7 +35,7 @@ async function exchange(url: string, init: RequestInit, limits: RemoteLimits, wh
     res = await fetch(url, { ...init, signal: any, redirect: 'error' });
   } catch (e) {
     if (signal?.aborted) throw signal.reason;
-    if (timeout.aborted) throw new SessionLost(`${where}: ${init.method} ${path}: no answer within ${limits.timeoutMs} ms (env.timeoutMs)`);
+    if (timeout.aborted) throw new ServerTimedOut(`${where}: ${init.method} ${path}: no answer within ${limits.timeoutMs} ms (env.timeoutMs)`);
     throw new SessionLost(`${where}: ${init.method} ${path}: ${causeOf(e)}`);
   }
   let text: string;
@@ -42,25 +43,23 @@ async function exchange(url: string, init: RequestInit, limits: RemoteLimits, wh
     text = await boundedText(res, limits.maxReplyBytes, `${where}: ${init.method} ${path}`);
   } catch (e) {
     if (signal?.aborted) throw signal.reason;
-    if (timeout.aborted) throw new SessionLost(`${where}: ${init.method} ${path}: the answer did not arrive within ${limits.timeoutMs} ms (env.timeoutMs)`);
+    if (timeout.aborted)
+      throw new ServerTimedOut(`${where}: ${init.method} ${path}: the answer did not arrive whole within ${limits.timeoutMs} ms (env.timeoutMs)`);
     throw e;
   }
   if (!res.ok) {
     let detail = text;
     try {
+      if (jsonNestingPast(text, MAX_JSON_DEPTH)) throw new Error('too deep');
       const j = JSON.parse(text) as { detail?: unknown; error?: unknown };
       const d = j.detail ?? j.error;
       if (d !== undefined) detail = typeof d === 'string' ? d : JSON.stringify(d);
     } catch {
       // not JSON: the text itself
     }
-    throw new HttpStatusError(`${where}: ${init.method} ${path} answered HTTP ${res.status}: ${clipped(detail)}`, res.status);
+    throw new HttpStatusError(`${where}: ${init.method} ${path} answered HTTP ${res.status}: ${complaint(detail)}`, res.status);
   }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new RemoteProtocolError(`${where}: ${init.method} ${path} answered something that is not JSON (${(e as Error).message}): ${clipped(text)}`);
-  }
+  return parseServerJson(text, `${where}: ${init.method} ${path}`);
 }
 
 function causeOf(e: unknown): string {

@@ -5,16 +5,17 @@
  * `env.sessions` at a time.
  */
 import { z } from 'zod';
-import type { TurnCandidates } from '../../tree/types.ts';
 import type { CandidateSource, Environment } from '../types.ts';
 import { envKind, kindObject, type EnvironmentSetup } from '../kind.ts';
 import { AgentGymServer } from './agentgym-session.ts';
 import { actionFieldFromSchema } from './openenv-protocol.ts';
 import { OpenEnvServer } from './openenv-session.ts';
-import { replyInfo } from './reply.ts';
+import { firstObservations, refusedTasksLine } from './first-observations.ts';
+import { RemoteServerError } from './reply.ts';
 import { RemoteEnv } from './remote-env.ts';
-import { isCapacityRefusal, SessionLost, type RemoteLimits, type RemoteServer } from './session.ts';
-import { resolveTasks, taskOf, taskPrompt, tasksSchema, type NumberParam, type Task } from './tasks.ts';
+import type { RemoteLimits, RemoteServer } from './session.ts';
+import { resolveTasks, taskOf, taskPrompt, tasksSchema, type NumberParam } from './tasks.ts';
+import { escapeControl } from '../../util/escape-control.ts';
 import type { Prompt } from '../../tree/types.ts';
 
 const url = z
@@ -90,7 +91,8 @@ export const openEnvKind = envKind('openenv', openenv, {
     try {
       schema = await probe.get('/schema');
     } catch (e) {
-      if (s.action.field === undefined) throw new Error(`openenv server ${probe.url}: GET /schema failed (${(e as Error).message}); give env.action.field`);
+      if (s.action.field === undefined)
+        throw new RemoteServerError(`openenv server ${probe.url}: GET /schema failed (${(e as Error).message}); give env.action.field to go without it`);
     }
     const actionField = schema === undefined ? s.action.field! : actionFieldFromSchema(schema, `openenv server ${probe.url}`, s.action.field);
     const server = new OpenEnvServer({ ...limits, url: s.url, actionField, ...(s.observationField ? { observationField: s.observationField } : {}) });
@@ -114,12 +116,17 @@ async function setupOver(server: RemoteServer, s: SharedSettings, maxTurns: numb
   const testTasks = s.testTasks ? resolveTasks(s.testTasks, numberParam, `${where} env.testTasks`) : [];
   const clash = testTasks.find((t) => trainTasks.some((u) => u.id === t.id));
   if (clash) throw new Error(`${where}: task "${clash.id}" is in both env.tasks and env.testTasks`);
-  const firsts = await firstObservations(server, [...trainTasks, ...testTasks], s.sessions);
-  const prompts = [...trainTasks, ...testTasks].map((t, i) => taskPrompt(t, firsts[i]!, dataset, s.questionAfter));
-  const train = prompts.slice(0, trainTasks.length);
-  const test = prompts.slice(trainTasks.length);
+  const { accepted, refused } = await firstObservations(server, [...trainTasks, ...testTasks], s.sessions);
+  if (refused.length > 0) process.stderr.write(`trace-rl: ${escapeControl(refusedTasksLine(refused, trainTasks.length + testTasks.length, where))}\n`);
+  const isTest = new Set(testTasks.map((t) => t.id));
+  const train = accepted.filter((a) => !isTest.has(a.task.id)).map((a) => taskPrompt(a.task, a.first, dataset, s.questionAfter));
+  const test = accepted.filter((a) => isTest.has(a.task.id)).map((a) => taskPrompt(a.task, a.first, dataset, s.questionAfter));
+  if (train.length === 0)
+    throw new RemoteServerError(
+      `${server.protocol} server ${server.url}: all ${trainTasks.length} training tasks were refused at setup, none is left to train on; the first: ${refused.find((r) => !isTest.has(r.task.id))!.message}`,
+    );
   const env = new RemoteEnv({ server, maxTurns, action: s.action.text, successThreshold: s.successThreshold, sessions: s.sessions, branching: s.branching });
-  const listsCandidates = firsts.some((f) => f.candidates !== undefined);
+  const listsCandidates = accepted.some((a) => a.first.candidates !== undefined);
   return {
     env: env as unknown as Environment<unknown>,
     train,
@@ -137,43 +144,3 @@ export const serverCandidates: CandidateSource = (prompt: Prompt, turns) => {
   const listed = turns.length > 0 ? turns[turns.length - 1]!.env?.candidates : taskOf(prompt).candidates;
   return listed ?? { search: [], answer: [] };
 };
-
-/**
- * Each task's first observation (and the candidates its reset listed): one session per task, reset,
- * closed, `sessions` at a time; a dropped connection or a full server is retried a few times.
- */
-async function firstObservations(
-  server: RemoteServer,
-  tasks: readonly Task[],
-  sessions: number,
-): Promise<Array<{ observation: string; candidates?: TurnCandidates }>> {
-  const out: Array<{ observation: string; candidates?: TurnCandidates }> = new Array(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      out[i] = await firstObservation(server, tasks[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(sessions, tasks.length) }, worker));
-  return out;
-}
-
-async function firstObservation(server: RemoteServer, task: Task): Promise<{ observation: string; candidates?: TurnCandidates }> {
-  const where = `${server.protocol} server ${server.url} (task "${task.id}")`;
-  for (let attempt = 1; ; attempt++) {
-    const session = await server.open().catch((e: unknown) => e as Error);
-    try {
-      if (session instanceof Error) throw session;
-      const reply = await session.reset(task.params);
-      const info = replyInfo(reply.info, where);
-      return { observation: reply.observation, ...(info.candidates ? { candidates: info.candidates } : {}) };
-    } catch (e) {
-      if (!(e instanceof SessionLost || isCapacityRefusal(e)) || attempt >= 4)
-        throw new Error(`${where}: the task's first observation: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, 250 * 2 ** (attempt - 1)));
-    } finally {
-      if (!(session instanceof Error)) await session.close();
-    }
-  }
-}

@@ -15,7 +15,7 @@
  * session's state (`state` only reads it): a prefix is reached again by replay.
  */
 import { z } from 'zod';
-import { clipped, jsonRecord, RemoteProtocolError, RemoteServerError, rewardOf, type RemoteReply } from './reply.ts';
+import { clipped, complaint, jsonRecord, parseServerJson, RemoteProtocolError, RemoteServerError, rewardOf, type RemoteReply } from './reply.ts';
 
 /** The message that resets a session with a task's parameters (OpenEnv passes them as keyword arguments). */
 export function openEnvResetMessage(params: Record<string, unknown>): string {
@@ -54,18 +54,13 @@ export type OpenEnvMessage = { kind: 'observation'; reply: RemoteReply } | { kin
  * `observationField` picks the observation's text (see observationText).
  */
 export function parseOpenEnvMessage(text: string, where: string, observationField?: string): OpenEnvMessage {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new RemoteProtocolError(`${where}: a message that is not JSON (${(e as Error).message}): ${clipped(text)}`);
-  }
+  const raw = parseServerJson(text, where);
   const type = (raw as { type?: unknown } | null)?.type;
   if (type === 'error') {
     const err = errorEnvelope.safeParse(raw);
     const data = err.success ? err.data.data : {};
     throw new RemoteServerError(
-      `${where}: the server refused: ${clipped(data.message ?? JSON.stringify(raw))}${data.code ? ` (${data.code})` : ''}`,
+      `${where}: the server refused: ${complaint(data.message ?? JSON.stringify(raw))}${data.code ? ` (${clipped(data.code)})` : ''}`,
       data.code,
     );
   }

@@ -226,13 +226,14 @@ export class RemoteEnv implements Environment<RemoteState> {
         if (signal?.aborted) throw signal.reason;
         if (e instanceof EnvError) throw e;
         last = e;
+        // Only a lost connection or a full server may pass by waiting; a hang or a refusal would repeat.
+        if (!(e instanceof SessionLost || isCapacityRefusal(e))) break;
       }
     }
     handle.broken = true;
-    throw new Error(
-      `${this.options.server.protocol} server ${this.options.server.url} failed during task "${handle.prompt.id}" (turn ${history.length + 1}): ${
-        last instanceof Error ? last.message : String(last)
-      } (after ${this.reconnectAttempts} reconnects)`,
+    throw inContext(
+      last,
+      `${this.options.server.protocol} server ${this.options.server.url} failed during task "${handle.prompt.id}" (turn ${history.length + 1})`,
     );
   }
 
@@ -259,9 +260,7 @@ export class RemoteEnv implements Environment<RemoteState> {
       handle.released = true;
       this.permits.release();
       if (e instanceof ReplayMismatch || signal?.aborted) throw e;
-      throw new Error(
-        `${this.options.server.protocol} server ${this.options.server.url}: task "${prompt.id}": cannot start a session: ${e instanceof Error ? e.message : String(e)}`,
-      );
+      throw inContext(e, `${this.options.server.protocol} server ${this.options.server.url}: task "${prompt.id}": cannot start a session`);
     }
   }
 
@@ -271,6 +270,16 @@ export class RemoteEnv implements Environment<RemoteState> {
     const reply = await handle.session!.reset(task.params, signal);
     if (reply.observation !== task.observation) throw new ReplayMismatch(handle.prompt.id, 0, 'prompt', task.observation, reply.observation);
   }
+}
+
+/**
+ * The error with what was being done put in front of its message, its class kept: the class says who
+ * failed (src/cli/server-failure.ts) and whether a retry may help (ServerTimedOut, RemoteProtocolError).
+ */
+function inContext(e: unknown, doing: string): Error {
+  if (!(e instanceof Error)) return new Error(`${doing}: ${String(e)}`);
+  e.message = `${doing}: ${e.message}`;
+  return e;
 }
 
 /** What differs between a recorded prefix turn and its replay, if anything. */

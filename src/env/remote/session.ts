@@ -5,7 +5,7 @@
  * timeout) is a SessionLost, which the environment answers by reconnecting, while a server's own
  * refusal is a RemoteServerError.
  */
-import type { RemoteReply } from './reply.ts';
+import { RemoteServerError, type RemoteReply } from './reply.ts';
 
 export interface RemoteSession {
   reset(params: Record<string, unknown>, signal?: AbortSignal): Promise<RemoteReply>;
@@ -32,6 +32,17 @@ export interface RemoteLimits {
 /** The connection failed or dropped (not the server's verdict): worth a new session. */
 export class SessionLost extends Error {
   override name = 'SessionLost';
+}
+
+/**
+ * The server did not answer within env.timeoutMs (it hangs, or drips its answer). Not a lost
+ * connection: a new session would hang the same way, so nothing retries it (neither a reconnect nor
+ * the engine's retries); the trajectory fails at once, within one timeout of its step.
+ */
+export class ServerTimedOut extends RemoteServerError {
+  override name = 'ServerTimedOut';
+  /** Read by the engine's retries (src/rollout/retried-calls.ts): a tool error not worth another attempt. */
+  readonly retryable = false;
 }
 
 /** The server refused a session because it holds as many as it allows (OpenEnv's CAPACITY_REACHED). */

@@ -63,7 +63,7 @@ function refusingAgentGym(): Handler {
 }
 
 /** Runs `fn` with stderr captured. */
-async function capturingStderr<T>(fn: () => Promise<T>): Promise<{ value?: T; error?: unknown; stderr: string }> {
+async function capturingStderr<T>(fn: () => T | Promise<T>): Promise<{ value?: T; error?: unknown; stderr: string }> {
   const write = process.stderr.write;
   let stderr = '';
   process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true)) as typeof process.stderr.write;

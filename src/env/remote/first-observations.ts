@@ -6,12 +6,12 @@
  * an `{"error": …}` answer, an answer of the wrong shape) is skipped and counted, and stderr names it
  * with the server's own complaint. The build fails, in one line, only when no training task is left,
  * or when the server cannot be reached at all (a refused connection fails every task alike). A full
- * server (CAPACITY_REACHED) and a dropped connection are retried with backoff.
+ * server (CAPACITY_REACHED) is waited out (CapacityWait), a dropped connection retried with backoff.
  */
 import type { TurnCandidates } from '../../tree/types.ts';
 import { sleep } from '../../util/sleep.ts';
 import { replyInfo, RemoteProtocolError, RemoteServerError } from './reply.ts';
-import { isCapacityRefusal, SessionLost, type RemoteServer } from './session.ts';
+import { CapacityWait, isCapacityRefusal, SessionLost, type RemoteServer } from './session.ts';
 import type { Task } from './tasks.ts';
 
 export interface FirstObservation {
@@ -34,13 +34,14 @@ export async function firstObservations(
   server: RemoteServer,
   tasks: readonly Task[],
   sessions: number,
+  timeoutMs: number,
 ): Promise<{ accepted: Array<{ task: Task; first: FirstObservation }>; refused: RefusedTask[] }> {
   const out: Array<FirstObservation | RefusedTask> = new Array(tasks.length);
   let next = 0;
   const worker = async () => {
     while (next < tasks.length) {
       const i = next++;
-      out[i] = await firstObservation(server, tasks[i]!);
+      out[i] = await firstObservation(server, tasks[i]!, timeoutMs);
     }
   };
   await Promise.all(Array.from({ length: Math.min(sessions, tasks.length) }, worker));
@@ -51,9 +52,10 @@ export async function firstObservations(
 }
 
 /** One task's first observation, or its refusal; a server that cannot be reached throws (SessionLost). */
-async function firstObservation(server: RemoteServer, task: Task): Promise<FirstObservation | RefusedTask> {
+async function firstObservation(server: RemoteServer, task: Task, timeoutMs: number): Promise<FirstObservation | RefusedTask> {
   const where = `${server.protocol} server ${server.url} (task "${task.id}")`;
-  for (let attempt = 1; ; attempt++) {
+  const full = new CapacityWait(timeoutMs, FIRST_DELAY_MS);
+  for (let attempt = 1; ;) {
     let session;
     try {
       session = await server.open();
@@ -61,9 +63,13 @@ async function firstObservation(server: RemoteServer, task: Task): Promise<First
       const info = replyInfo(reply.info, where);
       return { observation: reply.observation, ...(info.candidates ? { candidates: info.candidates } : {}) };
     } catch (e) {
-      const retry = e instanceof SessionLost || isCapacityRefusal(e);
-      if (retry && attempt < ATTEMPTS) {
-        await sleep(FIRST_DELAY_MS * 2 ** (attempt - 1));
+      // A full server is waited out (bounded); a dropped connection is retried a few times.
+      if (isCapacityRefusal(e)) {
+        if (await full.next()) continue;
+        throw new RemoteServerError(`${where}: the server stayed full for ${full.bound}: ${(e as Error).message}`, 'CAPACITY_REACHED');
+      }
+      if (e instanceof SessionLost && attempt < ATTEMPTS) {
+        await sleep(FIRST_DELAY_MS * 2 ** (attempt++ - 1));
         continue;
       }
       const message = `${where}: the task's first observation: ${(e as Error).message}`;

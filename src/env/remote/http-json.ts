@@ -6,14 +6,20 @@
  */
 import { complaint, MAX_JSON_DEPTH, parseServerJson, RemoteProtocolError, RemoteServerError } from './reply.ts';
 import { jsonNestingPast } from '../../util/json-depth.ts';
-import { ServerTimedOut, SessionLost, type RemoteLimits } from './session.ts';
+import { authHeaders, ServerTimedOut, SessionLost, type RemoteLimits } from './session.ts';
 
 export async function getJson(url: string, limits: RemoteLimits, where: string, signal?: AbortSignal): Promise<unknown> {
-  return exchange(url, { method: 'GET' }, limits, where, signal);
+  return exchange(url, { method: 'GET', headers: authHeaders(limits) }, limits, where, signal);
 }
 
 export async function postJson(url: string, body: unknown, limits: RemoteLimits, where: string, signal?: AbortSignal): Promise<unknown> {
-  return exchange(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }, limits, where, signal);
+  return exchange(
+    url,
+    { method: 'POST', headers: { 'content-type': 'application/json', ...authHeaders(limits) }, body: JSON.stringify(body) },
+    limits,
+    where,
+    signal,
+  );
 }
 
 /** An HTTP status the server answered with (for callers that tolerate one, e.g. a missing /close). */

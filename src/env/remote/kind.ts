@@ -16,6 +16,7 @@ import { RemoteEnv } from './remote-env.ts';
 import type { RemoteLimits, RemoteServer } from './session.ts';
 import { resolveTasks, taskOf, taskPrompt, tasksSchema, type NumberParam } from './tasks.ts';
 import { escapeControl } from '../../util/escape-control.ts';
+import { controlToken } from '../../http/control.ts';
 import type { Prompt } from '../../tree/types.ts';
 
 const url = z
@@ -73,6 +74,11 @@ const shared = {
     .max(256 * 1024 * 1024)
     .default(4 * 1024 * 1024)
     .describe('openenv, agentgym: largest answer accepted from the server, bytes.'),
+  tokenFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('openenv, agentgym: a file whose first line is the server’s token, sent as Authorization: Bearer (trace-rl env serve --token-file).'),
 };
 
 const openenv = kindObject('openenv', {
@@ -107,7 +113,7 @@ export const agentGymKind = envKind('agentgym', agentgym, {
 });
 
 function limitsOf(s: SharedSettings): RemoteLimits {
-  return { timeoutMs: s.timeoutMs, maxReplyBytes: s.maxReplyBytes };
+  return { timeoutMs: s.timeoutMs, maxReplyBytes: s.maxReplyBytes, ...(s.tokenFile ? { token: controlToken(s.tokenFile).token } : {}) };
 }
 
 async function setupOver(server: RemoteServer, s: SharedSettings, maxTurns: number, numberParam: NumberParam, dataset: string): Promise<EnvironmentSetup> {
@@ -116,7 +122,7 @@ async function setupOver(server: RemoteServer, s: SharedSettings, maxTurns: numb
   const testTasks = s.testTasks ? resolveTasks(s.testTasks, numberParam, `${where} env.testTasks`) : [];
   const clash = testTasks.find((t) => trainTasks.some((u) => u.id === t.id));
   if (clash) throw new Error(`${where}: task "${clash.id}" is in both env.tasks and env.testTasks`);
-  const { accepted, refused } = await firstObservations(server, [...trainTasks, ...testTasks], s.sessions);
+  const { accepted, refused } = await firstObservations(server, [...trainTasks, ...testTasks], s.sessions, s.timeoutMs);
   if (refused.length > 0) process.stderr.write(`trace-rl: ${escapeControl(refusedTasksLine(refused, trainTasks.length + testTasks.length, where))}\n`);
   const isTest = new Set(testTasks.map((t) => t.id));
   const train = accepted.filter((a) => !isTest.has(a.task.id)).map((a) => taskPrompt(a.task, a.first, dataset, s.questionAfter));
@@ -125,7 +131,15 @@ async function setupOver(server: RemoteServer, s: SharedSettings, maxTurns: numb
     throw new RemoteServerError(
       `${server.protocol} server ${server.url}: all ${trainTasks.length} training tasks were refused at setup, none is left to train on; the first: ${refused.find((r) => !isTest.has(r.task.id))!.message}`,
     );
-  const env = new RemoteEnv({ server, maxTurns, action: s.action.text, successThreshold: s.successThreshold, sessions: s.sessions, branching: s.branching });
+  const env = new RemoteEnv({
+    server,
+    maxTurns,
+    action: s.action.text,
+    successThreshold: s.successThreshold,
+    sessions: s.sessions,
+    branching: s.branching,
+    timeoutMs: s.timeoutMs,
+  });
   const listsCandidates = accepted.some((a) => a.first.candidates !== undefined);
   return {
     env: env as unknown as Environment<unknown>,

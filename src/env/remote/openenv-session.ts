@@ -7,7 +7,7 @@
 import type WebSocket from 'ws';
 import { openEnvCloseMessage, openEnvAction, openEnvResetMessage, openEnvStepMessage, parseOpenEnvMessage } from './openenv-protocol.ts';
 import { clipped, RemoteProtocolError, type RemoteReply } from './reply.ts';
-import { ServerTimedOut, SessionLost, type RemoteLimits, type RemoteServer, type RemoteSession } from './session.ts';
+import { authHeaders, ServerTimedOut, SessionLost, type RemoteLimits, type RemoteServer, type RemoteSession } from './session.ts';
 import { getJson, HttpStatusError } from './http-json.ts';
 
 export interface OpenEnvServerOptions extends RemoteLimits {
@@ -41,7 +41,12 @@ export class OpenEnvServer implements RemoteServer {
     const where = `openenv server ${this.url}`;
     // ws loads with the first session (~0.05 CPU-s at every command's start otherwise).
     const { default: Socket } = await import('ws');
-    const socket = new Socket(this.wsUrl, { maxPayload: this.options.maxReplyBytes, handshakeTimeout: this.options.timeoutMs, perMessageDeflate: false });
+    const socket = new Socket(this.wsUrl, {
+      maxPayload: this.options.maxReplyBytes,
+      handshakeTimeout: this.options.timeoutMs,
+      perMessageDeflate: false,
+      headers: authHeaders(this.options),
+    });
     // Listening from the first frame on: OpenEnv sends CAPACITY_REACHED right after accepting, and that
     // frame can arrive with the handshake, before an awaited 'open' would let a listener be attached.
     const session = new OpenEnvSession(socket, where, this.options);

@@ -21,7 +21,7 @@ import { EnvError, ReplayMismatch } from '../errors.ts';
 import type { EnvCallOptions, Environment, RestoreCost, StepOutcome } from '../types.ts';
 import { actionText, parseRemoteTurn, type ActionTextMode } from './action-text.ts';
 import { replyInfo, type RemoteReply } from './reply.ts';
-import { isCapacityRefusal, SessionLost, SessionPermits, type RemoteServer, type RemoteSession } from './session.ts';
+import { CapacityWait, isCapacityRefusal, SessionLost, SessionPermits, type RemoteServer, type RemoteSession } from './session.ts';
 import { taskOf } from './tasks.ts';
 
 export interface RemoteEnvOptions {
@@ -35,6 +35,8 @@ export interface RemoteEnvOptions {
   /** Most sessions open at once on the server. */
   sessions: number;
   branching: 'replay' | 'roots-only';
+  /** The server's answer timeout (env.timeoutMs): a full server is waited out for 10 × this. */
+  timeoutMs?: number;
   /** Attempts to reopen a dropped session before the step fails; the wait doubles from reconnectDelayMs. */
   reconnectAttempts?: number;
   reconnectDelayMs?: number;
@@ -242,18 +244,23 @@ export class RemoteEnv implements Environment<RemoteState> {
     taskOf(prompt);
     await this.permits.acquire(signal);
     const handle = new SessionHandle(prompt, this.permits);
+    const full = new CapacityWait(this.options.timeoutMs ?? 30_000, this.reconnectDelayMs);
     try {
-      for (let attempt = 1; ; attempt++) {
+      for (let attempt = 1; ;) {
         try {
           handle.session = await this.options.server.open(signal);
           await this.resetChecked(handle, signal);
           return handle;
         } catch (e) {
           await handle.close();
-          // A full server (its own cap below ours) or a dropped connection: wait and retry, a bounded number of times.
-          const transient = e instanceof SessionLost || isCapacityRefusal(e);
-          if (!transient || attempt >= this.reconnectAttempts || signal?.aborted) throw e;
-          await sleep(this.reconnectDelayMs * 2 ** (attempt - 1), signal);
+          if (signal?.aborted) throw e;
+          // A full server (its own cap below ours) is waited out, bounded; a dropped connection retried a few times.
+          if (isCapacityRefusal(e)) {
+            if (await full.next(signal)) continue;
+            throw inContext(e, `the server stayed full for ${full.bound}`);
+          }
+          if (!(e instanceof SessionLost) || attempt >= this.reconnectAttempts) throw e;
+          await sleep(this.reconnectDelayMs * 2 ** (attempt++ - 1), signal);
         }
       }
     } catch (e) {

@@ -5,6 +5,7 @@
  * timeout) is a SessionLost, which the environment answers by reconnecting, while a server's own
  * refusal is a RemoteServerError.
  */
+import { sleep } from '../../util/sleep.ts';
 import { RemoteServerError, type RemoteReply } from './reply.ts';
 
 export interface RemoteSession {
@@ -27,6 +28,13 @@ export interface RemoteLimits {
   timeoutMs: number;
   /** Largest answer accepted, bytes (WebSocket maxPayload, HTTP body limit). */
   maxReplyBytes: number;
+  /** Sent as `Authorization: Bearer <token>` on every request and upgrade (env.tokenFile). */
+  token?: string;
+}
+
+/** The request headers that carry the limits' token, if any. */
+export function authHeaders(limits: RemoteLimits): Record<string, string> {
+  return limits.token === undefined ? {} : { authorization: `Bearer ${limits.token}` };
 }
 
 /** The connection failed or dropped (not the server's verdict): worth a new session. */
@@ -45,9 +53,46 @@ export class ServerTimedOut extends RemoteServerError {
   readonly retryable = false;
 }
 
-/** The server refused a session because it holds as many as it allows (OpenEnv's CAPACITY_REACHED). */
+/**
+ * The server refused a session because it holds as many as it allows: OpenEnv's CAPACITY_REACHED, or
+ * an HTTP server's 503 (what `trace-rl env serve --protocol agentgym` answers a /create past its cap;
+ * AgentGym's own servers have no cap).
+ */
 export function isCapacityRefusal(e: unknown): boolean {
-  return (e as { code?: unknown } | null)?.code === 'CAPACITY_REACHED';
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'CAPACITY_REACHED' || code === 'http_503';
+}
+
+/**
+ * Waiting out a full server (docs/environments.md: "a refusal is waited out"): the waits double from
+ * firstMs up to 5 s, for at most 10 × env.timeoutMs in all (5 minutes by default), time for a server
+ * to close sessions a killed run left open (`trace-rl env serve --session-timeout`, OpenEnv's
+ * session_timeout). `next` sleeps and says whether to try again.
+ */
+export class CapacityWait {
+  private readonly deadline: number;
+  private delay: number;
+
+  constructor(
+    readonly timeoutMs: number,
+    firstMs = 250,
+  ) {
+    this.deadline = performance.now() + 10 * timeoutMs;
+    this.delay = firstMs;
+  }
+
+  async next(signal?: AbortSignal): Promise<boolean> {
+    const left = this.deadline - performance.now();
+    if (left <= 0) return false;
+    await sleep(Math.min(this.delay, left), signal);
+    this.delay = Math.min(this.delay * 2, 5_000);
+    return true;
+  }
+
+  /** How long a full server is waited for, in words, for messages. */
+  get bound(): string {
+    return `${Math.round((10 * this.timeoutMs) / 1000)} s (10 × env.timeoutMs)`;
+  }
 }
 
 /**

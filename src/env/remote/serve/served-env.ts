@@ -21,6 +21,11 @@ export interface ServedEnvOptions {
   /** Most sessions open at once; one more is refused (OpenEnv's max_concurrent_envs). */
   maxSessions: number;
   perturb?: boolean;
+  /**
+   * A session unused this long (no reset or step) is closed by reapIdle: a client killed with kill -9
+   * never closes its sessions, and they would keep the server full for good.
+   */
+  idleTimeoutMs?: number;
 }
 
 export class ServedSession {
@@ -28,6 +33,11 @@ export class ServedSession {
   state?: unknown;
   turns: Turn[] = [];
   done = false;
+  closed = false;
+  /** When a reset or a step last used it (Date.now()). */
+  lastUsed = Date.now();
+  /** What the transport does when the session is reaped (close its socket, forget its id). */
+  onReap?: () => void;
   constructor(readonly number: number) {}
 }
 
@@ -40,7 +50,9 @@ export class ServedEnv {
   readonly prompts: Prompt[];
   private readonly byId: Map<string, number>;
   private opened = 0;
-  private live = 0;
+  private readonly live = new Set<ServedSession>();
+  /** What the server did, for clients and tests that reconcile their own counts (GET /sessions). */
+  readonly counts = { opened: 0, reaped: 0, resets: 0, steps: 0 };
 
   constructor(
     readonly setup: EnvironmentSetup,
@@ -52,27 +64,53 @@ export class ServedEnv {
   }
 
   get openSessions(): number {
-    return this.live;
+    return this.live.size;
   }
 
   get maxSessions(): number {
     return this.options.maxSessions;
   }
 
-  /** A new session, or undefined when the cap is reached. */
-  open(): ServedSession | undefined {
-    if (this.live >= this.options.maxSessions) return undefined;
-    this.live++;
-    return new ServedSession(++this.opened);
+  get idleTimeoutMs(): number | undefined {
+    return this.options.idleTimeoutMs;
   }
 
-  close(_session: ServedSession): void {
-    this.live--;
+  /** A new session, or undefined when the cap is reached. */
+  open(): ServedSession | undefined {
+    if (this.live.size >= this.options.maxSessions) return undefined;
+    const session = new ServedSession(++this.opened);
+    this.live.add(session);
+    this.counts.opened++;
+    return session;
+  }
+
+  /** Ends a session (again: nothing). */
+  close(session: ServedSession): void {
+    if (session.closed) return;
+    session.closed = true;
+    this.live.delete(session);
+  }
+
+  /** Closes every session idle for longer than idleTimeoutMs (none without one); returns how many. */
+  reapIdle(now = Date.now()): number {
+    const limit = this.options.idleTimeoutMs;
+    if (limit === undefined) return 0;
+    let reaped = 0;
+    for (const s of [...this.live]) {
+      if (now - s.lastUsed <= limit) continue;
+      this.close(s);
+      s.onReap?.();
+      reaped++;
+    }
+    this.counts.reaped += reaped;
+    return reaped;
   }
 
   /** Resets `session` to the task the parameters name. */
   async reset(session: ServedSession, params: Record<string, unknown>): Promise<RemoteReply> {
     const prompt = this.taskOf(params);
+    session.lastUsed = Date.now();
+    this.counts.resets++;
     session.prompt = prompt;
     session.state = await this.setup.env.reset(prompt);
     session.turns = [];
@@ -84,6 +122,8 @@ export class ServedEnv {
     const prompt = session.prompt;
     if (!prompt) throw new ServedEnvError('step before reset: reset the session with a task first');
     if (session.done) throw new ServedEnvError(`the episode of task "${prompt.id}" has ended: reset the session`);
+    session.lastUsed = Date.now();
+    this.counts.steps++;
     const { thought, action } = this.readAction(text);
     const o = await this.setup.env.step(session.state, action);
     session.state = o.state;

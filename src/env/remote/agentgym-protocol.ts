@@ -10,6 +10,15 @@
  * Servers report their own failures as HTTP 200 with {"error": "..."} (the environment wrappers catch
  * every exception); FastAPI's validation errors are HTTP 422 {"detail"}. No route saves or restores an
  * environment's state: a prefix is reached again by replay.
+ *
+ * Dialects (AgentGymDialect): the session key is `id` (TextCraft, BabyAI, SciWorld, ALFWorld) or
+ * `env_idx` (WebShop, SQLGym, SearchQA, the tool environments, WebArena: in every body and query,
+ * /create answers a bare number, /reset answers `[observation, null]`, /step `{"state", …}`, and
+ * SQLGym has no /close); every route may sit under a path prefix (`/webshop/create`, a server that
+ * mounts several environments). The field a numbered task goes into at /reset differs too
+ * (`data_idx`, WebShop's `session_id`, SQLGym's `item_id`, the tool environments' `id`): that is the
+ * kind's `env.taskField` (tasks.ts). Candidate actions may come from a route of the server's own
+ * (WebShop's `GET /available_actions?env_idx=`): parseAgentGymCandidates.
  */
 import { z } from 'zod';
 import { clipped, complaint, jsonRecord, RemoteProtocolError, RemoteServerError, rewardOf, type RemoteReply } from './reply.ts';
@@ -23,14 +32,32 @@ export interface HttpRequest {
 
 export type AgentGymId = number | string;
 
-export const agentGymRequests = {
-  create: (): HttpRequest => ({ method: 'POST', path: '/create', body: {} }),
-  /** A task's parameters (`{data_idx: n}` for an index) go into the body beside the id. */
-  reset: (id: AgentGymId, params: Record<string, unknown>): HttpRequest => ({ method: 'POST', path: '/reset', body: { ...params, id } }),
-  step: (id: AgentGymId, action: string): HttpRequest => ({ method: 'POST', path: '/step', body: { id, action } }),
-  observation: (id: AgentGymId): HttpRequest => ({ method: 'GET', path: `/observation?id=${encodeURIComponent(String(id))}` }),
-  close: (id: AgentGymId): HttpRequest => ({ method: 'POST', path: '/close', body: { id } }),
-};
+export interface AgentGymDialect {
+  /** The session key's name in bodies and queries. */
+  key: 'id' | 'env_idx';
+  /** Put before every route ('' or e.g. '/webshop'). */
+  prefix: string;
+}
+
+export const ID_DIALECT: AgentGymDialect = { key: 'id', prefix: '' };
+
+/** The requests of a dialect. */
+export function agentGymRoutes({ key, prefix }: AgentGymDialect) {
+  const query = (id: AgentGymId) => `${key}=${encodeURIComponent(String(id))}`;
+  return {
+    create: (): HttpRequest => ({ method: 'POST', path: `${prefix}/create`, body: {} }),
+    /** A task's parameters (`{data_idx: n}` for an index) go into the body beside the session key. */
+    reset: (id: AgentGymId, params: Record<string, unknown>): HttpRequest => ({ method: 'POST', path: `${prefix}/reset`, body: { ...params, [key]: id } }),
+    step: (id: AgentGymId, action: string): HttpRequest => ({ method: 'POST', path: `${prefix}/step`, body: { [key]: id, action } }),
+    observation: (id: AgentGymId): HttpRequest => ({ method: 'GET', path: `${prefix}/observation?${query(id)}` }),
+    close: (id: AgentGymId): HttpRequest => ({ method: 'POST', path: `${prefix}/close`, body: { [key]: id } }),
+    /** A route listing the current candidate actions, e.g. `/available_actions`. */
+    candidates: (id: AgentGymId, route: string): HttpRequest => ({ method: 'GET', path: `${prefix}${route}?${query(id)}` }),
+  };
+}
+
+/** The requests of the `id` dialect with no prefix (TextCraft's). */
+export const agentGymRequests = agentGymRoutes(ID_DIALECT);
 
 /** The server's own error payload (`{"error": "..."}` with HTTP 200), thrown as RemoteServerError. */
 function refuseError(raw: unknown, where: string): void {
@@ -70,6 +97,8 @@ const replyObject = z
 export function parseAgentGymReply(raw: unknown, where: string, kind: 'reset' | 'step'): RemoteReply | undefined {
   refuseError(raw, where);
   if (typeof raw === 'string') return { observation: raw, done: false, info: {} };
+  // The env_idx dialect's reset: `[observation, null]` (a Python tuple).
+  if (kind === 'reset' && Array.isArray(raw) && typeof raw[0] === 'string') return { observation: raw[0], done: false, info: {} };
   const o = replyObject.safeParse(raw);
   if (!o.success)
     throw new RemoteProtocolError(`${where}: /${kind} answered ${clipped(JSON.stringify(raw) ?? String(raw))}; expected {"observation", "reward", "done"}`);
@@ -90,4 +119,24 @@ export function parseAgentGymObservation(raw: unknown, where: string): string {
   const o = z.object({ observation: z.string() }).passthrough().safeParse(raw);
   if (o.success) return o.data.observation;
   throw new RemoteProtocolError(`${where}: /observation answered ${clipped(JSON.stringify(raw) ?? String(raw))}; expected the observation text`);
+}
+
+/**
+ * A candidates route's answer as action texts: a list of texts, or WebShop's
+ * `{"has_search_bar", "clickables": [...]}`, whose clickables are sent as `click[<name>]` (a search
+ * needs a query of the policy's own, so it is not listed).
+ */
+export function parseAgentGymCandidates(raw: unknown, where: string): string[] {
+  refuseError(raw, where);
+  const texts = z.array(z.union([z.string(), z.number()]).transform(String));
+  const list = texts.safeParse(raw);
+  if (list.success) return list.data;
+  const webshop = z
+    .object({ clickables: z.array(z.string()) })
+    .passthrough()
+    .safeParse(raw);
+  if (webshop.success) return webshop.data.clickables.map((c) => `click[${c}]`);
+  throw new RemoteProtocolError(
+    `${where}: the candidates route answered ${clipped(JSON.stringify(raw) ?? String(raw))}; expected a list of action texts or {"clickables": [...]}`,
+  );
 }

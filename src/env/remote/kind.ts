@@ -79,15 +79,47 @@ const shared = {
     .min(1)
     .optional()
     .describe('openenv, agentgym: a file whose first line is the server’s token, sent as Authorization: Bearer (trace-rl env serve --token-file).'),
+  taskField: z
+    .string()
+    .regex(/^[A-Za-z_][\w-]{0,63}$/, 'a field name')
+    .optional()
+    .describe(
+      'openenv, agentgym: the reset field a numbered task goes into (default seed for openenv, data_idx for agentgym; AgentGym’s SQLGym reads item_id, WebShop session_id, the tool environments id).',
+    ),
 };
 
 const openenv = kindObject('openenv', {
   ...shared,
   observationField: z.string().min(1).optional().describe('openenv: the observation’s string field the agent reads (default: its only string field).'),
+  candidatesField: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('openenv: an observation field listing the candidate actions (texts or numbers), e.g. legal_actions; default: the metadata’s candidates only.'),
 });
-const agentgym = kindObject('agentgym', shared);
+const agentgym = kindObject('agentgym', {
+  ...shared,
+  sessionKey: z
+    .enum(['id', 'env_idx'])
+    .default('id')
+    .describe(
+      'agentgym: the session key in every body and query: id (TextCraft, BabyAI, SciWorld, ALFWorld) or env_idx (WebShop, SQLGym, SearchQA, the tool environments, WebArena).',
+    ),
+  pathPrefix: z
+    .string()
+    .regex(/^(\/[\w.-]+)*$/, 'empty, or /name segments')
+    .default('')
+    .describe('agentgym: a path every route sits under, e.g. /webshop for a server that mounts /webshop/create …; default none.'),
+  candidatesRoute: z
+    .string()
+    .regex(/^\/[\w./-]*$/, 'a path')
+    .optional()
+    .describe(
+      'agentgym: a GET route listing the candidate actions after each reset and step, asked with the session key, e.g. /available_actions (WebShop: its clickables become click[…]); default none.',
+    ),
+});
 
-type SharedSettings = Omit<z.output<typeof agentgym>, 'kind'>;
+type SharedSettings = Omit<z.output<typeof agentgym>, 'kind' | 'sessionKey' | 'pathPrefix' | 'candidatesRoute'>;
 
 export const openEnvKind = envKind('openenv', openenv, {
   async build(s, { maxTurns }) {
@@ -101,14 +133,26 @@ export const openEnvKind = envKind('openenv', openenv, {
         throw new RemoteServerError(`openenv server ${probe.url}: GET /schema failed (${(e as Error).message}); give env.action.field to go without it`);
     }
     const actionField = schema === undefined ? s.action.field! : actionFieldFromSchema(schema, `openenv server ${probe.url}`, s.action.field);
-    const server = new OpenEnvServer({ ...limits, url: s.url, actionField, ...(s.observationField ? { observationField: s.observationField } : {}) });
-    return setupOver(server, s, maxTurns, 'seed', 'openenv');
+    const server = new OpenEnvServer({
+      ...limits,
+      url: s.url,
+      actionField,
+      ...(s.observationField ? { observationField: s.observationField } : {}),
+      ...(s.candidatesField ? { candidatesField: s.candidatesField } : {}),
+    });
+    return setupOver(server, s, maxTurns, s.taskField ?? 'seed', 'openenv');
   },
 });
 
 export const agentGymKind = envKind('agentgym', agentgym, {
   async build(s, { maxTurns }) {
-    return setupOver(new AgentGymServer({ ...limitsOf(s), url: s.url }), s, maxTurns, 'data_idx', 'agentgym');
+    const server = new AgentGymServer({
+      ...limitsOf(s),
+      url: s.url,
+      dialect: { key: s.sessionKey, prefix: s.pathPrefix },
+      ...(s.candidatesRoute ? { candidatesRoute: s.candidatesRoute } : {}),
+    });
+    return setupOver(server, s, maxTurns, s.taskField ?? 'data_idx', 'agentgym');
   },
 });
 
@@ -127,10 +171,14 @@ async function setupOver(server: RemoteServer, s: SharedSettings, maxTurns: numb
   const isTest = new Set(testTasks.map((t) => t.id));
   const train = accepted.filter((a) => !isTest.has(a.task.id)).map((a) => taskPrompt(a.task, a.first, dataset, s.questionAfter));
   const test = accepted.filter((a) => isTest.has(a.task.id)).map((a) => taskPrompt(a.task, a.first, dataset, s.questionAfter));
-  if (train.length === 0)
+  if (train.length === 0) {
+    const first = refused.find((r) => !isTest.has(r.task.id))!.message;
+    // FastAPI answers a reset body without the field it requires with 422: the numbered task went into the wrong field.
+    const hint = / HTTP 422: /.test(first) ? ` (a 422 at reset: the server may read the task's number from another field than "${numberParam}": set env.taskField)` : '';
     throw new RemoteServerError(
-      `${server.protocol} server ${server.url}: all ${trainTasks.length} training tasks were refused at setup, none is left to train on; the first: ${refused.find((r) => !isTest.has(r.task.id))!.message}`,
+      `${server.protocol} server ${server.url}: all ${trainTasks.length} training tasks were refused at setup, none is left to train on${hint}; the first: ${first}`,
     );
+  }
   const env = new RemoteEnv({
     server,
     maxTurns,

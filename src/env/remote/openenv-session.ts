@@ -17,6 +17,8 @@ export interface OpenEnvServerOptions extends RemoteLimits {
   actionField: string;
   /** The observation's text field (observationText). */
   observationField?: string;
+  /** The observation's field that lists candidate actions (e.g. `legal_actions`). */
+  candidatesField?: string;
 }
 
 export class OpenEnvServer implements RemoteServer {
@@ -180,7 +182,7 @@ class OpenEnvSession implements RemoteSession {
 
   private async observation(message: string, signal?: AbortSignal): Promise<RemoteReply> {
     const text = await this.request(message, signal);
-    const parsed = parseOpenEnvMessage(text, this.where, this.options.observationField);
+    const parsed = parseOpenEnvMessage(text, this.where, this.options.observationField, this.options.candidatesField);
     if (parsed.kind !== 'observation') throw new RemoteProtocolError(`${this.where}: answered a ${parsed.kind} message where an observation was due`);
     return parsed.reply;
   }

@@ -62,6 +62,8 @@ export interface Environment<S = unknown> {
   release?(state: S): void | Promise<void>;
   /** What restoring this state cost (a server's replay of the prefix); the engine reads it once, right after restore. */
   restoreCost?(state: S): RestoreCost | undefined;
+  /** A server environment's load since the last call (what it sent the server), for the step's metrics. */
+  takeServerLoad?(): ServerLoad;
   /**
    * 'roots-only': no intermediate prefix can be restored (a server environment that is not
    * replay-deterministic, by the user's `env.branching: roots-only`): the engine offers no prefix to a
@@ -82,6 +84,19 @@ export interface Environment<S = unknown> {
 /** The cost of one restore by replay: environment steps replayed and the wall milliseconds it took. */
 export interface RestoreCost {
   steps: number;
+  ms: number;
+}
+
+/**
+ * What a server environment sent its server: sessions reset, steps sent for trajectories (generated),
+ * steps sent again to restore a prefix or a dropped session (replayed), and the wall milliseconds its
+ * calls took (summed over concurrent calls). Counted when a request is sent, so a server's own counts
+ * of the same period match.
+ */
+export interface ServerLoad {
+  resets: number;
+  steps: number;
+  replayedSteps: number;
   ms: number;
 }
 

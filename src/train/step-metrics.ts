@@ -5,6 +5,7 @@ import { isMixed, rewardedLeaves, root, walk } from '../tree/index.ts';
 import type { RolloutTree } from '../tree/types.ts';
 import type { StepDetails, StoredBin } from '../record/step-details.ts';
 import type { StepResult } from '../rollout/index.ts';
+import type { ServerLoad } from '../env/types.ts';
 
 /** Contrast and reward metrics of one step's trees (keys documented in metrics.ts). */
 export function contrastMetrics(trees: readonly RolloutTree[]): Record<string, number> {
@@ -66,6 +67,18 @@ export function replayMetrics(env: { restoreCost?: unknown }, r: Pick<StepResult
     replay_ms: r.replayCost.ms,
     replay_mismatches: Object.values(r.replayMismatches.byPrompt).reduce((a, b) => a + b, 0),
   };
+}
+
+/**
+ * A server environment's load this step (env.takeServerLoad): the environment steps sent for
+ * trajectories and sent again by replays, the sessions reset, and the time spent in its calls. None
+ * for an in-process environment, nor when rollout workers (engine.workers > 1) ran part of the step in
+ * their own processes, whose load this process does not see.
+ */
+export function serverLoadMetrics(env: { takeServerLoad?: () => ServerLoad }, workers: number): Record<string, number> {
+  const load = env.takeServerLoad?.();
+  if (!load || workers > 1) return {};
+  return { env_steps: load.steps, env_replayed_steps: load.replayedSteps, env_resets: load.resets, env_ms: load.ms };
 }
 
 /** details.replay of a server environment's step (undefined otherwise). */

@@ -15,7 +15,17 @@ import type { Components } from './components.ts';
 import { probeOutcomes } from './probe.ts';
 import { stepRollouts, type StepRollouts } from './step-rollouts.ts';
 import type { TrainConfig } from './config.ts';
-import { allocationDetails, contrastMetrics, costMetrics, predictorMetrics, promptOutcomes, replayDetails, replayMetrics, storedBins } from './step-metrics.ts';
+import {
+  allocationDetails,
+  contrastMetrics,
+  costMetrics,
+  predictorMetrics,
+  promptOutcomes,
+  replayDetails,
+  replayMetrics,
+  serverLoadMetrics,
+  storedBins,
+} from './step-metrics.ts';
 import type { Prompt } from '../tree/types.ts';
 import type { StepDetails, TreeRecord } from '../record/index.ts';
 
@@ -160,6 +170,7 @@ export function stepRecord(
     ...ended?.metrics,
     ...costMetrics(rollout.spend),
     ...replayMetrics(parts.env, rollout),
+    ...serverLoadMetrics(parts.env, ctx.config.engine.workers),
     ...collected.plan.metrics,
     cum_trajectories: state.cumulative.bare + state.cumulative.continuation,
     cum_turns: state.cumulative.turns,

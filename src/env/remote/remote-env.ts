@@ -18,7 +18,7 @@
 import { sleep } from '../../util/sleep.ts';
 import type { Action, Prompt, Turn, TurnEnv } from '../../tree/types.ts';
 import { EnvError, ReplayMismatch } from '../errors.ts';
-import type { EnvCallOptions, Environment, RestoreCost, StepOutcome } from '../types.ts';
+import type { EnvCallOptions, Environment, RestoreCost, ServerLoad, StepOutcome } from '../types.ts';
 import { actionText, parseRemoteTurn, type ActionTextMode } from './action-text.ts';
 import { replyInfo, type RemoteReply } from './reply.ts';
 import { CapacityWait, isCapacityRefusal, SessionLost, SessionPermits, type RemoteServer, type RemoteSession } from './session.ts';
@@ -81,6 +81,7 @@ export class RemoteEnv implements Environment<RemoteState> {
   private readonly permits: SessionPermits;
   private readonly reconnectAttempts: number;
   private readonly reconnectDelayMs: number;
+  private load: ServerLoad = { resets: 0, steps: 0, replayedSteps: 0, ms: 0 };
 
   constructor(private readonly options: RemoteEnvOptions) {
     this.name = `${options.server.protocol}:${options.server.url}`;
@@ -117,7 +118,7 @@ export class RemoteEnv implements Environment<RemoteState> {
     try {
       for (const [i, turn] of turns.entries()) {
         if (options.signal?.aborted) throw options.signal.reason;
-        const reply = await this.send(handle, actionText(turn.action, this.options.action), options.signal);
+        const reply = await this.send(handle, actionText(turn.action, this.options.action), options.signal, 'replayed');
         const differs = difference(turn, reply);
         if (differs) throw new ReplayMismatch(prompt.id, i, differs.field, differs.recorded, differs.replayed, { steps: i + 1, ms: performance.now() - t0 });
       }
@@ -127,6 +128,12 @@ export class RemoteEnv implements Environment<RemoteState> {
     }
     handle.restoreCost = { steps: turns.length, ms: performance.now() - t0 };
     return { handle, turn: turns.length, done: false };
+  }
+
+  takeServerLoad(): ServerLoad {
+    const load = this.load;
+    this.load = { resets: 0, steps: 0, replayedSteps: 0, ms: 0 };
+    return load;
   }
 
   restoreCost(state: RemoteState): RestoreCost | undefined {
@@ -153,6 +160,18 @@ export class RemoteEnv implements Environment<RemoteState> {
     if (handle.released) throw new EnvError(`${this.name}: step called on a released session (task "${task}")`);
     if (state.turn !== handle.at)
       throw new EnvError(`${this.name}: task "${task}": a server session steps forward only; this state is at turn ${state.turn}, its session at ${handle.at}`);
+    // Under `input` an unparseable turn has no action text: what its input holds is trace-rl's own
+    // diagnostic, and sending it would spend the environment's move on text no model wrote. It is not
+    // sent; the trajectory ends there, invalid, with reward 0 (docs/environments.md).
+    if (action.type === 'invalid' && this.options.action === 'input')
+      return {
+        state: { handle, turn: state.turn + 1, done: true },
+        observation: `not sent: ${action.input}`,
+        done: true,
+        reward: 0,
+        reason: 'invalid_action',
+        invalid: true,
+      };
     const text = actionText(action, this.options.action);
     const reply = await this.stepSafely(handle, text, options.signal);
     const info = replyInfo(reply.info, `${this.name} (task "${task}")`);
@@ -179,24 +198,36 @@ export class RemoteEnv implements Environment<RemoteState> {
   private async stepSafely(handle: SessionHandle, text: string, signal?: AbortSignal): Promise<RemoteReply> {
     if (handle.broken) await this.reconnect(handle, signal);
     try {
-      return await this.send(handle, text, signal);
+      return await this.send(handle, text, signal, 'generated');
     } catch (e) {
       if (!(e instanceof SessionLost) || signal?.aborted) {
         handle.broken = true;
         throw e;
       }
       await this.reconnect(handle, signal);
-      return this.send(handle, text, signal);
+      return this.send(handle, text, signal, 'generated');
     }
   }
 
-  /** Sends one action on the handle's session and records it. */
-  private async send(handle: SessionHandle, text: string, signal?: AbortSignal): Promise<RemoteReply> {
+  /** Sends one action on the handle's session and records it; counted as sent (a trajectory's step, or a replay's). */
+  private async send(handle: SessionHandle, text: string, signal: AbortSignal | undefined, kind: 'generated' | 'replayed'): Promise<RemoteReply> {
     if (!handle.session) throw new SessionLost('the session is closed');
-    const reply = await handle.session.step(text, signal);
+    if (kind === 'generated') this.load.steps++;
+    else this.load.replayedSteps++;
+    const reply = await this.timed(() => handle.session!.step(text, signal));
     handle.at++;
     handle.history.push({ text, reply });
     return reply;
+  }
+
+  /** A server call, its wall time added to the load. */
+  private async timed<T>(call: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await call();
+    } finally {
+      this.load.ms += performance.now() - t0;
+    }
   }
 
   /**
@@ -216,7 +247,7 @@ export class RemoteEnv implements Environment<RemoteState> {
         handle.session = await this.options.server.open(signal);
         await this.resetChecked(handle, signal);
         for (const [i, h] of history.entries()) {
-          const reply = await this.send(handle, h.text, signal);
+          const reply = await this.send(handle, h.text, signal, 'replayed');
           if (reply.observation !== h.reply.observation || reply.done !== h.reply.done || reply.reward !== h.reply.reward)
             throw new EnvError(
               `${this.name}: task "${handle.prompt.id}": the session was lost and its replay differed at turn ${i} (the environment is not replay-deterministic)`,
@@ -274,7 +305,8 @@ export class RemoteEnv implements Environment<RemoteState> {
   /** Resets the handle's session with its task; the first observation must be the prompt the policy was shown. */
   private async resetChecked(handle: SessionHandle, signal?: AbortSignal): Promise<void> {
     const task = taskOf(handle.prompt);
-    const reply = await handle.session!.reset(task.params, signal);
+    this.load.resets++;
+    const reply = await this.timed(() => handle.session!.reset(task.params, signal));
     if (reply.observation !== task.observation) throw new ReplayMismatch(handle.prompt.id, 0, 'prompt', task.observation, reply.observation);
   }
 }

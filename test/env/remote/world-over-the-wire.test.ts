@@ -114,8 +114,9 @@ const withoutTurnEnv = (trees: RolloutTree[]) =>
       }),
     ),
   }));
+/** The metrics both runs have: the wire run adds the replays' cost and the server's load (replay_*, env_*). */
 const comparable = (metrics: Record<string, number>) =>
-  Object.fromEntries(Object.entries(metrics).filter(([k]) => !k.startsWith('time_') && !k.startsWith('replay_')));
+  Object.fromEntries(Object.entries(metrics).filter(([k]) => !k.startsWith('time_') && !k.startsWith('replay_') && !k.startsWith('env_')));
 
 test('train over the wire (OpenEnv by `trace-rl env serve`, AgentGym) stores the trees, rewards, metrics and details of the in-process world, continuations by replay', async () => {
   let t = 0;

@@ -13,7 +13,20 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../../helpers/run-cli.ts';
+import { spawn } from 'node:child_process';
+import { BIN, runCli } from '../../helpers/run-cli.ts';
+
+/** `trace-rl …args`: its exit code, stderr, and the seconds from its last stderr line to its exit. */
+function runTimed(args: string[]): Promise<{ code: number | null; stderr: string; afterLastLine: number }> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  let lastLineAt = performance.now();
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    lastLineAt = performance.now();
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr, afterLastLine: (performance.now() - lastLineAt) / 1000 })));
+}
 
 const root = mkdtempSync(join(tmpdir(), 'trace-stuck-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -22,7 +35,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
  * An AgentGym stand-in listing one candidate; /step hangs for the tasks in `hangs`, else ends the
  * episode; `drifts`: each reset answers another first observation (a server nondeterministic at reset).
  */
-async function standIn(hangs: (task: number) => boolean, drifts = false) {
+async function standIn(hangs: (task: number) => boolean, drifts = false, drips = false) {
   let resets = 0;
   const taskOf = new Map<number, number>();
   let next = 0;
@@ -41,7 +54,14 @@ async function standIn(hangs: (task: number) => boolean, drifts = false) {
       }
       if (req.url === '/step') {
         steps.sent++;
-        if (hangs(taskOf.get(body.id!)!)) return; // never answers
+        if (hangs(taskOf.get(body.id!)!)) {
+          if (!drips) return; // never answers
+          // Or answers one byte at a time, never finishing.
+          res.writeHead(200, { 'content-type': 'application/json' });
+          const drip = setInterval(() => res.write(' '), 50);
+          res.on('close', () => clearInterval(drip));
+          return;
+        }
         return reply({ observation: 'out', reward: 1, done: true, info: {} });
       }
       return reply(true);
@@ -88,18 +108,24 @@ test('some tasks hang: the step goes on, and one stderr line under --quiet says 
   assert.equal(steps.sent, 8, `every trajectory sent one step (${failed} of them to the hung task), none twice`);
 });
 
-test('every task hangs: the run ends in one line naming the server, and the process exits right after it', async () => {
-  const { url, steps } = await standIn(() => true);
-  const t0 = Date.now();
-  const r = await runCli(['train', '--config', configFor(url), '--out', join(root, 'all'), '--quiet']);
-  const seconds = (Date.now() - t0) / 1000;
-  assert.equal(r.code, 1, r.stderr);
-  const lines = r.stderr.trim().split('\n');
-  assert.equal(lines.length, 1, r.stderr);
-  assert.match(lines[0]!, /^trace-rl train: the environment server failed: all 8 trajectories of step 0 ended in an error .*no answer within 400 ms/);
-  assert.equal(steps.sent, 8, 'one /step per trajectory, none retried');
-  // Liveness with a wide margin: 8 trajectories × one 0.4 s timeout, not attempts × reconnects × timeouts (and no hung socket keeping the process up).
-  assert.ok(seconds < 60, `exited after ${seconds} s`);
+test('every task hangs, or drips its answers: the run ends in one line naming the server, and the process exits right after it', async () => {
+  for (const [what, drips, said] of [
+    ['hang', false, 'no answer within 400 ms'],
+    ['drip', true, 'the answer did not arrive whole within 400 ms'],
+  ] as const) {
+    const { url, steps } = await standIn(() => true, false, drips);
+    const t0 = Date.now();
+    const r = await runTimed(['train', '--config', configFor(url), '--out', join(root, `all-${what}`), '--quiet']);
+    const seconds = (Date.now() - t0) / 1000;
+    assert.equal(r.code, 1, r.stderr);
+    const lines = r.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(lines[0]!, new RegExp(`^trace-rl train: the environment server failed: all 8 trajectories of step 0 ended in an error .*${said}`), what);
+    assert.equal(steps.sent, 8, `${what}: one /step per trajectory, none retried`);
+    // Liveness with a wide margin: 8 trajectories × one 0.4 s timeout, not attempts × reconnects × timeouts (and no socket of the server keeping the process up).
+    assert.ok(seconds < 60, `${what}: exited after ${seconds} s`);
+    assert.ok(r.afterLastLine < 5, `${what}: exited ${r.afterLastLine} s after its last line (no socket of the server keeps it alive)`);
+  }
 });
 
 test('a server nondeterministic at reset: no trajectory runs, and the run ends in one line instead of a silent step that trained nothing', async () => {

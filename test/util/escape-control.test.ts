@@ -22,3 +22,23 @@ test('JSON nesting is measured outside strings and stops at the bound', () => {
   assert.deepEqual(jsonNestingPast('[[[[1]]]]', 3), { at: 3 });
   assert.ok(jsonNestingPast('['.repeat(100_000), 64), 'an answer nested 100,000 deep');
 });
+
+test('every one-line failure quotes a server’s text escaped: a policy server’s, a Tinker engine’s, an environment’s, a step’s causes', async () => {
+  const { serverFailure } = await import('../../src/cli/server-failure.ts');
+  const { failureLine } = await import('../../src/cli/failures.ts');
+  const { PolicyCallError } = await import('../../src/policy/errors.ts');
+  const { RemoteServerError } = await import('../../src/env/remote/reply.ts');
+  const hostile = 'boom\u001b]0;owned\u0007\r\u001b[2Kforged\u001b[6n';
+  const escaped = 'boom\\x1b]0;owned\\x07\\r\\x1b[2Kforged\\x1b[6n';
+  for (const e of [
+    new PolicyCallError('server_error', `http://127.0.0.1:8000/v1/chat/completions answered HTTP 500: ${hostile}`),
+    new PolicyCallError('server_error', `http://127.0.0.1:8080/api/v1/asample answered HTTP 500: ${hostile}`),
+    new RemoteServerError(`agentgym server http://127.0.0.1:8001: the server refused: ${hostile}`),
+  ]) {
+    const line = serverFailure(e)!.message;
+    assert.ok(line.includes(escaped), line);
+    assert.doesNotMatch(line, /[\u0000-\u001f]/);
+  }
+  const line = failureLine({ command: 'trace-rl eval', failed: 1, total: 2, unit: 'questions', causes: `first: ${hostile}`, kept: 'kept', whenAll: '' });
+  assert.ok(line.includes(escaped), line);
+});

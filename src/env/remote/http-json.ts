@@ -27,8 +27,10 @@ export class HttpStatusError extends RemoteServerError {
   constructor(
     message: string,
     readonly status: number,
+    /** The body's own code where it gave one (CAPACITY_REACHED), else `http_<status>`. */
+    code = `http_${status}`,
   ) {
-    super(message, `http_${status}`);
+    super(message, code);
   }
 }
 
@@ -55,15 +57,18 @@ async function exchange(url: string, init: RequestInit, limits: RemoteLimits, wh
   }
   if (!res.ok) {
     let detail = text;
+    let code: string | undefined;
     try {
       if (jsonNestingPast(text, MAX_JSON_DEPTH)) throw new Error('too deep');
-      const j = JSON.parse(text) as { detail?: unknown; error?: unknown };
+      const j = JSON.parse(text) as { detail?: unknown; error?: unknown; code?: unknown };
       const d = j.detail ?? j.error;
       if (d !== undefined) detail = typeof d === 'string' ? d : JSON.stringify(d);
+      // A full server says so by code (trace-rl env serve's /create past its cap), as OpenEnv's frame does.
+      if (j.code === 'CAPACITY_REACHED') code = j.code;
     } catch {
       // not JSON: the text itself
     }
-    throw new HttpStatusError(`${where}: ${init.method} ${path} answered HTTP ${res.status}: ${complaint(detail)}`, res.status);
+    throw new HttpStatusError(`${where}: ${init.method} ${path} answered HTTP ${res.status}: ${complaint(detail)}`, res.status, code);
   }
   return parseServerJson(text, `${where}: ${init.method} ${path}`);
 }

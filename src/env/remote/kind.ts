@@ -174,7 +174,9 @@ async function setupOver(server: RemoteServer, s: SharedSettings, maxTurns: numb
   if (train.length === 0) {
     const first = refused.find((r) => !isTest.has(r.task.id))!.message;
     // FastAPI answers a reset body without the field it requires with 422: the numbered task went into the wrong field.
-    const hint = / HTTP 422: /.test(first) ? ` (a 422 at reset: the server may read the task's number from another field than "${numberParam}": set env.taskField)` : '';
+    const hint = / HTTP 422: /.test(first)
+      ? ` (a 422 at reset: the server may read the task's number from another field than "${numberParam}": set env.taskField)`
+      : '';
     throw new RemoteServerError(
       `${server.protocol} server ${server.url}: all ${trainTasks.length} training tasks were refused at setup, none is left to train on${hint}; the first: ${first}`,
     );

@@ -173,7 +173,14 @@ export class RemoteEnv implements Environment<RemoteState> {
         invalid: true,
       };
     const text = actionText(action, this.options.action);
-    const reply = await this.stepSafely(handle, text, options.signal);
+    let reply: RemoteReply;
+    try {
+      reply = await this.stepSafely(handle, text, options.signal);
+    } catch (e) {
+      // The server's message names the server and its complaint; the task is ours to add (once).
+      if (options.signal?.aborted || !(e instanceof Error) || e.message.includes(`task "${task}"`)) throw e;
+      throw inContext(e, `task "${task}", turn ${state.turn + 1}`);
+    }
     const info = replyInfo(reply.info, `${this.name} (task "${task}")`);
     const turn = state.turn + 1;
     const atLimit = !reply.done && turn >= this.maxTurns;

@@ -54,13 +54,13 @@ export class ServerTimedOut extends RemoteServerError {
 }
 
 /**
- * The server refused a session because it holds as many as it allows: OpenEnv's CAPACITY_REACHED, or
- * an HTTP server's 503 (what `trace-rl env serve --protocol agentgym` answers a /create past its cap;
- * AgentGym's own servers have no cap).
+ * The server refused a session because it holds as many as it allows: OpenEnv's CAPACITY_REACHED, in
+ * its error frame or in an HTTP error's body (`trace-rl env serve --protocol agentgym` answers a
+ * /create past its cap with HTTP 503 and that code; AgentGym's own servers have no cap). Any other
+ * 503 is a server's failure, not a full server.
  */
 export function isCapacityRefusal(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return code === 'CAPACITY_REACHED' || code === 'http_503';
+  return (e as { code?: unknown } | null)?.code === 'CAPACITY_REACHED';
 }
 
 /**

@@ -184,7 +184,7 @@ test('a server whose /step hangs or drips fails the step once, within one timeou
       );
       assert.ok(e instanceof ServerTimedOut, `${what}: ${String(e)}`);
       assert.equal((e as ServerTimedOut).retryable, false);
-      assert.match((e as Error).message, new RegExp(`agentgym server ${url}.*POST /step: .*within 500 ms \\(env.timeoutMs\\)`), what);
+      assert.match((e as Error).message, new RegExp(`^task "idx-0", turn 1: agentgym server ${url}.*POST /step: .*within 500 ms \\(env.timeoutMs\\)`), what);
       assert.equal(counts['/step'], 1, `${what}: the step was sent once (no reconnect and replay after a hang)`);
       assert.equal(counts['/create'], 1, `${what}: no second session`);
       await env.release(s);

@@ -4,7 +4,7 @@
  *    past --max-sessions the socket gets {"type":"error","data":{"code":"CAPACITY_REACHED"}} and is
  *    closed, as an OpenEnv server does). The action is `{"text": "..."}`, the observation `{"text": "..."}`.
  *  - agentgym: POST /create, /reset {id, data_idx}, /step {id, action}, /close {id} (→ true, or false for an unknown id), GET /observation?id=;
- *    failures answer HTTP 200 {"error": "..."}, as AgentGym's servers do; a /create past --max-sessions HTTP 503.
+ *    failures answer HTTP 200 {"error": "..."}, as AgentGym's servers do; a /create past --max-sessions HTTP 503 {"detail", "code": "CAPACITY_REACHED"}.
  * Bounded like every trace-rl server: request bodies and WebSocket frames by --max-body-bytes. Both
  * answer GET /sessions, the server's own counts ({open, opened, reaped, resets, steps}). Every request
  * and upgrade passes the local-user checks first (access.ts), and sessions idle past the served
@@ -178,8 +178,12 @@ async function serveAgentGym(served: ServedEnv, options: ServeOptions): Promise<
   app.get('/', (c) => c.json(`This is environment trace-rl ${served.kind}.`));
   app.post('/create', (c) => {
     const s = served.open();
-    // Past the cap: HTTP 503, "try again later", which a client waits out (AgentGym's own servers have no cap).
-    if (!s) return c.json({ detail: `at capacity: ${served.openSessions} of ${served.maxSessions} environments open; close one first` }, 503);
+    // Past the cap: HTTP 503 with OpenEnv's code, which a client waits out (AgentGym's own servers have no cap).
+    if (!s)
+      return c.json(
+        { detail: `at capacity: ${served.openSessions} of ${served.maxSessions} environments open; close one first`, code: 'CAPACITY_REACHED' },
+        503,
+      );
     sessions.set(s.number, s);
     s.onReap = () => sessions.delete(s.number);
     return c.json({ id: s.number });

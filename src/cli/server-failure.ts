@@ -36,7 +36,7 @@ export class StepTrainedNothing extends Error {
   override name = 'StepTrainedNothing';
   constructor(readonly step: number) {
     super(
-      `no trajectory of step ${step} ran: every reset or restore answered differently from the task's recorded first observation (a replay mismatch), so the step would train on nothing; the environment must answer a task's reset the same way each time (seed it through the task's parameters)`,
+      `no trajectory of step ${step} ran: every reset or restore was refused by the replay check (the environment answered a task's reset differently from its recorded first observation: a replay mismatch), so the step would train on nothing; the environment must answer a task's reset the same way each time (seed it through the task's parameters)`,
     );
   }
 }

@@ -90,13 +90,16 @@ test('SQLGym (env_idx, item_id, [observation, null], no /close): a task built, s
 test('SQLGym with the default task field (data_idx): the build fails in one line carrying the server’s 422 text and naming env.taskField', async () => {
   const server = await playback([sqlgym.episode[0]!, sqlgym.wrongTaskField!, sqlgym.episode[2]!]);
   const { taskField: _, ...dialect } = sqlgym.dialect;
-  await assert.rejects(async () => agentGymKind.build(settings(server.url, dialect, 3), { maxTurns: 4 }), (e: Error) => {
-    assert.ok(e instanceof RemoteServerError);
-    assert.doesNotMatch(e.message, /\n/);
-    assert.match(e.message, /another field than "data_idx": set env\.taskField/);
-    assert.match(e.message, /POST \/reset answered HTTP 422: .*item_id.*field required/);
-    return true;
-  });
+  await assert.rejects(
+    async () => agentGymKind.build(settings(server.url, dialect, 3), { maxTurns: 4 }),
+    (e: Error) => {
+      assert.ok(e instanceof RemoteServerError);
+      assert.doesNotMatch(e.message, /\n/);
+      assert.match(e.message, /another field than "data_idx": set env\.taskField/);
+      assert.match(e.message, /POST \/reset answered HTTP 422: .*item_id.*field required/);
+      return true;
+    },
+  );
 });
 
 test('WebShop under /webshop: session_id, and candidates from GET /available_actions (clickables as click[…]) on the prompt and after each step', async () => {

@@ -134,6 +134,9 @@ test('a server nondeterministic at reset: no trajectory runs, and the run ends i
   assert.equal(r.code, 1, r.stderr);
   const lines = r.stderr.trim().split('\n');
   assert.equal(lines.length, 1, r.stderr);
-  assert.match(lines[0]!, /^trace-rl train: the environment server failed: no trajectory of step 0 ran: every reset or restore was refused by the replay check/);
+  assert.match(
+    lines[0]!,
+    /^trace-rl train: the environment server failed: no trajectory of step 0 ran: every reset or restore was refused by the replay check/,
+  );
   assert.equal(steps.sent, 0);
 });

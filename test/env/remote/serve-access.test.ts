@@ -3,6 +3,7 @@
  * 6), against the real server code on real ports:
  *  - a WebSocket from another Origin, a foreign Host (DNS rebinding), a text/plain POST (no preflight)
  *    are refused; with a token, a request without it is refused and a run with env.tokenFile trains;
+ *    the fork extension's routes (GET /fork, POST /fork) pass the same checks;
  *  - a `train` killed with kill -9 mid-step leaves its AgentGym sessions open; the server reaps them
  *    after --session-timeout, the resumed run waits out the full server meanwhile, and the server's
  *    open sessions return to 0.
@@ -78,6 +79,29 @@ test('env serve refuses a foreign Origin (WebSocket and HTTP), a foreign Host an
   writeFileSync(tokenFile, `${TOKEN}\n`);
   const setup = await agentGymKind.build(agentGymKind.schema.parse({ kind: 'agentgym', url: gym.url, tasks: [0, 1], tokenFile }), { maxTurns: 4 });
   assert.equal(setup.train.length, 2);
+});
+
+test('the fork extension’s routes pass the same checks: GET /fork and POST /fork (AgentGym), GET /fork (OpenEnv)', async () => {
+  const fork = { maxKept: 8, ttlS: 60 };
+  const open = await serveEnvironment(new ServedEnv(world, 'world', { maxSessions: 4, fork }), 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  const gym = await serveEnvironment(new ServedEnv(world, 'world', { maxSessions: 4, fork }), 'agentgym', {
+    port: 0,
+    maxBodyBytes: 1 << 20,
+    access: { token: TOKEN },
+  });
+  after(() => Promise.all([open.close(), gym.close()]));
+  const bearer = { authorization: `Bearer ${TOKEN}` };
+  assert.equal((await raw(open.url, { path: '/fork' })).status, 200, 'a local client reads the offer');
+  assert.equal((await raw(open.url, { path: '/fork', headers: { origin: 'http://evil.example' } })).status, 403);
+  assert.equal((await raw(open.url, { path: '/fork', headers: { host: 'evil.example' } })).status, 403);
+  assert.equal((await raw(gym.url, { path: '/fork' })).status, 401, 'no token');
+  assert.equal((await raw(gym.url, { path: '/fork', headers: bearer })).status, 200);
+  const json = { 'content-type': 'application/json', ...bearer };
+  const body = JSON.stringify({ id: 1, key: 'k' });
+  assert.equal((await raw(gym.url, { method: 'POST', path: '/fork', headers: { 'content-type': 'application/json' }, body })).status, 401);
+  assert.equal((await raw(gym.url, { method: 'POST', path: '/fork', headers: { ...json, origin: 'http://evil.example' }, body })).status, 403);
+  assert.equal((await raw(gym.url, { method: 'POST', path: '/fork', headers: { ...json, 'content-type': 'text/plain' }, body })).status, 415);
+  assert.equal((await raw(gym.url, { method: 'POST', path: '/fork', headers: json, body })).status, 200, 'past the checks: the route answers');
 });
 
 test('kill -9 mid-step leaves sessions open; the server reaps them, the resumed run waits out the full server, and open sessions return to 0', async () => {

@@ -362,8 +362,10 @@ export class RemoteEnv implements Environment<RemoteState> {
   private async reconnect(handle: SessionHandle, signal?: AbortSignal): Promise<void> {
     const history = handle.history.splice(0);
     let last: unknown;
+    let tried = 0;
     this.fleet.countFailure(handle.member);
     for (let attempt = 1; attempt <= this.reconnectAttempts; attempt++) {
+      tried = attempt;
       await sleep(this.reconnectDelayMs * 2 ** (attempt - 1), signal);
       await handle.close();
       handle.at = 0;
@@ -392,9 +394,7 @@ export class RemoteEnv implements Environment<RemoteState> {
     handle.broken = true;
     throw inContext(
       last,
-      `${this.servers[handle.member]!.protocol} server ${this.fleet.url(handle.member)} failed during task "${handle.prompt.id}" (turn ${history.length + 1}, after ${
-        this.reconnectAttempts
-      } reconnects${this.fleet.size > 1 ? ` over ${this.fleet.size} servers` : ''})`,
+      `${this.servers[handle.member]!.protocol} server ${this.fleet.url(handle.member)} failed during task "${handle.prompt.id}" (turn ${history.length + 1}, after ${tried} reconnect${tried === 1 ? '' : 's'}${this.fleet.size > 1 ? ` over ${this.fleet.size} servers` : ''})`,
     );
   }
 

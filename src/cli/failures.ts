@@ -5,6 +5,8 @@
  * --base-url or --model would otherwise read as a policy that scores 0 (eval) or as an empty batch
  * (rollout). `trace-rl eval` and `trace-rl rollout` both report this way.
  */
+import { escapeControl } from '../util/escape-control.ts';
+
 export interface FailureReport {
   /** `trace-rl eval`, `trace-rl rollout`. */
   command: string;
@@ -23,7 +25,8 @@ export interface FailureReport {
 /** The report's line (without a newline). */
 export function failureLine(r: FailureReport): string {
   const all = r.failed === r.total;
-  return `${r.command}: ${r.failed} of ${r.total} ${r.unit} ended in an error after the engine's retries (${r.causes}); ${r.kept}${all ? `; ${r.whenAll}` : ''}`;
+  // The causes quote servers' own text: escaped, so it cannot drive the terminal.
+  return `${r.command}: ${r.failed} of ${r.total} ${r.unit} ended in an error after the engine's retries (${escapeControl(r.causes)}); ${r.kept}${all ? `; ${r.whenAll}` : ''}`;
 }
 
 /** Writes the line on stderr; sets exit code 1 when every one failed. Nothing when none failed. */

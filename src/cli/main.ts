@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { addTableCommands, type CommandEntry } from './command-table.ts';
 import { commands } from './commands/index.ts';
 import { UserError } from '../util/user-error.ts';
+import { escapeControl } from '../util/escape-control.ts';
 import { systemErrorLine } from './errors.ts';
 import { loadPlugins, pluginArgs } from './plugins.ts';
 
@@ -97,7 +98,7 @@ export async function main(args: string[], table: readonly CommandEntry[] | unde
       return;
     }
     if (e instanceof UserError) {
-      process.stderr.write(`trace-rl: ${e.message.split('\n')[0]}\n`);
+      process.stderr.write(`trace-rl: ${escapeControl(e.message.split('\n')[0]!)}\n`);
       process.exitCode = 2;
       return;
     }

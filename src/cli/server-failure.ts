@@ -14,6 +14,7 @@ import { ServerTokenizerError } from '../tokens/server-tokenizer.ts';
 import type { RolloutTree } from '../tree/types.ts';
 import { RUN_DB, RunStore } from '../store/index.ts';
 import { existsSync } from 'node:fs';
+import { escapeControl } from '../util/escape-control.ts';
 import { join } from 'node:path';
 
 /** Every trajectory of a step failed after the engine's retries: the run ends before the step is stored. */
@@ -30,17 +31,37 @@ export class StepFailed extends Error {
   }
 }
 
+/** No trajectory of a step ran to an end (each reset or restore differed from the record): nothing to train on. */
+export class StepTrainedNothing extends Error {
+  override name = 'StepTrainedNothing';
+  constructor(readonly step: number) {
+    super(
+      `no trajectory of step ${step} ran: every reset or restore was refused by the replay check (the environment answered a task's reset differently from its recorded first observation: a replay mismatch), so the step would train on nothing; the environment must answer a task's reset the same way each time (seed it through the task's parameters)`,
+    );
+  }
+}
+
 /**
  * A run's review hook (train's `review`): a step whose every trajectory failed throws StepFailed,
- * naming the configuration's servers (`config.policy`'s, or `config.env`'s when the tools failed).
+ * naming the configuration's servers (`config.policy`'s, or `config.env`'s when the tools failed); a
+ * step with no trajectory at all throws StepTrainedNothing. A step where only some failed goes on, and
+ * `warn` gets one line saying how many and why (train prints it even under --quiet: a stuck server
+ * must not fail trajectories silently).
  */
-export function failedStepRefusal(config: { policy: unknown; env: unknown }) {
+export function failedStepRefusal(config: { policy: unknown; env: unknown }, warn?: (line: string) => void) {
   return ({ step, trees }: { step: number; trees: readonly RolloutTree[] }): void => {
     const failures = summariseFailures(trees);
-    if (failures.trajectories === 0 || failures.failed < failures.trajectories) return;
+    if (failures.trajectories === 0) throw new StepTrainedNothing(step);
     const env = serverEntry(config.env, ['url', 'retrieverUrl']);
     const policy = serverEntry(config.policy, ['baseUrl', 'baseUrls']);
-    throw new StepFailed(step, failures, serverOfFailures(failures) === 'the environment server' ? env : policy);
+    const servers = serverOfFailures(failures) === 'the environment server' ? env : policy;
+    if (failures.failed === failures.trajectories) throw new StepFailed(step, failures, servers);
+    if (failures.failed > 0 && warn) {
+      const where = servers.length ? ` at ${servers.join(', ')}` : '';
+      warn(
+        `step ${step}: ${failures.failed} of ${failures.trajectories} trajectories ended in an error${where} and are not trained on (${escapeControl(failureCauses(failures))})`,
+      );
+    }
   };
 }
 
@@ -67,7 +88,8 @@ export function serverFailure(e: unknown): ServerFailure | undefined {
   const server = serverOf(e);
   if (server === undefined) return undefined;
   const raw = (e as Error).message.replace(/\s*\n\s*/g, ' ');
-  const message = raw.length > MESSAGE_CHARS ? `${raw.slice(0, MESSAGE_CHARS)}…` : raw;
+  // The message carries the server's own text: escaped, so it cannot drive the terminal.
+  const message = escapeControl(raw.length > MESSAGE_CHARS ? `${raw.slice(0, MESSAGE_CHARS)}…` : raw);
   return { server, message, fix: fixFor(raw, server) };
 }
 
@@ -80,6 +102,7 @@ export function serverOfFailures(failures: FailureSummary): string {
 /** Who failed, by the error's class (and, for a failed step, by what its trajectories failed on). */
 function serverOf(e: unknown): string | undefined {
   if (e instanceof StepFailed) return serverOfFailures(e.failures);
+  if (e instanceof StepTrainedNothing) return 'the environment server';
   if (e instanceof ServerTokenizerError) return 'the server tokenizer';
   if (e instanceof PolicyCallError) return /\/api\/v1\//.test(e.message) ? 'the engine' : 'the policy server';
   if (e instanceof HttpStatusError || e instanceof ConnectionError) return 'the policy server';

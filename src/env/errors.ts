@@ -1,3 +1,4 @@
+import { escapeControl } from '../util/escape-control.ts';
 import type { RestoreCost } from './types.ts';
 
 /** Misuse of an environment by calling code (not an agent's invalid action, which is an observation). */
@@ -32,5 +33,5 @@ export class ReplayMismatch extends Error {
 }
 
 function clip(s: string): string {
-  return JSON.stringify(s.length > 80 ? `${s.slice(0, 77)}...` : s);
+  return escapeControl(JSON.stringify(s.length > 80 ? `${s.slice(0, 77)}...` : s));
 }

@@ -62,7 +62,11 @@ export interface Environment<S = unknown> {
   release?(state: S): void | Promise<void>;
   /** What restoring this state cost (a server's replay of the prefix); the engine reads it once, right after restore. */
   restoreCost?(state: S): RestoreCost | undefined;
-  /** Server environments: the step's restore methods (see ServerLoad); read once per step. */
+  /**
+   * A server environment's load since the last call (what it sent its servers: steps generated and
+   * replayed, forks, resets, time, each server's share, failovers); read (and reset) once per step by
+   * the step's metrics.
+   */
   serverLoad?(): ServerLoad;
   /**
    * The run never restores a prefix (its strategy expands none, e.g. grpo): a server environment then
@@ -98,19 +102,30 @@ export interface RestoreCost {
 }
 
 /**
- * What a server environment did for one step beyond the trajectories (env/remote): how it restored
- * prefixes, and each server's load. Read (and reset) once per step by the step's metrics.
+ * What a server environment sent its servers for one step (env/remote), counted when a request is sent
+ * so that the servers' own counts of the same period match: sessions reset, environment steps sent for
+ * trajectories (generated) and sent again to restore a prefix or a dropped session (replayed), prefixes
+ * restored by fork (no step: generated + replayed is the servers' step count, forks are their own
+ * figure), the wall milliseconds of its calls, failovers, and each server's share. Read (and reset)
+ * once per step by the step's metrics (env_steps …, restore_forks …, details.servers).
  */
 export interface ServerLoad {
-  /** 'fork' when the server offers fork (replay is then the fallback), else 'replay'. */
+  /** 'fork' when a server offers fork (replay is then the fallback), else 'replay'. */
   restoreMethod: 'fork' | 'replay';
+  resets: number;
+  /** Steps sent for trajectories. */
+  steps: number;
+  /** Steps sent again: prefix replays (fork fallbacks included) and reconnects' replays. */
+  replayedSteps: number;
   /** Restores by fork (no environment step replayed). */
   forks: number;
   /** Forks the server refused or answered otherwise than the record, replayed instead. */
   forkFallbacks: number;
   /** Trajectories moved off a server that stopped answering, onto another, by a checked replay. */
   failovers: number;
-  /** Each server's sessions opened, steps sent and connection failures (one entry per server of the fleet). */
+  /** Wall milliseconds of the resets, steps and forks, summed over concurrent calls. */
+  ms: number;
+  /** Each server's sessions opened, steps sent (replayed included) and connection failures (one entry per server of the fleet). */
   servers: Array<{ url: string; sessions: number; steps: number; failures: number }>;
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { MiddlewareHandler } from 'hono';
+import { escapeControl } from '../util/escape-control.ts';
 import { UserError } from '../util/user-error.ts';
 import { HttpError } from './errors.ts';
 
@@ -58,34 +59,55 @@ function hostName(header: string): string {
 
 /** Middleware for control routes: 403 for a foreign Origin or Host, 415 for a non-JSON body, 401 without the token. */
 export function controlGuard(access: ControlAccess): MiddlewareHandler {
-  const expected = Buffer.from(`Bearer ${access.token}`);
+  const refusal = localRequestCheck(access, {
+    route: 'this control route',
+    tokenHelp: 'the server\u2019s control token as Authorization: Bearer <token> (printed at start, or the --control-token-file given)',
+  });
+  return async (c, next) => {
+    const refused = refusal(c.req.method, (name) => c.req.header(name));
+    if (refused) throw refused;
+    await next();
+  };
+}
+
+/**
+ * The same checks for any server meant for its local user (`trace-rl env serve` uses them on every
+ * route and on the WebSocket upgrade): the refusal a request gets, or undefined. The token is checked
+ * only when `access.token` is given; `words` name the route and where the token comes from.
+ */
+export function localRequestCheck(
+  access: Omit<ControlAccess, 'token'> & { token?: string },
+  words: { route: string; tokenHelp: string },
+): (method: string, header: (name: string) => string | undefined) => HttpError | undefined {
+  const expected = access.token === undefined ? undefined : Buffer.from(`Bearer ${access.token}`);
   const bound =
     access.boundHost && !['0.0.0.0', '::', '[::]'].includes(access.boundHost)
       ? hostName(access.boundHost.includes(':') && !access.boundHost.startsWith('[') ? `[${access.boundHost}]` : access.boundHost)
       : undefined;
   const hosts = new Set((access.hosts ?? []).map((h) => hostName(h)));
   const origins = new Set((access.origins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()));
-  return async (c, next) => {
-    const origin = c.req.header('origin');
+  return (method, header) => {
+    const origin = header('origin');
     if (origin !== undefined && !origins.has(origin.replace(/\/+$/, '').toLowerCase()))
-      throw new HttpError(403, `requests from a web page (Origin ${origin.slice(0, 100)}) may not use this control route`, 'foreign_origin');
-    const host = hostName(c.req.header('host') ?? '');
+      return new HttpError(403, `requests from a web page (Origin ${escapeControl(origin.slice(0, 100))}) may not use ${words.route}`, 'foreign_origin');
+    const host = hostName(header('host') ?? '');
     if (!(LOOPBACK.test(host) || host === bound || hosts.has(host)))
-      throw new HttpError(
+      return new HttpError(
         403,
-        `Host ${host.slice(0, 100) || '(none)'} is not this server's: call it at a loopback address, or allow the name (--allow-host)`,
+        `Host ${escapeControl(host.slice(0, 100)) || '(none)'} is not this server's: call it at a loopback address, or allow the name (--allow-host)`,
         'foreign_host',
       );
-    const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if (c.req.method !== 'GET' && type !== 'application/json')
-      throw new HttpError(415, `control requests are JSON: send content-type: application/json (got ${type.slice(0, 60) || 'none'})`, 'unsupported_media_type');
-    const given = Buffer.from(c.req.header('authorization') ?? '');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected))
-      throw new HttpError(
-        401,
-        'this control route needs the server\u2019s control token as Authorization: Bearer <token> (printed at start, or the --control-token-file given)',
-        'invalid_token',
+    const type = (header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (method !== 'GET' && method !== 'HEAD' && type !== 'application/json')
+      return new HttpError(
+        415,
+        `requests to ${words.route} are JSON: send content-type: application/json (got ${escapeControl(type.slice(0, 60)) || 'none'})`,
+        'unsupported_media_type',
       );
-    await next();
+    if (expected === undefined) return undefined;
+    const given = Buffer.from(header('authorization') ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      return new HttpError(401, `${words.route} needs ${words.tokenHelp}`, 'invalid_token');
+    return undefined;
   };
 }

@@ -131,6 +131,33 @@ export const METRICS: readonly MetricInfo[] = [
       'server environments: connections to a server that failed or dropped this step, all servers together (each server’s sessions, steps and failures in details.servers.byServer)',
     formula: 'Σ_servers failures',
   },
+  {
+    key: 'env_steps',
+    group: 'cost',
+    meaning:
+      'server environments: environment steps sent to the server for this step’s trajectories (an unparseable turn under env.action.text input is not sent); with env_replayed_steps, what the server itself counts as steps',
+    formula: '#{steps sent for trajectories}',
+  },
+  {
+    key: 'env_replayed_steps',
+    group: 'cost',
+    meaning:
+      'server environments: environment steps sent again to restore prefixes and dropped sessions this step (replay_steps plus reconnects); a restore by fork sends none (restore_forks), so env_steps + env_replayed_steps is the servers’ own step count with fork on or off',
+    formula: '#{steps replayed}',
+  },
+  {
+    key: 'env_resets',
+    group: 'cost',
+    meaning: 'server environments: sessions reset this step (each trajectory’s, each restore’s, each reconnect’s)',
+    formula: '#{resets sent}',
+  },
+  {
+    key: 'env_ms',
+    group: 'cost',
+    meaning:
+      'server environments: wall milliseconds spent in the servers’ resets, steps and forks this step, summed over concurrent calls (the load put on the servers, in time)',
+    formula: 'Σ wall ms of reset, step and fork calls',
+  },
   { key: 'cum_trajectories', group: 'cost', meaning: 'trajectories since the start of the run', formula: 'Σ_steps cost_trajectories' },
   { key: 'cum_turns', group: 'cost', meaning: 'policy calls since the start of the run', formula: 'Σ_steps cost_turns' },
   { key: 'cum_tokens', group: 'cost', meaning: 'generated tokens since the start of the run', formula: 'Σ_steps cost_tokens' },

@@ -13,7 +13,20 @@ export function formatHeadline(result: ReportResult): string {
   const { summary } = result;
   const lines = [`report: ${result.out} (${Math.round(result.bytes / 1024)} KB, ${result.runs} run${result.runs === 1 ? '' : 's'})`];
   if (summary.target) lines.push(`target accuracy ${n(summary.target.accuracy)}: ${summary.target.rule} (${summary.target.setBy})`);
-  const header = ['strategy', 'runs', 'final_acc', 'eff_ratio', 'trajectories', 'turns', 'tokens', 'traj_to_target', 'tokens_to_target'];
+  // A server environment's load beside the tokens: the columns appear when a run logged one.
+  const served = summary.strategies.some((s) => s.environment !== null);
+  const header = [
+    'strategy',
+    'runs',
+    'final_acc',
+    'eff_ratio',
+    'trajectories',
+    'turns',
+    'tokens',
+    ...(served ? ['env_steps', 'env_s'] : []),
+    'traj_to_target',
+    'tokens_to_target',
+  ];
   const rows = summary.strategies.map((s) => [
     s.strategy,
     String(s.runs),
@@ -22,6 +35,7 @@ export function formatHeadline(result: ReportResult): string {
     n(s.totalCost.trajectories),
     n(s.totalCost.turns),
     n(s.totalCost.tokens),
+    ...(served ? [n(s.environment?.steps), n(s.environment?.seconds, 1)] : []),
     s.costToTarget ? n(s.costToTarget.trajectories) : 'never',
     s.costToTarget ? n(s.costToTarget.tokens) : 'never',
   ]);

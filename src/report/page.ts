@@ -43,11 +43,14 @@ function num(v: number | null | undefined, digits = 3): string {
 }
 
 function summaryTable(summary: Summary): string {
+  // A server environment's load beside the tokens, when a run logged one.
+  const served = summary.strategies.some((s) => s.environment !== null);
   const rows = summary.strategies
     .map(
       (s) =>
         `<tr><td>${escapeHtml(s.strategy)}</td><td>${s.runs}</td><td>${num(s.steps, 1)}</td><td>${num(s.finalTestAccuracy)}</td><td>${num(s.meanEffectiveRatio)}</td>` +
         `<td>${num(s.totalCost.trajectories)}</td><td>${num(s.totalCost.turns)}</td><td>${num(s.totalCost.tokens)}</td>` +
+        (served ? `<td>${num(s.environment?.steps)}</td><td>${num(s.environment?.seconds, 1)}</td>` : '') +
         `<td>${s.costToTarget ? num(s.costToTarget.trajectories) : 'not reached'}</td><td>${s.costToTarget ? num(s.costToTarget.tokens) : 'not reached'}</td></tr>`,
     )
     .join('\n');
@@ -55,9 +58,13 @@ function summaryTable(summary: Summary): string {
     ? `<p class="caption">Target accuracy for “cost to reach”: <b>${num(summary.target.accuracy)}</b>, ${escapeHtml(summary.target.rule)} (here <b>${escapeHtml(summary.target.setBy)}</b>). Cost to reach is the seed-mean cumulative cost at the first evaluated step where the strategy’s seed-mean test accuracy is at least the target.</p>`
     : '<p class="note">No run logged test_accuracy, so there is no cost-to-reach column.</p>';
   return `<table id="summary"><thead><tr><th>strategy</th><th>runs</th><th>steps</th><th>final test accuracy</th><th>mean effective ratio</th>
-<th>trajectories</th><th>turns</th><th>tokens</th><th>trajectories to target</th><th>tokens to target</th></tr></thead>
+<th>trajectories</th><th>turns</th><th>tokens</th>${served ? '<th>environment steps</th><th>environment seconds</th>' : ''}<th>trajectories to target</th><th>tokens to target</th></tr></thead>
 <tbody>${rows}</tbody></table>
-<p class="caption">Final test accuracy: mean over runs of each run’s last logged test_accuracy (${escapeHtml(meaningOf('test_accuracy'))}). Mean effective ratio: mean over steps, then runs (${escapeHtml(meaningOf('effective_ratio'))}). Costs: mean over runs of the total spend.</p>
+<p class="caption">Final test accuracy: mean over runs of each run’s last logged test_accuracy (${escapeHtml(meaningOf('test_accuracy'))}). Mean effective ratio: mean over steps, then runs (${escapeHtml(meaningOf('effective_ratio'))}). Costs: mean over runs of the total spend.${
+    served
+      ? ' Environment steps and seconds: the load each strategy put on the environment server, mean over runs of the whole run (env_steps + env_replayed_steps, and env_ms: the seconds in its resets and steps, summed over concurrent calls); equal tokens need not mean equal load.'
+      : ''
+  }</p>
 ${target}`;
 }
 

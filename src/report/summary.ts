@@ -23,6 +23,12 @@ export interface StrategySummary {
   totalCost: Cost;
   /** Cost at the first step where the strategy's seed-mean test accuracy reaches the target; null if never. */
   costToTarget: Cost | null;
+  /**
+   * The load a server environment carried for it, mean over runs of the whole run: environment steps
+   * (generated and replayed: env_steps + env_replayed_steps) and seconds in the server's calls (env_ms);
+   * null for an in-process environment. "Equal budget" in tokens can still mean unequal server load.
+   */
+  environment: { steps: number; seconds: number } | null;
 }
 
 /**
@@ -70,6 +76,7 @@ export function summarize(runs: RunData[]): Summary {
             target.accuracy,
           )
         : null,
+      environment: environmentLoad(group),
     });
   }
   return { strategies, target };
@@ -103,6 +110,18 @@ function costOf(group: RunData[], index: (r: RunData) => number): Cost {
     cost[unit] = values.length ? mean(values) : null;
   }
   return cost;
+}
+
+/** Mean over the runs that logged a server's load of their totals (none logged: null). */
+function environmentLoad(group: RunData[]): { steps: number; seconds: number } | null {
+  const totals = group
+    .filter((r) => r.steps.some((s) => isNum(s.metrics.env_steps)))
+    .map((r) => {
+      const sum = (key: string) => r.steps.reduce((a, s) => a + (isNum(s.metrics[key]) ? s.metrics[key] : 0), 0);
+      return { steps: sum('env_steps') + sum('env_replayed_steps'), seconds: sum('env_ms') / 1000 };
+    });
+  if (totals.length === 0) return null;
+  return { steps: mean(totals.map((t) => t.steps)), seconds: mean(totals.map((t) => t.seconds)) };
 }
 
 function lastValue(run: RunData, key: string): number | undefined {

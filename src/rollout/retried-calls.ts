@@ -186,7 +186,9 @@ async function toolAttempt<S>(
   } catch (e) {
     if (isCancellation(e)) return failed('cancelled', 'cancelled during the tool call');
     if (isToolCall) ctx.ledger.recordToolCall();
-    return { error: { code: 'tool_error', message: e instanceof Error ? e.message : String(e) }, retryable: true };
+    // An environment may mark a failure final (a server that hangs would hang again): no retry.
+    const final = (e as { retryable?: unknown } | null)?.retryable === false;
+    return { error: { code: 'tool_error', message: e instanceof Error ? e.message : String(e) }, retryable: !final };
   }
 }
 

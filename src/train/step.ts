@@ -178,7 +178,7 @@ export function stepRecord(
     ...costMetrics(rollout.spend),
     ...replayMetrics(parts.env, rollout),
     ...parts.env.treeMetrics?.(trees),
-    ...serverLoadMetrics(load),
+    ...serverLoadMetrics(load, ctx.config.engine.workers),
     ...collected.plan.metrics,
     cum_trajectories: state.cumulative.bare + state.cumulative.continuation,
     cum_turns: state.cumulative.turns,

@@ -5,6 +5,7 @@ import { buildEnvironment, parseTrainConfig } from '../../train/index.ts';
 import { applySetPairs } from '../config-file.ts';
 import { parseInteger, parsePort, UsageError } from '../io.ts';
 import { serveUntilSignal } from '../until-signal.ts';
+import { controlToken } from '../../http/control.ts';
 
 /**
  * `trace-rl env serve --kind world --protocol openenv|agentgym --port P`: one of trace-rl's own
@@ -29,6 +30,16 @@ export function register(program: Command): void {
     .option('--port <n>', 'port (0 = any free port)', '8000')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--max-body-bytes <n>', 'largest request body or WebSocket frame', String(1024 * 1024))
+    .option(
+      '--session-timeout <s>',
+      'close a session unused for this many seconds (a client killed without closing its sessions does not keep the server full)',
+      '600',
+    )
+    .option(
+      '--token-file <file>',
+      'require the token on this file’s first line (16+ characters) as Authorization: Bearer on every request (clients: env.tokenFile)',
+    )
+    .option('--allow-host <name...>', 'a Host name accepted besides the loopback ones and --host (a server behind a proxy or reached by name)')
     .action(
       async (opts: {
         kind: string;
@@ -43,6 +54,9 @@ export function register(program: Command): void {
         port: string;
         host: string;
         maxBodyBytes: string;
+        sessionTimeout: string;
+        tokenFile?: string;
+        allowHost?: string[];
       }) => {
         if (opts.protocol !== 'openenv' && opts.protocol !== 'agentgym') throw new UsageError(`--protocol ${opts.protocol}: choose openenv or agentgym`);
         if (opts.kind === 'openenv' || opts.kind === 'agentgym')
@@ -54,17 +68,21 @@ export function register(program: Command): void {
         const stepDelayMs = parseInteger('--step-delay-ms', opts.stepDelayMs, { min: 0, max: 600_000 });
         const forkKeep = parseInteger('--fork-keep', opts.forkKeep, { min: 0, max: 1_000_000 });
         const forkTtlS = parseInteger('--fork-ttl-s', opts.forkTtlS, { min: 1, max: 86_400 });
+        const idleTimeoutMs = parseInteger('--session-timeout', opts.sessionTimeout, { min: 1, max: 7 * 24 * 3600 }) * 1000;
+        const token = opts.tokenFile === undefined ? undefined : controlToken(opts.tokenFile).token;
         const raw: Record<string, unknown> = { env: { kind: opts.kind }, engine: { maxTurns } };
         applySetPairs(raw, opts.set ?? [], 'env.questions=200');
         const config = parseTrainConfig(raw);
         const setup = await buildEnvironment(config);
         const served = new ServedEnv(setup, config.env.kind, {
           maxSessions,
+          idleTimeoutMs,
           ...(opts.perturb ? { perturb: true } : {}),
           ...(stepDelayMs > 0 ? { stepDelayMs } : {}),
           ...(forkKeep > 0 ? { fork: { maxKept: forkKeep, ttlS: forkTtlS } } : {}),
         });
-        const server = await serveEnvironment(served, opts.protocol, { port, host: opts.host, maxBodyBytes });
+        const access = { ...(token ? { token } : {}), hosts: opts.allowHost ?? [] };
+        const server = await serveEnvironment(served, opts.protocol, { port, host: opts.host, maxBodyBytes, access });
         process.stderr.write(
           `trace-rl env serve: ${config.env.kind} over ${opts.protocol} at ${server.url}${opts.protocol === 'openenv' ? ' (sessions at /ws)' : ''}: tasks 0..${served.prompts.length - 1} (train ${setup.train.length}, then test ${setup.test.length})${forkKeep > 0 ? `; forks: at most ${forkKeep} states kept, ${forkTtlS} s each` : ''}\n`,
         );

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { escapeControl } from '../../util/escape-control.ts';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ROLLOUT_NOTE, type RolloutNote } from '../../export/run-tokenizer.ts';
@@ -361,7 +362,9 @@ function atroposFromOptions(opts: Record<string, unknown>) {
 /** The Atropos API refused or was unreachable after the retries: `done` with status failed, one stderr line, exit 1. */
 function reportAtroposFailed(e: AtroposError, written: number, out: string): void {
   writeJson({ event: 'done', status: 'failed', batches: written, out, error: e.message });
-  process.stderr.write(`trace-rl rollout: the Atropos API failed: ${e.message}; check --atropos and that the trainer's API is up; ${resumeClause(out)}\n`);
+  process.stderr.write(
+    `trace-rl rollout: the Atropos API failed: ${escapeControl(e.message)}; check --atropos and that the trainer's API is up; ${resumeClause(out)}\n`,
+  );
   process.exitCode = 1;
 }
 
@@ -374,7 +377,7 @@ function reportTokenizerFailed(e: ServerTokenizerError, written: number, out: st
   const message = redactSecret(e.message, apiKey);
   writeJson({ event: 'done', status: 'failed', batches: written, out, error: message });
   process.stderr.write(
-    `trace-rl rollout: the server tokenizer failed: ${message}; ${written > 0 ? `the ${written} batch file(s) in ${path.join(out, 'batches')} are kept` : 'no batch was written'} (check that the server is up and serves /tokenize and /detokenize, or use --tokenizer hf:DIR)\n`,
+    `trace-rl rollout: the server tokenizer failed: ${escapeControl(message)}; ${written > 0 ? `the ${written} batch file(s) in ${path.join(out, 'batches')} are kept` : 'no batch was written'} (check that the server is up and serves /tokenize and /detokenize, or use --tokenizer hf:DIR)\n`,
   );
   process.exitCode = 1;
 }

@@ -64,7 +64,8 @@ export function register(program: Command): void {
         signal: interrupt.signal,
         onEvent: progress?.onEvent,
         // A step whose every trajectory failed (the engine or an environment server is down) ends the run, unstored.
-        review: failedStepRefusal(config ?? stored!),
+        // …and one where only some failed says so, even under --quiet.
+        review: failedStepRefusal(config ?? stored!, (line) => process.stderr.write(`trace-rl train: ${line}\n`)),
       }).catch((e: unknown) => {
         progress?.stop();
         const failure = serverFailure(e);

@@ -5,7 +5,9 @@
  * up with its signal). A server that could not be reached is down for `downMs`: no session goes to it
  * until then, and the next session to try it is its probe (it is used again once it answers). A
  * request for one server in particular (a fork: its kept state lives there) waits for that server, and
- * fails at once when it is down.
+ * fails at once when it is down. A server that refused a session because it was full (its own cap below
+ * ours, or other clients' sessions) is passed over for as long (markFull, moveNow): the session goes to
+ * a less loaded one, and only when every server is full does the session wait out its own (CapacityWait).
  */
 
 /** What one server did since the last reading (FleetCounts.take). */
@@ -28,6 +30,8 @@ interface Member {
   url: string;
   open: number;
   downUntil: number;
+  /** Refused a session as full until then (not a failure: it answers). */
+  fullUntil: number;
   counts: Omit<ServerCounts, 'url'>;
 }
 
@@ -50,7 +54,7 @@ export class Fleet {
     private readonly downMs = 2_000,
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.members = urls.map((url) => ({ url, open: 0, downUntil: 0, counts: { sessions: 0, steps: 0, failures: 0 } }));
+    this.members = urls.map((url) => ({ url, open: 0, downUntil: 0, fullUntil: 0, counts: { sessions: 0, steps: 0, failures: 0 } }));
   }
 
   get size(): number {
@@ -107,9 +111,28 @@ export class Fleet {
     this.pump();
   }
 
-  /** A session on the server answered: it is up (again). */
+  /** A session on the server answered: it is up (again), and had room. */
   markUp(member: number): void {
     this.members[member]!.downUntil = 0;
+    this.members[member]!.fullUntil = 0;
+  }
+
+  /** The server refused a session as full: new sessions go elsewhere for a while (it is tried again after). */
+  markFull(member: number): void {
+    this.members[member]!.fullUntil = this.now() + this.downMs;
+  }
+
+  /**
+   * Moves a slot held on `member` to the least-loaded server with room now (up, not known full), at
+   * once; undefined (the slot stays) when there is none other.
+   */
+  moveNow(member: number): number | undefined {
+    const next = this.leastLoaded();
+    if (next === undefined || next === member) return undefined;
+    this.members[member]!.open--;
+    this.members[next]!.open++;
+    this.pump();
+    return next;
   }
 
   countSession(member: number): void {
@@ -156,7 +179,8 @@ export class Fleet {
   }
 
   private hasRoom(member: number): boolean {
-    return this.members[member]!.open < this.cap && !this.isDown(member);
+    const m = this.members[member]!;
+    return m.open < this.cap && !this.isDown(member) && m.fullUntil <= this.now();
   }
 
   private leastLoaded(): number | undefined {
@@ -169,11 +193,11 @@ export class Fleet {
     if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort);
   }
 
-  /** Waiters held up only by down servers are served when the first of them is due back (its probe). */
+  /** Waiters held up only by down (or full) servers are served when the first of them is due back (its probe). */
   private wakeWhenUp(): void {
     if (this.timer || this.waiting.length === 0) return;
     const now = this.now();
-    const due = this.members.filter((m) => m.downUntil > now && m.open < this.cap).map((m) => m.downUntil);
+    const due = this.members.filter((m) => (m.downUntil > now || m.fullUntil > now) && m.open < this.cap).map((m) => Math.max(m.downUntil, m.fullUntil));
     if (due.length === 0) return;
     this.timer = setTimeout(
       () => {

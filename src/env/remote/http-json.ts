@@ -4,15 +4,22 @@
  * never reached the server (refused, reset, timed out) is a SessionLost; an HTTP error status is the
  * server's refusal (RemoteServerError, with its `detail` or `error` text).
  */
-import { clipped, RemoteProtocolError, RemoteServerError } from './reply.ts';
-import { SessionLost, type RemoteLimits } from './session.ts';
+import { complaint, MAX_JSON_DEPTH, parseServerJson, RemoteProtocolError, RemoteServerError } from './reply.ts';
+import { jsonNestingPast } from '../../util/json-depth.ts';
+import { authHeaders, ServerTimedOut, SessionLost, type RemoteLimits } from './session.ts';
 
 export async function getJson(url: string, limits: RemoteLimits, where: string, signal?: AbortSignal): Promise<unknown> {
-  return exchange(url, { method: 'GET' }, limits, where, signal);
+  return exchange(url, { method: 'GET', headers: authHeaders(limits) }, limits, where, signal);
 }
 
 export async function postJson(url: string, body: unknown, limits: RemoteLimits, where: string, signal?: AbortSignal): Promise<unknown> {
-  return exchange(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }, limits, where, signal);
+  return exchange(
+    url,
+    { method: 'POST', headers: { 'content-type': 'application/json', ...authHeaders(limits) }, body: JSON.stringify(body) },
+    limits,
+    where,
+    signal,
+  );
 }
 
 /** An HTTP status the server answered with (for callers that tolerate one, e.g. a missing /close). */
@@ -20,8 +27,10 @@ export class HttpStatusError extends RemoteServerError {
   constructor(
     message: string,
     readonly status: number,
+    /** The body's own code where it gave one (CAPACITY_REACHED), else `http_<status>`. */
+    code = `http_${status}`,
   ) {
-    super(message, `http_${status}`);
+    super(message, code);
   }
 }
 
@@ -34,7 +43,7 @@ async function exchange(url: string, init: RequestInit, limits: RemoteLimits, wh
     res = await fetch(url, { ...init, signal: any, redirect: 'error' });
   } catch (e) {
     if (signal?.aborted) throw signal.reason;
-    if (timeout.aborted) throw new SessionLost(`${where}: ${init.method} ${path}: no answer within ${limits.timeoutMs} ms (env.timeoutMs)`);
+    if (timeout.aborted) throw new ServerTimedOut(`${where}: ${init.method} ${path}: no answer within ${limits.timeoutMs} ms (env.timeoutMs)`);
     throw new SessionLost(`${where}: ${init.method} ${path}: ${causeOf(e)}`);
   }
   let text: string;
@@ -42,25 +51,26 @@ async function exchange(url: string, init: RequestInit, limits: RemoteLimits, wh
     text = await boundedText(res, limits.maxReplyBytes, `${where}: ${init.method} ${path}`);
   } catch (e) {
     if (signal?.aborted) throw signal.reason;
-    if (timeout.aborted) throw new SessionLost(`${where}: ${init.method} ${path}: the answer did not arrive within ${limits.timeoutMs} ms (env.timeoutMs)`);
+    if (timeout.aborted)
+      throw new ServerTimedOut(`${where}: ${init.method} ${path}: the answer did not arrive whole within ${limits.timeoutMs} ms (env.timeoutMs)`);
     throw e;
   }
   if (!res.ok) {
     let detail = text;
+    let code: string | undefined;
     try {
-      const j = JSON.parse(text) as { detail?: unknown; error?: unknown };
+      if (jsonNestingPast(text, MAX_JSON_DEPTH)) throw new Error('too deep');
+      const j = JSON.parse(text) as { detail?: unknown; error?: unknown; code?: unknown };
       const d = j.detail ?? j.error;
       if (d !== undefined) detail = typeof d === 'string' ? d : JSON.stringify(d);
+      // A full server says so by code (trace-rl env serve's /create past its cap), as OpenEnv's frame does.
+      if (j.code === 'CAPACITY_REACHED') code = j.code;
     } catch {
       // not JSON: the text itself
     }
-    throw new HttpStatusError(`${where}: ${init.method} ${path} answered HTTP ${res.status}: ${clipped(detail)}`, res.status);
+    throw new HttpStatusError(`${where}: ${init.method} ${path} answered HTTP ${res.status}: ${complaint(detail)}`, res.status, code);
   }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new RemoteProtocolError(`${where}: ${init.method} ${path} answered something that is not JSON (${(e as Error).message}): ${clipped(text)}`);
-  }
+  return parseServerJson(text, `${where}: ${init.method} ${path}`);
 }
 
 function causeOf(e: unknown): string {

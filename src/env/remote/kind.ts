@@ -5,16 +5,18 @@
  * `env.sessions` at a time.
  */
 import { z } from 'zod';
-import type { TurnCandidates } from '../../tree/types.ts';
 import type { CandidateSource, Environment } from '../types.ts';
 import { envKind, kindObject, type EnvironmentSetup } from '../kind.ts';
 import { AgentGymServer } from './agentgym-session.ts';
 import { actionFieldFromSchema } from './openenv-protocol.ts';
 import { OpenEnvServer } from './openenv-session.ts';
-import { replyInfo } from './reply.ts';
+import { firstObservations, refusedTasksLine } from './first-observations.ts';
+import { RemoteServerError } from './reply.ts';
 import { RemoteEnv } from './remote-env.ts';
-import { isCapacityRefusal, SessionLost, type RemoteLimits, type RemoteServer } from './session.ts';
-import { resolveTasks, taskOf, taskPrompt, tasksSchema, type NumberParam, type Task } from './tasks.ts';
+import type { RemoteLimits, RemoteServer } from './session.ts';
+import { resolveTasks, taskOf, taskPrompt, tasksSchema, type NumberParam } from './tasks.ts';
+import { escapeControl } from '../../util/escape-control.ts';
+import { controlToken } from '../../http/control.ts';
 import type { Prompt } from '../../tree/types.ts';
 
 const address = z.string().regex(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, 'an http(s):// address, e.g. http://127.0.0.1:8000');
@@ -82,15 +84,52 @@ const shared = {
     .max(256 * 1024 * 1024)
     .default(4 * 1024 * 1024)
     .describe('openenv, agentgym: largest answer accepted from the server, bytes.'),
+  tokenFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('openenv, agentgym: a file whose first line is the server’s token, sent as Authorization: Bearer (trace-rl env serve --token-file).'),
+  taskField: z
+    .string()
+    .regex(/^[A-Za-z_][\w-]{0,63}$/, 'a field name')
+    .optional()
+    .describe(
+      'openenv, agentgym: the reset field a numbered task goes into (default seed for openenv, data_idx for agentgym; AgentGym’s SQLGym reads item_id, WebShop session_id, the tool environments id).',
+    ),
 };
 
 const openenv = kindObject('openenv', {
   ...shared,
   observationField: z.string().min(1).optional().describe('openenv: the observation’s string field the agent reads (default: its only string field).'),
+  candidatesField: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('openenv: an observation field listing the candidate actions (texts or numbers), e.g. legal_actions; default: the metadata’s candidates only.'),
 });
-const agentgym = kindObject('agentgym', shared);
+const agentgym = kindObject('agentgym', {
+  ...shared,
+  sessionKey: z
+    .enum(['id', 'env_idx'])
+    .default('id')
+    .describe(
+      'agentgym: the session key in every body and query: id (TextCraft, BabyAI, SciWorld, ALFWorld) or env_idx (WebShop, SQLGym, SearchQA, the tool environments, WebArena).',
+    ),
+  pathPrefix: z
+    .string()
+    .regex(/^(\/[\w.-]+)*$/, 'empty, or /name segments')
+    .default('')
+    .describe('agentgym: a path every route sits under, e.g. /webshop for a server that mounts /webshop/create …; default none.'),
+  candidatesRoute: z
+    .string()
+    .regex(/^\/[\w./-]*$/, 'a path')
+    .optional()
+    .describe(
+      'agentgym: a GET route listing the candidate actions after each reset and step, asked with the session key, e.g. /available_actions (WebShop: its clickables become click[…]); default none.',
+    ),
+});
 
-type SharedSettings = Omit<z.output<typeof agentgym>, 'kind'>;
+type SharedSettings = Omit<z.output<typeof agentgym>, 'kind' | 'sessionKey' | 'pathPrefix' | 'candidatesRoute'>;
 
 export const openEnvKind = envKind('openenv', openenv, {
   async build(s, { maxTurns }) {
@@ -101,30 +140,41 @@ export const openEnvKind = envKind('openenv', openenv, {
     try {
       schema = await probe.get('/schema');
     } catch (e) {
-      if (s.action.field === undefined) throw new Error(`openenv server ${probe.url}: GET /schema failed (${(e as Error).message}); give env.action.field`);
+      if (s.action.field === undefined)
+        throw new RemoteServerError(`openenv server ${probe.url}: GET /schema failed (${(e as Error).message}); give env.action.field to go without it`);
     }
     const actionField = schema === undefined ? s.action.field! : actionFieldFromSchema(schema, `openenv server ${probe.url}`, s.action.field);
     const servers = s.url.map(
-      (url) => new OpenEnvServer({ ...limits, url, actionField, ...(s.observationField ? { observationField: s.observationField } : {}) }),
+      (url) =>
+        new OpenEnvServer({
+          ...limits,
+          url,
+          actionField,
+          ...(s.observationField ? { observationField: s.observationField } : {}),
+          ...(s.candidatesField ? { candidatesField: s.candidatesField } : {}),
+        }),
     );
-    return setupOver(servers, s, maxTurns, 'seed', 'openenv');
+    return setupOver(servers, s, maxTurns, s.taskField ?? 'seed', 'openenv');
   },
 });
 
 export const agentGymKind = envKind('agentgym', agentgym, {
   async build(s, { maxTurns }) {
-    return setupOver(
-      s.url.map((url) => new AgentGymServer({ ...limitsOf(s), url })),
-      s,
-      maxTurns,
-      'data_idx',
-      'agentgym',
+    const servers = s.url.map(
+      (url) =>
+        new AgentGymServer({
+          ...limitsOf(s),
+          url,
+          dialect: { key: s.sessionKey, prefix: s.pathPrefix },
+          ...(s.candidatesRoute ? { candidatesRoute: s.candidatesRoute } : {}),
+        }),
     );
+    return setupOver(servers, s, maxTurns, s.taskField ?? 'data_idx', 'agentgym');
   },
 });
 
 function limitsOf(s: SharedSettings): RemoteLimits {
-  return { timeoutMs: s.timeoutMs, maxReplyBytes: s.maxReplyBytes };
+  return { timeoutMs: s.timeoutMs, maxReplyBytes: s.maxReplyBytes, ...(s.tokenFile ? { token: controlToken(s.tokenFile).token } : {}) };
 }
 
 async function setupOver(
@@ -139,10 +189,22 @@ async function setupOver(
   const testTasks = s.testTasks ? resolveTasks(s.testTasks, numberParam, `${where} env.testTasks`) : [];
   const clash = testTasks.find((t) => trainTasks.some((u) => u.id === t.id));
   if (clash) throw new Error(`${where}: task "${clash.id}" is in both env.tasks and env.testTasks`);
-  const firsts = await firstObservations(servers, [...trainTasks, ...testTasks], s.sessions);
-  const prompts = [...trainTasks, ...testTasks].map((t, i) => taskPrompt(t, firsts[i]!, dataset, s.questionAfter));
-  const train = prompts.slice(0, trainTasks.length);
-  const test = prompts.slice(trainTasks.length);
+  const { accepted, refused } = await firstObservations(servers, [...trainTasks, ...testTasks], s.sessions, s.timeoutMs);
+  if (refused.length > 0) process.stderr.write(`trace-rl: ${escapeControl(refusedTasksLine(refused, trainTasks.length + testTasks.length, where))}\n`);
+  const isTest = new Set(testTasks.map((t) => t.id));
+  const train = accepted.filter((a) => !isTest.has(a.task.id)).map((a) => taskPrompt(a.task, a.first, dataset, s.questionAfter));
+  const test = accepted.filter((a) => isTest.has(a.task.id)).map((a) => taskPrompt(a.task, a.first, dataset, s.questionAfter));
+  const first = servers[0]!;
+  if (train.length === 0) {
+    const firstRefusal = refused.find((r) => !isTest.has(r.task.id))!.message;
+    // FastAPI answers a reset body without the field it requires with 422: the numbered task went into the wrong field.
+    const hint = / HTTP 422: /.test(firstRefusal)
+      ? ` (a 422 at reset: the server may read the task's number from another field than "${numberParam}": set env.taskField)`
+      : '';
+    throw new RemoteServerError(
+      `${first.protocol} server ${first.url}${servers.length > 1 ? ` (and ${servers.length - 1} more)` : ''}: all ${trainTasks.length} training tasks were refused at setup, none is left to train on${hint}; the first: ${firstRefusal}`,
+    );
+  }
   const fork = s.fork === 'auto' && s.branching === 'replay' ? await Promise.all(servers.map((server) => server.forkOffer())) : undefined;
   const env = new RemoteEnv({
     server: servers,
@@ -151,9 +213,10 @@ async function setupOver(
     successThreshold: s.successThreshold,
     sessions: s.sessions,
     branching: s.branching,
+    timeoutMs: s.timeoutMs,
     ...(fork ? { fork } : {}),
   });
-  const listsCandidates = firsts.some((f) => f.candidates !== undefined);
+  const listsCandidates = accepted.some((a) => a.first.candidates !== undefined);
   return {
     env: env as unknown as Environment<unknown>,
     train,
@@ -171,45 +234,3 @@ export const serverCandidates: CandidateSource = (prompt: Prompt, turns) => {
   const listed = turns.length > 0 ? turns[turns.length - 1]!.env?.candidates : taskOf(prompt).candidates;
   return listed ?? { search: [], answer: [] };
 };
-
-/**
- * Each task's first observation (and the candidates its reset listed): one session per task, reset,
- * closed, `sessions` at a time per server, the tasks dealt over the servers; a dropped connection or a
- * full server is retried a few times, each time on the next server.
- */
-async function firstObservations(
-  servers: readonly RemoteServer[],
-  tasks: readonly Task[],
-  sessions: number,
-): Promise<Array<{ observation: string; candidates?: TurnCandidates }>> {
-  const out: Array<{ observation: string; candidates?: TurnCandidates }> = new Array(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      out[i] = await firstObservation(servers, i, tasks[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(sessions * servers.length, tasks.length) }, worker));
-  return out;
-}
-
-async function firstObservation(servers: readonly RemoteServer[], i: number, task: Task): Promise<{ observation: string; candidates?: TurnCandidates }> {
-  for (let attempt = 1; ; attempt++) {
-    const server = servers[(i + attempt - 1) % servers.length]!;
-    const where = `${server.protocol} server ${server.url} (task "${task.id}")`;
-    const session = await server.open().catch((e: unknown) => e as Error);
-    try {
-      if (session instanceof Error) throw session;
-      const reply = await session.reset(task.params);
-      const info = replyInfo(reply.info, where);
-      return { observation: reply.observation, ...(info.candidates ? { candidates: info.candidates } : {}) };
-    } catch (e) {
-      if (!(e instanceof SessionLost || isCapacityRefusal(e)) || attempt >= 4)
-        throw new Error(`${where}: the task's first observation: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, 250 * 2 ** (attempt - 1)));
-    } finally {
-      if (!(session instanceof Error)) await session.close();
-    }
-  }
-}

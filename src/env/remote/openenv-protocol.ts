@@ -17,7 +17,7 @@
  */
 import { z } from 'zod';
 import { keptKeySchema } from './fork.ts';
-import { clipped, jsonRecord, RemoteProtocolError, RemoteServerError, rewardOf, type RemoteReply } from './reply.ts';
+import { clipped, complaint, jsonRecord, parseServerJson, RemoteProtocolError, RemoteServerError, rewardOf, type RemoteReply } from './reply.ts';
 
 /** The message that resets a session with a task's parameters (OpenEnv passes them as keyword arguments). */
 export function openEnvResetMessage(params: Record<string, unknown>): string {
@@ -62,19 +62,14 @@ export type OpenEnvMessage = { kind: 'observation'; reply: RemoteReply } | { kin
  * anything that is no known envelope throws RemoteProtocolError naming what was wrong.
  * `observationField` picks the observation's text (see observationText).
  */
-export function parseOpenEnvMessage(text: string, where: string, observationField?: string): OpenEnvMessage {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new RemoteProtocolError(`${where}: a message that is not JSON (${(e as Error).message}): ${clipped(text)}`);
-  }
+export function parseOpenEnvMessage(text: string, where: string, observationField?: string, candidatesField?: string): OpenEnvMessage {
+  const raw = parseServerJson(text, where);
   const type = (raw as { type?: unknown } | null)?.type;
   if (type === 'error') {
     const err = errorEnvelope.safeParse(raw);
     const data = err.success ? err.data.data : {};
     throw new RemoteServerError(
-      `${where}: the server refused: ${clipped(data.message ?? JSON.stringify(raw))}${data.code ? ` (${data.code})` : ''}`,
+      `${where}: the server refused: ${complaint(data.message ?? JSON.stringify(raw))}${data.code ? ` (${clipped(data.code)})` : ''}`,
       data.code,
     );
   }
@@ -97,10 +92,24 @@ export function parseOpenEnvMessage(text: string, where: string, observationFiel
       observation: observationText(data.observation, where, observationField),
       ...optionalReward(rewardOf(data.reward, where)),
       done: data.done ?? false,
-      info: data.metadata ?? {},
+      info: withListedCandidates(data.metadata ?? {}, data.observation, where, candidatesField),
       ...(data.kept !== undefined ? { kept: data.kept } : {}),
     },
   };
+}
+
+/**
+ * The side channel with the candidates an observation field lists (OpenEnv environments put them in
+ * the observation, e.g. `legal_actions`), as action texts: a list of texts or numbers. A missing or
+ * null field lists none; any other shape is an error naming the field.
+ */
+function withListedCandidates(info: Record<string, unknown>, observation: Record<string, unknown>, where: string, field?: string): Record<string, unknown> {
+  if (field === undefined) return info;
+  const listed = observation[field];
+  if (listed === undefined || listed === null) return info;
+  const texts = z.array(z.union([z.string(), z.number()]).transform(String)).safeParse(listed);
+  if (!texts.success) throw new RemoteProtocolError(`${where}: the observation's "${field}" (env.candidatesField) is not a list of action texts or numbers`);
+  return { ...info, candidates: texts.data };
 }
 
 function optionalReward(r: number | undefined): { reward?: number } {

@@ -9,8 +9,8 @@ import type { ForkOffer } from './fork.ts';
 import { parseForkOffer } from './fork.ts';
 import { openEnvCloseMessage, openEnvAction, openEnvForkMessage, openEnvResetMessage, openEnvStepMessage, parseOpenEnvMessage } from './openenv-protocol.ts';
 import { clipped, RemoteProtocolError, type RemoteReply } from './reply.ts';
-import { SessionLost, type RemoteLimits, type RemoteServer, type RemoteSession } from './session.ts';
-import { getJson } from './http-json.ts';
+import { authHeaders, ServerTimedOut, SessionLost, type RemoteLimits, type RemoteServer, type RemoteSession } from './session.ts';
+import { getJson, HttpStatusError } from './http-json.ts';
 
 export interface OpenEnvServerOptions extends RemoteLimits {
   /** Base URL, http(s)://host:port (the WebSocket is ws(s)://host:port/ws). */
@@ -19,6 +19,8 @@ export interface OpenEnvServerOptions extends RemoteLimits {
   actionField: string;
   /** The observation's text field (observationText). */
   observationField?: string;
+  /** The observation's field that lists candidate actions (e.g. `legal_actions`). */
+  candidatesField?: string;
 }
 
 export class OpenEnvServer implements RemoteServer {
@@ -48,7 +50,12 @@ export class OpenEnvServer implements RemoteServer {
     const where = `openenv server ${this.url}`;
     // ws loads with the first session (~0.05 CPU-s at every command's start otherwise).
     const { default: Socket } = await import('ws');
-    const socket = new Socket(this.wsUrl, { maxPayload: this.options.maxReplyBytes, handshakeTimeout: this.options.timeoutMs, perMessageDeflate: false });
+    const socket = new Socket(this.wsUrl, {
+      maxPayload: this.options.maxReplyBytes,
+      handshakeTimeout: this.options.timeoutMs,
+      perMessageDeflate: false,
+      headers: authHeaders(this.options),
+    });
     // Listening from the first frame on: OpenEnv sends CAPACITY_REACHED right after accepting, and that
     // frame can arrive with the handshake, before an awaited 'open' would let a listener be attached.
     const session = new OpenEnvSession(socket, where, this.options);
@@ -62,7 +69,7 @@ export class OpenEnvServer implements RemoteServer {
         cleanup();
         resolve();
       };
-      const onError = (e: Error) => fail(new SessionLost(`${where}: cannot open a session at ${this.wsUrl}: ${e.message}`));
+      const onError = (e: Error) => fail(openingFailure(e, where, this.wsUrl, this.options.timeoutMs));
       const onAbort = () => fail(signal!.reason instanceof Error ? signal!.reason : new Error('cancelled'));
       const cleanup = () => {
         socket.off('open', onOpen);
@@ -77,11 +84,26 @@ export class OpenEnvServer implements RemoteServer {
   }
 }
 
+/**
+ * Why a WebSocket did not open, as the class the callers act on: an HTTP status to the upgrade (a 403
+ * from a server that refuses the origin, a 404 from one with no /ws) is the server's refusal, a
+ * handshake past the timeout a server that hangs, anything else a connection that failed (retried).
+ */
+function openingFailure(e: Error, where: string, wsUrl: string, timeoutMs: number): Error {
+  const status = /^Unexpected server response: (\d{3})$/.exec(e.message)?.[1];
+  if (status) return new HttpStatusError(`${where}: the WebSocket upgrade at ${wsUrl} answered HTTP ${status}`, Number(status));
+  if (/handshake has timed out/i.test(e.message))
+    return new ServerTimedOut(`${where}: no answer to the WebSocket upgrade at ${wsUrl} within ${timeoutMs} ms (env.timeoutMs)`);
+  return new SessionLost(`${where}: cannot open a session at ${wsUrl}: ${e.message}`);
+}
+
 /** One WebSocket: requests answered in order, one at a time. */
 class OpenEnvSession implements RemoteSession {
   private pending?: { resolve: (text: string) => void; reject: (e: Error) => void };
-  /** A frame that came with no request waiting (OpenEnv sends CAPACITY_REACHED right after accepting). */
+  /** A frame that came before the first request (OpenEnv sends CAPACITY_REACHED right after accepting). */
   private early?: string;
+  /** Whether a request was sent: from then on every frame must answer one. */
+  private requested = false;
   private lost?: Error;
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -97,9 +119,23 @@ class OpenEnvSession implements RemoteSession {
         const p = this.pending;
         this.pending = undefined;
         p.resolve(text);
-      } else this.early ??= text;
+      } else if (!this.requested && this.early === undefined) this.early = text;
+      else
+        // A second answer to one request, or a flood: taken as the next request's answer it would pair
+        // an action with an observation the environment never gave for it.
+        this.drop(
+          new RemoteProtocolError(
+            `${where}: sent a frame no request was waiting for (${clipped(text.slice(0, 80))}); an OpenEnv server answers each message once`,
+          ),
+        );
     });
-    socket.on('error', (e) => this.drop(new SessionLost(`${where}: the session's socket failed: ${e.message}`)));
+    socket.on('error', (e) =>
+      this.drop(
+        (e as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH'
+          ? new RemoteProtocolError(`${where}: sent a frame larger than ${this.options.maxReplyBytes} bytes (env.maxReplyBytes); refused`)
+          : new SessionLost(`${where}: the session's socket failed: ${e.message}`),
+      ),
+    );
     socket.on('close', (code, reason) =>
       this.drop(new SessionLost(`${where}: the session's socket closed (code ${code}${reason.length ? `, ${clipped(reason.toString())}` : ''})`)),
     );
@@ -122,6 +158,7 @@ class OpenEnvSession implements RemoteSession {
   }
 
   private exchange(message: string, signal?: AbortSignal): Promise<string> {
+    this.requested = true;
     if (this.early !== undefined) {
       const text = this.early;
       this.early = undefined;
@@ -131,7 +168,7 @@ class OpenEnvSession implements RemoteSession {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(
-        () => this.drop(new SessionLost(`${this.where}: no answer within ${this.options.timeoutMs} ms (env.timeoutMs); the session was closed`)),
+        () => this.drop(new ServerTimedOut(`${this.where}: no answer within ${this.options.timeoutMs} ms (env.timeoutMs); the session was closed`)),
         this.options.timeoutMs,
       );
       const onAbort = () => this.drop(signal!.reason instanceof Error ? signal!.reason : new Error('cancelled'));
@@ -152,7 +189,7 @@ class OpenEnvSession implements RemoteSession {
 
   private async observation(message: string, signal?: AbortSignal): Promise<RemoteReply> {
     const text = await this.request(message, signal);
-    const parsed = parseOpenEnvMessage(text, this.where, this.options.observationField);
+    const parsed = parseOpenEnvMessage(text, this.where, this.options.observationField, this.options.candidatesField);
     if (parsed.kind !== 'observation') throw new RemoteProtocolError(`${this.where}: answered a ${parsed.kind} message where an observation was due`);
     return parsed.reply;
   }

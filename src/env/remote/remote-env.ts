@@ -31,7 +31,7 @@ import { actionText, parseRemoteTurn, type ActionTextMode } from './action-text.
 import { Fleet, ServerDown } from './fleet.ts';
 import { KeptStates, prefixKey, type ForkOffer, type KeptState } from './fork.ts';
 import { replyInfo, type RemoteReply } from './reply.ts';
-import { isCapacityRefusal, SessionLost, type RemoteServer, type RemoteSession } from './session.ts';
+import { CapacityWait, isCapacityRefusal, SessionLost, type RemoteServer, type RemoteSession } from './session.ts';
 import { taskOf } from './tasks.ts';
 
 export interface RemoteEnvOptions {
@@ -48,6 +48,8 @@ export interface RemoteEnvOptions {
   branching: 'replay' | 'roots-only';
   /** The server's fork offer (GET /fork at build), one per server of a fleet; absent: every restore replays. */
   fork?: ForkOffer | ReadonlyArray<ForkOffer | undefined>;
+  /** The server's answer timeout (env.timeoutMs): a full server (all of a fleet's full) is waited out for 10 × this. */
+  timeoutMs?: number;
   /** Attempts to reopen a dropped session before the step fails; the wait doubles from reconnectDelayMs. */
   reconnectAttempts?: number;
   reconnectDelayMs?: number;
@@ -98,7 +100,8 @@ export class RemoteEnv implements Environment<RemoteState> {
   private readonly reconnectDelayMs: number;
   /** Keys of the states the servers kept, by prefix (only when one offers fork and prefixes are branched). */
   private readonly kept?: KeptStates;
-  private readonly load = { forks: 0, forkFallbacks: 0, failovers: 0 };
+  /** What was sent since the last serverLoad() (see ServerLoad); each server's share is the fleet's. */
+  private readonly load: Omit<ServerLoad, 'restoreMethod' | 'servers'> = emptyLoad();
   /** False once the run said it never restores (neverRestores): no step asks to keep its state. */
   private keepStates = true;
 
@@ -131,12 +134,14 @@ export class RemoteEnv implements Environment<RemoteState> {
       );
   }
 
-  /** What the step did beyond its trajectories since the last call (forks, failovers, each server's load); resets the counts. */
+  /**
+   * What was sent to the servers since the last call (resets, steps generated and replayed, forks,
+   * fallbacks, failovers, time, each server's share); resets the counts. Counted when a request is sent,
+   * so the servers' own counts of the same period match: generated + replayed steps = their steps.
+   */
   serverLoad(): ServerLoad {
     const out: ServerLoad = { restoreMethod: this.kept ? 'fork' : 'replay', ...this.load, servers: this.fleet.take() };
-    this.load.forks = 0;
-    this.load.forkFallbacks = 0;
-    this.load.failovers = 0;
+    Object.assign(this.load, emptyLoad());
     return out;
   }
 
@@ -177,7 +182,7 @@ export class RemoteEnv implements Environment<RemoteState> {
     try {
       for (const [i, turn] of turns.entries()) {
         if (options.signal?.aborted) throw options.signal.reason;
-        const reply = await this.send(handle, actionText(turn.action, this.options.action), options.signal);
+        const reply = await this.send(handle, actionText(turn.action, this.options.action), options.signal, 'replayed');
         const differs = difference(turn, reply);
         if (differs) throw new ReplayMismatch(prompt.id, i, differs.field, differs.recorded, differs.replayed, { steps: i + 1, ms: performance.now() - t0 });
       }
@@ -207,7 +212,8 @@ export class RemoteEnv implements Environment<RemoteState> {
     const t0 = handle.permittedAt;
     try {
       handle.session = await this.openOn(member, signal);
-      const reply = await handle.session.fork(kept.key, signal);
+      const session = handle.session;
+      const reply = await this.timed(() => session.fork(kept.key, signal));
       const last = turns[turns.length - 1]!;
       if (difference(last, reply)) throw new Error('the forked state differs from the record');
     } catch (e) {
@@ -259,10 +265,29 @@ export class RemoteEnv implements Environment<RemoteState> {
     if (handle.released) throw new EnvError(`${this.name}: step called on a released session (task "${task}")`);
     if (state.turn !== handle.at)
       throw new EnvError(`${this.name}: task "${task}": a server session steps forward only; this state is at turn ${state.turn}, its session at ${handle.at}`);
+    // Under `input` an unparseable turn has no action text: what its input holds is trace-rl's own
+    // diagnostic, and sending it would spend the environment's move on text no model wrote. It is not
+    // sent; the trajectory ends there, invalid, with reward 0 (docs/environments.md).
+    if (action.type === 'invalid' && this.options.action === 'input')
+      return {
+        state: { handle, turn: state.turn + 1, done: true },
+        observation: `not sent: ${action.input}`,
+        done: true,
+        reward: 0,
+        reason: 'invalid_action',
+        invalid: true,
+      };
     const text = actionText(action, this.options.action);
     // Only a turn that can be a prefix is kept: one past the turn limit ends the episode whatever it answers.
     const keep = this.kept !== undefined && this.keepStates && this.forkable[handle.member]! && state.turn + 1 < this.maxTurns;
-    const reply = await this.stepSafely(handle, text, options.signal, keep);
+    let reply: RemoteReply;
+    try {
+      reply = await this.stepSafely(handle, text, options.signal, keep);
+    } catch (e) {
+      // The server's message names the server and its complaint; the task is ours to add (once).
+      if (options.signal?.aborted || !(e instanceof Error) || e.message.includes(`task "${task}"`)) throw e;
+      throw inContext(e, `task "${task}", turn ${state.turn + 1}`);
+    }
     if (keep && reply.kept !== undefined && !reply.done)
       this.kept!.put(
         prefixKey(
@@ -295,25 +320,38 @@ export class RemoteEnv implements Environment<RemoteState> {
   private async stepSafely(handle: SessionHandle, text: string, signal?: AbortSignal, keep = false): Promise<RemoteReply> {
     if (handle.broken) await this.reconnect(handle, signal);
     try {
-      return await this.send(handle, text, signal, keep);
+      return await this.send(handle, text, signal, 'generated', keep);
     } catch (e) {
       if (!(e instanceof SessionLost) || signal?.aborted) {
         handle.broken = true;
         throw e;
       }
       await this.reconnect(handle, signal);
-      return this.send(handle, text, signal, keep);
+      return this.send(handle, text, signal, 'generated', keep);
     }
   }
 
-  /** Sends one action on the handle's session and records it. */
-  private async send(handle: SessionHandle, text: string, signal?: AbortSignal, keep = false): Promise<RemoteReply> {
+  /** Sends one action on the handle's session and records it; counted as sent (a trajectory's step, or a replay's). */
+  private async send(handle: SessionHandle, text: string, signal: AbortSignal | undefined, kind: 'generated' | 'replayed', keep = false): Promise<RemoteReply> {
     if (!handle.session) throw new SessionLost('the session is closed');
     this.fleet.countStep(handle.member);
-    const reply = await handle.session.step(text, signal, keep);
+    if (kind === 'generated') this.load.steps++;
+    else this.load.replayedSteps++;
+    const session = handle.session;
+    const reply = await this.timed(() => session.step(text, signal, keep));
     handle.at++;
     handle.history.push({ text, reply });
     return reply;
+  }
+
+  /** A server call, its wall time added to the load. */
+  private async timed<T>(call: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await call();
+    } finally {
+      this.load.ms += performance.now() - t0;
+    }
   }
 
   /**
@@ -324,8 +362,10 @@ export class RemoteEnv implements Environment<RemoteState> {
   private async reconnect(handle: SessionHandle, signal?: AbortSignal): Promise<void> {
     const history = handle.history.splice(0);
     let last: unknown;
+    let tried = 0;
     this.fleet.countFailure(handle.member);
     for (let attempt = 1; attempt <= this.reconnectAttempts; attempt++) {
+      tried = attempt;
       await sleep(this.reconnectDelayMs * 2 ** (attempt - 1), signal);
       await handle.close();
       handle.at = 0;
@@ -335,7 +375,7 @@ export class RemoteEnv implements Environment<RemoteState> {
         handle.session = await this.openOn(handle.member, signal);
         await this.resetChecked(handle, signal);
         for (const [i, h] of history.entries()) {
-          const reply = await this.send(handle, h.text, signal);
+          const reply = await this.send(handle, h.text, signal, 'replayed');
           if (reply.observation !== h.reply.observation || reply.done !== h.reply.done || reply.reward !== h.reply.reward)
             throw new EnvError(
               `${this.name}: task "${handle.prompt.id}": the session was lost and its replay differed at turn ${i} (the environment is not replay-deterministic)`,
@@ -347,13 +387,14 @@ export class RemoteEnv implements Environment<RemoteState> {
         if (signal?.aborted) throw signal.reason;
         if (e instanceof EnvError) throw e;
         last = e;
+        // Only a lost connection or a full server may pass by waiting; a hang or a refusal would repeat.
+        if (!(e instanceof SessionLost || isCapacityRefusal(e))) break;
       }
     }
     handle.broken = true;
-    throw new Error(
-      `${this.servers[handle.member]!.protocol} server ${this.fleet.url(handle.member)} failed during task "${handle.prompt.id}" (turn ${history.length + 1}): ${
-        last instanceof Error ? last.message : String(last)
-      } (after ${this.reconnectAttempts} reconnects${this.fleet.size > 1 ? ` over ${this.fleet.size} servers` : ''})`,
+    throw inContext(
+      last,
+      `${this.servers[handle.member]!.protocol} server ${this.fleet.url(handle.member)} failed during task "${handle.prompt.id}" (turn ${history.length + 1}, after ${tried} reconnect${tried === 1 ? '' : 's'}${this.fleet.size > 1 ? ` over ${this.fleet.size} servers` : ''})`,
     );
   }
 
@@ -382,18 +423,30 @@ export class RemoteEnv implements Environment<RemoteState> {
   private async openHandle(prompt: Prompt, signal?: AbortSignal): Promise<SessionHandle> {
     taskOf(prompt);
     const handle = new SessionHandle(prompt, await this.fleet.acquire(signal));
+    const full = new CapacityWait(this.options.timeoutMs ?? 30_000, this.reconnectDelayMs);
     try {
-      for (let attempt = 1; ; attempt++) {
+      for (let attempt = 1; ;) {
         try {
           handle.session = await this.openOn(handle.member, signal);
           await this.resetChecked(handle, signal);
           return handle;
         } catch (e) {
           await handle.close();
-          // A full server (its own cap below ours) or a dropped connection: wait and retry, a bounded number of times.
-          const transient = e instanceof SessionLost || isCapacityRefusal(e);
-          if (!transient || attempt >= this.reconnectAttempts || signal?.aborted) throw e;
-          await sleep(this.reconnectDelayMs * 2 ** (attempt - 1), signal);
+          if (signal?.aborted) throw e;
+          if (isCapacityRefusal(e)) {
+            // A full server (its own cap below ours): in a fleet, the next try goes to the least-loaded
+            // server not known full; when every one is full, they are waited out, bounded (CapacityWait).
+            const next = this.fleet.size > 1 ? (this.fleet.markFull(handle.member), this.fleet.moveNow(handle.member)) : undefined;
+            if (next !== undefined) {
+              handle.member = next;
+              continue;
+            }
+            if (await full.next(signal)) continue;
+            throw inContext(e, `the server${this.fleet.size > 1 ? 's' : ''} stayed full for ${full.bound}`);
+          }
+          // A dropped connection is retried a few times; a hang (ServerTimedOut) or a refusal would repeat.
+          if (!(e instanceof SessionLost) || attempt >= this.reconnectAttempts) throw e;
+          await sleep(this.reconnectDelayMs * 2 ** (attempt++ - 1), signal);
           // A server that could not be reached: the next try goes to the least-loaded one up.
           if (this.fleet.isDown(handle.member) && this.fleet.size > 1) {
             const next = await this.fleet.acquire(signal);
@@ -406,18 +459,31 @@ export class RemoteEnv implements Environment<RemoteState> {
       handle.released = true;
       this.fleet.release(handle.member);
       if (e instanceof ReplayMismatch || signal?.aborted) throw e;
-      throw new Error(
-        `${this.servers[handle.member]!.protocol} server ${this.fleet.url(handle.member)}: task "${prompt.id}": cannot start a session: ${e instanceof Error ? e.message : String(e)}`,
-      );
+      throw inContext(e, `${this.servers[handle.member]!.protocol} server ${this.fleet.url(handle.member)}: task "${prompt.id}": cannot start a session`);
     }
   }
 
   /** Resets the handle's session with its task; the first observation must be the prompt the policy was shown. */
   private async resetChecked(handle: SessionHandle, signal?: AbortSignal): Promise<void> {
     const task = taskOf(handle.prompt);
-    const reply = await handle.session!.reset(task.params, signal);
+    this.load.resets++;
+    const reply = await this.timed(() => handle.session!.reset(task.params, signal));
     if (reply.observation !== task.observation) throw new ReplayMismatch(handle.prompt.id, 0, 'prompt', task.observation, reply.observation);
   }
+}
+
+function emptyLoad(): Omit<ServerLoad, 'restoreMethod' | 'servers'> {
+  return { resets: 0, steps: 0, replayedSteps: 0, forks: 0, forkFallbacks: 0, failovers: 0, ms: 0 };
+}
+
+/**
+ * The error with what was being done put in front of its message, its class kept: the class says who
+ * failed (src/cli/server-failure.ts) and whether a retry may help (ServerTimedOut, RemoteProtocolError).
+ */
+function inContext(e: unknown, doing: string): Error {
+  if (!(e instanceof Error)) return new Error(`${doing}: ${String(e)}`);
+  e.message = `${doing}: ${e.message}`;
+  return e;
 }
 
 /** What differs between a recorded prefix turn and its replay, if anything. */

@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 import type { TurnCandidates } from '../../tree/types.ts';
+import { escapeControl } from '../../util/escape-control.ts';
+import { jsonNestingPast } from '../../util/json-depth.ts';
 
 /** One answer of a server, read out of its protocol's envelope. */
 export interface RemoteReply {
@@ -23,6 +25,8 @@ export interface RemoteReply {
 /** A server answered something no protocol reading accepts: the message names the server and the field. */
 export class RemoteProtocolError extends Error {
   override name = 'RemoteProtocolError';
+  /** A server that answers out of protocol would again: the engine does not retry it (src/rollout/retried-calls.ts). */
+  readonly retryable = false;
 }
 
 /** The server said no (an error envelope, an HTTP error): the message is the server's, bounded. */
@@ -40,14 +44,36 @@ export class RemoteServerError extends Error {
 /** Longest server text kept in an error message. */
 const MESSAGE_CHARS = 300;
 
+/** A server's text as it goes into a message: bounded, its control characters escaped. */
 export function clipped(text: string): string {
-  return text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS - 3)}...` : text;
+  return escapeControl(text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS - 3)}...` : text);
 }
 
-/** A JSON value, bounded in depth by the parser that produced it (JSON.parse of a bounded text). */
+/** A server's complaint as a message quotes it: clipped, and said to be empty when it is (`{"error": ""}`). */
+export function complaint(text: string): string {
+  return text.trim() === '' ? '(an empty error message)' : clipped(text);
+}
+
+/** Deepest nesting a server's JSON answer may have (real answers nest a handful of levels). */
+export const MAX_JSON_DEPTH = 64;
+
+/** A server's JSON text parsed, refused (naming the bound) when it nests past MAX_JSON_DEPTH or is not JSON. */
+export function parseServerJson(text: string, where: string): unknown {
+  const past = jsonNestingPast(text, MAX_JSON_DEPTH);
+  if (past) throw new RemoteProtocolError(`${where}: the answer nests deeper than ${MAX_JSON_DEPTH} levels (at character ${past.at}); refused`);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new RemoteProtocolError(`${where}: answered something that is not JSON (${(e as Error).message}): ${clipped(text)}`);
+  }
+}
+
+/** A JSON value, bounded in depth by parseServerJson. */
 export const jsonRecord = z.record(z.string(), z.unknown());
 
-const candidateList = z.array(z.string().max(10_000)).max(1000);
+/** Most candidate actions a server may list for one turn. */
+export const MAX_CANDIDATES = 1000;
+const candidateList = z.array(z.string().max(10_000)).max(MAX_CANDIDATES);
 const candidateAction = z.object({ type: z.string().min(1).max(200), input: z.string().max(10_000) }).strict();
 /**
  * Candidate actions as a server may list them: a list of action texts (each sent as it is, e.g.
@@ -77,6 +103,8 @@ export interface ReplyInfo {
 export function replyInfo(info: Record<string, unknown>, where: string): ReplyInfo {
   const out: ReplyInfo = {};
   if (info.candidates !== undefined && info.candidates !== null) {
+    if (Array.isArray(info.candidates) && info.candidates.length > MAX_CANDIDATES)
+      throw new RemoteProtocolError(`${where}: candidates: ${info.candidates.length} listed, more than the ${MAX_CANDIDATES} a turn may offer; refused`);
     const c = candidatesSchema.safeParse(info.candidates);
     if (!c.success)
       throw new RemoteProtocolError(

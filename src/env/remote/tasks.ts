@@ -68,8 +68,8 @@ export interface RemotePromptMeta {
   candidates?: TurnCandidates;
 }
 
-/** The number a plain task stands for, as the protocol's reset parameter. */
-export type NumberParam = 'seed' | 'data_idx';
+/** The reset parameter a plain task's number goes into (`seed`, `data_idx`, or a server's own: env.taskField). */
+export type NumberParam = string;
 
 /** The tasks a setting names (a file is read relative to `baseDir`), ids checked unique. */
 export function resolveTasks(setting: TasksSetting, numberParam: NumberParam, where: string, baseDir = process.cwd()): Task[] {

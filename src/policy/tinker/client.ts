@@ -5,7 +5,7 @@
  * redirect is followed); it never appears in an error message, in any encoding (util/redact.ts).
  * Every answer is bounded by what its call asked (answer-bounds.ts) and checked against it.
  */
-import { printable } from '../../util/printable.ts';
+import { escapeControl } from '../../util/escape-control.ts';
 import { redactSecret } from '../../util/redact.ts';
 import { PolicyCallError } from '../errors.ts';
 import {
@@ -121,7 +121,7 @@ export class TinkerClient {
 
   /** `message` (which may quote the engine) with the key blanked out in any encoding, on one line, cut to a readable length, naming the endpoint. */
   private describe(path: string, message: string): string {
-    const text = printable(this.redact(message));
+    const text = escapeControl(this.redact(message));
     return `${this.root}${path}: ${text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text}`;
   }
 

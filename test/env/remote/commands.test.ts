@@ -122,6 +122,14 @@ test('compare of trace and grpo on a server environment: both runs finish, trace
     report.includes(`trace-s0: prefixes restored by replay: ${trace.replay_restores} restores, ${trace.replay_steps} environment steps`),
     'the report names the trace run’s replay cost, as stored',
   );
+  // Each arm's load on the server beside its tokens, in the printed table and the report: its stored environment steps.
+  assert.match(r.stdout, /tokens\s+env_steps\s+env_s\s/);
+  for (const arm of ['trace', 'grpo']) {
+    const m = storedRun(join(compareOut, `${arm}-s0`)).steps[0]!.metrics;
+    const row = r.stdout.split('\n').find((l) => l.startsWith(`${arm} `));
+    assert.ok(row?.split(/\s+/).includes(String(m.env_steps! + m.env_replayed_steps!)), `${arm}: ${row}`);
+  }
+  assert.ok(report.includes('<th>environment steps</th><th>environment seconds</th>'));
 });
 
 test('export --format jsonl of a train run made over the wire (compare’s trace run): rows', async () => {

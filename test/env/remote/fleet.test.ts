@@ -4,7 +4,8 @@
  * on its server; a server that stops answering mid-episode has its trajectory continue on another by
  * a checked replay (counted as a failover), and it is used again once it is back; each server's
  * sessions, steps and failures are reported; a state kept on a server that went down is restored by
- * replay on another.
+ * replay on another; a full server is passed over for one with room (all full: waited out); a hang
+ * fails its step once, with no failover (env-robust's rule).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +13,7 @@ import { Fleet, ServerDown } from '../../../src/env/remote/fleet.ts';
 import { openEnvKind } from '../../../src/env/remote/kind.ts';
 import { OpenEnvServer } from '../../../src/env/remote/openenv-session.ts';
 import { RemoteEnv } from '../../../src/env/remote/remote-env.ts';
+import { ServerTimedOut } from '../../../src/env/remote/session.ts';
 import { ServedEnv } from '../../../src/env/remote/serve/served-env.ts';
 import { serveEnvironment } from '../../../src/env/remote/serve/servers.ts';
 import { taskPrompt } from '../../../src/env/remote/tasks.ts';
@@ -183,4 +185,86 @@ test('env.url takes one address or a list of up to 64 distinct ones', () => {
   assert.equal(parse([]).success, false);
   assert.equal(parse(Array.from({ length: 65 }, (_, i) => `http://h${i}:1`)).success, false);
   assert.equal(parse(['ftp://a']).success, false);
+});
+
+test('a full server is passed over for one with room; when every server is full, the session waits for one to free', async () => {
+  // A server whose own cap (1) is below the run's env.sessions (4): its refusal moves the session, no wait.
+  const small = new ServedEnv(world, 'world', { maxSessions: 1 });
+  const big = new ServedEnv(world, 'world', { maxSessions: 16 });
+  const servers = [
+    await serveEnvironment(small, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
+    await serveEnvironment(big, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
+  ];
+  try {
+    const env = fleetEnv(
+      servers.map((s) => s.url),
+      4,
+    );
+    const t0 = performance.now();
+    const states = await Promise.all(Array.from({ length: 4 }, (_, i) => env.reset(task(i))));
+    assert.ok(performance.now() - t0 < 1_500, `no wait for the full server (${Math.round(performance.now() - t0)} ms)`);
+    assert.deepEqual([small.openSessions, big.openSessions], [1, 3], 'the full server holds its one session, the other the rest');
+    await Promise.all(states.map((s) => env.release(s)));
+    assert.equal(env.openSessions, 0);
+  } finally {
+    await Promise.all(servers.map((s) => s.close()));
+  }
+  // Both full: the session waits (CapacityWait) until one frees a session, then opens there.
+  const a = new ServedEnv(world, 'world', { maxSessions: 1 });
+  const b = new ServedEnv(world, 'world', { maxSessions: 1 });
+  const both = [
+    await serveEnvironment(a, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
+    await serveEnvironment(b, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
+  ];
+  try {
+    const env = fleetEnv(
+      both.map((s) => s.url),
+      4,
+    );
+    const held = [await env.reset(task(0)), await env.reset(task(1))];
+    let opened = false;
+    const third = env.reset(task(2)).then((s) => ((opened = true), s));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(opened, false, 'every server is full: the session waits');
+    await env.release(held[0]!);
+    const s = await third;
+    assert.equal(a.openSessions + b.openSessions, 2);
+    await Promise.all([env.release(held[1]!), env.release(s)]);
+  } finally {
+    await Promise.all(both.map((s) => s.close()));
+  }
+});
+
+test('a hang in a fleet fails its step once (ServerTimedOut): no reconnect, no failover to another server', async () => {
+  // Server A's steps take longer than the client's timeout; server B answers at once.
+  const slow = new ServedEnv(world, 'world', { maxSessions: 16, stepDelayMs: 1_500 });
+  const fast = new ServedEnv(world, 'world', { maxSessions: 16 });
+  const servers = [
+    await serveEnvironment(slow, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
+    await serveEnvironment(fast, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
+  ];
+  try {
+    const env = new RemoteEnv({
+      server: servers.map((s) => new OpenEnvServer({ timeoutMs: 300, maxReplyBytes: 64 * 1024, url: s.url, actionField: 'text' })),
+      maxTurns: 4,
+      action: 'action',
+      successThreshold: 0.3,
+      sessions: 2,
+      branching: 'replay',
+      reconnectDelayMs: 20,
+    });
+    const s = await env.reset(task(0));
+    assert.equal(slow.openSessions, 1, 'the first session is on server A');
+    const t0 = performance.now();
+    await assert.rejects(env.step(s, search), (e: Error) => e instanceof ServerTimedOut && /task "seed-0", turn 1/.test(e.message));
+    assert.ok(performance.now() - t0 < 1_200, 'within about one timeout');
+    assert.equal(fast.counts.steps + fast.counts.resets, 0, 'nothing was sent to server B');
+    const load = env.serverLoad();
+    assert.equal(load.failovers, 0);
+    assert.equal(load.steps, 1, 'the step was sent once');
+    assert.equal(load.replayedSteps, 0);
+    await env.release(s);
+  } finally {
+    await Promise.all(servers.map((s) => s.close()));
+  }
 });

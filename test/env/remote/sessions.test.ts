@@ -171,7 +171,7 @@ test('hostile answers: too large, the wrong shape, none at all; each fails namin
     [
       'a frame over maxReplyBytes',
       (m) => (m.includes('reset') ? observation(world.env.render(world.train[0]!)) : observation('x'.repeat(100_000))),
-      /Max payload size exceeded/,
+      /sent a frame larger than 65536 bytes \(env.maxReplyBytes\); refused/,
     ],
     [
       'an observation that is not an object',

@@ -119,6 +119,7 @@ const withoutTurnEnv = (trees: RolloutTree[]) =>
       }),
     ),
   }));
+/** The metrics both runs have: the wire run adds the replays' and forks' cost and the server's load (replay_*, restore_*, env_*). */
 const comparable = (metrics: Record<string, number>) =>
   Object.fromEntries(
     Object.entries(metrics).filter(([k]) => !k.startsWith('time_') && !k.startsWith('replay_') && !k.startsWith('restore_') && !k.startsWith('env_')),

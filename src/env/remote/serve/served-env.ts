@@ -31,6 +31,11 @@ export interface ServedEnvOptions {
   stepDelayMs?: number;
   /** Offer fork: the kept states' bounds. Absent: no fork (GET /fork is not found). */
   fork?: ForkOffer;
+  /**
+   * A session unused this long (no reset, step or fork) is closed by reapIdle: a client killed with
+   * kill -9 never closes its sessions, and they would keep the server full for good.
+   */
+  idleTimeoutMs?: number;
 }
 
 /** A session's state at a turn, as kept for forks: enough to continue and to answer that turn again. */
@@ -46,6 +51,11 @@ export class ServedSession {
   state?: unknown;
   turns: Turn[] = [];
   done = false;
+  closed = false;
+  /** When a reset or a step last used it (Date.now()). */
+  lastUsed = Date.now();
+  /** What the transport does when the session is reaped (close its socket, forget its id). */
+  onReap?: () => void;
   constructor(readonly number: number) {}
 }
 
@@ -58,9 +68,12 @@ export class ServedEnv {
   readonly prompts: Prompt[];
   private readonly byId: Map<string, number>;
   private opened = 0;
-  private live = 0;
-  /** Environment steps taken (forks take none): what a client's cost accounting can be checked against. */
-  steps = 0;
+  private readonly live = new Set<ServedSession>();
+  /**
+   * What the server did, for clients and tests that reconcile their own counts (GET /sessions): steps
+   * are environment steps taken; a fork takes none (counted under forks), nor is it a reset.
+   */
+  readonly counts = { opened: 0, reaped: 0, resets: 0, steps: 0, forks: 0 };
   private readonly kept?: KeptStore<KeptTurn>;
 
   constructor(
@@ -83,28 +96,59 @@ export class ServedEnv {
     return this.kept?.size ?? 0;
   }
 
+  /** Environment steps taken (forks take none): what a client's cost accounting can be checked against. */
+  get steps(): number {
+    return this.counts.steps;
+  }
+
   get openSessions(): number {
-    return this.live;
+    return this.live.size;
   }
 
   get maxSessions(): number {
     return this.options.maxSessions;
   }
 
-  /** A new session, or undefined when the cap is reached. */
-  open(): ServedSession | undefined {
-    if (this.live >= this.options.maxSessions) return undefined;
-    this.live++;
-    return new ServedSession(++this.opened);
+  get idleTimeoutMs(): number | undefined {
+    return this.options.idleTimeoutMs;
   }
 
-  close(_session: ServedSession): void {
-    this.live--;
+  /** A new session, or undefined when the cap is reached. */
+  open(): ServedSession | undefined {
+    if (this.live.size >= this.options.maxSessions) return undefined;
+    const session = new ServedSession(++this.opened);
+    this.live.add(session);
+    this.counts.opened++;
+    return session;
+  }
+
+  /** Ends a session (again: nothing). */
+  close(session: ServedSession): void {
+    if (session.closed) return;
+    session.closed = true;
+    this.live.delete(session);
+  }
+
+  /** Closes every session idle for longer than idleTimeoutMs (none without one); returns how many. */
+  reapIdle(now = Date.now()): number {
+    const limit = this.options.idleTimeoutMs;
+    if (limit === undefined) return 0;
+    let reaped = 0;
+    for (const s of [...this.live]) {
+      if (now - s.lastUsed <= limit) continue;
+      this.close(s);
+      s.onReap?.();
+      reaped++;
+    }
+    this.counts.reaped += reaped;
+    return reaped;
   }
 
   /** Resets `session` to the task the parameters name. */
   async reset(session: ServedSession, params: Record<string, unknown>): Promise<RemoteReply> {
     const prompt = this.taskOf(params);
+    session.lastUsed = Date.now();
+    this.counts.resets++;
     session.prompt = prompt;
     session.state = await this.setup.env.reset(prompt);
     session.turns = [];
@@ -120,8 +164,9 @@ export class ServedEnv {
     const prompt = session.prompt;
     if (!prompt) throw new ServedEnvError('step before reset: reset the session with a task first');
     if (session.done) throw new ServedEnvError(`the episode of task "${prompt.id}" has ended: reset the session`);
+    session.lastUsed = Date.now();
+    this.counts.steps++;
     const { thought, action } = this.readAction(text);
-    this.steps++;
     if (this.options.stepDelayMs) await sleep(this.options.stepDelayMs);
     const o = await this.setup.env.step(session.state, action);
     session.state = o.state;
@@ -141,6 +186,8 @@ export class ServedEnv {
     if (!this.kept) throw new ServedEnvError('this server does not fork (start it with --fork-keep)');
     const k = this.kept.get(key);
     if (!k) throw new ServedEnvError('no kept state under that key (it expired or was dropped for newer ones): replay the prefix instead');
+    session.lastUsed = Date.now();
+    this.counts.forks++;
     session.prompt = k.prompt;
     session.state = k.state;
     session.turns = [...k.turns];

@@ -4,12 +4,15 @@
  *    past --max-sessions the socket gets {"type":"error","data":{"code":"CAPACITY_REACHED"}} and is
  *    closed, as an OpenEnv server does). The action is `{"text": "..."}`, the observation `{"text": "..."}`.
  *  - agentgym: POST /create, /reset {id, data_idx}, /step {id, action}, /close {id} (→ true, or false for an unknown id), GET /observation?id=;
- *    failures answer HTTP 200 {"error": "..."}, as AgentGym's servers do.
- * Bounded like every trace-rl server: request bodies and WebSocket frames by --max-body-bytes.
+ *    failures answer HTTP 200 {"error": "..."}, as AgentGym's servers do; a /create past --max-sessions HTTP 503 {"detail", "code": "CAPACITY_REACHED"}.
+ * Bounded like every trace-rl server: request bodies and WebSocket frames by --max-body-bytes. Both
+ * answer GET /sessions, the server's own counts ({open, opened, reaped, resets, steps, forks}). Every
+ * request and upgrade, the fork routes included, passes the local-user checks first (access.ts), and
+ * sessions idle past the served environment's idleTimeoutMs are closed.
  * With --fork-keep, both protocols speak the fork extension (../fork.ts): GET /fork, "keep" on a step,
  * and a session started from a kept state (OpenEnv: a {"type": "fork"} message; AgentGym: POST /fork).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -18,12 +21,15 @@ import { createServerApp, readJson } from '../../../http/app.ts';
 import { ServerStartError, type RunningServer } from '../../../http/listen.ts';
 import type { RemoteReply } from '../reply.ts';
 import { ServedEnvError, type ServedEnv, type ServedSession } from './served-env.ts';
+import { refuseRequest, refuseUpgrade, serveAccessCheck, type ServeAccess } from './access.ts';
 
 export interface ServeOptions {
   host?: string;
   port: number;
   /** Largest request body / WebSocket frame, bytes. */
   maxBodyBytes: number;
+  /** A token every request must carry, and host names allowed besides the loopback ones. */
+  access?: Omit<ServeAccess, 'boundHost'>;
 }
 
 export type Protocol = 'openenv' | 'agentgym';
@@ -77,17 +83,21 @@ async function serveOpenEnv(served: ServedEnv, options: ServeOptions): Promise<R
   );
   app.get('/metadata', (c) => c.json({ name: `trace-rl ${served.kind}`, description: `trace-rl's ${served.kind} environment, served by trace-rl env serve` }));
   forkRoute(app, served);
+  app.get('/sessions', (c) => c.json(sessionCounts(served)));
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxBodyBytes });
   wss.on('connection', (socket: WebSocket) => openEnvSession(served, socket));
-  const server = createServer(getRequestListener(app.fetch));
+  const refusal = accessCheck(options);
+  const server = guardedServer(getRequestListener(app.fetch), refusal);
   server.on('upgrade', (req, socket, head) => {
     if (new URL(req.url ?? '/', 'http://x').pathname !== '/ws') {
       socket.destroy();
       return;
     }
+    const refused = refusal(req);
+    if (refused) return refuseUpgrade(socket, refused);
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
-  return listenOn(server, options, () => {
+  return listenOn(server, served, options, () => {
     for (const client of wss.clients) client.terminate();
     wss.close();
   });
@@ -105,12 +115,8 @@ function openEnvSession(served: ServedEnv, socket: WebSocket): void {
     );
     return;
   }
-  let closed = false;
-  const end = () => {
-    if (closed) return;
-    closed = true;
-    served.close(session);
-  };
+  const end = () => served.close(session);
+  session.onReap = () => socket.close(1000, 'idle session closed by the server');
   socket.on('close', end);
   socket.on('error', end);
   // One message at a time, in order (a session is one environment instance).
@@ -182,16 +188,18 @@ async function serveAgentGym(served: ServedEnv, options: ServeOptions): Promise<
     }
   };
   app.get('/', (c) => c.json(`This is environment trace-rl ${served.kind}.`));
-  app.post('/create', async (c) =>
-    c.json(
-      await guarded(() => {
-        const s = served.open();
-        if (!s) throw new ServedEnvError(`at capacity: ${served.openSessions} of ${served.maxSessions} environments open; close one first`);
-        sessions.set(s.number, s);
-        return { id: s.number };
-      }),
-    ),
-  );
+  app.post('/create', (c) => {
+    const s = served.open();
+    // Past the cap: HTTP 503 with OpenEnv's code, which a client waits out (AgentGym's own servers have no cap).
+    if (!s)
+      return c.json(
+        { detail: `at capacity: ${served.openSessions} of ${served.maxSessions} environments open; close one first`, code: 'CAPACITY_REACHED' },
+        503,
+      );
+    sessions.set(s.number, s);
+    s.onReap = () => sessions.delete(s.number);
+    return c.json({ id: s.number });
+  });
   app.post('/reset', async (c) => {
     const body = await readJson(c, z.object({ id }).passthrough());
     return c.json(
@@ -242,7 +250,25 @@ async function serveAgentGym(served: ServedEnv, options: ServeOptions): Promise<
       }),
     );
   });
-  return listenOn(createServer(getRequestListener(app.fetch)), options, () => {});
+  app.get('/sessions', (c) => c.json(sessionCounts(served)));
+  return listenOn(guardedServer(getRequestListener(app.fetch), accessCheck(options)), served, options, () => {});
+}
+
+function sessionCounts(served: ServedEnv) {
+  return { open: served.openSessions, ...served.counts };
+}
+
+function accessCheck(options: ServeOptions) {
+  return serveAccessCheck({ ...options.access, boundHost: options.host ?? '127.0.0.1' });
+}
+
+/** An HTTP server whose every request passes the access checks before reaching `listener`. */
+function guardedServer(listener: RequestListener, refusal: ReturnType<typeof serveAccessCheck>): Server {
+  return createServer((req, res) => {
+    const refused = refusal(req);
+    if (refused) return refuseRequest(res, refused);
+    return listener(req, res);
+  });
 }
 
 /** GET /fork: the fork offer (fork.ts), or 404 where the server does not fork. */
@@ -251,8 +277,12 @@ function forkRoute(app: ReturnType<typeof createServerApp>, served: ServedEnv): 
   if (offer) app.get('/fork', (c) => c.json({ version: 1, max_kept: offer.maxKept, ttl_s: offer.ttlS }));
 }
 
-function listenOn(server: Server, options: ServeOptions, beforeClose: () => void): Promise<RunningServer> {
+function listenOn(server: Server, served: ServedEnv, options: ServeOptions, beforeClose: () => void): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
+  // Idle sessions are looked for a few times per timeout (never more often than every 50 ms).
+  const idle = served.idleTimeoutMs;
+  const reaper = idle === undefined ? undefined : setInterval(() => served.reapIdle(), Math.max(50, Math.min(idle / 4, 10_000)));
+  reaper?.unref();
   return new Promise((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => reject(new ServerStartError(`cannot listen on ${host}:${options.port}: ${e.code ?? e.message}`)));
     server.listen(options.port, host, () => {
@@ -264,6 +294,7 @@ function listenOn(server: Server, options: ServeOptions, beforeClose: () => void
         close: () =>
           new Promise<void>((done) => {
             beforeClose();
+            if (reaper) clearInterval(reaper);
             server.close(() => done());
             server.closeAllConnections();
           }),

@@ -199,7 +199,13 @@ test('our server takes the SDK’s recorded requests and answers each as it answ
   const root = served.baseURL.replace(/\/v1$/, '');
   /** Recorded id → the live server's (session, model, sampling session, request ids and saved paths). */
   const ids = new Map<string, string>();
-  const live = (text: string) => [...ids].reduce((t, [a, b]) => t.split(a).join(b), text);
+  // Every id in one pass, longest first: the recording's request ids are sequential (req-1 is a prefix of
+  // req-10), and a live id may hold a recorded one (req-9c98… holds req-9), so swaps must not chain.
+  const live = (text: string) => {
+    if (ids.size === 0) return text;
+    const pattern = [...ids.keys()].sort((a, b) => b.length - a.length).map((a) => a.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+    return text.replace(new RegExp(pattern.join('|'), 'g'), (a) => ids.get(a)!);
+  };
   const learn = (recorded: unknown, got: unknown) => {
     if (typeof recorded === 'string' && typeof got === 'string' && recorded !== got) ids.set(recorded, got);
     else if (recorded && got && typeof recorded === 'object' && typeof got === 'object')

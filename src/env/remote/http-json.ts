@@ -7,6 +7,7 @@
 import { complaint, MAX_JSON_DEPTH, parseServerJson, RemoteProtocolError, RemoteServerError } from './reply.ts';
 import { jsonNestingPast } from '../../util/json-depth.ts';
 import { authHeaders, ServerTimedOut, SessionLost, type RemoteLimits } from './session.ts';
+import { readBoundedBody } from '../../util/bounded-body.ts';
 
 export async function getJson(url: string, limits: RemoteLimits, where: string, signal?: AbortSignal): Promise<unknown> {
   return exchange(url, { method: 'GET', headers: authHeaders(limits) }, limits, where, signal);
@@ -81,24 +82,5 @@ function causeOf(e: unknown): string {
 /** The body as text, refused past `maxBytes` (a declared length is checked before reading). */
 async function boundedText(res: Response, maxBytes: number, where: string): Promise<string> {
   const refuse = (n: number) => new RemoteProtocolError(`${where}: the answer is larger than ${maxBytes} bytes (${n} so far; env.maxReplyBytes); refused`);
-  const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await res.body?.cancel().catch(() => {});
-    throw refuse(declared);
-  }
-  if (!res.body) return '';
-  const chunks: Uint8Array[] = [];
-  let seen = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    seen += value.byteLength;
-    if (seen > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw refuse(seen);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.from(await readBoundedBody(res, { maxBytes, refuse })).toString('utf8');
 }

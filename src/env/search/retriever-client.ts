@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { SearchTool } from './search-env.ts';
 import { fromContents, type Passage } from './search-r1.ts';
+import { readBoundedBody } from '../../util/bounded-body.ts';
 
 export class RetrieverError extends Error {
   override name = 'RetrieverError';
@@ -33,20 +34,8 @@ export const MAX_RETRIEVER_REPLY_BYTES = 64 * 1024 * 1024;
 
 /** The reply's body, read up to `maxBytes` (the declared length is checked first, then what arrives). */
 async function boundedBody(res: Response, maxBytes: number, endpoint: string): Promise<string> {
-  const tooLarge = () => new RetrieverError(`retriever at ${endpoint} sent a reply over ${maxBytes} bytes; refused (ask for fewer queries or a smaller topk)`);
-  if (Number(res.headers.get('content-length') ?? 0) > maxBytes) {
-    await res.body?.cancel().catch(() => undefined);
-    throw tooLarge();
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (res.body)
-    for await (const chunk of res.body) {
-      size += chunk.length;
-      if (size > maxBytes) throw tooLarge();
-      chunks.push(chunk);
-    }
-  return Buffer.concat(chunks).toString('utf8');
+  const refuse = () => new RetrieverError(`retriever at ${endpoint} sent a reply over ${maxBytes} bytes; refused (ask for fewer queries or a smaller topk)`);
+  return Buffer.from(await readBoundedBody(res, { maxBytes, refuse })).toString('utf8');
 }
 
 export interface RetrievedDocument {

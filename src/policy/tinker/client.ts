@@ -6,6 +6,7 @@
  * Every answer is bounded by what its call asked (answer-bounds.ts) and checked against it.
  */
 import { escapeControl } from '../../util/escape-control.ts';
+import { readBoundedBody } from '../../util/bounded-body.ts';
 import { redactSecret } from '../../util/redact.ts';
 import { PolicyCallError } from '../errors.ts';
 import {
@@ -185,7 +186,13 @@ export class TinkerClient {
     }
     let text: string;
     try {
-      const bytes = await readAnswer(res, res.ok ? init.maxBytes : ERROR_BODY_BYTES, !res.ok);
+      const maxBytes = res.ok ? init.maxBytes : ERROR_BODY_BYTES;
+      const bytes = await readBoundedBody(res, {
+        maxBytes,
+        cut: !res.ok,
+        refuse: (n, declared) =>
+          new AnswerBoundError(`${n} bytes ${declared ? 'declared' : 'sent so far'}, more than the ${maxBytes} this call's answer may take`),
+      });
       if (res.ok && init.accept && (res.headers.get('content-type') ?? '').toLowerCase().startsWith(PROTOBUF)) {
         try {
           return decodeResult(init.accept, bytes);
@@ -540,36 +547,6 @@ export class TinkerClient {
 }
 
 const delay = (ms: number) => new Promise((res) => setTimeout(res, ms));
-
-/**
- * A response's body, at most `maxBytes` of it: with `cut`, what came up to the bound (an error page,
- * shown cut anyway); without, more is refused (AnswerBoundError) as soon as it is declared or seen.
- */
-async function readAnswer(res: Response, maxBytes: number, cut: boolean): Promise<Uint8Array> {
-  if (!res.body) return new Uint8Array(0);
-  const declared = Number(res.headers.get('content-length') ?? NaN);
-  const tooMuch = (n: number, how: string) => new AnswerBoundError(`${n} bytes ${how}, more than the ${maxBytes} this call's answer may take`);
-  if (!cut && declared > maxBytes) {
-    await res.body.cancel().catch(() => undefined);
-    throw tooMuch(declared, 'declared');
-  }
-  const parts: Uint8Array[] = [];
-  let seen = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    seen += value.byteLength;
-    if (seen > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      if (!cut) throw tooMuch(seen, 'sent so far');
-      parts.push(value.subarray(0, value.byteLength - (seen - maxBytes)));
-      break;
-    }
-    parts.push(value);
-  }
-  return Buffer.concat(parts);
-}
 
 /** The SDK's estimate of a datum's size on the wire: 4 bytes a token, each tensor's values at their dtype's width. */
 function datumBytes(d: Datum): number {

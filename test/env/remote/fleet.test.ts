@@ -15,10 +15,10 @@ import { OpenEnvServer } from '../../../src/env/remote/openenv-session.ts';
 import { RemoteEnv } from '../../../src/env/remote/remote-env.ts';
 import { ServerTimedOut } from '../../../src/env/remote/session.ts';
 import { ServedEnv } from '../../../src/env/remote/serve/served-env.ts';
-import { serveEnvironment } from '../../../src/env/remote/serve/servers.ts';
 import { taskPrompt } from '../../../src/env/remote/tasks.ts';
 import { worldKind } from '../../../src/env/world/kind.ts';
 import type { Prompt } from '../../../src/tree/types.ts';
+import { serveOpenEnv, servedWorld } from './served-world.ts';
 
 const world = await worldKind.build(worldKind.schema.parse({ kind: 'world', seed: 5, questions: 40 }), { maxTurns: 4 });
 const limits = { timeoutMs: 2_000, maxReplyBytes: 64 * 1024 };
@@ -26,31 +26,15 @@ const task = (i: number): Prompt => taskPrompt({ id: `seed-${i}`, params: { seed
 const search = { type: 'search', input: 'Ostlo' };
 const answer = { type: 'answer', input: 'Ostlo' };
 
-/** A served world whose peak of open sessions is recorded. */
-function servedWorld() {
-  const served = new ServedEnv(world, 'world', { maxSessions: 16 });
-  let peak = 0;
-  const open = served.open.bind(served);
-  served.open = () => {
-    const s = open();
-    peak = Math.max(peak, served.openSessions);
-    return s;
-  };
-  return { served, peak: () => peak };
-}
-
 function fleetEnv(urls: string[], sessions: number) {
   const servers = urls.map((url) => new OpenEnvServer({ ...limits, url, actionField: 'text' }));
   return new RemoteEnv({ server: servers, maxTurns: 4, action: 'action', successThreshold: 0.3, sessions, branching: 'replay', reconnectDelayMs: 20 });
 }
 
 test('sessions go to the least-loaded server within each one’s cap, and a trajectory’s steps stay on its server', async () => {
-  const a = servedWorld();
-  const b = servedWorld();
-  const servers = [
-    await serveEnvironment(a.served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
-    await serveEnvironment(b.served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
-  ];
+  const a = servedWorld(world, 16);
+  const b = servedWorld(world, 16);
+  const servers = [await serveOpenEnv(a.served), await serveOpenEnv(b.served)];
   try {
     const env = fleetEnv(
       servers.map((s) => s.url),
@@ -81,10 +65,10 @@ test('sessions go to the least-loaded server within each one’s cap, and a traj
 });
 
 test('a server that stops answering mid-episode: the trajectory continues on another by a checked replay (a failover), and the server is used again once back', async () => {
-  const a = servedWorld();
-  const b = servedWorld();
-  let serverA = await serveEnvironment(a.served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
-  const serverB = await serveEnvironment(b.served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  const a = servedWorld(world, 16);
+  const b = servedWorld(world, 16);
+  let serverA = await serveOpenEnv(a.served);
+  const serverB = await serveOpenEnv(b.served);
   try {
     const env = fleetEnv([serverA.url, serverB.url], 2);
     const s = await env.reset(task(1)); // the least-loaded is the first: server A
@@ -105,7 +89,7 @@ test('a server that stops answering mid-episode: the trajectory continues on ano
     assert.equal(load.failovers, 1);
     assert.ok(load.servers[0]!.failures >= 1, 'server A’s failure is counted');
     // A comes back on its port; once its time out is over, it takes sessions again.
-    serverA = await serveEnvironment(a.served, 'openenv', { port: serverA.port, maxBodyBytes: 1 << 20 });
+    serverA = await serveOpenEnv(a.served, serverA.port);
     await new Promise((r) => setTimeout(r, 250));
     const states = await Promise.all([env.reset(task(2)), env.reset(task(3))]);
     assert.deepEqual(
@@ -123,8 +107,8 @@ test('a prefix kept on a server that went down is restored by replay on another,
   const fork = { maxKept: 64, ttlS: 600 };
   const a = new ServedEnv(world, 'world', { maxSessions: 16, fork });
   const b = new ServedEnv(world, 'world', { maxSessions: 16, fork });
-  const serverA = await serveEnvironment(a, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
-  const serverB = await serveEnvironment(b, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  const serverA = await serveOpenEnv(a);
+  const serverB = await serveOpenEnv(b);
   try {
     const servers = [serverA.url, serverB.url].map((url) => new OpenEnvServer({ ...limits, url, actionField: 'text' }));
     const offers = await Promise.all(servers.map((s) => s.forkOffer()));
@@ -191,10 +175,7 @@ test('a full server is passed over for one with room; when every server is full,
   // A server whose own cap (1) is below the run's env.sessions (4): its refusal moves the session, no wait.
   const small = new ServedEnv(world, 'world', { maxSessions: 1 });
   const big = new ServedEnv(world, 'world', { maxSessions: 16 });
-  const servers = [
-    await serveEnvironment(small, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
-    await serveEnvironment(big, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
-  ];
+  const servers = [await serveOpenEnv(small), await serveOpenEnv(big)];
   try {
     const env = fleetEnv(
       servers.map((s) => s.url),
@@ -212,10 +193,7 @@ test('a full server is passed over for one with room; when every server is full,
   // Both full: the session waits (CapacityWait) until one frees a session, then opens there.
   const a = new ServedEnv(world, 'world', { maxSessions: 1 });
   const b = new ServedEnv(world, 'world', { maxSessions: 1 });
-  const both = [
-    await serveEnvironment(a, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
-    await serveEnvironment(b, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
-  ];
+  const both = [await serveOpenEnv(a), await serveOpenEnv(b)];
   try {
     const env = fleetEnv(
       both.map((s) => s.url),
@@ -239,10 +217,7 @@ test('a hang in a fleet fails its step once (ServerTimedOut): no reconnect, no f
   // Server A's steps take longer than the client's timeout; server B answers at once.
   const slow = new ServedEnv(world, 'world', { maxSessions: 16, stepDelayMs: 1_500 });
   const fast = new ServedEnv(world, 'world', { maxSessions: 16 });
-  const servers = [
-    await serveEnvironment(slow, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
-    await serveEnvironment(fast, 'openenv', { port: 0, maxBodyBytes: 1 << 20 }),
-  ];
+  const servers = [await serveOpenEnv(slow), await serveOpenEnv(fast)];
   try {
     const env = new RemoteEnv({
       server: servers.map((s) => new OpenEnvServer({ timeoutMs: 300, maxReplyBytes: 64 * 1024, url: s.url, actionField: 'text' })),

@@ -12,27 +12,13 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { OpenEnvServer } from '../../../src/env/remote/openenv-session.ts';
 import { RemoteEnv } from '../../../src/env/remote/remote-env.ts';
-import { ServedEnv } from '../../../src/env/remote/serve/served-env.ts';
-import { serveEnvironment } from '../../../src/env/remote/serve/servers.ts';
 import { taskPrompt } from '../../../src/env/remote/tasks.ts';
 import { worldKind } from '../../../src/env/world/kind.ts';
 import type { Prompt } from '../../../src/tree/types.ts';
+import { serveOpenEnv, servedWorld } from './served-world.ts';
 
 const world = await worldKind.build(worldKind.schema.parse({ kind: 'world', seed: 5, questions: 40 }), { maxTurns: 4 });
 const limits = { timeoutMs: 2_000, maxReplyBytes: 64 * 1024 };
-
-/** A served world whose peak of open sessions is recorded. */
-function servedWorld(maxSessions: number) {
-  const served = new ServedEnv(world, 'world', { maxSessions });
-  let peak = 0;
-  const open = served.open.bind(served);
-  served.open = () => {
-    const s = open();
-    peak = Math.max(peak, served.openSessions);
-    return s;
-  };
-  return { served, peak: () => peak };
-}
 
 function envOn(url: string, sessions: number, options: { reconnectDelayMs?: number; reconnectAttempts?: number; timeoutMs?: number } = {}) {
   const { timeoutMs = limits.timeoutMs, ...reconnect } = options;
@@ -45,8 +31,8 @@ const task = (i: number): Prompt => taskPrompt({ id: `seed-${i}`, params: { seed
 const search = { type: 'search', input: 'Ostlo' };
 
 test('at most env.sessions are open at once; every one is closed when its trajectory is released', async () => {
-  const { served, peak } = servedWorld(8);
-  const server = await serveEnvironment(served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  const { served, peak } = servedWorld(world, 8);
+  const server = await serveOpenEnv(served);
   try {
     const env = envOn(server.url, 2);
     await Promise.all(
@@ -65,8 +51,8 @@ test('at most env.sessions are open at once; every one is closed when its trajec
 });
 
 test('a server with fewer sessions than the client allows refuses the extra one (CAPACITY_REACHED); the client waits and gets it', async () => {
-  const { served, peak } = servedWorld(1);
-  const server = await serveEnvironment(served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  const { served, peak } = servedWorld(world, 1);
+  const server = await serveOpenEnv(served);
   try {
     const env = envOn(server.url, 3, { reconnectAttempts: 8 });
     const episodes = await Promise.all(
@@ -86,8 +72,8 @@ test('a server with fewer sessions than the client allows refuses the extra one 
 });
 
 test('cancelled while restoring: the replay stops and its session is closed', async () => {
-  const { served } = servedWorld(8);
-  const server = await serveEnvironment(served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  const { served } = servedWorld(world, 8);
+  const server = await serveOpenEnv(served);
   try {
     const env = envOn(server.url, 2);
     const s = await env.reset(task(0));
@@ -118,8 +104,8 @@ test('cancelled while restoring: the replay stops and its session is closed', as
 });
 
 test('a dropped connection is reopened, the episode replayed and checked, and the step goes on; a server that stays gone fails the step naming itself and the task', async () => {
-  const { served } = servedWorld(8);
-  let server = await serveEnvironment(served, 'openenv', { port: 0, maxBodyBytes: 1 << 20 });
+  const { served } = servedWorld(world, 8);
+  let server = await serveOpenEnv(served);
   const port = server.port;
   // The waits double from 20 ms: five reconnects give up after 20 + 40 + 80 + 160 + 320 ms.
   const env = envOn(server.url, 2, { reconnectAttempts: 5 });
@@ -127,7 +113,7 @@ test('a dropped connection is reopened, the episode replayed and checked, and th
   const o1 = await env.step(s, search);
   // The server restarts between two turns: every socket is dropped.
   await server.close();
-  server = await serveEnvironment(served, 'openenv', { port, maxBodyBytes: 1 << 20 });
+  server = await serveOpenEnv(served, port);
   const o2 = await env.step(o1.state, { type: 'answer', input: 'Ostlo' });
   assert.equal(o2.done, true, 'the episode went on in a new session');
   // What the uninterrupted episode gives, for comparison.

@@ -49,7 +49,7 @@ async function exchange(url: string, init: RequestInit, limits: RemoteLimits, wh
   }
   let text: string;
   try {
-    text = await boundedText(res, limits.maxReplyBytes, `${where}: ${init.method} ${path}`);
+    text = await boundedText(res, limits.maxReplyBytes, `${where}: ${init.method} ${path}`, any);
   } catch (e) {
     if (signal?.aborted) throw signal.reason;
     if (timeout.aborted)
@@ -80,7 +80,7 @@ function causeOf(e: unknown): string {
 }
 
 /** The body as text, refused past `maxBytes` (a declared length is checked before reading). */
-async function boundedText(res: Response, maxBytes: number, where: string): Promise<string> {
+async function boundedText(res: Response, maxBytes: number, where: string, signal: AbortSignal): Promise<string> {
   const refuse = (n: number) => new RemoteProtocolError(`${where}: the answer is larger than ${maxBytes} bytes (${n} so far; env.maxReplyBytes); refused`);
-  return Buffer.from(await readBoundedBody(res, { maxBytes, refuse })).toString('utf8');
+  return Buffer.from(await readBoundedBody(res, { maxBytes, refuse, signal })).toString('utf8');
 }

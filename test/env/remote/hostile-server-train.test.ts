@@ -25,7 +25,14 @@ function runTimed(args: string[]): Promise<{ code: number | null; stderr: string
     stderr += d.toString();
     lastLineAt = performance.now();
   });
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr, afterLastLine: (performance.now() - lastLineAt) / 1000 })));
+  // A process that never exits fails its test (code null) instead of stalling the suite.
+  const stuck = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(stuck);
+      resolve({ code, stderr, afterLastLine: (performance.now() - lastLineAt) / 1000 });
+    }),
+  );
 }
 
 const root = mkdtempSync(join(tmpdir(), 'trace-stuck-'));

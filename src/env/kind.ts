@@ -19,6 +19,11 @@ export interface EnvironmentSetup {
   candidates?: CandidateSource;
   /** The kind's own features of those candidates for the embedded policy (see ActionFeatures). */
   features?: ActionFeatures;
+  /**
+   * Tasks set aside while building (a server environment's tasks refused at their first observation),
+   * counted among the configured ones: `of` tasks in all (training and held-out), `refused` skipped.
+   */
+  skipped?: { refused: number; of: number };
 }
 
 /** What building an environment needs besides its own settings: the run's turn limit. */

@@ -28,9 +28,25 @@ export interface PolicyOutput {
   entropy?: number;
 }
 
+/** A prompt's size against the model's context, as a policy that counts its tokens tells it. */
+export interface PromptFit {
+  /** Tokens the first call on the prompt sends (before any turn). */
+  tokens: number;
+  /** The most tokens one sequence may hold: the model's context. */
+  context: number;
+  /** The policy's own cap on one turn's generated tokens, where it has one (the engine's applies too). */
+  turnTokens?: number;
+}
+
 export interface Policy {
   readonly name: string;
   act(ctx: PolicyContext): Promise<PolicyOutput>;
+  /**
+   * The prompt's tokens against the model's context, for a policy that can count them (undefined, or
+   * no method: it cannot tell, and nothing is refused). Training skips a task whose prompt leaves no
+   * room for its first turn before any rollout spends on it (train/prompt-fit.ts).
+   */
+  promptFit?(prompt: Prompt, rendered: string): Promise<PromptFit | undefined>;
   /**
    * Counts of the samples since the previous call (each call starts a new count), under metric keys of
    * record/metrics.ts: tinker's prompt tokens sent, those in the trees' shared prefixes and the

@@ -4,4 +4,5 @@
  */
 export * from './metrics.ts';
 export * from './step-details.ts';
+export * from './setup-refusals.ts';
 export * from './tree-record.ts';

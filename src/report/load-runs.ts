@@ -1,4 +1,5 @@
 import { basename, resolve } from 'node:path';
+import { readSetupRefusals, SETUP_REFUSALS_NOTE, type SetupRefusals } from '../record/setup-refusals.ts';
 import { RunStore, RunStoreError } from '../store/index.ts';
 import type { RolloutTree } from '../tree/types.ts';
 import { ReportError } from './errors.ts';
@@ -38,6 +39,8 @@ export function loadRun(dir: string): RunData {
     const config = store.config();
     const strategy = stringAt(config, ['arm']) ?? stringAt(config, ['strategy', 'name']);
     if (strategy === undefined) notes.push(`${dir}: config has no strategy.name; the run is labelled by its folder name`);
+    const refused = readSetupRefusals(store.note(SETUP_REFUSALS_NOTE));
+    if (refused) notes.push(setupRefusalsNote(dir, refused));
     const seedValue = numberAt(config, ['seed']);
     const steps = fillCumulative(store.steps());
     return {
@@ -51,6 +54,19 @@ export function loadRun(dir: string): RunData {
   } finally {
     store.close();
   }
+}
+
+/** The tasks a run skipped at setup, in words (the report's notes). */
+function setupRefusalsNote(dir: string, r: SetupRefusals): string {
+  const parts: string[] = [];
+  if (r.server > 0) parts.push(`${r.server} refused by the server`);
+  if (r.context > 0) {
+    const named = r.named.map((t) => `"${t.id}" ${t.tokens} tokens`).join(', ');
+    parts.push(
+      `${r.context} whose first observation does not fit the policy's context of ${r.named[0]?.context ?? '?'} tokens (${named}${r.context > r.named.length ? ', …' : ''})`,
+    );
+  }
+  return `${dir}: ${r.server + r.context} of ${r.tasks} tasks skipped at setup: ${parts.join('; ')}`;
 }
 
 /** The stored trees of some steps of a run (trees are the bulk of a run; read only those shown). */

@@ -17,10 +17,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PolicyCallError } from '../policy/errors.ts';
 import type { Normalise } from '../policy/surrogate.ts';
-import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, TrainablePolicy, UpdateMetrics } from '../policy/types.ts';
+import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, PromptFit, TrainablePolicy, UpdateMetrics } from '../policy/types.ts';
+import type { Prompt } from '../tree/types.ts';
 import { LlamaEngine } from './llama-engine.ts';
 import { modelFromGguf, modelToGguf, type LlamaModel, type LlamaWeights } from './model.ts';
-import { trajectorySequence } from './sequence.ts';
+import { promptIds, trajectorySequence } from './sequence.ts';
 import { Tokenizer } from './tokenizer.ts';
 import { LmTrainer, type BatchStats, type RatioStats, type TrainerOptions, type TrainRow } from './trainer.ts';
 import { MAX_SEQUENCES } from './sequences.ts';
@@ -102,6 +103,16 @@ export class TinyLmPolicy implements TrainablePolicy {
     return this.syncing;
   }
 
+  /** The prompt's tokens as act() sends them (the question, not the rendered text), against llama.cpp's context. */
+  async promptFit(prompt: Prompt): Promise<PromptFit> {
+    await this.syncing;
+    return { tokens: promptIds(this.tokenizer, prompt).length, context: this.engine!.contextSize, turnTokens: this.turnCap() };
+  }
+
+  private turnCap(): number {
+    return this.options.maxTokensPerTurn ?? 64;
+  }
+
   async act(ctx: PolicyContext): Promise<PolicyOutput> {
     await this.syncing;
     const prefix = trajectorySequence(this.tokenizer, ctx.prompt, ctx.turns).ids;
@@ -109,7 +120,7 @@ export class TinyLmPolicy implements TrainablePolicy {
     if (prefix.length + 1 >= this.engine!.contextSize)
       throw new PolicyCallError('context_overflow', `the trajectory's ${prefix.length} tokens fill the model's context of ${this.engine!.contextSize}`, false);
     const out = await this.engine!.generate(prefix, {
-      maxTokens: Math.min(ctx.maxTokens, this.options.maxTokensPerTurn ?? 64),
+      maxTokens: Math.min(ctx.maxTokens, this.turnCap()),
       stop: this.stops,
       seed: ctx.rng.int(2 ** 31),
       greedy: ctx.greedy,

@@ -9,7 +9,10 @@ import { predictorKinds, type SuccessPredictor } from '../predict/index.ts';
 import { ConfigError, type TrainConfig } from './config.ts';
 import { buildEnvironment } from './environments.ts';
 import type { Prompt } from '../tree/types.ts';
+import type { SetupRefusals } from '../record/setup-refusals.ts';
+import { noTaskFits, promptsThatFit, tooLongLine } from './prompt-fit.ts';
 import { warmStart } from './warm-start.ts';
+import type { EnvironmentSetup } from './environments.ts';
 
 /** Everything a run is made of, built from the configuration once. */
 export interface Components {
@@ -24,6 +27,8 @@ export interface Components {
    * simulator-tabular): `env` then knows them, and the held-out evaluation logs exact J from it.
    */
   truth?: KnowsTruth;
+  /** The tasks setup skipped (refused by the server, too long for the policy's context); absent when none was. */
+  setupRefusals?: SetupRefusals;
 }
 
 export interface BuildOptions {
@@ -41,18 +46,50 @@ export async function buildComponents(config: TrainConfig, options: BuildOptions
     );
   const predictor = await buildPredictor(config);
   const setup = await buildEnvironment(config);
-  const { train, test } = setup;
   // A policy trained elsewhere, else the policy of an environment that the configured kind does not replace (the simulator, BFCL): used untrained.
   const given = options.policy ?? envFixedPolicy(config.env.kind, setup, config.policy.kind);
-  if (given) return { env: setup.env, train, test, policy: given, predictor };
+  if (given) return { env: setup.env, ...(await fitToContext(given, setup.env, setup, config)), policy: given, predictor };
   const built = await buildPolicy(config.policy, { envKind: config.env.kind, setup, concurrency: config.engine.concurrency }, config.env);
   const { policy, trainable } = built;
   // A policy that changes what the environment knows (the simulator's truth, under the learnable policy).
   const env = built.env ?? setup.env;
+  let fitted;
+  try {
+    fitted = await fitToContext(policy, env, setup, config);
+  } catch (e) {
+    // No run owns the policy yet: what it holds outside the heap (llama.cpp) is freed here.
+    await trainable?.dispose?.('errored');
+    throw e;
+  }
   // The behaviour-cloning warm start needs the world's scripted demonstrator: world only.
   if (config.policy.kind === 'embedded' && trainable && config.policy.warmStart === 'bc' && env instanceof WorldEnv)
     await bcWarmStart(trainable as EmbeddedPolicy, env, config, options.cacheDir);
-  return { env, train, test, policy, ...(trainable ? { trainable } : {}), predictor, ...(built.env ? { truth: built.env as unknown as KnowsTruth } : {}) };
+  return { env, ...fitted, policy, ...(trainable ? { trainable } : {}), predictor, ...(built.env ? { truth: built.env as unknown as KnowsTruth } : {}) };
+}
+
+/** Tasks the server refused at setup are counted; those whose prompt leaves no room for a first turn in the policy's context are skipped, named and counted (train/prompt-fit.ts). */
+async function fitToContext(
+  policy: Policy,
+  env: Environment<unknown>,
+  setup: EnvironmentSetup,
+  config: TrainConfig,
+): Promise<Pick<Components, 'train' | 'test' | 'setupRefusals'>> {
+  const where = `env.kind ${config.env.kind}`;
+  const turn = config.engine.maxTokensPerTurn;
+  const render = (p: Prompt) => env.render(p);
+  const train = await promptsThatFit(policy, setup.train, render, turn);
+  const test = await promptsThatFit(policy, setup.test, render, turn);
+  const tooLong = [...train.tooLong, ...test.tooLong];
+  const of = setup.skipped?.of ?? setup.train.length + setup.test.length;
+  if (tooLong.length > 0) process.stderr.write(`trace-rl: ${tooLongLine(tooLong, of, where, policy.name, turn)}\n`);
+  if (train.kept.length === 0 && train.tooLong.length > 0) throw noTaskFits(train.tooLong, where, policy.name, turn);
+  const server = setup.skipped?.refused ?? 0;
+  const named = tooLong.slice(0, 8).map((t) => ({ id: t.prompt.id, tokens: t.fit.tokens, context: t.fit.context }));
+  return {
+    train: train.kept,
+    test: test.kept,
+    ...(server + tooLong.length > 0 ? { setupRefusals: { tasks: of, server, context: tooLong.length, named } } : {}),
+  };
 }
 
 /**

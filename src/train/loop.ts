@@ -1,7 +1,7 @@
 import { strategyFromConfig } from '../allocate/index.ts';
 import { MetricsLog, RunStore } from '../store/index.ts';
 import type { Policy, RunOutcome } from '../policy/types.ts';
-import type { TreeRecord } from '../record/index.ts';
+import { SETUP_REFUSALS_NOTE, type TreeRecord } from '../record/index.ts';
 import type { RolloutTree } from '../tree/index.ts';
 import { buildComponents, estimatorFromConfig, type Components } from './components.ts';
 import { stepRollouts, type StepRollouts } from './step-rollouts.ts';
@@ -99,6 +99,7 @@ export async function train(options: TrainOptions): Promise<TrainOutcome> {
     const external = options.external;
     // With an external trainer the rollouts come from its policy and nothing here trains the policy.
     parts = await buildComponents(config, external ? { policy: external.policy } : {});
+    if (parts.setupRefusals) store.writeNote(SETUP_REFUSALS_NOTE, parts.setupRefusals);
     const strategy = strategyFromConfig(config.strategy);
     // A root-only strategy restores no prefix: a forkable server need keep no state for it.
     if (!strategy.prefixes) parts.env.neverRestores?.();

@@ -222,6 +222,7 @@ async function setupOver(
     train,
     test,
     heldOut: new Map([[dataset, test]]),
+    skipped: { refused: refused.length, of: trainTasks.length + testTasks.length },
     ...(listsCandidates ? { candidates: serverCandidates } : {}),
   };
 }

@@ -15,7 +15,7 @@ import type { Prompt, Turn } from '../../tree/types.ts';
 import type { Transcript } from '../../tokens/index.ts';
 import { PolicyCallError } from '../errors.ts';
 import type { Normalise } from '../surrogate.ts';
-import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, RunOutcome, TrainablePolicy, UpdateMetrics } from '../types.ts';
+import type { PolicyContext, PolicyOutput, PolicySample, PolicyUpdateOptions, PromptFit, RunOutcome, TrainablePolicy, UpdateMetrics } from '../types.ts';
 import { TinkerClient, TinkerHttpError, type TinkerClientOptions } from './client.ts';
 import { endOfTurnToken } from './end-of-turn.ts';
 import { checkRate, contextLength, scaleForSequenceMean, servedModel, trainsFullWeights } from './engine.ts';
@@ -220,6 +220,13 @@ export class TinkerPolicy implements TrainablePolicy {
       }
     });
     return s;
+  }
+
+  /** The prompt's tokens as act() sends them, against the context the engine reported (start()). */
+  async promptFit(prompt: Prompt, rendered: string): Promise<PromptFit> {
+    const { contextLength } = await this.start();
+    const seq = await this.sequence(prompt, rendered, []);
+    return { tokens: seq.ids.length, context: contextLength, turnTokens: this.opts.maxTokensPerTurn };
   }
 
   async act(ctx: PolicyContext): Promise<PolicyOutput> {

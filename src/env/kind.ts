@@ -29,6 +29,12 @@ export interface EnvironmentSetup {
 /** What building an environment needs besides its own settings: the run's turn limit. */
 export interface EnvBuildContext {
   maxTurns: number;
+  /**
+   * The prompts an earlier build of the same settings made (a rollout worker process rebuilding the
+   * coordinator's environment, for a kind with `forWorkers`): taken as they are instead of asking a
+   * server for every task's first observation again.
+   */
+  prompts?: { train: readonly Prompt[]; test: readonly Prompt[] };
 }
 
 export interface EnvKind<K extends string = string, S extends { kind: K } = { kind: K }> {
@@ -61,6 +67,14 @@ export interface EnvKind<K extends string = string, S extends { kind: K } = { ki
    * Absent where nothing was measured (compare keeps train's default).
    */
   equalTokenBudget?(settings: S): number;
+  /**
+   * The settings each of `workers` rollout worker processes (engine.workers > 1) builds this kind with,
+   * for a kind whose environment holds what the workers must share (a server's sessions: each worker
+   * opens its own); or why it cannot be shared that way, in words for the configuration's error. Its
+   * workers are built with the coordinator's prompts (EnvBuildContext.prompts). Absent: each worker
+   * builds the settings as they are.
+   */
+  forWorkers?(settings: S, workers: number): S | string;
   /** Why a language model (policy.kind tiny-lm) is not for this kind, when it is not; the error says it. */
   notForLanguageModels?: string;
 }

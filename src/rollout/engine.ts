@@ -60,6 +60,8 @@ class StepRun<S> {
   private readonly tally = new StepTally();
   private readonly trajectories: StepTrajectories<S>;
   private readonly replayCost: StepResult['replayCost'] = { restores: 0, steps: 0, ms: 0 };
+  /** What the remote round's parts sent their own servers (StepResult.partsLoad). */
+  private partsLoad?: StepResult['partsLoad'];
   private readonly semaphore: Semaphore;
   private readonly trees = new Map<string, RolloutTree>();
   private readonly contexts = new Map<string, TrajectoryContext<S>>();
@@ -169,6 +171,7 @@ class StepRun<S> {
     this.tally.absorb(out);
     addReplayMismatches(this.tally.replayMismatches, out.replayMismatches);
     addReplayCost(this.replayCost, out.replayCost);
+    this.partsLoad = out.serverLoad;
   }
 
   /** One root round's plan, timed with the caller's clock (the root solve is allocation, not rollout). */
@@ -284,6 +287,7 @@ class StepRun<S> {
       rootPlanMs: this.rootPlanMs,
       replayMismatches: this.tally.replayMismatches,
       replayCost: this.replayCost,
+      ...(this.partsLoad ? { partsLoad: this.partsLoad } : {}),
     };
   }
 }

@@ -1,5 +1,6 @@
 import type { RootCandidate } from '../allocate/types.ts';
 import type { Spend } from '../budget/index.ts';
+import type { ServerLoad } from '../env/types.ts';
 import type { RolloutTree, TurnError } from '../tree/index.ts';
 import type { Progress } from './events.ts';
 import type { ReplayCost, ReplayMismatches } from './replay-counts.ts';
@@ -39,4 +40,6 @@ export interface RemoteRoundOutcome {
   failures: Partial<Record<TurnError['code'], number>>;
   replayMismatches: ReplayMismatches;
   replayCost: ReplayCost;
+  /** What the parts' own environments sent their servers, summed (absent for in-process environments). */
+  serverLoad?: ServerLoad;
 }

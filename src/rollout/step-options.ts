@@ -1,7 +1,7 @@
 import type { ReplayCost, ReplayMismatches } from './replay-counts.ts';
 import type { Strategy, RootCandidate } from '../allocate/types.ts';
 import type { Caps, BudgetLedger, Spend } from '../budget/index.ts';
-import type { Environment } from '../env/types.ts';
+import type { Environment, ServerLoad } from '../env/types.ts';
 import type { Policy } from '../policy/types.ts';
 import type { Prompt, RolloutTree, TurnError } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
@@ -100,4 +100,10 @@ export interface StepResult {
    * of the budget. All 0 for in-process environments, whose restore calls no tool.
    */
   replayCost: ReplayCost;
+  /**
+   * What the parts of the step run elsewhere (worker processes, options.remote) sent their servers
+   * through their own environments' sessions, summed; this process's own is its environment's
+   * serverLoad(). Absent in process and for in-process environments.
+   */
+  partsLoad?: ServerLoad;
 }

@@ -36,6 +36,8 @@ export interface BuildOptions {
   cacheDir?: string;
   /** A policy trained elsewhere (the rollout service's server): used as given, nothing here trains it. */
   policy?: Policy;
+  /** A rollout worker's: the coordinator's prompts, which a kind with forWorkers takes instead of fetching them again. */
+  prompts?: { train: readonly Prompt[]; test: readonly Prompt[] };
 }
 
 /** The run's environment, predictor and policy (src/env and src/policy registries), the policy warm-started when configured. */
@@ -45,7 +47,7 @@ export async function buildComponents(config: TrainConfig, options: BuildOptions
       'config.policy.kind: openai is a server whose weights trace-rl train cannot update; serve its rollouts to an external trainer with trace-rl rollout (docs/export.md)',
     );
   const predictor = await buildPredictor(config);
-  const setup = await buildEnvironment(config);
+  const setup = await buildEnvironment(config, options.prompts);
   // A policy trained elsewhere, else the policy of an environment that the configured kind does not replace (the simulator, BFCL): used untrained.
   const given = options.policy ?? envFixedPolicy(config.env.kind, setup, config.policy.kind);
   if (given) return { env: setup.env, ...(await fitToContext(given, setup.env, setup, config)), policy: given, predictor };

@@ -5,7 +5,7 @@ import { predictorKinds } from '../predict/registry.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { strategySplitRefusal } from '../rollout/split/refusal.ts';
 import { UserError } from '../util/user-error.ts';
-import { DEFAULT_ENV_KIND, envConfigSchema, envKindsTaking } from '../env/registry.ts';
+import { DEFAULT_ENV_KIND, envConfigSchema, envKinds, envKindsTaking } from '../env/registry.ts';
 import { policyConfigSchema, policyKindsTaking } from '../policy/registry.ts';
 import { migrateStoredConfig } from './migrations.ts';
 // The tiny LM's policy kind registers itself, so every configuration accepts it.
@@ -152,7 +152,22 @@ export const trainConfigSchema = z
     // Refused here rather than at the first step, so nothing is written for a run that cannot split.
     const split = c.engine.workers > 1 ? strategySplitRefusal(strategyFromConfig(c.strategy)) : undefined;
     if (split) ctx.addIssue({ code: 'custom', path: ['engine', 'workers'], message: `${split}; or set engine.workers: 1` });
+    const shared = c.engine.workers > 1 ? workerEnv(c) : undefined;
+    if (typeof shared === 'string') ctx.addIssue({ code: 'custom', path: ['engine', 'workers'], message: shared });
   });
+
+/**
+ * The env settings each rollout worker builds with (engine.workers > 1): the kind's share of what the
+ * workers must share (env/kind.ts forWorkers: a server's sessions), and whether it takes the
+ * coordinator's prompts; else the settings as they are. A string when the kind cannot be shared over
+ * that many workers.
+ */
+export function workerEnv<E extends { kind: string }>(c: { env: E; engine: { workers: number } }): { env: E; prompts: boolean } | string {
+  const share = envKinds.has(c.env.kind) ? envKinds.get(c.env.kind).forWorkers : undefined;
+  if (!share) return { env: c.env, prompts: false };
+  const env = share(c.env, c.engine.workers);
+  return typeof env === 'string' ? env : { env: env as E, prompts: true };
+}
 
 export type TrainConfig = z.output<typeof trainConfigSchema>;
 export type TrainConfigInput = z.input<typeof trainConfigSchema>;

@@ -8,6 +8,7 @@ import type { StepParts } from '../rollout/split/index.ts';
 import { usePlugin } from '../util/plugins.ts';
 import { buildComponents } from './components.ts';
 import type { TrainConfig } from './config.ts';
+import type { Prompt } from '../tree/types.ts';
 
 /** What changes between two steps of a run: the weights (checkpoint bytes). */
 export type StepWeights = Pick<TrainStepPartsArgs, 'policy' | 'predictor'>;
@@ -20,14 +21,16 @@ export interface TrainStepPartsArgs {
   predictor: Uint8Array;
   /** Plugin modules the run's process loaded (file URLs): imported first, so their strategies and kinds exist here too. */
   plugins?: readonly string[];
+  /** The coordinator's prompts, for an environment kind that takes them in its workers (EnvKind.forWorkers). */
+  prompts?: { train: readonly Prompt[]; test: readonly Prompt[] };
 }
 
 export async function buildStepParts(args: unknown): Promise<StepParts> {
-  const { config, policy, predictor, plugins = [] } = args as TrainStepPartsArgs;
+  const { config, policy, predictor, plugins = [], prompts } = args as TrainStepPartsArgs;
   for (const url of plugins) await usePlugin(url);
   // The checkpoint replaces the weights, so the behaviour-cloning warm start would be wasted work.
   const built = 'warmStart' in config.policy ? { ...config, policy: { ...config.policy, warmStart: 'none' } } : config;
-  const parts = await buildComponents(built as TrainConfig);
+  const parts = await buildComponents(built as TrainConfig, prompts ? { prompts } : {});
   if (policy) {
     if (!parts.trainable) throw new Error(`policy.kind ${config.policy.kind} built no trainable policy to load the step's checkpoint into`);
     parts.trainable.load(policy);

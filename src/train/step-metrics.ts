@@ -72,19 +72,20 @@ export function replayMetrics(env: { restoreCost?: unknown }, r: Pick<StepResult
 /**
  * A server environment's load this step (env.serverLoad, read once by the step): how prefixes were
  * restored (forks, fallbacks), failovers and connection failures; and the environment steps sent for
- * trajectories and sent again by replays, the sessions reset and the time spent in its calls. None for
- * an in-process environment. The reconciliation counts (env_steps, env_replayed_steps, env_resets,
- * env_ms) are left out when rollout workers (engine.workers > 1) ran part of the step in their own
- * processes, whose load this process does not see.
+ * trajectories and sent again by replays, the sessions reset and the time spent in its calls (rollout
+ * workers' included: StepResult.partsLoad). None for an in-process environment.
  */
-export function serverLoadMetrics(load: ServerLoad | undefined, workers = 1): Record<string, number> {
+export function serverLoadMetrics(load: ServerLoad | undefined): Record<string, number> {
   if (!load) return {};
   return {
     restore_forks: load.forks,
     restore_fork_fallbacks: load.forkFallbacks,
     env_failovers: load.failovers,
     env_server_failures: load.servers.reduce((a, s) => a + s.failures, 0),
-    ...(workers > 1 ? {} : { env_steps: load.steps, env_replayed_steps: load.replayedSteps, env_resets: load.resets, env_ms: load.ms }),
+    env_steps: load.steps,
+    env_replayed_steps: load.replayedSteps,
+    env_resets: load.resets,
+    env_ms: load.ms,
   };
 }
 

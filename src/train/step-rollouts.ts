@@ -1,6 +1,6 @@
 import { runStep, type StepOptions, type StepResult } from '../rollout/index.ts';
 import { runSplitStep, StepWorkerPool } from '../rollout/split/index.ts';
-import type { TrainConfig } from './config.ts';
+import { ConfigError, workerEnv, type TrainConfig } from './config.ts';
 import type { Components } from './components.ts';
 import type { StepWeights, TrainStepPartsArgs } from './split-parts.ts';
 import { loadedPlugins } from '../util/plugins.ts';
@@ -34,7 +34,7 @@ export function stepRollouts(config: TrainConfig, parts: Components): StepRollou
       try {
         if (current) await current.update(weights);
         else {
-          const args: TrainStepPartsArgs = { config, ...weights, ...(loadedPlugins().length > 0 ? { plugins: loadedPlugins() } : {}) };
+          const args: TrainStepPartsArgs = { ...workerConfig(config, parts), ...weights, ...(loadedPlugins().length > 0 ? { plugins: loadedPlugins() } : {}) };
           current = await StepWorkerPool.start({ workers, parts: { module: PARTS_MODULE, args } });
         }
         const result = await runSplitStep(options, { workers: current });
@@ -52,4 +52,15 @@ export function stepRollouts(config: TrainConfig, parts: Components): StepRollou
       await open?.close();
     },
   };
+}
+
+/**
+ * What the workers build from: the run's configuration with the kind's share of the environment (a
+ * server environment's sessions divided among them), and for such a kind the coordinator's prompts,
+ * so that no worker asks the servers for every task's first observation again.
+ */
+function workerConfig(config: TrainConfig, parts: Components): Pick<TrainStepPartsArgs, 'config' | 'prompts'> {
+  const shared = workerEnv(config);
+  if (typeof shared === 'string') throw new ConfigError(`engine.workers: ${shared}`);
+  return { config: { ...config, env: shared.env }, ...(shared.prompts ? { prompts: { train: parts.train, test: parts.test } } : {}) };
 }

@@ -1,6 +1,7 @@
 import { forestFromTrees, importanceWeighted, leafPrompts, type AdvantageEstimator, type LeafAdvantage } from '../advantage/index.ts';
 import type { StepPlan, StepStart, Strategy } from '../allocate/index.ts';
 import { emptySpend, type Spend } from '../budget/index.ts';
+import { addServerLoad } from '../env/server-load.ts';
 import type { PolicySample, UpdateMetrics } from '../policy/index.ts';
 import { evaluateThenTrain, samplesFromTrees, type StepQuality } from '../predict/index.ts';
 import { heldOutMetrics } from '../eval/index.ts';
@@ -170,15 +171,15 @@ export function stepRecord(
     ...nextState(ctx.state, trees, rollout.spend, ctx.strategy.unit !== undefined && ctx.strategy.unit !== 'trajectories'),
     ...ended?.memory,
   };
-  // Read once per step: the server environment's counts since the last step's record.
-  const load = parts.env.serverLoad?.();
+  // Read once per step: the server environment's counts since the last step's record, with what rollout workers' own sessions sent.
+  const load = addServerLoad(parts.env.serverLoad?.(), rollout.partsLoad);
   const metrics: Record<string, number> = {
     ...contrastMetrics(trees),
     ...ended?.metrics,
     ...costMetrics(rollout.spend),
     ...replayMetrics(parts.env, rollout),
     ...parts.env.treeMetrics?.(trees),
-    ...serverLoadMetrics(load, ctx.config.engine.workers),
+    ...serverLoadMetrics(load),
     ...collected.plan.metrics,
     cum_trajectories: state.cumulative.bare + state.cumulative.continuation,
     cum_turns: state.cumulative.turns,

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { CandidateSource, Environment } from '../types.ts';
-import { envKind, kindObject, type EnvironmentSetup } from '../kind.ts';
+import { envKind, kindObject, type EnvBuildContext, type EnvironmentSetup } from '../kind.ts';
 import { AgentGymServer } from './agentgym-session.ts';
 import { actionFieldFromSchema } from './openenv-protocol.ts';
 import { OpenEnvServer } from './openenv-session.ts';
@@ -132,7 +132,8 @@ const agentgym = kindObject('agentgym', {
 type SharedSettings = Omit<z.output<typeof agentgym>, 'kind' | 'sessionKey' | 'pathPrefix' | 'candidatesRoute'>;
 
 export const openEnvKind = envKind('openenv', openenv, {
-  async build(s, { maxTurns }) {
+  forWorkers: sessionsPerWorker,
+  async build(s, { maxTurns, prompts }) {
     const limits = limitsOf(s);
     // The servers of a fleet serve one environment: the first one's schema stands for all.
     const probe = new OpenEnvServer({ ...limits, url: s.url[0]!, actionField: s.action.field ?? '' });
@@ -154,12 +155,13 @@ export const openEnvKind = envKind('openenv', openenv, {
           ...(s.candidatesField ? { candidatesField: s.candidatesField } : {}),
         }),
     );
-    return setupOver(servers, s, maxTurns, s.taskField ?? 'seed', 'openenv');
+    return setupOver(servers, s, { maxTurns, ...(prompts ? { prompts } : {}) }, s.taskField ?? 'seed', 'openenv');
   },
 });
 
 export const agentGymKind = envKind('agentgym', agentgym, {
-  async build(s, { maxTurns }) {
+  forWorkers: sessionsPerWorker,
+  async build(s, { maxTurns, prompts }) {
     const servers = s.url.map(
       (url) =>
         new AgentGymServer({
@@ -169,9 +171,19 @@ export const agentGymKind = envKind('agentgym', agentgym, {
           ...(s.candidatesRoute ? { candidatesRoute: s.candidatesRoute } : {}),
         }),
     );
-    return setupOver(servers, s, maxTurns, s.taskField ?? 'data_idx', 'agentgym');
+    return setupOver(servers, s, { maxTurns, ...(prompts ? { prompts } : {}) }, s.taskField ?? 'data_idx', 'agentgym');
   },
 });
+
+/**
+ * Rollout workers each hold their own sessions: they share env.sessions per server (⌊sessions / workers⌋
+ * each), so the servers are never sent more than env.sessions at once; a worker needs at least one.
+ */
+function sessionsPerWorker<S extends SharedSettings>(s: S, workers: number): S | string {
+  if (s.sessions < workers)
+    return `env.sessions ${s.sessions} is below engine.workers ${workers}: each worker opens its own sessions to every server, at least one, and together they may hold only env.sessions; set env.sessions to ${workers} or more, or engine.workers to ${s.sessions} or less`;
+  return { ...s, sessions: Math.floor(s.sessions / workers) };
+}
 
 function limitsOf(s: SharedSettings): RemoteLimits {
   return { timeoutMs: s.timeoutMs, maxReplyBytes: s.maxReplyBytes, ...(s.tokenFile ? { token: controlToken(s.tokenFile).token } : {}) };
@@ -180,10 +192,42 @@ function limitsOf(s: SharedSettings): RemoteLimits {
 async function setupOver(
   servers: readonly RemoteServer[],
   s: SharedSettings,
-  maxTurns: number,
+  context: EnvBuildContext,
   numberParam: NumberParam,
   dataset: string,
 ): Promise<EnvironmentSetup> {
+  const { train, test, skipped } = context.prompts
+    ? { train: [...context.prompts.train], test: [...context.prompts.test], skipped: undefined }
+    : await firstPrompts(servers, s, numberParam, dataset);
+  const fork = s.fork === 'auto' && s.branching === 'replay' ? await Promise.all(servers.map((server) => server.forkOffer())) : undefined;
+  const env = new RemoteEnv({
+    server: servers,
+    maxTurns: context.maxTurns,
+    action: s.action.text,
+    successThreshold: s.successThreshold,
+    sessions: s.sessions,
+    branching: s.branching,
+    timeoutMs: s.timeoutMs,
+    ...(fork ? { fork } : {}),
+  });
+  const listsCandidates = [...train, ...test].some((p) => taskOf(p).candidates !== undefined);
+  return {
+    env: env as unknown as Environment<unknown>,
+    train,
+    test,
+    heldOut: new Map([[dataset, test]]),
+    ...(skipped ? { skipped } : {}),
+    ...(listsCandidates ? { candidates: serverCandidates } : {}),
+  };
+}
+
+/** Every task's prompt from its first observation; the tasks a server refuses are skipped, counted and named (first-observations.ts). */
+async function firstPrompts(
+  servers: readonly RemoteServer[],
+  s: SharedSettings,
+  numberParam: NumberParam,
+  dataset: string,
+): Promise<{ train: Prompt[]; test: Prompt[]; skipped: { refused: number; of: number } }> {
   const where = `env.kind ${dataset}`;
   const trainTasks = resolveTasks(s.tasks, numberParam, `${where} env.tasks`);
   const testTasks = s.testTasks ? resolveTasks(s.testTasks, numberParam, `${where} env.testTasks`) : [];
@@ -205,26 +249,7 @@ async function setupOver(
       `${first.protocol} server ${first.url}${servers.length > 1 ? ` (and ${servers.length - 1} more)` : ''}: all ${trainTasks.length} training tasks were refused at setup, none is left to train on${hint}; the first: ${firstRefusal}`,
     );
   }
-  const fork = s.fork === 'auto' && s.branching === 'replay' ? await Promise.all(servers.map((server) => server.forkOffer())) : undefined;
-  const env = new RemoteEnv({
-    server: servers,
-    maxTurns,
-    action: s.action.text,
-    successThreshold: s.successThreshold,
-    sessions: s.sessions,
-    branching: s.branching,
-    timeoutMs: s.timeoutMs,
-    ...(fork ? { fork } : {}),
-  });
-  const listsCandidates = accepted.some((a) => a.first.candidates !== undefined);
-  return {
-    env: env as unknown as Environment<unknown>,
-    train,
-    test,
-    heldOut: new Map([[dataset, test]]),
-    skipped: { refused: refused.length, of: trainTasks.length + testTasks.length },
-    ...(listsCandidates ? { candidates: serverCandidates } : {}),
-  };
+  return { train, test, skipped: { refused: refused.length, of: trainTasks.length + testTasks.length } };
 }
 
 /**

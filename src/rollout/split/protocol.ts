@@ -1,6 +1,6 @@
 import type { ExpansionSchedule, PrefixPlanner, RootCandidate } from '../../allocate/types.ts';
 import type { Spend } from '../../budget/index.ts';
-import type { Environment } from '../../env/types.ts';
+import type { Environment, ServerLoad } from '../../env/types.ts';
 import type { Policy } from '../../policy/types.ts';
 import type { Prompt, RolloutTree, TurnError } from '../../tree/index.ts';
 import type { Scorer } from '../candidates.ts';
@@ -94,6 +94,8 @@ export interface ResultMessage {
   failures: Partial<Record<TurnError['code'], number>>;
   replayMismatches: StepResult['replayMismatches'];
   replayCost: StepResult['replayCost'];
+  /** What the worker's own environment sent its servers for this task (Environment.serverLoad); absent for an in-process one. */
+  serverLoad?: ServerLoad;
   /** The worker's CPU microseconds (user + system) and wall milliseconds for this task. */
   cpuUs: number;
   wallMs: number;

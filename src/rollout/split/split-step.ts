@@ -1,6 +1,7 @@
 import { DEFAULT_SCHEDULE, type RootCandidate } from '../../allocate/types.ts';
 import { splitRefusal } from './refusal.ts';
 import { emptySpend } from '../../budget/index.ts';
+import { addServerLoad } from '../../env/server-load.ts';
 import type { RolloutTree } from '../../tree/index.ts';
 import { runStep } from '../engine.ts';
 import { addProgress, emptyProgress, type Progress } from '../events.ts';
@@ -180,7 +181,9 @@ function merge(answers: readonly ResultMessage[], shares: readonly Share[]): Rem
   const failures: RemoteRoundOutcome['failures'] = {};
   const replayMismatches: RemoteRoundOutcome['replayMismatches'] = { byPrompt: {} };
   const replayCost: RemoteRoundOutcome['replayCost'] = { restores: 0, steps: 0, ms: 0 };
+  let serverLoad: RemoteRoundOutcome['serverLoad'];
   for (const a of answers) {
+    serverLoad = addServerLoad(serverLoad, a.serverLoad);
     addReplayMismatches(replayMismatches, a.replayMismatches);
     addReplayCost(replayCost, a.replayCost);
     trees.push(...a.trees);
@@ -196,7 +199,7 @@ function merge(answers: readonly ResultMessage[], shares: readonly Share[]): Rem
       -1,
       `the workers' trees do not match the plan: ${missing.length} planned prompts without a tree (${missing.slice(0, 5).join(', ')}), ${trees.length - got.size} duplicates`,
     );
-  return { trees, spend, progress, failures, replayMismatches, replayCost };
+  return { trees, spend, progress, failures, replayMismatches, replayCost, ...(serverLoad ? { serverLoad } : {}) };
 }
 
 /** A share in an error message: its first prompt ids and its size. */

@@ -91,6 +91,8 @@ async function runTask(parts: StepParts, task: TaskMessage): Promise<WorkerMessa
   });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  // Read (and reset) once per task: the worker's sessions are its own, so its load is counted only here.
+  const serverLoad = parts.env.serverLoad?.();
   return {
     kind: 'result',
     trees: res.trees,
@@ -99,6 +101,7 @@ async function runTask(parts: StepParts, task: TaskMessage): Promise<WorkerMessa
     failures: res.failures,
     replayMismatches: res.replayMismatches,
     replayCost: res.replayCost,
+    ...(serverLoad ? { serverLoad } : {}),
     cpuUs: cpu.user + cpu.system,
     wallMs,
     peakRssMB: process.resourceUsage().maxRSS / 1024,

@@ -60,7 +60,11 @@ test('with engine.workers: 2 the environment steps, resets and forks a run repor
   const sum = (key: string) => steps.reduce((a, s) => a + (s.metrics[key] ?? NaN), 0);
   assert.ok(sum('env_steps') > 0);
   assert.equal(sum('env_steps') + sum('env_replayed_steps'), served.counts.steps, 'every step the server served is in the run’s metrics');
-  assert.equal(sum('env_resets') + TASKS, served.counts.resets, 'resets: the run’s, plus one per task at setup (the workers take the coordinator’s first observations)');
+  assert.equal(
+    sum('env_resets') + TASKS,
+    served.counts.resets,
+    'resets: the run’s, plus one per task at setup (the workers take the coordinator’s first observations)',
+  );
   assert.equal(sum('restore_forks'), served.counts.forks);
   const byServer = steps.reduce((a, s) => a + readStepDetails(s.details).servers!.byServer.reduce((b, x) => b + x.steps, 0), 0);
   assert.equal(byServer, served.counts.steps, 'details.servers: the steps each server was sent, workers included');

@@ -22,6 +22,7 @@ const tokenSpanSchema = z.object({
   logprobs: z.array(z.number()),
   mask: z.array(z.number()),
   prompt: z.enum(['ids', 'text']).optional(),
+  sequenceId: z.string().max(256).optional(),
 });
 
 const policyOutputSchema = z.object({

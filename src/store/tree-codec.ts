@@ -7,7 +7,7 @@ import type { RolloutTree, TokenSpan, TreeNode } from '../tree/types.ts';
  * exactly (ids and masks as 32-bit or 8-bit integers only when every value fits, else as doubles), so a
  * tree reads back equal to the one written.
  *
- * Layout: "TRT1", the JSON's byte length (u32 LE), the JSON (each span replaced by `{ n, prompt? }`;
+ * Layout: "TRT1", the JSON's byte length (u32 LE), the JSON (each span replaced by `{ n, prompt?, sequenceId? }`;
  * a span whose arrays differ in length stays whole in the JSON),
  * zero padding to a multiple of 8, then one block per array kind — log-probabilities, ids, masks, each
  * the spans' values in node order — every block a kind byte (KIND below) padded to 8 bytes, then values.
@@ -20,6 +20,7 @@ type Kind = keyof typeof KIND;
 interface Packed {
   n: number;
   prompt?: TokenSpan['prompt'];
+  sequenceId?: string;
 }
 
 /** The tree as stored: JSON text followed by its spans' numbers. */
@@ -34,7 +35,7 @@ export function encodeTree(tree: RolloutTree): Buffer {
       continue;
     }
     spans.push(span);
-    const packed: Packed = { n: span.ids.length, ...(span.prompt ? { prompt: span.prompt } : {}) };
+    const packed: Packed = { n: span.ids.length, ...(span.prompt ? { prompt: span.prompt } : {}), ...(span.sequenceId ? { sequenceId: span.sequenceId } : {}) };
     nodes[id] = { ...node, turn: { ...node.turn!, tokens: packed as unknown as TokenSpan } };
   }
   const json = Buffer.from(JSON.stringify({ ...tree, nodes }), 'utf8');
@@ -93,6 +94,7 @@ export function decodeTree(row: Buffer | string): RolloutTree {
       mask: numbers(arrays[2]!, from, to),
     };
     if (packed.prompt) span.prompt = packed.prompt;
+    if (typeof packed.sequenceId === 'string') span.sequenceId = packed.sequenceId;
     node.turn!.tokens = span;
     from = to;
   }

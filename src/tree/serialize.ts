@@ -20,6 +20,7 @@ const turnSchema = z.object({
       logprobs: z.array(z.number()),
       mask: z.array(z.number().int().min(0).max(1)),
       prompt: z.enum(['ids', 'text']).optional(),
+      sequenceId: z.string().max(256).optional(),
     })
     .refine((t) => t.ids.length === t.logprobs.length && t.ids.length === t.mask.length, {
       message: 'tokens.ids, tokens.logprobs and tokens.mask must have the same length',

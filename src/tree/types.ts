@@ -35,6 +35,8 @@ export interface TokenSpan {
   mask: number[];
   /** How the call's prompt reached the server: 'ids' (token-exact, earlier turns never re-tokenised) or 'text'. */
   prompt?: 'ids' | 'text';
+  /** The engine's id of the sampled sequence (Tinker's `sequence_id`), which a training Datum's provenance names. */
+  sequenceId?: string;
 }
 
 /** Why a turn or trajectory failed; failures are data stored on the node, not exceptions. */

@@ -37,9 +37,9 @@ const span = (ids: number[], logprobs: number[], mask: number[], prompt?: 'ids' 
   ...(prompt ? { prompt } : {}),
 });
 
-test('a tree with token spans reads back equal, every value exact', () => {
+test('a tree with token spans reads back equal, every value exact (and the engine’s sequence id)', () => {
   const t = tokenTree('q1', [
-    span([151643, 0, 7], [-0.1, -1e-300, -12.345678901234567], [1, 1, 1], 'ids'),
+    { ...span([151643, 0, 7], [-0.1, -1e-300, -12.345678901234567], [1, 1, 1], 'ids'), sequenceId: 'req-0f:0' },
     span([], [], [], 'text'),
     span([2 ** 31 - 1, -(2 ** 31)], [0, -Infinity], [0, 1]),
   ]);

@@ -314,7 +314,7 @@ test('fair shares: one model’s unretrieved results or one client’s new sampl
 });
 
 test('the wire counter: a real request’s tokens are summed; unknown fields, groups, cut bodies and the body-wide element bound are refused naming where', () => {
-  const shape = forwardBackwardRequestShape({ datums: 4096, chunks: 64, tokens: 1 << 17, tensors: 16 });
+  const shape = forwardBackwardRequestShape({ datums: 4096, chunks: 64, tokens: 1 << 17, tensors: 16, spans: 1024, idBytes: 256 });
   const request = encodeForwardBackward(fbRequest('m', [datum([2, 7, 11], 1), datum([2, 7, 11, 13, 17], -1)]));
   assert.deepEqual(countProto(request, shape), { tokens: 8 });
   const refused = (bytes: Uint8Array | number[], pattern: RegExp, limits?: Parameters<typeof countProto>[2]) =>

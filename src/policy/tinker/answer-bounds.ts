@@ -7,7 +7,7 @@
  */
 import { countProto, forwardBackwardOutputShape, ProtoCountError, sampleResponseShape, type WireMessage } from './proto-count.ts';
 import type { Datum, ForwardBackwardOutput, SampleRequest, SampleResponse } from './wire.ts';
-import { WIRE_LIMITS } from './wire.ts';
+import { sampleFutureSchema, WIRE_LIMITS } from './wire.ts';
 
 /** An answer that is not what was asked (too large, too many, impossible values): the engine's error. */
 export class AnswerBoundError extends Error {
@@ -91,6 +91,20 @@ export function checkSample(request: SampleRequest, response: SampleResponse): v
       throw new AnswerBoundError(`sequences[${i}] has ${s.logprobs.length} log-probabilities for ${s.tokens.length} tokens`);
     if (s.logprobs) checkLogprobs(s.logprobs, `sequences[${i}].logprobs`);
   });
+}
+
+/**
+ * The sequence ids an `asample` future names (SDK 0.26+), one per sample asked and each distinct; an
+ * engine that names none (one of an older SDK's wire) answers undefined.
+ */
+export function sampleSequenceIds(future: Record<string, unknown>, numSamples: number): string[] | undefined {
+  const parsed = sampleFutureSchema.safeParse(future);
+  if (!parsed.success) throw new AnswerBoundError(`the future's sample_sequence_ids: ${parsed.error.issues[0]!.message}`);
+  const ids = parsed.data.sample_sequence_ids;
+  if (ids == null) return undefined;
+  if (ids.length !== numSamples) throw new AnswerBoundError(`${ids.length} sample_sequence_ids for num_samples ${numSamples}`);
+  if (new Set(ids).size !== ids.length) throw new AnswerBoundError('sample_sequence_ids name one sequence twice');
+  return ids;
 }
 
 /** Refuses a forward_backward result whose log-probabilities do not match the datums sent, one per target token, each a log-probability. */

@@ -14,6 +14,7 @@ import {
   CAPABILITIES_BYTES,
   checkForwardBackward,
   checkSample,
+  sampleSequenceIds,
   ERROR_BODY_BYTES,
   forwardBackwardAnswerBytes,
   sampleAnswerBytes,
@@ -457,20 +458,23 @@ export class TinkerClient {
   async sample(request: SampleRequest, signal?: AbortSignal): Promise<SampleResponse> {
     const path = '/api/v1/asample';
     const limit = { maxBytes: sampleAnswerBytes(request), accept: { kind: 'sample' as const, numSamples: request.num_samples ?? 1 } };
-    let r: Json;
+    let future: Json;
     if (await this.wire.samplesBySession()) {
       const { model_path, base_model, ...rest } = request;
       const session = await this.samplingSession(model_path ?? null, base_model ?? null);
-      const future = await this.post(path, { ...rest, sampling_session_id: session.id, seq_id: session.seq++, type: 'sample' }, signal);
+      future = await this.post(path, { ...rest, sampling_session_id: session.id, seq_id: session.seq++, type: 'sample' }, signal);
       if (typeof future.request_id === 'string') await session.futures.wait(future.request_id, signal);
-      r = await this.result(path, future, signal, limit);
     } else {
-      r = await this.submit(path, { ...request, type: 'sample' }, signal, limit);
+      future = await this.post(path, { ...request, type: 'sample' }, signal);
     }
+    const r = await this.result(path, future, signal, limit);
     const parsed = sampleResponseSchema.safeParse(r);
     if (!parsed.success) throw new PolicyCallError('parse_error', this.describe(path, `not a sample result: ${parsed.error.issues[0]!.message}`));
     try {
       checkSample(request, parsed.data);
+      // As the SDK does: the future's ids, fixed when the sample was submitted, are its sequences' ids.
+      const ids = typeof future.request_id === 'string' ? sampleSequenceIds(future, request.num_samples ?? 1) : undefined;
+      if (ids) parsed.data.sequences.forEach((s, i) => (s.sequence_id = ids[i]));
     } catch (e) {
       if (e instanceof AnswerBoundError) throw this.refusal(path, e);
       throw e;

@@ -2,7 +2,8 @@
  * The SDK's protobuf wire (proto/tinker_public_pb.ts, generated from the SDK's schema) in and out of the
  * JSON shapes of wire.ts, so both ends keep one validated shape whichever encoding crossed the wire:
  *  - `ForwardBackwardRequest`: the client encodes it (the SDK sends forward_backward so), the server
- *    decodes it and then validates the JSON shape with wire.ts's schema;
+ *    decodes it and then validates the JSON shape with wire.ts's schema; a Datum's provenance spans
+ *    (provenance.ts) travel in this encoding only, as the SDK sends them;
  *  - `ForwardBackwardOutput` and `SampleResponse`: what `retrieve_future` answers a client that asks
  *    for `Accept: application/x-protobuf`, as the SDK does for these two results.
  * Arrays travel as little-endian bytes: tokens int32, float tensors float32, int tensors int64;
@@ -18,9 +19,11 @@ import {
   ForwardBackwardRequestSchema,
   SampleResponseSchema,
   StopReason,
+  type ForwardBackwardRequest as ProtoForwardBackwardRequest,
+  type ProvenanceSpan as ProtoSpan,
   type Tensor,
 } from './proto/tinker_public_pb.ts';
-import type { ForwardBackwardOutput, ForwardBackwardRequest, SampleResponse, TensorData } from './wire.ts';
+import type { ForwardBackwardOutput, ForwardBackwardRequest, ProvenanceSpan, SampleResponse, TensorData } from './wire.ts';
 
 /** The media type of the SDK's protobuf bodies. */
 export const PROTOBUF = 'application/x-protobuf';
@@ -64,7 +67,11 @@ export function encodeForwardBackward(request: ForwardBackwardRequest): Uint8Arr
     seqId: request.seq_id ?? 0,
     lossFn: input.loss_fn,
     lossFnConfig: { ...(input.loss_fn_config ?? {}) },
+    // As SDK 0.26+ writes it: every number in the legacy map and in loss_fn_config_v2 (an engine prefers v2).
+    lossFnConfigV2: Object.fromEntries(Object.entries(input.loss_fn_config ?? {}).map(([k, v]) => [k, { value: { case: 'number' as const, value: v } }])),
     data: input.data.map((d) => ({
+      modelInputSpans: (d.model_input_spans ?? []).map(spanMessage),
+      lossFnInputSpans: (d.loss_fn_input_spans ?? []).map(spanMessage),
       modelInput: d.model_input.chunks.map((c) => ({ chunk: { case: 'encodedText' as const, value: { tokens: pack(c.tokens, 'int32') } } })),
       lossFnInputs: Object.fromEntries(
         Object.entries(d.loss_fn_inputs).map(([name, t]) => [
@@ -79,6 +86,39 @@ export function encodeForwardBackward(request: ForwardBackwardRequest): Uint8Arr
     })),
   });
   return toBinary(ForwardBackwardRequestSchema, message);
+}
+
+function spanMessage(s: ProvenanceSpan) {
+  const run = { sequenceId: s.sequence_id, offset: BigInt(s.offset), length: BigInt(s.length) };
+  return { span: s.type === 'prompt_tokens' ? { case: 'promptTokens' as const, value: run } : { case: 'sampledTokens' as const, value: run } };
+}
+
+function spanJson(s: ProtoSpan, where: string): ProvenanceSpan {
+  if (s.span.case === undefined) throw new ProtoBodyError(`${where}: a span with neither prompt_tokens nor sampled_tokens`);
+  const run = s.span.value;
+  return {
+    type: s.span.case === 'promptTokens' ? 'prompt_tokens' : 'sampled_tokens',
+    sequence_id: run.sequenceId,
+    offset: Number(run.offset),
+    length: Number(run.length),
+  };
+}
+
+/** A protobuf Datum's span list: absent when it has none (the SDK writes none for a Datum without provenance). */
+const spansJson = (spans: readonly ProtoSpan[], where: string): ProvenanceSpan[] | null =>
+  spans.length ? spans.map((s, k) => spanJson(s, `${where}[${k}]`)) : null;
+
+/** The loss's numbers: loss_fn_config_v2 when sent (SDK 0.26+; the legacy map only mirrors its numbers), else the legacy map. */
+function lossConfig(m: ProtoForwardBackwardRequest): Record<string, number> | null {
+  const v2 = Object.entries(m.lossFnConfigV2);
+  if (!v2.length) return Object.keys(m.lossFnConfig).length ? { ...m.lossFnConfig } : null;
+  return Object.fromEntries(
+    v2.map(([k, v]) => {
+      if (v.value.case !== 'number')
+        throw new ProtoBodyError(`loss_fn_config_v2.${k}: ${v.value.case === 'text' ? 'a text value' : 'no value'}; the losses here take numbers`);
+      return [k, v.value.value];
+    }),
+  );
 }
 
 function tensorJson(t: Tensor, where: string): TensorData {
@@ -105,7 +145,7 @@ export function decodeForwardBackward(bytes: Uint8Array): ForwardBackwardRequest
     forward_only: m.forwardOnly,
     forward_backward_input: {
       loss_fn: m.lossFn,
-      loss_fn_config: Object.keys(m.lossFnConfig).length ? { ...m.lossFnConfig } : null,
+      loss_fn_config: lossConfig(m),
       data: m.data.map((d, i) => ({
         model_input: {
           chunks: d.modelInput.map((c, j) => {
@@ -115,6 +155,8 @@ export function decodeForwardBackward(bytes: Uint8Array): ForwardBackwardRequest
           }),
         },
         loss_fn_inputs: Object.fromEntries(Object.entries(d.lossFnInputs).map(([k, t]) => [k, tensorJson(t, `data[${i}].loss_fn_inputs.${k}`)])),
+        model_input_spans: spansJson(d.modelInputSpans, `data[${i}].model_input_spans`),
+        loss_fn_input_spans: spansJson(d.lossFnInputSpans, `data[${i}].loss_fn_input_spans`),
       })),
     },
   };

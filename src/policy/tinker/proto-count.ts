@@ -136,7 +136,14 @@ const scalar = (name: string): WireField => ({ name, max: 1 });
 const mapOf = (name: string, max: number, value: WireField): WireField => ({ name, max, message: { fields: { 1: scalar('key'), 2: value } } });
 
 /** What a `ForwardBackwardRequest` may hold (tinker_public.proto), with wire.ts's limits on the JSON shape. */
-export function forwardBackwardRequestShape(limits: { datums: number; chunks: number; tokens: number; tensors: number }): WireMessage {
+export function forwardBackwardRequestShape(limits: {
+  datums: number;
+  chunks: number;
+  tokens: number;
+  tensors: number;
+  spans: number;
+  idBytes: number;
+}): WireMessage {
   const tensor: WireMessage = {
     fields: {
       1: bytesField('dense', { maxBytes: limits.tokens * 8 }),
@@ -152,10 +159,14 @@ export function forwardBackwardRequestShape(limits: { datums: number; chunks: nu
       3: { name: 'dmel', max: 1, message: { fields: { 1: bytesField('dmel') } } },
     },
   };
+  const run: WireMessage = { fields: { 1: bytesField('sequence_id', { maxBytes: limits.idBytes }), 2: scalar('offset'), 3: scalar('length') } };
+  const span: WireMessage = { fields: { 1: { name: 'prompt_tokens', max: 1, message: run }, 2: { name: 'sampled_tokens', max: 1, message: run } } };
   const datum: WireMessage = {
     fields: {
       1: { name: 'model_input', max: limits.chunks, message: chunk },
       2: mapOf('loss_fn_inputs', limits.tensors, { name: 'value', max: 1, message: tensor }),
+      3: { name: 'model_input_spans', max: limits.spans, message: span },
+      4: { name: 'loss_fn_input_spans', max: limits.spans, message: span },
     },
   };
   return {
@@ -166,22 +177,42 @@ export function forwardBackwardRequestShape(limits: { datums: number; chunks: nu
       4: scalar('loss_fn'),
       5: mapOf('loss_fn_config', 16, scalar('value')),
       6: scalar('forward_only'),
+      7: mapOf('loss_fn_config_v2', 16, { name: 'value', max: 1, message: { fields: { 1: scalar('number'), 2: bytesField('text', { maxBytes: 1024 }) } } }),
     },
   };
 }
+
+const topk: WireMessage = { fields: { 1: bytesField('token_ids'), 2: bytesField('logprobs'), 3: scalar('k'), 4: scalar('length') } };
+const tensorShape: WireMessage = {
+  fields: {
+    1: bytesField('dense'),
+    2: { name: 'sparse_csr', max: 1, message: { fields: { 1: bytesField('values'), 2: bytesField('crow_indices'), 3: bytesField('col_indices') } } },
+    3: scalar('dtype'),
+    4: { name: 'shape', max: 8, packedVarints: true },
+  },
+};
 
 /** What a `SampleResponse` may hold for a request of `numSamples` sequences (tinker_public.proto). */
 export function sampleResponseShape(numSamples: number): WireMessage {
   return {
     fields: {
-      1: { name: 'sequences', max: numSamples, message: { fields: { 1: scalar('stop_reason'), 2: bytesField('tokens'), 3: bytesField('logprobs') } } },
-      2: bytesField('prompt_logprobs'),
-      3: {
-        name: 'topk_prompt_logprobs',
-        max: 1,
-        message: { fields: { 1: bytesField('token_ids'), 2: bytesField('logprobs'), 3: scalar('k'), 4: scalar('prompt_length') } },
+      1: {
+        name: 'sequences',
+        max: numSamples,
+        message: {
+          fields: { 1: scalar('stop_reason'), 2: bytesField('tokens'), 3: bytesField('logprobs'), 4: { name: 'topk_sampled_logprobs', max: 1, message: topk } },
+        },
       },
+      2: bytesField('prompt_logprobs'),
+      3: { name: 'topk_prompt_logprobs', max: 1, message: topk },
       4: scalar('prompt_cache_hit_tokens'),
+      // What SDK 0.32 may ask for besides (the client never does): one tensor, or two, each walked as a message.
+      5: { name: 'target_prompt_logprobs', max: 1, message: tensorShape },
+      6: {
+        name: 'prompt_alt_tokens',
+        max: 1,
+        message: { fields: { 1: { name: 'tokens', max: 1, message: tensorShape }, 2: { name: 'logprobs', max: 1, message: tensorShape } } },
+      },
     },
   };
 }

@@ -21,6 +21,7 @@ import { endOfTurnToken } from './end-of-turn.ts';
 import { checkRate, contextLength, scaleForSequenceMean, servedModel, trainsFullWeights } from './engine.ts';
 import { TINKER_LORA_RATE } from './settings.ts';
 import { ServerTokenizer } from '../../tokens/index.ts';
+import { datumProvenance, sequenceProvenance } from './provenance.ts';
 import { floats, ints, tokensInput, type Datum } from './wire.ts';
 
 export interface TinkerPolicyOptions {
@@ -271,7 +272,7 @@ export class TinkerPolicy implements TrainablePolicy {
     const text = tokenizer.decode(ids);
     return {
       text,
-      tokens: { ids: [...ids], logprobs, mask: ids.map(() => 1), prompt: 'ids' },
+      tokens: { ids: [...ids], logprobs, mask: ids.map(() => 1), prompt: 'ids', ...(s.sequence_id ? { sequenceId: s.sequence_id } : {}) },
       generatedTokens: s.tokens.length,
       logprob: logprobs.reduce((a, b) => a + b, 0),
     };
@@ -291,7 +292,8 @@ export class TinkerPolicy implements TrainablePolicy {
         if (rendered === undefined && this.opts.prompt === 'rendered')
           throw new Error(`TinkerPolicy.update: prompt ${s.prompt.id} was never acted on by this policy, so its rendered text is unknown`);
         const seq = await this.sequence(s.prompt, rendered ?? '', s.turns);
-        return { seq, adv: seq.turn.map((i, t) => (i < 0 || seq.mask[t] !== 1 ? 0 : s.advantages[i]!)) };
+        const ids = s.turns.map((t) => t.tokens?.sequenceId);
+        return { seq, ids, adv: seq.turn.map((i, t) => (i < 0 || seq.mask[t] !== 1 ? 0 : s.advantages[i]!)) };
       }),
     );
     const trained = rows.filter((r) => r.adv.some((a) => a !== 0));
@@ -300,24 +302,27 @@ export class TinkerPolicy implements TrainablePolicy {
       normalise === 'samples' ? samples.length : normalise === 'batch' ? count(rows, (r, t) => r.seq.mask[t] === 1) : count(trained, (r, t) => r.adv[t] !== 0);
     // Nothing after the last trained token teaches (the observation after the last turn has no
     // advantage) and it could push a full-context trajectory past the model's limit: cut there.
-    const cut = trained.map(({ seq, adv }) => {
+    const cut = trained.map(({ seq, ids, adv }) => {
       let end = adv.length;
       while (end > 0 && adv[end - 1] === 0) end--;
       return {
         seq: { ids: seq.ids.slice(0, end), mask: seq.mask.slice(0, end), logprobs: seq.logprobs.slice(0, end), turn: seq.turn.slice(0, end) },
+        ids,
         adv: adv.slice(0, end),
       };
     });
     const ordered = cut.sort((a, b) => b.seq.ids.length - a.seq.ids.length);
-    const data = ordered.map(({ seq, adv }) => ({
+    const data = ordered.map(({ seq, ids, adv }) => ({
       model_input: tokensInput(seq.ids.slice(0, -1)),
       loss_fn_inputs: {
         target_tokens: ints(seq.ids.slice(1)),
         logprobs: floats(seq.logprobs.slice(1)),
         advantages: floats(adv.slice(1).map((a) => a / divisor)),
       },
+      // Which tokens the engine sampled and which it was given (when every turn's sample has the engine's id).
+      ...datumProvenance(sequenceProvenance(seq.turn, ids), seq.ids.length),
     }));
-    return { data, rows: ordered, divisor };
+    return { data, rows: ordered.map(({ seq, adv }) => ({ seq, adv })), divisor };
   }
 
   async update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<UpdateMetrics> {

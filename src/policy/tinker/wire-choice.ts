@@ -69,11 +69,20 @@ export class WireChoice {
 
   /** The body and its headers in `encoding`. */
   async body(request: ForwardBackwardRequest, encoding: FwdBwdEncoding): Promise<{ body: string | Uint8Array; headers: Record<string, string> }> {
-    if (encoding === 'json') return { body: JSON.stringify(request), headers: { 'content-type': 'application/json' } };
+    if (encoding === 'json') return { body: JSON.stringify(withoutProvenance(request)), headers: { 'content-type': 'application/json' } };
     const bytes = encodeForwardBackward(request);
     if (encoding === 'protobuf') return { body: bytes, headers: { 'content-type': PROTOBUF } };
     return { body: await zstdCompress(bytes), headers: { 'content-type': PROTOBUF, 'content-encoding': 'zstd' } };
   }
+}
+
+/**
+ * The request as the SDK's JSON wire has it: its JSON Datum has no provenance (the SDK sends spans in
+ * protobuf only), and an engine that validates strictly would refuse the fields.
+ */
+function withoutProvenance(request: ForwardBackwardRequest): ForwardBackwardRequest {
+  const data = request.forward_backward_input.data.map(({ model_input_spans: _a, loss_fn_input_spans: _b, ...d }) => d);
+  return { ...request, forward_backward_input: { ...request.forward_backward_input, data } };
 }
 
 /** A protobuf result in the JSON shape wire.ts's schemas validate; its repeated fields are counted against what was asked first. */

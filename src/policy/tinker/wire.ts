@@ -13,7 +13,7 @@
 import { z } from 'zod';
 
 /** Bounds on what one request may carry (a Datum of a long multi-turn rollout is a few thousand tokens). */
-export const WIRE_LIMITS = { tokens: 1 << 17, datums: 4096, samples: 16 } as const;
+export const WIRE_LIMITS = { tokens: 1 << 17, datums: 4096, samples: 16, spans: 1024, sequenceId: 256 } as const;
 
 const tokenId = z.number().int().min(0);
 export const modelInputSchema = z.looseObject({
@@ -29,9 +29,26 @@ export const tensorSchema = z.looseObject({
 });
 export type TensorData = z.infer<typeof tensorSchema>;
 
+/**
+ * One provenance claim of a Datum (SDK 0.26+: `PromptProvenanceSpan` / `SampledProvenanceSpan`, protobuf
+ * `ProvenanceSpan`): `length` consecutive datum positions are positions `offset…` of the named sampled
+ * sequence's request prompt (`prompt_tokens`) or of its sampled tokens (`sampled_tokens`). The SDK sends
+ * them in protobuf only; this JSON shape is the two ends' internal form (provenance.ts).
+ */
+export const provenanceSpanSchema = z.looseObject({
+  type: z.enum(['prompt_tokens', 'sampled_tokens']),
+  sequence_id: z.string().min(1).max(WIRE_LIMITS.sequenceId),
+  offset: z.number().int().min(0),
+  length: z.number().int().min(1),
+});
+export type ProvenanceSpan = z.infer<typeof provenanceSpanSchema>;
+
 export const datumSchema = z.looseObject({
   model_input: modelInputSchema,
   loss_fn_inputs: z.record(z.string(), tensorSchema),
+  /** Runs tiling `model_input`'s tokens, and runs tiling `target_tokens`: both or neither. */
+  model_input_spans: z.array(provenanceSpanSchema).max(WIRE_LIMITS.spans).nullish(),
+  loss_fn_input_spans: z.array(provenanceSpanSchema).max(WIRE_LIMITS.spans).nullish(),
 });
 export type Datum = z.infer<typeof datumSchema>;
 
@@ -79,6 +96,11 @@ export const sampleSchema = z.looseObject({
   sampling_session_id: z.string().nullish(),
   seq_id: z.number().int().nullish(),
   prompt_logprobs: z.boolean().nullish(),
+  // Asks of SDK 0.26+ that `serve --tinker` refuses when set (routes.ts); the client never sends them.
+  topk_prompt_logprobs: z.number().int().min(0).nullish(),
+  topk_sample_logprobs: z.number().int().min(0).nullish(),
+  target_prompt_logprobs: z.unknown().optional(),
+  prompt_alt_tokens_k: z.number().int().min(0).nullish(),
 });
 export type SampleRequest = z.input<typeof sampleSchema>;
 
@@ -86,6 +108,8 @@ export const sampledSequenceSchema = z.looseObject({
   tokens: z.array(tokenId).max(WIRE_LIMITS.tokens),
   logprobs: z.array(z.number()).max(WIRE_LIMITS.tokens).nullish(),
   stop_reason: z.enum(['length', 'stop']),
+  /** The engine's id of this sequence (the SDK stamps the asample future's `sample_sequence_ids` on it). */
+  sequence_id: z.string().min(1).max(WIRE_LIMITS.sequenceId).optional(),
 });
 export const sampleResponseSchema = z.looseObject({
   sequences: z.array(sampledSequenceSchema).min(1).max(WIRE_LIMITS.samples),
@@ -110,6 +134,16 @@ export const loadWeightsSchema = z.looseObject({
 });
 export const retrieveSchema = z.looseObject({ request_id: z.string().min(1), allow_metadata_only: z.boolean().optional() });
 
+/**
+ * `asample`'s future (SDK 0.26+'s `UntypedAPIFuture`): one id per sample asked, in the order of the
+ * result's sequences, each that sequence's `sequence_id` (what a Datum's provenance names). The SDK
+ * refuses a sample whose future carries none; an engine of older SDKs sends none.
+ */
+export const sampleFutureSchema = z.looseObject({
+  request_id: z.string().min(1),
+  sample_sequence_ids: z.array(z.string().min(1).max(WIRE_LIMITS.sequenceId)).max(WIRE_LIMITS.samples).nullish(),
+});
+
 export const forwardBackwardOutputSchema = z.looseObject({
   loss_fn_output_type: z.string().optional(),
   loss_fn_outputs: z.array(z.record(z.string(), tensorSchema)).max(WIRE_LIMITS.datums),
@@ -121,7 +155,7 @@ export type ForwardBackwardOutput = z.infer<typeof forwardBackwardOutputSchema>;
  * The SDK release whose wire this client and `serve --tinker` implement, sent as `sdk_version` (the
  * engine resolves its feature flags by it, and a hosted service may refuse old ones).
  */
-export const SDK_WIRE_VERSION = '0.25.0';
+export const SDK_WIRE_VERSION = '0.32.0';
 
 /** How a client says its session ended (`POST /api/v1/sessions/{id}/finish`). */
 export const FINISH_REASONS = ['success', 'errored', 'interrupted'] as const;

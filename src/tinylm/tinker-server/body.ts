@@ -58,7 +58,14 @@ export interface BodyLimits {
  * What the protobuf counter holds a request to: wire.ts's limits on the JSON shape (its modelInputSchema
  * takes 64 chunks), and a few tensors per datum (the SDK sends three or four).
  */
-const REQUEST_SHAPE = forwardBackwardRequestShape({ datums: WIRE_LIMITS.datums, chunks: 64, tokens: WIRE_LIMITS.tokens, tensors: 16 });
+const REQUEST_SHAPE = forwardBackwardRequestShape({
+  datums: WIRE_LIMITS.datums,
+  chunks: 64,
+  tokens: WIRE_LIMITS.tokens,
+  tensors: 16,
+  spans: WIRE_LIMITS.spans,
+  idBytes: WIRE_LIMITS.sequenceId,
+});
 
 const tooManyTokens = (tokens: number, limit: number) =>
   tooLarge(

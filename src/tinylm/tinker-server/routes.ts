@@ -37,7 +37,9 @@ import {
   sampleSchema,
   TRY_AGAIN,
   type Datum,
+  type SampleRequest,
 } from '../../policy/tinker/wire.ts';
+import { provenanceProblem } from '../../policy/tinker/provenance.ts';
 import type { LlamaEngine } from '../llama-engine.ts';
 import { modelToGguf, type LlamaModel } from '../model.ts';
 import type { TokenSequence } from '../sequence.ts';
@@ -357,6 +359,7 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     const p = body.sampling_params;
     if (Array.isArray(p.stop) && (p.stop as unknown[]).some((s) => typeof s === 'number'))
       throw new HttpError(400, 'sampling_params.stop: this server stops on strings; send the stop texts', 'unsupported_stop', 'sampling_params.stop');
+    refuseUnsupportedAsks(body);
     const prompt = inputTokens(body.prompt);
     if (prompt.length === 0) throw new HttpError(400, 'prompt: no tokens; send at least one (the sequence to continue)', 'invalid_prompt', 'prompt');
     served.checkTokens(prompt);
@@ -400,7 +403,8 @@ export function addTinkerRoutes(app: Hono, served: SamplerHandle, options: Tinke
     // A sample of a sampling session is reported to that session's retrieve_futures poll when it completes.
     if (body.sampling_session_id != null)
       completions.follow(body.sampling_session_id, body.seq_id ?? 0, future.request_id, futures.get(future.request_id)!.outcome);
-    return c.json(future);
+    // SDK 0.26+ refuses a sample whose future names no sequences; the request id is random, so these are unique.
+    return c.json({ ...future, sample_sequence_ids: Array.from({ length: body.num_samples }, (_, i) => `${future.request_id}:${i}`) });
   });
 
   app.post('/api/v1/forward_backward', async (c) => {
@@ -624,10 +628,35 @@ const required = (d: Datum, i: number, key: string, length: number): number[] =>
   return t.data;
 };
 
+/**
+ * Sample asks of SDK 0.26+ this engine cannot answer: refused as the client's mistake, rather than
+ * answered without what was asked (the SDK would hand its caller None for them).
+ */
+function refuseUnsupportedAsks(body: SampleRequest): void {
+  const asks: Array<[keyof SampleRequest, boolean]> = [
+    ['prompt_logprobs', body.prompt_logprobs === true],
+    ['topk_prompt_logprobs', (body.topk_prompt_logprobs ?? 0) > 0],
+    ['topk_sample_logprobs', (body.topk_sample_logprobs ?? 0) > 0],
+    ['target_prompt_logprobs', body.target_prompt_logprobs != null],
+    ['prompt_alt_tokens_k', (body.prompt_alt_tokens_k ?? 0) > 0],
+  ];
+  const asked = asks.find(([, on]) => on);
+  if (asked)
+    throw new HttpError(
+      400,
+      `${asked[0]}: this server answers sampled tokens and their log-probabilities only; leave it unset`,
+      'unsupported_sample_field',
+      asked[0],
+    );
+}
+
 /** A Datum as a trainer row: the whole sequence, the sampler's log-probabilities and the advantages, both at the token they score. */
 function datumRow(d: Datum, i: number): TrainRow {
   const tokens = inputTokens(d.model_input);
   if (tokens.length === 0) throw new HttpError(400, `data[${i}].model_input: no tokens`, 'invalid_datum', 'data');
+  // Provenance is checked (paired, each list tiling its field) but not used: no forward-pass feature here reads it.
+  const provenance = provenanceProblem(d, tokens.length, d.loss_fn_inputs.target_tokens?.data.length ?? 0);
+  if (provenance) throw new HttpError(400, `data[${i}]: ${provenance}`, 'invalid_datum', `data[${i}].model_input_spans`);
   const targets = required(d, i, 'target_tokens', tokens.length);
   const old = required(d, i, 'logprobs', tokens.length);
   const adv = required(d, i, 'advantages', tokens.length);

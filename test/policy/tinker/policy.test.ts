@@ -14,6 +14,8 @@ import { after, before, test } from 'node:test';
 import { PolicyCallError } from '../../../src/policy/errors.ts';
 import { buildPolicy, PolicyConfigError } from '../../../src/policy/registry.ts';
 import { defaultEndOfTurn, TinkerPolicy, tinkerSettings, type TinkerPolicyOptions } from '../../../src/policy/tinker/index.ts';
+import { provenanceProblem } from '../../../src/policy/tinker/provenance.ts';
+import type { Datum } from '../../../src/policy/tinker/wire.ts';
 import type { PolicySample } from '../../../src/policy/types.ts';
 import { diagnose, diagnosisJson, formatDiagnosis } from '../../../src/diagnose/index.ts';
 import { writeReport } from '../../../src/report/index.ts';
@@ -262,7 +264,7 @@ test('the session is kept alive with heartbeats until the policy is closed', asy
   assert.equal(beats(), stopped);
 });
 
-test('forward_backward goes in chunks (datums and bytes), one seq_id each, and the joined result is the unchunked one', async () => {
+test('forward_backward goes in chunks (datums and bytes), one seq_id each, and the joined result is the unchunked one; each datum carries its provenance', async () => {
   const all = samples();
   const run = async (client: TinkerPolicyOptions['client']) => {
     const policy = await makePolicy({ client });
@@ -281,6 +283,17 @@ test('forward_backward goes in chunks (datums and bytes), one seq_id each, and t
     byCount.calls.map((_, i) => i + 1),
   );
   for (const r of [byCount, byBytes]) assert.ok(Math.abs(r.m.loss - whole.m.loss) < 1e-6, `loss ${r.m.loss} vs ${whole.m.loss}`);
+  // SDK 0.32's provenance: every datum says which of its tokens the engine sampled, by the ids its
+  // asample futures gave (serve --tinker: the request id and the sample's index), and which it was given.
+  const datums = whole.calls.flatMap((c) => (c.body.forward_backward_input as { data: Datum[] }).data);
+  assert.ok(datums.length > 0);
+  for (const d of datums) {
+    const inputs = d.model_input.chunks.flatMap((c) => c.tokens).length;
+    assert.equal(provenanceProblem(d, inputs, d.loss_fn_inputs.target_tokens!.data.length), undefined);
+    assert.deepEqual(d.model_input_spans![0], { ...d.model_input_spans![0]!, type: 'prompt_tokens', offset: 0 });
+    const sampled = d.model_input_spans!.filter((s) => s.type === 'sampled_tokens');
+    assert.ok(sampled.length > 0 && sampled.every((s) => /^req-[0-9a-f]{32}:0$/.test(s.sequence_id) && s.offset === 0), JSON.stringify(d.model_input_spans));
+  }
 });
 
 test('a future answered 408, held past the poll’s limit or failing with 503 is polled again; a 404 ends the call', async () => {
@@ -423,7 +436,7 @@ test('a run speaks the SDK wire it names: sdk_version, the engine’s prefix-cac
   assert.equal((await train({ out, config, clock: () => 0 })).status, 'finished');
   const versioned = since(mark).filter((c) => c.path === '/api/v1/create_session' || c.path === '/api/v1/client/config');
   assert.ok(versioned.some((c) => c.path === '/api/v1/create_session'));
-  for (const c of versioned) assert.equal(c.body.sdk_version, '0.25.0', c.path);
+  for (const c of versioned) assert.equal(c.body.sdk_version, '0.32.0', c.path);
   // serve --tinker's client config asks for retrieve_futures: samples go through sampling sessions, as the SDK sends them.
   const sampled = since(mark).filter((c) => c.path === '/api/v1/asample');
   assert.ok(sampled.length > 0);

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tinker_public.proto.
  */
 export const file_tinker_public: GenFile = /*@__PURE__*/
-  fileDesc("ChN0aW5rZXJfcHVibGljLnByb3RvEg10aW5rZXJfcHVibGljIvUBCg5TYW1wbGVSZXNwb25zZRIxCglzZXF1ZW5jZXMYASADKAsyHi50aW5rZXJfcHVibGljLlNhbXBsZWRTZXF1ZW5jZRIcCg9wcm9tcHRfbG9ncHJvYnMYAiABKAxIAIgBARJEChR0b3BrX3Byb21wdF9sb2dwcm9icxgDIAEoCzIhLnRpbmtlcl9wdWJsaWMuVG9wa1Byb21wdExvZ3Byb2JzSAGIAQESHwoXcHJvbXB0X2NhY2hlX2hpdF90b2tlbnMYBCABKAVCEgoQX3Byb21wdF9sb2dwcm9ic0IXChVfdG9wa19wcm9tcHRfbG9ncHJvYnMidQoPU2FtcGxlZFNlcXVlbmNlEi4KC3N0b3BfcmVhc29uGAEgASgOMhkudGlua2VyX3B1YmxpYy5TdG9wUmVhc29uEg4KBnRva2VucxgCIAEoDBIVCghsb2dwcm9icxgDIAEoDEgAiAEBQgsKCV9sb2dwcm9icyJbChJUb3BrUHJvbXB0TG9ncHJvYnMSEQoJdG9rZW5faWRzGAEgASgMEhAKCGxvZ3Byb2JzGAIgASgMEgkKAWsYAyABKA0SFQoNcHJvbXB0X2xlbmd0aBgEIAEoDSJGCglTcGFyc2VDc3ISDgoGdmFsdWVzGAEgASgMEhQKDGNyb3dfaW5kaWNlcxgCIAEoDBITCgtjb2xfaW5kaWNlcxgDIAEoDCKJAQoGVGVuc29yEg8KBWRlbnNlGAEgASgMSAASLgoKc3BhcnNlX2NzchgCIAEoCzIYLnRpbmtlcl9wdWJsaWMuU3BhcnNlQ3NySAASIwoFZHR5cGUYAyABKA4yFC50aW5rZXJfcHVibGljLkRUeXBlEg0KBXNoYXBlGAQgAygDQgoKCGVuY29kaW5nImsKDUJhdGNoZWRUZW5zb3ISDAoEZGF0YRgBIAEoDBIPCgdvZmZzZXRzGAIgASgMEiMKBWR0eXBlGAMgASgOMhQudGlua2VyX3B1YmxpYy5EVHlwZRIWCg50cmFpbGluZ19zaGFwZRgEIAMoAyK4AQoLQXJyYXlSZWNvcmQSEAoIdHlwZV90YWcYASABKAkSNgoGZmllbGRzGAIgAygLMiYudGlua2VyX3B1YmxpYy5BcnJheVJlY29yZC5GaWVsZHNFbnRyeRISCgpudW1fZGF0dW1zGAMgASgDGksKC0ZpZWxkc0VudHJ5EgsKA2tleRgBIAEoCRIrCgV2YWx1ZRgCIAEoCzIcLnRpbmtlcl9wdWJsaWMuQmF0Y2hlZFRlbnNvcjoCOAEi3QEKFUZvcndhcmRCYWNrd2FyZE91dHB1dBIbChNsb3NzX2ZuX291dHB1dF90eXBlGAEgASgJEjMKD2xvc3NfZm5fb3V0cHV0cxgCIAMoCzIaLnRpbmtlcl9wdWJsaWMuQXJyYXlSZWNvcmQSQgoHbWV0cmljcxgDIAMoCzIxLnRpbmtlcl9wdWJsaWMuRm9yd2FyZEJhY2t3YXJkT3V0cHV0Lk1ldHJpY3NFbnRyeRouCgxNZXRyaWNzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASKLAgoWRm9yd2FyZEJhY2t3YXJkUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCRIOCgZzZXFfaWQYAiABKAUSIgoEZGF0YRgDIAMoCzIULnRpbmtlcl9wdWJsaWMuRGF0dW0SDwoHbG9zc19mbhgEIAEoCRJPCg5sb3NzX2ZuX2NvbmZpZxgFIAMoCzI3LnRpbmtlcl9wdWJsaWMuRm9yd2FyZEJhY2t3YXJkUmVxdWVzdC5Mb3NzRm5Db25maWdFbnRyeRIUCgxmb3J3YXJkX29ubHkYBiABKAgaMwoRTG9zc0ZuQ29uZmlnRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASK+AQoFRGF0dW0SKQoLbW9kZWxfaW5wdXQYASADKAsyFC50aW5rZXJfcHVibGljLkNodW5rEj4KDmxvc3NfZm5faW5wdXRzGAIgAygLMiYudGlua2VyX3B1YmxpYy5EYXR1bS5Mb3NzRm5JbnB1dHNFbnRyeRpKChFMb3NzRm5JbnB1dHNFbnRyeRILCgNrZXkYASABKAkSJAoFdmFsdWUYAiABKAsyFS50aW5rZXJfcHVibGljLlRlbnNvcjoCOAEinwEKBUNodW5rEjcKDGVuY29kZWRfdGV4dBgBIAEoCzIfLnRpbmtlcl9wdWJsaWMuRW5jb2RlZFRleHRDaHVua0gAEioKBWltYWdlGAIgASgLMhkudGlua2VyX3B1YmxpYy5JbWFnZUNodW5rSAASKAoEZG1lbBgDIAEoCzIYLnRpbmtlcl9wdWJsaWMuRG1lbENodW5rSABCBwoFY2h1bmsiIgoQRW5jb2RlZFRleHRDaHVuaxIOCgZ0b2tlbnMYASABKAwiXAoKSW1hZ2VDaHVuaxIMCgRkYXRhGAEgASgMEg4KBmZvcm1hdBgCIAEoCRIcCg9leHBlY3RlZF90b2tlbnMYAyABKAVIAIgBAUISChBfZXhwZWN0ZWRfdG9rZW5zIhkKCURtZWxDaHVuaxIMCgRkbWVsGAEgASgMIqUCCg5TYW1wbGluZ1BhcmFtcxIXCgptYXhfdG9rZW5zGAEgASgFSAGIAQESEQoEc2VlZBgCIAEoBEgCiAEBEhgKC3RlbXBlcmF0dXJlGAMgASgCSAOIAQESEgoFdG9wX2sYBCABKAVIBIgBARISCgV0b3BfcBgFIAEoAkgFiAEBEi8KCXN0b3Bfc3RycxgGIAEoCzIaLnRpbmtlcl9wdWJsaWMuU3RvcFN0cmluZ3NIABIwCgtzdG9wX3Rva2VucxgHIAEoCzIZLnRpbmtlcl9wdWJsaWMuU3RvcFRva2Vuc0gAQgYKBHN0b3BCDQoLX21heF90b2tlbnNCBwoFX3NlZWRCDgoMX3RlbXBlcmF0dXJlQggKBl90b3Bfa0IICgZfdG9wX3AiHQoLU3RvcFN0cmluZ3MSDgoGdmFsdWVzGAEgAygJIhwKClN0b3BUb2tlbnMSDgoGdmFsdWVzGAEgAygFKjoKClN0b3BSZWFzb24SFAoQU1RPUF9SRUFTT05fU1RPUBAAEhYKElNUT1BfUkVBU09OX0xFTkdUSBABKmcKBURUeXBlEhUKEURUWVBFX1VOU1BFQ0lGSUVEEAASEQoNRFRZUEVfRkxPQVQzMhABEg8KC0RUWVBFX0lOVDY0EAISDwoLRFRZUEVfSU5UMzIQAxISCg5EVFlQRV9CRkxPQVQxNhAEYgZwcm90bzM");
+  fileDesc("ChN0aW5rZXJfcHVibGljLnByb3RvEg10aW5rZXJfcHVibGljIpwDCg5TYW1wbGVSZXNwb25zZRIxCglzZXF1ZW5jZXMYASADKAsyHi50aW5rZXJfcHVibGljLlNhbXBsZWRTZXF1ZW5jZRIcCg9wcm9tcHRfbG9ncHJvYnMYAiABKAxIAIgBARI+ChR0b3BrX3Byb21wdF9sb2dwcm9icxgDIAEoCzIbLnRpbmtlcl9wdWJsaWMuVG9wa0xvZ3Byb2JzSAGIAQESHwoXcHJvbXB0X2NhY2hlX2hpdF90b2tlbnMYBCABKAUSOgoWdGFyZ2V0X3Byb21wdF9sb2dwcm9icxgFIAEoCzIVLnRpbmtlcl9wdWJsaWMuVGVuc29ySAKIAQESPgoRcHJvbXB0X2FsdF90b2tlbnMYBiABKAsyHi50aW5rZXJfcHVibGljLlByb21wdEFsdFRva2Vuc0gDiAEBQhIKEF9wcm9tcHRfbG9ncHJvYnNCFwoVX3RvcGtfcHJvbXB0X2xvZ3Byb2JzQhkKF190YXJnZXRfcHJvbXB0X2xvZ3Byb2JzQhQKEl9wcm9tcHRfYWx0X3Rva2VucyJhCg9Qcm9tcHRBbHRUb2tlbnMSJQoGdG9rZW5zGAEgASgLMhUudGlua2VyX3B1YmxpYy5UZW5zb3ISJwoIbG9ncHJvYnMYAiABKAsyFS50aW5rZXJfcHVibGljLlRlbnNvciLQAQoPU2FtcGxlZFNlcXVlbmNlEi4KC3N0b3BfcmVhc29uGAEgASgOMhkudGlua2VyX3B1YmxpYy5TdG9wUmVhc29uEg4KBnRva2VucxgCIAEoDBIVCghsb2dwcm9icxgDIAEoDEgAiAEBEj8KFXRvcGtfc2FtcGxlZF9sb2dwcm9icxgEIAEoCzIbLnRpbmtlcl9wdWJsaWMuVG9wa0xvZ3Byb2JzSAGIAQFCCwoJX2xvZ3Byb2JzQhgKFl90b3BrX3NhbXBsZWRfbG9ncHJvYnMiTgoMVG9wa0xvZ3Byb2JzEhEKCXRva2VuX2lkcxgBIAEoDBIQCghsb2dwcm9icxgCIAEoDBIJCgFrGAMgASgNEg4KBmxlbmd0aBgEIAEoDSJGCglTcGFyc2VDc3ISDgoGdmFsdWVzGAEgASgMEhQKDGNyb3dfaW5kaWNlcxgCIAEoDBITCgtjb2xfaW5kaWNlcxgDIAEoDCKJAQoGVGVuc29yEg8KBWRlbnNlGAEgASgMSAASLgoKc3BhcnNlX2NzchgCIAEoCzIYLnRpbmtlcl9wdWJsaWMuU3BhcnNlQ3NySAASIwoFZHR5cGUYAyABKA4yFC50aW5rZXJfcHVibGljLkRUeXBlEg0KBXNoYXBlGAQgAygDQgoKCGVuY29kaW5nImsKDUJhdGNoZWRUZW5zb3ISDAoEZGF0YRgBIAEoDBIPCgdvZmZzZXRzGAIgASgMEiMKBWR0eXBlGAMgASgOMhQudGlua2VyX3B1YmxpYy5EVHlwZRIWCg50cmFpbGluZ19zaGFwZRgEIAMoAyK4AQoLQXJyYXlSZWNvcmQSEAoIdHlwZV90YWcYASABKAkSNgoGZmllbGRzGAIgAygLMiYudGlua2VyX3B1YmxpYy5BcnJheVJlY29yZC5GaWVsZHNFbnRyeRISCgpudW1fZGF0dW1zGAMgASgDGksKC0ZpZWxkc0VudHJ5EgsKA2tleRgBIAEoCRIrCgV2YWx1ZRgCIAEoCzIcLnRpbmtlcl9wdWJsaWMuQmF0Y2hlZFRlbnNvcjoCOAEi3QEKFUZvcndhcmRCYWNrd2FyZE91dHB1dBIbChNsb3NzX2ZuX291dHB1dF90eXBlGAEgASgJEjMKD2xvc3NfZm5fb3V0cHV0cxgCIAMoCzIaLnRpbmtlcl9wdWJsaWMuQXJyYXlSZWNvcmQSQgoHbWV0cmljcxgDIAMoCzIxLnRpbmtlcl9wdWJsaWMuRm9yd2FyZEJhY2t3YXJkT3V0cHV0Lk1ldHJpY3NFbnRyeRouCgxNZXRyaWNzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASK4AwoWRm9yd2FyZEJhY2t3YXJkUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCRIOCgZzZXFfaWQYAiABKAUSIgoEZGF0YRgDIAMoCzIULnRpbmtlcl9wdWJsaWMuRGF0dW0SDwoHbG9zc19mbhgEIAEoCRJPCg5sb3NzX2ZuX2NvbmZpZxgFIAMoCzI3LnRpbmtlcl9wdWJsaWMuRm9yd2FyZEJhY2t3YXJkUmVxdWVzdC5Mb3NzRm5Db25maWdFbnRyeRIUCgxmb3J3YXJkX29ubHkYBiABKAgSVAoRbG9zc19mbl9jb25maWdfdjIYByADKAsyOS50aW5rZXJfcHVibGljLkZvcndhcmRCYWNrd2FyZFJlcXVlc3QuTG9zc0ZuQ29uZmlnVjJFbnRyeRozChFMb3NzRm5Db25maWdFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBGlUKE0xvc3NGbkNvbmZpZ1YyRW50cnkSCwoDa2V5GAEgASgJEi0KBXZhbHVlGAIgASgLMh4udGlua2VyX3B1YmxpYy5Mb3NzQ29uZmlnVmFsdWU6AjgBIjwKD0xvc3NDb25maWdWYWx1ZRIQCgZudW1iZXIYASABKAFIABIOCgR0ZXh0GAIgASgJSABCBwoFdmFsdWUitAIKBURhdHVtEikKC21vZGVsX2lucHV0GAEgAygLMhQudGlua2VyX3B1YmxpYy5DaHVuaxI+Cg5sb3NzX2ZuX2lucHV0cxgCIAMoCzImLnRpbmtlcl9wdWJsaWMuRGF0dW0uTG9zc0ZuSW5wdXRzRW50cnkSOAoRbW9kZWxfaW5wdXRfc3BhbnMYAyADKAsyHS50aW5rZXJfcHVibGljLlByb3ZlbmFuY2VTcGFuEjoKE2xvc3NfZm5faW5wdXRfc3BhbnMYBCADKAsyHS50aW5rZXJfcHVibGljLlByb3ZlbmFuY2VTcGFuGkoKEUxvc3NGbklucHV0c0VudHJ5EgsKA2tleRgBIAEoCRIkCgV2YWx1ZRgCIAEoCzIVLnRpbmtlcl9wdWJsaWMuVGVuc29yOgI4ASKWAQoOUHJvdmVuYW5jZVNwYW4SPAoNcHJvbXB0X3Rva2VucxgBIAEoCzIjLnRpbmtlcl9wdWJsaWMuUHJvbXB0UHJvdmVuYW5jZVNwYW5IABI+Cg5zYW1wbGVkX3Rva2VucxgCIAEoCzIkLnRpbmtlcl9wdWJsaWMuU2FtcGxlZFByb3ZlbmFuY2VTcGFuSABCBgoEc3BhbiJLChRQcm9tcHRQcm92ZW5hbmNlU3BhbhITCgtzZXF1ZW5jZV9pZBgBIAEoCRIOCgZvZmZzZXQYAiABKAMSDgoGbGVuZ3RoGAMgASgDIkwKFVNhbXBsZWRQcm92ZW5hbmNlU3BhbhITCgtzZXF1ZW5jZV9pZBgBIAEoCRIOCgZvZmZzZXQYAiABKAMSDgoGbGVuZ3RoGAMgASgDIp8BCgVDaHVuaxI3CgxlbmNvZGVkX3RleHQYASABKAsyHy50aW5rZXJfcHVibGljLkVuY29kZWRUZXh0Q2h1bmtIABIqCgVpbWFnZRgCIAEoCzIZLnRpbmtlcl9wdWJsaWMuSW1hZ2VDaHVua0gAEigKBGRtZWwYAyABKAsyGC50aW5rZXJfcHVibGljLkRtZWxDaHVua0gAQgcKBWNodW5rIiIKEEVuY29kZWRUZXh0Q2h1bmsSDgoGdG9rZW5zGAEgASgMIlwKCkltYWdlQ2h1bmsSDAoEZGF0YRgBIAEoDBIOCgZmb3JtYXQYAiABKAkSHAoPZXhwZWN0ZWRfdG9rZW5zGAMgASgFSACIAQFCEgoQX2V4cGVjdGVkX3Rva2VucyIZCglEbWVsQ2h1bmsSDAoEZG1lbBgBIAEoDCKlAgoOU2FtcGxpbmdQYXJhbXMSFwoKbWF4X3Rva2VucxgBIAEoBUgBiAEBEhEKBHNlZWQYAiABKARIAogBARIYCgt0ZW1wZXJhdHVyZRgDIAEoAkgDiAEBEhIKBXRvcF9rGAQgASgFSASIAQESEgoFdG9wX3AYBSABKAJIBYgBARIvCglzdG9wX3N0cnMYBiABKAsyGi50aW5rZXJfcHVibGljLlN0b3BTdHJpbmdzSAASMAoLc3RvcF90b2tlbnMYByABKAsyGS50aW5rZXJfcHVibGljLlN0b3BUb2tlbnNIAEIGCgRzdG9wQg0KC19tYXhfdG9rZW5zQgcKBV9zZWVkQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX2tCCAoGX3RvcF9wIh0KC1N0b3BTdHJpbmdzEg4KBnZhbHVlcxgBIAMoCSIcCgpTdG9wVG9rZW5zEg4KBnZhbHVlcxgBIAMoBSo6CgpTdG9wUmVhc29uEhQKEFNUT1BfUkVBU09OX1NUT1AQABIWChJTVE9QX1JFQVNPTl9MRU5HVEgQASpnCgVEVHlwZRIVChFEVFlQRV9VTlNQRUNJRklFRBAAEhEKDURUWVBFX0ZMT0FUMzIQARIPCgtEVFlQRV9JTlQ2NBACEg8KC0RUWVBFX0lOVDMyEAMSEgoORFRZUEVfQkZMT0FUMTYQBGIGcHJvdG8z");
 
 /**
  * @generated from message tinker_public.SampleResponse
@@ -27,14 +27,24 @@ export type SampleResponse = Message<"tinker_public.SampleResponse"> & {
   promptLogprobs?: Uint8Array | undefined;
 
   /**
-   * @generated from field: optional tinker_public.TopkPromptLogprobs topk_prompt_logprobs = 3;
+   * @generated from field: optional tinker_public.TopkLogprobs topk_prompt_logprobs = 3;
    */
-  topkPromptLogprobs?: TopkPromptLogprobs | undefined;
+  topkPromptLogprobs?: TopkLogprobs | undefined;
 
   /**
    * @generated from field: int32 prompt_cache_hit_tokens = 4;
    */
   promptCacheHitTokens: number;
+
+  /**
+   * @generated from field: optional tinker_public.Tensor target_prompt_logprobs = 5;
+   */
+  targetPromptLogprobs?: Tensor | undefined;
+
+  /**
+   * @generated from field: optional tinker_public.PromptAltTokens prompt_alt_tokens = 6;
+   */
+  promptAltTokens?: PromptAltTokens | undefined;
 };
 
 /**
@@ -43,6 +53,28 @@ export type SampleResponse = Message<"tinker_public.SampleResponse"> & {
  */
 export const SampleResponseSchema: GenMessage<SampleResponse> = /*@__PURE__*/
   messageDesc(file_tinker_public, 0);
+
+/**
+ * @generated from message tinker_public.PromptAltTokens
+ */
+export type PromptAltTokens = Message<"tinker_public.PromptAltTokens"> & {
+  /**
+   * @generated from field: tinker_public.Tensor tokens = 1;
+   */
+  tokens?: Tensor | undefined;
+
+  /**
+   * @generated from field: tinker_public.Tensor logprobs = 2;
+   */
+  logprobs?: Tensor | undefined;
+};
+
+/**
+ * Describes the message tinker_public.PromptAltTokens.
+ * Use `create(PromptAltTokensSchema)` to create a new message.
+ */
+export const PromptAltTokensSchema: GenMessage<PromptAltTokens> = /*@__PURE__*/
+  messageDesc(file_tinker_public, 1);
 
 /**
  * @generated from message tinker_public.SampledSequence
@@ -62,6 +94,11 @@ export type SampledSequence = Message<"tinker_public.SampledSequence"> & {
    * @generated from field: optional bytes logprobs = 3;
    */
   logprobs?: Uint8Array | undefined;
+
+  /**
+   * @generated from field: optional tinker_public.TopkLogprobs topk_sampled_logprobs = 4;
+   */
+  topkSampledLogprobs?: TopkLogprobs | undefined;
 };
 
 /**
@@ -69,12 +106,12 @@ export type SampledSequence = Message<"tinker_public.SampledSequence"> & {
  * Use `create(SampledSequenceSchema)` to create a new message.
  */
 export const SampledSequenceSchema: GenMessage<SampledSequence> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 1);
+  messageDesc(file_tinker_public, 2);
 
 /**
- * @generated from message tinker_public.TopkPromptLogprobs
+ * @generated from message tinker_public.TopkLogprobs
  */
-export type TopkPromptLogprobs = Message<"tinker_public.TopkPromptLogprobs"> & {
+export type TopkLogprobs = Message<"tinker_public.TopkLogprobs"> & {
   /**
    * @generated from field: bytes token_ids = 1;
    */
@@ -91,17 +128,17 @@ export type TopkPromptLogprobs = Message<"tinker_public.TopkPromptLogprobs"> & {
   k: number;
 
   /**
-   * @generated from field: uint32 prompt_length = 4;
+   * @generated from field: uint32 length = 4;
    */
-  promptLength: number;
+  length: number;
 };
 
 /**
- * Describes the message tinker_public.TopkPromptLogprobs.
- * Use `create(TopkPromptLogprobsSchema)` to create a new message.
+ * Describes the message tinker_public.TopkLogprobs.
+ * Use `create(TopkLogprobsSchema)` to create a new message.
  */
-export const TopkPromptLogprobsSchema: GenMessage<TopkPromptLogprobs> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 2);
+export const TopkLogprobsSchema: GenMessage<TopkLogprobs> = /*@__PURE__*/
+  messageDesc(file_tinker_public, 3);
 
 /**
  * @generated from message tinker_public.SparseCsr
@@ -128,7 +165,7 @@ export type SparseCsr = Message<"tinker_public.SparseCsr"> & {
  * Use `create(SparseCsrSchema)` to create a new message.
  */
 export const SparseCsrSchema: GenMessage<SparseCsr> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 3);
+  messageDesc(file_tinker_public, 4);
 
 /**
  * @generated from message tinker_public.Tensor
@@ -167,7 +204,7 @@ export type Tensor = Message<"tinker_public.Tensor"> & {
  * Use `create(TensorSchema)` to create a new message.
  */
 export const TensorSchema: GenMessage<Tensor> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 4);
+  messageDesc(file_tinker_public, 5);
 
 /**
  * @generated from message tinker_public.BatchedTensor
@@ -199,7 +236,7 @@ export type BatchedTensor = Message<"tinker_public.BatchedTensor"> & {
  * Use `create(BatchedTensorSchema)` to create a new message.
  */
 export const BatchedTensorSchema: GenMessage<BatchedTensor> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 5);
+  messageDesc(file_tinker_public, 6);
 
 /**
  * @generated from message tinker_public.ArrayRecord
@@ -226,7 +263,7 @@ export type ArrayRecord = Message<"tinker_public.ArrayRecord"> & {
  * Use `create(ArrayRecordSchema)` to create a new message.
  */
 export const ArrayRecordSchema: GenMessage<ArrayRecord> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 6);
+  messageDesc(file_tinker_public, 7);
 
 /**
  * @generated from message tinker_public.ForwardBackwardOutput
@@ -253,7 +290,7 @@ export type ForwardBackwardOutput = Message<"tinker_public.ForwardBackwardOutput
  * Use `create(ForwardBackwardOutputSchema)` to create a new message.
  */
 export const ForwardBackwardOutputSchema: GenMessage<ForwardBackwardOutput> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 7);
+  messageDesc(file_tinker_public, 8);
 
 /**
  * @generated from message tinker_public.ForwardBackwardRequest
@@ -288,6 +325,11 @@ export type ForwardBackwardRequest = Message<"tinker_public.ForwardBackwardReque
    * @generated from field: bool forward_only = 6;
    */
   forwardOnly: boolean;
+
+  /**
+   * @generated from field: map<string, tinker_public.LossConfigValue> loss_fn_config_v2 = 7;
+   */
+  lossFnConfigV2: { [key: string]: LossConfigValue };
 };
 
 /**
@@ -295,7 +337,36 @@ export type ForwardBackwardRequest = Message<"tinker_public.ForwardBackwardReque
  * Use `create(ForwardBackwardRequestSchema)` to create a new message.
  */
 export const ForwardBackwardRequestSchema: GenMessage<ForwardBackwardRequest> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 8);
+  messageDesc(file_tinker_public, 9);
+
+/**
+ * @generated from message tinker_public.LossConfigValue
+ */
+export type LossConfigValue = Message<"tinker_public.LossConfigValue"> & {
+  /**
+   * @generated from oneof tinker_public.LossConfigValue.value
+   */
+  value: {
+    /**
+     * @generated from field: double number = 1;
+     */
+    value: number;
+    case: "number";
+  } | {
+    /**
+     * @generated from field: string text = 2;
+     */
+    value: string;
+    case: "text";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tinker_public.LossConfigValue.
+ * Use `create(LossConfigValueSchema)` to create a new message.
+ */
+export const LossConfigValueSchema: GenMessage<LossConfigValue> = /*@__PURE__*/
+  messageDesc(file_tinker_public, 10);
 
 /**
  * @generated from message tinker_public.Datum
@@ -310,6 +381,16 @@ export type Datum = Message<"tinker_public.Datum"> & {
    * @generated from field: map<string, tinker_public.Tensor> loss_fn_inputs = 2;
    */
   lossFnInputs: { [key: string]: Tensor };
+
+  /**
+   * @generated from field: repeated tinker_public.ProvenanceSpan model_input_spans = 3;
+   */
+  modelInputSpans: ProvenanceSpan[];
+
+  /**
+   * @generated from field: repeated tinker_public.ProvenanceSpan loss_fn_input_spans = 4;
+   */
+  lossFnInputSpans: ProvenanceSpan[];
 };
 
 /**
@@ -317,7 +398,90 @@ export type Datum = Message<"tinker_public.Datum"> & {
  * Use `create(DatumSchema)` to create a new message.
  */
 export const DatumSchema: GenMessage<Datum> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 9);
+  messageDesc(file_tinker_public, 11);
+
+/**
+ * @generated from message tinker_public.ProvenanceSpan
+ */
+export type ProvenanceSpan = Message<"tinker_public.ProvenanceSpan"> & {
+  /**
+   * @generated from oneof tinker_public.ProvenanceSpan.span
+   */
+  span: {
+    /**
+     * @generated from field: tinker_public.PromptProvenanceSpan prompt_tokens = 1;
+     */
+    value: PromptProvenanceSpan;
+    case: "promptTokens";
+  } | {
+    /**
+     * @generated from field: tinker_public.SampledProvenanceSpan sampled_tokens = 2;
+     */
+    value: SampledProvenanceSpan;
+    case: "sampledTokens";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tinker_public.ProvenanceSpan.
+ * Use `create(ProvenanceSpanSchema)` to create a new message.
+ */
+export const ProvenanceSpanSchema: GenMessage<ProvenanceSpan> = /*@__PURE__*/
+  messageDesc(file_tinker_public, 12);
+
+/**
+ * @generated from message tinker_public.PromptProvenanceSpan
+ */
+export type PromptProvenanceSpan = Message<"tinker_public.PromptProvenanceSpan"> & {
+  /**
+   * @generated from field: string sequence_id = 1;
+   */
+  sequenceId: string;
+
+  /**
+   * @generated from field: int64 offset = 2;
+   */
+  offset: bigint;
+
+  /**
+   * @generated from field: int64 length = 3;
+   */
+  length: bigint;
+};
+
+/**
+ * Describes the message tinker_public.PromptProvenanceSpan.
+ * Use `create(PromptProvenanceSpanSchema)` to create a new message.
+ */
+export const PromptProvenanceSpanSchema: GenMessage<PromptProvenanceSpan> = /*@__PURE__*/
+  messageDesc(file_tinker_public, 13);
+
+/**
+ * @generated from message tinker_public.SampledProvenanceSpan
+ */
+export type SampledProvenanceSpan = Message<"tinker_public.SampledProvenanceSpan"> & {
+  /**
+   * @generated from field: string sequence_id = 1;
+   */
+  sequenceId: string;
+
+  /**
+   * @generated from field: int64 offset = 2;
+   */
+  offset: bigint;
+
+  /**
+   * @generated from field: int64 length = 3;
+   */
+  length: bigint;
+};
+
+/**
+ * Describes the message tinker_public.SampledProvenanceSpan.
+ * Use `create(SampledProvenanceSpanSchema)` to create a new message.
+ */
+export const SampledProvenanceSpanSchema: GenMessage<SampledProvenanceSpan> = /*@__PURE__*/
+  messageDesc(file_tinker_public, 14);
 
 /**
  * @generated from message tinker_public.Chunk
@@ -352,7 +516,7 @@ export type Chunk = Message<"tinker_public.Chunk"> & {
  * Use `create(ChunkSchema)` to create a new message.
  */
 export const ChunkSchema: GenMessage<Chunk> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 10);
+  messageDesc(file_tinker_public, 15);
 
 /**
  * @generated from message tinker_public.EncodedTextChunk
@@ -369,7 +533,7 @@ export type EncodedTextChunk = Message<"tinker_public.EncodedTextChunk"> & {
  * Use `create(EncodedTextChunkSchema)` to create a new message.
  */
 export const EncodedTextChunkSchema: GenMessage<EncodedTextChunk> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 11);
+  messageDesc(file_tinker_public, 16);
 
 /**
  * @generated from message tinker_public.ImageChunk
@@ -396,7 +560,7 @@ export type ImageChunk = Message<"tinker_public.ImageChunk"> & {
  * Use `create(ImageChunkSchema)` to create a new message.
  */
 export const ImageChunkSchema: GenMessage<ImageChunk> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 12);
+  messageDesc(file_tinker_public, 17);
 
 /**
  * @generated from message tinker_public.DmelChunk
@@ -413,7 +577,7 @@ export type DmelChunk = Message<"tinker_public.DmelChunk"> & {
  * Use `create(DmelChunkSchema)` to create a new message.
  */
 export const DmelChunkSchema: GenMessage<DmelChunk> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 13);
+  messageDesc(file_tinker_public, 18);
 
 /**
  * @generated from message tinker_public.SamplingParams
@@ -467,7 +631,7 @@ export type SamplingParams = Message<"tinker_public.SamplingParams"> & {
  * Use `create(SamplingParamsSchema)` to create a new message.
  */
 export const SamplingParamsSchema: GenMessage<SamplingParams> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 14);
+  messageDesc(file_tinker_public, 19);
 
 /**
  * @generated from message tinker_public.StopStrings
@@ -484,7 +648,7 @@ export type StopStrings = Message<"tinker_public.StopStrings"> & {
  * Use `create(StopStringsSchema)` to create a new message.
  */
 export const StopStringsSchema: GenMessage<StopStrings> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 15);
+  messageDesc(file_tinker_public, 20);
 
 /**
  * @generated from message tinker_public.StopTokens
@@ -501,7 +665,7 @@ export type StopTokens = Message<"tinker_public.StopTokens"> & {
  * Use `create(StopTokensSchema)` to create a new message.
  */
 export const StopTokensSchema: GenMessage<StopTokens> = /*@__PURE__*/
-  messageDesc(file_tinker_public, 16);
+  messageDesc(file_tinker_public, 21);
 
 /**
  * @generated from enum tinker_public.StopReason

@@ -300,7 +300,7 @@ test('a future answered 408, held past the poll’s limit or failing with 503 is
   const policy = await makePolicy({ client: { retrieveTimeoutMs: 100 } });
   await policy.act(ctx(1));
   let n = 0;
-  const faults = [{ status: 408, body: { type: 'try_again', queue_state: 'active' } }, { holdMs: 400 }, { status: 503, body: { error: 'busy' } }];
+  const faults = [{ status: 408, body: { type: 'try_again', queue_state: 'active' } }, { holdMs: 60_000 }, { status: 503, body: { error: 'busy' } }];
   proxy.fault = (path) => (path === '/api/v1/retrieve_future' ? faults[n++] : undefined);
   try {
     const out = await policy.act(ctx(2));

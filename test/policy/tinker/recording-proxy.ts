@@ -78,7 +78,13 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
         res.writeHead(fault.status, { 'content-type': 'application/json' }).end(JSON.stringify(fault.body));
         return;
       }
-      if (fault) await new Promise((r) => setTimeout(r, fault.holdMs));
+      // Held until the client gives up or holdMs passes, whichever comes first: a loaded machine may fire
+      // the client's poll timer late, and a fixed hold would then forward a poll the client abandons after.
+      if (fault)
+        await new Promise<void>((r) => {
+          const timer = setTimeout(r, fault.holdMs);
+          res.once('close', () => (clearTimeout(timer), r()));
+        });
       // A client that gave up on a held request never reaches the server (which would hand the result to no one).
       if (gone) return;
       const headers: Record<string, string> = {};

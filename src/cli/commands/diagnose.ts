@@ -100,7 +100,7 @@ async function setUp(opts: DiagnoseFlags, sizes: Sizes) {
   // eval's builders, unchanged: the same flags mean the same environment and policy in both commands.
   const flags: EvalFlags = { ...opts, samples: String(k), questions: undefined, out: undefined, seed: String(seed) };
   const run = opts.run ? openRun(opts.run, opts.policy) : undefined;
-  const config = evalConfig(flags, run?.config, engine, undefined);
+  const config = evalConfig(flags, { run, engine, temperature });
   const maxTurns = config.engine.maxTurns;
   if (maxTurns > L.maxTurns)
     throw new UsageError(`turn limit ${maxTurns} (from the run or --set) is above ${L.maxTurns}; give --max-turns ${L.maxTurns} or less`);

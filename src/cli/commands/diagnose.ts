@@ -53,7 +53,7 @@ export function register(program: Command): void {
       '1',
     )
     .option('--max-turns <n>', `turn limit per trajectory (at most ${DIAGNOSE_LIMITS.maxTurns}; default the environment's)`)
-    .option('--temperature <t>', 'sampling temperature, > 0 (openai and tiny-lm; the embedded and scripted policies sample at their own)', '1')
+    .option('--temperature <t>', 'sampling temperature, > 0 (openai, tinker and tiny-lm; the embedded and scripted policies sample at their own)', '1')
     .option('--seed <n>', 'seed of the prompt sample and of every sampling stream', '0')
     .option('--json', 'print exactly one JSON object (per-depth rows, spend) instead of the table')
     .option('--html <file>', 'also write a self-contained HTML page with the plots (written atomically)')

@@ -34,7 +34,7 @@ export function register(program: Command): void {
     program
       .command('eval')
       .description(
-        'evaluate a policy (openai server, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable',
+        'evaluate a policy (openai server, tinker engine, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable',
       ),
     'evaluated',
   )
@@ -44,7 +44,7 @@ export function register(program: Command): void {
     .option('--samples <n>', 'trajectories per question (n > 1 needs --temperature > 0)', '1')
     .option(
       '--temperature <t>',
-      '0 = greedy; > 0 = sampled at that temperature (openai and tiny-lm; the embedded policy samples at its own temperature 1)',
+      '0 = greedy; > 0 = sampled at that temperature (openai, tinker and tiny-lm; the embedded policy samples at its own temperature 1)',
       '0',
     )
     .option('--seed <n>', 'seed of the sampling streams (and of the split, unless the run sets it)', '0')

@@ -1,4 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
+import { promptCacheLine } from '../record/prompt-cache.ts';
 import { escapeHtml } from '../report/page.ts';
 import { renderSvg } from '../report/render-svg.ts';
 import { PAGE_CSS } from '../report/viewer-client.ts';
@@ -95,7 +96,9 @@ export async function renderDiagnosisPage(d: Diagnosis, about: DiagnosisAbout): 
 <body><main>
 <h1>${escapeHtml(title)}</h1>
 <ul class="notes"><li>${escapeHtml(`${about.prompts} prompts; k = ${about.k} trajectories per prefix (the root's k rollouts at depth 0; k continuations at every intermediate prefix of ${about.rollouts} bare rollout(s) per prompt); turn limit ${about.maxTurns}; seed ${about.seed}.`)}</li>
-<li>${escapeHtml(`V(1−V) per prefix: the unbiased k/(k−1)·V̂(1−V̂), V̂ = the success rate of its k trajectories. Spent: ${json.spend.trajectories} trajectories, ${json.spend.turns} policy calls, ${json.spend.tokens} generated tokens.`)}</li></ul>
+<li>${escapeHtml(`V(1−V) per prefix: the unbiased k/(k−1)·V̂(1−V̂), V̂ = the success rate of its k trajectories. Spent: ${json.spend.trajectories} trajectories, ${json.spend.turns} policy calls, ${json.spend.tokens} generated tokens.`)}</li>${
+    d.engine?.tinker_prompt_tokens !== undefined ? `\n<li id="prompt-cache">${escapeHtml(`${promptCacheLine(d.engine)}.`)}</li>` : ''
+  }</ul>
 ${charts.map((c, i) => `<section class="chart" id="chart-${i}"><h2>${escapeHtml(c.title)}</h2>${svgs[i] ?? '<p class="note">nothing to plot</p>'}<p class="caption">${escapeHtml(c.caption)}</p></section>`).join('\n')}
 <h2>Per depth</h2>
 <table id="diagnose-table"><thead><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${body}</tbody></table>

@@ -28,6 +28,11 @@ export interface PolicyBuildContext {
   transcript?: Transcript;
   /** Where openai's API key variables are read (default process.env; see policy/openai/api-key.ts). */
   environment?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The command only samples (`trace-rl eval`, `diagnose`): checks of what an update would do are
+   * skipped (tinker's step size on a full-weights engine), since none runs.
+   */
+  sampleOnly?: boolean;
 }
 
 /** A training run whose last policy checkpoint `trace-rl eval --run` evaluates. */
@@ -38,7 +43,7 @@ export interface TrainedRun {
   policy: { kind: string } & Record<string, unknown>;
 }
 
-/** The policy flags of `trace-rl eval` / `diagnose`, as given. */
+/** The policy flags of `trace-rl eval` / `diagnose`, as given (`--set policy.*` pairs apply after them). */
 export interface PolicyFlags {
   baseUrl?: string[];
   model?: string;

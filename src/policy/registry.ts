@@ -157,7 +157,7 @@ const BUILT_IN = [
   }),
   policyKind('tinker', tinkerSettings, {
     trainable: true,
-    async build(settings, { environment }) {
+    async build(settings, { environment, sampleOnly }) {
       // Loaded here, not with the registry: the client's protobuf wire and the tokenizers cost every
       // other command's start ~0.1 CPU-s.
       const [{ loadTranscript }, { defaultEndOfTurn }, { TinkerPolicy }] = await Promise.all([
@@ -189,10 +189,34 @@ const BUILT_IN = [
       // The engine is asked what it serves and trains before any rollout: a wrong policy.model, or the
       // LoRA default rate on a full-weights engine, fails here.
       await policy.start();
-      await policy.checkTraining(settings.learningRate);
+      if (!sampleOnly) await policy.checkTraining(settings.learningRate);
       return policy;
     },
-    describe: (s) => `${s.model} trained through the Tinker API at ${s.baseUrl} (LoRA rank ${s.loraRank})`,
+    fromFlags(flags, _run, sampled) {
+      // The engine samples token ids through its own tokenizer: openai's text modes mean nothing here.
+      if (flags.mode !== 'completions') throw new PolicyConfigError(`--mode ${flags.mode} is for --policy openai; drop it (a tinker engine samples token ids)`);
+      if ((flags.baseUrl?.length ?? 0) > 1)
+        throw new PolicyConfigError(`--base-url given ${flags.baseUrl!.length} times: a tinker policy samples from one engine; give one --base-url`);
+      return {
+        kind: 'tinker',
+        ...(flags.baseUrl?.[0] !== undefined ? { baseUrl: flags.baseUrl[0] } : {}),
+        ...(flags.model !== undefined ? { model: flags.model } : {}),
+        ...(flags.apiKeyFile !== undefined ? { apiKeyFile: path.resolve(flags.apiKeyFile) } : {}),
+        ...sampled,
+      };
+    },
+    // What the samples depend on (the engine's address and key do not change them).
+    spec: (s) => ({
+      kind: 'tinker',
+      model: s.model,
+      tokenizer: s.tokenizer,
+      prompt: s.prompt,
+      maxTokensPerTurn: s.maxTokensPerTurn,
+      stop: s.stop,
+      endOfTurn: s.endOfTurn ?? null,
+      contextLength: s.contextLength ?? null,
+    }),
+    describe: (s) => `${s.model} (base weights) sampled through the Tinker API at ${s.baseUrl}`,
   }),
   policyKind('simulator-tabular', simulatorTabular, {
     trainable: true,

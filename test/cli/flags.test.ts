@@ -58,11 +58,11 @@ test('--set pairs: JSON values parsed, other text kept as a string, a later pair
 
 test('train and eval read --set the same way (one parser)', () => {
   const pairs = ['env.questions=30', 'env.kind=simulator'];
-  const viaEval = evalConfig({ seed: '1', samples: '1', split: 'all', set: pairs } as unknown as EvalFlags, undefined, {}, undefined);
+  const viaEval = evalConfig({ policy: 'embedded', seed: '1', samples: '1', split: 'all', set: pairs } as unknown as EvalFlags, { engine: {}, temperature: 0 });
   const viaTrain = rawConfig({ set: pairs });
   assert.deepEqual({ kind: viaEval.env.kind, questions: (viaEval.env as { questions?: number }).questions }, (viaTrain as { env: object }).env);
   assert.throws(
-    () => evalConfig({ seed: '1', samples: '1', set: ['env.kind'] } as unknown as EvalFlags, undefined, {}, undefined),
+    () => evalConfig({ policy: 'embedded', seed: '1', samples: '1', set: ['env.kind'] } as unknown as EvalFlags, { engine: {}, temperature: 0 }),
     (e: unknown) => e instanceof UsageError && e.message === '--set env.kind: expected path=value, e.g. --set env.successRule=em',
   );
 });

@@ -53,7 +53,7 @@ export function register(program: Command): void {
       '1',
     )
     .option('--max-turns <n>', `turn limit per trajectory (at most ${DIAGNOSE_LIMITS.maxTurns}; default the environment's)`)
-    .option('--temperature <t>', 'sampling temperature, > 0 (openai and tiny-lm; the embedded and scripted policies sample at their own)', '1')
+    .option('--temperature <t>', 'sampling temperature, > 0 (openai, tinker and tiny-lm; the embedded and scripted policies sample at their own)', '1')
     .option('--seed <n>', 'seed of the prompt sample and of every sampling stream', '0')
     .option('--json', 'print exactly one JSON object (per-depth rows, spend) instead of the table')
     .option('--html <file>', 'also write a self-contained HTML page with the plots (written atomically)')
@@ -100,7 +100,7 @@ async function setUp(opts: DiagnoseFlags, sizes: Sizes) {
   // eval's builders, unchanged: the same flags mean the same environment and policy in both commands.
   const flags: EvalFlags = { ...opts, samples: String(k), questions: undefined, out: undefined, seed: String(seed) };
   const run = opts.run ? openRun(opts.run, opts.policy) : undefined;
-  const config = evalConfig(flags, run?.config, engine, undefined);
+  const config = evalConfig(flags, { run, engine, temperature });
   const maxTurns = config.engine.maxTurns;
   if (maxTurns > L.maxTurns)
     throw new UsageError(`turn limit ${maxTurns} (from the run or --set) is above ${L.maxTurns}; give --max-turns ${L.maxTurns} or less`);

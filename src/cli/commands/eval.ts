@@ -5,11 +5,11 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Prompt } from '../../tree/types.ts';
 import { EvalError, EvalStore, formatTable, resultJson, runEval, type EvalRecord, type EvalResult, type EvalSuite } from '../../eval/index.ts';
-import { buildPolicy as buildFromRegistry, PolicyConfigError, policyKinds, type PolicyConfig } from '../../policy/registry.ts';
+import { buildPolicy as buildFromRegistry, PolicyConfigError, policyKinds } from '../../policy/registry.ts';
 import type { PolicyKind, TrainedRun } from '../../policy/kind.ts';
 import type { Policy, TrainablePolicy } from '../../policy/types.ts';
 import type { EnvironmentSetup } from '../../env/registry.ts';
-import { policyAndEnvOptions, policyFromFlags, type PolicyAndEnvFlags } from '../policy-flags.ts';
+import { policyAndEnvOptions, policyFromFlags, refuseFlagValues, type PolicyAndEnvFlags } from '../policy-flags.ts';
 import { RunStore } from '../../store/index.ts';
 import { buildEnvironment, parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/index.ts';
 import { envKinds } from '../../env/registry.ts';
@@ -34,7 +34,7 @@ export function register(program: Command): void {
     program
       .command('eval')
       .description(
-        'evaluate a policy (openai server, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable',
+        'evaluate a policy (openai server, tinker engine, tiny-lm, embedded run) on held-out questions: EM/F1 or accuracy per dataset with 95% intervals; resumable',
       ),
     'evaluated',
   )
@@ -44,7 +44,7 @@ export function register(program: Command): void {
     .option('--samples <n>', 'trajectories per question (n > 1 needs --temperature > 0)', '1')
     .option(
       '--temperature <t>',
-      '0 = greedy; > 0 = sampled at that temperature (openai and tiny-lm; the embedded policy samples at its own temperature 1)',
+      '0 = greedy; > 0 = sampled at that temperature (openai, tinker and tiny-lm; the embedded policy samples at its own temperature 1)',
       '0',
     )
     .option('--seed <n>', 'seed of the sampling streams (and of the split, unless the run sets it)', '0')
@@ -72,7 +72,7 @@ export function register(program: Command): void {
       };
 
       const run = opts.run ? openRun(opts.run, opts.policy) : undefined;
-      const config = evalConfig(opts, run?.config, engine, questions);
+      const config = evalConfig(opts, { run, engine, questions, temperature });
       const suite = await buildSuite(config, opts.split as 'held-out' | 'all', questions);
       const { policy, about } = await buildPolicy(opts, suite, run, temperature, config);
       const out = path.resolve(opts.out ?? path.join('runs', `eval-${opts.policy}-${config.env.kind}`));
@@ -215,8 +215,18 @@ export function openRun(dir: string, policyKind: string): { config: TrainConfig;
 /** The environment `trace-rl eval` evaluates when neither a run nor --env names one (--env's help says so). */
 const EVAL_DEFAULT_ENV_KIND = 'qa';
 
-/** The environment settings: the run's (if any), then the flags, then `--set`. */
-export function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engine: Record<string, unknown>, questions: number | undefined): TrainConfig {
+/** A training run opened by `openRun`. */
+export type OpenedRun = ReturnType<typeof openRun>;
+
+/**
+ * The settings of an evaluation (or diagnosis): the environment's (the run's, if any, then the flags)
+ * and the policy's (`--policy` and its flags, by the kind's `fromFlags`), then `--set` pairs over both,
+ * and the whole checked as `trace-rl train` checks a configuration. `temperature` > 0: the policy samples.
+ */
+export function evalConfig(opts: EvalFlags, o: { run?: OpenedRun; engine: Record<string, unknown>; questions?: number; temperature: number }): TrainConfig {
+  const { run, engine, questions } = o;
+  const base = run?.config;
+  const policy = policyFlagSettings(opts, trainedRun(run), o.temperature);
   const raw: Record<string, unknown> = {
     seed: Number(opts.seed),
     env: { ...(base?.env ?? { kind: EVAL_DEFAULT_ENV_KIND }) },
@@ -229,7 +239,14 @@ export function evalConfig(opts: EvalFlags, base: TrainConfig | undefined, engin
   set('env.retrieval', opts.retrieval);
   set('env.retrieverUrl', opts.retrieverUrl);
   set('env.topK', opts.topK !== undefined ? Number(opts.topK) : undefined);
+  raw.policy = { ...policy.settings };
   applySetPairs(raw, opts.set ?? [], 'env.successRule=em');
+  const kind = (raw.policy as { kind?: unknown } | undefined)?.kind;
+  if (kind !== opts.policy)
+    throw new UsageError(`--set: policy.kind ${String(kind)} is not --policy ${opts.policy}: the policy's kind is --policy's; drop the pair`);
+  // A flag's value that a pair did not replace is refused under its flag; the rest as train refuses it (config.policy.…).
+  const flagged = Object.entries(policy.flags).filter(([field]) => (raw.policy as Record<string, unknown>)[field] === policy.settings[field]);
+  refuseFlagValues(raw.policy as Record<string, unknown>, Object.fromEntries(flagged));
   const config = parseTrainConfig(raw);
   // A generated environment makes enough questions for the held-out split to hold `questions` of them.
   const withHeldOut = envKinds.get(config.env.kind).withHeldOut;
@@ -304,28 +321,25 @@ interface PolicyAbout {
   lines: string[];
 }
 
-/** The policy the flags name, built by the policy registry (src/policy/registry.ts), and what it is in words. */
+/** The policy of `config.policy` (evalConfig: the flags, then `--set policy.*`), built by the policy registry (src/policy/registry.ts), and what it is in words. */
 export async function buildPolicy(
   opts: EvalFlags,
   suite: Suite,
-  run: ReturnType<typeof openRun> | undefined,
+  run: OpenedRun | undefined,
   temperature: number,
   config: TrainConfig,
 ): Promise<{ policy: Policy; about: PolicyAbout }> {
   const topK = 'topK' in config.env ? `, top-k ${config.env.topK}` : '';
   const envLine = `environment: ${suite.env.name} (turn limit ${config.engine.maxTurns}${topK}); datasets: ${[...suite.datasets.keys()].join(', ')}; split: ${opts.split}`;
   const sampling = temperature === 0 ? 'greedy' : `sampled at temperature ${temperature}`;
-  const trained: TrainedRun | undefined = run && { dir: run.dir, step: run.step, policy: run.config.policy as TrainedRun['policy'] };
+  const trained = trainedRun(run);
   const concurrency = Number(opts.concurrency);
-  let kind: PolicyKind;
-  let settings: PolicyConfig;
+  const settings = config.policy;
+  const kind: PolicyKind = policyKinds.get(settings.kind);
   let policy: Policy;
-  // An unknown kind is refused by the schema, under --policy, naming the known ones.
-  if (!policyKinds.has(opts.policy)) policyFromFlags({ kind: opts.policy }, { kind: '--policy' });
   try {
-    kind = policyKinds.get(opts.policy);
-    settings = policySettings(kind, opts, trained, temperature);
-    ({ policy } = await buildFromRegistry(settings, { envKind: config.env.kind, setup: suite.setup, concurrency }, config.env));
+    // Sampling only: nothing here updates the policy, so a kind's checks of an update are skipped.
+    ({ policy } = await buildFromRegistry(settings, { envKind: config.env.kind, setup: suite.setup, concurrency, sampleOnly: true }, config.env));
   } catch (e) {
     if (e instanceof PolicyConfigError) throw new UsageError(e.message);
     throw e;
@@ -336,17 +350,37 @@ export async function buildPolicy(
   return { policy, about: { spec, lines: [`policy: ${kind.describe(settings, { policy, run: trained, concurrency })}, ${sampling}`, envLine] } };
 }
 
-/** The policy settings `--policy` and its flags give (checked by the kind's schema; a bad flag is named). */
-function policySettings(kind: PolicyKind, opts: EvalFlags, run: TrainedRun | undefined, temperature: number): PolicyConfig {
-  const raw = kind.fromFlags?.(opts, run, temperature > 0 ? { temperature } : {}) ?? { kind: kind.name };
-  return policyFromFlags(raw, {
-    kind: '--policy',
-    baseUrls: '--base-url',
-    model: '--model',
-    mode: '--mode',
-    temperature: '--temperature',
-    apiKeyFile: '--api-key-file',
-  });
+const trainedRun = (run: OpenedRun | undefined): TrainedRun | undefined =>
+  run && { dir: run.dir, step: run.step, policy: run.config.policy as TrainedRun['policy'] };
+
+/** The flag of each policy setting that one gives, for messages. */
+const POLICY_FLAGS: Record<string, string> = {
+  kind: '--policy',
+  baseUrls: '--base-url',
+  baseUrl: '--base-url',
+  model: '--model',
+  mode: '--mode',
+  temperature: '--temperature',
+  apiKeyFile: '--api-key-file',
+};
+
+/**
+ * The policy settings `--policy` and its flags give (the kind's `fromFlags`; absent: `{ kind }`), not
+ * yet checked, and the flag of each field they set. An unknown kind is refused under --policy, naming
+ * the known ones.
+ */
+function policyFlagSettings(opts: EvalFlags, run: TrainedRun | undefined, temperature: number) {
+  if (!policyKinds.has(opts.policy)) policyFromFlags({ kind: opts.policy }, { kind: '--policy' });
+  const kind = policyKinds.get(opts.policy);
+  let settings: Record<string, unknown>;
+  try {
+    settings = kind.fromFlags?.(opts, run, temperature > 0 ? { temperature } : {}) ?? { kind: kind.name };
+  } catch (e) {
+    if (e instanceof PolicyConfigError) throw new UsageError(e.message);
+    throw e;
+  }
+  const flags = Object.fromEntries(Object.keys(settings).flatMap((field) => (POLICY_FLAGS[field] ? [[field, POLICY_FLAGS[field]]] : [])));
+  return { settings, flags };
 }
 
 function pageInput(result: EvalResult, suite: EvalSuite, about: string[], split: string) {

@@ -478,7 +478,7 @@ test('a run speaks the SDK wire it names: sdk_version, the engine’s prefix-cac
     ),
     report.notes.join('\n'),
   );
-  // `trace-rl diagnose` takes no tinker settings yet (--run is for embedded and tiny-lm): its library call, as the command prints it.
+  // The library call `trace-rl diagnose --policy tinker` makes (test/cli/tinker-commands.test.ts runs the command), as it prints it.
   const sampler = await makePolicy();
   const d = await diagnose({
     prompts: env.train.slice(0, 2),

@@ -1,6 +1,6 @@
 /**
  * A proxy in front of a real `serve --tinker` that records every request (path and JSON body) and
- * can answer one in the server's place or change its body. Why a stand-in at all: serve --tinker never answers 408 nor
+ * answer (bytes), and can answer one in the server's place or change its body. Why a stand-in at all: serve --tinker never answers 408 nor
  * holds a `retrieve_future` past a few seconds, as SkyRL does (408 after 300 s); the proxy makes those
  * answers, and lets a test see the calls a client makes (their order, seq_ids, chunks, heartbeats).
  */
@@ -20,6 +20,8 @@ export type Fault = { status: number; body: unknown } | { holdMs: number } | und
 export interface RecordingProxy {
   url: string;
   calls: Recorded[];
+  /** The server's answers, as they came back (bytes and content type), in the order they came. */
+  answers: Array<{ path: string; status: number; contentType: string; body: Buffer }>;
   /** Called per request, with how many requests to that path came before it; undefined passes it on. */
   fault: (path: string, nth: number) => Fault;
   /** Changes a request's JSON body before it is passed on (an engine that ignores a field); undefined passes it as sent. */
@@ -52,6 +54,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
   const proxy: RecordingProxy = {
     url: '',
     calls: [],
+    answers: [],
     fault: () => undefined,
     rewrite: () => undefined,
     to: (path) => proxy.calls.filter((c) => c.path === path),
@@ -98,6 +101,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
       const sent = rewritten ? JSON.stringify(rewritten) : new Uint8Array(raw);
       const answer = await fetch(`${target}${req.url}`, { method: req.method!, headers, ...(req.method === 'GET' ? {} : { body: sent }) });
       const out = Buffer.from(await answer.arrayBuffer());
+      proxy.answers.push({ path, status: answer.status, contentType: answer.headers.get('content-type') ?? '', body: out });
       if (!res.destroyed) res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(out);
     })().catch((e: unknown) => {
       if (!res.headersSent) res.writeHead(502).end(String(e));

@@ -48,7 +48,8 @@ async function ask(url: string, init: RequestInit, apiKey: string, maxBytes: num
 }
 
 const positiveInt = (x: unknown): number | undefined => (typeof x === 'number' && Number.isSafeInteger(x) && x > 0 ? x : undefined);
-const record = (x: unknown): Record<string, unknown> | undefined => (x !== null && typeof x === 'object' && !Array.isArray(x) ? (x as Record<string, unknown>) : undefined);
+const record = (x: unknown): Record<string, unknown> | undefined =>
+  x !== null && typeof x === 'object' && !Array.isArray(x) ? (x as Record<string, unknown>) : undefined;
 
 /** `max_model_len` of `model` in a /v1/models list; of the smallest listed when no entry has its id (a server serving under another name). */
 export function contextInModels(answer: unknown, model: string): number | undefined {

@@ -243,7 +243,7 @@ async function sampleThatFits(
     sample.push(...fit.kept);
     tooLong.push(...fit.tooLong);
   }
-  if (sample.length === 0) throw noTaskFits(tooLong, 'diagnose', policy.name, turn, EVAL_WORDING);
+  if (sample.length === 0) throw noTaskFits(tooLong, 'diagnose', policy.name, turn, { ...EVAL_WORDING, purpose: 'to diagnose' });
   if (tooLong.length > 0) process.stderr.write(`trace-rl ${tooLongLine(tooLong, asked, 'diagnose', policy.name, turn, EVAL_WORDING)}\n`);
   return { sample, skipped: tooLong.length };
 }

@@ -7,6 +7,8 @@ export interface DiagnosisAbout {
   env: string;
   policy: string;
   prompts: number;
+  /** Sampled prompts left out because they do not fit the policy's context (the sample took others in their place); absent when none was. */
+  skipped?: number;
   k: number;
   rollouts: number;
   maxTurns: number;
@@ -104,7 +106,7 @@ export function formatDiagnosis(d: Diagnosis, about: DiagnosisAbout): string {
       .trimEnd();
   const s = d.spend;
   return [
-    `diagnose: env ${about.env}, policy ${about.policy}: ${about.prompts} prompts, k = ${about.k} trajectories per prefix, ${about.rollouts} expanded rollout(s) per prompt, turn limit ${about.maxTurns}, seed ${about.seed}`,
+    `diagnose: env ${about.env}, policy ${about.policy}: ${about.prompts} prompts${about.skipped ? ` (${about.skipped} skipped: too long for the policy's context)` : ''}, k = ${about.k} trajectories per prefix, ${about.rollouts} expanded rollout(s) per prompt, turn limit ${about.maxTurns}, seed ${about.seed}`,
     'V(1-V): mean over prefixes of the unbiased k/(k-1)·V̂(1-V̂); open share: E[V_t(1-V_t)] over every expanded rollout (ended ones count 0) / E[V_0(1-V_0)]; costs: mean per continuation from that depth (depth 0: a full rollout)',
     line(head),
     ...rows.map(line),

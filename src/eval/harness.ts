@@ -23,6 +23,12 @@ export interface EvalSuite {
   kind: string;
   env: Environment<unknown>;
   datasets: ReadonlyMap<string, readonly Prompt[]>;
+  /**
+   * Questions per dataset left out at setup because their prompt does not fit the policy's context
+   * (train/prompt-fit.ts); they are not in `datasets`, and each table row counts them beside n, so a
+   * mean over n is read as over the questions that could run.
+   */
+  skipped?: ReadonlyMap<string, number>;
 }
 
 export interface EvalOptions {
@@ -54,6 +60,8 @@ export interface DatasetResult {
   n: number;
   /** Questions whose trajectory ended in an error after its retries (scored 0). */
   errors: number;
+  /** Questions left out at setup: too long for the policy's context (EvalSuite.skipped); not in n. */
+  skipped: number;
   metrics: Record<string, MetricSummary>;
 }
 
@@ -112,7 +120,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
     return r ? [toRecord(kind, u.dataset, u.prompt, r.tree)] : [];
   });
   return {
-    ...tabulate(kind, [...suite.datasets.keys()], records),
+    ...tabulate(kind, [...suite.datasets.keys()], records, suite.skipped),
     kind: suite.kind,
     records,
     total: all.length,
@@ -147,11 +155,12 @@ export function toRecord(kind: TrajectoryMetrics, dataset: string, prompt: Promp
   };
 }
 
-/** The table: per dataset n, errors and each metric's mean and 95 % interval; the macro average. */
+/** The table: per dataset n, errors, skipped and each metric's mean and 95 % interval; the macro average. */
 export function tabulate(
   kind: TrajectoryMetrics,
   datasets: readonly string[],
   records: readonly EvalRecord[],
+  skipped: ReadonlyMap<string, number> = new Map(),
 ): Pick<EvalResult, 'metrics' | 'datasets' | 'average'> {
   const out = new Map<string, DatasetResult>();
   const parts = new Map<string, Array<{ n: number; mean: number; variance: number }>>();
@@ -164,7 +173,7 @@ export function tabulate(
       metrics[m] = { mean: s.mean, lo: s.lo, hi: s.hi };
       parts.set(m, [...(parts.get(m) ?? []), { n: rs.length, mean: s.mean, variance: s.variance }]);
     }
-    out.set(d, { n: rs.length, errors: rs.filter((r) => r.errors > 0).length, metrics });
+    out.set(d, { n: rs.length, errors: rs.filter((r) => r.errors > 0).length, skipped: skipped.get(d) ?? 0, metrics });
   }
   const average: Record<string, MetricSummary> = {};
   for (const m of kind.metrics) average[m] = macroAverage(parts.get(m) ?? []);
@@ -174,11 +183,11 @@ export function tabulate(
 /** A metric's 95 % interval in the `--json` object: [lo, hi]. */
 export type Interval = [number, number];
 
-/** One row of the `--json` object: n, errors, each metric's mean, and `ci95`: each metric's 95 % interval. */
+/** One row of the `--json` object: n, errors, skipped, each metric's mean, and `ci95`: each metric's 95 % interval. */
 export type JsonRow = Record<string, number | Record<string, Interval>>;
 
 /**
- * The `--json` object: `{"datasets": {name: {n, errors, <metric>: mean, ci95: {<metric>: [lo, hi]}}},
+ * The `--json` object: `{"datasets": {name: {n, errors, skipped, <metric>: mean, ci95: {<metric>: [lo, hi]}}},
  * "average": {<metric>: mean, ci95: {…}}}`, the same numbers and intervals as the table.
  */
 export function resultJson(result: Pick<EvalResult, 'metrics' | 'datasets' | 'average'>): { datasets: Record<string, JsonRow>; average: JsonRow } {
@@ -193,18 +202,20 @@ export function resultJson(result: Pick<EvalResult, 'metrics' | 'datasets' | 'av
     return out;
   };
   const datasets: Record<string, JsonRow> = {};
-  for (const [name, d] of result.datasets) datasets[name] = row(d.metrics, { n: d.n, errors: d.errors });
+  for (const [name, d] of result.datasets) datasets[name] = row(d.metrics, { n: d.n, errors: d.errors, skipped: d.skipped });
   return { datasets, average: row(result.average, {}) };
 }
 
 const round = (x: number) => Math.round(x * 1e4) / 1e4;
 
-/** The table as text, one row per dataset and the average: `mean [lo, hi]` per metric. */
+/** The table as text, one row per dataset and the average: `mean [lo, hi]` per metric; a skipped column where setup skipped any question. */
 export function formatTable(result: Pick<EvalResult, 'metrics' | 'datasets' | 'average'>): string {
   const f = (s: MetricSummary) => `${s.mean.toFixed(3)} [${s.lo.toFixed(3)}, ${s.hi.toFixed(3)}]`;
-  const rows: string[][] = [['dataset', 'n', 'errors', ...result.metrics.map((m) => `${m} [95% CI]`)]];
-  for (const [name, d] of result.datasets) rows.push([name, String(d.n), String(d.errors), ...result.metrics.map((m) => f(d.metrics[m]!))]);
-  if (result.datasets.size > 1) rows.push(['average', '', '', ...result.metrics.map((m) => f(result.average[m]!))]);
+  const skips = [...result.datasets.values()].some((d) => d.skipped > 0);
+  const rows: string[][] = [['dataset', 'n', 'errors', ...(skips ? ['skipped'] : []), ...result.metrics.map((m) => `${m} [95% CI]`)]];
+  for (const [name, d] of result.datasets)
+    rows.push([name, String(d.n), String(d.errors), ...(skips ? [String(d.skipped)] : []), ...result.metrics.map((m) => f(d.metrics[m]!))]);
+  if (result.datasets.size > 1) rows.push(['average', '', '', ...(skips ? [''] : []), ...result.metrics.map((m) => f(result.average[m]!))]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
 }

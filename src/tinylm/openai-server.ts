@@ -382,7 +382,10 @@ export function createOpenAIApp(first: LlamaEngine, options: OpenAIServerOptions
   if (options.reload && !options.control) throw new TypeError('createOpenAIApp: reload needs control (a token for /reload)');
   if (options.control) app.post('/reload', controlGuard({ ...options.control, boundHost: options.control.boundHost ?? '127.0.0.1' }), reloadRoute(served));
   else app.post('/reload', reloadRoute(served));
-  app.get('/v1/models', (c) => c.json({ object: 'list', data: [{ id: options.modelName, object: 'model', created: 0, owned_by: 'trace-rl' }] }));
+  // max_model_len as vLLM and SGLang report it: what a client checks its prompts against (the policy's promptFit).
+  app.get('/v1/models', (c) =>
+    c.json({ object: 'list', data: [{ id: options.modelName, object: 'model', created: 0, owned_by: 'trace-rl', max_model_len: served.engine.contextSize }] }),
+  );
   app.post('/v1/completions', completionsRoute(served));
   app.post('/v1/chat/completions', chatRoute(served));
   if (options.tinker)

@@ -2,7 +2,8 @@
  * Tasks whose first prompt does not fit the policy's context, refused at setup (issue 67). Without
  * this, such a task opens a session and spends budget on every trajectory drawn for it, each ending at
  * its first call with `context_overflow` (reward 0, nothing to learn from). A policy that counts its
- * tokens (Policy.promptFit: the tiny LM, Tinker) is asked once per task before any rollout; the task
+ * tokens (Policy.promptFit: the tiny LM, Tinker, the OpenAI-compatible policy where its servers say)
+ * is asked once per task before any rollout (training's setup, eval's and diagnose's); the task
  * is kept when its prompt and one full first turn fit:
  *
  *   tokens + room ≤ context,   room = min(the policy's per-turn cap, engine.maxTokensPerTurn)
@@ -68,26 +69,49 @@ function named(t: TooLong): string {
   return `task "${t.prompt.id}" takes ${n(t.fit.tokens)} tokens + ${n(t.room)} for the first turn, more than the context of ${n(t.fit.context)}`;
 }
 
-/** What to change; lowering engine.maxTokensPerTurn is offered only where it, not the policy's own cap, set the room. */
-function fix(tooLong: readonly TooLong[], engineTurnTokens: number): string {
+/** How a command words its refusals: the setting that bounds a turn (train's engine.maxTokensPerTurn, eval's --max-tokens), and what it does with its tasks. */
+export interface FitWording {
+  turnSetting: string;
+  /** "training tasks … none is left to train on". */
+  tasks: string;
+  purpose: string;
+}
+
+export const TRAIN_WORDING: FitWording = { turnSetting: 'engine.maxTokensPerTurn', tasks: 'training tasks', purpose: 'to train on' };
+
+/** What to change; lowering the turn setting is offered only where it, not the policy's own cap, set the room. */
+function fix(tooLong: readonly TooLong[], engineTurnTokens: number, turnSetting: string): string {
   const engineBound = tooLong.some((t) => t.room === engineTurnTokens && (t.fit.turnTokens ?? Infinity) > engineTurnTokens);
-  return `use a model with a longer context${engineBound ? ', a lower engine.maxTokensPerTurn' : ''}, or shorten the tasks' first observations`;
+  return `use a model with a longer context${engineBound ? `, a lower ${turnSetting}` : ''}, or shorten the tasks' first observations`;
 }
 
 /** The one stderr line that counts and names the tasks skipped (training and held-out together). */
-export function tooLongLine(tooLong: readonly TooLong[], of: number, where: string, policy: string, engineTurnTokens: number): string {
+export function tooLongLine(
+  tooLong: readonly TooLong[],
+  of: number,
+  where: string,
+  policy: string,
+  engineTurnTokens: number,
+  wording: FitWording = TRAIN_WORDING,
+): string {
   const list = tooLong.slice(0, NAMED).map(named).join('; ');
   const more = tooLong.length > NAMED ? `; and ${tooLong.length - NAMED} more` : '';
   return escapeControl(
-    `${where}: ${tooLong.length} of ${of} tasks skipped at setup: the first observation does not fit policy ${policy}'s context: ${list}${more}; ${fix(tooLong, engineTurnTokens)}`,
+    `${where}: ${tooLong.length} of ${of} tasks skipped at setup: the first observation does not fit policy ${policy}'s context: ${list}${more}; ${fix(tooLong, engineTurnTokens, wording.turnSetting)}`,
   );
 }
 
-/** The one-line failure when no training task is left. */
-export function noTaskFits(tooLong: readonly TooLong[], where: string, policy: string, engineTurnTokens: number): PromptFitError {
+/** The one-line failure when no task is left. */
+export function noTaskFits(
+  tooLong: readonly TooLong[],
+  where: string,
+  policy: string,
+  engineTurnTokens: number,
+  wording: FitWording = TRAIN_WORDING,
+): PromptFitError {
   return new PromptFitError(
     escapeControl(
-      `${where}: all ${tooLong.length} training tasks are too long for policy ${policy}'s context of ${tooLong[0]!.fit.context.toLocaleString('en-US')} tokens, none is left to train on; the first: ${named(tooLong[0]!)}; ${fix(tooLong, engineTurnTokens)}`,
+      `${where}: all ${tooLong.length} ${wording.tasks} are too long for policy ${policy}'s context of ${tooLong[0]!.fit.context.toLocaleString('en-US')} tokens, none is left ${wording.purpose}; the first: ${named(tooLong[0]!)}; ${fix(tooLong, engineTurnTokens, wording.turnSetting)}`,
     ),
   );
 }

@@ -26,7 +26,7 @@ const write = (name: string, rows: unknown[]) => {
 };
 const oneLine = (s: string) => s.trim().split('\n').length === 1;
 
-/** A proxy in front of `upstream` that holds every request until `open()`: the policy server answers when the test says. */
+/** A proxy in front of `upstream` that holds every completion request until `open()`: the policy server answers when the test says. */
 async function gated(upstream: string): Promise<{ url: string; held(): number; open(): void; close(): Promise<void> }> {
   const target = new URL(upstream);
   let opened = false;
@@ -46,7 +46,8 @@ async function gated(upstream: string): Promise<{ url: string; held(): number; o
         up.on('error', () => res.destroy());
         up.end(Buffer.concat(chunks));
       };
-      if (opened) forward();
+      // Only the policy's calls wait: the setup's questions (its context at /v1/models, /props) pass.
+      if (opened || !req.url?.endsWith('/completions')) forward();
       else waiting.push(forward);
     });
   });

@@ -31,7 +31,7 @@ test('Wilson interval for 0/1 scores and normal interval for F1, by hand', () =>
   assert.ok(Math.abs(avg.hi - avg.mean - (1.96 * Math.sqrt(0.25 / 4 + 0.16 / 16)) / 2) < 1e-12);
 });
 
-test('the JSON object has exactly datasets.{name}.{n, errors, metrics, ci95} and average.{metrics, ci95}: the table’s means and intervals', () => {
+test('the JSON object has exactly datasets.{name}.{n, errors, skipped, metrics, ci95} and average.{metrics, ci95}: the table’s means and intervals', () => {
   const rec = (dataset: string, id: string, em: number, f1: number, accuracy: number) => ({
     dataset,
     id,
@@ -50,8 +50,8 @@ test('the JSON object has exactly datasets.{name}.{n, errors, metrics, ci95} and
   const b = t.datasets.get('b')!.metrics;
   assert.deepEqual(json, {
     datasets: {
-      a: { n: 2, errors: 0, em: 0.5, f1: 0.75, accuracy: 1, ci95: { em: ci(a.em!), f1: ci(a.f1!), accuracy: ci(a.accuracy!) } },
-      b: { n: 1, errors: 0, em: 0, f1: 0, accuracy: 0, ci95: { em: ci(b.em!), f1: ci(b.f1!), accuracy: ci(b.accuracy!) } },
+      a: { n: 2, errors: 0, skipped: 0, em: 0.5, f1: 0.75, accuracy: 1, ci95: { em: ci(a.em!), f1: ci(a.f1!), accuracy: ci(a.accuracy!) } },
+      b: { n: 1, errors: 0, skipped: 0, em: 0, f1: 0, accuracy: 0, ci95: { em: ci(b.em!), f1: ci(b.f1!), accuracy: ci(b.accuracy!) } },
     },
     average: { em: 0.25, f1: 0.375, accuracy: 0.5, ci95: { em: ci(t.average.em!), f1: ci(t.average.f1!), accuracy: ci(t.average.accuracy!) } },
   });
@@ -61,6 +61,11 @@ test('the JSON object has exactly datasets.{name}.{n, errors, metrics, ci95} and
   assert.ok(formatTable(t).includes(`${a.em!.lo.toFixed(3)}, ${a.em!.hi.toFixed(3)}]`));
   assert.match(formatTable(t), /^dataset +n +errors +em \[95% CI\] +f1 \[95% CI\] +accuracy \[95% CI\]\n/);
   assert.match(formatTable(t), /\naverage +0\.250 \[/);
+  // Questions skipped at setup (too long for the context) get a column beside n, and the JSON's count; the means are over n.
+  const s = tabulate(ANSWER_METRICS, ['a', 'b'], [rec('a', '1', 1, 1, 1), rec('b', '3', 0, 0, 0)], new Map([['a', 2]]));
+  assert.equal(resultJson(s).datasets.a!.skipped, 2);
+  assert.equal(resultJson(s).datasets.a!.n, 1);
+  assert.match(formatTable(s), /^dataset +n +errors +skipped +em \[95% CI\].*\na +1 +0 +2 +1\.000 \[.*\nb +1 +0 +0 +0\.000 \[/s);
 });
 
 test('CLI: every environment kind evaluates through one command; --json prints one object', async () => {
@@ -69,7 +74,7 @@ test('CLI: every environment kind evaluates through one command; --json prints o
   const w = JSON.parse(world.stdout) as { datasets: Record<string, Record<string, number>>; average: Record<string, number> };
   assert.equal(world.stdout.trim().split('\n').length, 1);
   assert.deepEqual(Object.keys(w.datasets), ['world']);
-  assert.deepEqual(Object.keys(w.datasets.world!).sort(), ['accuracy', 'ci95', 'em', 'errors', 'f1', 'n']);
+  assert.deepEqual(Object.keys(w.datasets.world!).sort(), ['accuracy', 'ci95', 'em', 'errors', 'f1', 'n', 'skipped']);
   assert.equal(w.datasets.world!.n, 12);
   const sim = await runCli(['eval', '--env', 'simulator', '--policy', 'scripted', '--questions', '30', '--out', tmp(), '--json', '--quiet']);
   assert.equal(sim.code, 0, sim.stderr);

@@ -30,7 +30,8 @@ async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> 
 }
 
 const server = createServer(async (req, res) => {
-  const body = await jsonBody(req);
+  // A GET has no body (the policy's setup asks /v1/models and /props for the context; this server has neither).
+  const body = req.method === 'POST' ? await jsonBody(req) : {};
   const send = (x: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(x));
   if (req.url === '/tokenize') {
     const text = String(body.prompt ?? body.content ?? '');

@@ -13,7 +13,10 @@ import { refuseForeignOutput, startsWithText, writeFileAtomic, type OutputSignat
 import { createRng, shuffled } from '../../util/rng.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
 import { engineProgress } from '../progress.ts';
-import { buildPolicy, buildSuite, evalConfig, openRun, type EvalFlags } from './eval.ts';
+import { buildPolicy, buildSuite, disposingOnError, EVAL_WORDING, evalConfig, openRun, type EvalFlags } from './eval.ts';
+import type { Policy } from '../../policy/types.ts';
+import type { Environment } from '../../env/types.ts';
+import { noTaskFits, promptsThatFit, tooLongLine, type TooLong } from '../../train/prompt-fit.ts';
 
 /** Bounds on what one diagnosis may ask for: it runs on a laptop before training, not instead of it. */
 export const DIAGNOSE_LIMITS = { prompts: 1000, k: 256, rollouts: 16, maxTurns: 256, trajectories: 100_000, concurrency: 256 } as const;
@@ -111,18 +114,28 @@ async function setUp(opts: DiagnoseFlags, sizes: Sizes) {
     );
   if (opts.html !== undefined) checkPageTarget(opts.html);
   const suite = await buildSuite(config, split, undefined);
-  const sample = samplePrompts(suite.datasets, prompts, seed, split);
+  const order = shuffledPool(suite.datasets, prompts, seed, split);
   // The warm start is training's behaviour cloning: a policy kind that takes policy.warmStart, on the world, where the demonstrations come from.
   if (opts.warmStart && (!policyKindsTaking('warmStart').includes(opts.policy) || run || !(suite.env instanceof WorldEnv)))
     throw new UsageError('--warm-start is for --policy embedded on --env world without --run (a run has its own trained weights)');
   const { policy, about: policyAbout } = await buildPolicy(flags, suite, run, temperature, config);
+  const { sample, skipped } = await disposingOnError(policy, () => sampleThatFits(order, prompts, policy, suite.env, config.engine.maxTokensPerTurn));
   if (opts.warmStart) {
     // What training starts from: the same fit and cache key as buildComponents, so the weights are the run's step-0 weights.
     const { bcWarmStart } = await import('../../train/index.ts');
     await bcWarmStart(policy as EmbeddedPolicy, suite.env as WorldEnv, config);
     policyAbout.spec = { ...policyAbout.spec, warmStart: 'bc' };
   }
-  const about: DiagnosisAbout = { env: config.env.kind, policy: policyLabel(policyAbout.spec), prompts: sample.length, k, rollouts, maxTurns, seed };
+  const about: DiagnosisAbout = {
+    env: config.env.kind,
+    policy: policyLabel(policyAbout.spec),
+    prompts: sample.length,
+    ...(skipped > 0 ? { skipped } : {}),
+    k,
+    rollouts,
+    maxTurns,
+    seed,
+  };
   return { config, suite, sample, policy, about };
 }
 
@@ -191,10 +204,10 @@ const DIAGNOSIS_PAGE: OutputSignature = {
 };
 
 /**
- * `n` prompts drawn without replacement from every dataset of the suite (seeded), each id once: a
- * prompt listed in two datasets would otherwise be two trees with one id.
+ * Every prompt of the suite's datasets in a seeded order, each id once (a prompt listed in two datasets
+ * would otherwise be two trees with one id); the sample is its first `n` that fit (sampleThatFits).
  */
-function samplePrompts(datasets: ReadonlyMap<string, readonly Prompt[]>, n: number, seed: number, split: string): Prompt[] {
+function shuffledPool(datasets: ReadonlyMap<string, readonly Prompt[]>, n: number, seed: number, split: string): Prompt[] {
   const seen = new Set<string>();
   const pool: Prompt[] = [];
   for (const prompts of datasets.values()) for (const p of prompts) if (!seen.has(p.id)) (seen.add(p.id), pool.push(p));
@@ -202,7 +215,37 @@ function samplePrompts(datasets: ReadonlyMap<string, readonly Prompt[]>, n: numb
     throw new UsageError(
       `--prompts ${n}: the ${split === 'all' ? '' : 'held-out '}pool holds only ${pool.length} questions; give --prompts ${pool.length} or less${split === 'all' ? '' : ', or --split all'}`,
     );
-  return shuffled(pool, createRng(seed).fork('diagnose/prompts')).slice(0, n);
+  return shuffled(pool, createRng(seed).fork('diagnose/prompts'));
+}
+
+/**
+ * The first `n` prompts of `order` whose prompt leaves room for a first turn in the policy's context
+ * (train/prompt-fit.ts, as training's and eval's setup): the policy is asked about the first `n`, then
+ * about as many more as it refused, so a large pool is not counted whole for a sample of 8. With no
+ * refusal the sample is the pool's first `n`, as before. The skipped are named in one stderr line; a
+ * pool with fewer that fit is diagnosed on those, and one with none fails in one line.
+ */
+async function sampleThatFits(
+  order: readonly Prompt[],
+  n: number,
+  policy: Policy,
+  env: Environment<unknown>,
+  turn: number,
+): Promise<{ sample: Prompt[]; skipped: number }> {
+  const render = (p: Prompt) => env.render(p);
+  const sample: Prompt[] = [];
+  const tooLong: TooLong[] = [];
+  let asked = 0;
+  while (sample.length < n && asked < order.length) {
+    const next = order.slice(asked, asked + n - sample.length);
+    asked += next.length;
+    const fit = await promptsThatFit(policy, next, render, turn);
+    sample.push(...fit.kept);
+    tooLong.push(...fit.tooLong);
+  }
+  if (sample.length === 0) throw noTaskFits(tooLong, 'diagnose', policy.name, turn, { ...EVAL_WORDING, purpose: 'to diagnose' });
+  if (tooLong.length > 0) process.stderr.write(`trace-rl ${tooLongLine(tooLong, asked, 'diagnose', policy.name, turn, EVAL_WORDING)}\n`);
+  return { sample, skipped: tooLong.length };
 }
 
 /** The policy in a few words, from its evaluation spec: kind, model, and the run or warm start its weights come from (a spec with `run: null` is untrained). */

@@ -12,6 +12,7 @@ import type { EnvironmentSetup } from '../../env/registry.ts';
 import { policyAndEnvOptions, policyFromFlags, refuseFlagValues, type PolicyAndEnvFlags } from '../policy-flags.ts';
 import { RunStore } from '../../store/index.ts';
 import { buildEnvironment, parseTrainConfig, storedTrainConfig, type TrainConfig } from '../../train/index.ts';
+import { noTaskFits, promptsThatFit, tooLongLine, type FitWording, type TooLong } from '../../train/prompt-fit.ts';
 import { envKinds } from '../../env/registry.ts';
 import { applySetPairs, setPath } from '../config-file.ts';
 import { parseDecimal, parseInteger, UsageError } from '../io.ts';
@@ -51,7 +52,7 @@ export function register(program: Command): void {
     .option('--out <dir>', 'result folder (resumed when it holds the same evaluation): eval.json, trajectories.jsonl, index.html')
     .option(
       '--json',
-      'print exactly one JSON object: {"datasets": {name: {n, errors, em, f1, ci95: {em: [lo, hi], f1: [lo, hi]}}}, "average": {em, f1, ci95}, "out": DIR}',
+      'print exactly one JSON object: {"datasets": {name: {n, errors, skipped, em, f1, ci95: {em: [lo, hi], f1: [lo, hi]}}}, "average": {em, f1, ci95}, "out": DIR} (skipped: questions too long for the policy\'s context, not in n)',
     )
     .option('--quiet', 'no progress display')
     .action(async (opts: EvalFlags) => {
@@ -73,8 +74,11 @@ export function register(program: Command): void {
 
       const run = opts.run ? openRun(opts.run, opts.policy) : undefined;
       const config = evalConfig(opts, { run, engine, questions, temperature });
-      const suite = await buildSuite(config, opts.split as 'held-out' | 'all', questions);
-      const { policy, about } = await buildPolicy(opts, suite, run, temperature, config);
+      const built = await buildSuite(config, opts.split as 'held-out' | 'all', questions);
+      const { policy, about } = await buildPolicy(opts, built, run, temperature, config);
+      const suite = await disposingOnError(policy, () => fitSuite(built, policy, config));
+      const skipped = [...(suite.skipped?.values() ?? [])].reduce((a, b) => a + b, 0);
+      if (skipped > 0) about.lines.push(`skipped at setup: ${skipped} questions whose prompt does not fit the policy's context (not in n)`);
       const out = path.resolve(opts.out ?? path.join('runs', `eval-${opts.policy}-${config.env.kind}`));
       // Said even with --quiet: without --out the results land in a folder the user did not name.
       if (opts.out === undefined)
@@ -281,6 +285,45 @@ function setDatasets(raw: Record<string, unknown>, kind: string, datasets: strin
 
 /** Held-out (or all) questions per dataset, at most `questions` each. */
 type Suite = EvalSuite & { setup: EnvironmentSetup; scope: string[] };
+
+/** How eval and diagnose word a context refusal (train/prompt-fit.ts). */
+export const EVAL_WORDING: FitWording = { turnSetting: '--max-tokens', tasks: 'questions', purpose: 'to evaluate' };
+
+/**
+ * The suite without the questions whose prompt leaves no room for a first turn in the policy's context
+ * (train/prompt-fit.ts, as training's setup): counted per dataset (`skipped`, beside n in the table and
+ * the JSON) and named in one stderr line. The questions evaluated are chosen first (--split,
+ * --questions), so two policies are measured on the same questions less their own refusals. A dataset
+ * left with none fails in one line: an empty row would read as a result.
+ */
+export async function fitSuite<S extends EvalSuite>(suite: S, policy: Policy, config: TrainConfig): Promise<S> {
+  const turn = config.engine.maxTokensPerTurn;
+  const render = (p: Prompt) => suite.env.render(p);
+  const datasets = new Map<string, Prompt[]>();
+  const skipped = new Map<string, number>();
+  const tooLong: TooLong[] = [];
+  let of = 0;
+  for (const [name, prompts] of suite.datasets) {
+    const fit = await promptsThatFit(policy, prompts, render, turn);
+    if (fit.kept.length === 0 && fit.tooLong.length > 0) throw noTaskFits(fit.tooLong, `eval: dataset ${name}`, policy.name, turn, EVAL_WORDING);
+    of += prompts.length;
+    datasets.set(name, fit.kept);
+    skipped.set(name, fit.tooLong.length);
+    tooLong.push(...fit.tooLong);
+  }
+  if (tooLong.length > 0) process.stderr.write(`trace-rl ${tooLongLine(tooLong, of, 'eval', policy.name, turn, EVAL_WORDING)}\n`);
+  return { ...suite, datasets, skipped };
+}
+
+/** Runs `f`; when it throws, the policy is disposed first (what it holds outside the heap, llama.cpp, is freed before the one-line failure). */
+export async function disposingOnError<T>(policy: Policy, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    await (policy as { dispose?: () => Promise<void> }).dispose?.();
+    throw e;
+  }
+}
 
 export async function buildSuite(config: TrainConfig, split: 'held-out' | 'all', questions: number | undefined): Promise<Suite> {
   let setup;

@@ -2,13 +2,15 @@ import type { Transcript } from '../../tokens/index.ts';
 import type { TokenSpan } from '../../tree/types.ts';
 import { PolicyCallError } from '../errors.ts';
 import type { Action } from '../../tree/types.ts';
-import type { Policy, PolicyContext, PolicyOutput } from '../types.ts';
+import type { Policy, PolicyContext, PolicyOutput, PromptFit } from '../types.ts';
+import type { Prompt } from '../../tree/types.ts';
 import { MalformedResponseError, parseResponse, restoreStopTag, tokenSpan } from './response.ts';
 import { Router, serverFailed } from './router.ts';
 import { MAX_RESPONSE_BYTES, ResponseTooLargeError } from './bounded-fetch.ts';
 import { ConnectionError, HttpStatusError } from './http-errors.ts';
 import { JsonPost } from './json-post.ts';
 import { redactSecret } from '../../util/redact.ts';
+import { smallestContext, TokenCounter } from './served-context.ts';
 
 export interface OpenAIPolicyOptions {
   /** One or more server base URLs (e.g. http://host:8000/v1); requests go to the least-loaded one. */
@@ -89,6 +91,11 @@ export class OpenAIPolicy implements Policy {
   private readonly textOnly = new Set<number>();
   /** The API key, cut out of failure messages: a server may echo what it was sent, and messages are stored on nodes. */
   private readonly secret?: string;
+  /** The servers' smallest reported context, asked once (promptFit). */
+  private context?: Promise<number | undefined>;
+  private readonly apiKey: string;
+  /** Counts text prompts on the first server's /tokenize (promptFit, outside token mode). */
+  private readonly counter: TokenCounter;
 
   constructor(options: OpenAIPolicyOptions) {
     if (options.baseURLs.length === 0) throw new RangeError('OpenAIPolicy: baseURLs is empty; give at least one server URL such as http://localhost:8000/v1');
@@ -108,7 +115,35 @@ export class OpenAIPolicy implements Policy {
     this.router = new Router(options.baseURLs, this.opts.stickySlack === undefined ? {} : { slack: this.opts.stickySlack });
     if (options.apiKey) this.secret = options.apiKey;
     const http = { apiKey: options.apiKey ?? 'EMPTY', maxResponseBytes: options.maxResponseBytes ?? MAX_RESPONSE_BYTES };
+    this.apiKey = http.apiKey;
     this.clients = options.baseURLs.map((baseURL) => new JsonPost(baseURL, http));
+    this.counter = new TokenCounter(options.baseURLs[0]!, options.model, http);
+  }
+
+  /**
+   * The prompt's tokens against the smallest context the servers report (served-context.ts), so that
+   * setup skips a task that cannot fit (train/prompt-fit.ts). Token mode counts the ids act() sends
+   * (the transcript); completions mode asks the server's /tokenize for the text it sends; chat mode
+   * counts the messages' text without the server's chat template, a lower bound (a task refused
+   * surely does not fit; one a few tokens short may still be kept and end `context_overflow`). Not
+   * answered (undefined) where a server reports no context or counts no tokens (a hosted API), nor
+   * for a function-calling conversation, whose messages the environment builds per call.
+   */
+  async promptFit(_prompt: Prompt, rendered: string): Promise<PromptFit | undefined> {
+    if (this.opts.conversation) return undefined;
+    const context = await (this.context ??= smallestContext(this.router.urls, this.opts.model, this.apiKey));
+    if (context === undefined) return undefined;
+    const tokens = await this.promptTokens(rendered);
+    return tokens === undefined ? undefined : { tokens, context };
+  }
+
+  private async promptTokens(rendered: string): Promise<number | undefined> {
+    const t = this.opts.transcript;
+    if (this.opts.mode === 'tokens' && t) {
+      if (t.tokenizer.prepare) await t.prepare([rendered], [], []);
+      return t.promptIdsView(rendered).length;
+    }
+    return this.counter.count(this.opts.mode === 'chat' && this.opts.system ? `${this.opts.system}\n${rendered}` : rendered);
   }
 
   async act(ctx: PolicyContext): Promise<PolicyOutput> {

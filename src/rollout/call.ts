@@ -49,26 +49,47 @@ export class CallGuard implements AbortWatcher {
   /**
    * Runs `fn` with an AbortSignal that fires on the run's cancellation or after the timeout.
    * Timeout → PolicyCallError('timeout'); run cancelled → CancelledError; otherwise fn's own error.
+   *
+   * Written as promise reactions rather than an async function, with the same turns of the microtask
+   * queue as one (`await` of the race, then the caller's): the order in which concurrent calls settle
+   * decides admissions under priced budgets, and the golden runs pin it. It runs twice a turn, and an
+   * async function's frame, its await's reactions and closures were a good part of a turn's garbage.
    */
-  async run<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    if (this.runSignal?.aborted) throw new CancelledError('cancelled before the call started');
+  run<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (this.runSignal?.aborted) return Promise.reject(new CancelledError('cancelled before the call started'));
     const signal = this.begin();
+    let answer: Promise<T>;
     try {
-      const answer = fn(signal); // called before the race, as Promise.race([fn(signal), …]) did: a synchronous throw is caught below
-      // The race of Promise.race, with the abort settling it directly: the same microtasks as that race
-      // (the order in which concurrent calls settle decides admissions under priced budgets, and the
-      // golden runs pin it), without an array, a second promise or a reaction left on a shared one.
-      return await new Promise<T>((resolve, reject) => {
-        this.rejectCall = reject;
-        Promise.resolve(answer).then(resolve, reject);
-      });
+      answer = fn(signal);
     } catch (e) {
-      if (this.timedOut) throw new PolicyCallError('timeout', `no answer after ${this.timeoutMs} ms`);
-      if (this.runSignal?.aborted) throw new CancelledError('cancelled');
-      throw e;
-    } finally {
-      this.inFlight = false;
+      return Promise.reject(this.ended(e)); // a synchronous throw, caught as the async function's catch did
     }
+    // The race of Promise.race, with the abort settling it directly: the same microtasks as that race,
+    // without an array, a second promise or a reaction left on a shared one.
+    const race = new Promise<T>((resolve, reject) => {
+      this.rejectCall = reject;
+      Promise.resolve(answer).then(resolve, reject);
+    });
+    return race.then(this.answered as (value: T) => T, this.failed);
+  }
+
+  /** The call in flight ended with a value (the race's reaction; one function per guard, not per call). */
+  private readonly answered = <T>(value: T): T => {
+    this.inFlight = false;
+    return value;
+  };
+
+  /** The call in flight ended with `e`: the error it is reported as. */
+  private readonly failed = (e: unknown): never => {
+    throw this.ended(e);
+  };
+
+  /** Marks the call ended and names its failure: its timeout, the run's cancellation, or its own error. */
+  private ended(e: unknown): unknown {
+    this.inFlight = false;
+    if (this.timedOut) return new PolicyCallError('timeout', `no answer after ${this.timeoutMs} ms`);
+    if (this.runSignal?.aborted) return new CancelledError('cancelled');
+    return e;
   }
 
   /** The trajectory ended: no timer or watcher outlives it. */

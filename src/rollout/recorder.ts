@@ -143,11 +143,14 @@ function stripState<S>(o: StepOutcome<S>): StepRecord {
 export const liveTape: Tape = {
   mode: 'live',
   policy: (_key, call) => call(),
-  async step(_key, call) {
-    const o = await call();
-    return { record: stripState(o), state: o.state };
-  },
+  // A reaction, not an async function (one frame and its await's closures less a turn), taking the same
+  // turns of the microtask queue: the outcome's, then the caller's.
+  step: (_key, call) => call().then(liveRecord),
 };
+
+function liveRecord<S>(o: StepOutcome<S>): { record: StepRecord; state?: S } {
+  return { record: stripState(o), state: o.state };
+}
 
 /** Calls through and stores every response and every data failure in `into`. */
 export function recordTape(into: Recording, isCancellation: (e: unknown) => boolean): Tape {

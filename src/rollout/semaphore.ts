@@ -19,6 +19,9 @@ interface Waiter {
   done: boolean;
 }
 
+/** What a free permit answers: one settled promise for every call (awaiting it takes the same turn as a new one). */
+const GRANTED = Promise.resolve();
+
 /** A FIFO queue with O(1) push and shift. */
 class Deque<T> {
   private items: (T | undefined)[] = [];
@@ -77,7 +80,7 @@ export class Semaphore {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.held < this.limit) {
       this.take();
-      return Promise.resolve();
+      return GRANTED;
     }
     return new Promise<void>((resolve, reject) => {
       const w: Waiter = { grant: resolve, reject, done: false, ...(signal ? { signal } : {}) };

@@ -5,6 +5,7 @@ import type { RestoreCost } from '../env/types.ts';
 import { addTurn, childId, endTrajectory, turnsTo } from '../tree/index.ts';
 import type { Action, EndReason, RolloutTree, Turn, TurnError } from '../tree/index.ts';
 import type { Rng } from '../util/rng.ts';
+import type { PolicyOutput } from '../policy/types.ts';
 import { CallGuard } from './call.ts';
 import { callPolicy, stepEnv, type CallContext } from './retried-calls.ts';
 
@@ -202,11 +203,7 @@ class Episode<S> {
     const { thought, action } = output.action
       ? { thought: output.thought ?? '', action: output.action }
       : (ctx.parseAction ?? (ctx.env.parse ? (t: string) => ctx.env.parse!(t) : searchR1Action))(output.text);
-    const turn: Turn = { thought, action, observation: '', text: output.text, generatedTokens: output.generatedTokens };
-    // Set one by one rather than spread from object literals (three objects a turn); same key order.
-    if (output.tokens) turn.tokens = output.tokens;
-    if (output.entropy !== undefined) turn.entropy = output.entropy;
-    if (output.logprob !== undefined) turn.logprob = output.logprob;
+    const turn = newTurn(thought, action, output);
     const stepped = await stepEnv(ctx, nodeId, this.state, action, this.rng, this.guard);
     // Cancelled during the tool call: the policy's turn was generated and paid for; keep it, observation empty, and stop.
     if (!stepped.ok) return this.endWithNode({ ...turn, error: stepped.error }, stepped.error.code === 'cancelled' ? 'cancelled' : 'error');
@@ -255,6 +252,24 @@ class Episode<S> {
 
 function isPromise<T>(x: T | Promise<T>): x is Promise<T> {
   return typeof (x as { then?: unknown } | null)?.then === 'function';
+}
+
+/**
+ * A generated turn, its observation still empty. A turn lives as long as its tree, and a field added to
+ * an object after it was made costs a second object (its property store) for that whole time, so the
+ * usual shapes are written whole; the keys keep one order either way (stored trees are compared as text).
+ */
+function newTurn(thought: string, action: Action, o: PolicyOutput): Turn {
+  const { text, generatedTokens, tokens, entropy, logprob } = o;
+  if (entropy === undefined && logprob !== undefined)
+    return tokens
+      ? { thought, action, observation: '', text, generatedTokens, tokens, logprob }
+      : { thought, action, observation: '', text, generatedTokens, logprob };
+  const turn: Turn = { thought, action, observation: '', text, generatedTokens };
+  if (tokens) turn.tokens = tokens;
+  if (entropy !== undefined) turn.entropy = entropy;
+  if (logprob !== undefined) turn.logprob = logprob;
+  return turn;
 }
 
 function errorTurn(error: TurnError): Turn {

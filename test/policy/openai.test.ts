@@ -4,6 +4,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WorldEnv } from '../../src/env/index.ts';
 import { OpenAIPolicy, Router, restoreStopTag } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
@@ -88,6 +90,49 @@ test('vLLM extras: token ids and logprobs kept per token, stop string included b
     assert.equal(server!.bodies[0]!.return_token_ids, true);
     assert.equal(server!.bodies[0]!.include_stop_str_in_output, true);
   });
+});
+
+test('completions mode sends exactly JSON.stringify(request(ctx)), whatever the options, greedy or sampled', async () => {
+  // A plain node:http server that keeps each body's raw text (the stand-in parses it, and the text is
+  // what is checked here: completions mode writes it without a body object) and answers one turn.
+  const raw: string[] = [];
+  const server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c.toString('utf8')));
+    req.on('end', () => {
+      raw.push(text);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ choices: [{ text: '<answer>1900</answer>', finish_reason: 'stop' }] }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  try {
+    const prompt = prompts[0]!;
+    const turns = [
+      { thought: 't', action: { type: 'search', input: 'Q "x"' }, observation: '\n<information>a\u0001b</information>\n', text: '<search>Q "x"</search>' },
+    ];
+    const variants = [
+      {},
+      { topK: 20 },
+      { seed: false },
+      { logprobs: false },
+      { extras: 'vllm' as const },
+      { logprobs: false, seed: false, topP: 0.9, temperature: 0.7 },
+    ];
+    for (const options of variants)
+      for (const greedy of [false, true])
+        for (const maxTokens of [64, 128]) {
+          const policy = new OpenAIPolicy({ baseURLs: [url], model: 'm "q"', ...options });
+          const ctx = { prompt, rendered: env.render(prompt), turns, maxTokens, greedy, trajectoryId: 'q/0' };
+          await policy.act({ ...ctx, rng: createRng(3).fork('c') });
+          await policy.act({ ...ctx, rng: createRng(4).fork('c') }); // the second call of a kind reuses its cached frame
+          assert.equal(raw.at(-2), JSON.stringify(policy.request({ ...ctx, rng: createRng(3).fork('c') })), JSON.stringify({ options, greedy, maxTokens }));
+          assert.equal(raw.at(-1), JSON.stringify(policy.request({ ...ctx, rng: createRng(4).fork('c') })), JSON.stringify({ options, greedy, maxTokens }));
+        }
+  } finally {
+    await new Promise((r) => server.close(r));
+  }
 });
 
 test('chat mode: alternating messages, chat logprobs, greedy sends temperature 0', async () => {

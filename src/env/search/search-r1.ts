@@ -33,21 +33,25 @@ export function invalidRule(action: Action): string {
 
 /** Parses one model turn; never throws. */
 export function parseTurn(text: string): ParsedTurn {
-  const opens = [...text.matchAll(ACTION_OPEN)];
+  // The first action tag and how many there are, by exec on the one global pattern (matchAll clones
+  // the pattern and builds an iterator and an array, on every turn of every trajectory).
+  ACTION_OPEN.lastIndex = 0;
+  const first = ACTION_OPEN.exec(text);
+  let count = 0;
+  if (first) for (count = 1; ACTION_OPEN.exec(text);) count++; // a failed exec sets lastIndex back to 0
   const thinkMatch = THINK.exec(text);
-  const before = opens.length > 0 ? text.slice(0, opens[0]!.index) : text;
+  const before = first ? text.slice(0, first.index) : text;
   const thought = (thinkMatch ? thinkMatch[1]! : before.replace(/<\s*\/?\s*think\s*>/gi, '')).trim();
-  if (opens.length === 0) {
+  if (!first) {
     const other = [...text.matchAll(/<\s*([a-z_][\w-]*)\s*>/gi)].map((m) => m[1]!.toLowerCase()).find((t) => !NON_ACTION_TAGS.has(t));
     if (other) return invalid(thought, 'unknown_tool', `<${other}> is not a tool; use <search>query</search> or <answer>text</answer>`);
     return invalid(thought, 'no_action', 'no <search> or <answer> tag; end the turn with <search>query</search> or <answer>text</answer>');
   }
-  if (opens.length > 1) {
-    return invalid(thought, 'multiple_actions', `${opens.length} action tags in one turn; write exactly one <search> or <answer> per turn`);
+  if (count > 1) {
+    return invalid(thought, 'multiple_actions', `${count} action tags in one turn; write exactly one <search> or <answer> per turn`);
   }
-  const open = opens[0]!;
-  const type = open[1]!.toLowerCase() as 'search' | 'answer';
-  const rest = text.slice(open.index! + open[0].length);
+  const type = first[1]!.toLowerCase() as 'search' | 'answer';
+  const rest = text.slice(first.index + first[0].length);
   const close = ACTION_CLOSE[type].exec(rest);
   let input: string;
   if (close) input = rest.slice(0, close.index);

@@ -66,7 +66,7 @@ export class JsonPost {
       try {
         poolFor(this.origin).dispatch({ path: this.basePath + path + this.search, method: 'POST', headers: this.headers, body: payload }, call);
       } catch (e) {
-        call.onResponseError(undefined, e as Error); // a request undici refuses outright (it reports most failures to the handler)
+        call.onError(e as Error); // a request undici refuses outright (it reports most failures to the handler)
       }
     });
   }
@@ -75,9 +75,16 @@ export class JsonPost {
 /**
  * One request's handler: collects the body (refused past the ceiling, declared or streamed, without
  * reading it whole) and settles once, by the answer, a failure, or the caller's signal.
+ *
+ * It speaks undici 7's own handler interface (onConnect, onHeaders, onData, onComplete, onError), the one
+ * its client calls, which the types mark deprecated in favour of onRequestStart … onResponseError. A
+ * handler of the newer kind is wrapped per request in two more objects, and each answer's raw headers
+ * and trailers are parsed into objects for it, about 1 KB and several µs a request at thousands of
+ * requests a second, for the one header read here (content-length). A newer undici that drops this
+ * interface fails the json-post tests at once.
  */
 class PostCall implements Dispatcher.DispatchHandler, AbortWatcher {
-  private controller: Dispatcher.DispatchController | undefined;
+  private abort: ((reason?: Error) => void) | undefined;
   private status = 0;
   private readonly chunks: Buffer[] = [];
   private seen = 0;
@@ -97,25 +104,27 @@ class PostCall implements Dispatcher.DispatchHandler, AbortWatcher {
     this.fail(abortError(this.signal!), true);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.settled) controller.abort(new Error('the call already ended'));
+  onConnect(abort: (reason?: Error) => void): void {
+    this.abort = abort;
+    if (this.settled) abort(new Error('the call already ended'));
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null): boolean {
     this.status = statusCode;
-    const declared = Number(headers['content-length'] ?? NaN);
-    if (Number.isFinite(declared) && declared > this.maxBytes) this.fail(responseTooLarge(this.maxBytes, declared, true), true);
+    const declared = contentLength(rawHeaders);
+    if (declared !== undefined && declared > this.maxBytes) this.fail(responseTooLarge(this.maxBytes, declared, true), true);
+    return true;
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.settled) return;
+  onData(chunk: Buffer): boolean {
+    if (this.settled) return true;
     this.seen += chunk.length;
     if (this.seen > this.maxBytes) this.fail(responseTooLarge(this.maxBytes, this.seen, false), true);
     else this.chunks.push(chunk);
+    return true;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     if (this.settled) return;
     const { chunks } = this;
     const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
@@ -130,14 +139,14 @@ class PostCall implements Dispatcher.DispatchHandler, AbortWatcher {
     this.resolve(parsed);
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+  onError(error: Error): void {
     this.fail(this.signal?.aborted ? abortError(this.signal) : connectionError(error), false);
   }
 
   /** Settles with `error`; `stop` also aborts the request (its connection is closed, not left to the server). */
   private fail(error: unknown, stop: boolean): void {
     if (!this.end()) return;
-    if (stop) this.controller?.abort(error instanceof Error ? error : new Error(String(error)));
+    if (stop) this.abort?.(error instanceof Error ? error : new Error(String(error)));
     this.reject(error);
   }
 
@@ -148,6 +157,18 @@ class PostCall implements Dispatcher.DispatchHandler, AbortWatcher {
     if (this.signal) unwatchAbort(this.signal, this);
     return true;
   }
+}
+
+/** The declared content-length among raw headers (name, value, name, value, …), when there is a number. */
+function contentLength(raw: Buffer[] | string[] | null): number | undefined {
+  if (!raw) return undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length !== 14 || name.toString().toLowerCase() !== 'content-length') continue;
+    const n = Number(raw[i + 1]!.toString());
+    return Number.isFinite(n) ? n : undefined;
+  }
+  return undefined;
 }
 
 /** As the openai SDK worded a status: the server's `error.message`, else its JSON, else its text. */

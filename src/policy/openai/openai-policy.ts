@@ -11,6 +11,7 @@ import { ConnectionError, HttpStatusError } from './http-errors.ts';
 import { JsonPost } from './json-post.ts';
 import { redactSecret } from '../../util/redact.ts';
 import { smallestContext, TokenCounter } from './served-context.ts';
+import { createRng } from '../../util/rng.ts';
 
 export interface OpenAIPolicyOptions {
   /** One or more server base URLs (e.g. http://host:8000/v1); requests go to the least-loaded one. */
@@ -87,6 +88,8 @@ export class OpenAIPolicy implements Policy {
     Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation' | 'transcript' | 'maxResponseBytes' | 'stickySlack'>
   > &
     Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation' | 'transcript' | 'stickySlack'>;
+  /** Completions mode: the body's text around its seed and prompt, per maxTokens and greediness (completionsBody). */
+  private readonly bodyFrames = new Map<number, { head: string; tail: string }>();
   /** Servers that refused a token-id prompt (HTTP 400/422) and answered the same request as text. */
   private readonly textOnly = new Set<number>();
   /** The API key, cut out of failure messages: a server may echo what it was sent, and messages are stored on nodes. */
@@ -150,14 +153,17 @@ export class OpenAIPolicy implements Policy {
     if (this.opts.mode === 'tokens') return this.actOnTokens(ctx);
     const route = this.router.acquire(ctx.trajectoryId);
     try {
-      const body = this.request(ctx);
-      const raw = await this.clients[route.index]!.post(this.opts.mode === 'chat' ? 'chat/completions' : 'completions', body, ctx.signal);
+      const client = this.clients[route.index]!;
+      // The body goes straight into the call, not into a local: this function waits on the server with
+      // its locals alive, and 256 calls in flight would keep every prompt twice over (object and text).
+      const raw =
+        this.opts.mode === 'chat'
+          ? await client.post('chat/completions', this.request(ctx), ctx.signal)
+          : await client.postJsonText('completions', this.completionsBody(ctx), ctx.signal);
       const r = parseResponse(raw, this.opts.mode);
       const conversation = this.opts.mode === 'chat' ? this.opts.conversation : undefined;
       const text = conversation ? r.text : restoreStopTag(r, this.opts.stop);
-      const tokens = tokenSpan(r);
-      if (tokens) tokens.prompt = 'text';
-      const out = output(text, r, ctx, tokens);
+      const out = output(text, r, ctx, tokenSpan(r, 'text'));
       if (conversation) {
         const structured = conversation.action({ content: r.text, toolCalls: r.toolCalls ?? [] });
         out.action = structured.action;
@@ -227,9 +233,8 @@ export class OpenAIPolicy implements Policy {
         }
       } else raw = await asText();
       const r = parseResponse(raw, 'completions');
-      const span = tokenSpan(r);
+      const span = tokenSpan(r, sentIds && exact ? 'ids' : 'text');
       if (!span) return output(restoreStopTag(r, this.opts.stop), r, ctx, undefined);
-      span.prompt = sentIds && exact ? 'ids' : 'text';
       if (t.tokenizer.prepare) await t.tokenizer.prepare([], [span.ids]);
       const sampled = t.tokenizer.decode(span.ids);
       const full = restoreStopTag({ ...r, text: sampled }, this.opts.stop);
@@ -249,6 +254,32 @@ export class OpenAIPolicy implements Policy {
     } finally {
       route.done();
     }
+  }
+
+  /**
+   * Completions mode's body as JSON text, the same text as JSON.stringify(this.request(ctx)) (a test
+   * holds the two together): the fields that are the same on every call are written once per
+   * (maxTokens, greedy), so a call writes only its seed and its prompt, with no body object and no copy
+   * of the stop list.
+   */
+  private completionsBody(ctx: PolicyContext): string {
+    const greedy = ctx.greedy === true;
+    const key = greedy ? -ctx.maxTokens - 1 : ctx.maxTokens;
+    let frame = this.bodyFrames.get(key);
+    if (frame === undefined) {
+      // The fields of such a call around its prompt, from request() itself (with a generator of its own,
+      // so the call's stream is not drawn from here); the seed, drawn per call, is written per call.
+      const fields = Object.entries(this.request({ ...ctx, rng: createRng(0), rendered: '', turns: [] }));
+      const at = fields.findIndex(([k]) => k === 'prompt');
+      const before = fields.slice(0, at).filter(([k]) => k !== 'seed');
+      const after = JSON.stringify(Object.fromEntries(fields.slice(at + 1)));
+      frame = { head: `${JSON.stringify(Object.fromEntries(before)).slice(0, -1)},`, tail: after === '{}' ? '}' : `,${after.slice(1)}` };
+      if (this.bodyFrames.size >= 64) this.bodyFrames.clear(); // a caller that varies maxTokens call by call
+      this.bodyFrames.set(key, frame);
+    }
+    // request() puts the seed last before the prompt.
+    const seed = this.opts.seed && !greedy ? `"seed":${ctx.rng.int(2 ** 31)},` : '';
+    return `${frame.head}${seed}"prompt":${JSON.stringify(completionsPrompt(ctx))}${frame.tail}`;
   }
 
   /** The JSON body for one call (exposed for tests and docs). */
@@ -283,7 +314,7 @@ export class OpenAIPolicy implements Policy {
       body.messages = messages;
       if (o.logprobs) body.logprobs = true;
     } else {
-      body.prompt = ctx.rendered + ctx.turns.map((t) => turnText(t) + t.observation).join('');
+      body.prompt = completionsPrompt(ctx);
       if (o.logprobs) body.logprobs = 0;
     }
     if (o.extras === 'vllm') {
@@ -323,6 +354,13 @@ function pushIds(lists: string[], ids: readonly number[]): void {
   let known = idsText.get(ids);
   if (known === undefined || known.length !== ids.length) idsText.set(ids, (known = { length: ids.length, text: listText(ids) }));
   lists.push(known.text);
+}
+
+/** Completions mode's prompt: the rendered prompt, then each turn's text and observation. */
+function completionsPrompt(ctx: PolicyContext): string {
+  let prompt = ctx.rendered;
+  for (const t of ctx.turns) prompt += turnText(t) + t.observation;
+  return prompt;
 }
 
 function turnText(t: PolicyContext['turns'][number]): string {

@@ -72,14 +72,18 @@ export function parseResponse(body: unknown, mode: 'chat' | 'completions'): Pars
   return out;
 }
 
-/** Generated-token span (mask all 1) when ids and logprobs line up; undefined otherwise. */
-export function tokenSpan(r: ParsedResponse): TokenSpan | undefined {
+/**
+ * Generated-token span (mask all 1) when ids and logprobs line up; undefined otherwise. `prompt` is set
+ * here rather than added after: the span lives as long as its tree, and a field added to an object
+ * after it was made costs a second object (its property store) for that whole time.
+ */
+export function tokenSpan(r: ParsedResponse, prompt: 'ids' | 'text'): TokenSpan | undefined {
   if (!r.tokenIds) return undefined;
   const logprobs = r.logprobs && r.logprobs.length === r.tokenIds.length ? r.logprobs : undefined;
   if (!logprobs) return undefined;
-  const mask: number[] = [];
-  for (let i = 0; i < logprobs.length; i++) mask.push(1);
-  return { ids: r.tokenIds, logprobs, mask };
+  // Made at its final length (push grows an array half as large again, and the slack stays with the tree).
+  const mask = new Array<number>(logprobs.length).fill(1);
+  return { ids: r.tokenIds, logprobs, mask, prompt };
 }
 
 /**

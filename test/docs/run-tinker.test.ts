@@ -1,7 +1,8 @@
 // docs/tinker.md's CPU example, line by line as written in one workspace (test/docs/doc-shell.ts): the
 // key file, `trace-rl serve --tinker` in the background, the wait for it, and `train --policy tinker`
-// against it. Changed: the port (a free one for the doc's 8080) and, appended to train, one step of 8
-// trajectories on 8 prompts with 10 held-out questions.
+// against it, then `diagnose --policy tinker` on the same engine. Changed: the port (a free one for the
+// doc's 8080); appended to train, one step of 8 trajectories on 8 prompts with 10 held-out questions; to
+// diagnose, 2 prompts of k = 2.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { docTests, DocWorkspace, freePort, rewrite, withFlags } from './doc-shell.ts';
@@ -32,6 +33,15 @@ docTests('test/docs/run-tinker.test.ts', [
     async (s) => {
       const r = await ws.ok(s.place, withFlags(at(s.text), '--steps 1 --budget 8 --pool 8 --set eval.questions=10'), 240_000);
       assert.match(r.stdout, /finished 1 step\(s\) in /);
+    },
+  ],
+  [
+    'npx trace-rl diagnose --env world --policy tinker --base-url http://127.0.0.1:8080 --model warm-start --api-key-file key.txt --set policy.prompt=question --set policy.maxTokensPerTurn=64 --html diagnose.html',
+    async (s) => {
+      const r = await ws.ok(s.place, withFlags(at(s.text), '--prompts 2 --k 2'), 240_000);
+      // The engine's own prefix-cache count, beside the tokens the trees share (docs/tinker.md says so).
+      assert.match(r.stdout, /prompt tokens sent to the engine: [1-9]\d*; in the trees' shared prefixes: \d+/);
+      assert.match(readFileSync(ws.path('diagnose.html'), 'utf8'), /id="prompt-cache"/);
     },
   ],
 ]);

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
  * Every subcommand's declaration as plain data: name, description, arguments, options, help text and
  * subcommands, without the code that runs it. The build writes it beside the compiled CLI
  * (scripts/build.sh, write-command-table.ts) from the real command modules, so the installed CLI
- * answers `--help`, a command's `--help` and a refused flag from this table alone: a command module
- * loads its whole graph (zod schemas, SQLite, jax-js, vega), which costs a second where the answer
+ * answers `--help`, a command's `--help`, a refused flag and a command's fixed bare output (`config`
+ * without options: the defaults) from this table alone: a command module loads its whole graph (zod schemas, SQLite, jax-js, vega), which costs a second where the answer
  * needs none of it. The table is made from the real commands at every build, so it cannot drift from
  * them; test/cli/command-table.test.ts checks that a program built from it prints and refuses what the
  * real one does.
@@ -23,6 +23,8 @@ export interface CommandEntry {
   helpText: Array<[HelpPosition, string]>;
   /** Whether the command runs something itself (a command with subcommands only shows its help). */
   runs: boolean;
+  /** What the command prints when given no argument and no option (CommandModule.bareOutput), when it declares it. */
+  bareOutput?: string;
   commands: CommandEntry[];
 }
 
@@ -65,10 +67,16 @@ function replacedIn<T>(value: T, from: string, to: string): T {
   return JSON.parse(JSON.stringify(value).split(escaped(from)).join(escaped(to))) as T;
 }
 
-/** The table of a program's subcommands. A declaration the table cannot carry (a function as a default) is an error, at build time. */
-export function describeCommands(program: Command): CommandEntry[] {
+/**
+ * The table of a program's subcommands, with the bare outputs of those that declare one (by name). A
+ * declaration the table cannot carry (a function as a default) is an error, at build time.
+ */
+export function describeCommands(program: Command, bareOutputs: Readonly<Record<string, string>> = {}): CommandEntry[] {
   return replacedIn(
-    program.commands.map((c) => describeCommand(c, `trace-rl ${c.name()}`)),
+    program.commands.map((c) => ({
+      ...describeCommand(c, `trace-rl ${c.name()}`),
+      ...(bareOutputs[c.name()] !== undefined ? { bareOutput: bareOutputs[c.name()] } : {}),
+    })),
     PACKAGE_ROOT,
     PACKAGE_TOKEN,
   );
@@ -133,6 +141,12 @@ export function addTableCommands(program: Command, table: readonly CommandEntry[
   for (const entry of replacedIn(table, PACKAGE_TOKEN, PACKAGE_ROOT)) addEntry(program, entry, onRun);
 }
 
+/** Whether the user gave `option` (on the command line or through its environment variable), not its default. */
+function givenOn(cmd: Command, option: Option): boolean {
+  const source = cmd.getOptionValueSource(option.attributeName());
+  return source === 'cli' || source === 'env';
+}
+
 function addEntry(parent: Command, entry: CommandEntry, onRun: () => void): void {
   const cmd = parent.command(entry.name).description(entry.description).aliases(entry.aliases);
   if (entry.summary !== undefined) cmd.summary(entry.summary);
@@ -154,6 +168,13 @@ function addEntry(parent: Command, entry: CommandEntry, onRun: () => void): void
     cmd.addOption(option);
   }
   for (const [position, text] of entry.helpText) cmd.addHelpText(position, text);
-  if (entry.runs) cmd.action(onRun);
+  const bare = entry.bareOutput;
+  // Given no argument and no option, a command with a bare output is answered here, like its help.
+  if (bare !== undefined)
+    cmd.action(() => {
+      if (cmd.args.length === 0 && cmd.options.every((o) => !givenOn(cmd, o))) process.stdout.write(bare);
+      else onRun();
+    });
+  else if (entry.runs) cmd.action(onRun);
   for (const sub of entry.commands) addEntry(cmd, sub, onRun);
 }

@@ -41,7 +41,12 @@ export interface EnvKind<K extends string = string, S extends { kind: K } = { ki
   name: K;
   /** Strict: a field this kind does not take is an error. Its `kind` is `z.literal(name)`. */
   schema: z.ZodType<S, { kind: K }>;
-  /** May be asynchronous: a server environment fetches every task's first observation (its prompt) here. */
+  /**
+   * May be asynchronous: a server environment fetches every task's first observation (its prompt) here.
+   * The built-in kinds import their environment's code here, not beside the schema: every command that
+   * parses a configuration (`trace-rl config` among them) loads every kind's entry, and needs none of
+   * the environments (BFCL's APIs, the math grader's compute engine, the remote sessions).
+   */
   build(settings: S, context: EnvBuildContext): EnvironmentSetup | Promise<EnvironmentSetup>;
   /**
    * Generated kinds make as many questions as asked: the settings with at least `n` held-out ones

@@ -1,20 +1,20 @@
 /**
  * The policy family: one entry per kind (see PolicyKind in kind.ts), as src/env/registry.ts has one per
  * environment. Every command builds its policy here. Plugins (src/tinylm) register their kind with
- * `policyKinds.register`; policies that environments bring are in env-policies.ts.
+ * `policyKinds.register`; policies that environments bring are in env-policies.ts. Each kind imports its
+ * policy's code in its build, as the environment kinds do (EnvKind.build): the configuration schema,
+ * which every command loads, needs only the settings.
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { Simulator } from '../env/simulator/simulator.ts';
+import type { Simulator } from '../env/simulator/simulator.ts';
 import type { Environment } from '../env/types.ts';
 import { defineFamily, discriminatedSchema } from '../util/family.ts';
 import { hasField, knownFields } from '../util/known-fields.ts';
-import { EmbeddedPolicy } from './embedded/index.ts';
-import { envOwnPolicy, envPolicies } from './env-policies.ts';
 import { clip, epochs, learningRate, normalise, sharedTurns, temperature } from './kind-fields.ts';
 import { PolicyConfigError, policyKind, type PolicyBuildContext, type PolicyKind, type PolicyPlugins } from './kind.ts';
 import { resolveApiKey } from './openai/api-key.ts';
-import { SimulatorTabularPolicy } from './simulator-tabular.ts';
+import type { SimulatorTabularPolicy } from './simulator-tabular.ts';
 import { TINKER_API_KEY_VARIABLES, tinkerSettings } from './tinker/settings.ts';
 import type { Policy, TrainablePolicy } from './types.ts';
 
@@ -104,6 +104,7 @@ const BUILT_IN = [
         throw new PolicyConfigError(
           `policy.kind: the embedded policy has no candidate actions in env.kind ${envKind} (it needs a policy that writes text: policy.kind tiny-lm, or an OpenAI-compatible server through trace-rl rollout / eval)`,
         );
+      const { EmbeddedPolicy } = await import('./embedded/index.ts');
       return new EmbeddedPolicy({ candidates: setup.candidates, ...(setup.features ? { features: setup.features } : {}) });
     },
     evaluatesRuns: true,
@@ -113,6 +114,7 @@ const BUILT_IN = [
   policyKind('scripted', z.strictObject({ kind: z.literal('scripted') }), {
     trainable: false,
     async build(_settings, { envKind, setup }, envSettings) {
+      const { envOwnPolicy, envPolicies } = await import('./env-policies.ts');
       const own = setup && envOwnPolicy(envKind, setup, envSettings);
       if (!own)
         throw new PolicyConfigError(
@@ -221,6 +223,7 @@ const BUILT_IN = [
   policyKind('simulator-tabular', simulatorTabular, {
     trainable: true,
     async build(_settings, { envKind, setup }) {
+      const [{ Simulator }, { SimulatorTabularPolicy }] = await Promise.all([import('../env/simulator/simulator.ts'), import('./simulator-tabular.ts')]);
       if (!(setup?.env instanceof Simulator))
         throw new PolicyConfigError(`policy.kind: simulator-tabular holds one softmax per simulator node; it acts in env.kind simulator only, not ${envKind}`);
       return new SimulatorTabularPolicy(setup.env);

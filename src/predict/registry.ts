@@ -1,7 +1,5 @@
 import { defineFamily, type FamilyEntry } from '../util/family.ts';
-import { BetaBernoulliPredictor, GlobalRatePredictor } from './baselines.ts';
-import { createFeatures } from './features.ts';
-import { PosteriorPredictor, type PosteriorOptions } from './posterior.ts';
+import type { PosteriorOptions } from './posterior.ts';
 import type { SuccessPredictor } from './types.ts';
 
 /** What every predictor kind is built from: the run's predictor settings, its seed and its turn limit. */
@@ -20,16 +18,19 @@ export interface PredictorKind extends FamilyEntry {
   build(settings: PredictorSettings, run: { seed: number; maxTurns: number }): Promise<SuccessPredictor> | SuccessPredictor;
 }
 
-// The network's module (and jax-js under it) loads only when an mlp is built: the configuration schema,
-// which reads this family's names, is loaded by every command that parses a configuration.
-const mlp = async (s: PredictorSettings, run: { seed: number; maxTurns: number }) =>
-  (await import('./mlp-predictor.ts')).createMlpPredictor({
+// Each kind's code (the network's, and jax-js under it) loads only when the kind is built: the
+// configuration schema, which reads this family's names, is loaded by every command that parses a
+// configuration, `trace-rl config` among them.
+const mlp = async (s: PredictorSettings, run: { seed: number; maxTurns: number }) => {
+  const [{ createMlpPredictor }, { createFeatures }] = await Promise.all([import('./mlp-predictor.ts'), import('./features.ts')]);
+  return createMlpPredictor({
     features: createFeatures({ hashed: { maxTurns: run.maxTurns, useGold: s.useGold, questionFeatures: s.questionFeatures } }),
     hidden: s.hidden,
     lr: s.lr,
     replaySteps: s.replaySteps,
     seed: run.seed,
   });
+};
 
 /** The predictor family: the name → implementation choice happens here, once, at configuration time. */
 export const predictorKinds = defineFamily<PredictorKind>('predictor kind', [
@@ -37,8 +38,8 @@ export const predictorKinds = defineFamily<PredictorKind>('predictor kind', [
   {
     name: 'posterior',
     description: 'the mlp as the prior of a per-prompt posterior from the prompt’s own earlier root outcomes (predictor.posterior; docs/predictor.md)',
-    build: async (s, run) => new PosteriorPredictor(await mlp(s, run), s.posterior),
+    build: async (s, run) => new (await import('./posterior.ts')).PosteriorPredictor(await mlp(s, run), s.posterior),
   },
-  { name: 'beta', description: 'per-prompt Beta-Bernoulli (roots only)', build: () => new BetaBernoulliPredictor() },
-  { name: 'global', description: 'the running success rate', build: () => new GlobalRatePredictor() },
+  { name: 'beta', description: 'per-prompt Beta-Bernoulli (roots only)', build: async () => new (await import('./baselines.ts')).BetaBernoulliPredictor() },
+  { name: 'global', description: 'the running success rate', build: async () => new (await import('./baselines.ts')).GlobalRatePredictor() },
 ]);

@@ -1,6 +1,12 @@
 import { z } from 'zod';
-import { budgetProblem, foreignOptionMessage, strategies, strategyConfigSchema, strategyFromConfig } from '../allocate/index.ts';
-import { ADVANTAGE_SCALES, estimatorNames, isPerNodeEstimator, scaleProblem, type EstimatorName } from '../advantage/index.ts';
+// The registries' own modules rather than the folders' index.ts: those also export the demo, the forest
+// parsers and the like, which every command that parses a configuration would load for nothing.
+import { budgetProblem } from '../allocate/budget-check.ts';
+import { foreignOptionMessage } from '../allocate/options.ts';
+import { strategies, strategyConfigSchema, strategyFromConfig } from '../allocate/registry.ts';
+import { ADVANTAGE_SCALES } from '../advantage/group-stats.ts';
+import { estimatorNames, isPerNodeEstimator, scaleProblem } from '../advantage/registry.ts';
+import type { EstimatorName } from '../advantage/types.ts';
 import { predictorKinds } from '../predict/registry.ts';
 import { engineSettingsSchema } from '../rollout/settings.ts';
 import { strategySplitRefusal } from '../rollout/split/refusal.ts';

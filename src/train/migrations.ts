@@ -4,7 +4,7 @@
  * meaning changes gets a new migration here (and CONFIG_REVISION a new number when only the revision
  * tells the forms apart). A user's config never passes through them: there the old forms are errors.
  */
-import { optionsFor, strategyOptionSchemas, type StrategyName } from '../allocate/index.ts';
+import { optionsFor, strategyOptionSchemas, type StrategyName } from '../allocate/options.ts';
 import { storedEnvSettings } from '../env/registry.ts';
 import { storedPolicySettings } from '../policy/registry.ts';
 

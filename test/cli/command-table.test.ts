@@ -13,11 +13,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { describeCommands, type CommandEntry } from '../../src/cli/command-table.ts';
+import { bareOutputs } from '../../src/cli/commands/index.ts';
 import { buildProgram } from '../../src/cli/main.ts';
 import { runCli } from '../reliability/cli-in-process.ts';
 
 const real = await buildProgram();
-const table = describeCommands(real);
+const table = describeCommands(real, await bareOutputs());
 
 /** Every command path: ['train'], ['retriever'], ['retriever', 'serve'], … */
 function paths(cmd: Command, prefix: string[] = []): string[][] {
@@ -67,6 +68,11 @@ test('a command the table accepts then runs for real', async () => {
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /"em":1/);
   assert.match((await sameAnswer(['config', '--steps', '3'])).stdout, /^steps: 3$/m);
+  // The bare config is the table's own answer (the defaults, written at build); any option runs the command.
+  assert.ok(table.find((e) => e.name === 'config')?.bareOutput?.includes('steps: 30\n'));
+  assert.match((await sameAnswer(['config'])).stdout, /^steps: 30$/m);
+  assert.match((await sameAnswer(['config', '--steps', '30'])).stdout, /^steps: 30$/m);
+  assert.match((await sameAnswer(['config', '--docs'])).stdout, /^\| `steps` \|/m);
   // A value the command checks itself (not commander) is refused by the command, after the table.
   assert.match((await sameAnswer(['config', '--steps', 'x'])).stderr, /--steps/);
 });
@@ -80,11 +86,11 @@ test("the built CLI's table is the commands' table", { skip: built ? false : why
   assert.deepEqual(JSON.parse(readFileSync(`${DIST}command-table.json`, 'utf8')), table, 'dist/ is stale: run bash scripts/build.sh');
 });
 
-test('the built CLI answers help and a refused flag without loading any command module or the configuration schema', { skip: built ? false : why }, () => {
+test('the built CLI answers help, refusals and the bare config without loading a command module or the schema', { skip: built ? false : why }, () => {
   // A loader hook that prints every module URL the process loads.
   const hook = `data:text/javascript,${encodeURIComponent('export async function load(u, c, next) { process._rawDebug("LOADED " + u); return next(u, c); }')}`;
   const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(hook)});`)}`;
-  for (const args of [['--help'], ['train', '--help'], ['config', '--help'], ['compare', '--budget-nope']]) {
+  for (const args of [['--help'], ['train', '--help'], ['config', '--help'], ['compare', '--budget-nope'], ['config']]) {
     const r = spawnSync(process.execPath, ['--import', register, BIN, ...args], { encoding: 'utf8', env: { ...process.env, TRACE_RL_RUN_DIST: '1' } });
     const loaded = [...r.stderr.matchAll(/^LOADED (.*)$/gm)].map((m) => m[1]!);
     assert.ok(

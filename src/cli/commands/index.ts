@@ -3,6 +3,12 @@ import type { Command } from 'commander';
 /** A subcommand module: it registers its command (options, help, action) on the program. */
 export interface CommandModule {
   register(program: Command): void;
+  /**
+   * What the command prints when given no argument and no option, for a command whose bare output
+   * depends on the code alone (`config`: the defaults). The build writes it into the command table
+   * (../command-table.ts), which then answers the bare command as it answers help.
+   */
+  bareOutput?(): string;
 }
 
 /**
@@ -31,3 +37,13 @@ export const commands: Record<string, () => Promise<CommandModule>> = {
   diagnose: () => import('./diagnose.ts'),
   env: () => import('./env.ts'),
 };
+
+/** The bare outputs of the commands that declare one, by command name (for the command table). */
+export async function bareOutputs(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [name, load] of Object.entries(commands)) {
+    const module = await load();
+    if (module.bareOutput) out[name] = module.bareOutput();
+  }
+  return out;
+}

@@ -2,10 +2,10 @@
 import { groupBy, seed, testFraction } from '../kind-fields.ts';
 import { envKind, kindObject } from '../kind.ts';
 import type { Environment } from '../types.ts';
-import { BfclEnv } from './env.ts';
 
 export const bfclKind = envKind('bfcl', kindObject('bfcl', { seed, testFraction }), {
-  build(s, { maxTurns }) {
+  async build(s, { maxTurns }) {
+    const { BfclEnv } = await import('./env.ts');
     // No trainable policy here can call BFCL's functions (no such model on CPU): the scripted noisy policy drives it.
     const env = new BfclEnv({ seed: s.seed, testFraction: s.testFraction, maxTurns });
     const heldOut = groupBy(env.test, (p) => `bfcl_${(p.meta?.bfcl as { category: string }).category}`);

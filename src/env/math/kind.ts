@@ -3,9 +3,6 @@ import { z } from 'zod';
 import { envKind, kindObject } from '../kind.ts';
 import type { Environment } from '../types.ts';
 import { codeToolFields, toolDescription, urlError, urlNeeded } from './code-tool-settings.ts';
-import { createCodeTool } from './create-tool.ts';
-import { loadMathDataset } from './datasets.ts';
-import { MathEnv } from './math-env.ts';
 
 const math = kindObject('math', {
   math: z
@@ -30,7 +27,12 @@ const math = kindObject('math', {
 });
 
 export const mathKind = envKind('math', math, {
-  build({ math: m }, { maxTurns }) {
+  async build({ math: m }, { maxTurns }) {
+    const [{ loadMathDataset }, { createCodeTool }, { MathEnv }] = await Promise.all([
+      import('./datasets.ts'),
+      import('./create-tool.ts'),
+      import('./math-env.ts'),
+    ]);
     // The datasets first: a file refused (a duplicate id, an empty file, a folder) is then refused before
     // the code tool starts its sandbox (the pyodide snapshot, seconds of CPU the refusal did not need).
     const test = loadMathDataset(m.testDataset, { limit: m.limit });

@@ -4,8 +4,6 @@ import { seed, successOf, successRule, successThreshold, testFraction, topK } fr
 import { envKind, kindObject } from '../kind.ts';
 import { ANSWER_METRICS } from '../metrics.ts';
 import type { Environment } from '../types.ts';
-import { qaCandidates } from './candidates.ts';
-import { QaEnv } from './qa-env.ts';
 import { checkSource, parseSourceShorthand } from './sources.ts';
 
 /**
@@ -77,7 +75,8 @@ const qa = kindObject('qa', {
 });
 
 export const qaKind = envKind('qa', qa, {
-  build(s, { maxTurns }) {
+  async build(s, { maxTurns }) {
+    const [{ QaEnv }, { qaCandidates }] = await Promise.all([import('./qa-env.ts'), import('./candidates.ts')]);
     const { kind: _kind, successRule: _rule, successThreshold: _threshold, ...options } = s;
     const env = new QaEnv({ ...options, maxTurns, success: successOf(s) });
     return {

@@ -1,11 +1,11 @@
 /** The simulator kind (env.kind simulator): prompts with exactly known success probabilities. */
 import { atLeastHeldOut, questions, seed, testFraction } from '../kind-fields.ts';
 import { envKind, kindObject } from '../kind.ts';
-import { Simulator } from './simulator.ts';
 import type { Environment } from '../types.ts';
 
 export const simulatorKind = envKind('simulator', kindObject('simulator', { seed, questions, testFraction }), {
-  build(s, { maxTurns }) {
+  async build(s, { maxTurns }) {
+    const { Simulator } = await import('./simulator.ts');
     const sim = new Simulator({ seed: s.seed, maxTurns });
     const all = sim.prompts(s.questions);
     const nTest = Math.max(1, Math.round(all.length * s.testFraction));

@@ -4,7 +4,6 @@ import { atLeastHeldOut, questions, seed, successOf, successRule, successThresho
 import { envKind, kindObject } from '../kind.ts';
 import { ANSWER_METRICS } from '../metrics.ts';
 import type { Environment } from '../types.ts';
-import { worldCandidateSource, WorldEnv } from './world-env.ts';
 
 const world = kindObject('world', {
   seed,
@@ -30,7 +29,8 @@ const world = kindObject('world', {
 });
 
 export const worldKind = envKind('world', world, {
-  build(s, { maxTurns }) {
+  async build(s, { maxTurns }) {
+    const { WorldEnv, worldCandidateSource } = await import('./world-env.ts');
     const env = new WorldEnv({
       seed: s.seed,
       questions: s.questions,

@@ -1,13 +1,9 @@
 /** The math-world kind (env.kind math-world): synthetic multi-step word problems for the embedded policy. */
-import { mathCellFeatures } from './features.ts';
 import { z } from 'zod';
 import { groupBy, seed, testFraction } from '../../kind-fields.ts';
 import { envKind, kindObject } from '../../kind.ts';
 import type { CandidateSource, Environment } from '../../types.ts';
 import { codeToolFields, toolDescription, urlError, urlNeeded } from '../code-tool-settings.ts';
-import { createCodeTool } from '../create-tool.ts';
-import { InlineArithmeticTool } from './inline-tool.ts';
-import { MathWorldEnv, worldCandidates } from './math-world-env.ts';
 
 const mathWorld = kindObject('math-world', {
   seed,
@@ -25,7 +21,13 @@ const mathWorld = kindObject('math-world', {
 });
 
 export const mathWorldKind = envKind('math-world', mathWorld, {
-  build(s, { maxTurns }) {
+  async build(s, { maxTurns }) {
+    const [{ createCodeTool }, { InlineArithmeticTool }, { MathWorldEnv, worldCandidates }, { mathCellFeatures }] = await Promise.all([
+      import('../create-tool.ts'),
+      import('./inline-tool.ts'),
+      import('./math-world-env.ts'),
+      import('./features.ts'),
+    ]);
     const m = s.math;
     const tool = m.tool === 'inline' ? new InlineArithmeticTool() : createCodeTool({ ...m, tool: m.tool });
     const env = new MathWorldEnv({ seed: s.seed, problems: m.problems, testFraction: s.testFraction, maxTurns, tool });

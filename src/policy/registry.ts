@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import type { Simulator } from '../env/simulator/simulator.ts';
+import type { Simulator } from '../env/simulator/index.ts';
 import type { Environment } from '../env/types.ts';
 import { defineFamily, discriminatedSchema } from '../util/family.ts';
 import { hasField, knownFields } from '../util/known-fields.ts';
@@ -223,7 +223,7 @@ const BUILT_IN = [
   policyKind('simulator-tabular', simulatorTabular, {
     trainable: true,
     async build(_settings, { envKind, setup }) {
-      const [{ Simulator }, { SimulatorTabularPolicy }] = await Promise.all([import('../env/simulator/simulator.ts'), import('./simulator-tabular.ts')]);
+      const [{ Simulator }, { SimulatorTabularPolicy }] = await Promise.all([import('../env/simulator/index.ts'), import('./simulator-tabular.ts')]);
       if (!(setup?.env instanceof Simulator))
         throw new PolicyConfigError(`policy.kind: simulator-tabular holds one softmax per simulator node; it acts in env.kind simulator only, not ${envKind}`);
       return new SimulatorTabularPolicy(setup.env);

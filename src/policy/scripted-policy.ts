@@ -12,7 +12,7 @@
  * (a 4-hop question leaves a single spare turn). Decisions depend only on the turns so far (its own
  * thoughts included), so it can continue from any prefix.
  */
-import { titlesIn } from '../env/search/search-r1.ts';
+import { titlesIn } from '../env/search/index.ts';
 import { candidatesFrom, worldMeta, type WorldEnv } from '../env/world/index.ts';
 import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
 

@@ -3,7 +3,7 @@
  * tree's probabilities p_b, so `Simulator.trueSuccess` is exactly its success probability. Needs no
  * model, which makes oracle comparisons and predictor calibration cheap.
  */
-import type { SimNode, Simulator } from '../env/simulator/simulator.ts';
+import type { SimNode, Simulator } from '../env/simulator/index.ts';
 import type { EnvPolicies } from './kind.ts';
 import type { Policy, PolicyContext, PolicyOutput } from './types.ts';
 

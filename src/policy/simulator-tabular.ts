@@ -8,7 +8,7 @@
  * It is the simulator's SimPlayer: `Simulator.withPlayer(policy)` makes `trueSuccess` the exact
  * success probability of this policy's current π (allocation's true p, the exact J of evaluation).
  */
-import { type SimNode, type SimPlayer, type Simulator } from '../env/simulator/simulator.ts';
+import { type SimNode, type SimPlayer, type Simulator } from '../env/simulator/index.ts';
 import type { Action, Prompt, Turn } from '../tree/types.ts';
 import { PolicySnapshotError } from './embedded/embedded-policy.ts';
 import { branchEntropy, simulatorTurn } from './simulator-policy.ts';

@@ -10,7 +10,7 @@
  * apply (policy.normalise) is folded into the advantages sent, so the gradient is the same one
  * `tiny-lm` takes in process.
  */
-import { renderQuestion } from '../../env/search/search-r1.ts';
+import { renderQuestion } from '../../env/search/index.ts';
 import type { Prompt, Turn } from '../../tree/types.ts';
 import type { Transcript } from '../../tokens/index.ts';
 import { PolicyCallError } from '../errors.ts';

@@ -1,4 +1,4 @@
-import { ByteLevelDecoder, type Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
+import type { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 
 /**
  * A byte-level BPE tokenizer's decode (GPT-2's scheme: Qwen, Llama 3, Mistral's newer files) written
@@ -31,12 +31,22 @@ function byteOfChar(): Int16Array {
   return table;
 }
 
+/**
+ * What this reads of the tokenizer's decoder: the package's typings do not resolve its decoder classes
+ * under NodeNext (extensionless re-exports), so the fields are named here.
+ */
+interface DecoderView {
+  config?: { type?: unknown };
+  end_of_word_suffix?: unknown;
+  added_tokens?: readonly { content: string }[];
+}
+
 /** The fast decode for `hf`, or undefined when its decoder is not a plain byte-level one (then use `hf.decode`). */
 export function byteLevelDecode(hf: HfTokenizer): FastDecode | undefined {
-  const decoder = hf.decoder;
-  // Only the ByteLevel decoder itself (not a Sequence around it, not a subclass), and no end-of-word
-  // suffix, which decode would replace by spaces afterwards.
-  if (!decoder || decoder.constructor !== ByteLevelDecoder || decoder.end_of_word_suffix) return undefined;
+  const decoder = (hf as unknown as { decoder: DecoderView | null }).decoder;
+  // Only the ByteLevel decoder itself (the class the package makes for that type; not a Sequence around
+  // it), and no end-of-word suffix, which decode would replace by spaces afterwards.
+  if (!decoder || decoder.config?.type !== 'ByteLevel' || decoder.end_of_word_suffix || !Array.isArray(decoder.added_tokens)) return undefined;
   const added = new Set(decoder.added_tokens.map((t) => t.content));
   const byteOf = byteOfChar();
   const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });

@@ -162,14 +162,12 @@ test('token mode sends exactly the text of JSON.stringify({ ...request(ctx), tok
       observation: '\n<information>a\u0001b</information>\n',
       text: '<search>a</search>',
     };
+    const record = { ids: ids(recorded.text), logprobs: ids(recorded.text).map(() => -1), mask: ids(recorded.text).map(() => 1), prompt: 'ids' as const };
     const turns = [
-      {
-        ...recorded,
-        tokens: { ids: ids(recorded.text), logprobs: ids(recorded.text).map(() => -1), mask: ids(recorded.text).map(() => 1), prompt: 'ids' as const },
-      },
+      { ...recorded, tokens: record },
       { thought: 't', action: { type: 'search' as const, input: 'Q "x"' }, observation: '', text: '<search>Q "x"</search>' },
     ];
-    const promptIds = [...ids(rendered), ...turns[0]!.tokens.ids, ...ids(turns[0]!.observation), ...ids(turns[1]!.text)];
+    const promptIds = [...ids(rendered), ...record.ids, ...ids(recorded.observation), ...ids(turns[1]!.text)];
     const expected = (policy: OpenAIPolicy, ctx: Parameters<OpenAIPolicy['request']>[0], prompt: unknown) =>
       JSON.stringify({ ...policy.request(ctx), return_token_ids: true, include_stop_str_in_output: true, no_stop_trim: true, prompt });
     const variants = [

@@ -74,86 +74,44 @@ export function stepEnv<S>(
   return withRetries(ctx, nodeId, rng, (key) => toolAttempt(ctx, key, state, action, guard));
 }
 
-/**
- * Attempts `once` until it is final or out of attempts, backing off in between.
- *
- * This and policyAttempt and settled are promise reactions rather than async functions, each taking the
- * turns of the microtask queue its `await`s took (a reaction runs one turn after the promise it waits on
- * settles, as an `await` resumes; each outer promise is resolved with a plain value, never a promise,
- * so no adoption turns are added): the order in which concurrent calls settle decides admissions under
- * priced budgets, and the golden runs pin it. They run once or twice a turn, and 256 calls in flight
- * each kept these three async frames (generator, register file, await closures) alive.
- */
-function withRetries<S, T>(ctx: CallContext<S>, nodeId: string, rng: Rng, once: (key: string, attempt: number) => Promise<Attempt<T>>): Promise<Attempted<T>> {
+/** Attempts `once` until it is final or out of attempts, backing off in between. */
+async function withRetries<S, T>(
+  ctx: CallContext<S>,
+  nodeId: string,
+  rng: Rng,
+  once: (key: string, attempt: number) => Promise<Attempt<T>>,
+): Promise<Attempted<T>> {
   const max = ctx.settings.retry.maxAttempts;
-  return new Promise<Attempted<T>>((resolve, reject) => {
-    const attemptOnce = (attempt: number): void => {
-      const key = `${nodeId}#${attempt}`;
-      Promise.resolve(once(key, attempt)).then((tried) => {
-        try {
-          if ('final' in tried) return resolve(tried.final);
-          if (!tried.retryable || attempt >= max)
-            return resolve({ ok: false, error: { ...tried.error, message: `${tried.error.message} (attempt ${attempt} of ${max})` } });
-          backoff(ctx, key, attempt, tried.error, rng).then(
-            (waited) => (waited ? attemptOnce(attempt + 1) : resolve(failed('cancelled', 'cancelled during retry backoff').final)),
-            reject,
-          );
-        } catch (e) {
-          reject(e);
-        }
-      }, reject);
-    };
-    attemptOnce(1);
-  });
+  for (let attempt = 1; ; attempt++) {
+    const key = `${nodeId}#${attempt}`;
+    const tried = await once(key, attempt);
+    if ('final' in tried) return tried.final;
+    if (!tried.retryable || attempt >= max) return { ok: false, error: { ...tried.error, message: `${tried.error.message} (attempt ${attempt} of ${max})` } };
+    if (!(await backoff(ctx, key, attempt, tried.error, rng))) return failed('cancelled', 'cancelled during retry backoff').final;
+  }
 }
 
-/** One attempt of a policy call: a request slot, a ledger reservation, the call (reactions as withRetries's). */
-function policyAttempt<S>(ctx: CallContext<S>, call: PolicyCall, key: string, attempt: number): Promise<Attempt<PolicyOutput>> {
-  return new Promise<Attempt<PolicyOutput>>((resolve, reject) => {
-    let slot: Promise<void>;
-    try {
-      slot = Promise.resolve(ctx.semaphore.acquire(ctx.signal, call.priority));
-    } catch {
-      return resolve(failed('cancelled', 'cancelled while waiting for a request slot'));
-    }
-    // Once the slot is held, every way out releases it, then settles the attempt.
-    const done = (value: Attempt<PolicyOutput>) => {
-      ctx.semaphore.release();
-      resolve(value);
-    };
-    const fail = (e: unknown) => {
-      ctx.semaphore.release();
-      reject(e);
-    };
-    const reserved = (reservation: TurnReservation | null) => {
-      try {
-        if (!reservation)
-          return done(
-            ctx.signal?.aborted
-              ? failed('cancelled', 'cancelled while waiting for the budget')
-              : failed('budget', 'the budget ledger refused another policy call'),
-          );
-        settled(reservation, () =>
-          ctx.tape.policy(`policy:${key}`, () => call.guard.run((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)))),
-        ).then(done, fail);
-      } catch (e) {
-        fail(e);
-      }
-    };
-    slot.then(
-      () => {
-        try {
-          // Checked once the call holds its slot, when the spend of the calls before it is known.
-          if (call.admitCost !== undefined && attempt === 1 && ctx.covers && !ctx.covers(call.trajectoryId, call.admitCost))
-            return done(failed('budget', 'the budget left does not cover another trajectory'));
-          Promise.resolve(ctx.ledger.reserveTurn(ctx.settings.maxTokensPerTurn, ctx.signal)).then(reserved, fail);
-        } catch (e) {
-          fail(e);
-        }
-      },
-      () => resolve(failed('cancelled', 'cancelled while waiting for a request slot')),
+async function policyAttempt<S>(ctx: CallContext<S>, call: PolicyCall, key: string, attempt: number): Promise<Attempt<PolicyOutput>> {
+  try {
+    await ctx.semaphore.acquire(ctx.signal, call.priority);
+  } catch {
+    return failed('cancelled', 'cancelled while waiting for a request slot');
+  }
+  try {
+    // Checked once the call holds its slot, when the spend of the calls before it is known.
+    if (call.admitCost !== undefined && attempt === 1 && ctx.covers && !ctx.covers(call.trajectoryId, call.admitCost))
+      return failed('budget', 'the budget left does not cover another trajectory');
+    const reservation = await ctx.ledger.reserveTurn(ctx.settings.maxTokensPerTurn, ctx.signal);
+    if (!reservation)
+      return ctx.signal?.aborted
+        ? failed('cancelled', 'cancelled while waiting for the budget')
+        : failed('budget', 'the budget ledger refused another policy call');
+    return await settled(reservation, () =>
+      ctx.tape.policy(`policy:${key}`, () => call.guard.run((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)))),
     );
-  });
+  } finally {
+    ctx.semaphore.release();
+  }
 }
 
 function policyContext<S>(ctx: CallContext<S>, call: PolicyCall, key: string, signal: AbortSignal) {
@@ -170,53 +128,37 @@ function policyContext<S>(ctx: CallContext<S>, call: PolicyCall, key: string, si
   };
 }
 
-/** Runs a reserved call and settles its reservation: the tokens it generated, or 0 when it failed (reactions as withRetries's). */
-function settled(reservation: TurnReservation, run: () => Promise<PolicyOutput>): Promise<Attempt<PolicyOutput>> {
-  let answer: Promise<PolicyOutput>;
+/** Runs a reserved call and settles its reservation: the tokens it generated, or 0 when it failed. */
+async function settled(reservation: TurnReservation, run: () => Promise<PolicyOutput>): Promise<Attempt<PolicyOutput>> {
   try {
-    answer = Promise.resolve(run());
-  } catch (e) {
-    // A synchronous throw settles at once, as the async function's catch did.
-    try {
-      return Promise.resolve(callFailed(reservation, e));
-    } catch (thrown) {
-      return Promise.reject(thrown);
+    const output = await run();
+    const n = output.generatedTokens;
+    if (!(Number.isInteger(n) && n >= 0 && n <= reservation.maxTokens)) {
+      // A policy that counts more than it was allowed (or no whole count) broke its contract: the call is
+      // charged the most it could cost and the turn fails, naming the count, instead of the step failing
+      // in the ledger.
+      reservation.settle(reservation.maxTokens);
+      const message = `the policy reported ${n} generated tokens for a call of at most ${reservation.maxTokens} (engine.maxTokensPerTurn); a policy's generatedTokens must be a whole number within the call's maxTokens`;
+      return { error: { code: 'server_error', message }, retryable: false };
     }
-  }
-  return answer.then(
-    (output) => {
-      const n = output.generatedTokens;
-      if (!(Number.isInteger(n) && n >= 0 && n <= reservation.maxTokens)) {
-        // A policy that counts more than it was allowed (or no whole count) broke its contract: the call is
-        // charged the most it could cost and the turn fails, naming the count, instead of the step failing
-        // in the ledger.
-        reservation.settle(reservation.maxTokens);
-        const message = `the policy reported ${n} generated tokens for a call of at most ${reservation.maxTokens} (engine.maxTokensPerTurn); a policy's generatedTokens must be a whole number within the call's maxTokens`;
-        return { error: { code: 'server_error', message }, retryable: false };
-      }
-      reservation.settle(n);
-      return { final: { ok: true, value: output } };
-    },
-    (e: unknown) => callFailed(reservation, e),
-  );
-}
-
-/** A reserved call that failed: its reservation settled (or released), and the attempt's outcome; rethrows what is not a call's failure. */
-function callFailed(reservation: TurnReservation, e: unknown): Attempt<PolicyOutput> {
-  if (isCancellation(e)) {
+    reservation.settle(n);
+    return { final: { ok: true, value: output } };
+  } catch (e) {
+    if (isCancellation(e)) {
+      reservation.settle(0);
+      return failed('cancelled', 'cancelled while the call was in flight');
+    }
+    if (!(e instanceof PolicyCallError)) {
+      reservation.release();
+      throw e;
+    }
     reservation.settle(0);
-    return failed('cancelled', 'cancelled while the call was in flight');
+    // A refused request (4xx) whose server says the prompt outgrew the context: the trajectory is too
+    // long, not the server broken (clients map HTTP errors to server_error; only the words tell).
+    if (e.code === 'server_error' && !e.retryable && isContextOverflow(e.message))
+      return { error: { code: 'context_overflow', message: e.message }, retryable: false };
+    return { error: { code: e.code, message: e.message }, retryable: e.retryable && e.code !== 'context_overflow' };
   }
-  if (!(e instanceof PolicyCallError)) {
-    reservation.release();
-    throw e;
-  }
-  reservation.settle(0);
-  // A refused request (4xx) whose server says the prompt outgrew the context: the trajectory is too
-  // long, not the server broken (clients map HTTP errors to server_error; only the words tell).
-  if (e.code === 'server_error' && !e.retryable && isContextOverflow(e.message))
-    return { error: { code: 'context_overflow', message: e.message }, retryable: false };
-  return { error: { code: e.code, message: e.message }, retryable: e.retryable && e.code !== 'context_overflow' };
 }
 
 async function toolAttempt<S>(

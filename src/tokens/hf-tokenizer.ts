@@ -3,6 +3,7 @@ import { InputFileError, readTextFile } from '../util/bounded-read.ts';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
+import { byteLevelDecode } from './byte-level-decode.ts';
 import { TokenizerError, type Tokenizer } from './tokenizer.ts';
 
 /** A model's tokenizer folder: its tokenizer and, when `tokenizer_config.json` has one, its chat template. */
@@ -46,10 +47,13 @@ export function loadHfTokenizer(dir: string, name = `hf:${dir}`): ModelTokenizer
   const hf = new HfTokenizer(readJson(file), config);
   const bosText = tokenText(config.bos_token);
   const bosId = config.add_bos_token === true && bosText ? hf.token_to_id(bosText) : undefined;
+  const hfDecode = (ids: readonly number[]) => hf.decode([...ids], { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+  // Token mode decodes every sampled turn: byte-level vocabularies (Qwen's) take the exact fast path.
+  const fast = byteLevelDecode(hf);
   const tokenizer: Tokenizer = {
     name,
     encode: (text) => hf.encode(text, { add_special_tokens: false }).ids,
-    decode: (ids) => hf.decode([...ids], { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
+    decode: fast ? (ids) => fast(ids) ?? hfDecode(ids) : hfDecode,
     ...(bosId !== undefined ? { bos: bosId } : {}),
   };
   const template = typeof config.chat_template === 'string' ? config.chat_template : undefined;

@@ -5,6 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createEstimator } from '../../src/advantage/index.ts';
 import { WorldEnv } from '../../src/env/index.ts';
 import { buildBatch } from '../../src/export/index.ts';
@@ -128,5 +130,73 @@ test("token mode: the prompt's ids are the prompt's, each turn's record (or its 
     assert.equal(server.bodies[4]!.return_token_ids, true, 'the other fields still go with the ids');
   } finally {
     await server.close();
+  }
+});
+
+test('token mode sends exactly the text of JSON.stringify({ ...request(ctx), token fields, prompt }), whatever the options; a server that refuses ids gets the same body with the text', async () => {
+  // A plain node:http server that keeps each body's raw text (token mode writes it without a body
+  // object); it refuses an id prompt while `refuse` is set, as a server without id prompts does.
+  const raw: string[] = [];
+  let refuse = false;
+  const server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c.toString('utf8')));
+    req.on('end', () => {
+      raw.push(text);
+      const ids = Array.isArray((JSON.parse(text) as { prompt: unknown }).prompt);
+      res.writeHead(refuse && ids ? 400 : 200, { 'content-type': 'application/json' });
+      res.end(
+        refuse && ids
+          ? '{"error":{"message":"prompt must be a string"}}'
+          : JSON.stringify({ choices: [{ text: '<answer>1900</answer>', finish_reason: 'stop' }] }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  try {
+    const rendered = world.render(prompt);
+    const recorded = {
+      thought: '',
+      action: { type: 'search' as const, input: 'a' },
+      observation: '\n<information>a\u0001b</information>\n',
+      text: '<search>a</search>',
+    };
+    const record = { ids: ids(recorded.text), logprobs: ids(recorded.text).map(() => -1), mask: ids(recorded.text).map(() => 1), prompt: 'ids' as const };
+    const turns = [
+      { ...recorded, tokens: record },
+      { thought: 't', action: { type: 'search' as const, input: 'Q "x"' }, observation: '', text: '<search>Q "x"</search>' },
+    ];
+    const promptIds = [...ids(rendered), ...record.ids, ...ids(recorded.observation), ...ids(turns[1]!.text)];
+    const expected = (policy: OpenAIPolicy, ctx: Parameters<OpenAIPolicy['request']>[0], prompt: unknown) =>
+      JSON.stringify({ ...policy.request(ctx), return_token_ids: true, include_stop_str_in_output: true, no_stop_trim: true, prompt });
+    const variants = [
+      {},
+      { topK: 20 },
+      { seed: false },
+      { logprobs: false },
+      { extras: 'vllm' as const },
+      { logprobs: false, seed: false, topP: 0.9, temperature: 0.7 },
+    ];
+    for (const options of variants)
+      for (const greedy of [false, true])
+        for (const maxTokens of [64, 128]) {
+          const label = JSON.stringify({ options, greedy, maxTokens });
+          const policy = new OpenAIPolicy({ baseURLs: [url], model: 'm "q"', mode: 'tokens', transcript, ...options });
+          const ctx = { prompt, rendered, turns, maxTokens, greedy, trajectoryId: 'q/0' };
+          await policy.act({ ...ctx, rng: createRng(3).fork('c') });
+          await policy.act({ ...ctx, rng: createRng(4).fork('c') }); // the second call of a kind reuses its cached frame
+          assert.equal(raw.at(-2), expected(policy, { ...ctx, rng: createRng(3).fork('c') }, promptIds), label);
+          assert.equal(raw.at(-1), expected(policy, { ...ctx, rng: createRng(4).fork('c') }, promptIds), label);
+          // Refused as ids: the same fields (the same seed) with the prompt as text, then text from then on.
+          refuse = true;
+          await policy.act({ ...ctx, rng: createRng(5).fork('c') });
+          refuse = false;
+          const text = rendered + turns.map((t) => t.text + t.observation).join('');
+          assert.equal(raw.at(-2), expected(policy, { ...ctx, rng: createRng(5).fork('c') }, promptIds), label);
+          assert.equal(raw.at(-1), expected(policy, { ...ctx, rng: createRng(5).fork('c') }, text), label);
+        }
+  } finally {
+    await new Promise((r) => server.close(r));
   }
 });

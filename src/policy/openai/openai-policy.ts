@@ -88,7 +88,10 @@ export class OpenAIPolicy implements Policy {
     Omit<OpenAIPolicyOptions, 'topK' | 'system' | 'apiKey' | 'conversation' | 'transcript' | 'maxResponseBytes' | 'stickySlack'>
   > &
     Pick<OpenAIPolicyOptions, 'topK' | 'system' | 'conversation' | 'transcript' | 'stickySlack'>;
-  /** Completions mode: the body's text around its seed and prompt, per maxTokens and greediness (completionsBody). */
+  /**
+   * The body's text around its seed and prompt, per maxTokens and greediness: completions mode's around
+   * the seed and prompt (completionsBody), token mode's before and after the seed (tokensFields).
+   */
   private readonly bodyFrames = new Map<number, { head: string; tail: string }>();
   /** Servers that refused a token-id prompt (HTTP 400/422) and answered the same request as text. */
   private readonly textOnly = new Set<number>();
@@ -200,30 +203,30 @@ export class OpenAIPolicy implements Policy {
       // records: a call encodes only text it has not seen (a text-only turn, a new observation). The
       // prompt goes out as JSON text written from each list's cached text (idsText), not as one array
       // built and serialised anew every call.
-      const lists: string[] = [];
-      pushIds(lists, t.promptIdsView(ctx.rendered));
+      let prompt = withIds('', t.promptIdsView(ctx.rendered));
       let exact = true;
       for (const turn of ctx.turns) {
         if (turn.tokens) {
-          pushIds(lists, turn.tokens.ids);
+          prompt = withIds(prompt, turn.tokens.ids);
           exact &&= turn.tokens.prompt === 'ids';
         } else {
           const ids = t.tokenizer.encode(turnText(turn));
-          if (ids.length > 0) lists.push(listText(ids));
+          if (ids.length > 0) prompt = prompt === '' ? listText(ids) : `${prompt},${listText(ids)}`;
           exact = false;
         }
-        pushIds(lists, t.observationIdsView(turn.observation));
+        prompt = withIds(prompt, t.observationIdsView(turn.observation));
       }
       const text = () =>
         t.promptText(ctx.rendered) + ctx.turns.map((x) => turnText(x) + (x.observation === '' ? '' : t.observationText(x.observation))).join('');
       const client = this.clients[route.index]!;
-      const fields = { ...this.request(ctx), return_token_ids: true, include_stop_str_in_output: true, no_stop_trim: true };
-      const asText = () => client.post('completions', { ...fields, prompt: text() }, ctx.signal);
+      const fields = this.tokensFields(ctx);
+      // The text request is the same body with the prompt as text (rare: a server that refused ids).
+      const asText = () => client.post('completions', { ...(JSON.parse(`${fields}"prompt":""}`) as object), prompt: text() }, ctx.signal);
       let raw: unknown;
       let sentIds = !this.textOnly.has(route.index);
       if (sentIds) {
         try {
-          raw = await client.postJsonText('completions', `${JSON.stringify(fields).slice(0, -1)},"prompt":[${lists.join(',')}]}`, ctx.signal);
+          raw = await client.postJsonText('completions', `${fields}"prompt":[${prompt}]}`, ctx.signal);
         } catch (e) {
           if (!(e instanceof HttpStatusError && (e.status === 400 || e.status === 422)) || /context|too long|maximum/i.test(e.message)) throw e;
           // The server may not take ids: try the same request as text once; if that works, remember it.
@@ -280,6 +283,33 @@ export class OpenAIPolicy implements Policy {
     // request() puts the seed last before the prompt.
     const seed = this.opts.seed && !greedy ? `"seed":${ctx.rng.int(2 ** 31)},` : '';
     return `${frame.head}${seed}"prompt":${JSON.stringify(completionsPrompt(ctx))}${frame.tail}`;
+  }
+
+  /**
+   * Token mode's body up to its prompt, as JSON text: `{"model":…,"no_stop_trim":true,` — the text of
+   * JSON.stringify({ ...this.request(ctx), ...TOKEN_FIELDS, prompt }) before `"prompt"` (a test holds
+   * the two together). Written as completionsBody is: the fields around the seed once per (maxTokens,
+   * greedy), the seed per call, with no body object, no copy of the stop list and no JSON.stringify a call.
+   */
+  private tokensFields(ctx: PolicyContext): string {
+    const greedy = ctx.greedy === true;
+    const key = greedy ? -ctx.maxTokens - 1 : ctx.maxTokens;
+    let frame = this.bodyFrames.get(key);
+    if (frame === undefined) {
+      // As in completionsBody: from request() itself, with a generator of its own.
+      const fields = Object.entries({ ...this.request({ ...ctx, rng: createRng(0), rendered: '', turns: [] }), ...TOKEN_FIELDS });
+      const at = fields.findIndex(([k]) => k === 'seed');
+      const before = at < 0 ? fields : fields.slice(0, at);
+      const after = at < 0 ? [] : fields.slice(at + 1);
+      frame = {
+        head: `${JSON.stringify(Object.fromEntries(before)).slice(0, -1)},`,
+        tail: after.length === 0 ? '' : `${JSON.stringify(Object.fromEntries(after)).slice(1, -1)},`,
+      };
+      if (this.bodyFrames.size >= 64) this.bodyFrames.clear(); // a caller that varies maxTokens call by call
+      this.bodyFrames.set(key, frame);
+    }
+    const seed = this.opts.seed && !greedy ? `"seed":${ctx.rng.int(2 ** 31)},` : '';
+    return `${frame.head}${seed}${frame.tail}`;
   }
 
   /** The JSON body for one call (exposed for tests and docs). */
@@ -349,12 +379,16 @@ const idsText = new WeakMap<readonly number[], { length: number; text: string }>
 
 const listText = (ids: readonly number[]) => JSON.stringify(ids).slice(1, -1);
 
-function pushIds(lists: string[], ids: readonly number[]): void {
-  if (ids.length === 0) return;
+/** `prompt` (id lists' text so far) with `ids` appended, comma-separated: concatenated, not joined from an array. */
+function withIds(prompt: string, ids: readonly number[]): string {
+  if (ids.length === 0) return prompt;
   let known = idsText.get(ids);
   if (known === undefined || known.length !== ids.length) idsText.set(ids, (known = { length: ids.length, text: listText(ids) }));
-  lists.push(known.text);
+  return prompt === '' ? known.text : `${prompt},${known.text}`;
 }
+
+/** What token mode adds to request(): ids back, the stop string kept in the text and in the ids. */
+const TOKEN_FIELDS = { return_token_ids: true, include_stop_str_in_output: true, no_stop_trim: true } as const;
 
 /** Completions mode's prompt: the rendered prompt, then each turn's text and observation. */
 function completionsPrompt(ctx: PolicyContext): string {

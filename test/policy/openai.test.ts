@@ -4,14 +4,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { WorldEnv } from '../../src/env/index.ts';
 import { OpenAIPolicy, Router, restoreStopTag } from '../../src/policy/index.ts';
 import { runStep } from '../../src/rollout/index.ts';
 import { leaves, pathTo, type RolloutTree } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { startStandIn, type Fault, type StandInOptions } from './openai-stand-in.ts';
+import { rawBodyServer, REQUEST_VARIANTS } from './raw-bodies.ts';
 
 const env = new WorldEnv({ seed: 1, questions: 200 });
 const prompts = env.train.filter((p) => (p.meta as { world: { hops: number } }).world.hops === 1).slice(0, 3);
@@ -93,34 +92,14 @@ test('vLLM extras: token ids and logprobs kept per token, stop string included b
 });
 
 test('completions mode sends exactly JSON.stringify(request(ctx)), whatever the options, greedy or sampled', async () => {
-  // A plain node:http server that keeps each body's raw text (the stand-in parses it, and the text is
-  // what is checked here: completions mode writes it without a body object) and answers one turn.
-  const raw: string[] = [];
-  const server = createServer((req, res) => {
-    let text = '';
-    req.on('data', (c: Buffer) => (text += c.toString('utf8')));
-    req.on('end', () => {
-      raw.push(text);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ choices: [{ text: '<answer>1900</answer>', finish_reason: 'stop' }] }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  // The raw text is checked here (the stand-in parses bodies): completions mode writes it without a body object.
+  const { url, raw, close } = await rawBodyServer();
   try {
     const prompt = prompts[0]!;
     const turns = [
       { thought: 't', action: { type: 'search', input: 'Q "x"' }, observation: '\n<information>a\u0001b</information>\n', text: '<search>Q "x"</search>' },
     ];
-    const variants = [
-      {},
-      { topK: 20 },
-      { seed: false },
-      { logprobs: false },
-      { extras: 'vllm' as const },
-      { logprobs: false, seed: false, topP: 0.9, temperature: 0.7 },
-    ];
-    for (const options of variants)
+    for (const options of REQUEST_VARIANTS)
       for (const greedy of [false, true])
         for (const maxTokens of [64, 128]) {
           const policy = new OpenAIPolicy({ baseURLs: [url], model: 'm "q"', ...options });
@@ -131,7 +110,7 @@ test('completions mode sends exactly JSON.stringify(request(ctx)), whatever the 
           assert.equal(raw.at(-1), JSON.stringify(policy.request({ ...ctx, rng: createRng(4).fork('c') })), JSON.stringify({ options, greedy, maxTokens }));
         }
   } finally {
-    await new Promise((r) => server.close(r));
+    await close();
   }
 });
 

@@ -5,8 +5,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createEstimator } from '../../src/advantage/index.ts';
 import { WorldEnv } from '../../src/env/index.ts';
 import { buildBatch } from '../../src/export/index.ts';
@@ -16,6 +14,7 @@ import { codepointTokenizer, Transcript } from '../../src/tokens/index.ts';
 import { addTurn, createTree, endTrajectory } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
 import { startStandIn } from './openai-stand-in.ts';
+import { rawBodyServer, REQUEST_VARIANTS } from './raw-bodies.ts';
 
 const world = new WorldEnv({ seed: 7, questions: 60 });
 const prompt = world.test[0]!;
@@ -134,26 +133,12 @@ test("token mode: the prompt's ids are the prompt's, each turn's record (or its 
 });
 
 test('token mode sends exactly the text of JSON.stringify({ ...request(ctx), token fields, prompt }), whatever the options; a server that refuses ids gets the same body with the text', async () => {
-  // A plain node:http server that keeps each body's raw text (token mode writes it without a body
-  // object); it refuses an id prompt while `refuse` is set, as a server without id prompts does.
-  const raw: string[] = [];
+  // The raw text is checked (token mode writes it without a body object); an id prompt is refused while
+  // `refuse` is set, as a server without id prompts does.
   let refuse = false;
-  const server = createServer((req, res) => {
-    let text = '';
-    req.on('data', (c: Buffer) => (text += c.toString('utf8')));
-    req.on('end', () => {
-      raw.push(text);
-      const ids = Array.isArray((JSON.parse(text) as { prompt: unknown }).prompt);
-      res.writeHead(refuse && ids ? 400 : 200, { 'content-type': 'application/json' });
-      res.end(
-        refuse && ids
-          ? '{"error":{"message":"prompt must be a string"}}'
-          : JSON.stringify({ choices: [{ text: '<answer>1900</answer>', finish_reason: 'stop' }] }),
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  const { url, raw, close } = await rawBodyServer((text) =>
+    refuse && Array.isArray((JSON.parse(text) as { prompt: unknown }).prompt) ? '{"error":{"message":"prompt must be a string"}}' : undefined,
+  );
   try {
     const rendered = world.render(prompt);
     const recorded = {
@@ -170,15 +155,7 @@ test('token mode sends exactly the text of JSON.stringify({ ...request(ctx), tok
     const promptIds = [...ids(rendered), ...record.ids, ...ids(recorded.observation), ...ids(turns[1]!.text)];
     const expected = (policy: OpenAIPolicy, ctx: Parameters<OpenAIPolicy['request']>[0], prompt: unknown) =>
       JSON.stringify({ ...policy.request(ctx), return_token_ids: true, include_stop_str_in_output: true, no_stop_trim: true, prompt });
-    const variants = [
-      {},
-      { topK: 20 },
-      { seed: false },
-      { logprobs: false },
-      { extras: 'vllm' as const },
-      { logprobs: false, seed: false, topP: 0.9, temperature: 0.7 },
-    ];
-    for (const options of variants)
+    for (const options of REQUEST_VARIANTS)
       for (const greedy of [false, true])
         for (const maxTokens of [64, 128]) {
           const label = JSON.stringify({ options, greedy, maxTokens });
@@ -197,6 +174,6 @@ test('token mode sends exactly the text of JSON.stringify({ ...request(ctx), tok
           assert.equal(raw.at(-1), expected(policy, { ...ctx, rng: createRng(5).fork('c') }, text), label);
         }
   } finally {
-    await new Promise((r) => server.close(r));
+    await close();
   }
 });

@@ -19,6 +19,7 @@ import { taskPrompt } from '../../../src/env/remote/tasks.ts';
 import { worldKind } from '../../../src/env/world/kind.ts';
 import { RunStore } from '../../../src/store/index.ts';
 import { train } from '../../../src/train/index.ts';
+import { SMALL_TRACE_RUN } from './served-world.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'trace-costs-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -40,13 +41,8 @@ for (const fork of [false, true])
       out,
       clock: () => t++,
       config: {
-        seed: 11,
-        steps: 2,
-        pool: 8,
+        ...SMALL_TRACE_RUN,
         engine: { maxTurns: MAX_TURNS },
-        strategy: { name: 'trace', preset: 'paper', budget: 24, continuations: 2 },
-        predictor: { useGold: false },
-        policy: { kind: 'embedded', warmStart: 'none' },
         eval: { every: 1, questions: TEST_TASKS },
         env: {
           kind: 'agentgym',

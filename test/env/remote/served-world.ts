@@ -18,3 +18,17 @@ export function servedWorld(world: EnvironmentSetup, maxSessions: number) {
 
 /** `served` over OpenEnv's protocol on a real port (0: any free one). */
 export const serveOpenEnv = (served: ServedEnv, port = 0) => serveEnvironment(served, 'openenv', { port, maxBodyBytes: 1 << 20 });
+
+/**
+ * The small run the served-world tests train (trace at the paper's preset, the embedded policy, no gold
+ * predictor): what they compare — trees, costs, the server's counts — is the same run's, in process and
+ * over the wire. Each test adds its engine, eval and env settings.
+ */
+export const SMALL_TRACE_RUN = {
+  seed: 11,
+  steps: 2,
+  pool: 8,
+  strategy: { name: 'trace', preset: 'paper', budget: 24, continuations: 2 },
+  predictor: { useGold: false },
+  policy: { kind: 'embedded', warmStart: 'none' },
+};

@@ -16,7 +16,7 @@ import { worldKind } from '../../../src/env/world/kind.ts';
 import { readStepDetails } from '../../../src/record/index.ts';
 import { RunStore } from '../../../src/store/index.ts';
 import { ConfigError, parseTrainConfig, train } from '../../../src/train/index.ts';
-import { servedWorld } from './served-world.ts';
+import { servedWorld, SMALL_TRACE_RUN } from './served-world.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'trace-workers-load-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -35,13 +35,8 @@ test('with engine.workers: 2 the environment steps, resets and forks a run repor
     out,
     clock: () => t++,
     config: {
-      seed: 11,
-      steps: 2,
-      pool: 8,
+      ...SMALL_TRACE_RUN,
       engine: { maxTurns: MAX_TURNS, workers: 2 },
-      strategy: { name: 'trace', preset: 'paper', budget: 24, continuations: 2 },
-      predictor: { useGold: false },
-      policy: { kind: 'embedded', warmStart: 'none' },
       eval: { every: 100 },
       env: {
         kind: 'agentgym',

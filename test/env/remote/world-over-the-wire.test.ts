@@ -34,6 +34,7 @@ import { replayLine } from '../../../src/diagnose/format.ts';
 import { EmbeddedPolicy } from '../../../src/policy/index.ts';
 import { createRng } from '../../../src/util/rng.ts';
 import type { RolloutTree, TreeNode } from '../../../src/tree/types.ts';
+import { SMALL_TRACE_RUN } from './served-world.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'trace-wire-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -52,16 +53,7 @@ const tasksFile = (param: 'seed' | 'data_idx', which: 'train' | 'test') => {
   return { file };
 };
 
-const common = {
-  seed: 11,
-  steps: 2,
-  pool: 8,
-  engine: { maxTurns: MAX_TURNS },
-  strategy: { name: 'trace', preset: 'paper', budget: 24, continuations: 2 },
-  predictor: { useGold: false },
-  policy: { kind: 'embedded', warmStart: 'none' },
-  eval: { every: 1, questions: 6 },
-};
+const common = { ...SMALL_TRACE_RUN, engine: { maxTurns: MAX_TURNS }, eval: { every: 1, questions: 6 } };
 const wire = (kind: 'openenv' | 'agentgym', url: string | string[], extra: object = {}) => ({
   ...common,
   env: {

@@ -41,8 +41,8 @@ function dataset(name: string, count: number, long: ReadonlySet<number>): string
   return file;
 }
 
-const evalArgs = (data: string, out: string) => [
-  'eval',
+/** The policy (trace-rl serve's tiny model), the dataset and the turn bounds eval and diagnose share here. */
+const asked = (data: string) => [
   '--policy',
   'openai',
   '--base-url',
@@ -53,17 +53,12 @@ const evalArgs = (data: string, out: string) => [
   'qa',
   '--datasets',
   data,
-  '--split',
-  'all',
   '--max-turns',
   '2',
   '--max-tokens',
   '16',
-  '--out',
-  out,
-  '--json',
-  '--quiet',
 ];
+const evalArgs = (data: string, out: string) => ['eval', ...asked(data), '--split', 'all', '--out', out, '--json', '--quiet'];
 
 test('eval: the question too long for the context is skipped before it runs, named on stderr and counted beside n', async () => {
   const out = path.join(root, 'one-long');
@@ -101,31 +96,7 @@ test('diagnose: refused prompts are replaced by the next of the seeded order, co
   // Three that fit and three too long: the sample of three is the three that fit, whatever the order
   // (seed 3 puts long ones among the first three, so some are asked and replaced).
   const data = dataset('diag', 6, new Set([0, 2, 4]));
-  const r = await runCli([
-    'diagnose',
-    '--policy',
-    'openai',
-    '--base-url',
-    `${server.url}/v1`,
-    '--model',
-    'tiny',
-    '--env',
-    'qa',
-    '--datasets',
-    data,
-    '--prompts',
-    '3',
-    '--k',
-    '2',
-    '--max-turns',
-    '2',
-    '--max-tokens',
-    '16',
-    '--seed',
-    '3',
-    '--json',
-    '--quiet',
-  ]);
+  const r = await runCli(['diagnose', ...asked(data), '--prompts', '3', '--k', '2', '--seed', '3', '--json', '--quiet']);
   assert.equal(r.code, 0, r.stderr);
   const d = JSON.parse(r.stdout) as { prompts: number; skipped?: number; failed: number };
   assert.equal(d.prompts, 3);

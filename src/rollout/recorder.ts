@@ -120,9 +120,10 @@ export class Recording {
  */
 export interface Tape {
   readonly mode: 'live' | 'record' | 'replay';
-  policy(key: string, call: () => Promise<PolicyOutput>): Promise<PolicyOutput>;
+  /** `at`: the call's node id and attempt (`<node id>#<attempt>`); the tape's key is `policy:<at>` (a live tape needs none). */
+  policy(at: string, call: () => Promise<PolicyOutput>): Promise<PolicyOutput>;
   /** The state is undefined in replay mode (the engine keeps its previous state, which is never used). */
-  step<S>(key: string, call: () => Promise<StepOutcome<S>>): Promise<{ record: StepRecord; state?: S }>;
+  step<S>(at: string, call: () => Promise<StepOutcome<S>>): Promise<{ record: StepRecord; state?: S }>;
 }
 
 /**
@@ -156,7 +157,8 @@ function liveRecord<S>(o: StepOutcome<S>): { record: StepRecord; state?: S } {
 export function recordTape(into: Recording, isCancellation: (e: unknown) => boolean): Tape {
   return {
     mode: 'record',
-    async policy(key, call) {
+    async policy(at, call) {
+      const key = `policy:${at}`;
       try {
         const output = await call();
         into.add({ key, kind: 'policy', output: JSON.parse(JSON.stringify(output)) as PolicyOutput });
@@ -166,7 +168,8 @@ export function recordTape(into: Recording, isCancellation: (e: unknown) => bool
         throw e;
       }
     },
-    async step(key, call) {
+    async step(at, call) {
+      const key = `tool:${at}`;
       try {
         const o = await call();
         const record = stripState(o);
@@ -189,13 +192,15 @@ export function replayTape(from: Recording): Tape {
   };
   return {
     mode: 'replay',
-    async policy(key) {
+    async policy(at) {
+      const key = `policy:${at}`;
       const e = get(key);
       if (e.kind === 'policy') return structuredClone(e.output) as PolicyOutput;
       if (e.kind === 'policy_error') throw new PolicyCallError(e.code, e.message, e.retryable);
       throw new ReplayMissError(`entry "${key}" is a ${e.kind}, expected a policy response`);
     },
-    async step(key) {
+    async step(at) {
+      const key = `tool:${at}`;
       const e = get(key);
       if (e.kind === 'step') return { record: structuredClone(e.outcome) };
       if (e.kind === 'tool_error') throw new ToolStepError(e.message);

@@ -47,71 +47,92 @@ export interface PolicyCall {
 
 export type Attempted<T> = { ok: true; value: T } | { ok: false; error: TurnError };
 
-/** One attempt's outcome: final (success, or a failure no retry helps), or a failure worth retrying. */
-type Attempt<T> = { final: Attempted<T> } | { error: TurnError; retryable: boolean };
+/** A failed attempt: what went wrong, and whether another attempt may help. */
+type Failure = { error: TurnError; retryable: boolean };
 
-const failed = (code: TurnError['code'], message: string) => ({ final: { ok: false as const, error: { code, message } } });
+const refused = (code: TurnError['code'], message: string) => ({ ok: false as const, error: { code, message } });
+
+/** The failure after the last attempt, naming how many were made. */
+const exhausted = (f: Failure, attempt: number, max: number) => refused(f.error.code, `${f.error.message} (attempt ${attempt} of ${max})`);
 
 /**
- * One policy call with retries. Per attempt: wait for a semaphore permit, reserve (waiting while other
- * calls' reservations may still leave room) one call of up to maxTokensPerTurn tokens in the ledger,
- * call, settle. A failed attempt settles 0 tokens but counts the call: the request was made and the
- * server spent work on it.
+ * One policy call with retries. Per attempt: a semaphore permit, a reservation in the ledger of one
+ * call of up to maxTokensPerTurn tokens (waiting while other calls' reservations may still leave room),
+ * the call, then its settlement. A failed attempt settles 0 tokens but counts the call: the request was
+ * made and the server spent work on it.
+ *
+ * The whole loop is one async function, and a reservation that fits is taken without waiting: with thousands of calls in flight, every async function or awaited promise a call passes
+ * through stays alive (its frame, promise, reactions and closures) for the call's whole round trip, and
+ * each young-generation collection meanwhile copies it.
  */
-export function callPolicy<S>(ctx: CallContext<S>, call: PolicyCall): Promise<Attempted<PolicyOutput>> {
-  return withRetries(ctx, call.nodeId, call.rng, (key, attempt) => policyAttempt(ctx, call, key, attempt));
-}
-
-/** One environment step with retries; any error the environment throws is a tool error. */
-export function stepEnv<S>(
-  ctx: CallContext<S>,
-  nodeId: string,
-  state: S,
-  action: Action,
-  rng: Rng,
-  guard: CallGuard,
-): Promise<Attempted<{ record: StepRecord; state?: S }>> {
-  return withRetries(ctx, nodeId, rng, (key) => toolAttempt(ctx, key, state, action, guard));
-}
-
-/** Attempts `once` until it is final or out of attempts, backing off in between. */
-async function withRetries<S, T>(
-  ctx: CallContext<S>,
-  nodeId: string,
-  rng: Rng,
-  once: (key: string, attempt: number) => Promise<Attempt<T>>,
-): Promise<Attempted<T>> {
+export async function callPolicy<S>(ctx: CallContext<S>, call: PolicyCall): Promise<Attempted<PolicyOutput>> {
   const max = ctx.settings.retry.maxAttempts;
+  const maxTokens = ctx.settings.maxTokensPerTurn;
   for (let attempt = 1; ; attempt++) {
-    const key = `${nodeId}#${attempt}`;
-    const tried = await once(key, attempt);
-    if ('final' in tried) return tried.final;
-    if (!tried.retryable || attempt >= max) return { ok: false, error: { ...tried.error, message: `${tried.error.message} (attempt ${attempt} of ${max})` } };
-    if (!(await backoff(ctx, key, attempt, tried.error, rng))) return failed('cancelled', 'cancelled during retry backoff').final;
+    const key = `${call.nodeId}#${attempt}`;
+    // Awaited even when a permit is free: that turn of the microtask queue lets the calls answered
+    // meanwhile settle first, and under priced budgets a plan then does not depend on the concurrency
+    // (test/rollout/budget-units.test.ts).
+    try {
+      await ctx.semaphore.acquire(ctx.signal, call.priority);
+    } catch {
+      return refused('cancelled', 'cancelled while waiting for a request slot');
+    }
+    let failure: Failure;
+    try {
+      // Checked once the call holds its slot, when the spend of the calls before it is known.
+      if (call.admitCost !== undefined && attempt === 1 && ctx.covers && !ctx.covers(call.trajectoryId, call.admitCost))
+        return refused('budget', 'the budget left does not cover another trajectory');
+      const reservation = ctx.ledger.tryReserveTurn(maxTokens) ?? (await ctx.ledger.reserveTurn(maxTokens, ctx.signal));
+      if (!reservation)
+        return ctx.signal?.aborted
+          ? refused('cancelled', 'cancelled while waiting for the budget')
+          : refused('budget', 'the budget ledger refused another policy call');
+      let output: PolicyOutput | undefined;
+      try {
+        output = await ctx.tape.policy(key, () => call.guard.run((signal) => ctx.policy.act(policyContext(ctx, call, key, signal))));
+      } catch (e) {
+        const f = failedCall(e, reservation);
+        if ('ok' in f) return f;
+        failure = f;
+      }
+      if (output !== undefined) {
+        const n = output.generatedTokens;
+        if (Number.isInteger(n) && n >= 0 && n <= reservation.maxTokens) {
+          reservation.settle(n);
+          return { ok: true, value: output };
+        }
+        // A policy that counts more than it was allowed (or no whole count) broke its contract: the call is
+        // charged the most it could cost and the turn fails, naming the count, instead of the step failing
+        // in the ledger.
+        reservation.settle(reservation.maxTokens);
+        const message = `the policy reported ${n} generated tokens for a call of at most ${reservation.maxTokens} (engine.maxTokensPerTurn); a policy's generatedTokens must be a whole number within the call's maxTokens`;
+        failure = { error: { code: 'server_error', message }, retryable: false };
+      }
+    } finally {
+      ctx.semaphore.release();
+    }
+    if (!failure!.retryable || attempt >= max) return exhausted(failure!, attempt, max);
+    if (!(await backoff(ctx, key, attempt, failure!.error, call.rng))) return refused('cancelled', 'cancelled during retry backoff');
   }
 }
 
-async function policyAttempt<S>(ctx: CallContext<S>, call: PolicyCall, key: string, attempt: number): Promise<Attempt<PolicyOutput>> {
-  try {
-    await ctx.semaphore.acquire(ctx.signal, call.priority);
-  } catch {
-    return failed('cancelled', 'cancelled while waiting for a request slot');
+/** A call that threw, its reservation settled at 0 tokens (released for an error that is not the call's): a final refusal, or a failure a retry may mend. */
+function failedCall(e: unknown, reservation: TurnReservation): Failure | { ok: false; error: TurnError } {
+  if (isCancellation(e)) {
+    reservation.settle(0);
+    return refused('cancelled', 'cancelled while the call was in flight');
   }
-  try {
-    // Checked once the call holds its slot, when the spend of the calls before it is known.
-    if (call.admitCost !== undefined && attempt === 1 && ctx.covers && !ctx.covers(call.trajectoryId, call.admitCost))
-      return failed('budget', 'the budget left does not cover another trajectory');
-    const reservation = await ctx.ledger.reserveTurn(ctx.settings.maxTokensPerTurn, ctx.signal);
-    if (!reservation)
-      return ctx.signal?.aborted
-        ? failed('cancelled', 'cancelled while waiting for the budget')
-        : failed('budget', 'the budget ledger refused another policy call');
-    return await settled(reservation, () =>
-      ctx.tape.policy(`policy:${key}`, () => call.guard.run((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)))),
-    );
-  } finally {
-    ctx.semaphore.release();
+  if (!(e instanceof PolicyCallError)) {
+    reservation.release();
+    throw e;
   }
+  reservation.settle(0);
+  // A refused request (4xx) whose server says the prompt outgrew the context: the trajectory is too
+  // long, not the server broken (clients map HTTP errors to server_error; only the words tell).
+  if (e.code === 'server_error' && !e.retryable && isContextOverflow(e.message))
+    return { error: { code: 'context_overflow', message: e.message }, retryable: false };
+  return { error: { code: e.code, message: e.message }, retryable: e.retryable && e.code !== 'context_overflow' };
 }
 
 function policyContext<S>(ctx: CallContext<S>, call: PolicyCall, key: string, signal: AbortSignal) {
@@ -128,67 +149,38 @@ function policyContext<S>(ctx: CallContext<S>, call: PolicyCall, key: string, si
   };
 }
 
-/** Runs a reserved call and settles its reservation: the tokens it generated, or 0 when it failed. */
-async function settled(reservation: TurnReservation, run: () => Promise<PolicyOutput>): Promise<Attempt<PolicyOutput>> {
-  try {
-    const output = await run();
-    const n = output.generatedTokens;
-    if (!(Number.isInteger(n) && n >= 0 && n <= reservation.maxTokens)) {
-      // A policy that counts more than it was allowed (or no whole count) broke its contract: the call is
-      // charged the most it could cost and the turn fails, naming the count, instead of the step failing
-      // in the ledger.
-      reservation.settle(reservation.maxTokens);
-      const message = `the policy reported ${n} generated tokens for a call of at most ${reservation.maxTokens} (engine.maxTokensPerTurn); a policy's generatedTokens must be a whole number within the call's maxTokens`;
-      return { error: { code: 'server_error', message }, retryable: false };
-    }
-    reservation.settle(n);
-    return { final: { ok: true, value: output } };
-  } catch (e) {
-    if (isCancellation(e)) {
-      reservation.settle(0);
-      return failed('cancelled', 'cancelled while the call was in flight');
-    }
-    if (!(e instanceof PolicyCallError)) {
-      reservation.release();
-      throw e;
-    }
-    reservation.settle(0);
-    // A refused request (4xx) whose server says the prompt outgrew the context: the trajectory is too
-    // long, not the server broken (clients map HTTP errors to server_error; only the words tell).
-    if (e.code === 'server_error' && !e.retryable && isContextOverflow(e.message))
-      return { error: { code: 'context_overflow', message: e.message }, retryable: false };
-    return { error: { code: e.code, message: e.message }, retryable: e.retryable && e.code !== 'context_overflow' };
-  }
-}
-
-async function toolAttempt<S>(
+/**
+ * One environment step with retries, one async function as callPolicy is. Any error the environment
+ * throws is a tool error. A tool that never answers must not stall the step: the policy call's timeout
+ * applies (it fails as a tool_error and is retried); cancellation still wins.
+ */
+export async function stepEnv<S>(
   ctx: CallContext<S>,
-  key: string,
+  nodeId: string,
   state: S,
   action: Action,
+  rng: Rng,
   guard: CallGuard,
-): Promise<Attempt<{ record: StepRecord; state?: S }>> {
+): Promise<Attempted<{ record: StepRecord; state?: S }>> {
+  const max = ctx.settings.retry.maxAttempts;
   const isToolCall = action.type !== 'answer' && action.type !== 'invalid';
-  if (ctx.signal?.aborted) return failed('cancelled', 'cancelled before the tool call');
-  try {
-    // A tool that never answers must not stall the step: the same timeout as a policy call applies
-    // (it fails as a tool_error and is retried); cancellation still wins.
-    const result = await ctx.tape.step(`tool:${key}`, async () => {
-      try {
-        return await guard.run((signal) => ctx.env.step(state, action, { signal }));
-      } catch (e) {
-        if (ctx.signal?.aborted) throw new CancelledError('cancelled');
-        throw e;
-      }
-    });
-    if (isToolCall && !result.record.invalid) ctx.ledger.recordToolCall();
-    return { final: { ok: true, value: result } };
-  } catch (e) {
-    if (isCancellation(e)) return failed('cancelled', 'cancelled during the tool call');
-    if (isToolCall) ctx.ledger.recordToolCall();
-    // An environment may mark a failure final (a server that hangs would hang again): no retry.
-    const final = (e as { retryable?: unknown } | null)?.retryable === false;
-    return { error: { code: 'tool_error', message: e instanceof Error ? e.message : String(e) }, retryable: !final };
+  for (let attempt = 1; ; attempt++) {
+    const key = `${nodeId}#${attempt}`;
+    if (ctx.signal?.aborted) return refused('cancelled', 'cancelled before the tool call');
+    let failure: Failure;
+    try {
+      const result = await ctx.tape.step(key, () => guard.run((signal) => ctx.env.step(state, action, { signal })));
+      if (isToolCall && !result.record.invalid) ctx.ledger.recordToolCall();
+      return { ok: true, value: result };
+    } catch (e) {
+      if (isCancellation(e) || ctx.signal?.aborted) return refused('cancelled', 'cancelled during the tool call');
+      if (isToolCall) ctx.ledger.recordToolCall();
+      // An environment may mark a failure final (a server that hangs would hang again): no retry.
+      const final = (e as { retryable?: unknown } | null)?.retryable === false;
+      failure = { error: { code: 'tool_error', message: e instanceof Error ? e.message : String(e) }, retryable: !final };
+    }
+    if (!failure.retryable || attempt >= max) return exhausted(failure, attempt, max);
+    if (!(await backoff(ctx, key, attempt, failure.error, rng))) return refused('cancelled', 'cancelled during retry backoff');
   }
 }
 

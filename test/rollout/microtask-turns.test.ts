@@ -1,9 +1,10 @@
 /**
  * How many turns of the microtask queue the engine takes between a policy's answer and the tool step it
  * leads to, and between the tool's answer and the next policy call. Under priced budgets the order in
- * which concurrent calls settle decides admissions (the golden runs pin the trees that follow); the
- * engine's layers are promise reactions in places (call guard, live tape, retried calls) that must take
- * the turns the async functions they replaced took. These counts are the async functions' ones.
+ * which concurrent calls settle decides admissions (the golden runs pin the trees that follow), so a
+ * change to the engine's layers that moves these counts changes those trees: it must be meant, and the
+ * golden hashes updated with it. The counts are those of the retried calls as one async function each
+ * (callPolicy, stepEnv), since 2026-12-08; before, with an async function per layer, 6 and 10.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -82,9 +83,9 @@ async function measure(fail?: (ctx: PolicyContext) => Error | undefined, traject
   return log;
 }
 
-test('microtask turns from a policy answer to its tool step and from a tool answer to the next call (the async functions’ counts)', async () => {
+test('microtask turns from a policy answer to its tool step and from a tool answer to the next call', async () => {
   const log = await measure();
-  assert.deepEqual(log, ['act+2', 'answered', 'step+6', 'stepped', 'act+10', 'answered', 'step+6', 'stepped', 'act+10', 'answered', 'step+6', 'stepped']);
+  assert.deepEqual(log, ['act+1', 'answered', 'step+4', 'stepped', 'act+7', 'answered', 'step+4', 'stepped', 'act+7', 'answered', 'step+4', 'stepped']);
 });
 
 test('microtask turns from a failed attempt to its retry, and from a call that failed for good to the next trajectory’s first call', async () => {
@@ -92,8 +93,8 @@ test('microtask turns from a failed attempt to its retry, and from a call that f
   const retried = await measure((ctx) =>
     ctx.turns.length === 1 && ctx.callId?.endsWith('#1') ? new PolicyCallError('server_error', 'down', true) : undefined,
   );
-  assert.deepEqual(retried.slice(4, 9), ['act+10', 'failed', 'act+9', 'answered', 'step+6']);
+  assert.deepEqual(retried.slice(4, 9), ['act+7', 'failed', 'act+6', 'answered', 'step+4']);
   // Each trajectory's first call fails and is not retried: the next trajectory takes the slot.
   const ended = await measure((ctx) => (ctx.turns.length === 0 ? new PolicyCallError('server_error', 'bad request', false) : undefined), 2);
-  assert.deepEqual(ended, ['act+2', 'failed', 'act+6', 'failed']);
+  assert.deepEqual(ended, ['act+1', 'failed', 'act+4', 'failed']);
 });

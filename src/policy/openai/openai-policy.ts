@@ -246,7 +246,7 @@ export class OpenAIPolicy implements Policy {
         if (t.tokenizer.prepare) await t.tokenizer.prepare([tag]);
         const extra = t.tokenizer.encode(tag);
         span.ids.push(...extra);
-        span.mask.push(...extra.map(() => 0));
+        span.mask = [...span.mask, ...extra.map(() => 0)]; // the span's mask is a shared one (allSampled)
         span.logprobs.push(...extra.map(() => 0));
       }
       return output(full, r, ctx, span);

@@ -81,10 +81,23 @@ export function tokenSpan(r: ParsedResponse, prompt: 'ids' | 'text'): TokenSpan 
   if (!r.tokenIds) return undefined;
   const logprobs = r.logprobs && r.logprobs.length === r.tokenIds.length ? r.logprobs : undefined;
   if (!logprobs) return undefined;
-  // Made at its final length (push grows an array half as large again, and the slack stays with the tree).
-  const mask = new Array<number>(logprobs.length).fill(1);
-  return { ids: r.tokenIds, logprobs, mask, prompt };
+  return { ids: r.tokenIds, logprobs, mask: allSampled(logprobs.length), prompt };
 }
+
+/**
+ * A mask of `n` ones, shared and frozen: every turn of a completion has one, it lives as long as its
+ * tree, and it says only "all sampled" (a span that needs zeros gets a mask of its own).
+ */
+export function allSampled(n: number): number[] {
+  if (n > MAX_SHARED_MASK) return new Array<number>(n).fill(1);
+  let mask = sharedMasks[n];
+  if (mask === undefined) sharedMasks[n] = mask = Object.freeze(new Array<number>(n).fill(1)) as number[];
+  return mask;
+}
+
+/** Longest shared mask (a completion's tokens); longer spans get a mask each. */
+const MAX_SHARED_MASK = 65_536;
+const sharedMasks: number[][] = [];
 
 /**
  * Servers strip the stop string from the text; put the closing tag back so the turn reads like the

@@ -114,6 +114,27 @@ test('completions mode sends exactly JSON.stringify(request(ctx)), whatever the 
   }
 });
 
+test('completions mode: the prompt written from pieces escaped once each reads back as the whole conversation, a surrogate pair split across pieces included, and a changed turn is escaped again', async () => {
+  const { url, raw, close } = await rawBodyServer();
+  try {
+    const prompt = prompts[0]!;
+    // The rendered prompt ends with the high half of 😀 and the turn starts with its low half: escaped
+    // apart, the two halves are written as \u escapes, which read back as the one character.
+    const rendered = `${env.render(prompt)}\ud83d`;
+    const turn = { thought: 't', action: { type: 'search', input: 'q' }, observation: '\n<information>é "x"</information>\n', text: '\ude00<search>q</search>' };
+    const policy = new OpenAIPolicy({ baseURLs: [url], model: 'm' });
+    const ctx = { prompt, rendered, turns: [turn], maxTokens: 64, trajectoryId: 'q/0', rng: createRng(3) };
+    await policy.act(ctx);
+    assert.equal(JSON.parse(raw.at(-1)!).prompt, `${rendered}${turn.text}${turn.observation}`);
+    assert.match(raw.at(-1)!, /\\ud83d\\ude00/);
+    turn.observation = '\n<information>other</information>\n';
+    await policy.act({ ...ctx, rng: createRng(3) });
+    assert.equal(JSON.parse(raw.at(-1)!).prompt, `${rendered}${turn.text}${turn.observation}`);
+  } finally {
+    await close();
+  }
+});
+
 test('chat mode: alternating messages, chat logprobs, greedy sends temperature 0', async () => {
   await withServers(1, {}, async ([url], [server]) => {
     const policy = new OpenAIPolicy({ baseURLs: [url!], model: 'stand-in', mode: 'chat', system: 'You are a search agent.' });

@@ -282,7 +282,9 @@ export class OpenAIPolicy implements Policy {
     }
     // request() puts the seed last before the prompt.
     const seed = this.opts.seed && !greedy ? `"seed":${ctx.rng.int(2 ** 31)},` : '';
-    return `${frame.head}${seed}"prompt":${JSON.stringify(completionsPrompt(ctx))}${frame.tail}`;
+    let prompt = promptJson(ctx.rendered);
+    for (const t of ctx.turns) prompt += turnJson(t);
+    return `${frame.head}${seed}"prompt":"${prompt}"${frame.tail}`;
   }
 
   /**
@@ -391,6 +393,41 @@ function withIds(prompt: string, ids: readonly number[]): string {
 const TOKEN_FIELDS = { return_token_ids: true, include_stop_str_in_output: true, no_stop_trim: true } as const;
 
 /** Completions mode's prompt: the rendered prompt, then each turn's text and observation. */
+/**
+ * The prompt's text in completions mode as JSON string contents (escaped, unquoted), written from
+ * pieces escaped once each: the rendered prompt (shared by every call of every trajectory of its
+ * prompt) and each turn with its observation (by every later call of its trajectory). Escaping the
+ * whole conversation anew a call copied it twice over (flattened, then escaped) for the body's one
+ * copy. JSON escaping works character by character, so the pieces' escapes joined are the whole's;
+ * the one exception, a UTF-16 surrogate pair split across two pieces, is written as two \u escapes,
+ * which a JSON reader decodes to the same text.
+ */
+function promptJson(rendered: string): string {
+  let json = renderedJson.get(rendered);
+  if (json === undefined) {
+    if (renderedJson.size >= MAX_RENDERED_CACHED) renderedJson.clear();
+    renderedJson.set(rendered, (json = jsonContents(rendered)));
+  }
+  return json;
+}
+
+function turnJson(t: PolicyContext['turns'][number]): string {
+  const c = turnsJson.get(t);
+  // Checked against the turn's text and observation (the same strings, compared by reference): a turn
+  // changed after it was escaped is escaped again.
+  if (c !== undefined && c.text === t.text && c.observation === t.observation) return c.json;
+  const json = jsonContents(turnText(t) + t.observation);
+  turnsJson.set(t, { text: t.text, observation: t.observation, json });
+  return json;
+}
+
+const jsonContents = (s: string) => JSON.stringify(s).slice(1, -1);
+
+/** Rendered prompts escaped (promptJson), forgotten all at once past this many (a step's prompts fit many times over). */
+const MAX_RENDERED_CACHED = 4096;
+const renderedJson = new Map<string, string>();
+const turnsJson = new WeakMap<object, { text: string | undefined; observation: string; json: string }>();
+
 function completionsPrompt(ctx: PolicyContext): string {
   let prompt = ctx.rendered;
   for (const t of ctx.turns) prompt += turnText(t) + t.observation;

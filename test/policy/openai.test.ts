@@ -121,7 +121,12 @@ test('completions mode: the prompt written from pieces escaped once each reads b
     // The rendered prompt ends with the high half of 😀 and the turn starts with its low half: escaped
     // apart, the two halves are written as \u escapes, which read back as the one character.
     const rendered = `${env.render(prompt)}\ud83d`;
-    const turn = { thought: 't', action: { type: 'search', input: 'q' }, observation: '\n<information>é "x"</information>\n', text: '\ude00<search>q</search>' };
+    const turn = {
+      thought: 't',
+      action: { type: 'search', input: 'q' },
+      observation: '\n<information>é "x"</information>\n',
+      text: '\ude00<search>q</search>',
+    };
     const policy = new OpenAIPolicy({ baseURLs: [url], model: 'm' });
     const ctx = { prompt, rendered, turns: [turn], maxTokens: 64, trajectoryId: 'q/0', rng: createRng(3) };
     await policy.act(ctx);

@@ -127,6 +127,10 @@ test("token mode: the prompt's ids are the prompt's, each turn's record (or its 
     await call([recorded]);
     assert.deepEqual(server.bodies[4]!.prompt, expected([recorded]));
     assert.equal(server.bodies[4]!.return_token_ids, true, 'the other fields still go with the ids');
+    // So does one whose observation changed after its ids were written.
+    recorded.observation = '\n<information>Doc 3</information>\n';
+    await call([recorded]);
+    assert.deepEqual(server.bodies[5]!.prompt, expected([recorded]));
   } finally {
     await server.close();
   }

@@ -93,6 +93,8 @@ export class OpenAIPolicy implements Policy {
    * the seed and prompt (completionsBody), token mode's before and after the seed (tokensFields).
    */
   private readonly bodyFrames = new Map<number, { head: string; tail: string }>();
+  /** Token mode: each recorded turn's ids and observation ids as JSON text (turnIdsText). */
+  private readonly turnIds = new WeakMap<object, { ids: readonly number[]; length: number; observation: string; text: string }>();
   /** Servers that refused a token-id prompt (HTTP 400/422) and answered the same request as text. */
   private readonly textOnly = new Set<number>();
   /** The API key, cut out of failure messages: a server may echo what it was sent, and messages are stored on nodes. */
@@ -207,21 +209,17 @@ export class OpenAIPolicy implements Policy {
       let exact = true;
       for (const turn of ctx.turns) {
         if (turn.tokens) {
-          prompt = withIds(prompt, turn.tokens.ids);
+          prompt = withText(prompt, this.turnIdsText(turn, turn.tokens.ids));
           exact &&= turn.tokens.prompt === 'ids';
         } else {
           const ids = t.tokenizer.encode(turnText(turn));
           if (ids.length > 0) prompt = prompt === '' ? listText(ids) : `${prompt},${listText(ids)}`;
+          prompt = withIds(prompt, t.observationIdsView(turn.observation));
           exact = false;
         }
-        prompt = withIds(prompt, t.observationIdsView(turn.observation));
       }
-      const text = () =>
-        t.promptText(ctx.rendered) + ctx.turns.map((x) => turnText(x) + (x.observation === '' ? '' : t.observationText(x.observation))).join('');
       const client = this.clients[route.index]!;
       const fields = this.tokensFields(ctx);
-      // The text request is the same body with the prompt as text (rare: a server that refused ids).
-      const asText = () => client.post('completions', { ...(JSON.parse(`${fields}"prompt":""}`) as object), prompt: text() }, ctx.signal);
       let raw: unknown;
       let sentIds = !this.textOnly.has(route.index);
       if (sentIds) {
@@ -230,17 +228,17 @@ export class OpenAIPolicy implements Policy {
         } catch (e) {
           if (!(e instanceof HttpStatusError && (e.status === 400 || e.status === 422)) || /context|too long|maximum/i.test(e.message)) throw e;
           // The server may not take ids: try the same request as text once; if that works, remember it.
-          raw = await asText();
+          raw = await this.asText(ctx, client, fields);
           this.textOnly.add(route.index);
           sentIds = false;
         }
-      } else raw = await asText();
+      } else raw = await this.asText(ctx, client, fields);
       const r = parseResponse(raw, 'completions');
       const span = tokenSpan(r, sentIds && exact ? 'ids' : 'text');
       if (!span) return output(restoreStopTag(r, this.opts.stop), r, ctx, undefined);
       if (t.tokenizer.prepare) await t.tokenizer.prepare([], [span.ids]);
       const sampled = t.tokenizer.decode(span.ids);
-      const full = restoreStopTag({ ...r, text: sampled }, this.opts.stop);
+      const full = restoreStopTag(r, this.opts.stop, sampled);
       if (full.length > sampled.length) {
         const tag = full.slice(sampled.length);
         if (t.tokenizer.prepare) await t.tokenizer.prepare([tag]);
@@ -285,6 +283,27 @@ export class OpenAIPolicy implements Policy {
     let prompt = promptJson(ctx.rendered);
     for (const t of ctx.turns) prompt += turnJson(t);
     return `${frame.head}${seed}"prompt":"${prompt}"${frame.tail}`;
+  }
+
+  /**
+   * A recorded turn's ids and its observation's, as the prompt's JSON text ("1,2,3"), written once a
+   * turn: every later call of its trajectory sends them again. Checked against the turn's ids and
+   * observation (the same array and string, by reference): a turn changed since is written again. Kept
+   * per policy, as its transcript encodes the observation.
+   */
+  private turnIdsText(turn: PolicyContext['turns'][number], ids: readonly number[]): string {
+    const c = this.turnIds.get(turn);
+    if (c !== undefined && c.ids === ids && c.length === ids.length && c.observation === turn.observation) return c.text;
+    const text = withIds(withIds('', ids), this.opts.transcript!.observationIdsView(turn.observation));
+    this.turnIds.set(turn, { ids, length: ids.length, observation: turn.observation, text });
+    return text;
+  }
+
+  /** Token mode's request as text, for a server that refused id prompts: the same fields, the prompt as the transcript's text. */
+  private asText(ctx: PolicyContext, client: JsonPost, fields: string): Promise<unknown> {
+    const t = this.opts.transcript!;
+    const text = t.promptText(ctx.rendered) + ctx.turns.map((x) => turnText(x) + (x.observation === '' ? '' : t.observationText(x.observation))).join('');
+    return client.post('completions', { ...(JSON.parse(`${fields}"prompt":""}`) as object), prompt: text }, ctx.signal);
   }
 
   /**
@@ -386,8 +405,11 @@ function withIds(prompt: string, ids: readonly number[]): string {
   if (ids.length === 0) return prompt;
   let known = idsText.get(ids);
   if (known === undefined || known.length !== ids.length) idsText.set(ids, (known = { length: ids.length, text: listText(ids) }));
-  return prompt === '' ? known.text : `${prompt},${known.text}`;
+  return withText(prompt, known.text);
 }
+
+/** `prompt` with an id list's text appended, comma-separated. */
+const withText = (prompt: string, text: string) => (text === '' ? prompt : prompt === '' ? text : `${prompt},${text}`);
 
 /** What token mode adds to request(): ids back, the stop string kept in the text and in the ids. */
 const TOKEN_FIELDS = { return_token_ids: true, include_stop_str_in_output: true, no_stop_trim: true } as const;

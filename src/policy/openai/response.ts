@@ -103,19 +103,20 @@ const sharedMasks: number[][] = [];
  * Servers strip the stop string from the text; put the closing tag back so the turn reads like the
  * model wrote it. Only when generation stopped on a stop string and the text has the open tag but not
  * its close.
+ * `text`: the reply's text where it is not `r.text` (token mode decodes its ids).
  */
-export function restoreStopTag(r: ParsedResponse, stops: readonly string[]): string {
-  if (r.finishReason !== 'stop') return r.text;
-  if (stops.some((s) => r.text.endsWith(s))) return r.text;
-  if (r.stopReason && stops.includes(r.stopReason)) return r.text + r.stopReason;
+export function restoreStopTag(r: ParsedResponse, stops: readonly string[], text = r.text): string {
+  if (r.finishReason !== 'stop') return text;
+  if (stops.some((s) => text.endsWith(s))) return text;
+  if (r.stopReason && stops.includes(r.stopReason)) return text + r.stopReason;
   // No stop_reason (OpenAI, llama.cpp): close the last opened action tag that has no close.
   let best: { at: number; stop: string } | undefined;
   for (const stop of stops) {
     const open = stop.replace('</', '<');
-    const at = r.text.lastIndexOf(open);
-    if (at >= 0 && r.text.indexOf(stop, at) < 0 && (!best || at > best.at)) best = { at, stop };
+    const at = text.lastIndexOf(open);
+    if (at >= 0 && text.indexOf(stop, at) < 0 && (!best || at > best.at)) best = { at, stop };
   }
-  return best ? r.text + best.stop : r.text;
+  return best ? text + best.stop : text;
 }
 
 function readToolCalls(list: unknown[]): { id: string; name: string; arguments: string }[] {

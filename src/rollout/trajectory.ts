@@ -55,7 +55,7 @@ export interface TrajectoryResult {
 
 /**
  * Runs one episode from a start node until the environment says done, the turn limit T (counted from
- * the root) is reached, or a call fails on every attempt. Each turn (Episode.turn): reserve budget →
+ * the root) is reached, or a call fails on every attempt. Each turn (Episode.run): reserve budget →
  * policy call (retried) → parse action → environment step (retried) → add node; it either ends the
  * episode (a result) or leaves it at its new node for the next turn.
  */
@@ -71,10 +71,7 @@ export async function runTrajectory<S>(ctx: TrajectoryContext<S>, start: Traject
       const failed = await began;
       if (failed) return failed;
     }
-    for (;;) {
-      const ended = await episode.turn();
-      if (ended) return ended;
-    }
+    return await episode.run();
   } finally {
     episode.guard.close();
     const released = episode.release();
@@ -171,63 +168,69 @@ class Episode<S> {
     }
   }
 
-  /** One turn; the result when the episode ends with it, undefined when it goes on. */
-  async turn(): Promise<TrajectoryResult | undefined> {
+  /**
+   * The episode's turns, until one ends it (its result). One async function for them all, not one a
+   * turn: with thousands of calls in flight, each async frame a call waits in (its generator, promise
+   * and reactions) stays alive for the call's round trip and is copied by the collections meanwhile.
+   * A turn: policy call (retried) → parse action → environment step (retried) → add node.
+   */
+  async run(): Promise<TrajectoryResult> {
     const { ctx } = this;
-    const nodeId = childId(this.parentId, this.slot);
-    const called = await callPolicy(ctx, {
-      nodeId,
-      turns: this.turns,
-      trajectoryId: this.firstNodeId,
-      rng: this.rng,
-      guard: this.guard,
-      // Work already started goes first: prompts finish early, so expansion overlaps the bare rollouts.
-      // Not under priced budgets (ctx.covers), where admitting a trajectory depends on the order calls
-      // get slots: there the queue stays first come, first served, so a run's trees stay reproducible.
-      priority: !ctx.covers && (this.lastId !== undefined || this.start.origin === 'continuation') ? 'urgent' : 'normal',
-      ...(this.lastId === undefined ? { admitCost: this.start.expectedCost } : {}),
-    });
-    if (!called.ok) {
-      // Out of context after some turns: keep what fit, truncated there, as a failure (reward 0) marked
-      // 'context', so it still teaches (a target and an advantage sample) instead of vanishing. With no
-      // turn yet the prompt alone does not fit: nothing to keep, an error like any other.
-      if (called.error.code === 'context_overflow' && this.lastId !== undefined) {
-        endTrajectory(ctx.tree, this.lastId, 'context', 0);
-        return { firstNodeId: this.firstNodeId, started: true, end: 'context', leafId: this.lastId, reward: 0 };
+    for (;;) {
+      const nodeId = childId(this.parentId, this.slot);
+      const called = await callPolicy(ctx, {
+        nodeId,
+        turns: this.turns,
+        trajectoryId: this.firstNodeId,
+        rng: this.rng,
+        guard: this.guard,
+        // Work already started goes first: prompts finish early, so expansion overlaps the bare rollouts.
+        // Not under priced budgets (ctx.covers), where admitting a trajectory depends on the order calls
+        // get slots: there the queue stays first come, first served, so a run's trees stay reproducible.
+        priority: !ctx.covers && (this.lastId !== undefined || this.start.origin === 'continuation') ? 'urgent' : 'normal',
+        ...(this.lastId === undefined ? { admitCost: this.start.expectedCost } : {}),
+      });
+      if (!called.ok) {
+        // Out of context after some turns: keep what fit, truncated there, as a failure (reward 0) marked
+        // 'context', so it still teaches (a target and an advantage sample) instead of vanishing. With no
+        // turn yet the prompt alone does not fit: nothing to keep, an error like any other.
+        if (called.error.code === 'context_overflow' && this.lastId !== undefined) {
+          endTrajectory(ctx.tree, this.lastId, 'context', 0);
+          return { firstNodeId: this.firstNodeId, started: true, end: 'context', leafId: this.lastId, reward: 0 };
+        }
+        if (called.error.code === 'cancelled' || (called.error.code === 'budget' && this.lastId === undefined))
+          return this.endWithoutNode(called.error.code === 'cancelled' ? 'cancelled' : 'error');
+        return this.endWithNode(errorTurn(called.error), 'error');
       }
-      if (called.error.code === 'cancelled' || (called.error.code === 'budget' && this.lastId === undefined))
-        return this.endWithoutNode(called.error.code === 'cancelled' ? 'cancelled' : 'error');
-      return this.endWithNode(errorTurn(called.error), 'error');
+      const output = called.value;
+      const { thought, action } = output.action
+        ? { thought: output.thought ?? '', action: output.action }
+        : (ctx.parseAction ?? (ctx.env.parse ? (t: string) => ctx.env.parse!(t) : searchR1Action))(output.text);
+      const turn = newTurn(thought, action, output);
+      const stepped = await stepEnv(ctx, nodeId, this.state, action, this.rng, this.guard);
+      // Cancelled during the tool call: the policy's turn was generated and paid for; keep it, observation empty, and stop.
+      if (!stepped.ok) return this.endWithNode({ ...turn, error: stepped.error }, stepped.error.code === 'cancelled' ? 'cancelled' : 'error');
+      const { record, state: next } = stepped.value;
+      if (next !== undefined) this.state = next;
+      turn.observation = record.observation;
+      if (record.env) turn.env = record.env;
+      const node = addTurn(ctx.tree, this.parentId, turn, { origin: this.start.origin, slot: this.slot });
+      ctx.onTurn();
+      this.turns.push(turn);
+      this.lastId = node.id;
+      if (record.done) {
+        const end: EndReason = record.reason === 'turn_limit' ? 'turn_limit' : 'answer';
+        const reward = record.reward === 1 ? 1 : 0;
+        endTrajectory(ctx.tree, node.id, end, reward, record.score);
+        return { firstNodeId: this.firstNodeId, started: true, end, leafId: node.id, reward };
+      }
+      if (node.depth >= ctx.settings.maxTurns) {
+        endTrajectory(ctx.tree, node.id, 'turn_limit', 0);
+        return { firstNodeId: this.firstNodeId, started: true, end: 'turn_limit', leafId: node.id, reward: 0 };
+      }
+      this.parentId = node.id;
+      this.slot = 0;
     }
-    const output = called.value;
-    const { thought, action } = output.action
-      ? { thought: output.thought ?? '', action: output.action }
-      : (ctx.parseAction ?? (ctx.env.parse ? (t: string) => ctx.env.parse!(t) : searchR1Action))(output.text);
-    const turn = newTurn(thought, action, output);
-    const stepped = await stepEnv(ctx, nodeId, this.state, action, this.rng, this.guard);
-    // Cancelled during the tool call: the policy's turn was generated and paid for; keep it, observation empty, and stop.
-    if (!stepped.ok) return this.endWithNode({ ...turn, error: stepped.error }, stepped.error.code === 'cancelled' ? 'cancelled' : 'error');
-    const { record, state: next } = stepped.value;
-    if (next !== undefined) this.state = next;
-    turn.observation = record.observation;
-    if (record.env) turn.env = record.env;
-    const node = addTurn(ctx.tree, this.parentId, turn, { origin: this.start.origin, slot: this.slot });
-    ctx.onTurn();
-    this.turns.push(turn);
-    this.lastId = node.id;
-    if (record.done) {
-      const end: EndReason = record.reason === 'turn_limit' ? 'turn_limit' : 'answer';
-      const reward = record.reward === 1 ? 1 : 0;
-      endTrajectory(ctx.tree, node.id, end, reward, record.score);
-      return { firstNodeId: this.firstNodeId, started: true, end, leafId: node.id, reward };
-    }
-    if (node.depth >= ctx.settings.maxTurns) {
-      endTrajectory(ctx.tree, node.id, 'turn_limit', 0);
-      return { firstNodeId: this.firstNodeId, started: true, end: 'turn_limit', leafId: node.id, reward: 0 };
-    }
-    this.parentId = node.id;
-    this.slot = 0;
-    return undefined;
   }
 
   /** Ends on a failed turn, which is added to the tree as the leaf (with its error). */

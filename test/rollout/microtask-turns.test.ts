@@ -1,10 +1,12 @@
 /**
  * How many turns of the microtask queue the engine takes between a policy's answer and the tool step it
  * leads to, and between the tool's answer and the next policy call. Under priced budgets the order in
- * which concurrent calls settle decides admissions (the golden runs pin the trees that follow), so a
- * change to the engine's layers that moves these counts changes those trees: it must be meant, and the
- * golden hashes updated with it. The counts are those of the retried calls as one async function each
- * (callPolicy, stepEnv), since 2026-12-08; before, with an async function per layer, 6 and 10.
+ * which concurrent calls settle decides admissions, so a change to the engine's layers that moves these
+ * counts may change the trees that follow: the golden runs (test/train/golden.test.ts) and the priced
+ * plan's independence of the concurrency (budget-units.test.ts) say whether it did. The counts are
+ * those of one async function for a policy call's retries (callPolicy), one for a tool step's (stepEnv)
+ * and one for an episode's turns (Episode.run), since 2026-12-08; with an async function per layer
+ * before, they were 6 and 10.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -85,7 +87,7 @@ async function measure(fail?: (ctx: PolicyContext) => Error | undefined, traject
 
 test('microtask turns from a policy answer to its tool step and from a tool answer to the next call', async () => {
   const log = await measure();
-  assert.deepEqual(log, ['act+1', 'answered', 'step+4', 'stepped', 'act+7', 'answered', 'step+4', 'stepped', 'act+7', 'answered', 'step+4', 'stepped']);
+  assert.deepEqual(log, ['act+1', 'answered', 'step+4', 'stepped', 'act+6', 'answered', 'step+4', 'stepped', 'act+6', 'answered', 'step+4', 'stepped']);
 });
 
 test('microtask turns from a failed attempt to its retry, and from a call that failed for good to the next trajectory’s first call', async () => {
@@ -93,7 +95,7 @@ test('microtask turns from a failed attempt to its retry, and from a call that f
   const retried = await measure((ctx) =>
     ctx.turns.length === 1 && ctx.callId?.endsWith('#1') ? new PolicyCallError('server_error', 'down', true) : undefined,
   );
-  assert.deepEqual(retried.slice(4, 9), ['act+7', 'failed', 'act+6', 'answered', 'step+4']);
+  assert.deepEqual(retried.slice(4, 9), ['act+6', 'failed', 'act+6', 'answered', 'step+4']);
   // Each trajectory's first call fails and is not retried: the next trajectory takes the slot.
   const ended = await measure((ctx) => (ctx.turns.length === 0 ? new PolicyCallError('server_error', 'bad request', false) : undefined), 2);
   assert.deepEqual(ended, ['act+1', 'failed', 'act+4', 'failed']);

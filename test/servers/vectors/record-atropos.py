@@ -98,5 +98,5 @@ json.dump({
     'recorded_from': 'NousResearch/atropos atroposlib/api/server.py and utils.py at commit 296a0bc55760e43b9c0743c052f8d6c2732606d1, served in-process by FastAPI 0.92 / pydantic 1.10 (Debian 12 packages; pydantic 2\'s field_validator mapped onto pydantic 1\'s validator(pre=True) for the one message check)',
     'fields_any': 'exchanges list the response fields whose values are not reproducible (a random uuid, a validation error\'s wording, which differs between pydantic versions) under "any": only their presence is checked',
     'scenarios': [flow, early],
-}, open(sys.argv[1], 'w'), indent=1)
+}, open(sys.argv[1], 'w'), separators=(',', ':'))  # compact: the repository's size is bounded
 print('ok')

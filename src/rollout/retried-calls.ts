@@ -7,7 +7,7 @@ import type { Action, Prompt, Turn, TurnError } from '../tree/types.ts';
 import type { Rng } from '../util/rng.ts';
 import { sleep } from '../util/sleep.ts';
 import { backoffDelay } from './backoff.ts';
-import { CancelledError, isCancellation, type CallGuard } from './call.ts';
+import { isCancellation, type CallGuard } from './call.ts';
 import type { StepRecord, Tape } from './recorder.ts';
 import type { Priority, Semaphore } from './semaphore.ts';
 import type { EngineSettings } from './settings.ts';
@@ -61,9 +61,10 @@ const exhausted = (f: Failure, attempt: number, max: number) => refused(f.error.
  * the call, then its settlement. A failed attempt settles 0 tokens but counts the call: the request was
  * made and the server spent work on it.
  *
- * The whole loop is one async function, and a reservation that fits is taken without waiting: with thousands of calls in flight, every async function or awaited promise a call passes
- * through stays alive (its frame, promise, reactions and closures) for the call's whole round trip, and
- * each young-generation collection meanwhile copies it.
+ * The whole loop is one async function, and a reservation that fits is taken without waiting: with
+ * thousands of calls in flight, every async function or awaited promise a call passes through stays
+ * alive (its frame, promise, reactions and closures) for the call's whole round trip, and each
+ * young-generation collection meanwhile copies it.
  */
 export async function callPolicy<S>(ctx: CallContext<S>, call: PolicyCall): Promise<Attempted<PolicyOutput>> {
   const max = ctx.settings.retry.maxAttempts;
@@ -78,7 +79,7 @@ export async function callPolicy<S>(ctx: CallContext<S>, call: PolicyCall): Prom
     } catch {
       return refused('cancelled', 'cancelled while waiting for a request slot');
     }
-    let failure: Failure;
+    let tried: Attempted<PolicyOutput> | Failure;
     try {
       // Checked once the call holds its slot, when the spend of the calls before it is known.
       if (call.admitCost !== undefined && attempt === 1 && ctx.covers && !ctx.covers(call.trajectoryId, call.admitCost))
@@ -88,33 +89,33 @@ export async function callPolicy<S>(ctx: CallContext<S>, call: PolicyCall): Prom
         return ctx.signal?.aborted
           ? refused('cancelled', 'cancelled while waiting for the budget')
           : refused('budget', 'the budget ledger refused another policy call');
-      let output: PolicyOutput | undefined;
       try {
-        output = await ctx.tape.policy(key, () => call.guard.run((signal) => ctx.policy.act(policyContext(ctx, call, key, signal))));
+        tried = answeredCall(await ctx.tape.policy(key, () => call.guard.run((signal) => ctx.policy.act(policyContext(ctx, call, key, signal)))), reservation);
       } catch (e) {
-        const f = failedCall(e, reservation);
-        if ('ok' in f) return f;
-        failure = f;
-      }
-      if (output !== undefined) {
-        const n = output.generatedTokens;
-        if (Number.isInteger(n) && n >= 0 && n <= reservation.maxTokens) {
-          reservation.settle(n);
-          return { ok: true, value: output };
-        }
-        // A policy that counts more than it was allowed (or no whole count) broke its contract: the call is
-        // charged the most it could cost and the turn fails, naming the count, instead of the step failing
-        // in the ledger.
-        reservation.settle(reservation.maxTokens);
-        const message = `the policy reported ${n} generated tokens for a call of at most ${reservation.maxTokens} (engine.maxTokensPerTurn); a policy's generatedTokens must be a whole number within the call's maxTokens`;
-        failure = { error: { code: 'server_error', message }, retryable: false };
+        tried = failedCall(e, reservation);
       }
     } finally {
       ctx.semaphore.release();
     }
-    if (!failure!.retryable || attempt >= max) return exhausted(failure!, attempt, max);
-    if (!(await backoff(ctx, key, attempt, failure!.error, call.rng))) return refused('cancelled', 'cancelled during retry backoff');
+    if ('ok' in tried) return tried;
+    if (!tried.retryable || attempt >= max) return exhausted(tried, attempt, max);
+    if (!(await backoff(ctx, key, attempt, tried.error, call.rng))) return refused('cancelled', 'cancelled during retry backoff');
   }
+}
+
+/** A call that answered, its reservation settled at the tokens it generated. */
+function answeredCall(output: PolicyOutput, reservation: TurnReservation): Attempted<PolicyOutput> | Failure {
+  const n = output.generatedTokens;
+  if (Number.isInteger(n) && n >= 0 && n <= reservation.maxTokens) {
+    reservation.settle(n);
+    return { ok: true, value: output };
+  }
+  // A policy that counts more than it was allowed (or no whole count) broke its contract: the call is
+  // charged the most it could cost and the turn fails, naming the count, instead of the step failing
+  // in the ledger.
+  reservation.settle(reservation.maxTokens);
+  const message = `the policy reported ${n} generated tokens for a call of at most ${reservation.maxTokens} (engine.maxTokensPerTurn); a policy's generatedTokens must be a whole number within the call's maxTokens`;
+  return { error: { code: 'server_error', message }, retryable: false };
 }
 
 /** A call that threw, its reservation settled at 0 tokens (released for an error that is not the call's): a final refusal, or a failure a retry may mend. */

@@ -209,7 +209,7 @@ export class OpenAIPolicy implements Policy {
       let exact = true;
       for (const turn of ctx.turns) {
         if (turn.tokens) {
-          prompt = withText(prompt, this.turnIdsText(turn, turn.tokens.ids));
+          prompt = withText(prompt, this.turnIdsText(turn, turn.tokens));
           exact &&= turn.tokens.prompt === 'ids';
         } else {
           const ids = t.tokenizer.encode(turnText(turn));
@@ -291,7 +291,7 @@ export class OpenAIPolicy implements Policy {
    * observation (the same array and string, by reference): a turn changed since is written again. Kept
    * per policy, as its transcript encodes the observation.
    */
-  private turnIdsText(turn: PolicyContext['turns'][number], ids: readonly number[]): string {
+  private turnIdsText(turn: PolicyContext['turns'][number], { ids }: TokenSpan): string {
     const c = this.turnIds.get(turn);
     if (c !== undefined && c.ids === ids && c.length === ids.length && c.observation === turn.observation) return c.text;
     const text = withIds(withIds('', ids), this.opts.transcript!.observationIdsView(turn.observation));
@@ -414,7 +414,6 @@ const withText = (prompt: string, text: string) => (text === '' ? prompt : promp
 /** What token mode adds to request(): ids back, the stop string kept in the text and in the ids. */
 const TOKEN_FIELDS = { return_token_ids: true, include_stop_str_in_output: true, no_stop_trim: true } as const;
 
-/** Completions mode's prompt: the rendered prompt, then each turn's text and observation. */
 /**
  * The prompt's text in completions mode as JSON string contents (escaped, unquoted), written from
  * pieces escaped once each: the rendered prompt (shared by every call of every trajectory of its
@@ -450,6 +449,7 @@ const MAX_RENDERED_CACHED = 4096;
 const renderedJson = new Map<string, string>();
 const turnsJson = new WeakMap<object, { text: string | undefined; observation: string; json: string }>();
 
+/** Completions mode's prompt: the rendered prompt, then each turn's text and observation. */
 function completionsPrompt(ctx: PolicyContext): string {
   let prompt = ctx.rendered;
   for (const t of ctx.turns) prompt += turnText(t) + t.observation;

@@ -9,6 +9,7 @@ import { OpenAIPolicy, Router, restoreStopTag } from '../../src/policy/index.ts'
 import { runStep } from '../../src/rollout/index.ts';
 import { leaves, pathTo, type RolloutTree } from '../../src/tree/index.ts';
 import { createRng } from '../../src/util/rng.ts';
+import { allSampled } from '../../src/policy/openai/response.ts';
 import { startStandIn, type Fault, type StandInOptions } from './openai-stand-in.ts';
 import { rawBodyServer, REQUEST_VARIANTS } from './raw-bodies.ts';
 
@@ -258,4 +259,14 @@ test('restoreStopTag closes the open action tag when the server stripped it', ()
   assert.equal(restoreStopTag({ text: '<search>X', finishReason: 'stop', stopReason: '</search>' }, stops), '<search>X</search>');
   assert.equal(restoreStopTag({ text: '<search>a</search> <answer>Y', finishReason: 'stop' }, stops), '<search>a</search> <answer>Y</answer>');
   assert.equal(restoreStopTag({ text: '<search>X', finishReason: 'length' }, stops), '<search>X', 'truncated output is left as is');
+});
+
+test('all-sampled masks are shared and frozen only up to a bound: a server choosing every reply length up to 65,536 cannot make the masks kept grow past a few MB', () => {
+  const short = allSampled(16);
+  assert.equal(allSampled(16), short, 'one mask per length');
+  assert.ok(Object.isFrozen(short));
+  assert.throws(() => short.push(0), 'a shared mask cannot be changed under another turn');
+  const long = allSampled(65_536);
+  assert.notEqual(allSampled(65_536), long, 'past the bound, a mask each (not kept)');
+  assert.ok(!Object.isFrozen(long) && long.length === 65_536 && long.every((m) => m === 1));
 });

@@ -426,8 +426,13 @@ const TOKEN_FIELDS = { return_token_ids: true, include_stop_str_in_output: true,
 function promptJson(rendered: string): string {
   let json = renderedJson.get(rendered);
   if (json === undefined) {
-    if (renderedJson.size >= MAX_RENDERED_CACHED) renderedJson.clear();
-    renderedJson.set(rendered, (json = jsonContents(rendered)));
+    json = jsonContents(rendered);
+    if (renderedJson.size >= MAX_RENDERED_CACHED || renderedJsonChars + json.length > MAX_RENDERED_CHARS) {
+      renderedJson.clear();
+      renderedJsonChars = 0;
+    }
+    renderedJson.set(rendered, json);
+    renderedJsonChars += json.length;
   }
   return json;
 }
@@ -444,9 +449,14 @@ function turnJson(t: PolicyContext['turns'][number]): string {
 
 const jsonContents = (s: string) => JSON.stringify(s).slice(1, -1);
 
-/** Rendered prompts escaped (promptJson), forgotten all at once past this many (a step's prompts fit many times over). */
+/**
+ * Rendered prompts escaped (promptJson), forgotten all at once past this many or this much text (a
+ * step's prompts fit many times over; a dataset of long contexts must not hold a second copy of itself).
+ */
 const MAX_RENDERED_CACHED = 4096;
+const MAX_RENDERED_CHARS = 16 * 2 ** 20;
 const renderedJson = new Map<string, string>();
+let renderedJsonChars = 0;
 const turnsJson = new WeakMap<object, { text: string | undefined; observation: string; json: string }>();
 
 /** Completions mode's prompt: the rendered prompt, then each turn's text and observation. */

@@ -95,8 +95,11 @@ export function allSampled(n: number): number[] {
   return mask;
 }
 
-/** Longest shared mask (a completion's tokens); longer spans get a mask each. */
-const MAX_SHARED_MASK = 65_536;
+/**
+ * Longest shared mask; longer spans get a mask each. The server decides a reply's length, so the masks
+ * kept must stay small whatever lengths it sends: at most 1,024 of them, 4 MB together.
+ */
+const MAX_SHARED_MASK = 1024;
 const sharedMasks: number[][] = [];
 
 /**
